@@ -1,0 +1,382 @@
+//! The authorization endpoint (RFC 6749 §3.1, §4.1.1, §4.2.1): validate the request, hand the
+//! host a pending authorization for its sign-in page, and turn the user's decision into the
+//! redirect back to the client.
+
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::header::CONTENT_TYPE;
+use http::{Method, Request, Response};
+
+use crate::client::{Approval, Client, GrantType};
+use crate::clock::UnixTime;
+use crate::endpoint::form::{self, Form};
+use crate::endpoint::render;
+use crate::error::{ErrorCode, OAuthError};
+use crate::grant::{self, authorization_code, implicit};
+use crate::pkce::CodeChallenge;
+use crate::scope::Scope;
+use crate::secret::random_bytes;
+use crate::server::{Inner, PkcePolicy};
+use crate::store::{User, UserId};
+
+/// What the authorization endpoint decided about a request.
+#[derive(Debug)]
+#[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]
+pub enum Authorize {
+    /// The request is valid: keep the pending authorization server-side and show the sign-in
+    /// page (and the approval page when [`PendingAuthorization::needs_approval`]).
+    SignIn(PendingAuthorization),
+    /// An error for the client, already rendered as a redirect to its redirect URI: send it as
+    /// it is.
+    Redirect(Response<String>),
+    /// An error the host shows to the user without redirecting: the client is unknown or the
+    /// redirect URI is missing, malformed or not registered (RFC 6749 §4.1.2.1).
+    Reject(OAuthError),
+}
+
+/// The user's answer on the approval page (or the host's, for clients without one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The user approves: the client gets a code or a token.
+    Approve,
+    /// The user denies: the client gets `access_denied`.
+    Deny,
+}
+
+/// Which response the client asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseType {
+    /// `code`: the authorization code grant, answered in the redirect's query.
+    Code,
+    /// `token`: the implicit grant, answered in the redirect's fragment.
+    Token,
+}
+
+/// A validated authorization request waiting for the user to sign in.
+///
+/// Only [`AuthorizationServer::authorize`](crate::AuthorizationServer::authorize) makes one,
+/// and it cannot be changed: the host keeps it server-side (keyed by [`Self::id`], say) while
+/// its sign-in page runs, then hands it to
+/// [`AuthorizationServer::decide`](crate::AuthorizationServer::decide). Nothing the browser
+/// sends afterwards can alter the client, redirect URI, scope or PKCE challenge it carries.
+pub struct PendingAuthorization {
+    pub(crate) id: String,
+    pub(crate) client: Arc<Client>,
+    pub(crate) response_type: ResponseType,
+    pub(crate) redirect_uri: String,
+    pub(crate) scope: Scope,
+    pub(crate) state: Option<String>,
+    pub(crate) code_challenge: Option<CodeChallenge>,
+    pub(crate) created_at: UnixTime,
+}
+
+impl PendingAuthorization {
+    /// A random identifier (128 bits, base64url) a host can key its server-side store by.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The client asking.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The scope that will be granted on approval.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Whether the user must see an approval page naming the client and the scope.
+    pub fn needs_approval(&self) -> bool {
+        self.client.approval() == Approval::Required
+    }
+
+    /// `code` or `token`.
+    pub fn response_type(&self) -> ResponseType {
+        self.response_type
+    }
+
+    /// The redirect URI the answer will go to.
+    pub fn redirect_uri(&self) -> &str {
+        &self.redirect_uri
+    }
+}
+
+impl fmt::Debug for PendingAuthorization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingAuthorization")
+            .field("id", &self.id)
+            .field("client_id", self.client.id())
+            .field("response_type", &self.response_type)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Authorize {
+    let form = match read_request(inner, request) {
+        Ok(form) => form,
+        Err(error) => return Authorize::Reject(error),
+    };
+    let client = match find_client_and_redirect(inner, &form).await {
+        Ok(client) => client,
+        Err(error) => {
+            render::log(&error);
+            return Authorize::Reject(error);
+        }
+    };
+    // From here on the redirect URI is trusted: errors go back to the client.
+    let redirect_uri = form.get("redirect_uri").unwrap_or_default().to_owned();
+    let state = form.get("state").map(str::to_owned);
+    let mode = match form.get("response_type") {
+        Some("token") => ResponseType::Token,
+        _ => ResponseType::Code,
+    };
+    match validate(inner, &form, &client) {
+        Ok((response_type, scope, code_challenge)) => Authorize::SignIn(PendingAuthorization {
+            id: match random_bytes::<16>() {
+                Ok(bytes) => URL_SAFE_NO_PAD.encode(bytes),
+                Err(error) => return Authorize::Reject(error.into()),
+            },
+            client,
+            response_type,
+            redirect_uri,
+            scope,
+            state,
+            code_challenge,
+            created_at: inner.clock.now(),
+        }),
+        Err(error) => Authorize::Redirect(error_redirect(
+            inner,
+            &redirect_uri,
+            mode,
+            state.as_deref(),
+            &error,
+        )),
+    }
+}
+
+/// `GET` with a query, or `POST` with a form body (RFC 6749 §3.1).
+fn read_request<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Form, OAuthError> {
+    let limits = inner.config.limits;
+    let parsed = if request.method() == Method::GET {
+        form::parse(request.uri().query().unwrap_or("").as_bytes(), limits)
+    } else if request.method() == Method::POST {
+        if !grant::is_form_content_type(request.headers().get(CONTENT_TYPE)) {
+            return Err(OAuthError::invalid_request(
+                "a POST to the authorization endpoint must be application/x-www-form-urlencoded",
+            ));
+        }
+        form::parse(request.body().as_ref(), limits)
+    } else {
+        return Err(OAuthError::invalid_request(
+            "the authorization endpoint accepts GET and POST only",
+        )
+        .with_status(http::StatusCode::METHOD_NOT_ALLOWED));
+    };
+    parsed.map_err(|e| OAuthError::invalid_request(e.description()))
+}
+
+/// The checks that decide whether errors may be redirected at all (RFC 6749 §4.1.2.1).
+async fn find_client_and_redirect(inner: &Inner, form: &Form) -> Result<Arc<Client>, OAuthError> {
+    if let Some(name @ ("client_id" | "redirect_uri")) = form.repeated() {
+        return Err(OAuthError::invalid_request(format!("{name} is repeated")));
+    }
+    let client_id = form
+        .get("client_id")
+        .ok_or_else(|| OAuthError::invalid_request("client_id is missing"))?;
+    let client = inner
+        .clients
+        .find_client(client_id)
+        .await?
+        .ok_or_else(|| OAuthError::invalid_request("the client is unknown"))?;
+    let redirect_uri = form
+        .get("redirect_uri")
+        .ok_or_else(|| OAuthError::invalid_request("redirect_uri is missing"))?;
+    if !client.has_redirect_uri(redirect_uri) {
+        return Err(OAuthError::invalid_request(
+            "redirect_uri is not registered for this client",
+        ));
+    }
+    Ok(client)
+}
+
+/// Every other check; failures are redirected to the client.
+fn validate(
+    inner: &Inner,
+    form: &Form,
+    client: &Client,
+) -> Result<(ResponseType, Scope, Option<CodeChallenge>), OAuthError> {
+    if let Some(name) = form.repeated() {
+        return Err(OAuthError::invalid_request(format!("{name} is repeated")));
+    }
+    let (response_type, grant) = match form.get("response_type") {
+        Some("code") => (ResponseType::Code, GrantType::AuthorizationCode),
+        Some("token") => (ResponseType::Token, GrantType::Implicit),
+        Some(_) => {
+            return Err(OAuthError::new(
+                ErrorCode::UnsupportedResponseType,
+                "response_type must be code or token",
+            ));
+        }
+        None => return Err(OAuthError::invalid_request("response_type is missing")),
+    };
+    if !client.allows(grant) {
+        return Err(OAuthError::unauthorized_client(
+            "the client is not allowed this response_type",
+        ));
+    }
+    let scope = grant::resolve_scope(form.get("scope"), client)?;
+    let code_challenge = match response_type {
+        ResponseType::Code => pkce(inner, form, client)?,
+        // PKCE binds a code to its redemption; the implicit grant has no redemption.
+        ResponseType::Token => None,
+    };
+    Ok((response_type, scope, code_challenge))
+}
+
+fn pkce(inner: &Inner, form: &Form, client: &Client) -> Result<Option<CodeChallenge>, OAuthError> {
+    let config = &inner.config;
+    match (
+        form.get("code_challenge"),
+        form.get("code_challenge_method"),
+    ) {
+        (Some(challenge), method) => {
+            CodeChallenge::new(challenge, method, config.allow_plain_pkce).map(Some)
+        }
+        (None, Some(_)) => Err(OAuthError::invalid_request(
+            "code_challenge_method was sent without code_challenge",
+        )),
+        (None, None) if client.is_public() || config.pkce == PkcePolicy::AllClients => Err(
+            OAuthError::invalid_request("code_challenge is required (PKCE, RFC 7636)"),
+        ),
+        (None, None) => Ok(None),
+    }
+}
+
+pub(crate) async fn decide(
+    inner: &Inner,
+    pending: PendingAuthorization,
+    user: &UserId,
+    decision: Decision,
+) -> Response<String> {
+    let mode = pending.response_type;
+    let state = pending.state.as_deref();
+    match approve(inner, &pending, user, decision).await {
+        Ok(Approved::Redirect(response)) => response,
+        Ok(Approved::NotRedirectable(error)) => {
+            render::error(&error, &inner.config.basic_challenge)
+        }
+        Err(error) => error_redirect(inner, &pending.redirect_uri, mode, state, &error),
+    }
+}
+
+enum Approved {
+    Redirect(Response<String>),
+    /// The client or its redirect URI went away while the user signed in.
+    NotRedirectable(OAuthError),
+}
+
+async fn approve(
+    inner: &Inner,
+    pending: &PendingAuthorization,
+    user: &UserId,
+    decision: Decision,
+) -> Result<Approved, OAuthError> {
+    let now = inner.clock.now();
+    let current = inner
+        .clients
+        .find_client(pending.client.id().as_str())
+        .await?;
+    let still_registered = current
+        .as_deref()
+        .is_some_and(|c| c.has_redirect_uri(&pending.redirect_uri));
+    if !still_registered {
+        return Ok(Approved::NotRedirectable(OAuthError::invalid_request(
+            "the client or its redirect URI is no longer registered",
+        )));
+    }
+    if pending
+        .created_at
+        .plus(inner.config.authorization_request_lifetime)
+        <= now
+    {
+        return Err(OAuthError::new(
+            ErrorCode::AccessDenied,
+            "the authorization request expired before the user answered",
+        ));
+    }
+    if decision == Decision::Deny {
+        return Err(OAuthError::new(
+            ErrorCode::AccessDenied,
+            "the user denied the request",
+        ));
+    }
+    let user: User = inner.users.find_user(user).await?.ok_or_else(|| {
+        OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
+    })?;
+    let params = match pending.response_type {
+        ResponseType::Code => authorization_code::issue_code(inner, pending, user, now).await?,
+        ResponseType::Token => implicit::issue_token(inner, pending, user, now).await?,
+    };
+    let mut params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    if let Some(state) = &pending.state {
+        params.push(("state", state));
+    }
+    params.push(("iss", &inner.config.issuer));
+    let location = redirect_location(&pending.redirect_uri, pending.response_type, &params)?;
+    render::redirect(&location).map(Approved::Redirect)
+}
+
+/// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
+fn error_redirect(
+    inner: &Inner,
+    redirect_uri: &str,
+    mode: ResponseType,
+    state: Option<&str>,
+    error: &OAuthError,
+) -> Response<String> {
+    render::log(error);
+    let mut params = vec![
+        ("error", error.code().as_str()),
+        ("error_description", error.description()),
+    ];
+    if let Some(state) = state {
+        params.push(("state", state));
+    }
+    params.push(("iss", &inner.config.issuer));
+    redirect_location(redirect_uri, mode, &params)
+        .and_then(|location| render::redirect(&location))
+        .unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
+}
+
+/// Adds `params` to the redirect URI: to its query for `code`, as its fragment for `token`
+/// (RFC 6749 §4.2.2: never the query, where tokens leak into logs and `Referer`).
+fn redirect_location(
+    redirect_uri: &str,
+    mode: ResponseType,
+    params: &[(&str, &str)],
+) -> Result<String, OAuthError> {
+    let mut url = url::Url::parse(redirect_uri).map_err(|_| {
+        OAuthError::new(
+            ErrorCode::ServerError,
+            "the registered redirect URI is not a URL",
+        )
+    })?;
+    match mode {
+        ResponseType::Code => {
+            url.query_pairs_mut().extend_pairs(params);
+        }
+        ResponseType::Token => {
+            let fragment = url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(params)
+                .finish();
+            url.set_fragment(Some(&fragment));
+        }
+    }
+    Ok(url.into())
+}

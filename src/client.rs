@@ -1,0 +1,482 @@
+//! Registered clients (RFC 6749 §2): identity, credentials verifier, redirect URIs, agreed
+//! grants and scopes.
+
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::error::StoreError;
+use crate::hash;
+use crate::scope::Scope;
+use crate::secret::{ClientSecret, SecretDigest, random_bytes, random_secret};
+
+/// A client identifier (RFC 6749 §2.2). Not a secret.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientId(Arc<str>);
+
+impl ClientId {
+    /// A client id; RFC 6749 §A.1 allows printable ASCII (`%x20-7E`), and grantor also refuses
+    /// the empty id.
+    pub fn new(id: impl AsRef<str>) -> Result<Self, ClientError> {
+        let id = id.as_ref();
+        if id.is_empty() || !id.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+            return Err(ClientError::InvalidClientId);
+        }
+        Ok(Self(Arc::from(id)))
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ClientId({:?})", &*self.0)
+    }
+}
+
+/// A grant type an administrator can agree with a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GrantType {
+    /// `authorization_code` (RFC 6749 §4.1), `response_type=code` at the authorization endpoint.
+    AuthorizationCode,
+    /// The implicit grant (RFC 6749 §4.2), `response_type=token`.
+    Implicit,
+    /// `password` (RFC 6749 §4.3).
+    Password,
+    /// `refresh_token` (RFC 6749 §6). Agreeing it is what makes grantor issue the client
+    /// refresh tokens.
+    RefreshToken,
+    /// `client_credentials` (RFC 6749 §4.4); confidential clients only.
+    ClientCredentials,
+}
+
+impl GrantType {
+    /// Every grant type, in a fixed order.
+    pub const ALL: [GrantType; 5] = [
+        Self::AuthorizationCode,
+        Self::Implicit,
+        Self::Password,
+        Self::RefreshToken,
+        Self::ClientCredentials,
+    ];
+
+    /// The name used in `grant_type` and in client metadata (RFC 7591 §2).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AuthorizationCode => "authorization_code",
+            Self::Implicit => "implicit",
+            Self::Password => "password",
+            Self::RefreshToken => "refresh_token",
+            Self::ClientCredentials => "client_credentials",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// Whether the user is shown an approval (consent) page for a client after signing in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Approval {
+    /// The user approves or denies each authorization request of this client.
+    Required,
+    /// A first-party client: signing in is approval.
+    NotRequired,
+}
+
+/// How a client verifies a presented secret. Only verifiers are kept, never the secret.
+///
+/// Secrets grantor generates carry 256 bits, so a SHA-256 digest compared in constant time is a
+/// sound verifier; secrets chosen by people get an Argon2id hash.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretVerifier(Verifier);
+
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum Verifier {
+    Digest(SecretDigest),
+    Argon2id(Arc<str>),
+}
+
+const DIGEST_PREFIX: &str = "sha256:";
+
+impl SecretVerifier {
+    /// An Argon2id verifier for a secret that may have low entropy (one a person chose).
+    /// Hashing takes tens of milliseconds; call it at registration, not per request.
+    pub fn argon2id(secret: &ClientSecret) -> Result<Self, StoreError> {
+        let phc = hash::hash_password(secret.expose_secret())?;
+        Ok(Self(Verifier::Argon2id(Arc::from(phc))))
+    }
+
+    /// A SHA-256 verifier, sound only for high-entropy secrets such as those of
+    /// [`ClientCredentials::generate`]; anything shorter than 32 characters is refused.
+    pub fn digest(secret: &ClientSecret) -> Result<Self, ClientError> {
+        if secret.expose_secret().len() < 32 {
+            return Err(ClientError::WeakSecretForDigest);
+        }
+        Ok(Self(Verifier::Digest(secret.digest())))
+    }
+
+    /// Restores a verifier from [`SecretVerifier::to_stored`]'s form: `sha256:<base64url>` or
+    /// an Argon2id PHC string (`$argon2id$…`).
+    pub fn from_stored(stored: &str) -> Result<Self, ClientError> {
+        if let Some(encoded) = stored.strip_prefix(DIGEST_PREFIX) {
+            let bytes = URL_SAFE_NO_PAD
+                .decode(encoded)
+                .ok()
+                .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                .ok_or(ClientError::MalformedVerifier)?;
+            return Ok(Self(Verifier::Digest(SecretDigest::from_bytes(bytes))));
+        }
+        if hash::is_argon2id_phc(stored) {
+            return Ok(Self(Verifier::Argon2id(Arc::from(stored))));
+        }
+        Err(ClientError::MalformedVerifier)
+    }
+
+    /// The verifier as a string for a database column.
+    pub fn to_stored(&self) -> String {
+        match &self.0 {
+            Verifier::Digest(d) => {
+                format!("{DIGEST_PREFIX}{}", URL_SAFE_NO_PAD.encode(d.as_bytes()))
+            }
+            Verifier::Argon2id(phc) => phc.to_string(),
+        }
+    }
+
+    pub(crate) fn inner(&self) -> &Verifier {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretVerifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Verifier::Digest(_) => f.write_str("SecretVerifier::Digest(<redacted>)"),
+            Verifier::Argon2id(_) => f.write_str("SecretVerifier::Argon2id(<redacted>)"),
+        }
+    }
+}
+
+/// A registered client application.
+#[derive(Debug, Clone)]
+pub struct Client {
+    id: ClientId,
+    name: String,
+    secret: Option<SecretVerifier>,
+    redirect_uris: Vec<String>,
+    grant_types: u8,
+    scopes: Scope,
+    default_scope: Scope,
+    approval: Approval,
+}
+
+impl Client {
+    /// Starts a confidential client (RFC 6749 §2.1): it authenticates with HTTP Basic.
+    pub fn confidential(id: impl AsRef<str>, secret: SecretVerifier) -> ClientBuilder {
+        ClientBuilder::new(id.as_ref(), Some(secret))
+    }
+
+    /// Starts a public client: no secret; it sends `client_id` in the request and must use PKCE.
+    pub fn public(id: impl AsRef<str>) -> ClientBuilder {
+        ClientBuilder::new(id.as_ref(), None)
+    }
+
+    /// The client id.
+    pub fn id(&self) -> &ClientId {
+        &self.id
+    }
+
+    /// The name shown to users on the approval page.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The secret verifier, or `None` for a public client.
+    pub fn secret(&self) -> Option<&SecretVerifier> {
+        self.secret.as_ref()
+    }
+
+    /// Whether the client is public (has no secret).
+    pub fn is_public(&self) -> bool {
+        self.secret.is_none()
+    }
+
+    /// The registered redirect URIs, matched exactly.
+    pub fn redirect_uris(&self) -> &[String] {
+        &self.redirect_uris
+    }
+
+    /// Whether `uri` is registered, by exact string comparison (RFC 9700 §4.1.3).
+    pub fn has_redirect_uri(&self, uri: &str) -> bool {
+        self.redirect_uris.iter().any(|r| r == uri)
+    }
+
+    /// Whether the administrator agreed `grant` with this client.
+    pub fn allows(&self, grant: GrantType) -> bool {
+        self.grant_types & grant.bit() != 0
+    }
+
+    /// Whether the client is issued refresh tokens (it is agreed for the `refresh_token` grant).
+    pub fn issues_refresh_tokens(&self) -> bool {
+        self.allows(GrantType::RefreshToken)
+    }
+
+    /// Every scope token the client may be granted.
+    pub fn scopes(&self) -> &Scope {
+        &self.scopes
+    }
+
+    /// The scope granted when a request names none.
+    pub fn default_scope(&self) -> &Scope {
+        &self.default_scope
+    }
+
+    /// Whether users approve this client's requests on an approval page.
+    pub fn approval(&self) -> Approval {
+        self.approval
+    }
+}
+
+/// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
+#[derive(Debug)]
+#[must_use = "call .build() to get the client"]
+pub struct ClientBuilder {
+    id: String,
+    name: Option<String>,
+    secret: Option<SecretVerifier>,
+    redirect_uris: Vec<String>,
+    grant_types: Vec<GrantType>,
+    scopes: String,
+    default_scope: Option<String>,
+    approval: Approval,
+}
+
+impl ClientBuilder {
+    fn new(id: &str, secret: Option<SecretVerifier>) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: None,
+            secret,
+            redirect_uris: Vec::new(),
+            grant_types: Vec::new(),
+            scopes: String::new(),
+            default_scope: None,
+            approval: Approval::Required,
+        }
+    }
+
+    /// The name shown to users (defaults to the client id).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Registers a redirect URI: absolute, without a fragment (RFC 6749 §3.1.2).
+    pub fn redirect_uri(mut self, uri: impl Into<String>) -> Self {
+        self.redirect_uris.push(uri.into());
+        self
+    }
+
+    /// The grant types agreed with the client.
+    pub fn grant_types(mut self, grants: impl IntoIterator<Item = GrantType>) -> Self {
+        self.grant_types.extend(grants);
+        self
+    }
+
+    /// Every scope the client may be granted, space-delimited.
+    pub fn scopes(mut self, scopes: impl Into<String>) -> Self {
+        self.scopes = scopes.into();
+        self
+    }
+
+    /// The scope granted when a request names none (defaults to all of [`ClientBuilder::scopes`]).
+    pub fn default_scope(mut self, scope: impl Into<String>) -> Self {
+        self.default_scope = Some(scope.into());
+        self
+    }
+
+    /// Whether users approve this client's requests (default: required).
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// Checks and builds the client.
+    pub fn build(self) -> Result<Client, ClientError> {
+        let id = ClientId::new(&self.id)?;
+        for uri in &self.redirect_uris {
+            check_redirect_uri(uri)?;
+        }
+        let grant_types = self.grant_types.iter().fold(0u8, |bits, g| bits | g.bit());
+        let has = |g: GrantType| grant_types & g.bit() != 0;
+        if self.secret.is_none() && has(GrantType::ClientCredentials) {
+            return Err(ClientError::PublicClientCredentials);
+        }
+        if (has(GrantType::AuthorizationCode) || has(GrantType::Implicit))
+            && self.redirect_uris.is_empty()
+        {
+            return Err(ClientError::MissingRedirectUri);
+        }
+        let scopes = Scope::parse(&self.scopes).map_err(|_| ClientError::InvalidScope)?;
+        let default_scope = match &self.default_scope {
+            Some(s) => Scope::parse(s).map_err(|_| ClientError::InvalidScope)?,
+            None => scopes.clone(),
+        };
+        if !default_scope.is_subset_of(&scopes) {
+            return Err(ClientError::DefaultScopeNotAllowed);
+        }
+        Ok(Client {
+            name: self.name.unwrap_or_else(|| self.id.clone()),
+            id,
+            secret: self.secret,
+            redirect_uris: self.redirect_uris,
+            grant_types,
+            scopes,
+            default_scope,
+            approval: self.approval,
+        })
+    }
+}
+
+fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
+    let parsed = url::Url::parse(uri).map_err(|_| ClientError::InvalidRedirectUri)?;
+    if parsed.fragment().is_some() || parsed.cannot_be_a_base() {
+        return Err(ClientError::InvalidRedirectUri);
+    }
+    Ok(())
+}
+
+/// A registration that grantor refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The client id is empty or holds characters outside printable ASCII.
+    #[error("the client id must be non-empty printable ASCII")]
+    InvalidClientId,
+    /// A redirect URI is not an absolute URI or carries a fragment.
+    #[error("a redirect URI must be an absolute URI without a fragment")]
+    InvalidRedirectUri,
+    /// The authorization code or implicit grant was agreed without a redirect URI.
+    #[error("the authorization code and implicit grants need at least one redirect URI")]
+    MissingRedirectUri,
+    /// A public client cannot use the client credentials grant (RFC 6749 §4.4).
+    #[error("a public client cannot be agreed for client_credentials")]
+    PublicClientCredentials,
+    /// The scopes or the default scope break RFC 6749 §3.3 syntax.
+    #[error("the client's scopes are malformed")]
+    InvalidScope,
+    /// The default scope holds a token the client may not be granted.
+    #[error("the default scope must be a subset of the client's scopes")]
+    DefaultScopeNotAllowed,
+    /// A digest verifier was asked for a secret too short to resist guessing.
+    #[error("a SHA-256 verifier needs a high-entropy secret of at least 32 characters")]
+    WeakSecretForDigest,
+    /// A stored verifier is neither `sha256:` nor an Argon2id PHC string.
+    #[error("the stored secret verifier is malformed")]
+    MalformedVerifier,
+}
+
+/// Fresh credentials for a new confidential client: a random id, a 256-bit secret to show the
+/// client's owner once, and the verifier to keep.
+///
+/// ```
+/// use grantor::ClientCredentials;
+///
+/// let creds = ClientCredentials::generate().unwrap();
+/// assert_eq!(creds.secret.expose_secret().len(), 43);
+/// assert!(!format!("{creds:?}").contains(creds.secret.expose_secret()));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ClientCredentials {
+    /// A random client id (128 bits, base64url).
+    pub client_id: ClientId,
+    /// The secret, in the clear: hand it to the client's owner once and drop it.
+    pub secret: ClientSecret,
+    /// What to register: a SHA-256 digest of the secret.
+    pub verifier: SecretVerifier,
+}
+
+impl ClientCredentials {
+    /// Generates credentials from the OS CSPRNG.
+    pub fn generate() -> Result<Self, StoreError> {
+        let client_id = ClientId::new(URL_SAFE_NO_PAD.encode(random_bytes::<16>()?))
+            .map_err(StoreError::failed)?;
+        let secret = ClientSecret::new(random_secret()?);
+        let verifier = SecretVerifier(Verifier::Digest(secret.digest()));
+        Ok(Self {
+            client_id,
+            secret,
+            verifier,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest() -> SecretVerifier {
+        ClientCredentials::generate().unwrap().verifier
+    }
+
+    #[test]
+    fn registration_rules_are_enforced() {
+        let public_cc = Client::public("p")
+            .grant_types([GrantType::ClientCredentials])
+            .build();
+        assert_eq!(public_cc.unwrap_err(), ClientError::PublicClientCredentials);
+        let no_redirect = Client::confidential("c", digest())
+            .grant_types([GrantType::AuthorizationCode])
+            .build();
+        assert_eq!(no_redirect.unwrap_err(), ClientError::MissingRedirectUri);
+        let fragment = Client::confidential("c", digest())
+            .redirect_uri("https://app.example/cb#x")
+            .build();
+        assert_eq!(fragment.unwrap_err(), ClientError::InvalidRedirectUri);
+        let relative = Client::confidential("c", digest())
+            .redirect_uri("/cb")
+            .build();
+        assert_eq!(relative.unwrap_err(), ClientError::InvalidRedirectUri);
+        let wide_default = Client::confidential("c", digest())
+            .scopes("a")
+            .default_scope("a b")
+            .build();
+        assert_eq!(
+            wide_default.unwrap_err(),
+            ClientError::DefaultScopeNotAllowed
+        );
+        assert_eq!(ClientId::new("").unwrap_err(), ClientError::InvalidClientId);
+    }
+
+    #[test]
+    fn verifiers_round_trip_through_storage() {
+        let v = digest();
+        assert_eq!(SecretVerifier::from_stored(&v.to_stored()).unwrap(), v);
+        assert!(SecretVerifier::from_stored("sha256:abc").is_err());
+        assert!(SecretVerifier::from_stored("plaintext").is_err());
+        assert!(SecretVerifier::digest(&ClientSecret::new("short")).is_err());
+    }
+
+    #[test]
+    fn refresh_tokens_follow_the_agreed_grant() {
+        let client = Client::confidential("c", digest())
+            .grant_types([GrantType::Password, GrantType::RefreshToken])
+            .build()
+            .unwrap();
+        assert!(client.issues_refresh_tokens());
+        assert!(!client.allows(GrantType::Implicit));
+    }
+}

@@ -1,0 +1,214 @@
+//! `application/x-www-form-urlencoded` parsing, strict where RFC 6749 needs it: malformed
+//! percent-encoding and invalid UTF-8 are errors (not silently replaced), sizes are bounded, and
+//! repeated OAuth parameters are recorded so endpoints can refuse them (RFC 6749 §3.1, §3.2).
+
+use std::borrow::Cow;
+
+/// The parameters grantor reads. Others are dropped unread (RFC 6749 §3.1: unknown parameters
+/// are ignored), and may repeat: extensions such as RFC 8707's `resource` do.
+const KNOWN: &[&str] = &[
+    "client_id",
+    "client_secret",
+    "code",
+    "code_challenge",
+    "code_challenge_method",
+    "code_verifier",
+    "grant_type",
+    "password",
+    "redirect_uri",
+    "refresh_token",
+    "response_type",
+    "scope",
+    "state",
+    "token",
+    "token_type_hint",
+    "username",
+];
+
+/// Size limits for a form or query string.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Largest encoded input, in bytes.
+    pub(crate) max_input: usize,
+    /// Largest decoded parameter value, in bytes.
+    pub(crate) max_param: usize,
+}
+
+/// Why a form could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FormError {
+    /// The whole input is over `max_input`.
+    TooLarge,
+    /// A value is over `max_param`.
+    ParameterTooLong,
+    /// A `%` not followed by two hex digits.
+    BadPercentEncoding,
+    /// Decoded bytes that are not UTF-8.
+    BadUtf8,
+}
+
+impl FormError {
+    pub(crate) fn description(&self) -> &'static str {
+        match self {
+            Self::TooLarge => "the request is larger than this server accepts",
+            Self::ParameterTooLong => "a parameter is longer than this server accepts",
+            Self::BadPercentEncoding => "the request holds malformed percent-encoding",
+            Self::BadUtf8 => "the request holds a parameter that is not valid UTF-8",
+        }
+    }
+}
+
+/// The OAuth parameters of a request, with empty values treated as absent (RFC 6749 §3.1).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Form {
+    params: Vec<(&'static str, String)>,
+    repeated: Option<&'static str>,
+}
+
+impl Form {
+    /// The value of `name`, if present and non-empty.
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The first OAuth parameter that appeared more than once, if any.
+    pub(crate) fn repeated(&self) -> Option<&'static str> {
+        self.repeated
+    }
+}
+
+/// Parses `input` (a request body or a URL's query).
+pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form, FormError> {
+    if input.len() > limits.max_input {
+        return Err(FormError::TooLarge);
+    }
+    let mut form = Form::default();
+    for pair in input.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
+        let (name, value) = match pair.iter().position(|&b| b == b'=') {
+            Some(i) => (&pair[..i], &pair[i + 1..]),
+            None => (pair, &[][..]),
+        };
+        let name = decode(name, limits.max_param)?;
+        let value = decode(value, limits.max_param)?;
+        let Some(&known) = KNOWN.iter().find(|k| **k == name) else {
+            continue;
+        };
+        if form.params.iter().any(|(n, _)| *n == known) {
+            form.repeated.get_or_insert(known);
+            continue;
+        }
+        if !value.is_empty() {
+            form.params.push((known, value.into_owned()));
+        }
+    }
+    Ok(form)
+}
+
+/// Decodes one form-urlencoded component: `+` is a space, `%XX` a byte, then UTF-8.
+pub(crate) fn decode(input: &[u8], max_len: usize) -> Result<Cow<'_, str>, FormError> {
+    if !input.iter().any(|&b| b == b'%' || b == b'+') {
+        if input.len() > max_len {
+            return Err(FormError::ParameterTooLong);
+        }
+        return std::str::from_utf8(input)
+            .map(Cow::Borrowed)
+            .map_err(|_| FormError::BadUtf8);
+    }
+    let mut bytes = Vec::with_capacity(input.len());
+    let mut rest = input;
+    while let Some((&b, tail)) = rest.split_first() {
+        rest = tail;
+        match b {
+            b'+' => bytes.push(b' '),
+            b'%' => {
+                let (hi, lo) = match rest {
+                    [hi, lo, ..] => (hex(*hi), hex(*lo)),
+                    _ => (None, None),
+                };
+                let (Some(hi), Some(lo)) = (hi, lo) else {
+                    return Err(FormError::BadPercentEncoding);
+                };
+                bytes.push(hi << 4 | lo);
+                rest = &rest[2..];
+            }
+            _ => bytes.push(b),
+        }
+        if bytes.len() > max_len {
+            return Err(FormError::ParameterTooLong);
+        }
+    }
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| FormError::BadUtf8)
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        max_input: 64,
+        max_param: 8,
+    };
+
+    #[test]
+    fn decodes_plus_and_percent_escapes() {
+        let form = parse(
+            b"scope=a+b%20c&state=%E2%9C%93",
+            Limits {
+                max_input: 100,
+                max_param: 100,
+            },
+        )
+        .unwrap();
+        assert_eq!(form.get("scope"), Some("a b c"));
+        assert_eq!(form.get("state"), Some("\u{2713}"));
+    }
+
+    #[test]
+    fn empty_values_count_as_absent_and_unknown_names_are_dropped() {
+        let form = parse(b"scope=&state&x=1&x=2&&", LIMITS).unwrap();
+        assert_eq!(form.get("scope"), None);
+        assert_eq!(form.get("state"), None);
+        assert_eq!(form.get("x"), None);
+        assert_eq!(form.repeated(), None);
+    }
+
+    #[test]
+    fn repeated_oauth_parameters_are_recorded() {
+        let form = parse(b"code=a&code=b", LIMITS).unwrap();
+        assert_eq!(form.repeated(), Some("code"));
+        assert_eq!(form.get("code"), Some("a"));
+    }
+
+    #[test]
+    fn malformed_input_is_an_error() {
+        assert_eq!(
+            parse(b"code=%zz", LIMITS).unwrap_err(),
+            FormError::BadPercentEncoding
+        );
+        assert_eq!(
+            parse(b"code=%4", LIMITS).unwrap_err(),
+            FormError::BadPercentEncoding
+        );
+        assert_eq!(parse(b"code=%ff", LIMITS).unwrap_err(), FormError::BadUtf8);
+        assert_eq!(parse(b"code=\xff", LIMITS).unwrap_err(), FormError::BadUtf8);
+        assert_eq!(
+            parse(b"code=123456789", LIMITS).unwrap_err(),
+            FormError::ParameterTooLong
+        );
+        assert_eq!(parse(&[b'a'; 65], LIMITS).unwrap_err(), FormError::TooLarge);
+    }
+}

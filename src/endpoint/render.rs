@@ -1,0 +1,73 @@
+//! Outcomes to `http::Response`: token JSON, RFC 6749 §5.2 errors, redirects. The only place
+//! grantor formats HTTP.
+
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, PRAGMA, WWW_AUTHENTICATE};
+use http::{HeaderValue, Response, StatusCode};
+use serde::Serialize;
+
+use crate::error::{ErrorCode, OAuthError};
+
+const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// A JSON response that no cache keeps (RFC 6749 §5.1).
+pub(crate) fn json(status: StatusCode, body: &impl Serialize) -> Response<String> {
+    // Serializing plain structs of strings and integers cannot fail; the fallback keeps this
+    // total all the same.
+    let body =
+        serde_json::to_string(body).unwrap_or_else(|_| r#"{"error":"server_error"}"#.to_owned());
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, JSON);
+    headers.insert(CACHE_CONTROL, NO_STORE);
+    headers.insert(PRAGMA, NO_CACHE);
+    response
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'static str,
+    error_description: &'a str,
+}
+
+/// An RFC 6749 §5.2 error. `invalid_client` carries a Basic challenge for `realm`.
+pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String> {
+    log(error);
+    let body = ErrorBody {
+        error: error.code().as_str(),
+        error_description: error.description(),
+    };
+    let mut response = json(error.status(), &body);
+    if error.code() == ErrorCode::InvalidClient {
+        response
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, realm.clone());
+    }
+    response
+}
+
+/// A `303 See Other` to `location`: 303 so that a redirect answering the host's sign-in POST is
+/// followed with a GET (RFC 9700 §4.12).
+pub(crate) fn redirect(location: &str) -> Result<Response<String>, OAuthError> {
+    let location = HeaderValue::from_str(location).map_err(|_| {
+        OAuthError::new(
+            ErrorCode::ServerError,
+            "the redirect URI cannot be sent in a Location header",
+        )
+    })?;
+    let mut response = Response::new(String::new());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    let headers = response.headers_mut();
+    headers.insert(LOCATION, location);
+    headers.insert(CACHE_CONTROL, NO_STORE);
+    Ok(response)
+}
+
+/// Hands a server-side failure's cause to the host's logs. Client mistakes are not logged.
+pub(crate) fn log(error: &OAuthError) {
+    if let Some(source) = std::error::Error::source(error) {
+        tracing::error!(code = %error.code(), cause = %source, "grantor: store failure");
+    }
+}

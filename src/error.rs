@@ -1,0 +1,256 @@
+//! One error type for every endpoint: an RFC error code, an ASCII description, and, for store
+//! failures, the cause for the host's logs (never for the wire).
+
+use std::borrow::Cow;
+use std::error::Error as StdError;
+use std::fmt;
+
+use http::StatusCode;
+
+/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2 that grantor sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The request is missing a parameter, repeats one, or is otherwise malformed.
+    InvalidRequest,
+    /// Client authentication failed (unknown client, no or unsupported authentication, wrong
+    /// secret). Sent with 401 and a `WWW-Authenticate: Basic` challenge.
+    InvalidClient,
+    /// The authorization code, refresh token or resource owner credentials are invalid, expired,
+    /// revoked, or were issued to another client or redirect URI.
+    InvalidGrant,
+    /// The client is not agreed for this grant or response type.
+    UnauthorizedClient,
+    /// The `grant_type` is not one grantor knows.
+    UnsupportedGrantType,
+    /// The `response_type` is not one grantor knows.
+    UnsupportedResponseType,
+    /// The requested scope is malformed, unknown, or exceeds what the client (or the grant) may
+    /// have.
+    InvalidScope,
+    /// The resource owner denied the request.
+    AccessDenied,
+    /// Something failed on the server (for instance a store); details go to the host's logs only.
+    ServerError,
+    /// The server cannot handle the request now (a store is unreachable, or it is overloaded).
+    TemporarilyUnavailable,
+}
+
+impl ErrorCode {
+    /// The code as it appears on the wire (`"invalid_request"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::InvalidClient => "invalid_client",
+            Self::InvalidGrant => "invalid_grant",
+            Self::UnauthorizedClient => "unauthorized_client",
+            Self::UnsupportedGrantType => "unsupported_grant_type",
+            Self::UnsupportedResponseType => "unsupported_response_type",
+            Self::InvalidScope => "invalid_scope",
+            Self::AccessDenied => "access_denied",
+            Self::ServerError => "server_error",
+            Self::TemporarilyUnavailable => "temporarily_unavailable",
+        }
+    }
+
+    /// The HTTP status this code is sent with when it is answered directly (not redirected).
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::InvalidClient => StatusCode::UNAUTHORIZED,
+            Self::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::TemporarilyUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An OAuth 2.0 error: what goes on the wire (`code`, `description`) and, for server-side
+/// failures, the cause that only the host's logs see.
+///
+/// Descriptions are fixed ASCII text written by grantor; they never echo a request's values, so
+/// they can never carry a secret.
+#[derive(Debug)]
+pub struct OAuthError {
+    code: ErrorCode,
+    description: Cow<'static, str>,
+    status: Option<StatusCode>,
+    source: Option<StoreError>,
+}
+
+impl OAuthError {
+    /// An error with a code and a description (ASCII; characters RFC 6749 §5.2 forbids in
+    /// `error_description` are replaced by `?`).
+    pub fn new(code: ErrorCode, description: impl Into<Cow<'static, str>>) -> Self {
+        let description = sanitize(description.into());
+        Self {
+            code,
+            description,
+            status: None,
+            source: None,
+        }
+    }
+
+    /// The HTTP status the error is answered with when not redirected: the code's own
+    /// ([`ErrorCode::status`]) unless the endpoint needs another (405, 413).
+    pub fn status(&self) -> StatusCode {
+        self.status.unwrap_or(self.code.status())
+    }
+
+    pub(crate) fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// The RFC error code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The human-readable `error_description`.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    pub(crate) fn invalid_request(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, description)
+    }
+
+    pub(crate) fn invalid_client(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidClient, description)
+    }
+
+    pub(crate) fn invalid_grant(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidGrant, description)
+    }
+
+    pub(crate) fn invalid_scope(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidScope, description)
+    }
+
+    pub(crate) fn unauthorized_client(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::UnauthorizedClient, description)
+    }
+}
+
+impl fmt::Display for OAuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.description)
+    }
+}
+
+impl StdError for OAuthError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source.as_ref().map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+impl From<StoreError> for OAuthError {
+    fn from(error: StoreError) -> Self {
+        let (code, description) = match error.kind {
+            StoreErrorKind::Unavailable => (
+                ErrorCode::TemporarilyUnavailable,
+                "the service is temporarily unavailable; try again later",
+            ),
+            StoreErrorKind::Failed => (
+                ErrorCode::ServerError,
+                "the server failed to handle the request",
+            ),
+        };
+        Self {
+            code,
+            description: Cow::Borrowed(description),
+            status: None,
+            source: Some(error),
+        }
+    }
+}
+
+/// Which way a store failed: decides between `temporarily_unavailable` (503) and `server_error`
+/// (500) on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// The store cannot answer now but may soon (database down, pool exhausted, overloaded).
+    Unavailable,
+    /// The store failed in a way retrying will not fix.
+    Failed,
+}
+
+/// A failure inside a host's store. The client sees only `server_error` or
+/// `temporarily_unavailable`; the cause is logged through `tracing` and kept as the
+/// [`std::error::Error::source`] of the [`OAuthError`].
+#[derive(Debug, thiserror::Error)]
+#[error("store {kind_name}: {source}")]
+pub struct StoreError {
+    kind: StoreErrorKind,
+    kind_name: &'static str,
+    #[source]
+    source: Box<dyn StdError + Send + Sync>,
+}
+
+impl StoreError {
+    /// The store is unreachable or overloaded; answered as 503 `temporarily_unavailable`.
+    pub fn unavailable(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        Self {
+            kind: StoreErrorKind::Unavailable,
+            kind_name: "unavailable",
+            source: source.into(),
+        }
+    }
+
+    /// The store failed; answered as 500 `server_error`.
+    pub fn failed(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        Self {
+            kind: StoreErrorKind::Failed,
+            kind_name: "failed",
+            source: source.into(),
+        }
+    }
+
+    /// Which way the store failed.
+    pub fn kind(&self) -> StoreErrorKind {
+        self.kind
+    }
+}
+
+/// RFC 6749 §5.2: `error_description` holds only %x20-21 / %x23-5B / %x5D-7E.
+fn sanitize(description: Cow<'static, str>) -> Cow<'static, str> {
+    let allowed = |c: char| matches!(c, ' '..='!' | '#'..='[' | ']'..='~');
+    if description.chars().all(allowed) {
+        return description;
+    }
+    Cow::Owned(
+        description
+            .chars()
+            .map(|c| if allowed(c) { c } else { '?' })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_restricted_to_the_rfc_character_set() {
+        let error = OAuthError::invalid_request("bad \"quote\" \\ and é\n");
+        assert_eq!(error.description(), "bad ?quote? ? and ??");
+    }
+
+    #[test]
+    fn store_failures_never_put_their_cause_on_the_wire() {
+        let error = OAuthError::from(StoreError::failed("password=hunter2 in connection string"));
+        assert_eq!(error.code(), ErrorCode::ServerError);
+        assert!(!error.description().contains("hunter2"));
+        assert!(error.source().is_some());
+        let error = OAuthError::from(StoreError::unavailable("pool timed out"));
+        assert_eq!(error.code(), ErrorCode::TemporarilyUnavailable);
+        assert_eq!(error.code().status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+}

@@ -1,0 +1,170 @@
+//! Client authentication at the token endpoint (RFC 6749 §2.3): HTTP Basic for confidential
+//! clients, `client_id` alone for public clients. One method per request; never a secret in
+//! the body.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac as _};
+use http::HeaderMap;
+use sha2::Sha256;
+use subtle::ConstantTimeEq as _;
+
+use crate::client::{Client, ClientId, Verifier};
+use crate::endpoint::basic::{self, BasicAuth};
+use crate::endpoint::form::Form;
+use crate::error::OAuthError;
+use crate::hash;
+use crate::secret::{ClientSecret, random_bytes};
+use crate::server::Inner;
+
+/// Identifies the client of a token-endpoint request and checks its credentials.
+pub(crate) async fn authenticate(
+    inner: &Inner,
+    headers: &HeaderMap,
+    form: &Form,
+) -> Result<Arc<Client>, OAuthError> {
+    if form.get("client_secret").is_some() {
+        return Err(OAuthError::invalid_client(
+            "client_secret in the request body is not accepted; use HTTP Basic",
+        ));
+    }
+    let body_id = form.get("client_id");
+    match basic::parse(headers, inner.config.limits.max_param) {
+        BasicAuth::Malformed(why) => Err(OAuthError::invalid_client(why)),
+        BasicAuth::Present { client_id, secret } => {
+            if body_id.is_some_and(|id| id != client_id) {
+                return Err(OAuthError::invalid_request(
+                    "client_id in the body differs from the authenticated client",
+                ));
+            }
+            let client = find(inner, &client_id).await?;
+            let verified = match client.secret() {
+                // A public client has no secret; Basic with an empty one only names it.
+                None => secret.expose_secret().is_empty(),
+                Some(verifier) => verify(inner, &client, verifier.inner(), &secret).await?,
+            };
+            if !verified {
+                return Err(failed());
+            }
+            Ok(client)
+        }
+        BasicAuth::Absent => {
+            let client_id = body_id
+                .ok_or_else(|| OAuthError::invalid_client("client authentication is required"))?;
+            let client = find(inner, client_id).await?;
+            if !client.is_public() {
+                return Err(OAuthError::invalid_client(
+                    "this client must authenticate with HTTP Basic",
+                ));
+            }
+            Ok(client)
+        }
+    }
+}
+
+async fn find(inner: &Inner, client_id: &str) -> Result<Arc<Client>, OAuthError> {
+    inner
+        .clients
+        .find_client(client_id)
+        .await?
+        .ok_or_else(failed)
+}
+
+/// One answer for every failed authentication, so it does not tell unknown clients from wrong
+/// secrets.
+fn failed() -> OAuthError {
+    OAuthError::invalid_client("client authentication failed")
+}
+
+async fn verify(
+    inner: &Inner,
+    client: &Client,
+    verifier: &Verifier,
+    secret: &ClientSecret,
+) -> Result<bool, OAuthError> {
+    match verifier {
+        Verifier::Digest(expected) => Ok(expected.ct_eq(&secret.digest())),
+        Verifier::Argon2id(phc) => {
+            let cache = &inner.secret_cache;
+            if cache.recalls(client.id(), phc, secret) {
+                return Ok(true);
+            }
+            let ok = hash::verify_password(phc, secret.expose_secret()).await?;
+            if ok {
+                cache.remember(client.id(), phc, secret);
+            }
+            Ok(ok)
+        }
+    }
+}
+
+/// Recently verified (client, secret) pairs for Argon2id verifiers, so a client that
+/// authenticates on every request pays for Argon2 once per [`CACHE_TTL`].
+///
+/// Entries hold an HMAC of the secret under a per-process random key: unlike a plain digest, a
+/// copy of this memory does not let anyone test guesses of a low-entropy secret offline. An
+/// entry applies only while the client's verifier is unchanged.
+pub(crate) struct SecretCache {
+    /// `None` if the OS gave no randomness; the cache then stays empty.
+    key: Option<[u8; 32]>,
+    entries: Mutex<HashMap<ClientId, CacheEntry>>,
+}
+
+struct CacheEntry {
+    verifier: Arc<str>,
+    mac: [u8; 32],
+    verified_at: Instant,
+}
+
+const CACHE_TTL: Duration = Duration::from_secs(600);
+const CACHE_CAPACITY: usize = 4096;
+
+impl SecretCache {
+    pub(crate) fn new() -> Self {
+        Self {
+            key: random_bytes::<32>().ok(),
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn mac(&self, client: &ClientId, secret: &ClientSecret) -> Option<[u8; 32]> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(self.key.as_ref()?).ok()?;
+        mac.update(client.as_str().as_bytes());
+        mac.update(&[0]);
+        mac.update(secret.expose_secret().as_bytes());
+        Some(mac.finalize().into_bytes().into())
+    }
+
+    fn recalls(&self, client: &ClientId, verifier: &Arc<str>, secret: &ClientSecret) -> bool {
+        let Some(mac) = self.mac(client, secret) else {
+            return false;
+        };
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.get(client).is_some_and(|e| {
+            e.verifier == *verifier
+                && e.verified_at.elapsed() < CACHE_TTL
+                && bool::from(e.mac.ct_eq(&mac))
+        })
+    }
+
+    fn remember(&self, client: &ClientId, verifier: &Arc<str>, secret: &ClientSecret) {
+        let Some(mac) = self.mac(client, secret) else {
+            return;
+        };
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= CACHE_CAPACITY {
+            entries.retain(|_, e| e.verified_at.elapsed() < CACHE_TTL);
+            if entries.len() >= CACHE_CAPACITY {
+                entries.clear();
+            }
+        }
+        let entry = CacheEntry {
+            verifier: Arc::clone(verifier),
+            mac,
+            verified_at: Instant::now(),
+        };
+        entries.insert(client.clone(), entry);
+    }
+}

@@ -1,0 +1,97 @@
+//! The grants (RFC 6749 §4, §6), one file each, and the steps they share: scope resolution,
+//! issuing tokens, the token response.
+
+pub(crate) mod authorization_code;
+pub(crate) mod client_auth;
+pub(crate) mod client_credentials;
+pub(crate) mod implicit;
+pub(crate) mod password;
+pub(crate) mod refresh;
+
+use http::HeaderValue;
+use serde::Serialize;
+
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::OAuthError;
+use crate::scope::Scope;
+use crate::server::Inner;
+use crate::store::{Authorization, FamilyId, IssuedTokens, NewTokens};
+
+/// `token_type` as the spec writes it.
+pub(crate) const TOKEN_TYPE: &str = "bearer";
+
+/// Whether a `Content-Type` is `application/x-www-form-urlencoded`, parameters (such as
+/// `charset`) allowed.
+pub(crate) fn is_form_content_type(value: Option<&HeaderValue>) -> bool {
+    let Some(value) = value.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+}
+
+/// The scope a request gets (RFC 6749 §3.3): the requested one if the client may have all of
+/// it, the client's default when none is requested.
+pub(crate) fn resolve_scope(requested: Option<&str>, client: &Client) -> Result<Scope, OAuthError> {
+    let Some(requested) = requested else {
+        return Ok(client.default_scope().clone());
+    };
+    let scope = Scope::parse(requested)
+        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+    if !scope.is_subset_of(client.scopes()) {
+        return Err(OAuthError::invalid_scope(
+            "the requested scope exceeds what the client may be granted",
+        ));
+    }
+    Ok(scope)
+}
+
+/// The token endpoint's success body (RFC 6749 §5.1, with the spec's `jti`).
+#[derive(Debug, Serialize)]
+pub(crate) struct TokenResponse {
+    pub(crate) access_token: String,
+    pub(crate) token_type: &'static str,
+    pub(crate) expires_in: u64,
+    pub(crate) jti: String,
+    pub(crate) scope: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) refresh_token: Option<String>,
+}
+
+impl TokenResponse {
+    pub(crate) fn new(tokens: IssuedTokens, expires_in: u64) -> Self {
+        Self {
+            access_token: tokens.access_token.expose_secret().to_owned(),
+            token_type: TOKEN_TYPE,
+            expires_in,
+            jti: tokens.jti,
+            scope: tokens.scope.as_str().to_owned(),
+            refresh_token: tokens.refresh_token.map(|t| t.expose_secret().to_owned()),
+        }
+    }
+}
+
+/// Mints an access token for `authorization`, with a refresh token when `with_refresh`.
+pub(crate) async fn issue(
+    inner: &Inner,
+    authorization: Authorization,
+    family: Option<FamilyId>,
+    with_refresh: bool,
+    now: UnixTime,
+) -> Result<TokenResponse, OAuthError> {
+    let config = &inner.config;
+    let access_expires_at = now.plus(config.access_token_lifetime);
+    let request = NewTokens {
+        authorization,
+        family,
+        issued_at: now,
+        access_expires_at,
+        refresh_expires_at: with_refresh.then(|| now.plus(config.refresh_token_lifetime)),
+    };
+    let tokens = inner.tokens.issue_tokens(request).await?;
+    Ok(TokenResponse::new(
+        tokens,
+        now.seconds_until(access_expires_at),
+    ))
+}

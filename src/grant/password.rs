@@ -1,0 +1,46 @@
+//! The resource owner password credentials grant (RFC 6749 §4.3): the username is the user's
+//! email address.
+
+use super::{TokenResponse, resolve_scope};
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::endpoint::form::Form;
+use crate::error::OAuthError;
+use crate::secret::Password;
+use crate::server::Inner;
+use crate::store::Authorization;
+
+pub(crate) async fn exchange(
+    inner: &Inner,
+    client: &Client,
+    form: &Form,
+    now: UnixTime,
+) -> Result<TokenResponse, OAuthError> {
+    let username = form
+        .get("username")
+        .ok_or_else(|| OAuthError::invalid_request("username is missing"))?;
+    let password = form
+        .get("password")
+        .map(Password::new)
+        .ok_or_else(|| OAuthError::invalid_request("password is missing"))?;
+    // Checked before the password so a bad scope costs no hashing.
+    let scope = resolve_scope(form.get("scope"), client)?;
+    let user = inner
+        .users
+        .authenticate(username, &password)
+        .await?
+        .ok_or_else(|| OAuthError::invalid_grant("the username or password is incorrect"))?;
+    let authorization = Authorization {
+        client_id: client.id().clone(),
+        user: Some(user),
+        scope,
+    };
+    super::issue(
+        inner,
+        authorization,
+        None,
+        client.issues_refresh_tokens(),
+        now,
+    )
+    .await
+}

@@ -1,0 +1,74 @@
+//! The refresh token grant (RFC 6749 §6): the refresh token rotates on every use; presenting a
+//! rotated one revokes its whole family (RFC 9700 §4.14.2); the scope may only narrow.
+
+use super::TokenResponse;
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::endpoint::form::Form;
+use crate::error::OAuthError;
+use crate::scope::Scope;
+use crate::secret::RefreshToken;
+use crate::server::Inner;
+use crate::store::{Refresh, Rotation};
+
+pub(crate) async fn exchange(
+    inner: &Inner,
+    client: &Client,
+    form: &Form,
+    now: UnixTime,
+) -> Result<TokenResponse, OAuthError> {
+    let token = form
+        .get("refresh_token")
+        .map(RefreshToken::new)
+        .ok_or_else(|| OAuthError::invalid_request("refresh_token is missing"))?;
+    let grant = inner
+        .tokens
+        .find_refresh_token(&token, now)
+        .await?
+        .ok_or_else(invalid_token)?;
+    if grant.authorization.client_id != *client.id() {
+        return Err(invalid_token());
+    }
+    if grant.rotated {
+        inner.tokens.revoke_family(grant.family).await?;
+        return Err(reused());
+    }
+    let granted = &grant.authorization.scope;
+    let access_scope = match form.get("scope") {
+        None => granted.clone(),
+        Some(requested) => {
+            let requested = Scope::parse(requested)
+                .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+            if !requested.is_subset_of(granted) {
+                return Err(OAuthError::invalid_scope(
+                    "the requested scope exceeds the scope originally granted",
+                ));
+            }
+            requested
+        }
+    };
+    let config = &inner.config;
+    let access_expires_at = now.plus(config.access_token_lifetime);
+    let refresh = Refresh {
+        access_scope,
+        issued_at: now,
+        access_expires_at,
+        refresh_expires_at: now.plus(config.refresh_token_lifetime),
+    };
+    match inner.tokens.rotate_refresh_token(&token, refresh).await? {
+        Rotation::Rotated(tokens) => Ok(TokenResponse::new(
+            tokens,
+            now.seconds_until(access_expires_at),
+        )),
+        Rotation::Reused => Err(reused()),
+        Rotation::Invalid => Err(invalid_token()),
+    }
+}
+
+fn invalid_token() -> OAuthError {
+    OAuthError::invalid_grant("the refresh token is invalid, expired or revoked")
+}
+
+fn reused() -> OAuthError {
+    OAuthError::invalid_grant("the refresh token was already used; its grant is revoked")
+}

@@ -1,0 +1,117 @@
+//! # grantor
+//!
+//! The grant logic of an OAuth 2.0 authorization server (RFC 6749, with RFC 7636 PKCE and the
+//! RFC 9700 security practices) as a framework-agnostic library. The host owns the web server,
+//! the sign-in page and the storage; grantor owns the protocol: what a request means, whether it
+//! is allowed, what is issued, and what goes back on the wire.
+//!
+//! Handlers take an [`http::Request`] with any byte body and return a ready
+//! [`http::Response`]: a redirect, token JSON, or an RFC error. The host plugs in three async
+//! seams, [`ClientStore`], [`UserStore`] and [`TokenIssuer`], or uses the in-memory ones.
+//!
+//! ## The authorization code flow
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use std::sync::Arc;
+//! use base64::Engine as _;
+//! use grantor::*;
+//!
+//! // Registration: a confidential client and a user.
+//! let creds = ClientCredentials::generate().unwrap();
+//! let clients = MemoryClientStore::new();
+//! clients.insert(
+//!     Client::confidential(creds.client_id.as_str(), creds.verifier)
+//!         .redirect_uri("https://app.example/callback")
+//!         .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
+//!         .scopes("profile email")
+//!         .approval(Approval::NotRequired)
+//!         .build()
+//!         .unwrap(),
+//! );
+//! let users = MemoryUserStore::new();
+//! let alice = users.add("alice@example.com", &Password::new("alice-password-1")).unwrap();
+//!
+//! let server = AuthorizationServer::builder()
+//!     .issuer("https://auth.example")
+//!     .clients(Arc::new(clients))
+//!     .users(Arc::new(users))
+//!     .tokens(Arc::new(MemoryTokenIssuer::new()))
+//!     .build()
+//!     .unwrap();
+//!
+//! // 1. The browser arrives at the authorization endpoint.
+//! let uri = format!(
+//!     "/api/oauth/authorize?response_type=code&client_id={}&state=xyz\
+//!      &redirect_uri=https%3A%2F%2Fapp.example%2Fcallback&scope=profile",
+//!     creds.client_id
+//! );
+//! let request = http::Request::get(uri).body(Vec::new()).unwrap();
+//! let Authorize::SignIn(pending) = server.authorize(&request).await else {
+//!     panic!("the request is valid");
+//! };
+//!
+//! // 2. The host's sign-in page signs Alice in; this client needs no approval page.
+//! assert!(!pending.needs_approval());
+//! let redirect = server.decide(pending, alice.id(), Decision::Approve).await;
+//! assert_eq!(redirect.status(), 303);
+//! let location = url::Url::parse(redirect.headers()["location"].to_str().unwrap()).unwrap();
+//! let code = location.query_pairs().find(|(k, _)| k == "code").unwrap().1.into_owned();
+//!
+//! // 3. The client exchanges the code, authenticating with HTTP Basic.
+//! let basic = base64::engine::general_purpose::STANDARD
+//!     .encode(format!("{}:{}", creds.client_id, creds.secret.expose_secret()));
+//! let request = http::Request::post("/api/oauth/token")
+//!     .header("authorization", format!("Basic {basic}"))
+//!     .header("content-type", "application/x-www-form-urlencoded")
+//!     .body(format!(
+//!         "grant_type=authorization_code&code={code}\
+//!          &redirect_uri=https%3A%2F%2Fapp.example%2Fcallback"
+//!     ))
+//!     .unwrap();
+//! let response = server.token(&request).await;
+//! assert_eq!(response.status(), 200);
+//! let body: serde_json::Value = serde_json::from_str(response.body()).unwrap();
+//! assert_eq!(body["token_type"], "bearer");
+//! assert_eq!(body["scope"], "profile");
+//! assert!(body["refresh_token"].is_string());
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod authorize;
+mod client;
+mod clock;
+mod endpoint;
+mod error;
+mod grant;
+pub mod hash;
+pub mod memory;
+mod pkce;
+mod scope;
+mod secret;
+mod server;
+mod store;
+
+pub use authorize::{Authorize, Decision, PendingAuthorization, ResponseType};
+pub use client::{
+    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, GrantType,
+    SecretVerifier,
+};
+pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
+pub use error::{ErrorCode, OAuthError, StoreError, StoreErrorKind};
+pub use memory::{MemoryClientStore, MemoryTokenIssuer, MemoryUserStore};
+pub use pkce::{CodeChallenge, CodeChallengeMethod};
+pub use scope::{Scope, ScopeError};
+pub use secret::{
+    AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken, SecretDigest,
+};
+pub use server::{
+    AuthorizationServer, AuthorizationServerBuilder, ConfigError, MAX_CODE_LIFETIME, PkcePolicy,
+};
+pub use store::{
+    AccessGrant, Authorization, ClientStore, CodeGrant, CodeRedemption, FamilyId, IssuedTokens,
+    NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId, UserStore,
+};
