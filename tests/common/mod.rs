@@ -1,0 +1,257 @@
+//! The fixture every integration test shares: a server with the demo deployment's clients and
+//! users over the in-memory stores, a manual clock, and request/response helpers.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use grantor::*;
+use http::{Request, Response};
+
+pub const ISSUER: &str = "http://127.0.0.1:8080";
+pub const REDIRECT: &str = "http://127.0.0.1:8081/callback";
+pub const REDIRECT_ENCODED: &str = "http%3A%2F%2F127.0.0.1%3A8081%2Fcallback";
+pub const OTHER_REDIRECT: &str = "http://localhost:8081/callback";
+pub const START: u64 = 1_800_000_000;
+
+/// RFC 7636 Appendix B.
+pub const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+pub const ALICE: &str = "alice@example.com";
+pub const ALICE_PASSWORD: &str = "alice-password-1";
+pub const BOB: &str = "bob@example.com";
+pub const BOB_PASSWORD: &str = "bob-password-2";
+
+/// A server and handles on its parts.
+pub struct Fixture {
+    pub server: AuthorizationServer,
+    pub clock: ManualClock,
+    pub clients: Arc<MemoryClientStore>,
+    pub tokens: Arc<MemoryTokenIssuer>,
+    pub alice: User,
+    pub bob: User,
+    /// A client with generated credentials: digest verifier, every grant, approval not required.
+    pub fast_id: String,
+    pub fast_secret: String,
+}
+
+struct Seed {
+    users: Arc<MemoryUserStore>,
+    alice: User,
+    bob: User,
+    demo_verifier: SecretVerifier,
+    plain_verifier: SecretVerifier,
+}
+
+/// Argon2id hashing is slow on purpose; hash the seed once per test binary.
+fn seed() -> &'static Seed {
+    static SEED: OnceLock<Seed> = OnceLock::new();
+    SEED.get_or_init(|| {
+        let users = Arc::new(MemoryUserStore::new());
+        let alice = users.add(ALICE, &Password::new(ALICE_PASSWORD)).unwrap();
+        let bob = users.add(BOB, &Password::new(BOB_PASSWORD)).unwrap();
+        Seed {
+            users,
+            alice,
+            bob,
+            demo_verifier: SecretVerifier::argon2id(&ClientSecret::new("demo-secret")).unwrap(),
+            plain_verifier: SecretVerifier::argon2id(&ClientSecret::new("plain-secret")).unwrap(),
+        }
+    })
+}
+
+pub fn fixture() -> Fixture {
+    fixture_with(|b| b)
+}
+
+/// A fixture whose server builder `configure` may change.
+pub fn fixture_with(
+    configure: impl FnOnce(AuthorizationServerBuilder) -> AuthorizationServerBuilder,
+) -> Fixture {
+    let seed = seed();
+    let clients = Arc::new(MemoryClientStore::new());
+    let all = [
+        GrantType::AuthorizationCode,
+        GrantType::Implicit,
+        GrantType::Password,
+        GrantType::RefreshToken,
+        GrantType::ClientCredentials,
+    ];
+    let with_redirects = |b: ClientBuilder| b.redirect_uri(REDIRECT).redirect_uri(OTHER_REDIRECT);
+    clients.insert(
+        with_redirects(Client::confidential("demo-client", seed.demo_verifier.clone()))
+            .name("Demo Client")
+            .grant_types(all)
+            .scopes("profile email")
+            .approval(Approval::Required)
+            .build()
+            .unwrap(),
+    );
+    clients.insert(
+        with_redirects(Client::confidential("plain-client", seed.plain_verifier.clone()))
+            .grant_types([GrantType::AuthorizationCode, GrantType::Password])
+            .scopes("profile email")
+            .approval(Approval::NotRequired)
+            .build()
+            .unwrap(),
+    );
+    clients.insert(
+        with_redirects(Client::public("public-client"))
+            .grant_types([GrantType::AuthorizationCode])
+            .scopes("profile email")
+            .approval(Approval::NotRequired)
+            .build()
+            .unwrap(),
+    );
+    let creds = ClientCredentials::generate().unwrap();
+    clients.insert(
+        with_redirects(Client::confidential(creds.client_id.as_str(), creds.verifier))
+            .grant_types(all)
+            .scopes("profile email")
+            .default_scope("profile")
+            .approval(Approval::NotRequired)
+            .build()
+            .unwrap(),
+    );
+    let clock = ManualClock::new(UnixTime::from_secs(START));
+    let tokens = Arc::new(MemoryTokenIssuer::new());
+    let builder = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .clients(clients.clone())
+        .users(seed.users.clone())
+        .tokens(tokens.clone())
+        .clock(Arc::new(clock.clone()));
+    Fixture {
+        server: configure(builder).build().unwrap(),
+        clock,
+        clients,
+        tokens,
+        alice: seed.alice.clone(),
+        bob: seed.bob.clone(),
+        fast_id: creds.client_id.to_string(),
+        fast_secret: creds.secret.expose_secret().to_owned(),
+    }
+}
+
+/// `Basic base64(id:secret)` (both are form-urlencoding-safe in this fixture).
+pub fn basic(id: &str, secret: &str) -> String {
+    format!("Basic {}", STANDARD.encode(format!("{id}:{secret}")))
+}
+
+/// A form POST to the token endpoint with optional `Authorization`.
+pub fn token_request(authorization: Option<&str>, body: &str) -> Request<String> {
+    let mut builder = Request::post("/api/oauth/token")
+        .header("content-type", "application/x-www-form-urlencoded");
+    if let Some(authorization) = authorization {
+        builder = builder.header("authorization", authorization);
+    }
+    builder.body(body.to_owned()).unwrap()
+}
+
+/// `GET /api/oauth/authorize?{query}`.
+pub fn authorize_request(query: &str) -> Request<Vec<u8>> {
+    Request::get(format!("/api/oauth/authorize?{query}"))
+        .body(Vec::new())
+        .unwrap()
+}
+
+/// The JSON body of a response.
+pub fn json(response: &Response<String>) -> serde_json::Value {
+    serde_json::from_str(response.body()).expect("a JSON body")
+}
+
+/// A redirect's target without query and fragment, its query and its fragment parameters.
+pub struct Redirect {
+    pub base: String,
+    pub query: HashMap<String, String>,
+    pub fragment: HashMap<String, String>,
+}
+
+pub fn redirect(response: &Response<String>) -> Redirect {
+    assert_eq!(response.status(), 303, "expected a redirect: {response:?}");
+    let location = response.headers()["location"].to_str().unwrap();
+    let url = url::Url::parse(location).unwrap();
+    let query = url.query_pairs().into_owned().collect();
+    let fragment = url
+        .fragment()
+        .map(|f| url::form_urlencoded::parse(f.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    let mut base = url.clone();
+    base.set_query(None);
+    base.set_fragment(None);
+    Redirect {
+        base: base.to_string(),
+        query,
+        fragment,
+    }
+}
+
+impl Fixture {
+    /// Runs the authorization endpoint; panics unless it asks for sign-in.
+    pub async fn pending(&self, query: &str) -> PendingAuthorization {
+        match self.server.authorize(&authorize_request(query)).await {
+            Authorize::SignIn(pending) => pending,
+            other => panic!("expected SignIn, got {other:?}"),
+        }
+    }
+
+    /// A code for `client_id` approved by Alice, with `extra` query parameters (PKCE, scope…).
+    pub async fn code(&self, client_id: &str, extra: &str) -> String {
+        let query = format!(
+            "response_type=code&client_id={client_id}&redirect_uri={REDIRECT_ENCODED}{extra}"
+        );
+        let pending = self.pending(&query).await;
+        let response = self
+            .server
+            .decide(pending, self.alice.id(), Decision::Approve)
+            .await;
+        redirect(&response).query["code"].clone()
+    }
+
+    /// POSTs `body` to the token endpoint.
+    pub async fn token(&self, authorization: Option<&str>, body: &str) -> Response<String> {
+        self.server.token(&token_request(authorization, body)).await
+    }
+
+    /// Whether the issuer still honours `access_token`.
+    pub async fn access_is_active(&self, access_token: &str) -> bool {
+        self.tokens
+            .find_access_token(&AccessToken::new(access_token), self.clock.now())
+            .await
+            .unwrap()
+            .is_some()
+    }
+
+    pub fn demo_basic(&self) -> String {
+        basic("demo-client", "demo-secret")
+    }
+
+    pub fn fast_basic(&self) -> String {
+        basic(&self.fast_id, &self.fast_secret)
+    }
+}
+
+/// Asserts an RFC 6749 §5.2 error response.
+pub fn assert_error(response: &Response<String>, status: u16, code: &str) {
+    assert_eq!(response.status(), status, "{response:?}");
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let body = json(response);
+    assert_eq!(body["error"], code, "{body}");
+    let description = body["error_description"].as_str().expect("a description");
+    assert!(
+        description
+            .bytes()
+            .all(|b| matches!(b, 0x20..=0x21 | 0x23..=0x5b | 0x5d..=0x7e)),
+        "{description}"
+    );
+    if code == "invalid_client" {
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            format!("Basic realm=\"{ISSUER}\"")
+        );
+    }
+}
