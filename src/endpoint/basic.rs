@@ -124,4 +124,30 @@ mod tests {
         assert!(matches!(parse_value(&bad_escape), BasicAuth::Malformed(_)));
         assert!(matches!(parse(&HeaderMap::new(), 10), BasicAuth::Absent));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5000))]
+
+        #[test]
+        fn arbitrary_header_values_never_panic(value in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..128)) {
+            if let Ok(value) = http::HeaderValue::from_bytes(&value) {
+                let mut headers = HeaderMap::new();
+                headers.insert(AUTHORIZATION, value);
+                let _ = parse(&headers, 4096);
+            }
+        }
+
+        #[test]
+        fn encoded_credentials_round_trip(id in "\\PC{1,20}", secret in "\\PC{0,40}") {
+            let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let value = format!("Basic {}", BASE64.encode(format!("{}:{}", encode(&id), encode(&secret))));
+            match parse_value(&value) {
+                BasicAuth::Present { client_id, secret: parsed } => {
+                    proptest::prop_assert_eq!(client_id, id);
+                    proptest::prop_assert_eq!(parsed.expose_secret(), secret.as_str());
+                }
+                other => proptest::prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
 }

@@ -211,4 +211,23 @@ mod tests {
         );
         assert_eq!(parse(&[b'a'; 65], LIMITS).unwrap_err(), FormError::TooLarge);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5000))]
+
+        #[test]
+        fn arbitrary_bytes_parse_or_fail_cleanly(input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let _ = parse(&input, LIMITS);
+        }
+
+        #[test]
+        fn encoded_values_round_trip(value in "\\PC{0,40}") {
+            let encoded = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("state", &value)
+                .finish();
+            let form = parse(encoded.as_bytes(), Limits { max_input: 4096, max_param: 4096 }).unwrap();
+            let expected = (!value.is_empty()).then_some(value.as_str());
+            proptest::prop_assert_eq!(form.get("state"), expected);
+        }
+    }
 }

@@ -1,0 +1,127 @@
+//! The builder applies DESIGN.md's defaults and refuses incoherent configurations; secrets stay
+//! out of every `Debug` output.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use grantor::*;
+
+fn builder() -> AuthorizationServerBuilder {
+    AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .clients(Arc::new(MemoryClientStore::new()))
+        .users(Arc::new(MemoryUserStore::new()))
+        .tokens(Arc::new(MemoryTokenIssuer::new()))
+}
+
+#[test]
+fn issuer_and_stores_are_required() {
+    let no_issuer = AuthorizationServer::builder()
+        .clients(Arc::new(MemoryClientStore::new()))
+        .build();
+    assert_eq!(no_issuer.unwrap_err(), ConfigError::Missing("issuer"));
+    let no_stores = AuthorizationServer::builder().issuer(ISSUER).build();
+    assert_eq!(no_stores.unwrap_err(), ConfigError::Missing("clients"));
+    assert!(builder().build().is_ok());
+}
+
+#[test]
+fn issuer_must_be_an_http_url_without_query_or_fragment() {
+    for bad in [
+        "auth.example",
+        "ftp://auth.example",
+        "https://auth.example/?a=b",
+        "https://auth.example/#f",
+        "https://user:pw@auth.example",
+    ] {
+        assert_eq!(
+            builder().issuer(bad).build().unwrap_err(),
+            ConfigError::Issuer,
+            "{bad}"
+        );
+    }
+    let server = builder()
+        .issuer("https://auth.example/tenant")
+        .build()
+        .unwrap();
+    assert_eq!(server.issuer(), "https://auth.example/tenant");
+}
+
+#[test]
+fn code_lifetime_is_capped_at_ten_minutes() {
+    let too_long = builder().code_lifetime(MAX_CODE_LIFETIME + Duration::from_secs(1));
+    assert_eq!(too_long.build().unwrap_err(), ConfigError::CodeLifetime);
+    let zero = builder().code_lifetime(Duration::ZERO);
+    assert_eq!(zero.build().unwrap_err(), ConfigError::CodeLifetime);
+    assert!(builder().code_lifetime(MAX_CODE_LIFETIME).build().is_ok());
+    let zero_access = builder().access_token_lifetime(Duration::from_millis(10));
+    assert_eq!(zero_access.build().unwrap_err(), ConfigError::ZeroLifetime);
+}
+
+#[test]
+fn limits_and_realm_are_checked() {
+    let inverted = builder().max_body_bytes(10).max_parameter_bytes(20);
+    assert_eq!(inverted.build().unwrap_err(), ConfigError::Limits);
+    let quoted = builder().realm("a\"b");
+    assert_eq!(quoted.build().unwrap_err(), ConfigError::Realm);
+}
+
+#[tokio::test]
+async fn the_realm_names_the_basic_challenge() {
+    let f = fixture_with(|b| b.realm("grantor demo"));
+    let response = f.token(None, "grant_type=client_credentials").await;
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Basic realm=\"grantor demo\""
+    );
+}
+
+#[tokio::test]
+async fn lifetimes_come_from_the_builder() {
+    let f = fixture_with(|b| b.access_token_lifetime(Duration::from_secs(120)));
+    let response = f
+        .token(Some(&f.fast_basic()), "grant_type=client_credentials")
+        .await;
+    assert_eq!(json(&response)["expires_in"], 120);
+    let access = json(&response)["access_token"].as_str().unwrap().to_owned();
+    f.clock.advance(Duration::from_secs(119));
+    assert!(f.access_is_active(&access).await);
+    f.clock.advance(Duration::from_secs(1));
+    assert!(!f.access_is_active(&access).await);
+}
+
+#[tokio::test]
+async fn secrets_never_appear_in_debug_output() {
+    let f = fixture();
+    let creds = ClientCredentials::generate().unwrap();
+    let pending = f
+        .pending(&format!(
+            "response_type=code&client_id=demo-client&redirect_uri={REDIRECT_ENCODED}&state=s"
+        ))
+        .await;
+    let response = f
+        .token(Some(&f.fast_basic()), "grant_type=client_credentials")
+        .await;
+    let access = json(&response)["access_token"].as_str().unwrap().to_owned();
+    let rendered = format!(
+        "{creds:?} {:?} {pending:?} {:?} {:?} {:?}",
+        f.server,
+        AccessToken::new(access.clone()),
+        Password::new(ALICE_PASSWORD),
+        f.clients.find_client("demo-client").await.unwrap(),
+    );
+    for secret in [
+        creds.secret.expose_secret(),
+        access.as_str(),
+        ALICE_PASSWORD,
+        "demo-secret",
+        &f.fast_secret,
+        "$argon2id$",
+    ] {
+        assert!(!rendered.contains(secret), "{secret} leaked: {rendered}");
+    }
+}
