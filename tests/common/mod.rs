@@ -82,21 +82,27 @@ pub fn fixture_with(
     ];
     let with_redirects = |b: ClientBuilder| b.redirect_uri(REDIRECT).redirect_uri(OTHER_REDIRECT);
     clients.insert(
-        with_redirects(Client::confidential("demo-client", seed.demo_verifier.clone()))
-            .name("Demo Client")
-            .grant_types(all)
-            .scopes("profile email")
-            .approval(Approval::Required)
-            .build()
-            .unwrap(),
+        with_redirects(Client::confidential(
+            "demo-client",
+            seed.demo_verifier.clone(),
+        ))
+        .name("Demo Client")
+        .grant_types(all)
+        .scopes("profile email")
+        .approval(Approval::Required)
+        .build()
+        .unwrap(),
     );
     clients.insert(
-        with_redirects(Client::confidential("plain-client", seed.plain_verifier.clone()))
-            .grant_types([GrantType::AuthorizationCode, GrantType::Password])
-            .scopes("profile email")
-            .approval(Approval::NotRequired)
-            .build()
-            .unwrap(),
+        with_redirects(Client::confidential(
+            "plain-client",
+            seed.plain_verifier.clone(),
+        ))
+        .grant_types([GrantType::AuthorizationCode, GrantType::Password])
+        .scopes("profile email")
+        .approval(Approval::NotRequired)
+        .build()
+        .unwrap(),
     );
     clients.insert(
         with_redirects(Client::public("public-client"))
@@ -108,13 +114,16 @@ pub fn fixture_with(
     );
     let creds = ClientCredentials::generate().unwrap();
     clients.insert(
-        with_redirects(Client::confidential(creds.client_id.as_str(), creds.verifier))
-            .grant_types(all)
-            .scopes("profile email")
-            .default_scope("profile")
-            .approval(Approval::NotRequired)
-            .build()
-            .unwrap(),
+        with_redirects(Client::confidential(
+            creds.client_id.as_str(),
+            creds.verifier,
+        ))
+        .grant_types(all)
+        .scopes("profile email")
+        .default_scope("profile")
+        .approval(Approval::NotRequired)
+        .build()
+        .unwrap(),
     );
     let clock = ManualClock::new(UnixTime::from_secs(START));
     let tokens = Arc::new(MemoryTokenIssuer::new());
@@ -177,7 +186,11 @@ pub fn redirect(response: &Response<String>) -> Redirect {
     let query = url.query_pairs().into_owned().collect();
     let fragment = url
         .fragment()
-        .map(|f| url::form_urlencoded::parse(f.as_bytes()).into_owned().collect())
+        .map(|f| {
+            url::form_urlencoded::parse(f.as_bytes())
+                .into_owned()
+                .collect()
+        })
         .unwrap_or_default();
     let mut base = url.clone();
     base.set_query(None);
