@@ -95,6 +95,11 @@ mod secret;
 mod server;
 mod store;
 
+/// The README's examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use authorize::{Authorize, Decision, PendingAuthorization, ResponseType};
 pub use client::{
     Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, GrantType,
