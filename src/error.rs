@@ -34,6 +34,10 @@ pub enum ErrorCode {
     ServerError,
     /// The server cannot handle the request now (a store is unreachable, or it is overloaded).
     TemporarilyUnavailable,
+    /// RFC 6750 §3.1: the bearer token is unknown, expired, revoked or malformed. Sent with 401.
+    InvalidToken,
+    /// RFC 6750 §3.1: the bearer token lacks the scope the resource needs. Sent with 403.
+    InsufficientScope,
 }
 
 impl ErrorCode {
@@ -50,13 +54,16 @@ impl ErrorCode {
             Self::AccessDenied => "access_denied",
             Self::ServerError => "server_error",
             Self::TemporarilyUnavailable => "temporarily_unavailable",
+            Self::InvalidToken => "invalid_token",
+            Self::InsufficientScope => "insufficient_scope",
         }
     }
 
     /// The HTTP status this code is sent with when it is answered directly (not redirected).
     pub fn status(self) -> StatusCode {
         match self {
-            Self::InvalidClient => StatusCode::UNAUTHORIZED,
+            Self::InvalidClient | Self::InvalidToken => StatusCode::UNAUTHORIZED,
+            Self::InsufficientScope => StatusCode::FORBIDDEN,
             Self::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
             Self::TemporarilyUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::BAD_REQUEST,

@@ -82,13 +82,18 @@
 #![forbid(unsafe_code)]
 
 mod authorize;
+mod bearer;
 mod client;
 mod clock;
 mod endpoint;
 mod error;
 mod grant;
 pub mod hash;
+#[cfg(feature = "tower")]
+pub mod layer;
+mod lookup;
 pub mod memory;
+mod metadata;
 mod pkce;
 mod scope;
 mod secret;
@@ -108,6 +113,7 @@ pub use client::{
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use error::{ErrorCode, OAuthError, StoreError, StoreErrorKind};
 pub use memory::{MemoryClientStore, MemoryTokenIssuer, MemoryUserStore};
+pub use metadata::EndpointPaths;
 pub use pkce::{CodeChallenge, CodeChallengeMethod};
 pub use scope::{Scope, ScopeError};
 pub use secret::{

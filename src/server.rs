@@ -4,13 +4,18 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{HeaderValue, Request, Response};
+use http::{HeaderMap, HeaderValue, Request, Response};
 
 use crate::authorize::{self, Authorize, Decision, PendingAuthorization};
+use crate::bearer;
 use crate::clock::{Clock, SystemClock};
 use crate::endpoint::form::Limits;
 use crate::endpoint::token;
+use crate::endpoint::{introspect, revoke};
 use crate::grant::client_auth::SecretCache;
+use crate::metadata::{self, EndpointPaths};
+use crate::scope::Scope;
+use crate::store::AccessGrant;
 use crate::store::{ClientStore, TokenIssuer, UserId, UserStore};
 
 /// Which clients must use PKCE at the authorization endpoint.
@@ -43,7 +48,10 @@ pub(crate) struct Inner {
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) issuer: String,
+    pub(crate) realm: String,
     pub(crate) basic_challenge: HeaderValue,
+    pub(crate) endpoints: EndpointPaths,
+    pub(crate) scopes_supported: Vec<String>,
     pub(crate) code_lifetime: Duration,
     pub(crate) access_token_lifetime: Duration,
     pub(crate) refresh_token_lifetime: Duration,
@@ -92,6 +100,49 @@ impl AuthorizationServer {
         token::token(&self.inner, request).await
     }
 
+    /// Token revocation (RFC 7009), `POST`: a client revokes its own access or refresh token.
+    /// Revoking a refresh token revokes its family and the access tokens issued from it.
+    /// Unknown tokens, and other clients' tokens, answer 200 and are left alone.
+    pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        revoke::revoke(&self.inner, request).await
+    }
+
+    /// Token introspection (RFC 7662), `POST`, client authentication required: an active
+    /// token's `scope`, `client_id`, `username`, `token_type`, `exp`, `iat`, `sub`, `jti`;
+    /// anything else is exactly `{"active":false}`.
+    pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        introspect::introspect(&self.inner, request).await
+    }
+
+    /// Bearer token validation for resource servers (RFC 6750): the grant behind the request's
+    /// `Authorization: Bearer` token, checked to carry every token of `required` scope, or the
+    /// ready refusal: 401 with a bare `WWW-Authenticate: Bearer realm=".."` challenge without
+    /// credentials, 401 `invalid_token` for a bad, expired or revoked token, 403
+    /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
+    /// header.
+    pub async fn bearer<B>(
+        &self,
+        request: &Request<B>,
+        required: Option<&Scope>,
+    ) -> Result<AccessGrant, Response<String>> {
+        bearer::check(&self.inner, request.headers(), required).await
+    }
+
+    /// [`AuthorizationServer::bearer`] on headers alone.
+    pub async fn bearer_headers(
+        &self,
+        headers: &HeaderMap,
+        required: Option<&Scope>,
+    ) -> Result<AccessGrant, Response<String>> {
+        bearer::check(&self.inner, headers, required).await
+    }
+
+    /// The authorization server metadata (RFC 8414) as `application/json`, for
+    /// `GET /.well-known/oauth-authorization-server`.
+    pub fn metadata(&self) -> Response<String> {
+        metadata::document(&self.inner.config)
+    }
+
     /// The issuer identifier this server was built with.
     pub fn issuer(&self) -> &str {
         &self.inner.config.issuer
@@ -113,6 +164,8 @@ impl fmt::Debug for AuthorizationServer {
 pub struct AuthorizationServerBuilder {
     issuer: Option<String>,
     realm: Option<String>,
+    endpoints: EndpointPaths,
+    scopes_supported: Vec<String>,
     clients: Option<Arc<dyn ClientStore>>,
     users: Option<Arc<dyn UserStore>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
@@ -132,6 +185,8 @@ impl Default for AuthorizationServerBuilder {
         Self {
             issuer: None,
             realm: None,
+            endpoints: EndpointPaths::default(),
+            scopes_supported: Vec::new(),
             clients: None,
             users: None,
             tokens: None,
@@ -156,9 +211,22 @@ impl AuthorizationServerBuilder {
         self
     }
 
-    /// The realm of the `WWW-Authenticate: Basic` challenge (default: the issuer).
+    /// The realm of the `WWW-Authenticate` Basic and Bearer challenges (default: the issuer).
     pub fn realm(mut self, realm: impl Into<String>) -> Self {
         self.realm = Some(realm.into());
+        self
+    }
+
+    /// Where the endpoints are served, for the metadata document (default: the
+    /// `/api/oauth/...` paths).
+    pub fn endpoints(mut self, endpoints: EndpointPaths) -> Self {
+        self.endpoints = endpoints;
+        self
+    }
+
+    /// The scopes listed as `scopes_supported` in the metadata (default: none listed).
+    pub fn scopes_supported(mut self, scopes: &Scope) -> Self {
+        self.scopes_supported = scopes.iter().map(str::to_owned).collect();
         self
     }
 
@@ -256,9 +324,22 @@ impl AuthorizationServerBuilder {
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
         }
+        let paths = &self.endpoints;
+        let all_paths = [
+            &paths.authorization,
+            &paths.token,
+            &paths.revocation,
+            &paths.introspection,
+        ];
+        if !all_paths.iter().all(|p| check_path(p)) {
+            return Err(ConfigError::EndpointPath);
+        }
         let config = Config {
             issuer,
+            realm,
             basic_challenge,
+            endpoints: self.endpoints,
+            scopes_supported: self.scopes_supported,
             code_lifetime: self.code_lifetime,
             access_token_lifetime: self.access_token_lifetime,
             refresh_token_lifetime: self.refresh_token_lifetime,
@@ -294,6 +375,15 @@ fn check_issuer(issuer: &str) -> Result<(), ConfigError> {
     if ok { Ok(()) } else { Err(ConfigError::Issuer) }
 }
 
+/// An absolute path: it joins the issuer into an absolute URL.
+fn check_path(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.starts_with("//")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'"' | b'\\'))
+}
+
 fn basic_challenge(realm: &str) -> Result<HeaderValue, ConfigError> {
     if realm
         .chars()
@@ -320,6 +410,9 @@ pub enum ConfigError {
     /// The code lifetime is zero or over ten minutes.
     #[error("the code lifetime must be between 1 second and 10 minutes")]
     CodeLifetime,
+    /// An endpoint path is not an absolute path without query or fragment.
+    #[error("endpoint paths must start with '/' and carry no query or fragment")]
+    EndpointPath,
     /// A lifetime is under one second.
     #[error("lifetimes must be at least one second")]
     ZeroLifetime,

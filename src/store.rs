@@ -95,6 +95,9 @@ pub trait TokenIssuer: Send + Sync {
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError>;
 
+    /// Revokes one access token at once (RFC 7009 §2.1); other tokens of its family stay.
+    async fn revoke_access_token(&self, token: &AccessToken) -> Result<(), StoreError>;
+
     /// Revokes every code and token of a family.
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
 }
@@ -242,6 +245,8 @@ pub struct RefreshGrant {
     pub family: FamilyId,
     /// `true` once it has been rotated: presenting it again is reuse.
     pub rotated: bool,
+    /// When it was issued.
+    pub issued_at: UnixTime,
     /// When it expires.
     pub expires_at: UnixTime,
 }

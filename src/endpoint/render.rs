@@ -1,7 +1,7 @@
 //! Outcomes to `http::Response`: token JSON, RFC 6749 §5.2 errors, redirects. The only place
 //! grantor formats HTTP.
 
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, PRAGMA, WWW_AUTHENTICATE};
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, LOCATION, PRAGMA, WWW_AUTHENTICATE};
 use http::{HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
@@ -10,6 +10,7 @@ use crate::error::{ErrorCode, OAuthError};
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const POST: HeaderValue = HeaderValue::from_static("POST");
 
 /// A JSON response that no cache keeps (RFC 6749 §5.1).
 pub(crate) fn json(status: StatusCode, body: &impl Serialize) -> Response<String> {
@@ -44,6 +45,10 @@ pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String>
         response
             .headers_mut()
             .insert(WWW_AUTHENTICATE, realm.clone());
+    }
+    if error.status() == StatusCode::METHOD_NOT_ALLOWED {
+        // Only the POST-only endpoints answer 405 themselves.
+        response.headers_mut().insert(ALLOW, POST);
     }
     response
 }

@@ -1,30 +1,20 @@
 //! The token endpoint (RFC 6749 §3.2): `POST`, form-encoded, client authenticated, then one
 //! grant by `grant_type`.
 
-use http::header::CONTENT_TYPE;
-use http::{Method, Request, Response, StatusCode};
+use http::{Request, Response, StatusCode};
 
-use super::form::{self, Form, FormError};
 use super::render;
 use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::{
-    self, TokenResponse, authorization_code, client_auth, client_credentials, password, refresh,
+    TokenResponse, authorization_code, client_auth, client_credentials, password, refresh,
 };
 use crate::server::Inner;
 
 pub(crate) async fn token<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Response<String> {
     match handle(inner, request).await {
         Ok(tokens) => render::json(StatusCode::OK, &tokens),
-        Err(error) => {
-            let mut response = render::error(&error, &inner.config.basic_challenge);
-            if error.status() == StatusCode::METHOD_NOT_ALLOWED {
-                response
-                    .headers_mut()
-                    .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
-            }
-            response
-        }
+        Err(error) => render::error(&error, &inner.config.basic_challenge),
     }
 }
 
@@ -32,7 +22,7 @@ async fn handle<B: AsRef<[u8]>>(
     inner: &Inner,
     request: &Request<B>,
 ) -> Result<TokenResponse, OAuthError> {
-    let form = read_form(inner, request)?;
+    let form = super::read_post_form(inner, request)?;
     let client = client_auth::authenticate(inner, request.headers(), &form).await?;
     let (grant, exchange) = match form.get("grant_type") {
         Some("authorization_code") => (GrantType::AuthorizationCode, Exchange::Code),
@@ -68,32 +58,4 @@ enum Exchange {
     Password,
     Refresh,
     ClientCredentials,
-}
-
-/// Method, Content-Type, size, encoding and repeated parameters: everything checked before
-/// anything is looked up.
-fn read_form<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Form, OAuthError> {
-    if request.method() != Method::POST {
-        return Err(
-            OAuthError::invalid_request("the token endpoint accepts POST only")
-                .with_status(StatusCode::METHOD_NOT_ALLOWED),
-        );
-    }
-    if !grant::is_form_content_type(request.headers().get(CONTENT_TYPE)) {
-        return Err(OAuthError::invalid_request(
-            "Content-Type must be application/x-www-form-urlencoded",
-        ));
-    }
-    let form = form::parse(request.body().as_ref(), inner.config.limits).map_err(|e| {
-        let error = OAuthError::invalid_request(e.description());
-        if e == FormError::TooLarge {
-            error.with_status(StatusCode::PAYLOAD_TOO_LARGE)
-        } else {
-            error
-        }
-    })?;
-    if let Some(name) = form.repeated() {
-        return Err(OAuthError::invalid_request(format!("{name} is repeated")));
-    }
-    Ok(form)
 }

@@ -100,6 +100,7 @@ struct AccessEntry {
 struct RefreshEntry {
     family: Arc<Family>,
     generation: u64,
+    issued_at: UnixTime,
     expires_at: UnixTime,
 }
 
@@ -198,6 +199,7 @@ impl MemoryTokenIssuer {
                 RefreshEntry {
                     family: Arc::clone(family),
                     generation,
+                    issued_at,
                     expires_at,
                 },
                 |e| e.is_dead(issued_at),
@@ -324,6 +326,7 @@ impl TokenIssuer for MemoryTokenIssuer {
                 authorization: family.authorization.clone(),
                 family: family.id,
                 rotated: entry.generation != family.generation.load(Ordering::Acquire),
+                issued_at: entry.issued_at,
                 expires_at: entry.expires_at,
             })
         }))
@@ -386,6 +389,12 @@ impl TokenIssuer for MemoryTokenIssuer {
                 expires_at: entry.expires_at,
             })
         }))
+    }
+
+    async fn revoke_access_token(&self, token: &AccessToken) -> Result<(), StoreError> {
+        let digest = token.digest();
+        self.state.access.with(&digest, |map| map.remove(&digest));
+        Ok(())
     }
 
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {

@@ -1,0 +1,107 @@
+//! Token introspection (RFC 7662): what an access or refresh token is, for an authenticated
+//! client.
+
+use http::{Request, Response, StatusCode};
+use serde::Serialize;
+
+use super::render;
+use crate::error::OAuthError;
+use crate::grant::{TOKEN_TYPE, client_auth};
+use crate::lookup::{self, Found};
+use crate::server::Inner;
+use crate::store::Authorization;
+
+/// An active token's description (RFC 7662 §2.2).
+#[derive(Serialize)]
+struct Active<'a> {
+    active: bool,
+    scope: &'a str,
+    client_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<&'a str>,
+    token_type: &'static str,
+    exp: u64,
+    iat: u64,
+    sub: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jti: Option<&'a str>,
+    iss: &'a str,
+}
+
+#[derive(Serialize)]
+struct Inactive {
+    active: bool,
+}
+
+pub(crate) async fn introspect<B: AsRef<[u8]>>(
+    inner: &Inner,
+    request: &Request<B>,
+) -> Response<String> {
+    match handle(inner, request).await {
+        Ok(Some(found)) => render::json(StatusCode::OK, &describe(inner, &found)),
+        Ok(None) => render::json(StatusCode::OK, &Inactive { active: false }),
+        Err(error) => render::error(&error, &inner.config.basic_challenge),
+    }
+}
+
+/// The token if it is active and the caller may see it.
+async fn handle<B: AsRef<[u8]>>(
+    inner: &Inner,
+    request: &Request<B>,
+) -> Result<Option<Found>, OAuthError> {
+    let form = super::read_post_form(inner, request)?;
+    let client = client_auth::authenticate(inner, request.headers(), &form).await?;
+    let token = form
+        .get("token")
+        .ok_or_else(|| OAuthError::invalid_request("token is missing"))?;
+    let now = inner.clock.now();
+    let found = lookup::find(inner, token, form.get("token_type_hint"), now).await?;
+    Ok(found.filter(|found| {
+        // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
+        let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);
+        // Public clients prove nothing about themselves, so they may only introspect their own
+        // tokens (RFC 7662 §4: no token scanning); confidential clients, such as resource
+        // servers, may introspect any.
+        let visible = !client.is_public() || found.client_id() == client.id().as_str();
+        usable && visible
+    }))
+}
+
+fn describe<'a>(inner: &'a Inner, found: &'a Found) -> Active<'a> {
+    let (authorization, token_type, iat, exp, jti) = match found {
+        Found::Access(grant) => (
+            &grant.authorization,
+            TOKEN_TYPE,
+            grant.issued_at,
+            grant.expires_at,
+            Some(grant.jti.as_str()),
+        ),
+        Found::Refresh(grant) => (
+            &grant.authorization,
+            "refresh_token",
+            grant.issued_at,
+            grant.expires_at,
+            None,
+        ),
+    };
+    let Authorization {
+        client_id,
+        user,
+        scope,
+    } = authorization;
+    Active {
+        active: true,
+        scope: scope.as_str(),
+        client_id: client_id.as_str(),
+        username: user.as_ref().map(|u| u.username()),
+        token_type,
+        exp: exp.as_secs(),
+        iat: iat.as_secs(),
+        // Without a user the client is its own resource owner (client credentials).
+        sub: user
+            .as_ref()
+            .map_or(client_id.as_str(), |u| u.id().as_str()),
+        jti,
+        iss: &inner.config.issuer,
+    }
+}
