@@ -12,7 +12,7 @@ use http::{Method, Request, Response};
 
 use crate::client::{Approval, Client, GrantType};
 use crate::clock::UnixTime;
-use crate::endpoint::form::{self, Form};
+use crate::endpoint::form::{self, Form, FormError};
 use crate::endpoint::render;
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::{self, authorization_code, implicit};
@@ -178,7 +178,14 @@ fn read_request<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<F
         )
         .with_status(http::StatusCode::METHOD_NOT_ALLOWED));
     };
-    parsed.map_err(|e| OAuthError::invalid_request(e.description()))
+    parsed.map_err(|e| {
+        let error = OAuthError::invalid_request(e.description());
+        if e == FormError::TooLarge && request.method() == Method::POST {
+            error.with_status(http::StatusCode::PAYLOAD_TOO_LARGE)
+        } else {
+            error
+        }
+    })
 }
 
 /// The checks that decide whether errors may be redirected at all (RFC 6749 §4.1.2.1).
@@ -292,13 +299,26 @@ async fn approve(
         .clients
         .find_client(pending.client.id().as_str())
         .await?;
-    let still_registered = current
-        .as_deref()
-        .is_some_and(|c| c.has_redirect_uri(&pending.redirect_uri));
-    if !still_registered {
+    let Some(current) = current.filter(|c| c.has_redirect_uri(&pending.redirect_uri)) else {
         return Ok(Approved::NotRedirectable(OAuthError::invalid_request(
             "the client or its redirect URI is no longer registered",
         )));
+    };
+    // The registration may have changed while the user signed in; what is issued follows the
+    // registration as it is now.
+    let grant = match pending.response_type {
+        ResponseType::Code => GrantType::AuthorizationCode,
+        ResponseType::Token => GrantType::Implicit,
+    };
+    if !current.allows(grant) {
+        return Err(OAuthError::unauthorized_client(
+            "the client is no longer allowed this response_type",
+        ));
+    }
+    if !pending.scope.is_subset_of(current.scopes()) {
+        return Err(OAuthError::invalid_scope(
+            "the requested scope exceeds what the client may now be granted",
+        ));
     }
     if pending
         .created_at

@@ -86,6 +86,7 @@ pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form, FormError> {
         return Err(FormError::TooLarge);
     }
     let mut form = Form::default();
+    let mut seen: Vec<&'static str> = Vec::new();
     for pair in input.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
         let (name, value) = match pair.iter().position(|&b| b == b'=') {
             Some(i) => (&pair[..i], &pair[i + 1..]),
@@ -96,10 +97,12 @@ pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form, FormError> {
         let Some(&known) = KNOWN.iter().find(|k| **k == name) else {
             continue;
         };
-        if form.params.iter().any(|(n, _)| *n == known) {
+        // Repeated even when one occurrence is empty: the answer must not depend on order.
+        if seen.contains(&known) {
             form.repeated.get_or_insert(known);
             continue;
         }
+        seen.push(known);
         if !value.is_empty() {
             form.params.push((known, value.into_owned()));
         }
@@ -191,6 +194,22 @@ mod tests {
         let form = parse(b"code=a&code=b", LIMITS).unwrap();
         assert_eq!(form.repeated(), Some("code"));
         assert_eq!(form.get("code"), Some("a"));
+    }
+
+    #[test]
+    fn repetition_does_not_depend_on_order_or_emptiness() {
+        assert_eq!(
+            parse(b"code=&code=a", LIMITS).unwrap().repeated(),
+            Some("code")
+        );
+        assert_eq!(
+            parse(b"code=a&code=", LIMITS).unwrap().repeated(),
+            Some("code")
+        );
+        assert_eq!(
+            parse(b"code&code", LIMITS).unwrap().repeated(),
+            Some("code")
+        );
     }
 
     #[test]

@@ -268,3 +268,58 @@ pub fn assert_error(response: &Response<String>, status: u16, code: &str) {
         );
     }
 }
+
+/// A form POST to `path` with optional `Authorization`.
+pub fn post(path: &str, authorization: Option<&str>, body: &str) -> Request<String> {
+    let mut builder =
+        Request::post(path).header("content-type", "application/x-www-form-urlencoded");
+    if let Some(authorization) = authorization {
+        builder = builder.header("authorization", authorization);
+    }
+    builder.body(body.to_owned()).unwrap()
+}
+
+impl Fixture {
+    /// Tokens from the code flow for the generated (digest-verified) client: access and refresh.
+    pub async fn fast_tokens(&self) -> serde_json::Value {
+        let code = self.code(&self.fast_id.clone(), "").await;
+        let body =
+            format!("grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}");
+        let response = self.token(Some(&self.fast_basic()), &body).await;
+        assert_eq!(response.status(), 200, "{}", response.body());
+        json(&response)
+    }
+
+    /// POSTs `body` to the revocation endpoint.
+    pub async fn revoke(&self, authorization: Option<&str>, body: &str) -> Response<String> {
+        let request = post("/api/oauth/revoke", authorization, body);
+        self.server.revoke(&request).await
+    }
+
+    /// POSTs `body` to the introspection endpoint.
+    pub async fn introspect(&self, authorization: Option<&str>, body: &str) -> Response<String> {
+        let request = post("/api/oauth/introspect", authorization, body);
+        self.server.introspect(&request).await
+    }
+
+    /// Bearer validation of a request carrying `authorization`.
+    pub async fn bearer(
+        &self,
+        authorization: Option<&str>,
+        scope: Option<&str>,
+    ) -> Result<AccessGrant, Response<String>> {
+        let mut builder = Request::get("/api/me");
+        if let Some(authorization) = authorization {
+            builder = builder.header("authorization", authorization);
+        }
+        let request = builder.body(()).unwrap();
+        let scope = scope.map(|s| Scope::parse(s).unwrap());
+        self.server.bearer(&request, scope.as_ref()).await
+    }
+
+    /// Refreshes with the generated client.
+    pub async fn refresh(&self, refresh_token: &str) -> Response<String> {
+        let body = format!("grant_type=refresh_token&refresh_token={refresh_token}");
+        self.token(Some(&self.fast_basic()), &body).await
+    }
+}
