@@ -1,0 +1,70 @@
+//! The tower layer guards a service in one line.
+#![cfg(feature = "tower")]
+
+mod common;
+
+use std::convert::Infallible;
+
+use common::*;
+use grantor::layer::RequireBearer;
+use grantor::{AccessGrant, Scope};
+use http::{Request, Response};
+use tower::{Layer, ServiceExt, service_fn};
+
+/// A protected resource answering with the user's email and the token's scope.
+async fn me(request: Request<String>) -> Result<Response<String>, Infallible> {
+    let grant = request
+        .extensions()
+        .get::<AccessGrant>()
+        .expect("the layer hands over the grant");
+    let email = grant.authorization.user.as_ref().map(|u| u.username());
+    let body = serde_json::json!({ "email": email, "scope": grant.authorization.scope.as_str() });
+    Ok(Response::new(body.to_string()))
+}
+
+fn get(authorization: Option<&str>) -> Request<String> {
+    let mut builder = Request::get("/api/me");
+    if let Some(authorization) = authorization {
+        builder = builder.header("authorization", authorization);
+    }
+    builder.body(String::new()).unwrap()
+}
+
+#[tokio::test]
+async fn the_layer_lets_valid_tokens_through_with_their_grant() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let service = RequireBearer::new(f.server.clone()).layer(service_fn(me));
+    let bearer = format!("Bearer {}", tokens["access_token"].as_str().unwrap());
+    let response = service.oneshot(get(Some(&bearer))).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body = json(&response);
+    assert_eq!(body["email"], ALICE);
+    assert_eq!(body["scope"], "profile");
+}
+
+#[tokio::test]
+async fn the_layer_answers_refusals_without_calling_the_service() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let guard = RequireBearer::new(f.server.clone());
+    let response = guard
+        .clone()
+        .layer(service_fn(me))
+        .oneshot(get(None))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Bearer realm=\"http://127.0.0.1:8080\""
+    );
+    let needs_email = guard.scope(Scope::parse("email").unwrap());
+    let bearer = format!("Bearer {}", tokens["access_token"].as_str().unwrap());
+    let response = needs_email
+        .layer(service_fn(me))
+        .oneshot(get(Some(&bearer)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+}

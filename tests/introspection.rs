@@ -1,0 +1,137 @@
+//! RFC 7662 introspection: active tokens described, everything else exactly `{"active":false}`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+const INACTIVE: &str = r#"{"active":false}"#;
+
+#[tokio::test]
+async fn an_active_access_token_is_described() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let access = tokens["access_token"].as_str().unwrap();
+    for hint in [
+        "",
+        "&token_type_hint=access_token",
+        "&token_type_hint=refresh_token",
+    ] {
+        let response = f
+            .introspect(Some(&f.fast_basic()), &format!("token={access}{hint}"))
+            .await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        assert_eq!(response.headers()["cache-control"], "no-store");
+        let body = json(&response);
+        assert_eq!(body["active"], true);
+        assert_eq!(body["scope"], "profile");
+        assert_eq!(body["client_id"], f.fast_id.as_str());
+        assert_eq!(body["username"], ALICE);
+        assert_eq!(body["sub"], f.alice.id().as_str());
+        assert_eq!(body["token_type"], "bearer");
+        assert_eq!(body["iat"], START);
+        assert_eq!(body["exp"], START + 3600);
+        assert_eq!(body["jti"], tokens["jti"]);
+        assert_eq!(body["iss"], ISSUER);
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_token_is_described_until_it_rotates() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    for hint in [
+        "",
+        "&token_type_hint=refresh_token",
+        "&token_type_hint=access_token",
+    ] {
+        let response = f
+            .introspect(Some(&f.fast_basic()), &format!("token={refresh}{hint}"))
+            .await;
+        let body = json(&response);
+        assert_eq!(body["active"], true);
+        assert_eq!(body["token_type"], "refresh_token");
+        assert_eq!(body["username"], ALICE);
+        assert_eq!(body["exp"], START + 30 * 24 * 3600);
+        assert!(body.get("jti").is_none());
+    }
+    assert_eq!(f.refresh(refresh).await.status(), 200);
+    let response = f
+        .introspect(Some(&f.fast_basic()), &format!("token={refresh}"))
+        .await;
+    assert_eq!(response.body(), INACTIVE);
+}
+
+#[tokio::test]
+async fn unknown_expired_and_revoked_tokens_are_exactly_inactive() {
+    let f = fixture();
+    let auth = f.fast_basic();
+    let response = f.introspect(Some(&auth), "token=no-such-token").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.body(), INACTIVE);
+
+    let revoked = f.fast_tokens().await;
+    let access = revoked["access_token"].as_str().unwrap();
+    f.revoke(Some(&auth), &format!("token={access}")).await;
+    let response = f.introspect(Some(&auth), &format!("token={access}")).await;
+    assert_eq!(response.body(), INACTIVE);
+
+    let family = f.fast_tokens().await;
+    let refresh = family["refresh_token"].as_str().unwrap();
+    f.revoke(Some(&auth), &format!("token={refresh}")).await;
+    for token in [&family["access_token"], &family["refresh_token"]] {
+        let body = format!("token={}", token.as_str().unwrap());
+        assert_eq!(f.introspect(Some(&auth), &body).await.body(), INACTIVE);
+    }
+
+    let expiring = f.fast_tokens().await;
+    f.clock.advance(Duration::from_secs(3600));
+    let body = format!("token={}", expiring["access_token"].as_str().unwrap());
+    assert_eq!(f.introspect(Some(&auth), &body).await.body(), INACTIVE);
+}
+
+#[tokio::test]
+async fn a_client_credentials_token_has_the_client_as_subject_and_no_username() {
+    let f = fixture();
+    let response = f
+        .token(Some(&f.fast_basic()), "grant_type=client_credentials")
+        .await;
+    let access = json(&response)["access_token"].as_str().unwrap().to_owned();
+    let body = json(
+        &f.introspect(Some(&f.demo_basic()), &format!("token={access}"))
+            .await,
+    );
+    assert_eq!(body["active"], true);
+    assert_eq!(body["sub"], f.fast_id.as_str());
+    assert!(body.get("username").is_none());
+}
+
+#[tokio::test]
+async fn introspection_requires_client_authentication() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let body = format!("token={}", tokens["access_token"].as_str().unwrap());
+    assert_error(&f.introspect(None, &body).await, 401, "invalid_client");
+    let wrong = basic(&f.fast_id, "wrong");
+    assert_error(
+        &f.introspect(Some(&wrong), &body).await,
+        401,
+        "invalid_client",
+    );
+    let missing = f.introspect(Some(&f.fast_basic()), "").await;
+    assert_error(&missing, 400, "invalid_request");
+}
+
+#[tokio::test]
+async fn a_public_client_sees_only_its_own_tokens() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let body = format!(
+        "token={}&client_id=public-client",
+        tokens["access_token"].as_str().unwrap()
+    );
+    assert_eq!(f.introspect(None, &body).await.body(), INACTIVE);
+}

@@ -1,0 +1,96 @@
+//! RFC 8414 metadata: built from the configuration, every endpoint absolute, only what is
+//! really accepted.
+
+mod common;
+
+use common::*;
+use grantor::{EndpointPaths, Scope};
+
+#[tokio::test]
+async fn metadata_describes_the_server_as_configured() {
+    let scopes = Scope::parse("profile email admin").unwrap();
+    let f = fixture_with(|b| b.scopes_supported(&scopes));
+    let response = f.server.metadata();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let m = json(&response);
+    assert_eq!(m["issuer"], ISSUER);
+    assert_eq!(
+        m["authorization_endpoint"],
+        "http://127.0.0.1:8080/api/oauth/authorize"
+    );
+    assert_eq!(m["token_endpoint"], "http://127.0.0.1:8080/api/oauth/token");
+    assert_eq!(
+        m["revocation_endpoint"],
+        "http://127.0.0.1:8080/api/oauth/revoke"
+    );
+    assert_eq!(
+        m["introspection_endpoint"],
+        "http://127.0.0.1:8080/api/oauth/introspect"
+    );
+    assert_eq!(
+        m["response_types_supported"],
+        serde_json::json!(["code", "token"])
+    );
+    assert_eq!(
+        m["grant_types_supported"],
+        serde_json::json!([
+            "authorization_code",
+            "implicit",
+            "password",
+            "refresh_token",
+            "client_credentials"
+        ])
+    );
+    assert_eq!(
+        m["code_challenge_methods_supported"],
+        serde_json::json!(["S256"])
+    );
+    let auth = serde_json::json!(["client_secret_basic", "none"]);
+    assert_eq!(m["token_endpoint_auth_methods_supported"], auth);
+    assert_eq!(m["revocation_endpoint_auth_methods_supported"], auth);
+    assert_eq!(m["introspection_endpoint_auth_methods_supported"], auth);
+    assert_eq!(
+        m["scopes_supported"],
+        serde_json::json!(["admin", "email", "profile"])
+    );
+    assert_eq!(m["authorization_response_iss_parameter_supported"], true);
+    assert!(!response.body().contains("client_secret_post"));
+}
+
+#[tokio::test]
+async fn metadata_follows_paths_pkce_and_issuer_settings() {
+    let paths = EndpointPaths {
+        token: "/oauth2/token".to_owned(),
+        ..EndpointPaths::default()
+    };
+    let f = fixture_with(|b| {
+        b.issuer("https://auth.example/tenant/")
+            .endpoints(paths)
+            .allow_plain_pkce(true)
+    });
+    let m = json(&f.server.metadata());
+    assert_eq!(m["issuer"], "https://auth.example/tenant/");
+    assert_eq!(
+        m["token_endpoint"],
+        "https://auth.example/tenant/oauth2/token"
+    );
+    assert_eq!(
+        m["code_challenge_methods_supported"],
+        serde_json::json!(["S256", "plain"])
+    );
+    assert!(m.get("scopes_supported").is_none());
+}
+
+#[test]
+fn endpoint_paths_must_be_absolute_paths() {
+    let bad = EndpointPaths {
+        revocation: "revoke?x=1".to_owned(),
+        ..EndpointPaths::default()
+    };
+    let built = grantor::AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .endpoints(bad)
+        .build();
+    assert_eq!(built.unwrap_err(), grantor::ConfigError::EndpointPath);
+}
