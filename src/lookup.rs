@@ -1,8 +1,15 @@
 //! Finding a presented token of either kind, with `token_type_hint` (RFC 7009 §2.1, RFC 7662
 //! §2.1) deciding only where to look first.
 
+use std::sync::Arc;
+
+use http::Request;
+
+use crate::client::Client;
 use crate::clock::UnixTime;
+use crate::endpoint::read_post_form;
 use crate::error::OAuthError;
+use crate::grant::client_auth;
 use crate::secret::{AccessToken, RefreshToken};
 use crate::server::Inner;
 use crate::store::{AccessGrant, RefreshGrant};
@@ -54,4 +61,30 @@ pub(crate) async fn find(
         }
     }
     Ok(None)
+}
+
+/// A revocation or introspection request (RFC 7009 §2.1, RFC 7662 §2.1): read, its client
+/// authenticated, its token looked up.
+pub(crate) struct TokenQuery {
+    pub(crate) client: Arc<Client>,
+    pub(crate) token: String,
+    pub(crate) found: Option<Found>,
+}
+
+pub(crate) async fn read_query<B: AsRef<[u8]>>(
+    inner: &Inner,
+    request: &Request<B>,
+) -> Result<TokenQuery, OAuthError> {
+    let form = read_post_form(inner, request)?;
+    let client = client_auth::authenticate(inner, request.headers(), &form).await?;
+    let token = form
+        .get("token")
+        .ok_or_else(|| OAuthError::invalid_request("token is missing"))?;
+    let now = inner.clock.now();
+    let found = find(inner, token, form.get("token_type_hint"), now).await?;
+    Ok(TokenQuery {
+        client,
+        token: token.to_owned(),
+        found,
+    })
 }

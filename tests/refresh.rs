@@ -2,31 +2,17 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::*;
 use http::Response;
 use serde_json::Value;
 
-/// Asserts a token response (200, JSON, never cached) and answers its body.
 fn tokens(response: &Response<String>) -> Value {
-    assert_eq!(response.status(), 200, "{response:?}");
-    assert_eq!(response.headers()["content-type"], "application/json");
-    assert_eq!(response.headers()["cache-control"], "no-store");
-    assert_eq!(response.headers()["pragma"], "no-cache");
-    let body = json(response);
-    assert_eq!(body["token_type"], "bearer", "{body}");
+    let body = assert_tokens(response);
     assert_eq!(body["expires_in"].as_u64(), Some(3600), "{body}");
     assert!(body["refresh_token"].is_string(), "{body}");
     body
-}
-
-/// Asserts the response's scope is the set `expected` (order is not significant, RFC 6749 §3.3).
-fn assert_scope(body: &Value, expected: &str) {
-    let scope = body["scope"].as_str().expect("a scope");
-    let actual: BTreeSet<&str> = scope.split(' ').filter(|s| !s.is_empty()).collect();
-    assert_eq!(actual, expected.split(' ').collect(), "{body}");
 }
 
 fn access(body: &Value) -> &str {
@@ -229,17 +215,9 @@ async fn access_token_is_not_a_refresh_token() {
 async fn concurrent_refreshes_rotate_once() {
     let f = fixture();
     let first = fast_tokens(&f).await;
-    let auth = f.fast_basic();
-    let tasks: Vec<_> = (0..50)
-        .map(|_| {
-            let server = f.server.clone();
-            let request = token_request(Some(&auth), &refresh_body(&first));
-            tokio::spawn(async move { server.token(&request).await })
-        })
-        .collect();
+    let responses = race_token(&f.server, &f.fast_basic(), &refresh_body(&first), 50).await;
     let mut winners = Vec::new();
-    for task in tasks {
-        let response = task.await.unwrap();
+    for response in responses {
         if response.status() == 200 {
             winners.push(json(&response));
         } else {
@@ -251,7 +229,7 @@ async fn concurrent_refreshes_rotate_once() {
     assert!(!f.access_is_active(access(&first)).await);
     for winner in &winners {
         assert!(!f.access_is_active(access(winner)).await);
-        let response = f.token(Some(&auth), &refresh_body(winner)).await;
+        let response = f.token(Some(&f.fast_basic()), &refresh_body(winner)).await;
         assert_error(&response, 400, "invalid_grant");
     }
 }

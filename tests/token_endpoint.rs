@@ -6,7 +6,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use common::*;
 use grantor::*;
-use http::{Request, Response};
+use http::Request;
 
 const CC: &str = "grant_type=client_credentials";
 
@@ -25,17 +25,6 @@ fn raw(
         builder = builder.header("authorization", *authorization);
     }
     builder.body(body.into()).unwrap()
-}
-
-/// Asserts a token response: 200, JSON, never cached.
-fn assert_tokens(response: &Response<String>) -> serde_json::Value {
-    assert_eq!(response.status(), 200, "{response:?}");
-    assert_eq!(response.headers()["content-type"], "application/json");
-    assert_eq!(response.headers()["cache-control"], "no-store");
-    assert_eq!(response.headers()["pragma"], "no-cache");
-    let body = json(response);
-    assert!(body["access_token"].is_string(), "{body}");
-    body
 }
 
 fn code_body(code: &str) -> String {

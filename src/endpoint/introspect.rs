@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::render;
 use crate::error::OAuthError;
-use crate::grant::{TOKEN_TYPE, client_auth};
+use crate::grant::TOKEN_TYPE;
 use crate::lookup::{self, Found};
 use crate::server::Inner;
 use crate::store::Authorization;
@@ -49,14 +49,9 @@ async fn handle<B: AsRef<[u8]>>(
     inner: &Inner,
     request: &Request<B>,
 ) -> Result<Option<Found>, OAuthError> {
-    let form = super::read_post_form(inner, request)?;
-    let client = client_auth::authenticate(inner, request.headers(), &form).await?;
-    let token = form
-        .get("token")
-        .ok_or_else(|| OAuthError::invalid_request("token is missing"))?;
-    let now = inner.clock.now();
-    let found = lookup::find(inner, token, form.get("token_type_hint"), now).await?;
-    Ok(found.filter(|found| {
+    let query = lookup::read_query(inner, request).await?;
+    let client = query.client;
+    Ok(query.found.filter(|found| {
         // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
         let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);
         // Public clients prove nothing about themselves, so they may only introspect their own

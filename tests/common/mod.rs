@@ -323,3 +323,57 @@ impl Fixture {
         self.token(Some(&self.fast_basic()), &body).await
     }
 }
+
+/// Asserts a successful token response (RFC 6749 §5.1, with the spec's `jti`): 200, JSON, never
+/// cached, a bearer token with its `jti` and integer `expires_in`. Answers the body.
+pub fn assert_tokens(response: &Response<String>) -> serde_json::Value {
+    assert_eq!(response.status(), 200, "{response:?}");
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    assert_eq!(response.headers()["pragma"], "no-cache");
+    let body = json(response);
+    assert_eq!(body["token_type"], "bearer", "{body}");
+    assert!(body["access_token"].is_string(), "{body}");
+    assert!(
+        body["jti"].is_string() && body["jti"] != body["access_token"],
+        "{body}"
+    );
+    assert!(body["expires_in"].is_u64(), "{body}");
+    assert!(body["scope"].is_string(), "{body}");
+    body
+}
+
+/// Asserts the response's scope is the set `expected` (order is not significant, RFC 6749 §3.3).
+pub fn assert_scope(body: &serde_json::Value, expected: &str) {
+    let scope = body["scope"].as_str().expect("a scope");
+    let actual: std::collections::BTreeSet<&str> =
+        scope.split(' ').filter(|s| !s.is_empty()).collect();
+    let expected: std::collections::BTreeSet<&str> =
+        expected.split(' ').filter(|s| !s.is_empty()).collect();
+    assert_eq!(actual, expected, "{body}");
+}
+
+/// Sends `count` copies of a token request at once from separate tasks; answers every response.
+pub async fn race_token(
+    server: &AuthorizationServer,
+    authorization: &str,
+    body: &str,
+    count: usize,
+) -> Vec<Response<String>> {
+    let barrier = Arc::new(tokio::sync::Barrier::new(count));
+    let tasks: Vec<_> = (0..count)
+        .map(|_| {
+            let (server, barrier) = (server.clone(), barrier.clone());
+            let request = token_request(Some(authorization), body);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                server.token(&request).await
+            })
+        })
+        .collect();
+    let mut responses = Vec::with_capacity(count);
+    for task in tasks {
+        responses.push(task.await.expect("the task ran"));
+    }
+    responses
+}
