@@ -98,7 +98,9 @@ mod pkce;
 mod scope;
 mod secret;
 mod server;
+pub mod signin;
 mod store;
+mod throttle;
 
 /// The README's examples run as doc tests.
 #[cfg(doctest)]
@@ -122,7 +124,9 @@ pub use secret::{
 pub use server::{
     AuthorizationServer, AuthorizationServerBuilder, ConfigError, MAX_CODE_LIFETIME, PkcePolicy,
 };
+pub use signin::{SignInFlow, Step};
 pub use store::{
     AccessGrant, Authorization, ClientStore, CodeGrant, CodeRedemption, FamilyId, IssuedTokens,
     NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId, UserStore,
 };
+pub use throttle::SignInThrottle;

@@ -17,6 +17,7 @@ use crate::metadata::{self, EndpointPaths};
 use crate::scope::Scope;
 use crate::store::AccessGrant;
 use crate::store::{ClientStore, TokenIssuer, UserId, UserStore};
+use crate::throttle::SignInThrottle;
 
 /// Which clients must use PKCE at the authorization endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +43,7 @@ pub(crate) struct Inner {
     pub(crate) tokens: Arc<dyn TokenIssuer>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) secret_cache: SecretCache,
+    pub(crate) throttle: SignInThrottle,
 }
 
 /// Settings with DESIGN.md's defaults.
@@ -143,6 +145,22 @@ impl AuthorizationServer {
         metadata::document(&self.inner.config)
     }
 
+    /// The largest request body the endpoints accept. A host that stops reading a body at this
+    /// size answers with [`AuthorizationServer::payload_too_large`].
+    pub fn max_body_bytes(&self) -> usize {
+        self.inner.config.limits.max_input
+    }
+
+    /// The 413 `invalid_request` answer for a body over [`AuthorizationServer::max_body_bytes`],
+    /// for hosts that cap the body while reading it.
+    pub fn payload_too_large(&self) -> Response<String> {
+        let error = crate::error::OAuthError::invalid_request(
+            "the request is larger than this server accepts",
+        )
+        .with_status(http::StatusCode::PAYLOAD_TOO_LARGE);
+        crate::endpoint::render::error(&error, &self.inner.config.basic_challenge)
+    }
+
     /// The issuer identifier this server was built with.
     pub fn issuer(&self) -> &str {
         &self.inner.config.issuer
@@ -159,7 +177,8 @@ impl fmt::Debug for AuthorizationServer {
 
 /// Configures an [`AuthorizationServer`]. Defaults: code 60 s, access token 1 h, refresh token
 /// 30 days, authorization request 10 min; request body ≤ 16 KiB, each parameter ≤ 4 KiB; PKCE
-/// `S256` required for public clients, `plain` refused; the system clock.
+/// `S256` required for public clients, `plain` refused; 10 failed sign-ins per account per 10
+/// minutes; the system clock.
 #[must_use = "call .build() to get the server"]
 pub struct AuthorizationServerBuilder {
     issuer: Option<String>,
@@ -178,6 +197,7 @@ pub struct AuthorizationServerBuilder {
     max_param: usize,
     allow_plain_pkce: bool,
     pkce: PkcePolicy,
+    throttle: SignInThrottle,
 }
 
 impl Default for AuthorizationServerBuilder {
@@ -199,6 +219,7 @@ impl Default for AuthorizationServerBuilder {
             max_param: 4 * 1024,
             allow_plain_pkce: false,
             pkce: PkcePolicy::PublicClients,
+            throttle: SignInThrottle::default(),
         }
     }
 }
@@ -304,6 +325,13 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// How failed password attempts are throttled per account, at the password grant and in
+    /// [`SignInFlow`](crate::SignInFlow) (default: 10 failures per 10 minutes).
+    pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
+        self.throttle = throttle;
+        self
+    }
+
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
@@ -359,6 +387,7 @@ impl AuthorizationServerBuilder {
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
                 clock: self.clock,
                 secret_cache: SecretCache::new(),
+                throttle: self.throttle,
             }),
         })
     }

@@ -8,7 +8,7 @@ use crate::endpoint::form::Form;
 use crate::error::OAuthError;
 use crate::secret::Password;
 use crate::server::Inner;
-use crate::store::Authorization;
+use crate::store::{Authorization, User};
 
 pub(crate) async fn exchange(
     inner: &Inner,
@@ -25,11 +25,7 @@ pub(crate) async fn exchange(
         .ok_or_else(|| OAuthError::invalid_request("password is missing"))?;
     // Checked before the password so a bad scope costs no hashing.
     let scope = resolve_scope(form.get("scope"), client)?;
-    let user = inner
-        .users
-        .authenticate(username, &password)
-        .await?
-        .ok_or_else(|| OAuthError::invalid_grant("the username or password is incorrect"))?;
+    let user = authenticate(inner, username, &password, now).await?;
     let authorization = Authorization {
         client_id: client.id().clone(),
         user: Some(user),
@@ -43,4 +39,31 @@ pub(crate) async fn exchange(
         now,
     )
     .await
+}
+
+/// Checks a username and password against the user store, throttled per account: past the
+/// limit, attempts are refused without checking the password.
+pub(crate) async fn authenticate(
+    inner: &Inner,
+    username: &str,
+    password: &Password,
+    now: UnixTime,
+) -> Result<User, OAuthError> {
+    if inner.throttle.check(username, now).is_err() {
+        return Err(OAuthError::invalid_grant(
+            "too many failed sign-ins for this account; try again later",
+        ));
+    }
+    match inner.users.authenticate(username, password).await? {
+        Some(user) => {
+            inner.throttle.record_success(username);
+            Ok(user)
+        }
+        None => {
+            inner.throttle.record_failure(username, now);
+            Err(OAuthError::invalid_grant(
+                "the username or password is incorrect",
+            ))
+        }
+    }
 }

@@ -1,0 +1,382 @@
+//! What both demo servers share: settings, the seeded deployment of the demo contract, and the
+//! host's pages. Everything here works on `http` types; each example maps its framework to it.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use grantor::signin::{ApprovalPage, SignInPage};
+use grantor::*;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, SET_COOKIE};
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+
+/// The demo's settings, from flags or the environment (flags win).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub addr: SocketAddr,
+    pub issuer: String,
+    pub code_ttl: Duration,
+}
+
+impl Settings {
+    /// `--addr` / `GRANTOR_ADDR` (default 127.0.0.1:8080), `--issuer` / `GRANTOR_ISSUER`
+    /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60).
+    pub fn from_args_and_env() -> Result<Self, String> {
+        let mut addr = std::env::var("GRANTOR_ADDR").ok();
+        let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
+        let mut code_ttl = std::env::var("GRANTOR_CODE_TTL").ok();
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            let (name, inline) = match arg.split_once('=') {
+                Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+                None => (arg.clone(), None),
+            };
+            let slot = match name.as_str() {
+                "--addr" => &mut addr,
+                "--issuer" => &mut issuer,
+                "--code-ttl" => &mut code_ttl,
+                "-h" | "--help" => {
+                    return Err(
+                        "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
+                                (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL)"
+                            .to_owned(),
+                    );
+                }
+                other => return Err(format!("unknown argument {other}; try --help")),
+            };
+            let value = inline.or_else(|| args.next());
+            *slot = Some(value.ok_or_else(|| format!("{name} needs a value"))?);
+        }
+        let addr: SocketAddr = addr
+            .as_deref()
+            .unwrap_or("127.0.0.1:8080")
+            .parse()
+            .map_err(|e| format!("bad address: {e}"))?;
+        let issuer = issuer.unwrap_or_else(|| format!("http://{addr}"));
+        let code_ttl = match code_ttl {
+            Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad code TTL: {e}"))?),
+            None => Duration::from_secs(60),
+        };
+        Ok(Self {
+            addr,
+            issuer,
+            code_ttl,
+        })
+    }
+}
+
+/// The demo deployment: grantor's server, the sign-in flow, and how cookies are marked.
+pub struct Demo {
+    pub server: AuthorizationServer,
+    pub flow: SignInFlow,
+    secure_cookies: bool,
+}
+
+const REDIRECTS: [&str; 2] = [
+    "http://127.0.0.1:8081/callback",
+    "http://localhost:8081/callback",
+];
+
+/// Seeds the contract's clients and users (only verifiers and hashes are kept) and builds the
+/// server.
+pub fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error>> {
+    let clients = MemoryClientStore::new();
+    let with_redirects = |b: ClientBuilder| {
+        REDIRECTS
+            .iter()
+            .fold(b, |b, uri| b.redirect_uri(*uri))
+            .scopes("profile email")
+    };
+    let demo_secret = SecretVerifier::argon2id(&ClientSecret::new("demo-secret"))?;
+    clients.insert(
+        with_redirects(Client::confidential("demo-client", demo_secret))
+            .name("Demo Client")
+            .grant_types(GrantType::ALL)
+            .approval(Approval::Required)
+            .build()?,
+    );
+    let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
+    clients.insert(
+        with_redirects(Client::confidential("plain-client", plain_secret))
+            .name("Plain Client")
+            .grant_types([GrantType::AuthorizationCode, GrantType::Password])
+            .approval(Approval::NotRequired)
+            .build()?,
+    );
+    clients.insert(
+        with_redirects(Client::public("public-client"))
+            .name("Public Client")
+            .grant_types([GrantType::AuthorizationCode])
+            .approval(Approval::NotRequired)
+            .build()?,
+    );
+    let users = MemoryUserStore::new();
+    users.add("alice@example.com", &Password::new("alice-password-1"))?;
+    users.add("bob@example.com", &Password::new("bob-password-2"))?;
+    let server = AuthorizationServer::builder()
+        .issuer(settings.issuer.clone())
+        .code_lifetime(settings.code_ttl)
+        .scopes_supported(&Scope::parse("profile email admin")?)
+        .clients(Arc::new(clients))
+        .users(Arc::new(users))
+        .tokens(Arc::new(MemoryTokenIssuer::new()))
+        .build()?;
+    Ok(Demo {
+        flow: SignInFlow::new(server.clone()),
+        server,
+        secure_cookies: settings.issuer.starts_with("https:"),
+    })
+}
+
+/// The sign-in session cookie.
+const COOKIE_NAME: &str = "grantor_signin";
+
+impl Demo {
+    /// Renders a sign-in step: a page, the redirect to the client, or an error page.
+    pub fn render(&self, step: Step) -> Response<String> {
+        match step {
+            Step::SignIn(page) => {
+                let session = page.session.clone();
+                self.page(StatusCode::OK, &sign_in_html(&page), Some(&session))
+            }
+            Step::Approve(page) => {
+                let session = page.session.clone();
+                self.page(StatusCode::OK, &approval_html(&page), Some(&session))
+            }
+            Step::Respond(response) => response,
+            Step::Error(error) => self.page(error.status(), &error_html(&error), None),
+        }
+    }
+
+    /// `POST /signin`: the sign-in form.
+    pub async fn sign_in(&self, headers: &HeaderMap, body: &[u8]) -> Response<String> {
+        let form = Form::parse(body);
+        let password = Password::new(form.get("password"));
+        let step = self
+            .flow
+            .sign_in(
+                &session_cookie(headers),
+                form.get("csrf"),
+                form.get("username"),
+                &password,
+            )
+            .await;
+        self.render(step)
+    }
+
+    /// `POST /approve`: the approval form.
+    pub async fn approve(&self, headers: &HeaderMap, body: &[u8]) -> Response<String> {
+        let form = Form::parse(body);
+        let decision = match form.get("decision") {
+            "approve" => Decision::Approve,
+            _ => Decision::Deny,
+        };
+        let step = self
+            .flow
+            .decide(&session_cookie(headers), form.get("csrf"), decision)
+            .await;
+        self.render(step)
+    }
+
+    /// `GET /api/me`: the protected resource.
+    pub async fn me(&self, headers: &HeaderMap) -> Response<String> {
+        match self.server.bearer_headers(headers, None).await {
+            Ok(grant) => {
+                let user = grant.authorization.user.as_ref();
+                let body = serde_json::json!({
+                    "email": user.map(|u| u.username()),
+                    "sub": user.map_or(grant.authorization.client_id.as_str(), |u| u.id().as_str()),
+                    "client_id": grant.authorization.client_id.as_str(),
+                    "scope": grant.authorization.scope.as_str(),
+                });
+                let mut response = Response::new(body.to_string());
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                response
+                    .headers_mut()
+                    .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                response
+            }
+            Err(refusal) => refusal,
+        }
+    }
+
+    /// `GET /`: a page saying what this is.
+    pub fn index(&self) -> Response<String> {
+        let issuer = escape(self.server.issuer());
+        let html = format!(
+            "<h1>grantor demo</h1><p>An OAuth 2.0 authorization server. Metadata: \
+             <a href=\"/.well-known/oauth-authorization-server\">{issuer}/.well-known/oauth-authorization-server</a></p>"
+        );
+        self.page(StatusCode::OK, &html, None)
+    }
+
+    /// An HTML page with the headers every page of the sign-in flow carries.
+    fn page(&self, status: StatusCode, body: &str, session: Option<&str>) -> Response<String> {
+        let mut response = Response::new(layout(body));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        let fixed = [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (CACHE_CONTROL, "no-store"),
+            (http::header::X_FRAME_OPTIONS, "DENY"),
+            (
+                http::header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+            (http::header::REFERRER_POLICY, "no-referrer"),
+            (http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ];
+        for (name, value) in fixed {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+        if let Some(session) = session {
+            let secure = if self.secure_cookies { "; Secure" } else { "" };
+            let cookie = format!(
+                "{COOKIE_NAME}={session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=600{secure}"
+            );
+            if let Ok(value) = HeaderValue::from_str(&cookie) {
+                headers.insert(SET_COOKIE, value);
+            }
+        }
+        response
+    }
+}
+
+/// The sign-in session id from the `Cookie` header (empty if absent).
+fn session_cookie(headers: &HeaderMap) -> String {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE_NAME)
+        .map(|(_, value)| value.to_owned())
+        .unwrap_or_default()
+}
+
+/// A posted HTML form (last value wins; these are the host's own forms).
+struct Form(Vec<(String, String)>);
+
+impl Form {
+    fn parse(body: &[u8]) -> Self {
+        Self(url::form_urlencoded::parse(body).into_owned().collect())
+    }
+
+    fn get(&self, name: &str) -> &str {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+fn layout(body: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>grantor demo</title><style>{STYLE}</style></head>\
+         <body><main>{body}</main></body></html>\n"
+    )
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0}\
+main{max-width:24rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:8px;\
+box-shadow:0 1px 4px rgba(0,0,0,.15)}h1{font-size:1.4rem;margin-top:0}\
+label{display:block;margin:1rem 0 .3rem;font-weight:600}\
+input[type=email],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box;\
+border:1px solid #999;border-radius:4px}button{margin-top:1.2rem;padding:.55rem 1.2rem;\
+border:0;border-radius:4px;background:#2457c5;color:#fff;font-size:1rem;cursor:pointer}\
+button.secondary{background:#777;margin-left:.5rem}.problem{color:#a00;font-weight:600}\
+ul{padding-left:1.2rem}";
+
+fn sign_in_html(page: &SignInPage) -> String {
+    let problem = page
+        .problem
+        .map(|p| {
+            format!(
+                "<p class=\"problem\" role=\"alert\">{}</p>",
+                escape(&p.to_string())
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "<h1>Sign in</h1><p><strong>{client}</strong> wants to access your account.</p>{problem}\
+         <form method=\"post\" action=\"/signin\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label for=\"username\">Email</label>\
+         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required autofocus>\
+         <label for=\"password\">Password</label>\
+         <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
+         <button type=\"submit\">Sign in</button></form>",
+        client = escape(&page.client_name),
+        csrf = escape(&page.csrf),
+    )
+}
+
+fn approval_html(page: &ApprovalPage) -> String {
+    let scopes: String = if page.scope.is_empty() {
+        "<li>Only to know that you signed in</li>".to_owned()
+    } else {
+        page.scope
+            .iter()
+            .map(|s| {
+                format!(
+                    "<li><strong>{}</strong>: {}</li>",
+                    escape(s),
+                    describe_scope(s)
+                )
+            })
+            .collect()
+    };
+    format!(
+        "<h1>Allow access?</h1><p>Signed in as {user}.</p>\
+         <p><strong>{client}</strong> asks for:</p><ul>{scopes}</ul>\
+         <form method=\"post\" action=\"/approve\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
+         <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button>\
+         </form>",
+        user = escape(&page.username),
+        client = escape(&page.client_name),
+        csrf = escape(&page.csrf),
+    )
+}
+
+fn describe_scope(scope: &str) -> &'static str {
+    match scope {
+        "profile" => "your profile (your account id)",
+        "email" => "your email address",
+        _ => "access named by this scope",
+    }
+}
+
+fn error_html(error: &OAuthError) -> String {
+    format!(
+        "<h1>This request cannot continue</h1><p class=\"problem\">{}</p>\
+         <p>Error code: <code>{}</code></p>",
+        escape(error.description()),
+        error.code()
+    )
+}
+
+/// Escapes text for HTML content and quoted attributes.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
