@@ -10,14 +10,20 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::body::{Body, to_bytes};
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Response};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Response};
 use axum::middleware::{self, Next};
 use axum::routing::{any, get, post};
 use common::{Demo, Settings};
 
 type App = State<Arc<Demo>>;
+
+/// A request body read up to grantor's limit (the `DefaultBodyLimit` below), or why it could
+/// not be read.
+type Payload = Result<Bytes, BytesRejection>;
 
 #[tokio::main]
 async fn main() {
@@ -28,9 +34,10 @@ async fn main() {
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    init_logging();
+    common::init_logging();
     let settings = Settings::from_args_and_env()?;
     let demo = Arc::new(common::demo(&settings)?);
+    let limit = demo.server.max_body_bytes();
     let app = Router::new()
         .route("/", get(|State(demo): App| async move { demo.index() }))
         .route("/api/oauth/authorize", any(authorize))
@@ -44,57 +51,57 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route("/api/me", get(me))
         .route("/signin", post(sign_in))
         .route("/approve", post(approve))
+        .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(log_request))
         .with_state(demo);
     let listener = tokio::net::TcpListener::bind(settings.addr).await?;
-    println!(
-        "grantor demo (axum) listening on http://{} with issuer {}",
-        listener.local_addr()?,
-        settings.issuer
-    );
+    common::announce("axum", listener.local_addr()?, &settings.issuer);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;
     Ok(())
 }
 
-/// Reads the body up to grantor's limit; a larger one is answered with grantor's 413.
-async fn read(
-    demo: &Demo,
-    request: Request,
-) -> Result<http::Request<axum::body::Bytes>, Response<String>> {
-    let (parts, body) = request.into_parts();
-    match to_bytes(body, demo.server.max_body_bytes()).await {
-        Ok(bytes) => Ok(http::Request::from_parts(parts, bytes)),
-        Err(_) => Err(demo.server.payload_too_large()),
+/// Answers a body that could not be read: grantor's 413 for one over its limit, axum's 400 for
+/// one that cannot be read (a broken chunked encoding, a client gone).
+fn refuse(demo: &Demo, rejection: BytesRejection) -> Response<String> {
+    if let BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) = rejection {
+        return demo.server.payload_too_large();
     }
+    let mut response = Response::new(rejection.body_text());
+    *response.status_mut() = rejection.status();
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }
 
-async fn authorize(State(demo): App, request: Request) -> Response<String> {
-    match read(&demo, request).await {
+async fn authorize(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.render(demo.flow.authorize(&request).await),
-        Err(too_large) => too_large,
+        Err(rejection) => refuse(&demo, rejection),
     }
 }
 
-async fn token(State(demo): App, request: Request) -> Response<String> {
-    match read(&demo, request).await {
+async fn token(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.server.token(&request).await,
-        Err(too_large) => too_large,
+        Err(rejection) => refuse(&demo, rejection),
     }
 }
 
-async fn revoke(State(demo): App, request: Request) -> Response<String> {
-    match read(&demo, request).await {
+async fn revoke(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.server.revoke(&request).await,
-        Err(too_large) => too_large,
+        Err(rejection) => refuse(&demo, rejection),
     }
 }
 
-async fn introspect(State(demo): App, request: Request) -> Response<String> {
-    match read(&demo, request).await {
+async fn introspect(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.server.introspect(&request).await,
-        Err(too_large) => too_large,
+        Err(rejection) => refuse(&demo, rejection),
     }
 }
 
@@ -102,17 +109,17 @@ async fn me(State(demo): App, headers: HeaderMap) -> Response<String> {
     demo.me(&headers).await
 }
 
-async fn sign_in(State(demo): App, request: Request) -> Response<String> {
-    match read(&demo, request).await {
+async fn sign_in(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.sign_in(request.headers(), request.body()).await,
-        Err(too_large) => too_large,
+        Err(rejection) => refuse(&demo, rejection),
     }
 }
 
-async fn approve(State(demo): App, request: Request) -> Response<String> {
-    match read(&demo, request).await {
+async fn approve(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.approve(request.headers(), request.body()).await,
-        Err(too_large) => too_large,
+        Err(rejection) => refuse(&demo, rejection),
     }
 }
 
@@ -130,16 +137,6 @@ async fn log_request(request: Request<Body>, next: Next) -> axum::response::Resp
         "request"
     );
     response
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

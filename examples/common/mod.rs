@@ -67,6 +67,22 @@ impl Settings {
     }
 }
 
+/// Logs to stderr through `tracing` (`RUST_LOG` filters, default `info`; colors on a terminal).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// Prints the one line that says where the demo listens (tests wait for it on stdout).
+pub fn announce(framework: &str, addr: SocketAddr, issuer: &str) {
+    println!("grantor demo ({framework}) listening on http://{addr} with issuer {issuer}");
+}
+
 /// The demo deployment: grantor's server, the sign-in flow, and how cookies are marked.
 pub struct Demo {
     pub server: AuthorizationServer,

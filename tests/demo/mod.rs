@@ -1,0 +1,188 @@
+//! The demo servers of `examples/` as child processes, for the tests that drive them over real
+//! HTTP (`demo_http`, `demo_load`, `browser`).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A running demo server, killed when dropped.
+pub struct Server {
+    pub base: String,
+    pub child: Child,
+    /// Everything the server wrote to stderr (its request log).
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// Starts `examples/{framework}_server` on a free port and waits for its banner.
+    pub fn start(framework: &str) -> Self {
+        let binary = examples_dir().join(format!("{framework}_server"));
+        let mut failures = Vec::new();
+        // A free port can be taken by someone else before the server binds it: try again.
+        for _ in 0..3 {
+            match Self::try_start(framework, &binary) {
+                Ok(server) => return server,
+                Err(failure) => failures.push(failure),
+            }
+        }
+        panic!(
+            "{framework}_server did not start:\n{}",
+            failures.join("\n---\n")
+        );
+    }
+
+    fn try_start(framework: &str, binary: &Path) -> Result<Self, String> {
+        let port = free_port();
+        let mut child = Command::new(binary)
+            .args(["--addr", &format!("127.0.0.1:{port}")])
+            .env("RUST_LOG", "info")
+            .env_remove("GRANTOR_ISSUER")
+            .env_remove("GRANTOR_CODE_TTL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", binary.display()));
+        let log = Arc::new(Mutex::new(String::new()));
+        let stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let mut log = sink.lock().unwrap_or_else(|p| p.into_inner());
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let (lines, banner) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+        let base = format!("http://127.0.0.1:{port}");
+        let mut server = Self { base, child, log };
+        match banner.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => {
+                assert_eq!(
+                    line,
+                    format!(
+                        "grantor demo ({framework}) listening on {base} with issuer {base}",
+                        base = server.base
+                    ),
+                    "the banner"
+                );
+                Ok(server)
+            }
+            Err(_) => {
+                let _ = server.kill();
+                std::thread::sleep(Duration::from_millis(200));
+                Err(format!("no banner; stderr:\n{}", server.log()))
+            }
+        }
+    }
+
+    /// The server's stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits (up to 5 s) until the log holds `needle`; answers the log.
+    pub async fn log_with(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log();
+            if log.contains(needle) || Instant::now() > deadline {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub fn kill(&mut self) -> std::io::Result<()> {
+        self.child.kill()?;
+        self.child.wait().map(drop)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.kill();
+        if std::thread::panicking() {
+            eprintln!("--- demo server output ---\n{}", self.log());
+        }
+    }
+}
+
+/// The crate features enabled for this test binary.
+fn enabled_features() -> Vec<&'static str> {
+    let mut features = Vec::new();
+    if cfg!(feature = "tower") {
+        features.push("tower");
+    }
+    features
+}
+
+/// `<target dir>`, from this test binary's path (`<target dir>/<profile>/deps/<test>-<hash>`).
+pub fn target_dir() -> PathBuf {
+    examples_dir()
+        .parent()
+        .and_then(Path::parent)
+        .expect("<target dir>/<profile>/examples")
+        .to_path_buf()
+}
+
+/// A loopback port free at the time of asking.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Builds both examples once per test binary (a no-op when they are fresh) and answers the
+/// directory holding them: `<target dir>/<profile>/examples`, found from this test's own path
+/// (`<target dir>/<profile>/deps/demo_http-…`).
+fn examples_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("<target dir>/<profile>/deps/");
+        let target_dir = profile_dir.parent().expect("<target dir>/<profile>");
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "build",
+                "--example",
+                "axum_server",
+                "--example",
+                "actix_server",
+            ])
+            .arg("--target-dir")
+            .arg(target_dir);
+        match profile_dir.file_name().and_then(|name| name.to_str()) {
+            Some("debug") | None => {}
+            Some(profile) => {
+                cargo.args(["--profile", profile]);
+            }
+        }
+        // The features this test was built with, so the build reuses the library `cargo test`
+        // already built for it (under `--all-features` it is a no-op).
+        let features = enabled_features();
+        if !features.is_empty() {
+            cargo.args(["--features", &features.join(",")]);
+        }
+        let status = cargo.status().expect("cargo runs");
+        assert!(status.success(), "cargo build of the examples: {status}");
+        profile_dir.join("examples")
+    })
+}

@@ -1,0 +1,1146 @@
+//! The demo servers of `examples/` over real HTTP: one suite, run against `axum_server` and
+//! `actix_server` alike, as a standard OAuth 2.0 client and a browser would drive them (the demo
+//! contract). Each test builds the examples (a no-op when fresh), starts its own server on a free
+//! loopback port and kills it when done; `suite!` makes an `axum` and an `actix` test of every
+//! check, so `cargo test --test demo_http actix` runs one framework.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::HeaderMap;
+use http::header::{CONTENT_TYPE, LOCATION};
+use reqwest::redirect::Policy;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+mod demo;
+
+use demo::Server;
+
+/// Makes an `axum` and an `actix` test of each check. `check(base)` gets the server's base URL;
+/// `check(server)` gets the server itself.
+macro_rules! suite {
+    ($($rule:ident => $check:ident($arg:ident);)*) => {$(
+        mod $rule {
+            #[tokio::test]
+            async fn axum() {
+                suite!(@run "axum", $check, $arg);
+            }
+
+            #[tokio::test]
+            async fn actix() {
+                suite!(@run "actix", $check, $arg);
+            }
+        }
+    )*};
+    (@run $framework:literal, $check:ident, base) => {
+        let server = super::Server::start($framework);
+        super::$check(&server.base).await;
+    };
+    (@run $framework:literal, $check:ident, server) => {
+        super::$check(super::Server::start($framework)).await;
+    };
+}
+
+suite! {
+    metadata_is_json_with_absolute_endpoints => check_metadata(base);
+    index_is_an_html_page => check_index(base);
+    password_grant_gives_demo_client_a_refresh_token => check_password_grant_demo_client(base);
+    password_grant_gives_plain_client_no_refresh_token => check_password_grant_plain_client(base);
+    wrong_password_is_invalid_grant => check_wrong_password(base);
+    client_credentials_has_no_refresh_token_and_no_user => check_client_credentials(base);
+    refresh_rotates_and_reuse_revokes_the_family => check_refresh_rotation(base);
+    secret_in_body_is_invalid_client => check_secret_in_body(base);
+    token_revoke_and_introspect_answer_get_with_405 => check_get_is_405(base);
+    oversized_body_is_413_json => check_oversized_body(base);
+    unreadable_body_is_400_not_413 => check_unreadable_body(base);
+    code_flow_through_the_pages => check_code_flow(base);
+    deny_redirects_with_access_denied => check_deny(base);
+    plain_client_skips_the_approval_step => check_plain_client_code_flow(base);
+    public_client_exchanges_with_pkce_s256 => check_public_client_pkce(base);
+    implicit_flow_puts_the_token_in_the_fragment => check_implicit_flow(base);
+    unknown_client_or_redirect_uri_shows_an_error_page => check_unredirectable_errors(base);
+    admin_scope_is_invalid_scope => check_admin_scope(base);
+    me_without_token_is_a_bare_bearer_challenge => check_me_without_token(base);
+    me_with_a_bad_token_is_invalid_token => check_me_bad_token(base);
+    two_authorization_headers_are_invalid_request => check_two_authorization_headers(base);
+    host_routes_answer_other_methods_405_and_unknown_paths_404 => check_methods_and_paths(base);
+    revoked_token_is_refused_and_inactive => check_revocation(base);
+    live_token_introspects_active_with_username => check_introspection(base);
+    csrf_token_and_session_cookie_are_enforced => check_csrf(base);
+    log_has_method_path_status_never_query_or_secrets => check_log(server);
+    stops_on_sigterm_with_success => check_sigterm(server);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks
+// ---------------------------------------------------------------------------------------------
+
+const CALLBACK: &str = "http://127.0.0.1:8081/callback";
+const DEMO: (&str, &str) = ("demo-client", "demo-secret");
+const PLAIN: (&str, &str) = ("plain-client", "plain-secret");
+const ALICE: (&str, &str) = ("alice@example.com", "alice-password-1");
+const BOB: (&str, &str) = ("bob@example.com", "bob-password-2");
+
+async fn check_metadata(base: &str) {
+    let reply = get(
+        &browser(),
+        &format!("{base}/.well-known/oauth-authorization-server"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_content_type(&reply, "application/json");
+    let metadata = reply.json();
+    assert_eq!(metadata["issuer"], base, "{metadata}");
+    for (field, path) in [
+        ("authorization_endpoint", "/api/oauth/authorize"),
+        ("token_endpoint", "/api/oauth/token"),
+        ("revocation_endpoint", "/api/oauth/revoke"),
+        ("introspection_endpoint", "/api/oauth/introspect"),
+    ] {
+        assert_eq!(
+            metadata[field],
+            format!("{base}{path}"),
+            "{field}: {metadata}"
+        );
+    }
+    let methods = strings(&metadata["token_endpoint_auth_methods_supported"]);
+    assert!(
+        methods.contains(&"client_secret_basic".to_owned()),
+        "{metadata}"
+    );
+    assert!(
+        !methods.contains(&"client_secret_post".to_owned()),
+        "{metadata}"
+    );
+    assert!(strings(&metadata["code_challenge_methods_supported"]).contains(&"S256".to_owned()));
+}
+
+async fn check_index(base: &str) {
+    let reply = get(&browser(), &format!("{base}/")).await;
+    assert_eq!(reply.status, 200);
+    assert_page_headers(&reply, false);
+    assert!(
+        reply
+            .body
+            .contains("/.well-known/oauth-authorization-server"),
+        "{}",
+        reply.body
+    );
+}
+
+async fn check_password_grant_demo_client(base: &str) {
+    let tokens = password_grant(base, DEMO, ALICE, "profile email").await;
+    assert!(tokens["refresh_token"].is_string(), "{tokens}");
+    assert_scope(&tokens["scope"], "profile email");
+}
+
+async fn check_password_grant_plain_client(base: &str) {
+    let tokens = password_grant(base, PLAIN, BOB, "email").await;
+    assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+    assert_scope(&tokens["scope"], "email");
+    let profile = me(base, Some(access_token(&tokens))).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    assert_eq!(profile.json()["email"], BOB.0);
+}
+
+async fn check_wrong_password(base: &str) {
+    let reply = token(
+        base,
+        Some(DEMO),
+        &[
+            ("grant_type", "password"),
+            ("username", ALICE.0),
+            ("password", "not-her-password"),
+        ],
+    )
+    .await;
+    assert_oauth_error(&reply, 400, "invalid_grant");
+}
+
+async fn check_client_credentials(base: &str) {
+    let reply = token(base, Some(DEMO), &[("grant_type", "client_credentials")]).await;
+    let tokens = assert_tokens(&reply);
+    assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+    let profile = me(base, Some(access_token(&tokens))).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    let profile = profile.json();
+    assert!(
+        profile["email"].is_null(),
+        "a client-credentials token has no user: {profile}"
+    );
+    assert_eq!(profile["client_id"], DEMO.0, "{profile}");
+}
+
+async fn check_refresh_rotation(base: &str) {
+    let first = password_grant(base, DEMO, ALICE, "profile email").await;
+    let refresh = |token: &str| {
+        let token = token.to_owned();
+        async move {
+            self::token(
+                base,
+                Some(DEMO),
+                &[("grant_type", "refresh_token"), ("refresh_token", &token)],
+            )
+            .await
+        }
+    };
+    let old_refresh = first["refresh_token"].as_str().expect("a refresh token");
+    let second = assert_tokens(&refresh(old_refresh).await);
+    let new_refresh = second["refresh_token"]
+        .as_str()
+        .expect("a rotated refresh token");
+    assert_ne!(new_refresh, old_refresh, "the refresh token rotates");
+    assert_ne!(access_token(&second), access_token(&first));
+    assert_scope(&second["scope"], "profile email");
+    assert_eq!(me(base, Some(access_token(&second))).await.status, 200);
+
+    // Presenting the rotated token again is reuse: the whole family goes.
+    assert_oauth_error(&refresh(old_refresh).await, 400, "invalid_grant");
+    assert_oauth_error(&refresh(new_refresh).await, 400, "invalid_grant");
+    for tokens in [&first, &second] {
+        let profile = me(base, Some(access_token(tokens))).await;
+        assert_eq!(
+            profile.status, 401,
+            "the family's access tokens are revoked: {}",
+            profile.body
+        );
+    }
+}
+
+async fn check_secret_in_body(base: &str) {
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "client_credentials"),
+            ("client_id", DEMO.0),
+            ("client_secret", DEMO.1),
+        ],
+    )
+    .await;
+    assert_oauth_error(&reply, 401, "invalid_client");
+    let challenge = reply.header("www-authenticate").expect("a challenge");
+    assert!(challenge.starts_with("Basic "), "{challenge}");
+}
+
+async fn check_get_is_405(base: &str) {
+    let http = browser();
+    for path in [
+        "/api/oauth/token",
+        "/api/oauth/revoke",
+        "/api/oauth/introspect",
+    ] {
+        let reply = get(&http, &format!("{base}{path}")).await;
+        assert_oauth_error(&reply, 405, "invalid_request");
+        assert_eq!(reply.header("allow"), Some("POST"), "{path}");
+    }
+}
+
+async fn check_oversized_body(base: &str) {
+    let body = format!("grant_type=password&username={}", "a".repeat(17 * 1024));
+    for path in [
+        "/api/oauth/token",
+        "/api/oauth/revoke",
+        "/api/oauth/introspect",
+        "/api/oauth/authorize",
+        "/signin",
+        "/approve",
+    ] {
+        // A client per request: the server may close the connection without reading the body.
+        let reply = send(
+            browser()
+                .post(format!("{base}{path}"))
+                .basic_auth(DEMO.0, Some(DEMO.1))
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(body.clone()),
+        )
+        .await;
+        assert_oauth_error(&reply, 413, "invalid_request");
+    }
+}
+
+async fn check_unreadable_body(base: &str) {
+    // A chunk size that is not hexadecimal: the body cannot be read, but it is not too large.
+    // reqwest cannot send this, so it goes over a plain socket.
+    let authority = base.trim_start_matches("http://");
+    let mut socket = std::net::TcpStream::connect(authority).expect("a connection");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("a timeout");
+    let request = format!(
+        "POST /api/oauth/token HTTP/1.1\r\nHost: {authority}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\
+         Connection: close\r\n\r\nzz\r\ngrant_type=client_credentials\r\n0\r\n\r\n"
+    );
+    socket
+        .write_all(request.as_bytes())
+        .expect("the request is sent");
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+}
+
+async fn check_code_flow(base: &str) {
+    let http = browser();
+    let state = "state-of-the-code-flow";
+    let page = get(
+        &http,
+        &authorize_url(
+            base,
+            &[
+                ("response_type", "code"),
+                ("client_id", DEMO.0),
+                ("redirect_uri", CALLBACK),
+                ("scope", "profile email"),
+                ("state", state),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_page_headers(&page, true);
+    let csrf = sign_in_form(&page);
+
+    // A wrong password shows the form again with a message, and never redirects.
+    let again = sign_in(&http, base, &csrf, (ALICE.0, "not-her-password")).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(again.location().is_none(), "{:?}", again.location());
+    assert_page_headers(&again, true);
+    assert!(
+        again.body.contains("The email or password is incorrect."),
+        "{}",
+        again.body
+    );
+    let csrf = sign_in_form(&again);
+
+    let approval = sign_in(&http, base, &csrf, ALICE).await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    assert_page_headers(&approval, true);
+    assert!(approval.body.contains("Demo Client"), "{}", approval.body);
+    assert!(approval.body.contains("profile"), "{}", approval.body);
+    assert!(approval.body.contains("email"), "{}", approval.body);
+    let done = decide(&http, base, &approval, "approve").await;
+    let params = callback_query(&done);
+    assert_eq!(params.get("state").map(String::as_str), Some(state));
+    assert_eq!(params.get("iss").map(String::as_str), Some(base));
+    let code = params.get("code").expect("a code");
+
+    let redeem = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", CALLBACK),
+    ];
+    let tokens = assert_tokens(&token(base, Some(DEMO), &redeem).await);
+    assert!(tokens["refresh_token"].is_string(), "{tokens}");
+    assert_scope(&tokens["scope"], "profile email");
+    let profile = me(base, Some(access_token(&tokens))).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    let profile = profile.json();
+    assert_eq!(profile["email"], ALICE.0, "{profile}");
+    assert_scope(&profile["scope"], "profile email");
+
+    // A code is redeemed once; a replay revokes what it was exchanged for (RFC 6749 §4.1.2).
+    assert_oauth_error(
+        &token(base, Some(DEMO), &redeem).await,
+        400,
+        "invalid_grant",
+    );
+    assert_oauth_error(
+        &me(base, Some(access_token(&tokens))).await,
+        401,
+        "invalid_token",
+    );
+}
+
+async fn check_deny(base: &str) {
+    let http = browser();
+    let approval = sign_in_via_authorize(
+        &http,
+        base,
+        &[
+            ("response_type", "code"),
+            ("client_id", DEMO.0),
+            ("redirect_uri", CALLBACK),
+            ("state", "deny-me"),
+        ],
+        BOB,
+    )
+    .await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    let params = callback_query(&decide(&http, base, &approval, "deny").await);
+    assert_eq!(
+        params.get("error").map(String::as_str),
+        Some("access_denied")
+    );
+    assert_eq!(params.get("state").map(String::as_str), Some("deny-me"));
+    assert_eq!(params.get("iss").map(String::as_str), Some(base));
+    assert!(!params.contains_key("code"), "{params:?}");
+}
+
+async fn check_plain_client_code_flow(base: &str) {
+    let done = sign_in_via_authorize(
+        &browser(),
+        base,
+        &[
+            ("response_type", "code"),
+            ("client_id", PLAIN.0),
+            ("redirect_uri", CALLBACK),
+            ("state", "plain"),
+        ],
+        ALICE,
+    )
+    .await;
+    let params = callback_query(&done);
+    assert_eq!(params.get("state").map(String::as_str), Some("plain"));
+    let code = params.get("code").expect("a code");
+    let reply = token(
+        base,
+        Some(PLAIN),
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", CALLBACK),
+        ],
+    )
+    .await;
+    let tokens = assert_tokens(&reply);
+    assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+}
+
+async fn check_public_client_pkce(base: &str) {
+    let verifier = "a-code-verifier-of-at-least-43-characters-0123456789";
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let http = browser();
+    let without_pkce = [
+        ("response_type", "code"),
+        ("client_id", "public-client"),
+        ("redirect_uri", CALLBACK),
+        ("state", "pkce"),
+    ];
+    // Without a challenge a public client is refused, at its redirect URI.
+    let refused = get(&http, &authorize_url(base, &without_pkce)).await;
+    let params = callback_query(&refused);
+    assert_eq!(
+        params.get("error").map(String::as_str),
+        Some("invalid_request")
+    );
+
+    let mut with_pkce = without_pkce.to_vec();
+    with_pkce.extend([
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ]);
+    for (verifier, works) in [
+        ("another-code-verifier-of-at-least-43-characters-012", false),
+        (verifier, true),
+    ] {
+        // A fresh code each time: a code is spent by its first redemption, right or wrong.
+        let done = sign_in_via_authorize(&http, base, &with_pkce, ALICE).await;
+        let code = callback_query(&done).remove("code").expect("a code");
+        let reply = token(
+            base,
+            None,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", CALLBACK),
+                ("client_id", "public-client"),
+                ("code_verifier", verifier),
+            ],
+        )
+        .await;
+        if !works {
+            assert_oauth_error(&reply, 400, "invalid_grant");
+            continue;
+        }
+        let tokens = assert_tokens(&reply);
+        assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+        let profile = me(base, Some(access_token(&tokens))).await;
+        assert_eq!(profile.json()["email"], ALICE.0);
+    }
+}
+
+async fn check_implicit_flow(base: &str) {
+    let http = browser();
+    let approval = sign_in_via_authorize(
+        &http,
+        base,
+        &[
+            ("response_type", "token"),
+            ("client_id", DEMO.0),
+            ("redirect_uri", CALLBACK),
+            ("scope", "email"),
+            ("state", "implicit"),
+        ],
+        ALICE,
+    )
+    .await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    let done = decide(&http, base, &approval, "approve").await;
+    assert_eq!(done.status, 303, "{}", done.body);
+    let location = url::Url::parse(done.location().expect("a Location")).expect("a URL");
+    assert_eq!(
+        location.as_str().split('#').next(),
+        Some(CALLBACK),
+        "the token is in the fragment only"
+    );
+    let fragment: HashMap<String, String> =
+        url::form_urlencoded::parse(location.fragment().expect("a fragment").as_bytes())
+            .into_owned()
+            .collect();
+    for name in [
+        "access_token",
+        "token_type",
+        "expires_in",
+        "scope",
+        "jti",
+        "state",
+    ] {
+        assert!(fragment.contains_key(name), "{name} in {fragment:?}");
+    }
+    assert!(fragment["token_type"].eq_ignore_ascii_case("bearer"));
+    assert!(fragment["expires_in"].parse::<u64>().is_ok_and(|s| s > 0));
+    assert_eq!(fragment["scope"], "email");
+    assert_eq!(fragment["state"], "implicit");
+    assert!(!fragment.contains_key("refresh_token"), "{fragment:?}");
+    let profile = me(base, Some(&fragment["access_token"])).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    assert_eq!(profile.json()["email"], ALICE.0);
+}
+
+async fn check_unredirectable_errors(base: &str) {
+    let http = browser();
+    for (client_id, redirect_uri) in [
+        ("no-such-client", CALLBACK),
+        (DEMO.0, "http://127.0.0.1:8081/elsewhere"),
+        (DEMO.0, "http://evil.example/callback"),
+    ] {
+        let reply = get(
+            &http,
+            &authorize_url(
+                base,
+                &[
+                    ("response_type", "code"),
+                    ("client_id", client_id),
+                    ("redirect_uri", redirect_uri),
+                    ("state", "s"),
+                ],
+            ),
+        )
+        .await;
+        assert_eq!(
+            reply.status, 400,
+            "{client_id} {redirect_uri}: {}",
+            reply.body
+        );
+        assert!(reply.location().is_none(), "{:?}", reply.location());
+        assert_page_headers(&reply, false);
+        assert!(reply.body.contains("invalid_request"), "{}", reply.body);
+    }
+}
+
+async fn check_admin_scope(base: &str) {
+    let reply = get(
+        &browser(),
+        &authorize_url(
+            base,
+            &[
+                ("response_type", "code"),
+                ("client_id", DEMO.0),
+                ("redirect_uri", CALLBACK),
+                ("scope", "profile admin"),
+                ("state", "too-much"),
+            ],
+        ),
+    )
+    .await;
+    let params = callback_query(&reply);
+    assert_eq!(
+        params.get("error").map(String::as_str),
+        Some("invalid_scope")
+    );
+    assert_eq!(params.get("state").map(String::as_str), Some("too-much"));
+    // And at the token endpoint.
+    let reply = token(
+        base,
+        Some(DEMO),
+        &[("grant_type", "client_credentials"), ("scope", "admin")],
+    )
+    .await;
+    assert_oauth_error(&reply, 400, "invalid_scope");
+}
+
+async fn check_me_without_token(base: &str) {
+    let reply = me(base, None).await;
+    assert_eq!(reply.status, 401, "{}", reply.body);
+    assert_eq!(
+        reply.header("www-authenticate"),
+        Some(format!("Bearer realm=\"{base}\"").as_str())
+    );
+}
+
+async fn check_me_bad_token(base: &str) {
+    let reply = me(base, Some("not-a-token-this-server-issued")).await;
+    assert_oauth_error(&reply, 401, "invalid_token");
+    let challenge = reply.header("www-authenticate").expect("a challenge");
+    assert!(challenge.starts_with("Bearer realm=\""), "{challenge}");
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+}
+
+async fn check_two_authorization_headers(base: &str) {
+    // Repeated headers reach grantor as they were sent (RFC 6750 §2.1: one credential).
+    let tokens = password_grant(base, DEMO, ALICE, "profile").await;
+    let reply = send(
+        browser()
+            .get(format!("{base}/api/me"))
+            .header("authorization", format!("Bearer {}", access_token(&tokens)))
+            .header("authorization", "Bearer another-token"),
+    )
+    .await;
+    assert_oauth_error(&reply, 400, "invalid_request");
+}
+
+async fn check_methods_and_paths(base: &str) {
+    let http = browser();
+    for (method, path, status, allow) in [
+        ("GET", "/signin", 405, "POST"),
+        ("GET", "/approve", 405, "POST"),
+        ("POST", "/", 405, "GET"),
+        ("PUT", "/api/me", 405, "GET"),
+        (
+            "DELETE",
+            "/.well-known/oauth-authorization-server",
+            405,
+            "GET",
+        ),
+        ("HEAD", "/", 200, ""),
+        ("HEAD", "/.well-known/oauth-authorization-server", 200, ""),
+        ("GET", "/no-such-page", 404, ""),
+    ] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+        let reply = send(http.request(method.clone(), format!("{base}{path}"))).await;
+        assert_eq!(reply.status, status, "{method} {path}");
+        if !allow.is_empty() {
+            let allowed = reply.header("allow").unwrap_or_default();
+            assert!(
+                allowed.contains(allow),
+                "{method} {path}: Allow {allowed:?}"
+            );
+        }
+    }
+}
+
+async fn check_revocation(base: &str) {
+    let tokens = password_grant(base, DEMO, ALICE, "profile").await;
+    let access = access_token(&tokens);
+    assert_eq!(me(base, Some(access)).await.status, 200);
+    let reply = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/revoke"),
+        Some(DEMO),
+        &[("token", access), ("token_type_hint", "access_token")],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_oauth_error(&me(base, Some(access)).await, 401, "invalid_token");
+    assert_eq!(
+        introspect(base, access).await,
+        serde_json::json!({"active": false})
+    );
+}
+
+async fn check_introspection(base: &str) {
+    let tokens = password_grant(base, DEMO, BOB, "profile email").await;
+    let answer = introspect(base, access_token(&tokens)).await;
+    assert_eq!(answer["active"], true, "{answer}");
+    assert_eq!(answer["username"], BOB.0, "{answer}");
+    assert_eq!(answer["client_id"], DEMO.0, "{answer}");
+    assert_scope(&answer["scope"], "profile email");
+    assert_eq!(
+        introspect(base, "never-issued").await,
+        serde_json::json!({"active": false})
+    );
+}
+
+async fn check_csrf(base: &str) {
+    let http = browser();
+    let page = get(
+        &http,
+        &authorize_url(
+            base,
+            &[
+                ("response_type", "code"),
+                ("client_id", PLAIN.0),
+                ("redirect_uri", CALLBACK),
+            ],
+        ),
+    )
+    .await;
+    let csrf = sign_in_form(&page);
+    let forged = sign_in(&http, base, "forged-csrf-token", ALICE).await;
+    assert_eq!(forged.status, 400, "{}", forged.body);
+    assert!(forged.location().is_none(), "{:?}", forged.location());
+    assert_page_headers(&forged, false);
+    // The right token without the session cookie (another browser) is refused as well.
+    let elsewhere = sign_in(&browser(), base, &csrf, ALICE).await;
+    assert_eq!(elsewhere.status, 400, "{}", elsewhere.body);
+    assert!(elsewhere.location().is_none());
+    // The real form still works.
+    let done = sign_in(&http, base, &csrf, ALICE).await;
+    assert!(callback_query(&done).contains_key("code"));
+}
+
+async fn check_log(server: Server) {
+    let base = server.base.as_str();
+    let http = browser();
+    let state = "a-state-the-log-must-not-show";
+    let approval = sign_in_via_authorize(
+        &http,
+        base,
+        &[
+            ("response_type", "code"),
+            ("client_id", DEMO.0),
+            ("redirect_uri", CALLBACK),
+            ("state", state),
+        ],
+        ALICE,
+    )
+    .await;
+    let code = callback_query(&decide(&http, base, &approval, "approve").await)
+        .remove("code")
+        .expect("a code");
+    let reply = token(
+        base,
+        Some(DEMO),
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", CALLBACK),
+        ],
+    )
+    .await;
+    let tokens = assert_tokens(&reply);
+    let log = server.log_with("path=/api/oauth/token").await;
+    for line in [
+        "method=GET path=/api/oauth/authorize status=200",
+        "method=POST path=/signin status=200",
+        "method=POST path=/approve status=303",
+        "method=POST path=/api/oauth/token status=200",
+    ] {
+        assert!(log.contains(line), "{line} in:\n{log}");
+    }
+    assert!(log.contains("latency_us="), "{log}");
+    for secret in [
+        state,
+        &code,
+        access_token(&tokens),
+        tokens["refresh_token"].as_str().unwrap_or("?"),
+        ALICE.1,
+        DEMO.1,
+        "client_id",
+        "redirect_uri",
+    ] {
+        assert!(!log.contains(secret), "the log shows {secret}:\n{log}");
+    }
+}
+
+async fn check_sigterm(mut server: Server) {
+    // A client that keeps its connection open afterwards, as a browser does.
+    let http = browser();
+    assert_eq!(get(&http, &format!("{}/", server.base)).await.status, 200);
+    let started = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    loop {
+        if let Some(status) = server.child.try_wait().expect("the server's status") {
+            assert!(status.success(), "exit status after SIGTERM: {status}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still running 10 s after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(http);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A client and a browser, over reqwest
+// ---------------------------------------------------------------------------------------------
+
+/// An HTTP client that keeps cookies and stops at redirects (the client's redirect URI is not
+/// served by anyone).
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(Policy::none())
+        .cookie_store(true)
+        .no_proxy()
+        .build()
+        .expect("a reqwest client")
+}
+
+/// A response, read whole.
+struct Reply {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    fn location(&self) -> Option<&str> {
+        self.header(LOCATION.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}), status {}: {}", self.status, self.body))
+    }
+}
+
+async fn send(request: reqwest::RequestBuilder) -> Reply {
+    let response = request.send().await.expect("the request is answered");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.bytes().await.expect("the body");
+    let body = String::from_utf8(body.to_vec()).expect("a UTF-8 body");
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+async fn get(http: &reqwest::Client, url: &str) -> Reply {
+    send(http.get(url)).await
+}
+
+fn form(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+async fn post_form(
+    http: &reqwest::Client,
+    url: &str,
+    basic: Option<(&str, &str)>,
+    pairs: &[(&str, &str)],
+) -> Reply {
+    let mut request = http
+        .post(url)
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(form(pairs));
+    if let Some((id, secret)) = basic {
+        request = request.basic_auth(id, Some(secret));
+    }
+    send(request).await
+}
+
+async fn token(base: &str, basic: Option<(&str, &str)>, pairs: &[(&str, &str)]) -> Reply {
+    post_form(&browser(), &format!("{base}/api/oauth/token"), basic, pairs).await
+}
+
+async fn password_grant(
+    base: &str,
+    client: (&str, &str),
+    user: (&str, &str),
+    scope: &str,
+) -> Value {
+    let reply = token(
+        base,
+        Some(client),
+        &[
+            ("grant_type", "password"),
+            ("username", user.0),
+            ("password", user.1),
+            ("scope", scope),
+        ],
+    )
+    .await;
+    assert_tokens(&reply)
+}
+
+async fn me(base: &str, access_token: Option<&str>) -> Reply {
+    let mut request = browser().get(format!("{base}/api/me"));
+    if let Some(token) = access_token {
+        request = request.bearer_auth(token);
+    }
+    send(request).await
+}
+
+async fn introspect(base: &str, token: &str) -> Value {
+    let reply = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/introspect"),
+        Some(DEMO),
+        &[("token", token)],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_content_type(&reply, "application/json");
+    reply.json()
+}
+
+fn authorize_url(base: &str, params: &[(&str, &str)]) -> String {
+    format!("{base}/api/oauth/authorize?{}", form(params))
+}
+
+/// Posts the sign-in form.
+async fn sign_in(http: &reqwest::Client, base: &str, csrf: &str, user: (&str, &str)) -> Reply {
+    post_form(
+        http,
+        &format!("{base}/signin"),
+        None,
+        &[("csrf", csrf), ("username", user.0), ("password", user.1)],
+    )
+    .await
+}
+
+/// The authorization request, then the sign-in form: answers what the sign-in `POST` got.
+async fn sign_in_via_authorize(
+    http: &reqwest::Client,
+    base: &str,
+    params: &[(&str, &str)],
+    user: (&str, &str),
+) -> Reply {
+    let page = get(http, &authorize_url(base, params)).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    sign_in(http, base, &sign_in_form(&page), user).await
+}
+
+/// Posts the approval page's form with the button `decision` (`approve` or `deny`).
+async fn decide(http: &reqwest::Client, base: &str, approval: &Reply, decision: &str) -> Reply {
+    let form = HtmlForm::parse(&approval.body);
+    assert_eq!(form.action, "/approve", "{}", approval.body);
+    assert!(
+        form.method.eq_ignore_ascii_case("post"),
+        "{}",
+        approval.body
+    );
+    let buttons: Vec<(&str, &str)> = form
+        .buttons
+        .iter()
+        .map(|b| (b.name.as_str(), b.value.as_str()))
+        .collect();
+    assert_eq!(
+        buttons,
+        [("decision", "approve"), ("decision", "deny")],
+        "{}",
+        approval.body
+    );
+    let csrf = form.hidden("csrf");
+    post_form(
+        http,
+        &format!("{base}/approve"),
+        None,
+        &[("csrf", csrf), ("decision", decision)],
+    )
+    .await
+}
+
+/// The sign-in page's form, checked: posts to `/signin` with a hidden `csrf`, `username` and
+/// `password`. Answers the CSRF token.
+fn sign_in_form(page: &Reply) -> String {
+    let form = HtmlForm::parse(&page.body);
+    assert_eq!(form.action, "/signin", "{}", page.body);
+    assert!(form.method.eq_ignore_ascii_case("post"), "{}", page.body);
+    let kind = |name: &str| {
+        form.inputs
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| i.kind.as_str())
+    };
+    assert_eq!(kind("username"), Some("email"), "{}", page.body);
+    assert_eq!(kind("password"), Some("password"), "{}", page.body);
+    assert!(!form.buttons.is_empty(), "a submit button: {}", page.body);
+    let csrf = form.hidden("csrf");
+    assert!(!csrf.is_empty());
+    csrf.to_owned()
+}
+
+/// The query of a redirect to the client's callback.
+fn callback_query(reply: &Reply) -> HashMap<String, String> {
+    assert_eq!(reply.status, 303, "a redirect: {}", reply.body);
+    let location = reply.location().expect("a Location");
+    let url = url::Url::parse(location).expect("an absolute Location");
+    assert_eq!(
+        &url[..url::Position::AfterPath],
+        CALLBACK,
+        "to the callback"
+    );
+    assert!(url.fragment().is_none(), "{location}");
+    url.query_pairs().into_owned().collect()
+}
+
+fn assert_tokens(reply: &Reply) -> Value {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_content_type(reply, "application/json");
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
+    let tokens = reply.json();
+    assert!(tokens["access_token"].is_string(), "{tokens}");
+    let token_type = tokens["token_type"].as_str().unwrap_or_default();
+    assert!(token_type.eq_ignore_ascii_case("bearer"), "{tokens}");
+    assert!(
+        tokens["expires_in"].as_u64().is_some_and(|s| s > 0),
+        "{tokens}"
+    );
+    tokens
+}
+
+fn access_token(tokens: &Value) -> &str {
+    tokens["access_token"].as_str().expect("an access token")
+}
+
+fn assert_oauth_error(reply: &Reply, status: u16, error: &str) {
+    assert_eq!(reply.status, status, "{}", reply.body);
+    assert_content_type(reply, "application/json");
+    assert_eq!(reply.json()["error"], error, "{}", reply.body);
+}
+
+fn assert_content_type(reply: &Reply, expected: &str) {
+    let content_type = reply.header("content-type").unwrap_or_default();
+    assert!(
+        content_type.starts_with(expected),
+        "content-type {content_type:?}, not {expected}"
+    );
+}
+
+/// Scopes compare as sets (RFC 6749 §3.3: the order is not significant).
+fn assert_scope(scope: &Value, expected: &str) {
+    let mut got: Vec<&str> = scope.as_str().unwrap_or_default().split(' ').collect();
+    let mut expected: Vec<&str> = expected.split(' ').collect();
+    got.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(got, expected, "scope {scope}");
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What every page of the sign-in flow carries: HTML, framing forbidden, not stored, and (when
+/// it starts or continues a sign-in) an `HttpOnly`, `SameSite=Lax` session cookie.
+fn assert_page_headers(page: &Reply, sets_cookie: bool) {
+    assert_content_type(page, "text/html");
+    let no_framing = page
+        .header("x-frame-options")
+        .is_some_and(|v| v.eq_ignore_ascii_case("deny"))
+        || page
+            .header("content-security-policy")
+            .is_some_and(|v| v.contains("frame-ancestors 'none'"));
+    assert!(no_framing, "framing is forbidden: {:?}", page.headers);
+    let cache = page.header("cache-control").unwrap_or_default();
+    assert!(cache.contains("no-store"), "Cache-Control {cache:?}");
+    let cookies: Vec<&str> = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    assert_eq!(!cookies.is_empty(), sets_cookie, "Set-Cookie {cookies:?}");
+    for cookie in cookies {
+        let attributes: Vec<String> = cookie
+            .split(';')
+            .skip(1)
+            .map(|a| a.trim().to_ascii_lowercase())
+            .collect();
+        assert!(attributes.contains(&"httponly".to_owned()), "{cookie}");
+        assert!(attributes.contains(&"samesite=lax".to_owned()), "{cookie}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Just enough HTML: the first <form> of a page, by string search
+// ---------------------------------------------------------------------------------------------
+
+struct HtmlForm {
+    action: String,
+    method: String,
+    inputs: Vec<Control>,
+    buttons: Vec<Control>,
+}
+
+struct Control {
+    name: String,
+    kind: String,
+    value: String,
+}
+
+impl HtmlForm {
+    fn parse(html: &str) -> Self {
+        let start = html.find("<form").expect("a <form>");
+        let end = start + html[start..].find("</form>").expect("a </form>");
+        let form = &html[start..end];
+        let open = tags(form, "form").into_iter().next().expect("<form …>");
+        let controls = |tag: &str| {
+            tags(form, tag)
+                .into_iter()
+                .map(|t| Control {
+                    name: attribute(t, "name").unwrap_or_default(),
+                    kind: attribute(t, "type").unwrap_or_default(),
+                    value: attribute(t, "value").unwrap_or_default(),
+                })
+                .collect()
+        };
+        Self {
+            action: attribute(open, "action").unwrap_or_default(),
+            method: attribute(open, "method").unwrap_or_else(|| "get".to_owned()),
+            inputs: controls("input"),
+            buttons: controls("button"),
+        }
+    }
+
+    /// The value of the hidden input `name`.
+    fn hidden(&self, name: &str) -> &str {
+        self.inputs
+            .iter()
+            .find(|i| i.name == name && i.kind == "hidden")
+            .map(|i| i.value.as_str())
+            .unwrap_or_else(|| panic!("a hidden input {name}"))
+    }
+}
+
+/// Each `<name …>` start tag in `html`.
+fn tags<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+    let open = format!("<{name} ");
+    html.match_indices(&open)
+        .filter_map(|(at, _)| html[at..].find('>').map(|end| &html[at..=at + end]))
+        .collect()
+}
+
+/// A double-quoted attribute of a start tag, unescaped.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let len = tag[start..].find('"')?;
+    Some(
+        tag[start..start + len]
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}
