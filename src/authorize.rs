@@ -5,8 +5,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::header::CONTENT_TYPE;
 use http::{Method, Request, Response};
 
@@ -18,7 +16,6 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::grant::{self, authorization_code, implicit};
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
-use crate::secret::random_bytes;
 use crate::server::{Inner, PkcePolicy};
 use crate::store::{User, UserId};
 
@@ -58,12 +55,11 @@ pub enum ResponseType {
 /// A validated authorization request waiting for the user to sign in.
 ///
 /// Only [`AuthorizationServer::authorize`](crate::AuthorizationServer::authorize) makes one,
-/// and it cannot be changed: the host keeps it server-side (keyed by [`Self::id`], say) while
-/// its sign-in page runs, then hands it to
+/// and it cannot be changed: the host keeps it server-side (as [`SignInFlow`](crate::SignInFlow)
+/// does, under a random session id) while its sign-in page runs, then hands it to
 /// [`AuthorizationServer::decide`](crate::AuthorizationServer::decide). Nothing the browser
 /// sends afterwards can alter the client, redirect URI, scope or PKCE challenge it carries.
 pub struct PendingAuthorization {
-    pub(crate) id: String,
     pub(crate) client: Arc<Client>,
     pub(crate) response_type: ResponseType,
     pub(crate) redirect_uri: String,
@@ -74,11 +70,6 @@ pub struct PendingAuthorization {
 }
 
 impl PendingAuthorization {
-    /// A random identifier (128 bits, base64url) a host can key its server-side store by.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
     /// The client asking.
     pub fn client(&self) -> &Client {
         &self.client
@@ -108,7 +99,6 @@ impl PendingAuthorization {
 impl fmt::Debug for PendingAuthorization {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PendingAuthorization")
-            .field("id", &self.id)
             .field("client_id", self.client.id())
             .field("response_type", &self.response_type)
             .field("redirect_uri", &self.redirect_uri)
@@ -138,10 +128,6 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B
     };
     match validate(inner, &form, &client) {
         Ok((response_type, scope, code_challenge)) => Authorize::SignIn(PendingAuthorization {
-            id: match random_bytes::<16>() {
-                Ok(bytes) => URL_SAFE_NO_PAD.encode(bytes),
-                Err(error) => return Authorize::Reject(error.into()),
-            },
             client,
             response_type,
             redirect_uri,
@@ -348,7 +334,7 @@ async fn approve(
         params.push(("state", state));
     }
     params.push(("iss", &inner.config.issuer));
-    let location = redirect_location(&pending.redirect_uri, pending.response_type, &params)?;
+    let location = redirect_location(&pending.redirect_uri, pending.response_type, &params);
     render::redirect(&location).map(Approved::Redirect)
 }
 
@@ -369,34 +355,22 @@ fn error_redirect(
         params.push(("state", state));
     }
     params.push(("iss", &inner.config.issuer));
-    redirect_location(redirect_uri, mode, &params)
-        .and_then(|location| render::redirect(&location))
+    render::redirect(&redirect_location(redirect_uri, mode, &params))
         .unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
 }
 
 /// Adds `params` to the redirect URI: to its query for `code`, as its fragment for `token`
-/// (RFC 6749 §4.2.2: never the query, where tokens leak into logs and `Referer`).
-fn redirect_location(
-    redirect_uri: &str,
-    mode: ResponseType,
-    params: &[(&str, &str)],
-) -> Result<String, OAuthError> {
-    let mut url = url::Url::parse(redirect_uri).map_err(|_| {
-        OAuthError::new(
-            ErrorCode::ServerError,
-            "the registered redirect URI is not a URL",
-        )
-    })?;
-    match mode {
-        ResponseType::Code => {
-            url.query_pairs_mut().extend_pairs(params);
-        }
-        ResponseType::Token => {
-            let fragment = url::form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(params)
-                .finish();
-            url.set_fragment(Some(&fragment));
-        }
-    }
-    Ok(url.into())
+/// (RFC 6749 §4.2.2: never the query, where tokens leak into logs and `Referer`). Registered
+/// URIs are printable ASCII without a fragment, so appending keeps them exactly as registered.
+fn redirect_location(redirect_uri: &str, mode: ResponseType, params: &[(&str, &str)]) -> String {
+    let encoded = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(params)
+        .finish();
+    let separator = match mode {
+        ResponseType::Token => "#",
+        ResponseType::Code if !redirect_uri.contains('?') => "?",
+        ResponseType::Code if redirect_uri.ends_with(['?', '&']) => "",
+        ResponseType::Code => "&",
+    };
+    format!("{redirect_uri}{separator}{encoded}")
 }

@@ -15,6 +15,8 @@ use crate::store::AccessGrant;
 enum Refusal {
     /// No credentials, or another scheme: a bare challenge, no error code (RFC 6750 §3.1).
     NoCredentials,
+    /// The token is unknown, expired or revoked.
+    InvalidToken,
     /// `invalid_request`, `invalid_token` or a store failure.
     Error(OAuthError),
     /// The token lacks `scope`.
@@ -46,12 +48,7 @@ async fn validate(
         .find_access_token(&token, now)
         .await
         .map_err(|e| Refusal::Error(e.into()))?
-        .ok_or_else(|| {
-            Refusal::Error(OAuthError::new(
-                ErrorCode::InvalidToken,
-                "the access token is invalid, expired or revoked",
-            ))
-        })?;
+        .ok_or(Refusal::InvalidToken)?;
     if let Some(required) = required {
         if !required.is_subset_of(&grant.authorization.scope) {
             return Err(Refusal::InsufficientScope(required.clone()));
@@ -103,14 +100,62 @@ struct ErrorBody<'a> {
     scope: Option<&'a str>,
 }
 
+/// The two refusals answered most, built once with the configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusals {
+    bare: HeaderValue,
+    invalid_token: HeaderValue,
+    invalid_token_body: String,
+}
+
+const INVALID_TOKEN: &str = "the access token is invalid, expired or revoked";
+
+impl Refusals {
+    /// `realm` is printable ASCII without '"' or '\\' (checked by the builder).
+    pub(crate) fn new(realm: &str) -> Option<Self> {
+        let body = ErrorBody {
+            error: ErrorCode::InvalidToken.as_str(),
+            error_description: INVALID_TOKEN,
+            scope: None,
+        };
+        let invalid_token = challenge(realm, ErrorCode::InvalidToken, INVALID_TOKEN, None);
+        Some(Self {
+            bare: HeaderValue::from_str(&format!("Bearer realm=\"{realm}\"")).ok()?,
+            invalid_token: HeaderValue::from_str(&invalid_token).ok()?,
+            invalid_token_body: serde_json::to_string(&body).ok()?,
+        })
+    }
+}
+
+/// A challenge with an error. Descriptions and scopes hold no '"' or '\\' (RFC 6749 §5.2,
+/// §3.3), so they quote as they are.
+fn challenge(realm: &str, code: ErrorCode, description: &str, scope: Option<&str>) -> String {
+    let mut challenge =
+        format!("Bearer realm=\"{realm}\", error=\"{code}\", error_description=\"{description}\"");
+    if let Some(scope) = scope {
+        challenge.push_str(&format!(", scope=\"{scope}\""));
+    }
+    challenge
+}
+
 /// The 400/401/403 with its `WWW-Authenticate: Bearer` challenge (RFC 6750 §3).
 fn refuse(inner: &Inner, refusal: Refusal) -> Response<String> {
-    let realm = &inner.config.realm;
+    let refusals = &inner.config.bearer_refusals;
     let (error, scope) = match refusal {
         Refusal::NoCredentials => {
             let mut response = Response::new(String::new());
             *response.status_mut() = StatusCode::UNAUTHORIZED;
-            insert_challenge(&mut response, format!("Bearer realm=\"{realm}\""));
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, refusals.bare.clone());
+            return response;
+        }
+        Refusal::InvalidToken => {
+            let body = refusals.invalid_token_body.clone();
+            let mut response = render::json_text(StatusCode::UNAUTHORIZED, body);
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, refusals.invalid_token.clone());
             return response;
         }
         Refusal::Error(error) => (error, None),
@@ -130,15 +175,6 @@ fn refuse(inner: &Inner, refusal: Refusal) -> Response<String> {
         scope,
     };
     let mut response = render::json(error.status(), &body);
-    // Descriptions and scopes hold no '"' or '\' (RFC 6749 §5.2, §3.3), so they quote as is.
-    let mut challenge = format!(
-        "Bearer realm=\"{realm}\", error=\"{}\", error_description=\"{}\"",
-        error.code(),
-        error.description()
-    );
-    if let Some(scope) = scope {
-        challenge.push_str(&format!(", scope=\"{scope}\""));
-    }
     if matches!(
         error.code(),
         ErrorCode::ServerError | ErrorCode::TemporarilyUnavailable
@@ -146,7 +182,9 @@ fn refuse(inner: &Inner, refusal: Refusal) -> Response<String> {
         // A store failure is not the token's fault: no challenge to answer.
         return response;
     }
-    insert_challenge(&mut response, challenge);
+    let realm = &inner.config.realm;
+    let text = challenge(realm, error.code(), error.description(), scope);
+    insert_challenge(&mut response, text);
     response
 }
 

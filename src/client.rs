@@ -283,7 +283,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Registers a redirect URI: absolute, without a fragment (RFC 6749 §3.1.2).
+    /// Registers a redirect URI: absolute, without a fragment (RFC 6749 §3.1.2), in printable
+    /// ASCII (percent-encode anything else).
     pub fn redirect_uri(mut self, uri: impl Into<String>) -> Self {
         self.redirect_uris.push(uri.into());
         self
@@ -351,6 +352,11 @@ impl ClientBuilder {
 }
 
 fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
+    // Printable ASCII (RFC 3986 characters; others percent-encoded), so that the URI goes into
+    // a `Location` header exactly as registered.
+    if !uri.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ClientError::InvalidRedirectUri);
+    }
     let parsed = url::Url::parse(uri).map_err(|_| ClientError::InvalidRedirectUri)?;
     if parsed.fragment().is_some() || parsed.cannot_be_a_base() {
         return Err(ClientError::InvalidRedirectUri);
@@ -365,8 +371,8 @@ pub enum ClientError {
     /// The client id is empty or holds characters outside printable ASCII.
     #[error("the client id must be non-empty printable ASCII")]
     InvalidClientId,
-    /// A redirect URI is not an absolute URI or carries a fragment.
-    #[error("a redirect URI must be an absolute URI without a fragment")]
+    /// A redirect URI is not an absolute URI in printable ASCII, or carries a fragment.
+    #[error("a redirect URI must be an absolute URI in printable ASCII without a fragment")]
     InvalidRedirectUri,
     /// The authorization code or implicit grant was agreed without a redirect URI.
     #[error("the authorization code and implicit grants need at least one redirect URI")]

@@ -72,30 +72,50 @@ impl fmt::Debug for SecretDigest {
     }
 }
 
-/// Defines a newtype over a secret string with a redacting `Debug` and no `Display`.
+/// Defines a newtype over a secret string with a redacting `Debug`, no `Display`, a
+/// constant-time `==`, and its digest computed at most once.
 macro_rules! secret_string {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq)]
-        pub struct $name(String);
+        #[derive(Clone)]
+        pub struct $name {
+            value: String,
+            digest: std::sync::OnceLock<SecretDigest>,
+        }
 
         impl $name {
             /// Wraps a secret value.
             pub fn new(value: impl Into<String>) -> Self {
-                Self(value.into())
+                Self {
+                    value: value.into(),
+                    digest: std::sync::OnceLock::new(),
+                }
             }
 
             /// The secret in the clear, for putting it on the wire or into a hash function.
             /// Never log it.
             pub fn expose_secret(&self) -> &str {
-                &self.0
+                &self.value
             }
 
-            /// The SHA-256 digest under which it is kept and looked up.
+            /// The secret in the clear, by value.
+            pub fn into_secret(self) -> String {
+                self.value
+            }
+
+            /// The SHA-256 digest under which it is kept and looked up (computed once).
             pub fn digest(&self) -> SecretDigest {
-                SecretDigest::of(&self.0)
+                *self.digest.get_or_init(|| SecretDigest::of(&self.value))
             }
         }
+
+        impl PartialEq for $name {
+            fn eq(&self, other: &Self) -> bool {
+                self.value.as_bytes().ct_eq(other.value.as_bytes()).into()
+            }
+        }
+
+        impl Eq for $name {}
 
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -52,6 +52,7 @@ pub(crate) struct Config {
     pub(crate) issuer: String,
     pub(crate) realm: String,
     pub(crate) basic_challenge: HeaderValue,
+    pub(crate) bearer_refusals: bearer::Refusals,
     pub(crate) endpoints: EndpointPaths,
     pub(crate) scopes_supported: Vec<String>,
     pub(crate) code_lifetime: Duration,
@@ -338,6 +339,7 @@ impl AuthorizationServerBuilder {
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
         let basic_challenge = basic_challenge(&realm)?;
+        let bearer_refusals = bearer::Refusals::new(&realm).ok_or(ConfigError::Realm)?;
         if self.code_lifetime.is_zero() || self.code_lifetime > MAX_CODE_LIFETIME {
             return Err(ConfigError::CodeLifetime);
         }
@@ -366,6 +368,7 @@ impl AuthorizationServerBuilder {
             issuer,
             realm,
             basic_challenge,
+            bearer_refusals,
             endpoints: self.endpoints,
             scopes_supported: self.scopes_supported,
             code_lifetime: self.code_lifetime,

@@ -148,9 +148,12 @@ impl SignInFlow {
         };
         let now = self.now();
         let lifetime = self.server.inner.config.authorization_request_lifetime;
-        let (session, csrf) = match (random_id(), random_id()) {
-            (Ok(session), Ok(csrf)) => (session, csrf),
-            (Err(e), _) | (_, Err(e)) => return Step::Error(e),
+        let (session, csrf) = match random_bytes::<32>() {
+            Ok(bytes) => (
+                URL_SAFE_NO_PAD.encode(&bytes[..16]),
+                URL_SAFE_NO_PAD.encode(&bytes[16..]),
+            ),
+            Err(e) => return Step::Error(e.into()),
         };
         let page = SignInPage {
             session: session.clone(),
@@ -318,8 +321,4 @@ fn form_error(description: &'static str) -> OAuthError {
 
 fn ct_eq(a: &str, b: &str) -> bool {
     a.as_bytes().ct_eq(b.as_bytes()).into()
-}
-
-fn random_id() -> Result<String, OAuthError> {
-    Ok(URL_SAFE_NO_PAD.encode(random_bytes::<16>()?))
 }

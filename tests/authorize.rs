@@ -543,19 +543,6 @@ async fn absent_or_empty_scope_gets_the_client_default() {
 }
 
 #[tokio::test]
-async fn pending_ids_are_random_and_22_characters() {
-    let f = fixture();
-    let (a, b) = (f.pending(&demo("")).await, f.pending(&demo("")).await);
-    assert_eq!(a.id().len(), 22);
-    assert!(
-        a.id()
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
-    );
-    assert_ne!(a.id(), b.id());
-}
-
-#[tokio::test]
 async fn post_form_works_like_get() {
     let f = fixture();
     let types = [

@@ -18,6 +18,11 @@ pub(crate) fn json(status: StatusCode, body: &impl Serialize) -> Response<String
     // total all the same.
     let body =
         serde_json::to_string(body).unwrap_or_else(|_| r#"{"error":"server_error"}"#.to_owned());
+    json_text(status, body)
+}
+
+/// A JSON response from text already serialized.
+pub(crate) fn json_text(status: StatusCode, body: String) -> Response<String> {
     let mut response = Response::new(body);
     *response.status_mut() = status;
     let headers = response.headers_mut();

@@ -25,7 +25,7 @@ pub(crate) async fn issue_token(
         ("access_token", token.access_token),
         ("token_type", token.token_type.to_owned()),
         ("expires_in", token.expires_in.to_string()),
-        ("scope", token.scope),
+        ("scope", token.scope.as_str().to_owned()),
         ("jti", token.jti),
     ])
 }

@@ -15,6 +15,7 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::scope::Scope;
+use crate::secret::RefreshToken;
 use crate::server::Inner;
 use crate::store::{Authorization, FamilyId, IssuedTokens, NewTokens};
 
@@ -37,6 +38,12 @@ pub(crate) fn resolve_scope(requested: Option<&str>, client: &Client) -> Result<
     let Some(requested) = requested else {
         return Ok(client.default_scope().clone());
     };
+    // Most requests name the client's default or full scope as registered: share it.
+    for registered in [client.default_scope(), client.scopes()] {
+        if requested == registered.as_str() {
+            return Ok(registered.clone());
+        }
+    }
     let scope = Scope::parse(requested)
         .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
     if !scope.is_subset_of(client.scopes()) {
@@ -54,7 +61,7 @@ pub(crate) struct TokenResponse {
     pub(crate) token_type: &'static str,
     pub(crate) expires_in: u64,
     pub(crate) jti: String,
-    pub(crate) scope: String,
+    pub(crate) scope: Scope,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) refresh_token: Option<String>,
 }
@@ -62,12 +69,12 @@ pub(crate) struct TokenResponse {
 impl TokenResponse {
     pub(crate) fn new(tokens: IssuedTokens, expires_in: u64) -> Self {
         Self {
-            access_token: tokens.access_token.expose_secret().to_owned(),
+            access_token: tokens.access_token.into_secret(),
             token_type: TOKEN_TYPE,
             expires_in,
             jti: tokens.jti,
-            scope: tokens.scope.as_str().to_owned(),
-            refresh_token: tokens.refresh_token.map(|t| t.expose_secret().to_owned()),
+            scope: tokens.scope,
+            refresh_token: tokens.refresh_token.map(RefreshToken::into_secret),
         }
     }
 }

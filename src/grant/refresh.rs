@@ -36,6 +36,7 @@ pub(crate) async fn exchange(
     let granted = &grant.authorization.scope;
     let access_scope = match form.get("scope") {
         None => granted.clone(),
+        Some(requested) if requested == granted.as_str() => granted.clone(),
         Some(requested) => {
             let requested = Scope::parse(requested)
                 .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;

@@ -13,9 +13,7 @@ use super::{ShardKey, Sharded};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::secret::{
-    AccessToken, AuthorizationCode, RefreshToken, SecretDigest, random_bytes, random_secret,
-};
+use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest, random_bytes};
 use crate::store::{
     AccessGrant, Authorization, CodeGrant, CodeRedemption, FamilyId, IssuedTokens, NewTokens,
     Refresh, RefreshGrant, Rotation, TokenIssuer,
@@ -75,6 +73,29 @@ impl Family {
     fn extend_to(&self, expires_at: UnixTime) {
         self.expires_at
             .fetch_max(expires_at.as_secs(), Ordering::AcqRel);
+    }
+}
+
+/// One draw from the OS CSPRNG, cut into everything one operation mints: two 256-bit secrets
+/// (a code or an access token, and a refresh token) and two 128-bit ids (a `jti` and a family).
+/// One `getrandom` call instead of up to four; each is a system call.
+struct Draw([u8; 96]);
+
+impl Draw {
+    fn new() -> Result<Self, StoreError> {
+        random_bytes::<96>().map(Self)
+    }
+
+    /// Secret `slot` (0 or 1) as 43 base64url characters.
+    fn secret(&self, slot: usize) -> String {
+        URL_SAFE_NO_PAD.encode(&self.0[slot * 32..slot * 32 + 32])
+    }
+
+    /// Id `slot` (0 or 1).
+    fn id(&self, slot: usize) -> [u8; 16] {
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&self.0[64 + slot * 16..80 + slot * 16]);
+        id
     }
 }
 
@@ -142,15 +163,14 @@ impl MemoryTokenIssuer {
         (s.access.len(), s.refresh.len(), s.codes.len())
     }
 
-    fn new_family(&self, authorization: Authorization) -> Result<Arc<Family>, StoreError> {
-        let family = Arc::new(Family {
-            id: FamilyId(u128::from_le_bytes(random_bytes::<16>()?)),
+    fn new_family(&self, authorization: Authorization, id: [u8; 16]) -> Arc<Family> {
+        Arc::new(Family {
+            id: FamilyId(u128::from_le_bytes(id)),
             authorization,
             revoked: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             expires_at: AtomicU64::new(0),
-        });
-        Ok(family)
+        })
     }
 
     fn remember_family(&self, family: &Arc<Family>, now: UnixTime) {
@@ -165,7 +185,8 @@ impl MemoryTokenIssuer {
         self.state.families.with(&id, |m| m.get(&id).cloned())
     }
 
-    /// Mints an access token (and a refresh token of `generation` when asked) in `family`.
+    /// Mints an access token (and a refresh token of `generation` when asked) in `family`, all
+    /// cut from one draw of the OS CSPRNG.
     fn mint(
         &self,
         family: &Arc<Family>,
@@ -173,13 +194,11 @@ impl MemoryTokenIssuer {
         issued_at: UnixTime,
         access_expires_at: UnixTime,
         refresh: Option<(u64, UnixTime)>,
+        draw: &Draw,
     ) -> Result<IssuedTokens, StoreError> {
-        let access_token = AccessToken::new(random_secret()?);
-        let jti = random_bytes::<16>()?;
-        let refresh_token = match refresh {
-            Some(_) => Some(RefreshToken::new(random_secret()?)),
-            None => None,
-        };
+        let access_token = AccessToken::new(draw.secret(0));
+        let jti = draw.id(0);
+        let refresh_token = refresh.map(|_| RefreshToken::new(draw.secret(1)));
         family.extend_to(access_expires_at);
         self.state.access.insert(
             access_token.digest(),
@@ -239,8 +258,9 @@ impl RefreshEntry {
 #[async_trait]
 impl TokenIssuer for MemoryTokenIssuer {
     async fn issue_code(&self, grant: CodeGrant) -> Result<AuthorizationCode, StoreError> {
-        let code = AuthorizationCode::new(random_secret()?);
-        let family = self.new_family(grant.authorization.clone())?;
+        let draw = Draw::new()?;
+        let code = AuthorizationCode::new(draw.secret(0));
+        let family = self.new_family(grant.authorization.clone(), draw.id(1));
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;
         self.remember_family(&family, now);
@@ -291,12 +311,13 @@ impl TokenIssuer for MemoryTokenIssuer {
     }
 
     async fn issue_tokens(&self, request: NewTokens) -> Result<IssuedTokens, StoreError> {
+        let draw = Draw::new()?;
         let family = match request.family {
             Some(id) => self
                 .find_family(id)
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
             None => {
-                let family = self.new_family(request.authorization.clone())?;
+                let family = self.new_family(request.authorization.clone(), draw.id(1));
                 self.remember_family(&family, request.issued_at);
                 family
             }
@@ -310,6 +331,7 @@ impl TokenIssuer for MemoryTokenIssuer {
             request.issued_at,
             request.access_expires_at,
             refresh,
+            &draw,
         )
     }
 
@@ -364,6 +386,7 @@ impl TokenIssuer for MemoryTokenIssuer {
             request.issued_at,
             request.access_expires_at,
             Some((generation + 1, request.refresh_expires_at)),
+            &Draw::new()?,
         )?;
         Ok(Rotation::Rotated(tokens))
     }
