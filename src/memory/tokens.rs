@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -56,7 +56,7 @@ struct Family {
     authorization: Authorization,
     revoked: AtomicBool,
     /// The generation of the family's current refresh token; older ones are rotated.
-    generation: AtomicU64,
+    generation: AtomicU32,
     /// The latest expiry of anything in the family, for sweeping.
     expires_at: AtomicU64,
 }
@@ -77,13 +77,13 @@ impl Family {
 }
 
 /// One draw from the OS CSPRNG, cut into everything one operation mints: two 256-bit secrets
-/// (a code or an access token, and a refresh token) and two 128-bit ids (a `jti` and a family).
-/// One `getrandom` call instead of up to four; each is a system call.
-struct Draw([u8; 96]);
+/// (a code or an access token, and a refresh token) and a 128-bit family id. One `getrandom`
+/// call instead of three; each is a system call.
+struct Draw([u8; 80]);
 
 impl Draw {
     fn new() -> Result<Self, StoreError> {
-        random_bytes::<96>().map(Self)
+        random_bytes::<80>().map(Self)
     }
 
     /// Secret `slot` (0 or 1) as 43 base64url characters.
@@ -91,10 +91,10 @@ impl Draw {
         URL_SAFE_NO_PAD.encode(&self.0[slot * 32..slot * 32 + 32])
     }
 
-    /// Id `slot` (0 or 1).
-    fn id(&self, slot: usize) -> [u8; 16] {
+    /// The family id.
+    fn family_id(&self) -> [u8; 16] {
         let mut id = [0u8; 16];
-        id.copy_from_slice(&self.0[64 + slot * 16..80 + slot * 16]);
+        id.copy_from_slice(&self.0[64..]);
         id
     }
 }
@@ -113,16 +113,39 @@ enum CodeEntry {
 struct AccessEntry {
     family: Arc<Family>,
     scope: Scope,
-    jti: [u8; 16],
-    issued_at: UnixTime,
-    expires_at: UnixTime,
+    issued_at: Secs,
+    expires_at: Secs,
 }
 
 struct RefreshEntry {
     family: Arc<Family>,
-    generation: u64,
-    issued_at: UnixTime,
-    expires_at: UnixTime,
+    generation: u32,
+    issued_at: Secs,
+    expires_at: Secs,
+}
+
+/// An access token's `jti`: the second half of its SHA-256 digest, base64url. Unique and
+/// random like the token, reveals nothing of it or of the half used as the map key, and costs
+/// no storage: it is recomputed from the token whenever the token is presented.
+fn jti(token: &AccessToken) -> String {
+    URL_SAFE_NO_PAD.encode(&token.digest().as_bytes()[16..])
+}
+
+/// Seconds since the Unix epoch in 32 bits (enough until 2106; later instants saturate), so
+/// entries stay small: there are millions of them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Secs(u32);
+
+impl From<UnixTime> for Secs {
+    fn from(time: UnixTime) -> Self {
+        Self(u32::try_from(time.as_secs()).unwrap_or(u32::MAX))
+    }
+}
+
+impl From<Secs> for UnixTime {
+    fn from(secs: Secs) -> Self {
+        UnixTime::from_secs(u64::from(secs.0))
+    }
 }
 
 /// The first 128 bits of a secret's SHA-256 digest: the map key. Half the digest keeps a
@@ -191,7 +214,7 @@ impl MemoryTokenIssuer {
             id: FamilyId(u128::from_le_bytes(id)),
             authorization,
             revoked: AtomicBool::new(false),
-            generation: AtomicU64::new(0),
+            generation: AtomicU32::new(0),
             expires_at: AtomicU64::new(0),
         })
     }
@@ -216,11 +239,10 @@ impl MemoryTokenIssuer {
         access_scope: Scope,
         issued_at: UnixTime,
         access_expires_at: UnixTime,
-        refresh: Option<(u64, UnixTime)>,
+        refresh: Option<(u32, UnixTime)>,
         draw: &Draw,
     ) -> Result<IssuedTokens, StoreError> {
         let access_token = AccessToken::new(draw.secret(0));
-        let jti = draw.id(0);
         let refresh_token = refresh.map(|_| RefreshToken::new(draw.secret(1)));
         family.extend_to(access_expires_at);
         self.state.access.insert(
@@ -228,9 +250,8 @@ impl MemoryTokenIssuer {
             AccessEntry {
                 family: Arc::clone(family),
                 scope: access_scope.clone(),
-                jti,
-                issued_at,
-                expires_at: access_expires_at,
+                issued_at: issued_at.into(),
+                expires_at: access_expires_at.into(),
             },
             |e| e.is_dead(issued_at),
         );
@@ -241,15 +262,15 @@ impl MemoryTokenIssuer {
                 RefreshEntry {
                     family: Arc::clone(family),
                     generation,
-                    issued_at,
-                    expires_at,
+                    issued_at: issued_at.into(),
+                    expires_at: expires_at.into(),
                 },
                 |e| e.is_dead(issued_at),
             );
         }
         Ok(IssuedTokens {
+            jti: jti(&access_token),
             access_token,
-            jti: URL_SAFE_NO_PAD.encode(jti),
             refresh_token,
             scope: access_scope,
             family: family.id,
@@ -268,13 +289,13 @@ impl CodeEntry {
 
 impl AccessEntry {
     fn is_dead(&self, now: UnixTime) -> bool {
-        self.expires_at <= now || self.family.is_revoked()
+        self.expires_at <= now.into() || self.family.is_revoked()
     }
 }
 
 impl RefreshEntry {
     fn is_dead(&self, now: UnixTime) -> bool {
-        self.expires_at <= now || self.family.is_revoked()
+        self.expires_at <= now.into() || self.family.is_revoked()
     }
 }
 
@@ -283,7 +304,7 @@ impl TokenIssuer for MemoryTokenIssuer {
     async fn issue_code(&self, grant: CodeGrant) -> Result<AuthorizationCode, StoreError> {
         let draw = Draw::new()?;
         let code = AuthorizationCode::new(draw.secret(0));
-        let family = self.new_family(grant.authorization.clone(), draw.id(1));
+        let family = self.new_family(grant.authorization.clone(), draw.family_id());
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;
         self.remember_family(&family, now);
@@ -340,7 +361,7 @@ impl TokenIssuer for MemoryTokenIssuer {
                 .find_family(id)
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
             None => {
-                let family = self.new_family(request.authorization.clone(), draw.id(1));
+                let family = self.new_family(request.authorization.clone(), draw.family_id());
                 // Only a family with a refresh token can be revoked by id later (reuse,
                 // revocation); one without is reached through its access token alone.
                 if request.refresh_expires_at.is_some() {
@@ -375,8 +396,8 @@ impl TokenIssuer for MemoryTokenIssuer {
                 authorization: family.authorization.clone(),
                 family: family.id,
                 rotated: entry.generation != family.generation.load(Ordering::Acquire),
-                issued_at: entry.issued_at,
-                expires_at: entry.expires_at,
+                issued_at: entry.issued_at.into(),
+                expires_at: entry.expires_at.into(),
             })
         }))
     }
@@ -399,7 +420,7 @@ impl TokenIssuer for MemoryTokenIssuer {
         // token's generation; every other caller finds it moved and is a reuse.
         let swapped = family.generation.compare_exchange(
             generation,
-            generation + 1,
+            generation.wrapping_add(1),
             Ordering::AcqRel,
             Ordering::Acquire,
         );
@@ -412,7 +433,7 @@ impl TokenIssuer for MemoryTokenIssuer {
             request.access_scope,
             request.issued_at,
             request.access_expires_at,
-            Some((generation + 1, request.refresh_expires_at)),
+            Some((generation.wrapping_add(1), request.refresh_expires_at)),
             &Draw::new()?,
         )?;
         Ok(Rotation::Rotated(tokens))
@@ -433,10 +454,10 @@ impl TokenIssuer for MemoryTokenIssuer {
                     user: family.user.clone(),
                     scope: entry.scope.clone(),
                 },
-                jti: URL_SAFE_NO_PAD.encode(entry.jti),
+                jti: jti(token),
                 family: entry.family.id,
-                issued_at: entry.issued_at,
-                expires_at: entry.expires_at,
+                issued_at: entry.issued_at.into(),
+                expires_at: entry.expires_at.into(),
             })
         }))
     }
