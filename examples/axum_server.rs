@@ -36,7 +36,7 @@ async fn main() {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     common::init_logging();
     let settings = Settings::from_args_and_env()?;
-    let demo = Arc::new(common::demo(&settings)?);
+    let demo = Arc::new(common::demo(&settings).await?);
     let limit = demo.server.max_body_bytes();
     let app = Router::new()
         .route("/", get(|State(demo): App| async move { demo.index() }))

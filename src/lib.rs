@@ -99,6 +99,8 @@ mod scope;
 mod secret;
 mod server;
 pub mod signin;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod sql;
 mod store;
 mod throttle;
 

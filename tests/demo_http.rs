@@ -750,18 +750,18 @@ async fn check_log(server: Server) {
     }
 }
 
-async fn check_sigterm(mut server: Server) {
+async fn check_sigterm(server: Server) {
     // A client that keeps its connection open afterwards, as a browser does.
     let http = browser();
     assert_eq!(get(&http, &format!("{}/", server.base)).await.status, 200);
     let started = Instant::now();
     let status = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
+        .args(["-TERM", &server.pid().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
     loop {
-        if let Some(status) = server.child.try_wait().expect("the server's status") {
+        if let Some(status) = server.try_wait() {
             assert!(status.success(), "exit status after SIGTERM: {status}");
             break;
         }

@@ -18,15 +18,86 @@ pub struct Settings {
     pub addr: SocketAddr,
     pub issuer: String,
     pub code_ttl: Duration,
+    /// Where clients, users, codes and tokens live.
+    pub store: StoreChoice,
+}
+
+/// The demo's store: `--store memory|sqlite:PATH|postgres:URL` (`GRANTOR_STORE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// In memory: gone when the process stops.
+    Memory,
+    /// A SQLite file (feature `sqlite`).
+    Sqlite(String),
+    /// A PostgreSQL database, shared by any number of demo processes (feature `postgres`).
+    Postgres(String),
+}
+
+impl StoreChoice {
+    /// The default: a SQLite file in the OS temporary directory when built with the `sqlite`
+    /// feature (state survives restarts, nothing to install), else memory.
+    pub fn default_for_build() -> Self {
+        if cfg!(feature = "sqlite") {
+            let path = std::env::temp_dir().join("grantor-demo.sqlite3");
+            Self::Sqlite(path.to_string_lossy().into_owned())
+        } else {
+            Self::Memory
+        }
+    }
+
+    /// Parses `memory`, `sqlite:PATH` or `postgres:URL` (a bare `postgres://…` URL works too).
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let choice = if spec == "memory" {
+            Self::Memory
+        } else if let Some(path) = spec.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err("--store sqlite:PATH needs a path".to_owned());
+            }
+            Self::Sqlite(path.to_owned())
+        } else if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            Self::Postgres(spec.to_owned())
+        } else if let Some(url) = spec.strip_prefix("postgres:") {
+            Self::Postgres(url.to_owned())
+        } else {
+            return Err(format!(
+                "unknown store {spec:?}: use memory, sqlite:PATH or postgres:URL"
+            ));
+        };
+        let missing = match &choice {
+            Self::Sqlite(_) if !cfg!(feature = "sqlite") => Some("sqlite"),
+            Self::Postgres(_) if !cfg!(feature = "postgres") => Some("postgres"),
+            _ => None,
+        };
+        match missing {
+            Some(feature) => Err(format!(
+                "this build has no {feature} store; build it with --features {feature}"
+            )),
+            None => Ok(choice),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreChoice {
+    /// What the log says about the store (never a URL: it may hold a password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Memory => f.write_str("memory"),
+            Self::Sqlite(path) => write!(f, "sqlite file {path}"),
+            Self::Postgres(_) => f.write_str("postgres"),
+        }
+    }
 }
 
 impl Settings {
     /// `--addr` / `GRANTOR_ADDR` (default 127.0.0.1:8080), `--issuer` / `GRANTOR_ISSUER`
-    /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60).
+    /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60),
+    /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]).
     pub fn from_args_and_env() -> Result<Self, String> {
         let mut addr = std::env::var("GRANTOR_ADDR").ok();
         let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
         let mut code_ttl = std::env::var("GRANTOR_CODE_TTL").ok();
+        let mut store = std::env::var("GRANTOR_STORE").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -37,10 +108,12 @@ impl Settings {
                 "--addr" => &mut addr,
                 "--issuer" => &mut issuer,
                 "--code-ttl" => &mut code_ttl,
+                "--store" => &mut store,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
-                                (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL)"
+                                [--store memory|sqlite:PATH|postgres:URL]\n\
+                                (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE)"
                             .to_owned(),
                     );
                 }
@@ -59,10 +132,15 @@ impl Settings {
             Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad code TTL: {e}"))?),
             None => Duration::from_secs(60),
         };
+        let store = match store {
+            Some(spec) => StoreChoice::parse(&spec)?,
+            None => StoreChoice::default_for_build(),
+        };
         Ok(Self {
             addr,
             issuer,
             code_ttl,
+            store,
         })
     }
 }
@@ -95,10 +173,8 @@ const REDIRECTS: [&str; 2] = [
     "http://localhost:8081/callback",
 ];
 
-/// Seeds the contract's clients and users (only verifiers and hashes are kept) and builds the
-/// server.
-pub fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error>> {
-    let clients = MemoryClientStore::new();
+/// The contract's clients (only secret verifiers are kept).
+fn demo_clients() -> Result<Vec<Client>, Box<dyn std::error::Error>> {
     let with_redirects = |b: ClientBuilder| {
         REDIRECTS
             .iter()
@@ -106,39 +182,165 @@ pub fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error>> {
             .scopes("profile email")
     };
     let demo_secret = SecretVerifier::argon2id(&ClientSecret::new("demo-secret"))?;
-    clients.insert(
+    let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
+    Ok(vec![
         with_redirects(Client::confidential("demo-client", demo_secret))
             .name("Demo Client")
             .grant_types(GrantType::ALL)
             .approval(Approval::Required)
             .build()?,
-    );
-    let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
-    clients.insert(
         with_redirects(Client::confidential("plain-client", plain_secret))
             .name("Plain Client")
             .grant_types([GrantType::AuthorizationCode, GrantType::Password])
             .approval(Approval::NotRequired)
             .build()?,
-    );
-    clients.insert(
         with_redirects(Client::public("public-client"))
             .name("Public Client")
             .grant_types([GrantType::AuthorizationCode])
             .approval(Approval::NotRequired)
             .build()?,
-    );
-    let users = MemoryUserStore::new();
-    users.add("alice@example.com", &Password::new("alice-password-1"))?;
-    users.add("bob@example.com", &Password::new("bob-password-2"))?;
+    ])
+}
+
+/// The contract's users and their passwords (only Argon2id hashes are kept).
+const USERS: [(&str, &str); 2] = [
+    ("alice@example.com", "alice-password-1"),
+    ("bob@example.com", "bob-password-2"),
+];
+
+/// The three seams, from whichever store was chosen.
+struct Seams {
+    clients: Arc<dyn ClientStore>,
+    users: Arc<dyn UserStore>,
+    tokens: Arc<dyn TokenIssuer>,
+    /// Deletes what has expired; run hourly.
+    purge: Arc<dyn Fn(UnixTime) -> PurgeFuture + Send + Sync>,
+}
+
+type PurgeFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Registers the clients and adds the users that are missing.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! seed_sql {
+    ($store:expr, $clients:expr) => {
+        for client in &$clients {
+            $store.insert_client(client).await?;
+        }
+        for (username, password) in USERS {
+            match $store.add_user(username, &Password::new(password)).await {
+                Ok(_) | Err(grantor::sql::AddUserError::Taken) => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+    };
+}
+
+/// Opens (and for SQL, migrates) the chosen store and seeds it. Seeding a database that already
+/// has the contract's clients and users leaves it as it is (clients are re-registered as they
+/// are; existing users are kept), so any number of demo processes can share one.
+async fn open(choice: &StoreChoice) -> Result<Seams, Box<dyn std::error::Error>> {
+    let clients = demo_clients()?;
+    match choice {
+        StoreChoice::Memory => {
+            let store = MemoryClientStore::new();
+            for client in clients {
+                store.insert(client);
+            }
+            let users = MemoryUserStore::new();
+            for (username, password) in USERS {
+                users.add(username, &Password::new(password))?;
+            }
+            let tokens = Arc::new(MemoryTokenIssuer::new());
+            let purged = Arc::clone(&tokens);
+            Ok(Seams {
+                clients: Arc::new(store),
+                users: Arc::new(users),
+                tokens,
+                purge: Arc::new(move |now| {
+                    purged.purge_expired(now);
+                    Box::pin(std::future::ready(()))
+                }),
+            })
+        }
+        #[cfg(feature = "sqlite")]
+        StoreChoice::Sqlite(path) => {
+            let options = grantor::sql::sqlx::sqlite::SqliteConnectOptions::new().filename(path);
+            let store = grantor::sql::SqliteStore::connect_with(options).await?;
+            seed_sql!(store, clients);
+            Ok(sql_seams(store))
+        }
+        #[cfg(feature = "postgres")]
+        StoreChoice::Postgres(url) => {
+            let store = grantor::sql::PostgresStore::connect(url).await?;
+            seed_sql!(store, clients);
+            Ok(sql_seams(store))
+        }
+        #[allow(unreachable_patterns)]
+        other => Err(format!("this build has no {other} store").into()),
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn sql_seams<DB: grantor::sql::sqlx::Database>(store: grantor::sql::SqlStore<DB>) -> Seams
+where
+    grantor::sql::SqlStore<DB>: ClientStore + UserStore + TokenIssuer + Purge,
+{
+    let purged = store.clone();
+    Seams {
+        clients: Arc::new(store.clone()),
+        users: Arc::new(store.clone()),
+        tokens: Arc::new(store),
+        purge: Arc::new(move |now| purged.purge_boxed(now)),
+    }
+}
+
+/// `purge_expired` of a SQL store as a boxed future; failures are logged.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+trait Purge {
+    fn purge_boxed(&self, now: UnixTime) -> PurgeFuture;
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! purge_impl {
+    ($store:ty) => {
+        impl Purge for $store {
+            fn purge_boxed(&self, now: UnixTime) -> PurgeFuture {
+                let store = self.clone();
+                Box::pin(async move {
+                    match store.purge_expired(now).await {
+                        Ok(rows) => tracing::info!(rows, "purged expired codes and tokens"),
+                        Err(error) => tracing::warn!(%error, "purging expired rows failed"),
+                    }
+                })
+            }
+        }
+    };
+}
+#[cfg(feature = "sqlite")]
+purge_impl!(grantor::sql::SqliteStore);
+#[cfg(feature = "postgres")]
+purge_impl!(grantor::sql::PostgresStore);
+
+/// Opens and seeds the chosen store, builds the server, and purges expired rows hourly.
+pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error>> {
+    let seams = open(&settings.store).await?;
+    tracing::info!(store = %settings.store, "store ready");
     let server = AuthorizationServer::builder()
         .issuer(settings.issuer.clone())
         .code_lifetime(settings.code_ttl)
         .scopes_supported(&Scope::parse("profile email admin")?)
-        .clients(Arc::new(clients))
-        .users(Arc::new(users))
-        .tokens(Arc::new(MemoryTokenIssuer::new()))
+        .clients(seams.clients)
+        .users(seams.users)
+        .tokens(seams.tokens)
         .build()?;
+    let purge = seams.purge;
+    tokio::spawn(async move {
+        let mut hourly = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            hourly.tick().await;
+            purge(UnixTime::from(std::time::SystemTime::now())).await;
+        }
+    });
     Ok(Demo {
         flow: SignInFlow::new(server.clone()),
         server,

@@ -13,19 +13,26 @@ use std::time::{Duration, Instant};
 /// A running demo server, killed when dropped.
 pub struct Server {
     pub base: String,
-    pub child: Child,
+    child: Mutex<Child>,
     /// Everything the server wrote to stderr (its request log).
     log: Arc<Mutex<String>>,
 }
 
 impl Server {
-    /// Starts `examples/{framework}_server` on a free port and waits for its banner.
+    /// Starts `examples/{framework}_server` over a memory store on a free port and waits for
+    /// its banner.
     pub fn start(framework: &str) -> Self {
+        // Memory, so that servers running side by side share nothing.
+        Self::start_with(framework, "memory")
+    }
+
+    /// Starts `examples/{framework}_server` with `--store {store}`.
+    pub fn start_with(framework: &str, store: &str) -> Self {
         let binary = examples_dir().join(format!("{framework}_server"));
         let mut failures = Vec::new();
         // A free port can be taken by someone else before the server binds it: try again.
         for _ in 0..3 {
-            match Self::try_start(framework, &binary) {
+            match Self::try_start(framework, &binary, store) {
                 Ok(server) => return server,
                 Err(failure) => failures.push(failure),
             }
@@ -36,13 +43,14 @@ impl Server {
         );
     }
 
-    fn try_start(framework: &str, binary: &Path) -> Result<Self, String> {
+    fn try_start(framework: &str, binary: &Path, store: &str) -> Result<Self, String> {
         let port = free_port();
         let mut child = Command::new(binary)
-            .args(["--addr", &format!("127.0.0.1:{port}")])
+            .args(["--addr", &format!("127.0.0.1:{port}"), "--store", store])
             .env("RUST_LOG", "info")
             .env_remove("GRANTOR_ISSUER")
             .env_remove("GRANTOR_CODE_TTL")
+            .env_remove("GRANTOR_STORE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -66,7 +74,11 @@ impl Server {
             }
         });
         let base = format!("http://127.0.0.1:{port}");
-        let mut server = Self { base, child, log };
+        let server = Self {
+            base,
+            child: Mutex::new(child),
+            log,
+        };
         match banner.recv_timeout(Duration::from_secs(60)) {
             Ok(line) => {
                 assert_eq!(
@@ -80,7 +92,7 @@ impl Server {
                 Ok(server)
             }
             Err(_) => {
-                let _ = server.kill();
+                server.kill();
                 std::thread::sleep(Duration::from_millis(200));
                 Err(format!("no banner; stderr:\n{}", server.log()))
             }
@@ -104,15 +116,43 @@ impl Server {
         }
     }
 
-    pub fn kill(&mut self) -> std::io::Result<()> {
-        self.child.kill()?;
-        self.child.wait().map(drop)
+    /// Kills the server and waits for it.
+    pub fn kill(&self) {
+        let mut child = self.lock_child();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.lock_child().id()
+    }
+
+    /// Its exit status, if it has exited.
+    pub fn try_wait(&self) -> Option<std::process::ExitStatus> {
+        self.lock_child().try_wait().expect("the server's status")
+    }
+
+    /// Still running, and nothing panicked.
+    pub fn assert_alive_and_calm(&self) {
+        let log = self.log();
+        assert!(!log.contains("panicked"), "{} panicked:\n{log}", self.base);
+        let exited = self.try_wait();
+        assert!(
+            exited.is_none(),
+            "{} exited ({exited:?}):\n{log}",
+            self.base
+        );
+    }
+
+    fn lock_child(&self) -> std::sync::MutexGuard<'_, Child> {
+        self.child.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.kill();
+        self.kill();
         if std::thread::panicking() {
             eprintln!("--- demo server output ---\n{}", self.log());
         }
@@ -124,6 +164,12 @@ fn enabled_features() -> Vec<&'static str> {
     let mut features = Vec::new();
     if cfg!(feature = "tower") {
         features.push("tower");
+    }
+    if cfg!(feature = "sqlite") {
+        features.push("sqlite");
+    }
+    if cfg!(feature = "postgres") {
+        features.push("postgres");
     }
     features
 }

@@ -1,0 +1,55 @@
+//! [`PostgresStore`]: connecting, the embedded migrations, and which PostgreSQL errors are
+//! transient.
+
+use std::str::FromStr as _;
+
+use sqlx::Postgres;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+#[cfg(doc)]
+use super::PostgresStore;
+use super::{ACQUIRE_TIMEOUT, SqlStore};
+use crate::error::StoreError;
+
+/// `migrations/postgres/`, embedded at build time.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// SQLSTATEs that mean "try again later": class 08 (connection exception), 53 (insufficient
+/// resources, such as too many connections), 57 (operator intervention: shutdown, cancel),
+/// 40001 (serialization failure) and 40P01 (deadlock detected).
+fn transient(code: &str) -> bool {
+    ["08", "53", "57"]
+        .iter()
+        .any(|class| code.starts_with(class))
+        || code == "40001"
+        || code == "40P01"
+}
+
+sql_store!(Postgres, MIGRATOR, transient);
+
+impl SqlStore<Postgres> {
+    /// Connects to `url` (`postgres://user:password@host:port/database?…`, or a Unix socket as
+    /// `postgres:///database?host=/run/postgresql`) and applies pending migrations. See
+    /// [`PostgresStore::connect_with`] for the settings.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url).map_err(StoreError::failed)?;
+        Self::connect_with(options).await
+    }
+
+    /// Connects with `options` (TLS, schema through `options([("search_path", …)])`, …) and
+    /// applies pending migrations. The pool holds up to 10 connections and waits at most
+    /// [`ACQUIRE_TIMEOUT`] for one, so that while the database is down every request fails
+    /// within that time; it reconnects by itself when the database is back. For another pool
+    /// size, build the pool yourself and use [`SqlStore::from_pool`].
+    pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(10)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(Self::error)?;
+        let store = Self::from_pool(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+}

@@ -1,0 +1,77 @@
+//! [`SqliteStore`]: connecting, the embedded migrations, and which SQLite errors are transient.
+
+use std::str::FromStr as _;
+
+use sqlx::Sqlite;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+
+#[cfg(doc)]
+use super::SqliteStore;
+use super::{ACQUIRE_TIMEOUT, SqlStore};
+use crate::error::StoreError;
+
+/// `migrations/sqlite/`, embedded at build time.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+
+/// SQLite result codes that mean "try again later": `SQLITE_BUSY` (5), `SQLITE_LOCKED` (6),
+/// `SQLITE_FULL` (13) and `SQLITE_CANTOPEN` (14); extended codes carry them in their low byte.
+fn transient(code: &str) -> bool {
+    code.parse::<i32>()
+        .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 13 | 14))
+}
+
+sql_store!(Sqlite, MIGRATOR, transient);
+
+impl SqlStore<Sqlite> {
+    /// Connects to `url` (`sqlite:PATH`, `sqlite://PATH`, or `sqlite::memory:` for a database
+    /// that lives as long as the store), creating the file if it is missing, and applies pending
+    /// migrations. See [`SqliteStore::connect_with`] for the settings.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url).map_err(StoreError::failed)?;
+        Self::connect_with(options).await
+    }
+
+    /// Connects with `options`, creating the file if it is missing, and applies pending
+    /// migrations.
+    ///
+    /// A file database is put in WAL mode (readers never wait for the writer), keeps SQLite's
+    /// `synchronous = FULL` (every commit durable; `options.synchronous(SqliteSynchronous::Normal)`
+    /// trades the last commits before a power loss for speed), and waits at most
+    /// [`ACQUIRE_TIMEOUT`] for a busy database or a free connection. An in-memory database gets
+    /// one connection that is never closed, so it lives as long as the store.
+    pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self, StoreError> {
+        let memory = is_in_memory(&options);
+        let options = options
+            .create_if_missing(true)
+            .busy_timeout(ACQUIRE_TIMEOUT);
+        let pool = if memory {
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+        } else {
+            SqlitePoolOptions::new()
+        };
+        let options = if memory {
+            options
+        } else {
+            options.journal_mode(SqliteJournalMode::Wal)
+        };
+        let pool = pool
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(Self::error)?;
+        let store = Self::from_pool(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+}
+
+/// Whether `options` name an in-memory database (`:memory:`, which sqlx names
+/// `file:sqlx-in-memory-N`, or a `mode=memory` URI).
+fn is_in_memory(options: &SqliteConnectOptions) -> bool {
+    let name = options.get_filename().to_string_lossy();
+    name == ":memory:" || name.starts_with("file:sqlx-in-memory-") || name.contains("mode=memory")
+}
