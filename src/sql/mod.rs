@@ -4,8 +4,8 @@
 //! One type, [`SqlStore`], implements all three seams over a connection pool: `SqliteStore`
 //! for one node (the database is a file beside the service; nothing to install), and
 //! `PostgresStore` for any number of identical nodes over one database. Both run the same SQL
-//! text; only the schema's column types differ (`migrations/sqlite/` and
-//! `migrations/postgres/`, embedded in the library with [`sqlx::migrate!`]).
+//! text; only the schema's column types differ (`src/sql/migrations/sqlite/` and
+//! `src/sql/migrations/postgres/`, embedded in the library with [`sqlx::migrate!`]).
 //!
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]

@@ -11,8 +11,8 @@ use super::PostgresStore;
 use super::{ACQUIRE_TIMEOUT, SqlStore};
 use crate::error::StoreError;
 
-/// `migrations/postgres/`, embedded at build time.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+/// `src/sql/migrations/postgres/`, embedded at build time.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/sql/migrations/postgres");
 
 /// SQLSTATEs that mean "try again later": class 08 (connection exception), 53 (insufficient
 /// resources, such as too many connections), 57 (operator intervention: shutdown, cancel),

@@ -10,8 +10,8 @@ use super::SqliteStore;
 use super::{ACQUIRE_TIMEOUT, SqlStore};
 use crate::error::StoreError;
 
-/// `migrations/sqlite/`, embedded at build time.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+/// `src/sql/migrations/sqlite/`, embedded at build time.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/sql/migrations/sqlite");
 
 /// SQLite result codes that mean "try again later": `SQLITE_BUSY` (5), `SQLITE_LOCKED` (6),
 /// `SQLITE_FULL` (13) and `SQLITE_CANTOPEN` (14); extended codes carry them in their low byte.
