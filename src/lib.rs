@@ -128,7 +128,7 @@ pub use server::{
 };
 pub use signin::{SignInFlow, Step};
 pub use store::{
-    AccessGrant, Authorization, ClientStore, CodeGrant, CodeRedemption, FamilyId, IssuedTokens,
-    NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId, UserStore,
+    AccessGrant, AddUserError, Authorization, ClientStore, CodeGrant, CodeRedemption, FamilyId,
+    IssuedTokens, NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId, UserStore,
 };
 pub use throttle::SignInThrottle;

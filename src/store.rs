@@ -157,6 +157,34 @@ impl User {
     }
 }
 
+/// Why a user store refused to add an account.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddUserError {
+    /// The username is not an email address.
+    #[error("the username must be an email address")]
+    InvalidUsername,
+    /// An account with this username (in any case), or this id, exists.
+    #[error("an account with this username exists")]
+    Taken,
+    /// The store or hashing failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The lookup key of a username: the email address lowercased; `None` if it does not look like
+/// one. Every user store grantor ships matches usernames by this key.
+pub(crate) fn username_key(username: &str) -> Option<String> {
+    let (local, domain) = username.rsplit_once('@')?;
+    let plausible = !local.is_empty()
+        && !domain.is_empty()
+        && username.len() <= 254
+        && !username
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control());
+    plausible.then(|| username.to_lowercase())
+}
+
 /// Who authorized what: the client, the user (none for `client_credentials`) and the scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Authorization {

@@ -228,7 +228,7 @@ macro_rules! seed_sql {
         }
         for (username, password) in USERS {
             match $store.add_user(username, &Password::new(password)).await {
-                Ok(_) | Err(grantor::sql::AddUserError::Taken) => {}
+                Ok(_) | Err(grantor::AddUserError::Taken) => {}
                 Err(error) => return Err(error.into()),
             }
         }

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use crate::error::StoreError;
 use crate::hash;
 use crate::secret::{Password, random_bytes};
-use crate::store::{User, UserId, UserStore};
+use crate::store::{AddUserError, User, UserId, UserStore, username_key};
 
 /// An in-memory [`UserStore`]. Usernames are email addresses, matched case-insensitively;
 /// passwords are kept only as Argon2id hashes.
@@ -45,21 +45,6 @@ struct Account {
     password_hash: String,
 }
 
-/// Why [`MemoryUserStore::add`] refused an account.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AddUserError {
-    /// The username is not an email address.
-    #[error("the username must be an email address")]
-    InvalidUsername,
-    /// An account with this username exists.
-    #[error("an account with this username exists")]
-    Taken,
-    /// Hashing failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
 impl MemoryUserStore {
     /// An empty store.
     pub fn new() -> Self {
@@ -75,7 +60,7 @@ impl MemoryUserStore {
 
     /// Adds an account whose Argon2id hash (a PHC string) the host already has.
     pub fn insert(&self, user: User, password_hash: String) -> Result<User, AddUserError> {
-        let key = normalize(user.username()).ok_or(AddUserError::InvalidUsername)?;
+        let key = username_key(user.username()).ok_or(AddUserError::InvalidUsername)?;
         let mut accounts = self.accounts.write().unwrap_or_else(|p| p.into_inner());
         if accounts.by_username.contains_key(&key) {
             return Err(AddUserError::Taken);
@@ -90,18 +75,6 @@ impl MemoryUserStore {
     }
 }
 
-/// The lookup key of an email address; `None` if it does not look like one.
-fn normalize(username: &str) -> Option<String> {
-    let (local, domain) = username.rsplit_once('@')?;
-    let plausible = !local.is_empty()
-        && !domain.is_empty()
-        && username.len() <= 254
-        && !username
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control());
-    plausible.then(|| username.to_lowercase())
-}
-
 #[async_trait]
 impl UserStore for MemoryUserStore {
     async fn authenticate(
@@ -109,7 +82,7 @@ impl UserStore for MemoryUserStore {
         username: &str,
         password: &Password,
     ) -> Result<Option<User>, StoreError> {
-        let found = normalize(username).and_then(|key| {
+        let found = username_key(username).and_then(|key| {
             let accounts = self.accounts.read().unwrap_or_else(|p| p.into_inner());
             accounts
                 .by_username

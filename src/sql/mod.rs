@@ -169,20 +169,9 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
     }
 }
 
-/// Why [`SqlStore::add_user`] or [`SqlStore::insert_user`] refused an account.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AddUserError {
-    /// The username is not an email address.
-    #[error("the username must be an email address")]
-    InvalidUsername,
-    /// An account with this username (in any case) or this id exists.
-    #[error("an account with this username exists")]
-    Taken,
-    /// The database or hashing failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+/// Why [`SqlStore::add_user`] or [`SqlStore::insert_user`] refused an account (the same
+/// error as the in-memory store's).
+pub use crate::store::AddUserError;
 
 /// Every statement, shared by both databases (`$n` placeholders work on SQLite too).
 mod text {
@@ -446,19 +435,6 @@ fn client_from_columns(
         .map_err(|e| StoreError::failed(format!("a stored client is invalid: {e}")))
 }
 
-/// The lookup key of an email address; `None` if it does not look like one. The same rule as
-/// the in-memory user store's.
-fn username_key(username: &str) -> Option<String> {
-    let (local, domain) = username.rsplit_once('@')?;
-    let plausible = !local.is_empty()
-        && !domain.is_empty()
-        && username.len() <= 254
-        && !username
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control());
-    plausible.then(|| username.to_lowercase())
-}
-
 /// Implements the store for one database type. The bodies are identical for both databases;
 /// they differ only in their migrator and in which error codes mean "try again later".
 macro_rules! sql_store {
@@ -547,7 +523,7 @@ macro_rules! sql_store {
                 username: &str,
                 password: &$crate::secret::Password,
             ) -> Result<$crate::store::User, $crate::sql::AddUserError> {
-                if $crate::sql::username_key(username).is_none() {
+                if $crate::store::username_key(username).is_none() {
                     return Err($crate::sql::AddUserError::InvalidUsername);
                 }
                 let id = $crate::store::UserId::new($crate::sql::new_jti()?);
@@ -564,7 +540,7 @@ macro_rules! sql_store {
                 user: &$crate::store::User,
                 password_hash: &str,
             ) -> Result<$crate::store::User, $crate::sql::AddUserError> {
-                let key = $crate::sql::username_key(user.username())
+                let key = $crate::store::username_key(user.username())
                     .ok_or($crate::sql::AddUserError::InvalidUsername)?;
                 let done = sqlx::query($crate::sql::text::INSERT_USER)
                     .bind(user.id().as_str())
@@ -674,7 +650,7 @@ macro_rules! sql_store {
                 password: &$crate::secret::Password,
             ) -> Result<Option<$crate::store::User>, $crate::error::StoreError> {
                 use sqlx::Row as _;
-                let found = match $crate::sql::username_key(username) {
+                let found = match $crate::store::username_key(username) {
                     None => None,
                     Some(key) => sqlx::query($crate::sql::text::FIND_USER_BY_KEY)
                         .bind(key)
