@@ -147,7 +147,10 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B
 }
 
 /// `GET` with a query, or `POST` with a form body (RFC 6749 §3.1).
-fn read_request<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Form, OAuthError> {
+fn read_request<'r, B: AsRef<[u8]>>(
+    inner: &Inner,
+    request: &'r Request<B>,
+) -> Result<Form<'r>, OAuthError> {
     let limits = inner.config.limits;
     let parsed = if request.method() == Method::GET {
         form::parse(request.uri().query().unwrap_or("").as_bytes(), limits)
@@ -175,7 +178,10 @@ fn read_request<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<F
 }
 
 /// The checks that decide whether errors may be redirected at all (RFC 6749 §4.1.2.1).
-async fn find_client_and_redirect(inner: &Inner, form: &Form) -> Result<Arc<Client>, OAuthError> {
+async fn find_client_and_redirect(
+    inner: &Inner,
+    form: &Form<'_>,
+) -> Result<Arc<Client>, OAuthError> {
     if let Some(name @ ("client_id" | "redirect_uri")) = form.repeated() {
         return Err(OAuthError::invalid_request(format!("{name} is repeated")));
     }
@@ -201,7 +207,7 @@ async fn find_client_and_redirect(inner: &Inner, form: &Form) -> Result<Arc<Clie
 /// Every other check; failures are redirected to the client.
 fn validate(
     inner: &Inner,
-    form: &Form,
+    form: &Form<'_>,
     client: &Client,
 ) -> Result<(ResponseType, Scope, Option<CodeChallenge>), OAuthError> {
     if let Some(name) = form.repeated() {
@@ -232,7 +238,11 @@ fn validate(
     Ok((response_type, scope, code_challenge))
 }
 
-fn pkce(inner: &Inner, form: &Form, client: &Client) -> Result<Option<CodeChallenge>, OAuthError> {
+fn pkce(
+    inner: &Inner,
+    form: &Form<'_>,
+    client: &Client,
+) -> Result<Option<CodeChallenge>, OAuthError> {
     let config = &inner.config;
     match (
         form.get("code_challenge"),

@@ -25,6 +25,9 @@ const KNOWN: &[&str] = &[
     "username",
 ];
 
+// `parse` tracks the names it has seen in a `u32`.
+const _: () = assert!(KNOWN.len() <= 32);
+
 /// Size limits for a form or query string.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -59,19 +62,20 @@ impl FormError {
 }
 
 /// The OAuth parameters of a request, with empty values treated as absent (RFC 6749 §3.1).
+/// Values borrow from the request where no decoding was needed: parsing allocates only for
+/// values with escapes.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Form {
-    params: Vec<(&'static str, String)>,
+pub(crate) struct Form<'a> {
+    /// One slot per [`KNOWN`] name, in its order.
+    values: [Option<Cow<'a, str>>; KNOWN.len()],
     repeated: Option<&'static str>,
 }
 
-impl Form {
+impl<'a> Form<'a> {
     /// The value of `name`, if present and non-empty.
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
+        let slot = KNOWN.iter().position(|known| *known == name)?;
+        self.values[slot].as_deref()
     }
 
     /// The first OAuth parameter that appeared more than once, if any.
@@ -81,12 +85,12 @@ impl Form {
 }
 
 /// Parses `input` (a request body or a URL's query).
-pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form, FormError> {
+pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form<'_>, FormError> {
     if input.len() > limits.max_input {
         return Err(FormError::TooLarge);
     }
     let mut form = Form::default();
-    let mut seen: Vec<&'static str> = Vec::new();
+    let mut seen = 0u32;
     for pair in input.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
         let (name, value) = match pair.iter().position(|&b| b == b'=') {
             Some(i) => (&pair[..i], &pair[i + 1..]),
@@ -94,17 +98,17 @@ pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form, FormError> {
         };
         let name = decode(name, limits.max_param)?;
         let value = decode(value, limits.max_param)?;
-        let Some(&known) = KNOWN.iter().find(|k| **k == name) else {
+        let Some(slot) = KNOWN.iter().position(|known| *known == name) else {
             continue;
         };
         // Repeated even when one occurrence is empty: the answer must not depend on order.
-        if seen.contains(&known) {
-            form.repeated.get_or_insert(known);
+        if seen & (1 << slot) != 0 {
+            form.repeated.get_or_insert(KNOWN[slot]);
             continue;
         }
-        seen.push(known);
+        seen |= 1 << slot;
         if !value.is_empty() {
-            form.params.push((known, value.into_owned()));
+            form.values[slot] = Some(value);
         }
     }
     Ok(form)

@@ -18,10 +18,10 @@ use form::{Form, FormError};
 
 /// The checks every `POST`-only, form-encoded endpoint (token, revocation, introspection) makes
 /// before anything is looked up: method, Content-Type, size, encoding, repeated parameters.
-pub(crate) fn read_post_form<B: AsRef<[u8]>>(
+pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
     inner: &Inner,
-    request: &Request<B>,
-) -> Result<Form, OAuthError> {
+    request: &'r Request<B>,
+) -> Result<Form<'r>, OAuthError> {
     if request.method() != Method::POST {
         return Err(
             OAuthError::invalid_request("this endpoint accepts POST only")

@@ -40,7 +40,7 @@ pub(crate) async fn issue_code(
 pub(crate) async fn exchange(
     inner: &Inner,
     client: &Client,
-    form: &Form,
+    form: &Form<'_>,
     now: UnixTime,
 ) -> Result<TokenResponse, OAuthError> {
     let code = form

@@ -23,7 +23,7 @@ use crate::server::Inner;
 pub(crate) async fn authenticate(
     inner: &Inner,
     headers: &HeaderMap,
-    form: &Form,
+    form: &Form<'_>,
 ) -> Result<Arc<Client>, OAuthError> {
     if form.get("client_secret").is_some() {
         return Err(OAuthError::invalid_client(

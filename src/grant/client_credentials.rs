@@ -12,7 +12,7 @@ use crate::store::Authorization;
 pub(crate) async fn exchange(
     inner: &Inner,
     client: &Client,
-    form: &Form,
+    form: &Form<'_>,
     now: UnixTime,
 ) -> Result<TokenResponse, OAuthError> {
     if client.is_public() {

@@ -13,7 +13,7 @@ use crate::store::{Authorization, User};
 pub(crate) async fn exchange(
     inner: &Inner,
     client: &Client,
-    form: &Form,
+    form: &Form<'_>,
     now: UnixTime,
 ) -> Result<TokenResponse, OAuthError> {
     let username = form

@@ -14,7 +14,7 @@ use crate::store::{Refresh, Rotation};
 pub(crate) async fn exchange(
     inner: &Inner,
     client: &Client,
-    form: &Form,
+    form: &Form<'_>,
     now: UnixTime,
 ) -> Result<TokenResponse, OAuthError> {
     let token = form
