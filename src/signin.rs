@@ -204,21 +204,15 @@ impl SignInFlow {
             Err(error) => return Step::Error(error),
         };
         let now = self.now();
-        if let Err(wait) = self.server.inner.throttle.check(username, now) {
-            return Step::SignIn(SignInPage {
-                problem: Some(SignInProblem::Throttled(wait)),
-                ..page
-            });
-        }
         let user = match password::authenticate(&self.server.inner, username, password, now).await {
             Ok(user) => user,
-            Err(error) if error.code() == ErrorCode::InvalidGrant => {
+            Err(password::Failure::Problem(problem)) => {
                 return Step::SignIn(SignInPage {
-                    problem: Some(SignInProblem::WrongCredentials),
+                    problem: Some(problem),
                     ..page
                 });
             }
-            Err(error) => return Step::Error(error),
+            Err(password::Failure::Store(error)) => return Step::Error(error),
         };
         let approval = self.with_session(session, csrf, |s| {
             s.user = Some(user.clone());

@@ -8,6 +8,7 @@ use crate::endpoint::form::Form;
 use crate::error::OAuthError;
 use crate::secret::Password;
 use crate::server::Inner;
+use crate::signin::SignInProblem;
 use crate::store::{Authorization, User};
 
 pub(crate) async fn exchange(
@@ -41,6 +42,28 @@ pub(crate) async fn exchange(
     .await
 }
 
+/// Why a sign-in failed.
+pub(crate) enum Failure {
+    /// Wrong credentials, or too many failures: shown on a sign-in page, or `invalid_grant`.
+    Problem(SignInProblem),
+    /// The user store failed.
+    Store(OAuthError),
+}
+
+impl From<Failure> for OAuthError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Problem(SignInProblem::WrongCredentials) => {
+                OAuthError::invalid_grant("the username or password is incorrect")
+            }
+            Failure::Problem(SignInProblem::Throttled(_)) => OAuthError::invalid_grant(
+                "too many failed sign-ins for this account; try again later",
+            ),
+            Failure::Store(error) => error,
+        }
+    }
+}
+
 /// Checks a username and password against the user store, throttled per account: past the
 /// limit, attempts are refused without checking the password.
 pub(crate) async fn authenticate(
@@ -48,22 +71,19 @@ pub(crate) async fn authenticate(
     username: &str,
     password: &Password,
     now: UnixTime,
-) -> Result<User, OAuthError> {
-    if inner.throttle.check(username, now).is_err() {
-        return Err(OAuthError::invalid_grant(
-            "too many failed sign-ins for this account; try again later",
-        ));
+) -> Result<User, Failure> {
+    if let Err(wait) = inner.throttle.check(username, now) {
+        return Err(Failure::Problem(SignInProblem::Throttled(wait)));
     }
-    match inner.users.authenticate(username, password).await? {
+    let found = inner.users.authenticate(username, password).await;
+    match found.map_err(|e| Failure::Store(e.into()))? {
         Some(user) => {
             inner.throttle.record_success(username);
             Ok(user)
         }
         None => {
             inner.throttle.record_failure(username, now);
-            Err(OAuthError::invalid_grant(
-                "the username or password is incorrect",
-            ))
+            Err(Failure::Problem(SignInProblem::WrongCredentials))
         }
     }
 }
