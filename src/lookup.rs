@@ -32,27 +32,26 @@ impl Found {
 }
 
 /// Looks `token` up as an access token and as a refresh token, the hinted kind first. An
-/// unknown hint is ignored, as RFC 7009 §2.1 allows.
-pub(crate) async fn find(
+/// unknown hint is ignored, as RFC 7009 §2.1 allows. The digest is computed once for both.
+async fn find(
     inner: &Inner,
-    token: &str,
+    token: &AccessToken,
     hint: Option<&str>,
     now: UnixTime,
 ) -> Result<Option<Found>, OAuthError> {
     let refresh_first = hint == Some("refresh_token");
     for kind in [refresh_first, !refresh_first] {
         let found = if kind {
-            let token = RefreshToken::new(token);
+            let token = RefreshToken::with_digest(token.expose_secret(), token.digest());
             inner
                 .tokens
                 .find_refresh_token(&token, now)
                 .await?
                 .map(Found::Refresh)
         } else {
-            let token = AccessToken::new(token);
             inner
                 .tokens
-                .find_access_token(&token, now)
+                .find_access_token(token, now)
                 .await?
                 .map(Found::Access)
         };
@@ -67,7 +66,8 @@ pub(crate) async fn find(
 /// authenticated, its token looked up.
 pub(crate) struct TokenQuery {
     pub(crate) client: Arc<Client>,
-    pub(crate) token: String,
+    /// The presented token, as an access token (its digest computed once).
+    pub(crate) token: AccessToken,
     pub(crate) found: Option<Found>,
 }
 
@@ -79,12 +79,13 @@ pub(crate) async fn read_query<B: AsRef<[u8]>>(
     let client = client_auth::authenticate(inner, request.headers(), &form).await?;
     let token = form
         .get("token")
+        .map(AccessToken::new)
         .ok_or_else(|| OAuthError::invalid_request("token is missing"))?;
     let now = inner.clock.now();
-    let found = find(inner, token, form.get("token_type_hint"), now).await?;
+    let found = find(inner, &token, form.get("token_type_hint"), now).await?;
     Ok(TokenQuery {
         client,
-        token: token.to_owned(),
+        token,
         found,
     })
 }

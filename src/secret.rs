@@ -31,18 +31,10 @@ pub(crate) fn random_secret() -> Result<String, StoreError> {
 }
 
 /// A SHA-256 digest of a secret string: how codes and tokens are kept at rest and looked up.
-#[derive(Clone, Copy, PartialEq, Eq)]
+// Hashed in full (not by a prefix as the in-memory issuer's private keys are): a host may key
+// its own maps by digests of strings an attacker chose.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SecretDigest([u8; 32]);
-
-impl std::hash::Hash for SecretDigest {
-    // The digest is already uniformly distributed, so eight of its bytes are a perfect hash.
-    // Keys are digests of secrets grantor minted itself, so nobody can aim inserts at a bucket.
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&self.0[..8]);
-        state.write_u64(u64::from_le_bytes(word));
-    }
-}
 
 impl SecretDigest {
     /// The SHA-256 digest of `secret`.
@@ -146,6 +138,17 @@ secret_string!(
     /// A refresh token (RFC 6749 §1.5): 256 random bits, rotated on every use.
     RefreshToken
 );
+
+impl RefreshToken {
+    /// A refresh token whose digest is already known: a token looked up first as an access
+    /// token (introspection, revocation) is not hashed again.
+    pub(crate) fn with_digest(value: impl Into<String>, digest: SecretDigest) -> Self {
+        Self {
+            value: value.into(),
+            digest: std::sync::OnceLock::from(digest),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,6 @@ use http::{Request, Response, StatusCode};
 use super::render;
 use crate::error::OAuthError;
 use crate::lookup::{self, Found};
-use crate::secret::AccessToken;
 use crate::server::Inner;
 
 pub(crate) async fn revoke<B: AsRef<[u8]>>(
@@ -27,12 +26,7 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<(
         return Ok(());
     };
     match found {
-        Found::Access(_) => {
-            inner
-                .tokens
-                .revoke_access_token(&AccessToken::new(query.token))
-                .await?
-        }
+        Found::Access(_) => inner.tokens.revoke_access_token(&query.token).await?,
         // RFC 7009 §2.1: revoking a refresh token revokes the grant it came from and the
         // access tokens issued under it.
         Found::Refresh(grant) => inner.tokens.revoke_family(grant.family).await?,
