@@ -406,6 +406,32 @@ fn refresh_request(scope: &str) -> Refresh {
     }
 }
 
+/// Asserts that nothing of a revoked family works any more: its access tokens are not found,
+/// and its refresh token is neither found nor rotated.
+async fn assert_family_dead(
+    issuer: &dyn TokenIssuer,
+    access_tokens: &[&AccessToken],
+    refresh: &RefreshToken,
+) {
+    for access in access_tokens {
+        let found = issuer.find_access_token(access, NOW).await.unwrap();
+        assert!(
+            found.is_none(),
+            "an access token of a revoked family is found"
+        );
+    }
+    let found = issuer.find_refresh_token(refresh, NOW).await.unwrap();
+    assert!(
+        found.is_none(),
+        "a refresh token of a revoked family is found"
+    );
+    let rotation = issuer
+        .rotate_refresh_token(refresh, refresh_request("profile"))
+        .await
+        .unwrap();
+    assert!(matches!(rotation, Rotation::Invalid));
+}
+
 async fn redeem(tokens: &dyn TokenIssuer, code: &AuthorizationCode, at: UnixTime) -> &'static str {
     match tokens.redeem_code(code, at).await.unwrap() {
         CodeRedemption::Redeemed { .. } => "redeemed",
@@ -477,26 +503,8 @@ async fn a_replayed_code_names_its_family_and_revoking_it_kills_its_tokens(store
             .is_some()
     );
     issuer.revoke_family(family).await.unwrap();
-    assert!(
-        issuer
-            .find_access_token(access, NOW)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let refresh = tokens.refresh_token.unwrap();
-    assert!(
-        issuer
-            .find_refresh_token(&refresh, NOW)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let rotation = issuer
-        .rotate_refresh_token(&refresh, refresh_request("profile"))
-        .await
-        .unwrap();
-    assert!(matches!(rotation, Rotation::Invalid));
+    let refresh = tokens.refresh_token.as_ref().unwrap();
+    assert_family_dead(&*issuer, &[access], refresh).await;
     // Revoking twice, or a family nobody knows, is fine.
     issuer.revoke_family(family).await.unwrap();
     issuer.revoke_family(FamilyId(7)).await.unwrap();
@@ -585,32 +593,13 @@ async fn rotation_hands_on_the_family_and_reuse_revokes_it(store: &dyn Store) {
         .await
         .unwrap();
     assert!(matches!(reuse, Rotation::Reused));
-    for access in [
+    let accesses = [
         &first.access_token,
         &second.access_token,
         &third.access_token,
-    ] {
-        assert!(
-            issuer
-                .find_access_token(access, NOW)
-                .await
-                .unwrap()
-                .is_none()
-        );
-    }
-    let newest = third.refresh_token.unwrap();
-    assert!(
-        issuer
-            .find_refresh_token(&newest, NOW)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let rotation = issuer
-        .rotate_refresh_token(&newest, refresh_request("profile"))
-        .await
-        .unwrap();
-    assert!(matches!(rotation, Rotation::Invalid));
+    ];
+    let newest = third.refresh_token.as_ref().unwrap();
+    assert_family_dead(&*issuer, &accesses, newest).await;
     let unknown = RefreshToken::new("never-issued");
     let rotation = issuer
         .rotate_refresh_token(&unknown, refresh_request("profile"))
