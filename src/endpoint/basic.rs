@@ -6,8 +6,10 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
+use std::borrow::Cow;
+use std::fmt;
+
 use super::form;
-use crate::secret::ClientSecret;
 
 /// Standard base64, with or without padding (clients differ).
 const BASE64: GeneralPurpose = GeneralPurpose::new(
@@ -21,13 +23,38 @@ pub(crate) enum BasicAuth {
     /// No `Authorization` header.
     Absent,
     /// Well-formed Basic credentials.
-    Present {
-        client_id: String,
-        secret: ClientSecret,
-    },
+    Present(Credentials),
     /// A header that is not usable Basic credentials: another scheme, several headers, bad
     /// base64, no colon, bad encoding.
     Malformed(&'static str),
+}
+
+/// A client id and secret, decoded, in one buffer: `id:secret`, split at `colon` (the id may
+/// hold a colon of its own once decoded, so the split is recorded, not searched).
+pub(crate) struct Credentials {
+    text: String,
+    colon: usize,
+}
+
+impl Credentials {
+    /// The client id; never empty.
+    pub(crate) fn client_id(&self) -> &str {
+        self.text.get(..self.colon).unwrap_or_default()
+    }
+
+    /// The secret in the clear (possibly empty). Never log it.
+    pub(crate) fn secret(&self) -> &str {
+        self.text.get(self.colon + 1..).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("client_id", &self.client_id())
+            .field("secret", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Reads client credentials from the `Authorization` header: Base64 of the form-urlencoded
@@ -62,16 +89,27 @@ pub(crate) fn parse(headers: &HeaderMap, max_len: usize) -> BasicAuth {
         return BasicAuth::Malformed("the Basic credentials lack the ':' separator");
     };
     let (id, secret) = (&decoded[..colon], &decoded[colon + 1..]);
-    match (form::decode(id, max_len), form::decode(secret, max_len)) {
-        (Ok(id), Ok(secret)) if !id.is_empty() => BasicAuth::Present {
-            client_id: id.into_owned(),
-            secret: ClientSecret::new(secret.into_owned()),
+    let (id, secret) = match (form::decode(id, max_len), form::decode(secret, max_len)) {
+        (Ok(id), Ok(secret)) if !id.is_empty() => (id, secret),
+        (Ok(_), Ok(_)) => return BasicAuth::Malformed("the Basic credentials name no client"),
+        _ => {
+            return BasicAuth::Malformed(
+                "the Basic credentials are not form-urlencoded UTF-8 (RFC 6749 §2.3.1)",
+            );
+        }
+    };
+    let credentials = match (id, secret) {
+        // Nothing was decoded: the decoded base64 is the text as it is (one allocation).
+        (Cow::Borrowed(_), Cow::Borrowed(_)) => match String::from_utf8(decoded) {
+            Ok(text) => Credentials { text, colon },
+            Err(_) => return BasicAuth::Malformed("the Basic credentials are not UTF-8"),
         },
-        (Ok(_), Ok(_)) => BasicAuth::Malformed("the Basic credentials name no client"),
-        _ => BasicAuth::Malformed(
-            "the Basic credentials are not form-urlencoded UTF-8 (RFC 6749 §2.3.1)",
-        ),
-    }
+        (id, secret) => Credentials {
+            colon: id.len(),
+            text: format!("{id}:{secret}"),
+        },
+    };
+    BasicAuth::Present(credentials)
 }
 
 #[cfg(test)]
@@ -89,9 +127,10 @@ mod tests {
         // "my%20client:s%3Acret+x" → id "my client", secret "s:cret x".
         let value = format!("basic {}", BASE64.encode("my%20client:s%3Acret+x"));
         match parse_value(&value) {
-            BasicAuth::Present { client_id, secret } => {
-                assert_eq!(client_id, "my client");
-                assert_eq!(secret.expose_secret(), "s:cret x");
+            BasicAuth::Present(credentials) => {
+                assert_eq!(credentials.client_id(), "my client");
+                assert_eq!(credentials.secret(), "s:cret x");
+                assert!(!format!("{credentials:?}").contains("s:cret"));
             }
             other => panic!("{other:?}"),
         }
@@ -102,7 +141,7 @@ mod tests {
         let encoded = BASE64.encode("a:b").trim_end_matches('=').to_owned();
         assert!(matches!(
             parse_value(&format!("Basic {encoded}")),
-            BasicAuth::Present { .. }
+            BasicAuth::Present(_)
         ));
     }
 
@@ -142,9 +181,9 @@ mod tests {
             let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
             let value = format!("Basic {}", BASE64.encode(format!("{}:{}", encode(&id), encode(&secret))));
             match parse_value(&value) {
-                BasicAuth::Present { client_id, secret: parsed } => {
-                    proptest::prop_assert_eq!(client_id, id);
-                    proptest::prop_assert_eq!(parsed.expose_secret(), secret.as_str());
+                BasicAuth::Present(credentials) => {
+                    proptest::prop_assert_eq!(credentials.client_id(), id.as_str());
+                    proptest::prop_assert_eq!(credentials.secret(), secret.as_str());
                 }
                 other => proptest::prop_assert!(false, "{other:?}"),
             }

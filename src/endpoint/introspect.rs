@@ -1,45 +1,21 @@
 //! Token introspection (RFC 7662): what an access or refresh token is, for an authenticated
 //! client.
 
-use http::{Request, Response, StatusCode};
-use serde::Serialize;
-
-use super::render;
+use super::render::{self, JsonObject};
 use crate::error::OAuthError;
 use crate::grant::TOKEN_TYPE;
 use crate::lookup::{self, Found};
 use crate::server::Inner;
 use crate::store::Authorization;
-
-/// An active token's description (RFC 7662 §2.2).
-#[derive(Serialize)]
-struct Active<'a> {
-    active: bool,
-    scope: &'a str,
-    client_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    username: Option<&'a str>,
-    token_type: &'static str,
-    exp: u64,
-    iat: u64,
-    sub: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    jti: Option<&'a str>,
-    iss: &'a str,
-}
-
-#[derive(Serialize)]
-struct Inactive {
-    active: bool,
-}
+use http::{Request, Response, StatusCode};
 
 pub(crate) async fn introspect<B: AsRef<[u8]>>(
     inner: &Inner,
     request: &Request<B>,
 ) -> Response<String> {
     match handle(inner, request).await {
-        Ok(Some(found)) => render::json(StatusCode::OK, &describe(inner, &found)),
-        Ok(None) => render::json(StatusCode::OK, &Inactive { active: false }),
+        Ok(Some(found)) => render::json_text(StatusCode::OK, describe(inner, &found)),
+        Ok(None) => render::json_text(StatusCode::OK, r#"{"active":false}"#.to_owned()),
         Err(error) => render::error(&error, &inner.config.basic_challenge),
     }
 }
@@ -62,7 +38,8 @@ async fn handle<B: AsRef<[u8]>>(
     }))
 }
 
-fn describe<'a>(inner: &'a Inner, found: &'a Found) -> Active<'a> {
+/// An active token's description (RFC 7662 §2.2).
+fn describe(inner: &Inner, found: &Found) -> String {
     let (authorization, token_type, iat, exp, jti) = match found {
         Found::Access(grant) => (
             &grant.authorization,
@@ -84,19 +61,25 @@ fn describe<'a>(inner: &'a Inner, found: &'a Found) -> Active<'a> {
         user,
         scope,
     } = authorization;
-    Active {
-        active: true,
-        scope: scope.as_str(),
-        client_id: client_id.as_str(),
-        username: user.as_ref().map(|u| u.username()),
-        token_type,
-        exp: exp.as_secs(),
-        iat: iat.as_secs(),
-        // Without a user the client is its own resource owner (client credentials).
-        sub: user
-            .as_ref()
-            .map_or(client_id.as_str(), |u| u.id().as_str()),
-        jti,
-        iss: &inner.config.issuer,
+    let mut json = JsonObject::with_capacity(256);
+    json.boolean("active", true)
+        .string("scope", scope.as_str())
+        .string("client_id", client_id.as_str());
+    if let Some(user) = user {
+        json.string("username", user.username());
     }
+    json.string("token_type", token_type)
+        .number("exp", exp.as_secs())
+        .number("iat", iat.as_secs())
+        // Without a user the client is its own resource owner (client credentials).
+        .string(
+            "sub",
+            user.as_ref()
+                .map_or(client_id.as_str(), |u| u.id().as_str()),
+        );
+    if let Some(jti) = jti {
+        json.string("jti", jti);
+    }
+    json.string("iss", &inner.config.issuer);
+    json.finish()
 }

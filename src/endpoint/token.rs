@@ -13,7 +13,7 @@ use crate::server::Inner;
 
 pub(crate) async fn token<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Response<String> {
     match handle(inner, request).await {
-        Ok(tokens) => render::json(StatusCode::OK, &tokens),
+        Ok(tokens) => render::json_text(StatusCode::OK, tokens.to_json()),
         Err(error) => render::error(&error, &inner.config.basic_challenge),
     }
 }

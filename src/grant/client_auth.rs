@@ -16,7 +16,7 @@ use crate::endpoint::basic::{self, BasicAuth};
 use crate::endpoint::form::Form;
 use crate::error::OAuthError;
 use crate::hash;
-use crate::secret::{ClientSecret, random_bytes};
+use crate::secret::{SecretDigest, random_bytes};
 use crate::server::Inner;
 
 /// Identifies the client of a token-endpoint request and checks its credentials.
@@ -33,17 +33,18 @@ pub(crate) async fn authenticate(
     let body_id = form.get("client_id");
     match basic::parse(headers, inner.config.limits.max_param) {
         BasicAuth::Malformed(why) => Err(OAuthError::invalid_client(why)),
-        BasicAuth::Present { client_id, secret } => {
+        BasicAuth::Present(credentials) => {
+            let (client_id, secret) = (credentials.client_id(), credentials.secret());
             if body_id.is_some_and(|id| id != client_id) {
                 return Err(OAuthError::invalid_request(
                     "client_id in the body differs from the authenticated client",
                 ));
             }
-            let client = find(inner, &client_id).await?;
+            let client = find(inner, client_id).await?;
             let verified = match client.secret() {
                 // A public client has no secret; Basic with an empty one only names it.
-                None => secret.expose_secret().is_empty(),
-                Some(verifier) => verify(inner, &client, verifier.inner(), &secret).await?,
+                None => secret.is_empty(),
+                Some(verifier) => verify(inner, &client, verifier.inner(), secret).await?,
             };
             if !verified {
                 return Err(failed());
@@ -82,16 +83,16 @@ async fn verify(
     inner: &Inner,
     client: &Client,
     verifier: &Verifier,
-    secret: &ClientSecret,
+    secret: &str,
 ) -> Result<bool, OAuthError> {
     match verifier {
-        Verifier::Digest(expected) => Ok(expected.ct_eq(&secret.digest())),
+        Verifier::Digest(expected) => Ok(expected.ct_eq(&SecretDigest::of(secret))),
         Verifier::Argon2id(phc) => {
             let cache = &inner.secret_cache;
             if cache.recalls(client.id(), phc, secret) {
                 return Ok(true);
             }
-            let ok = hash::verify_password(phc, secret.expose_secret()).await?;
+            let ok = hash::verify_password(phc, secret).await?;
             if ok {
                 cache.remember(client.id(), phc, secret);
             }
@@ -129,15 +130,15 @@ impl SecretCache {
         }
     }
 
-    fn mac(&self, client: &ClientId, secret: &ClientSecret) -> Option<[u8; 32]> {
+    fn mac(&self, client: &ClientId, secret: &str) -> Option<[u8; 32]> {
         let mut mac = Hmac::<Sha256>::new_from_slice(self.key.as_ref()?).ok()?;
         mac.update(client.as_str().as_bytes());
         mac.update(&[0]);
-        mac.update(secret.expose_secret().as_bytes());
+        mac.update(secret.as_bytes());
         Some(mac.finalize().into_bytes().into())
     }
 
-    fn recalls(&self, client: &ClientId, verifier: &Arc<str>, secret: &ClientSecret) -> bool {
+    fn recalls(&self, client: &ClientId, verifier: &Arc<str>, secret: &str) -> bool {
         let Some(mac) = self.mac(client, secret) else {
             return false;
         };
@@ -149,7 +150,7 @@ impl SecretCache {
         })
     }
 
-    fn remember(&self, client: &ClientId, verifier: &Arc<str>, secret: &ClientSecret) {
+    fn remember(&self, client: &ClientId, verifier: &Arc<str>, secret: &str) {
         let Some(mac) = self.mac(client, secret) else {
             return;
         };

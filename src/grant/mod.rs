@@ -9,10 +9,10 @@ pub(crate) mod password;
 pub(crate) mod refresh;
 
 use http::HeaderValue;
-use serde::Serialize;
 
 use crate::client::Client;
 use crate::clock::UnixTime;
+use crate::endpoint::render::JsonObject;
 use crate::error::OAuthError;
 use crate::scope::Scope;
 use crate::secret::RefreshToken;
@@ -25,7 +25,15 @@ pub(crate) const TOKEN_TYPE: &str = "bearer";
 /// Whether a `Content-Type` is `application/x-www-form-urlencoded`, parameters (such as
 /// `charset`) allowed.
 pub(crate) fn is_form_content_type(value: Option<&HeaderValue>) -> bool {
-    let Some(value) = value.and_then(|v| v.to_str().ok()) else {
+    const FORM: &[u8] = b"application/x-www-form-urlencoded";
+    let Some(value) = value else {
+        return false;
+    };
+    // The value nearly every client sends, checked without splitting.
+    if value.as_bytes().eq_ignore_ascii_case(FORM) {
+        return true;
+    }
+    let Ok(value) = value.to_str() else {
         return false;
     };
     let essence = value.split(';').next().unwrap_or("").trim();
@@ -55,14 +63,13 @@ pub(crate) fn resolve_scope(requested: Option<&str>, client: &Client) -> Result<
 }
 
 /// The token endpoint's success body (RFC 6749 §5.1, with the spec's `jti`).
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub(crate) struct TokenResponse {
     pub(crate) access_token: String,
     pub(crate) token_type: &'static str,
     pub(crate) expires_in: u64,
     pub(crate) jti: String,
     pub(crate) scope: Scope,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) refresh_token: Option<String>,
 }
 
@@ -76,6 +83,22 @@ impl TokenResponse {
             scope: tokens.scope,
             refresh_token: tokens.refresh_token.map(RefreshToken::into_secret),
         }
+    }
+
+    /// The JSON body, members in the order RFC 6749 §5.1 lists them.
+    pub(crate) fn to_json(&self) -> String {
+        let refresh_len = self.refresh_token.as_ref().map_or(0, |t| t.len() + 20);
+        let capacity = 96 + self.access_token.len() + self.jti.len() + self.scope.as_str().len();
+        let mut json = JsonObject::with_capacity(capacity + refresh_len);
+        json.string("access_token", &self.access_token)
+            .string("token_type", self.token_type)
+            .number("expires_in", self.expires_in)
+            .string("jti", &self.jti)
+            .string("scope", self.scope.as_str());
+        if let Some(refresh_token) = &self.refresh_token {
+            json.string("refresh_token", refresh_token);
+        }
+        json.finish()
     }
 }
 
