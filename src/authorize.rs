@@ -335,17 +335,28 @@ async fn approve(
     let user: User = inner.users.find_user(user).await?.ok_or_else(|| {
         OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
     })?;
-    let params = match pending.response_type {
-        ResponseType::Code => authorization_code::issue_code(inner, pending, user, now).await?,
-        ResponseType::Token => implicit::issue_token(inner, pending, user, now).await?,
+    let redirect_uri = &pending.redirect_uri;
+    let state = pending.state.as_deref();
+    let location = match pending.response_type {
+        ResponseType::Code => {
+            let code = authorization_code::issue_code(inner, pending, user, now).await?;
+            let params = [("code", code.expose_secret())];
+            redirect_location(inner, redirect_uri, ResponseType::Code, &params, state)
+        }
+        ResponseType::Token => {
+            let token = implicit::issue_token(inner, pending, user, now).await?;
+            let expires_in = token.expires_in.to_string();
+            let params = [
+                ("access_token", token.access_token.as_str()),
+                ("token_type", token.token_type),
+                ("expires_in", &expires_in),
+                ("scope", token.scope.as_str()),
+                ("jti", &token.jti),
+            ];
+            redirect_location(inner, redirect_uri, ResponseType::Token, &params, state)
+        }
     };
-    let mut params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    if let Some(state) = &pending.state {
-        params.push(("state", state));
-    }
-    params.push(("iss", &inner.config.issuer));
-    let location = redirect_location(&pending.redirect_uri, pending.response_type, &params);
-    render::redirect(&location).map(Approved::Redirect)
+    render::redirect(location).map(Approved::Redirect)
 }
 
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
@@ -357,30 +368,54 @@ fn error_redirect(
     error: &OAuthError,
 ) -> Response<String> {
     render::log(error);
-    let mut params = vec![
+    let params = [
         ("error", error.code().as_str()),
         ("error_description", error.description()),
     ];
-    if let Some(state) = state {
-        params.push(("state", state));
-    }
-    params.push(("iss", &inner.config.issuer));
-    render::redirect(&redirect_location(redirect_uri, mode, &params))
+    render::redirect(redirect_location(inner, redirect_uri, mode, &params, state))
         .unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
 }
 
-/// Adds `params` to the redirect URI: to its query for `code`, as its fragment for `token`
-/// (RFC 6749 §4.2.2: never the query, where tokens leak into logs and `Referer`). Registered
-/// URIs are printable ASCII without a fragment, so appending keeps them exactly as registered.
-fn redirect_location(redirect_uri: &str, mode: ResponseType, params: &[(&str, &str)]) -> String {
-    let encoded = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(params)
-        .finish();
+/// Adds `params`, then `state` and `iss`, to the redirect URI: to its query for `code`, as its
+/// fragment for `token` (RFC 6749 §4.2.2: never the query, where tokens leak into logs and
+/// `Referer`). Registered URIs are printable ASCII without a fragment, so appending keeps them
+/// exactly as registered. Written into one buffer of the exact length, which becomes the
+/// `Location` header without a copy.
+fn redirect_location(
+    inner: &Inner,
+    redirect_uri: &str,
+    mode: ResponseType,
+    params: &[(&'static str, &str)],
+    state: Option<&str>,
+) -> String {
     let separator = match mode {
         ResponseType::Token => "#",
         ResponseType::Code if !redirect_uri.contains('?') => "?",
         ResponseType::Code if redirect_uri.ends_with(['?', '&']) => "",
         ResponseType::Code => "&",
     };
-    format!("{redirect_uri}{separator}{encoded}")
+    let issuer = inner.config.issuer_encoded.as_str();
+    let state = state.map(|state| ("state", state));
+    let pairs = || params.iter().copied().chain(state);
+    // Each pair is `name=value&`; `iss=` ends the list without an `&`.
+    let length = redirect_uri.len()
+        + separator.len()
+        + pairs()
+            .map(|(name, value)| name.len() + 2 + form::encoded_len(value))
+            .sum::<usize>()
+        + "iss=".len()
+        + issuer.len();
+    let mut location = String::with_capacity(length);
+    location.push_str(redirect_uri);
+    location.push_str(separator);
+    for (name, value) in pairs() {
+        location.push_str(name);
+        location.push('=');
+        form::push_encoded(&mut location, value);
+        location.push('&');
+    }
+    location.push_str("iss=");
+    location.push_str(issuer);
+    debug_assert_eq!(location.len(), length);
+    location
 }

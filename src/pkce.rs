@@ -1,11 +1,10 @@
 //! Proof Key for Code Exchange (RFC 7636).
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use crate::error::OAuthError;
+use crate::secret::base64url;
 
 /// How a `code_challenge` was derived from its `code_verifier` (RFC 7636 §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,7 +93,7 @@ impl CodeChallenge {
             return false;
         }
         let expected = match self.method {
-            CodeChallengeMethod::S256 => URL_SAFE_NO_PAD.encode(Sha256::digest(verifier)),
+            CodeChallengeMethod::S256 => base64url(&Sha256::digest(verifier)),
             CodeChallengeMethod::Plain => verifier.to_owned(),
         };
         expected.as_bytes().ct_eq(self.challenge.as_bytes()).into()

@@ -50,6 +50,8 @@ pub(crate) struct Inner {
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) issuer: String,
+    /// The issuer form-urlencoded, as the `iss` parameter of every authorization response.
+    pub(crate) issuer_encoded: String,
     pub(crate) realm: String,
     pub(crate) basic_challenge: HeaderValue,
     pub(crate) bearer_refusals: bearer::Refusals,
@@ -365,6 +367,7 @@ impl AuthorizationServerBuilder {
             return Err(ConfigError::EndpointPath);
         }
         let config = Config {
+            issuer_encoded: url::form_urlencoded::byte_serialize(issuer.as_bytes()).collect(),
             issuer,
             realm,
             basic_challenge,

@@ -57,6 +57,9 @@ impl fmt::Debug for Credentials {
     }
 }
 
+const NOT_FORM_ENCODED: &str =
+    "the Basic credentials are not form-urlencoded UTF-8 (RFC 6749 §2.3.1)";
+
 /// Reads client credentials from the `Authorization` header: Base64 of the form-urlencoded
 /// client id, a colon, and the form-urlencoded secret.
 pub(crate) fn parse(headers: &HeaderMap, max_len: usize) -> BasicAuth {
@@ -85,24 +88,22 @@ pub(crate) fn parse(headers: &HeaderMap, max_len: usize) -> BasicAuth {
     let Ok(decoded) = BASE64.decode(encoded) else {
         return BasicAuth::Malformed("the Basic credentials are not valid base64");
     };
-    let Some(colon) = decoded.iter().position(|&b| b == b':') else {
+    let Ok(decoded) = String::from_utf8(decoded) else {
+        return BasicAuth::Malformed(NOT_FORM_ENCODED);
+    };
+    let Some((id, secret)) = decoded.split_once(':') else {
         return BasicAuth::Malformed("the Basic credentials lack the ':' separator");
     };
-    let (id, secret) = (&decoded[..colon], &decoded[colon + 1..]);
     let (id, secret) = match (form::decode(id, max_len), form::decode(secret, max_len)) {
         (Ok(id), Ok(secret)) if !id.is_empty() => (id, secret),
         (Ok(_), Ok(_)) => return BasicAuth::Malformed("the Basic credentials name no client"),
-        _ => {
-            return BasicAuth::Malformed(
-                "the Basic credentials are not form-urlencoded UTF-8 (RFC 6749 §2.3.1)",
-            );
-        }
+        _ => return BasicAuth::Malformed(NOT_FORM_ENCODED),
     };
     let credentials = match (id, secret) {
         // Nothing was decoded: the decoded base64 is the text as it is (one allocation).
-        (Cow::Borrowed(_), Cow::Borrowed(_)) => match String::from_utf8(decoded) {
-            Ok(text) => Credentials { text, colon },
-            Err(_) => return BasicAuth::Malformed("the Basic credentials are not UTF-8"),
+        (Cow::Borrowed(id), Cow::Borrowed(_)) => Credentials {
+            colon: id.len(),
+            text: decoded,
         },
         (id, secret) => Credentials {
             colon: id.len(),

@@ -76,7 +76,7 @@ impl<'a> Form<'a> {
     // Inlined so that a literal `name` folds to its slot at compile time.
     #[inline(always)]
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.values[slot(name.as_bytes())?].as_deref()
+        self.values[slot(name)?].as_deref()
     }
 
     /// The first OAuth parameter that appeared more than once, if any.
@@ -88,114 +88,211 @@ impl<'a> Form<'a> {
 /// The slot of a [`KNOWN`] name: a `match` the compiler turns into a length switch and one
 /// comparison, instead of a scan of the list.
 #[inline(always)]
-fn slot(name: &[u8]) -> Option<usize> {
+fn slot(name: &str) -> Option<usize> {
     let slot = match name {
-        b"client_id" => 0,
-        b"client_secret" => 1,
-        b"code" => 2,
-        b"code_challenge" => 3,
-        b"code_challenge_method" => 4,
-        b"code_verifier" => 5,
-        b"grant_type" => 6,
-        b"password" => 7,
-        b"redirect_uri" => 8,
-        b"refresh_token" => 9,
-        b"response_type" => 10,
-        b"scope" => 11,
-        b"state" => 12,
-        b"token" => 13,
-        b"token_type_hint" => 14,
-        b"username" => 15,
+        "client_id" => 0,
+        "client_secret" => 1,
+        "code" => 2,
+        "code_challenge" => 3,
+        "code_challenge_method" => 4,
+        "code_verifier" => 5,
+        "grant_type" => 6,
+        "password" => 7,
+        "redirect_uri" => 8,
+        "refresh_token" => 9,
+        "response_type" => 10,
+        "scope" => 11,
+        "state" => 12,
+        "token" => 13,
+        "token_type_hint" => 14,
+        "username" => 15,
         _ => return None,
     };
-    debug_assert_eq!(KNOWN[slot].as_bytes(), name);
+    debug_assert_eq!(KNOWN[slot], name);
     Some(slot)
 }
 
 /// Parses `input` (a request body or a URL's query).
+///
+/// The whole input is checked as UTF-8 once (raw bytes that are not UTF-8 are an error
+/// wherever they are), then read in one pass that finds each pair's `&`, its first `=` and
+/// whether it holds an escape; pairs without escapes are borrowed as they are.
 pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form<'_>, FormError> {
     if input.len() > limits.max_input {
         return Err(FormError::TooLarge);
     }
+    let input = std::str::from_utf8(input).map_err(|_| FormError::BadUtf8)?;
     let mut form = Form::default();
     let mut seen = 0u32;
-    for pair in input.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
-        let (name, value) = match pair.iter().position(|&b| b == b'=') {
-            Some(i) => (&pair[..i], &pair[i + 1..]),
-            None => (pair, &[][..]),
-        };
-        let name = decode(name, limits.max_param)?;
-        // Unknown values are still checked: malformed encoding anywhere is an error.
-        let value = decode(value, limits.max_param)?;
-        let Some(slot) = slot(name.as_bytes()) else {
-            continue;
-        };
-        // Repeated even when one occurrence is empty: the answer must not depend on order.
-        if seen & (1 << slot) != 0 {
-            form.repeated.get_or_insert(KNOWN[slot]);
-            continue;
-        }
-        seen |= 1 << slot;
-        if !value.is_empty() {
-            form.values[slot] = Some(value);
+    let (mut start, mut equals, mut escaped) = (0, None, false);
+    for (at, &b) in input.as_bytes().iter().enumerate() {
+        match BYTE_CLASS[usize::from(b)] {
+            PLAIN => {}
+            AMPERSAND => {
+                form.add(
+                    &input[start..at],
+                    equals,
+                    escaped,
+                    limits.max_param,
+                    &mut seen,
+                )?;
+                (start, equals, escaped) = (at + 1, None, false);
+            }
+            EQUALS => equals = equals.or(Some(at - start)),
+            _ => escaped = true,
         }
     }
+    form.add(
+        &input[start..],
+        equals,
+        escaped,
+        limits.max_param,
+        &mut seen,
+    )?;
     Ok(form)
 }
 
-/// Whether `input` is plain ASCII without `%` or `+`: nothing to decode. One branch-free pass
-/// (the compiler vectorizes it), since almost every OAuth value is plain.
-fn is_plain(input: &[u8]) -> bool {
-    !input.iter().fold(false, |odd, &b| {
-        odd | (b >= 0x80) | (b == b'%') | (b == b'+')
-    })
+const PLAIN: u8 = 0;
+const AMPERSAND: u8 = 1;
+const EQUALS: u8 = 2;
+const ESCAPE: u8 = 3;
+
+/// What each byte means to the parser: one table load per byte, and one branch for the plain
+/// ones that make up nearly all of a request.
+const BYTE_CLASS: [u8; 256] = {
+    let mut table = [PLAIN; 256];
+    table[b'&' as usize] = AMPERSAND;
+    table[b'=' as usize] = EQUALS;
+    table[b'%' as usize] = ESCAPE;
+    table[b'+' as usize] = ESCAPE;
+    table
+};
+
+impl<'a> Form<'a> {
+    /// Records one pair (empty ones are skipped); `equals` is the offset of its first `=`,
+    /// `escaped` whether it holds any `%` or `+`.
+    fn add(
+        &mut self,
+        pair: &'a str,
+        equals: Option<usize>,
+        escaped: bool,
+        max_param: usize,
+        seen: &mut u32,
+    ) -> Result<(), FormError> {
+        if pair.is_empty() {
+            return Ok(());
+        }
+        let (name, value) = match equals {
+            Some(at) => (&pair[..at], &pair[at + 1..]),
+            None => (pair, ""),
+        };
+        let (name, value) = if escaped {
+            (decode(name, max_param)?, decode(value, max_param)?)
+        } else if name.len() > max_param || value.len() > max_param {
+            return Err(FormError::ParameterTooLong);
+        } else {
+            (Cow::Borrowed(name), Cow::Borrowed(value))
+        };
+        // Unknown names are dropped once their encoding has been checked.
+        let Some(slot) = slot(&name) else {
+            return Ok(());
+        };
+        // Repeated even when one occurrence is empty: the answer must not depend on order.
+        if *seen & (1 << slot) != 0 {
+            self.repeated.get_or_insert(KNOWN[slot]);
+            return Ok(());
+        }
+        *seen |= 1 << slot;
+        if !value.is_empty() {
+            self.values[slot] = Some(value);
+        }
+        Ok(())
+    }
 }
 
-/// Decodes one form-urlencoded component: `+` is a space, `%XX` a byte, then UTF-8.
-pub(crate) fn decode(input: &[u8], max_len: usize) -> Result<Cow<'_, str>, FormError> {
+/// Whether `input` holds no `%` or `+`: nothing to decode. A loop without early exit, which
+/// the compiler vectorizes, since almost every OAuth value is plain.
+fn is_plain(input: &str) -> bool {
+    let mut escapes = 0u8;
+    for &b in input.as_bytes() {
+        escapes |= u8::from(b == b'%') | u8::from(b == b'+');
+    }
+    escapes == 0
+}
+
+/// Decodes one form-urlencoded component: `+` is a space, `%XX` a byte; the decoded bytes
+/// must be UTF-8.
+pub(crate) fn decode(input: &str, max_len: usize) -> Result<Cow<'_, str>, FormError> {
     if is_plain(input) {
         if input.len() > max_len {
             return Err(FormError::ParameterTooLong);
         }
-        // Plain ASCII is UTF-8; the check cannot fail and costs a word-at-a-time scan.
-        return std::str::from_utf8(input)
-            .map(Cow::Borrowed)
-            .map_err(|_| FormError::BadUtf8);
-    }
-    if !input.iter().any(|&b| b == b'%' || b == b'+') {
-        if input.len() > max_len {
-            return Err(FormError::ParameterTooLong);
-        }
-        return std::str::from_utf8(input)
-            .map(Cow::Borrowed)
-            .map_err(|_| FormError::BadUtf8);
+        return Ok(Cow::Borrowed(input));
     }
     let mut bytes = Vec::with_capacity(input.len());
-    let mut rest = input;
-    while let Some((&b, tail)) = rest.split_first() {
-        rest = tail;
-        match b {
-            b'+' => bytes.push(b' '),
-            b'%' => {
-                let (hi, lo) = match rest {
-                    [hi, lo, ..] => (hex(*hi), hex(*lo)),
-                    _ => (None, None),
-                };
-                let (Some(hi), Some(lo)) = (hi, lo) else {
-                    return Err(FormError::BadPercentEncoding);
-                };
-                bytes.push(hi << 4 | lo);
-                rest = &rest[2..];
+    let mut rest = input.as_bytes();
+    loop {
+        // The plain run up to the next escape is copied as it is.
+        let run = rest
+            .iter()
+            .position(|&b| b == b'%' || b == b'+')
+            .unwrap_or(rest.len());
+        bytes.extend_from_slice(&rest[..run]);
+        rest = &rest[run..];
+        rest = match rest {
+            [] => break,
+            [b'+', tail @ ..] => {
+                bytes.push(b' ');
+                tail
             }
-            _ => bytes.push(b),
-        }
+            [b'%', hi, lo, tail @ ..] => match (hex(*hi), hex(*lo)) {
+                (Some(hi), Some(lo)) => {
+                    bytes.push(hi << 4 | lo);
+                    tail
+                }
+                _ => return Err(FormError::BadPercentEncoding),
+            },
+            _ => return Err(FormError::BadPercentEncoding),
+        };
         if bytes.len() > max_len {
             return Err(FormError::ParameterTooLong);
         }
     }
+    if bytes.len() > max_len {
+        return Err(FormError::ParameterTooLong);
+    }
     String::from_utf8(bytes)
         .map(Cow::Owned)
         .map_err(|_| FormError::BadUtf8)
+}
+
+/// Whether `b` stays as it is in `application/x-www-form-urlencoded` output (the WHATWG URL
+/// standard's set: alphanumerics and `*-._`).
+fn is_form_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'*' | b'-' | b'.' | b'_')
+}
+
+/// The length of `value` form-urlencoded: a space becomes `+`, other reserved bytes `%XX`.
+pub(crate) fn encoded_len(value: &str) -> usize {
+    value
+        .bytes()
+        .map(|b| {
+            if is_form_unreserved(b) || b == b' ' {
+                1
+            } else {
+                3
+            }
+        })
+        .sum()
+}
+
+/// Appends `value` form-urlencoded to `out`.
+pub(crate) fn push_encoded(out: &mut String, value: &str) {
+    if value.bytes().all(is_form_unreserved) {
+        out.push_str(value);
+        return;
+    }
+    out.extend(url::form_urlencoded::byte_serialize(value.as_bytes()));
 }
 
 fn hex(b: u8) -> Option<u8> {
@@ -219,10 +316,10 @@ mod tests {
     #[test]
     fn every_known_name_has_its_own_slot() {
         for (i, name) in KNOWN.iter().enumerate() {
-            assert_eq!(slot(name.as_bytes()), Some(i), "{name}");
+            assert_eq!(slot(name), Some(i), "{name}");
         }
-        assert_eq!(slot(b"Client_id"), None);
-        assert_eq!(slot(b""), None);
+        assert_eq!(slot("Client_id"), None);
+        assert_eq!(slot(""), None);
     }
 
     #[test]
@@ -236,6 +333,19 @@ mod tests {
         assert!(matches!(&form.values[12], Some(Cow::Owned(s)) if s == "A"));
         let utf8 = parse("state=\u{e9}t\u{e9}".as_bytes(), limits).unwrap();
         assert_eq!(utf8.get("state"), Some("\u{e9}t\u{e9}"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn encoding_matches_the_url_crate(value in "\\PC{0,40}") {
+            let mut out = String::new();
+            push_encoded(&mut out, &value);
+            let expected: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+            proptest::prop_assert_eq!(encoded_len(&value), expected.len());
+            proptest::prop_assert_eq!(out, expected);
+        }
     }
 
     #[test]

@@ -13,14 +13,13 @@ use crate::secret::AuthorizationCode;
 use crate::server::Inner;
 use crate::store::{Authorization, CodeGrant, CodeRedemption, User};
 
-/// Issues the code; answers the redirect's query parameters (`state` and `iss` are added by
-/// the caller).
+/// Issues the code for the redirect's query (`state` and `iss` are added by the caller).
 pub(crate) async fn issue_code(
     inner: &Inner,
     pending: &PendingAuthorization,
     user: User,
     now: UnixTime,
-) -> Result<Vec<(&'static str, String)>, OAuthError> {
+) -> Result<AuthorizationCode, OAuthError> {
     let grant = CodeGrant {
         authorization: Authorization {
             client_id: pending.client.id().clone(),
@@ -32,8 +31,7 @@ pub(crate) async fn issue_code(
         issued_at: now,
         expires_at: now.plus(inner.config.code_lifetime),
     };
-    let code = inner.tokens.issue_code(grant).await?;
-    Ok(vec![("code", code.expose_secret().to_owned())])
+    Ok(inner.tokens.issue_code(grant).await?)
 }
 
 /// The token request of RFC 6749 §4.1.3.

@@ -6,14 +6,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::{ShardKey, Sharded};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest, random_bytes};
+use crate::secret::{
+    AccessToken, AuthorizationCode, RefreshToken, SecretDigest, base64url, random_bytes,
+};
 use crate::store::{
     AccessGrant, Authorization, CodeGrant, CodeRedemption, FamilyId, IssuedTokens, NewTokens,
     Refresh, RefreshGrant, Rotation, TokenIssuer,
@@ -90,7 +90,7 @@ impl Draw {
 
     /// Secret `slot` (0 or 1) as 43 base64url characters.
     fn secret(&self, slot: usize) -> String {
-        URL_SAFE_NO_PAD.encode(&self.0[slot * 32..slot * 32 + 32])
+        base64url(&self.0[slot * 32..slot * 32 + 32])
     }
 }
 
@@ -123,7 +123,7 @@ struct RefreshEntry {
 /// random like the token, reveals nothing of it or of the half used as the map key, and costs
 /// no storage: it is recomputed from the token whenever the token is presented.
 fn jti(token: &AccessToken) -> String {
-    URL_SAFE_NO_PAD.encode(&token.digest().as_bytes()[16..])
+    base64url(&token.digest().as_bytes()[16..])
 }
 
 /// Seconds since the Unix epoch in 32 bits (enough until 2106; later instants saturate), so
@@ -301,7 +301,7 @@ impl RefreshEntry {
 #[async_trait]
 impl TokenIssuer for MemoryTokenIssuer {
     async fn issue_code(&self, grant: CodeGrant) -> Result<AuthorizationCode, StoreError> {
-        let code = AuthorizationCode::new(URL_SAFE_NO_PAD.encode(random_bytes::<32>()?));
+        let code = AuthorizationCode::new(base64url(&random_bytes::<32>()?));
         let family = self.new_family(grant.authorization.clone());
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;

@@ -37,7 +37,8 @@ pub struct MemoryUserStore {
 #[derive(Default)]
 struct Accounts {
     by_username: HashMap<String, Account>,
-    by_id: HashMap<UserId, String>,
+    /// Each account's user by id: signing in at the authorization endpoint looks it up once.
+    by_id: HashMap<UserId, User>,
 }
 
 struct Account {
@@ -65,7 +66,7 @@ impl MemoryUserStore {
         if accounts.by_username.contains_key(&key) {
             return Err(AddUserError::Taken);
         }
-        accounts.by_id.insert(user.id().clone(), key.clone());
+        accounts.by_id.insert(user.id().clone(), user.clone());
         let account = Account {
             user: user.clone(),
             password_hash,
@@ -99,11 +100,7 @@ impl UserStore for MemoryUserStore {
 
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
         let accounts = self.accounts.read().unwrap_or_else(|p| p.into_inner());
-        Ok(accounts
-            .by_id
-            .get(id)
-            .and_then(|key| accounts.by_username.get(key))
-            .map(|a| a.user.clone()))
+        Ok(accounts.by_id.get(id).cloned())
     }
 }
 
