@@ -76,7 +76,7 @@ fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
     {
         if is_b64token(token) {
             if let Ok(token) = std::str::from_utf8(token) {
-                return Ok(AccessToken::new(token));
+                return Ok(AccessToken::hashed(token));
             }
         }
     }
@@ -93,7 +93,7 @@ fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
             "the Authorization header is not a bearer token (RFC 6750 §2.1)",
         ));
     }
-    Ok(AccessToken::new(token))
+    Ok(AccessToken::hashed(token))
 }
 
 /// RFC 6750 §2.1: `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.

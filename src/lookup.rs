@@ -79,7 +79,7 @@ pub(crate) async fn read_query<B: AsRef<[u8]>>(
     let client = client_auth::authenticate(inner, request.headers(), &form).await?;
     let token = form
         .get("token")
-        .map(AccessToken::new)
+        .map(AccessToken::hashed)
         .ok_or_else(|| OAuthError::invalid_request("token is missing"))?;
     let now = inner.clock.now();
     let found = find(inner, &token, form.get("token_type_hint"), now).await?;

@@ -115,6 +115,19 @@ macro_rules! secret_string {
                 }
             }
 
+            /// Wraps a secret whose digest is needed at once (a presented token about to be
+            /// looked up, a minted one about to be stored): hashed here, so the lazy cell is
+            /// never consulted.
+            #[allow(dead_code)]
+            pub(crate) fn hashed(value: impl Into<String>) -> Self {
+                let value = value.into();
+                let digest = SecretDigest::of(&value);
+                Self {
+                    value,
+                    digest: std::sync::OnceLock::from(digest),
+                }
+            }
+
             /// The secret in the clear, for putting it on the wire or into a hash function.
             /// Never log it.
             pub fn expose_secret(&self) -> &str {

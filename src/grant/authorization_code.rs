@@ -43,7 +43,7 @@ pub(crate) async fn exchange(
 ) -> Result<TokenResponse, OAuthError> {
     let code = form
         .get("code")
-        .map(AuthorizationCode::new)
+        .map(AuthorizationCode::hashed)
         .ok_or_else(|| OAuthError::invalid_request("code is missing"))?;
     let redirect_uri = form
         .get("redirect_uri")

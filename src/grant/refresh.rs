@@ -19,7 +19,7 @@ pub(crate) async fn exchange(
 ) -> Result<TokenResponse, OAuthError> {
     let token = form
         .get("refresh_token")
-        .map(RefreshToken::new)
+        .map(RefreshToken::hashed)
         .ok_or_else(|| OAuthError::invalid_request("refresh_token is missing"))?;
     let grant = inner
         .tokens

@@ -241,8 +241,8 @@ impl MemoryTokenIssuer {
         refresh: Option<(u32, UnixTime)>,
         draw: &Draw,
     ) -> Result<IssuedTokens, StoreError> {
-        let access_token = AccessToken::new(draw.secret(0));
-        let refresh_token = refresh.map(|_| RefreshToken::new(draw.secret(1)));
+        let access_token = AccessToken::hashed(draw.secret(0));
+        let refresh_token = refresh.map(|_| RefreshToken::hashed(draw.secret(1)));
         family.extend_to(access_expires_at);
         self.state.access.insert(
             Key::of(access_token.digest()),
@@ -301,7 +301,7 @@ impl RefreshEntry {
 #[async_trait]
 impl TokenIssuer for MemoryTokenIssuer {
     async fn issue_code(&self, grant: CodeGrant) -> Result<AuthorizationCode, StoreError> {
-        let code = AuthorizationCode::new(base64url(&random_bytes::<32>()?));
+        let code = AuthorizationCode::hashed(base64url(&random_bytes::<32>()?));
         let family = self.new_family(grant.authorization.clone());
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;
