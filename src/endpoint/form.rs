@@ -254,10 +254,8 @@ pub(crate) fn decode(input: &str, max_len: usize) -> Result<Cow<'_, str>, FormEr
             },
             _ => return Err(FormError::BadPercentEncoding),
         };
-        if bytes.len() > max_len {
-            return Err(FormError::ParameterTooLong);
-        }
     }
+    // The input is bounded by the body limit, so the decoded length is checked once, at the end.
     if bytes.len() > max_len {
         return Err(FormError::ParameterTooLong);
     }
