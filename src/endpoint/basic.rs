@@ -105,8 +105,9 @@ pub(crate) fn parse(headers: &HeaderMap, max_len: usize) -> BasicAuth {
 }
 
 /// Standard base64 (RFC 4648 §4), padding optional (clients differ): what the `base64` crate's
-/// standard engine with indifferent padding accepts and answers (a property test holds them equal), in one table-driven pass
-/// without its general engine's setup, which costs more than the decoding at this length.
+/// standard engine with indifferent padding accepts and answers (property tests hold them
+/// equal), in one table-driven pass without the general engine's setup, which costs more than
+/// the decoding itself at this length.
 fn decode_base64(encoded: &str) -> Option<Vec<u8>> {
     let bytes = encoded.as_bytes();
     let padding = bytes

@@ -68,6 +68,8 @@ impl FormError {
 pub(crate) struct Form<'a> {
     /// One slot per [`KNOWN`] name, in its order.
     values: [Option<Cow<'a, str>>; KNOWN.len()],
+    /// The slots seen so far, empty or not, one bit each.
+    seen: u32,
     repeated: Option<&'static str>,
 }
 
@@ -85,8 +87,8 @@ impl<'a> Form<'a> {
     }
 }
 
-/// The slot of a [`KNOWN`] name: a `match` the compiler turns into a length switch and one
-/// comparison, instead of a scan of the list.
+/// The slot of a [`KNOWN`] name: a `match` rather than a scan of the list, which the compiler
+/// folds to a constant where the name is a literal (every `Form::get` call).
 #[inline(always)]
 fn slot(name: &str) -> Option<usize> {
     let slot = match name {
@@ -123,32 +125,19 @@ pub(crate) fn parse(input: &[u8], limits: Limits) -> Result<Form<'_>, FormError>
     }
     let input = std::str::from_utf8(input).map_err(|_| FormError::BadUtf8)?;
     let mut form = Form::default();
-    let mut seen = 0u32;
     let (mut start, mut equals, mut escaped) = (0, None, false);
     for (at, &b) in input.as_bytes().iter().enumerate() {
         match BYTE_CLASS[usize::from(b)] {
             PLAIN => {}
             AMPERSAND => {
-                form.add(
-                    &input[start..at],
-                    equals,
-                    escaped,
-                    limits.max_param,
-                    &mut seen,
-                )?;
+                form.add(&input[start..at], equals, escaped, limits.max_param)?;
                 (start, equals, escaped) = (at + 1, None, false);
             }
             EQUALS => equals = equals.or(Some(at - start)),
             _ => escaped = true,
         }
     }
-    form.add(
-        &input[start..],
-        equals,
-        escaped,
-        limits.max_param,
-        &mut seen,
-    )?;
+    form.add(&input[start..], equals, escaped, limits.max_param)?;
     Ok(form)
 }
 
@@ -177,7 +166,6 @@ impl<'a> Form<'a> {
         equals: Option<usize>,
         escaped: bool,
         max_param: usize,
-        seen: &mut u32,
     ) -> Result<(), FormError> {
         if pair.is_empty() {
             return Ok(());
@@ -198,11 +186,11 @@ impl<'a> Form<'a> {
             return Ok(());
         };
         // Repeated even when one occurrence is empty: the answer must not depend on order.
-        if *seen & (1 << slot) != 0 {
+        if self.seen & (1 << slot) != 0 {
             self.repeated.get_or_insert(KNOWN[slot]);
             return Ok(());
         }
-        *seen |= 1 << slot;
+        self.seen |= 1 << slot;
         if !value.is_empty() {
             self.values[slot] = Some(value);
         }
