@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use smol_str::SmolStr;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
@@ -12,9 +14,10 @@ use crate::hash;
 use crate::scope::Scope;
 use crate::secret::{ClientSecret, SecretDigest, random_bytes, random_secret};
 
-/// A client identifier (RFC 6749 §2.2). Not a secret.
+/// A client identifier (RFC 6749 §2.2). Not a secret. Held inline up to 23 bytes, so clones
+/// copy it rather than share a reference count between threads.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ClientId(Arc<str>);
+pub struct ClientId(SmolStr);
 
 impl ClientId {
     /// A client id; RFC 6749 §A.1 allows printable ASCII (`%x20-7E`), and grantor also refuses
@@ -24,7 +27,7 @@ impl ClientId {
         if id.is_empty() || !id.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
             return Err(ClientError::InvalidClientId);
         }
-        Ok(Self(Arc::from(id)))
+        Ok(Self(SmolStr::new(id)))
     }
 
     /// The id as a string.

@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use smol_str::SmolStr;
 
 use crate::client::{Client, ClientId};
 use crate::clock::UnixTime;
@@ -102,14 +103,15 @@ pub trait TokenIssuer: Send + Sync {
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
 }
 
-/// A user account's stable identifier (the `sub` of its tokens). Not a secret.
+/// A user account's stable identifier (the `sub` of its tokens). Not a secret. Held inline up to
+/// 23 bytes, as [`ClientId`] is.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UserId(Arc<str>);
+pub struct UserId(SmolStr);
 
 impl UserId {
     /// An id as the host's user store knows it.
     pub fn new(id: impl AsRef<str>) -> Self {
-        Self(Arc::from(id.as_ref()))
+        Self(SmolStr::new(id))
     }
 
     /// The id as a string.
@@ -134,7 +136,7 @@ impl fmt::Debug for UserId {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
     id: UserId,
-    username: Arc<str>,
+    username: SmolStr,
 }
 
 impl User {
@@ -142,7 +144,7 @@ impl User {
     pub fn new(id: UserId, username: impl AsRef<str>) -> Self {
         Self {
             id,
-            username: Arc::from(username.as_ref()),
+            username: SmolStr::new(username),
         }
     }
 
