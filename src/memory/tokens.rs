@@ -8,6 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::{ShardKey, Sharded};
+use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
@@ -16,7 +17,7 @@ use crate::secret::{
 };
 use crate::store::{
     AccessGrant, Authorization, CodeGrant, CodeRedemption, FamilyId, IssuedTokens, NewTokens,
-    Refresh, RefreshGrant, Rotation, TokenIssuer,
+    Refresh, RefreshGrant, Rotation, TokenIssuer, User,
 };
 
 /// How long a redeemed code is remembered after its expiry, so that a late replay still revokes
@@ -53,18 +54,42 @@ impl Default for State {
     }
 }
 
-/// One authorization and everything descending from it.
+/// One authorization and everything descending from it. Every client-credentials token has
+/// one of its own, so it is kept small: a 64-bit serial instead of the 128-bit id it spreads
+/// into, the user (which client-credentials families lack) boxed, and a 32-bit expiry.
 struct Family {
-    id: FamilyId,
-    authorization: Authorization,
+    serial: u64,
+    client_id: ClientId,
+    user: Option<Box<User>>,
+    scope: Scope,
     revoked: AtomicBool,
     /// The generation of the family's current refresh token; older ones are rotated.
     generation: AtomicU32,
-    /// The latest expiry of anything in the family, for sweeping.
-    expires_at: AtomicU64,
+    /// The latest expiry of anything in the family, in [`Secs`], for sweeping.
+    expires_at: AtomicU32,
 }
 
 impl Family {
+    /// The id: the serial, spread over the shards by its multiplicative hash in the high half.
+    fn id(&self) -> FamilyId {
+        let serial = self.serial;
+        FamilyId(u128::from(serial.wrapping_mul(0x9E37_79B9_7F4A_7C15)) << 64 | u128::from(serial))
+    }
+
+    /// The authorization, with `scope` (the family's own or narrower).
+    fn authorization(&self, scope: &Scope) -> Authorization {
+        Authorization {
+            client_id: self.client_id.clone(),
+            user: self.user.as_deref().cloned(),
+            scope: scope.clone(),
+        }
+    }
+
+    /// Whether nothing of the family can be used any more at `now`.
+    fn is_dead(&self, now: UnixTime) -> bool {
+        self.is_revoked() || Secs(self.expires_at.load(Ordering::Acquire)) < now.into()
+    }
+
     fn is_revoked(&self) -> bool {
         self.revoked.load(Ordering::Acquire)
     }
@@ -75,7 +100,7 @@ impl Family {
 
     fn extend_to(&self, expires_at: UnixTime) {
         self.expires_at
-            .fetch_max(expires_at.as_secs(), Ordering::AcqRel);
+            .fetch_max(Secs::from(expires_at).0, Ordering::AcqRel);
     }
 }
 
@@ -94,9 +119,11 @@ impl Draw {
     }
 }
 
+/// A code: live with its grant (boxed, so the many redeemed codes remembered for replay
+/// detection take a small slot each), or redeemed.
 enum CodeEntry {
     Live {
-        grant: CodeGrant,
+        grant: Box<CodeGrant>,
         family: Arc<Family>,
     },
     Redeemed {
@@ -107,7 +134,9 @@ enum CodeEntry {
 
 struct AccessEntry {
     family: Arc<Family>,
-    scope: Scope,
+    /// The token's scope when narrower than its family's (a refresh that asked for less);
+    /// `None`, the usual case, for the family's own.
+    narrowed: Option<Box<Scope>>,
     issued_at: Secs,
     expires_at: Secs,
 }
@@ -192,9 +221,7 @@ impl MemoryTokenIssuer {
         s.codes.retain_live(|e| e.is_dead(now));
         s.access.retain_live(|e| e.is_dead(now));
         s.refresh.retain_live(|e| e.is_dead(now));
-        s.families.retain_live(|f| {
-            f.is_revoked() || f.expires_at.load(Ordering::Acquire) < now.as_secs()
-        });
+        s.families.retain_live(|f| f.is_dead(now));
     }
 
     /// How many live access tokens, refresh tokens and codes (including remembered redeemed
@@ -204,26 +231,22 @@ impl MemoryTokenIssuer {
         (s.access.len(), s.refresh.len(), s.codes.len())
     }
 
-    fn new_family(&self, authorization: Authorization) -> Arc<Family> {
-        let serial = self.state.next_family.fetch_add(1, Ordering::Relaxed);
+    fn new_family(&self, authorization: &Authorization) -> Arc<Family> {
         Arc::new(Family {
-            // Spread over the shards by the multiplicative hash of the serial in the high half.
-            id: FamilyId(
-                u128::from(serial.wrapping_mul(0x9E37_79B9_7F4A_7C15)) << 64 | u128::from(serial),
-            ),
-            authorization,
+            serial: self.state.next_family.fetch_add(1, Ordering::Relaxed),
+            client_id: authorization.client_id.clone(),
+            user: authorization.user.clone().map(Box::new),
+            scope: authorization.scope.clone(),
             revoked: AtomicBool::new(false),
             generation: AtomicU32::new(0),
-            expires_at: AtomicU64::new(0),
+            expires_at: AtomicU32::new(0),
         })
     }
 
     fn remember_family(&self, family: &Arc<Family>, now: UnixTime) {
         self.state
             .families
-            .insert(family.id, Arc::clone(family), |f| {
-                f.is_revoked() || f.expires_at.load(Ordering::Acquire) < now.as_secs()
-            });
+            .insert(family.id(), Arc::clone(family), |f| f.is_dead(now));
     }
 
     fn find_family(&self, id: FamilyId) -> Option<Arc<Family>> {
@@ -248,7 +271,7 @@ impl MemoryTokenIssuer {
             Key::of(access_token.digest()),
             AccessEntry {
                 family: Arc::clone(family),
-                scope: access_scope.clone(),
+                narrowed: (access_scope != family.scope).then(|| Box::new(access_scope.clone())),
                 issued_at: issued_at.into(),
                 expires_at: access_expires_at.into(),
             },
@@ -272,7 +295,7 @@ impl MemoryTokenIssuer {
             access_token,
             refresh_token,
             scope: access_scope,
-            family: family.id,
+            family: family.id(),
         })
     }
 }
@@ -302,13 +325,16 @@ impl RefreshEntry {
 impl TokenIssuer for MemoryTokenIssuer {
     async fn issue_code(&self, grant: CodeGrant) -> Result<AuthorizationCode, StoreError> {
         let code = AuthorizationCode::hashed(base64url(&random_bytes::<32>()?));
-        let family = self.new_family(grant.authorization.clone());
+        let family = self.new_family(&grant.authorization);
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;
         self.remember_family(&family, now);
         self.state.codes.insert(
             Key::of(code.digest()),
-            CodeEntry::Live { grant, family },
+            CodeEntry::Live {
+                grant: Box::new(grant),
+                family,
+            },
             |e| e.is_dead(now),
         );
         Ok(code)
@@ -325,9 +351,9 @@ impl TokenIssuer for MemoryTokenIssuer {
                 return CodeRedemption::Invalid;
             };
             match entry {
-                CodeEntry::Redeemed { family, .. } => {
-                    CodeRedemption::Replayed { family: family.id }
-                }
+                CodeEntry::Redeemed { family, .. } => CodeRedemption::Replayed {
+                    family: family.id(),
+                },
                 CodeEntry::Live { grant, family } => {
                     if grant.expires_at <= now || family.is_revoked() {
                         codes.remove(&digest);
@@ -340,8 +366,8 @@ impl TokenIssuer for MemoryTokenIssuer {
                     };
                     match std::mem::replace(entry, redeemed) {
                         CodeEntry::Live { grant, family } => CodeRedemption::Redeemed {
-                            grant,
-                            family: family.id,
+                            grant: *grant,
+                            family: family.id(),
                         },
                         // Provably unreachable: the entry was matched as `Live` above under the
                         // same lock; answering `Invalid` keeps this total without a panic.
@@ -359,7 +385,7 @@ impl TokenIssuer for MemoryTokenIssuer {
                 .find_family(id)
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
             None => {
-                let family = self.new_family(request.authorization.clone());
+                let family = self.new_family(&request.authorization);
                 // Only a family with a refresh token can be revoked by id later (reuse,
                 // revocation); one without is reached through its access token alone.
                 if request.refresh_expires_at.is_some() {
@@ -391,8 +417,8 @@ impl TokenIssuer for MemoryTokenIssuer {
             let entry = map.get(&digest).filter(|e| !e.is_dead(now))?;
             let family = &entry.family;
             Some(RefreshGrant {
-                authorization: family.authorization.clone(),
-                family: family.id,
+                authorization: family.authorization(&family.scope),
+                family: family.id(),
                 rotated: entry.generation != family.generation.load(Ordering::Acquire),
                 issued_at: entry.issued_at.into(),
                 expires_at: entry.expires_at.into(),
@@ -443,20 +469,22 @@ impl TokenIssuer for MemoryTokenIssuer {
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
         let digest = Key::of(token.digest());
-        Ok(self.state.access.with(&digest, |map| {
+        let found = self.state.access.with(&digest, |map| {
             let entry = map.get(&digest).filter(|e| !e.is_dead(now))?;
-            let family = &entry.family.authorization;
+            let family = &entry.family;
             Some(AccessGrant {
-                authorization: Authorization {
-                    client_id: family.client_id.clone(),
-                    user: family.user.clone(),
-                    scope: entry.scope.clone(),
-                },
-                jti: jti(token),
-                family: entry.family.id,
+                authorization: family
+                    .authorization(entry.narrowed.as_deref().unwrap_or(&family.scope)),
+                jti: String::new(),
+                family: family.id(),
                 issued_at: entry.issued_at.into(),
                 expires_at: entry.expires_at.into(),
             })
+        });
+        // The `jti` is made outside the shard lock, and only for a token that was found.
+        Ok(found.map(|grant| AccessGrant {
+            jti: jti(token),
+            ..grant
         }))
     }
 
