@@ -1,8 +1,9 @@
 //! In-memory implementations of the three seams: for tests, demos, benchmarks and single-node
 //! deployments whose state may be lost on restart.
 //!
-//! They are safe under concurrency: state is split over 64 independently locked shards (no
-//! global lock on the hot path), and every single-use step happens under one shard lock.
+//! They are safe under concurrency with no global lock on the hot path: codes and tokens are
+//! split over 64 independently locked shards, and every single-use step happens under one shard
+//! lock; clients are read from a snapshot that registration replaces, without a lock.
 
 mod clients;
 mod tokens;
