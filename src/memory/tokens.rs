@@ -11,6 +11,7 @@ use super::{ShardKey, Sharded};
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::{
     AccessToken, AuthorizationCode, RefreshToken, SecretDigest, base64url, random_bytes,
@@ -119,17 +120,39 @@ impl Draw {
     }
 }
 
-/// A code: live with its grant (boxed, so the many redeemed codes remembered for replay
-/// detection take a small slot each), or redeemed.
+/// A code: live, or redeemed (and remembered for replay detection).
 enum CodeEntry {
-    Live {
-        grant: Box<CodeGrant>,
-        family: Arc<Family>,
-    },
+    Live(LiveCode),
     Redeemed {
         family: Arc<Family>,
         forget_at: UnixTime,
     },
+}
+
+/// What a live code is bound to besides its family's authorization, which is not kept twice.
+struct LiveCode {
+    family: Arc<Family>,
+    redirect_uri: String,
+    code_challenge: Option<CodeChallenge>,
+    issued_at: Secs,
+    expires_at: Secs,
+}
+
+impl LiveCode {
+    fn is_dead(&self, now: UnixTime) -> bool {
+        self.expires_at <= now.into() || self.family.is_revoked()
+    }
+
+    /// The grant the code was issued for.
+    fn into_grant(self) -> CodeGrant {
+        CodeGrant {
+            authorization: self.family.authorization(&self.family.scope),
+            redirect_uri: self.redirect_uri,
+            code_challenge: self.code_challenge,
+            issued_at: self.issued_at.into(),
+            expires_at: self.expires_at.into(),
+        }
+    }
 }
 
 struct AccessEntry {
@@ -303,7 +326,7 @@ impl MemoryTokenIssuer {
 impl CodeEntry {
     fn is_dead(&self, now: UnixTime) -> bool {
         match self {
-            Self::Live { grant, family } => grant.expires_at <= now || family.is_revoked(),
+            Self::Live(code) => code.is_dead(now),
             Self::Redeemed { forget_at, .. } => *forget_at <= now,
         }
     }
@@ -331,10 +354,13 @@ impl TokenIssuer for MemoryTokenIssuer {
         self.remember_family(&family, now);
         self.state.codes.insert(
             Key::of(code.digest()),
-            CodeEntry::Live {
-                grant: Box::new(grant),
+            CodeEntry::Live(LiveCode {
                 family,
-            },
+                redirect_uri: grant.redirect_uri,
+                code_challenge: grant.code_challenge,
+                issued_at: grant.issued_at.into(),
+                expires_at: grant.expires_at.into(),
+            }),
             |e| e.is_dead(now),
         );
         Ok(code)
@@ -354,20 +380,19 @@ impl TokenIssuer for MemoryTokenIssuer {
                 CodeEntry::Redeemed { family, .. } => CodeRedemption::Replayed {
                     family: family.id(),
                 },
-                CodeEntry::Live { grant, family } => {
-                    if grant.expires_at <= now || family.is_revoked() {
+                CodeEntry::Live(code) => {
+                    if code.is_dead(now) {
                         codes.remove(&digest);
                         return CodeRedemption::Invalid;
                     }
-                    let forget_at = grant.expires_at.plus(REPLAY_MEMORY);
                     let redeemed = CodeEntry::Redeemed {
-                        family: Arc::clone(family),
-                        forget_at,
+                        family: Arc::clone(&code.family),
+                        forget_at: UnixTime::from(code.expires_at).plus(REPLAY_MEMORY),
                     };
                     match std::mem::replace(entry, redeemed) {
-                        CodeEntry::Live { grant, family } => CodeRedemption::Redeemed {
-                            grant: *grant,
-                            family: family.id(),
+                        CodeEntry::Live(code) => CodeRedemption::Redeemed {
+                            family: code.family.id(),
+                            grant: code.into_grant(),
                         },
                         // Provably unreachable: the entry was matched as `Live` above under the
                         // same lock; answering `Invalid` keeps this total without a panic.
