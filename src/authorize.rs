@@ -351,7 +351,7 @@ async fn approve(
                 ("token_type", token.token_type),
                 ("expires_in", &expires_in),
                 ("scope", token.scope.as_str()),
-                ("jti", &token.jti),
+                ("jti", token.jti.as_str()),
             ];
             redirect_location(inner, redirect_uri, ResponseType::Token, &params, state)
         }

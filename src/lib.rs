@@ -129,6 +129,7 @@ pub use server::{
 pub use signin::{SignInFlow, Step};
 pub use store::{
     AccessGrant, AddUserError, Authorization, ClientStore, CodeGrant, CodeRedemption, FamilyId,
-    IssuedTokens, NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId, UserStore,
+    IssuedTokens, Jti, NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId,
+    UserStore,
 };
 pub use throttle::SignInThrottle;

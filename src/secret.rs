@@ -33,9 +33,25 @@ pub(crate) fn random_secret() -> Result<String, StoreError> {
 /// test checks it), without its general engine's setup, which costs more than the encoding
 /// itself at these lengths.
 pub(crate) fn base64url(bytes: &[u8]) -> String {
+    let mut out = vec![0u8; base64url_len(bytes.len())];
+    base64url_into(bytes, &mut out);
+    // Every byte comes from the ASCII alphabet, so this cannot fail.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The length of `len` bytes in unpadded base64url.
+pub(crate) const fn base64url_len(len: usize) -> usize {
+    (len * 4).div_ceil(3)
+}
+
+/// Writes `bytes` in unpadded base64url into `out`, which must be [`base64url_len`] bytes long
+/// (otherwise the answer is empty), and answers it as text: for encodings kept off the heap.
+pub(crate) fn base64url_into<'a>(bytes: &[u8], out: &'a mut [u8]) -> &'a str {
+    if out.len() != base64url_len(bytes.len()) {
+        return "";
+    }
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let sextet = |group: u32, shift: u32| ALPHABET[(group >> shift & 63) as usize];
-    let mut out = vec![0u8; (bytes.len() * 4).div_ceil(3)];
     let mut groups = bytes.chunks_exact(3);
     let mut slots = out.chunks_exact_mut(4);
     for (group, slot) in (&mut groups).zip(&mut slots) {
@@ -58,7 +74,7 @@ pub(crate) fn base64url(bytes: &[u8]) -> String {
         _ => {}
     }
     // Every byte comes from the ASCII alphabet, so this cannot fail.
-    String::from_utf8(out).unwrap_or_default()
+    std::str::from_utf8(out).unwrap_or_default()
 }
 
 /// A SHA-256 digest of a secret string: how codes and tokens are kept at rest and looked up.
@@ -229,8 +245,19 @@ mod tests {
             for start in [0, 1, 100, 250] {
                 let input = &bytes[start..start + len];
                 assert_eq!(base64url(input), URL_SAFE_NO_PAD.encode(input), "{input:?}");
+                let mut out = vec![0u8; base64url_len(len)];
+                assert_eq!(
+                    base64url_into(input, &mut out),
+                    URL_SAFE_NO_PAD.encode(input)
+                );
             }
         }
+    }
+
+    #[test]
+    fn base64url_into_a_buffer_of_the_wrong_length_writes_nothing() {
+        assert_eq!(base64url_into(b"abc", &mut [0u8; 3]), "");
+        assert_eq!(base64url_into(b"abc", &mut [0u8; 5]), "");
     }
 
     #[test]

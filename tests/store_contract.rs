@@ -816,9 +816,9 @@ async fn codes_tokens_and_jtis_are_unique_and_not_each_other(store: &dyn Store) 
         let tokens = issuer.issue_tokens(new_tokens(None, true)).await.unwrap();
         let access = tokens.access_token.expose_secret().to_owned();
         assert_eq!(access.len(), 43);
-        assert_ne!(access, tokens.jti);
+        assert_ne!(access, tokens.jti.as_str());
         assert!(seen.insert(access));
-        assert!(seen.insert(tokens.jti));
+        assert!(seen.insert(tokens.jti.to_string()));
         assert!(seen.insert(tokens.refresh_token.unwrap().expose_secret().to_owned()));
         let code = issuer.issue_code(code_grant()).await.unwrap();
         assert!(seen.insert(code.expose_secret().to_owned()));

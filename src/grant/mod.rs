@@ -17,7 +17,7 @@ use crate::error::OAuthError;
 use crate::scope::Scope;
 use crate::secret::RefreshToken;
 use crate::server::Inner;
-use crate::store::{Authorization, FamilyId, IssuedTokens, NewTokens};
+use crate::store::{Authorization, FamilyId, IssuedTokens, Jti, NewTokens};
 
 /// `token_type` as the spec writes it.
 pub(crate) const TOKEN_TYPE: &str = "bearer";
@@ -68,7 +68,7 @@ pub(crate) struct TokenResponse {
     pub(crate) access_token: String,
     pub(crate) token_type: &'static str,
     pub(crate) expires_in: u64,
-    pub(crate) jti: String,
+    pub(crate) jti: Jti,
     pub(crate) scope: Scope,
     pub(crate) refresh_token: Option<String>,
 }
@@ -88,12 +88,13 @@ impl TokenResponse {
     /// The JSON body, members in the order RFC 6749 §5.1 lists them.
     pub(crate) fn to_json(&self) -> String {
         let refresh_len = self.refresh_token.as_ref().map_or(0, |t| t.len() + 20);
-        let capacity = 96 + self.access_token.len() + self.jti.len() + self.scope.as_str().len();
+        let capacity =
+            96 + self.access_token.len() + self.jti.as_str().len() + self.scope.as_str().len();
         let mut json = JsonObject::with_capacity(capacity + refresh_len);
         json.string("access_token", &self.access_token)
             .string("token_type", self.token_type)
             .number("expires_in", self.expires_in)
-            .string("jti", &self.jti)
+            .string("jti", self.jti.as_str())
             .string("scope", self.scope.as_str());
         if let Some(refresh_token) = &self.refresh_token {
             json.string("refresh_token", refresh_token);

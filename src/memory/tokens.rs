@@ -14,10 +14,11 @@ use crate::error::StoreError;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::{
-    AccessToken, AuthorizationCode, RefreshToken, SecretDigest, base64url, random_bytes,
+    AccessToken, AuthorizationCode, RefreshToken, SecretDigest, base64url, base64url_into,
+    base64url_len, random_bytes,
 };
 use crate::store::{
-    AccessGrant, Authorization, CodeGrant, CodeRedemption, FamilyId, IssuedTokens, NewTokens,
+    AccessGrant, Authorization, CodeGrant, CodeRedemption, FamilyId, IssuedTokens, Jti, NewTokens,
     Refresh, RefreshGrant, Rotation, TokenIssuer, User,
 };
 
@@ -174,8 +175,9 @@ struct RefreshEntry {
 /// An access token's `jti`: the second half of its SHA-256 digest, base64url. Unique and
 /// random like the token, reveals nothing of it or of the half used as the map key, and costs
 /// no storage: it is recomputed from the token whenever the token is presented.
-fn jti(token: &AccessToken) -> String {
-    base64url(&token.digest().as_bytes()[16..])
+fn jti(token: &AccessToken) -> Jti {
+    let mut text = [0u8; base64url_len(16)];
+    Jti::new(base64url_into(&token.digest().as_bytes()[16..], &mut text))
 }
 
 /// Seconds since the Unix epoch in 32 bits (enough until 2106; later instants saturate), so
@@ -500,7 +502,7 @@ impl TokenIssuer for MemoryTokenIssuer {
             Some(AccessGrant {
                 authorization: family
                     .authorization(entry.narrowed.as_deref().unwrap_or(&family.scope)),
-                jti: String::new(),
+                jti: Jti::new(""),
                 family: family.id(),
                 issued_at: entry.issued_at.into(),
                 expires_at: entry.expires_at.into(),

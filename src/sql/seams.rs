@@ -167,7 +167,7 @@ macro_rules! sql_store {
                 };
                 Ok($crate::store::IssuedTokens {
                     access_token,
-                    jti,
+                    jti: $crate::store::Jti::new(jti),
                     refresh_token,
                     scope: access_scope,
                     family,
@@ -564,7 +564,7 @@ macro_rules! sql_store {
                     authorization: $crate::sql::columns::authorization(
                         &client_id, user_id, username, &scope,
                     )?,
-                    jti,
+                    jti: $crate::store::Jti::new(jti),
                     family: $crate::sql::columns::family_id(&family)?,
                     issued_at: $crate::sql::columns::time(issued),
                     expires_at: $crate::sql::columns::time(expires),
