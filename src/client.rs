@@ -4,10 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use smol_str::SmolStr;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use smol_str::SmolStr;
 
 use crate::error::StoreError;
 use crate::hash;

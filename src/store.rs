@@ -133,9 +133,9 @@ impl fmt::Debug for UserId {
 }
 
 /// An access token's `jti`: the identifier the token response and introspection give for it
-/// (RFC 7662 §2.2). Unique and random, but not the token and nothing it can be derived from, so
-/// it may be logged. Held inline up to 23 bytes (grantor's are 22), so making and cloning one
-/// allocates nothing.
+/// (RFC 7662 §2.2). Unique, and neither the token nor anything the token can be recovered from,
+/// so it may be logged. Held inline up to 23 bytes (grantor's are 22), so making and cloning
+/// one allocates nothing.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Jti(SmolStr);
 

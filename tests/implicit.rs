@@ -164,7 +164,10 @@ async fn implicit_jti_is_22_characters_and_not_the_token() {
     assert_eq!(jti.len(), 22);
     assert_ne!(jti, &fragment["access_token"]);
     assert!(!fragment["access_token"].contains(jti.as_str()));
-    assert_eq!(grant_of(&f, &fragment["access_token"]).await.jti.as_str(), jti);
+    assert_eq!(
+        grant_of(&f, &fragment["access_token"]).await.jti.as_str(),
+        jti
+    );
 }
 
 #[tokio::test]
