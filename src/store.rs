@@ -103,77 +103,56 @@ pub trait TokenIssuer: Send + Sync {
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
 }
 
-/// A user account's stable identifier (the `sub` of its tokens). Not a secret. Held inline up to
-/// 23 bytes, as [`ClientId`] is.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UserId(SmolStr);
+/// Defines a public identifier that is not a secret: text held inline up to 23 bytes, so making
+/// and cloning one copies bytes instead of allocating or sharing a reference count between
+/// threads; `new`, `as_str`, `Display`, and a `Debug` that shows the text.
+macro_rules! text_id {
+    ($(#[$meta:meta])* $name:ident, $new_doc:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(SmolStr);
 
-impl UserId {
-    /// An id as the host's user store knows it.
-    pub fn new(id: impl AsRef<str>) -> Self {
-        Self(SmolStr::new(id))
-    }
+        impl $name {
+            #[doc = $new_doc]
+            pub fn new(id: impl AsRef<str>) -> Self {
+                Self(SmolStr::new(id))
+            }
 
-    /// The id as a string.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+            /// The text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({:?})"), self.as_str())
+            }
+        }
+    };
 }
 
-impl fmt::Display for UserId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+text_id!(
+    /// A user account's stable identifier (the `sub` of its tokens). Not a secret. Held inline
+    /// up to 23 bytes, as [`ClientId`] is.
+    UserId,
+    "An id as the host's user store knows it."
+);
 
-impl fmt::Debug for UserId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "UserId({:?})", &*self.0)
-    }
-}
-
-/// An access token's `jti`: the identifier the token response and introspection give for it
-/// (RFC 7662 §2.2). Unique, and neither the token nor anything the token can be recovered from,
-/// so it may be logged. Held inline up to 23 bytes (grantor's are 22), so making and cloning
-/// one allocates nothing.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Jti(SmolStr);
-
-impl Jti {
-    /// A `jti` as the host's token issuer made it.
-    pub fn new(id: impl AsRef<str>) -> Self {
-        Self(SmolStr::new(id))
-    }
-
-    /// The `jti` as a string.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Jti {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for Jti {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Jti({:?})", self.as_str())
-    }
-}
-
-impl PartialEq<str> for Jti {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Jti {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
+text_id!(
+    /// An access token's `jti`: the identifier the token response and introspection give for it
+    /// (RFC 7662 §2.2). Unique, and neither the token nor anything the token can be recovered
+    /// from, so it may be logged. Held inline up to 23 bytes (grantor's are 22), so making and
+    /// cloning one allocates nothing.
+    Jti,
+    "A `jti` as the host's token issuer made it."
+);
 
 /// A signed-in user account: its id and its username (an email address).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -361,4 +340,22 @@ pub struct AccessGrant {
     pub issued_at: UnixTime,
     /// When it expires.
     pub expires_at: UnixTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_ids_show_their_text_and_compare_by_it() {
+        let jti = Jti::new("b8nQ1vR4x2kLmP0sT7uW9y");
+        assert_eq!(jti.as_str(), "b8nQ1vR4x2kLmP0sT7uW9y");
+        assert_eq!(jti.to_string(), "b8nQ1vR4x2kLmP0sT7uW9y");
+        assert_eq!(format!("{jti:?}"), r#"Jti("b8nQ1vR4x2kLmP0sT7uW9y")"#);
+        assert_eq!(jti, Jti::new(String::from("b8nQ1vR4x2kLmP0sT7uW9y")));
+        let long = "a user id longer than twenty-three bytes";
+        assert_eq!(UserId::new(long).as_str(), long);
+        assert_eq!(format!("{:?}", UserId::new("u1")), r#"UserId("u1")"#);
+        assert!(UserId::new("a") < UserId::new("b"));
+    }
 }
