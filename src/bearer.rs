@@ -43,12 +43,14 @@ async fn validate(
 ) -> Result<AccessGrant, Refusal> {
     let token = read_token(headers)?;
     let now = inner.clock.now();
+    let digest = token.digest();
     let grant = inner
         .tokens
-        .find_access_token(&token, now)
+        .find_access_token(&digest, now)
         .await
         .map_err(|e| Refusal::Error(e.into()))?
-        .ok_or(Refusal::InvalidToken)?;
+        .ok_or(Refusal::InvalidToken)?
+        .with_jti(crate::mint::jti(&digest));
     if let Some(required) = required {
         if !required.is_subset_of(&grant.authorization.scope) {
             return Err(Refusal::InsufficientScope(required.clone()));

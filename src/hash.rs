@@ -38,6 +38,14 @@ pub fn hash_password(password: &str) -> Result<String, StoreError> {
     Ok(phc.to_string())
 }
 
+/// [`hash_password`] on grantor's hashing threads, for hashing from async code.
+pub(crate) async fn hash_password_off_executor(
+    password: &crate::secret::Password,
+) -> Result<String, StoreError> {
+    let secret = password.expose_secret().to_owned();
+    run_blocking(move || hash_password(&secret)).await?
+}
+
 /// Verifies `password` against an Argon2id PHC string on grantor's hashing threads. A malformed
 /// PHC string verifies nothing.
 pub async fn verify_password(phc: &str, password: &str) -> Result<bool, StoreError> {

@@ -93,6 +93,7 @@ pub mod hash;
 pub mod layer;
 mod lookup;
 pub mod memory;
+mod mint;
 mod metadata;
 mod pkce;
 mod scope;
@@ -101,7 +102,7 @@ mod server;
 pub mod signin;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;
-mod store;
+pub mod store;
 mod throttle;
 
 /// The README's examples run as doc tests.
@@ -116,7 +117,7 @@ pub use client::{
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use error::{ErrorCode, OAuthError, StoreError, StoreErrorKind};
-pub use memory::{MemoryClientStore, MemoryTokenIssuer, MemoryUserStore};
+pub use memory::MemoryStore;
 pub use metadata::EndpointPaths;
 pub use pkce::{CodeChallenge, CodeChallengeMethod};
 pub use scope::{Scope, ScopeError};
@@ -128,8 +129,7 @@ pub use server::{
 };
 pub use signin::{SignInFlow, Step};
 pub use store::{
-    AccessGrant, AddUserError, Authorization, ClientStore, CodeGrant, CodeRedemption, FamilyId,
-    IssuedTokens, Jti, NewTokens, Refresh, RefreshGrant, Rotation, TokenIssuer, User, UserId,
+    AccessGrant, Admin, AdminError, Authorization, ClientStore, TokenIssuer, User, UserId,
     UserStore,
 };
 pub use throttle::SignInThrottle;

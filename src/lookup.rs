@@ -10,7 +10,8 @@ use crate::clock::UnixTime;
 use crate::endpoint::read_post_form;
 use crate::error::OAuthError;
 use crate::grant::client_auth;
-use crate::secret::{AccessToken, RefreshToken};
+use crate::mint;
+use crate::secret::AccessToken;
 use crate::server::Inner;
 use crate::store::{AccessGrant, RefreshGrant};
 
@@ -42,18 +43,17 @@ async fn find(
     let refresh_first = hint == Some("refresh_token");
     for kind in [refresh_first, !refresh_first] {
         let found = if kind {
-            let token = RefreshToken::with_digest(token.expose_secret(), token.digest());
             inner
                 .tokens
-                .find_refresh_token(&token, now)
+                .find_refresh_token(&token.digest(), now)
                 .await?
                 .map(Found::Refresh)
         } else {
             inner
                 .tokens
-                .find_access_token(token, now)
+                .find_access_token(&token.digest(), now)
                 .await?
-                .map(Found::Access)
+                .map(|grant| Found::Access(grant.with_jti(mint::jti(&token.digest()))))
         };
         if found.is_some() {
             return Ok(found);

@@ -199,17 +199,6 @@ secret_string!(
     RefreshToken
 );
 
-impl RefreshToken {
-    /// A refresh token whose digest is already known: a token looked up first as an access
-    /// token (introspection, revocation) is not hashed again.
-    pub(crate) fn with_digest(value: impl Into<String>, digest: SecretDigest) -> Self {
-        Self {
-            value: value.into(),
-            digest: std::sync::OnceLock::from(digest),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use base64::Engine as _;

@@ -46,7 +46,7 @@ fn describe(inner: &Inner, found: &Found) -> String {
             TOKEN_TYPE,
             grant.issued_at,
             grant.expires_at,
-            Some(grant.jti.as_str()),
+            Some(grant.jti().as_str()),
         ),
         Found::Refresh(grant) => (
             &grant.authorization,
@@ -60,6 +60,7 @@ fn describe(inner: &Inner, found: &Found) -> String {
         client_id,
         user,
         scope,
+        ..
     } = authorization;
     let mut json = JsonObject::with_capacity(256);
     json.boolean("active", true)

@@ -26,7 +26,7 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<(
         return Ok(());
     };
     match found {
-        Found::Access(_) => inner.tokens.revoke_access_token(&query.token).await?,
+        Found::Access(_) => inner.tokens.revoke_access_token(&query.token.digest()).await?,
         // RFC 7009 §2.1: revoking a refresh token revokes the grant it came from and the
         // access tokens issued under it.
         Found::Refresh(grant) => inner.tokens.revoke_family(grant.family).await?,

@@ -8,6 +8,7 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::endpoint::form::Form;
 use crate::error::OAuthError;
+use crate::mint;
 use crate::pkce;
 use crate::secret::AuthorizationCode;
 use crate::server::Inner;
@@ -20,18 +21,17 @@ pub(crate) async fn issue_code(
     user: User,
     now: UnixTime,
 ) -> Result<AuthorizationCode, OAuthError> {
-    let grant = CodeGrant {
-        authorization: Authorization {
-            client_id: pending.client.id().clone(),
-            user: Some(user),
-            scope: pending.scope.clone(),
-        },
-        redirect_uri: pending.redirect_uri.clone(),
-        code_challenge: pending.code_challenge.clone(),
-        issued_at: now,
-        expires_at: now.plus(inner.config.code_lifetime),
-    };
-    Ok(inner.tokens.issue_code(grant).await?)
+    let grant = CodeGrant::new(
+        Authorization::new(pending.client.id().clone(), Some(user), pending.scope.clone()),
+        pending.redirect_uri.clone(),
+        pending.code_challenge.clone(),
+        now,
+        now.plus(inner.config.code_lifetime),
+    );
+    let code = mint::code()?;
+    let family = mint::family_id()?;
+    inner.tokens.insert_code(&code.digest(), family, grant).await?;
+    Ok(code)
 }
 
 /// The token request of RFC 6749 §4.1.3.
@@ -55,16 +55,16 @@ pub(crate) async fn exchange(
         ));
     }
     // Consumed before any other check: a code presented once is spent, whoever presented it.
-    let (grant, family) = match inner.tokens.redeem_code(&code, now).await? {
+    let (grant, family) = match inner.tokens.redeem_code(&code.digest(), now).await? {
         CodeRedemption::Redeemed { grant, family } => (grant, family),
         CodeRedemption::Replayed { family } => {
             // RFC 6749 §4.1.2: a code used twice revokes what it was exchanged for.
-            inner.tokens.revoke_family(family).await?;
+            super::revoke_after_replay(inner, family).await?;
             return Err(OAuthError::invalid_grant(
                 "the authorization code was already used; tokens issued for it are revoked",
             ));
         }
-        CodeRedemption::Invalid => {
+        _ => {
             return Err(OAuthError::invalid_grant(
                 "the authorization code is invalid or expired",
             ));

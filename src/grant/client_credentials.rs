@@ -20,10 +20,6 @@ pub(crate) async fn exchange(
             "a public client cannot use client_credentials",
         ));
     }
-    let authorization = Authorization {
-        client_id: client.id().clone(),
-        user: None,
-        scope: resolve_scope(form.get("scope"), client)?,
-    };
+    let authorization = Authorization::new(client.id().clone(), None, resolve_scope(form.get("scope"), client)?);
     super::issue(inner, authorization, None, false, now).await
 }

@@ -15,10 +15,6 @@ pub(crate) async fn issue_token(
     user: User,
     now: UnixTime,
 ) -> Result<TokenResponse, OAuthError> {
-    let authorization = Authorization {
-        client_id: pending.client.id().clone(),
-        user: Some(user),
-        scope: pending.scope.clone(),
-    };
+    let authorization = Authorization::new(pending.client.id().clone(), Some(user), pending.scope.clone());
     super::issue(inner, authorization, None, false, now).await
 }

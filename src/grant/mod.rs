@@ -17,7 +17,8 @@ use crate::error::OAuthError;
 use crate::scope::Scope;
 use crate::secret::RefreshToken;
 use crate::server::Inner;
-use crate::store::{Authorization, FamilyId, IssuedTokens, Jti, NewTokens};
+use crate::mint;
+use crate::store::{Authorization, Family, FamilyId, Jti, NewRefreshToken, NewTokens};
 
 /// `token_type` as the spec writes it.
 pub(crate) const TOKEN_TYPE: &str = "bearer";
@@ -74,17 +75,6 @@ pub(crate) struct TokenResponse {
 }
 
 impl TokenResponse {
-    pub(crate) fn new(tokens: IssuedTokens, expires_in: u64) -> Self {
-        Self {
-            access_token: tokens.access_token.into_secret(),
-            token_type: TOKEN_TYPE,
-            expires_in,
-            jti: tokens.jti,
-            scope: tokens.scope,
-            refresh_token: tokens.refresh_token.map(RefreshToken::into_secret),
-        }
-    }
-
     /// The JSON body, members in the order RFC 6749 §5.1 lists them.
     pub(crate) fn to_json(&self) -> String {
         let refresh_len = self.refresh_token.as_ref().map_or(0, |t| t.len() + 20);
@@ -103,7 +93,8 @@ impl TokenResponse {
     }
 }
 
-/// Mints an access token for `authorization`, with a refresh token when `with_refresh`.
+/// Mints an access token for `authorization`, with a refresh token when `with_refresh`, and
+/// hands the store their digests: in a new family, or in `family` (a redeemed code's).
 pub(crate) async fn issue(
     inner: &Inner,
     authorization: Authorization,
@@ -111,18 +102,55 @@ pub(crate) async fn issue(
     with_refresh: bool,
     now: UnixTime,
 ) -> Result<TokenResponse, OAuthError> {
-    let config = &inner.config;
-    let access_expires_at = now.plus(config.access_token_lifetime);
-    let request = NewTokens {
-        authorization,
-        family,
-        issued_at: now,
-        access_expires_at,
-        refresh_expires_at: with_refresh.then(|| now.plus(config.refresh_token_lifetime)),
+    let family = match family {
+        Some(id) => Family::Existing(id),
+        None => Family::New(mint::family_id()?),
     };
-    let tokens = inner.tokens.issue_tokens(request).await?;
-    Ok(TokenResponse::new(
-        tokens,
-        now.seconds_until(access_expires_at),
-    ))
+    let (tokens, record) = mint_tokens(inner, family, authorization, with_refresh, now)?;
+    inner.tokens.insert_tokens(record).await?;
+    Ok(tokens)
+}
+
+/// Mints an access token (and a refresh token when asked) for `authorization` in `family`:
+/// the response for the client and the record for the store.
+pub(crate) fn mint_tokens(
+    inner: &Inner,
+    family: Family,
+    authorization: Authorization,
+    with_refresh: bool,
+    now: UnixTime,
+) -> Result<(TokenResponse, NewTokens), OAuthError> {
+    let config = &inner.config;
+    let (access_token, refresh_token) = mint::tokens(with_refresh)?;
+    let access_expires_at = now.plus(config.access_token_lifetime);
+    let jti = mint::jti(&access_token.digest());
+    let scope = authorization.scope.clone();
+    let mut record = NewTokens::new(
+        family,
+        authorization,
+        now,
+        access_token.digest(),
+        jti.clone(),
+        access_expires_at,
+    );
+    if let Some(refresh) = &refresh_token {
+        let expires_at = now.plus(config.refresh_token_lifetime);
+        record = record.with_refresh_token(NewRefreshToken::new(refresh.digest(), expires_at));
+    }
+    let response = TokenResponse {
+        access_token: access_token.into_secret(),
+        token_type: TOKEN_TYPE,
+        expires_in: now.seconds_until(access_expires_at),
+        jti,
+        scope,
+        refresh_token: refresh_token.map(RefreshToken::into_secret),
+    };
+    Ok((response, record))
+}
+
+/// Revokes `family` after a replayed code or a reused refresh token (RFC 6749 §4.1.2, RFC 9700
+/// §4.14.2): the one place grantor does, so the store never decides it.
+pub(crate) async fn revoke_after_replay(inner: &Inner, family: FamilyId) -> Result<(), OAuthError> {
+    inner.tokens.revoke_family(family).await?;
+    Ok(())
 }

@@ -27,11 +27,7 @@ pub(crate) async fn exchange(
     // Checked before the password so a bad scope costs no hashing.
     let scope = resolve_scope(form.get("scope"), client)?;
     let user = authenticate(inner, username, &password, now).await?;
-    let authorization = Authorization {
-        client_id: client.id().clone(),
-        user: Some(user),
-        scope,
-    };
+    let authorization = Authorization::new(client.id().clone(), Some(user), scope);
     super::issue(
         inner,
         authorization,

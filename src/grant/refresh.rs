@@ -9,7 +9,7 @@ use crate::error::OAuthError;
 use crate::scope::Scope;
 use crate::secret::RefreshToken;
 use crate::server::Inner;
-use crate::store::{Refresh, Rotation};
+use crate::store::{Authorization, Family, Rotation};
 
 pub(crate) async fn exchange(
     inner: &Inner,
@@ -23,14 +23,14 @@ pub(crate) async fn exchange(
         .ok_or_else(|| OAuthError::invalid_request("refresh_token is missing"))?;
     let grant = inner
         .tokens
-        .find_refresh_token(&token, now)
+        .find_refresh_token(&token.digest(), now)
         .await?
         .ok_or_else(invalid_token)?;
     if grant.authorization.client_id != *client.id() {
         return Err(invalid_token());
     }
     if grant.rotated {
-        inner.tokens.revoke_family(grant.family).await?;
+        super::revoke_after_replay(inner, grant.family).await?;
         return Err(reused());
     }
     let granted = &grant.authorization.scope;
@@ -48,21 +48,24 @@ pub(crate) async fn exchange(
             requested
         }
     };
-    let config = &inner.config;
-    let access_expires_at = now.plus(config.access_token_lifetime);
-    let refresh = Refresh {
+    let authorization = Authorization::new(
+        grant.authorization.client_id,
+        grant.authorization.user,
         access_scope,
-        issued_at: now,
-        access_expires_at,
-        refresh_expires_at: now.plus(config.refresh_token_lifetime),
-    };
-    match inner.tokens.rotate_refresh_token(&token, refresh).await? {
-        Rotation::Rotated(tokens) => Ok(TokenResponse::new(
-            tokens,
-            now.seconds_until(access_expires_at),
-        )),
-        Rotation::Reused => Err(reused()),
-        Rotation::Invalid => Err(invalid_token()),
+    );
+    let family = Family::Existing(grant.family);
+    let (tokens, successor) = super::mint_tokens(inner, family, authorization, true, now)?;
+    match inner
+        .tokens
+        .rotate_refresh_token(&token.digest(), successor)
+        .await?
+    {
+        Rotation::Rotated => Ok(tokens),
+        Rotation::Reused { family } => {
+            super::revoke_after_replay(inner, family).await?;
+            Err(reused())
+        }
+        _ => Err(invalid_token()),
     }
 }
 

@@ -1,87 +1,69 @@
-//! [`MemoryClientStore`]: registered clients in a map that readers never lock.
+//! Registered clients in a map that readers never lock.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use async_trait::async_trait;
 
 use crate::client::Client;
-use crate::error::StoreError;
-use crate::store::ClientStore;
 
-type Clients = HashMap<Box<str>, Arc<Client>>;
+type Map = HashMap<Box<str>, Arc<Client>>;
 
-/// An in-memory [`ClientStore`].
-///
 /// Every token request looks its client up, so lookups take no lock: they read the current
 /// snapshot of the map, which registration replaces whole (copy-on-write). Registering is
 /// therefore linear in the number of clients: made for the handful to thousands of clients a
 /// deployment has, read far more often than changed.
-///
-/// ```
-/// use grantor::{Client, ClientCredentials, GrantType, MemoryClientStore};
-///
-/// let creds = ClientCredentials::generate().unwrap();
-/// let clients = MemoryClientStore::new();
-/// clients.insert(
-///     Client::confidential(creds.client_id.as_str(), creds.verifier)
-///         .grant_types([GrantType::ClientCredentials])
-///         .scopes("reports")
-///         .build()
-///         .unwrap(),
-/// );
-/// ```
 #[derive(Default)]
-pub struct MemoryClientStore {
-    clients: ArcSwap<Clients>,
+pub(crate) struct Clients {
+    map: ArcSwap<Map>,
     /// Serializes writers, so that no registration is lost between copying the map and
     /// publishing the copy. Readers never take it.
     writer: Mutex<()>,
 }
 
-impl MemoryClientStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
+/// Whether a change applies to a client id that is registered or one that is not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum When {
+    Registered,
+    NotRegistered,
+}
+
+impl Clients {
+    pub(crate) fn find(&self, client_id: &str) -> Option<Arc<Client>> {
+        self.map.load().get(client_id).cloned()
     }
 
-    /// Registers `client`, replacing any client with the same id.
-    pub fn insert(&self, client: Client) {
-        self.update(|clients| {
-            clients.insert(client.id().as_str().into(), Arc::new(client));
-        });
+    /// Puts `client` in the map if its id is registered or not, as `when` says; answers whether
+    /// it did.
+    pub(crate) fn put(&self, client: &Client, when: When) -> bool {
+        self.update(|map| {
+            let registered = map.contains_key(client.id().as_str());
+            let apply = registered == (when == When::Registered);
+            if apply {
+                map.insert(client.id().as_str().into(), Arc::new(client.clone()));
+            }
+            apply
+        })
     }
 
-    /// Removes the client registered under `client_id`; returns whether there was one.
-    pub fn remove(&self, client_id: &str) -> bool {
-        let mut removed = false;
-        self.update(|clients| removed = clients.remove(client_id).is_some());
-        removed
+    /// Removes the client registered under `client_id`; answers whether there was one.
+    pub(crate) fn remove(&self, client_id: &str) -> bool {
+        self.update(|map| map.remove(client_id).is_some())
     }
 
-    /// Publishes a changed copy of the map.
-    fn update(&self, change: impl FnOnce(&mut Clients)) {
+    pub(crate) fn len(&self) -> usize {
+        self.map.load().len()
+    }
+
+    /// Publishes a changed copy of the map (only when `change` changed it).
+    fn update(&self, change: impl FnOnce(&mut Map) -> bool) -> bool {
         let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut clients = Clients::clone(&self.clients.load());
-        change(&mut clients);
-        self.clients.store(Arc::new(clients));
-    }
-}
-
-#[async_trait]
-impl ClientStore for MemoryClientStore {
-    async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
-        Ok(self.clients.load().get(client_id).cloned())
-    }
-}
-
-impl fmt::Debug for MemoryClientStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemoryClientStore")
-            .field("clients", &self.clients.load().len())
-            .finish()
+        let mut map = Map::clone(&self.map.load());
+        let changed = change(&mut map);
+        if changed {
+            self.map.store(Arc::new(map));
+        }
+        changed
     }
 }
 
@@ -99,41 +81,23 @@ mod tests {
             .expect("a valid client")
     }
 
-    async fn scope_of(store: &MemoryClientStore, id: &str) -> Option<String> {
-        let client = store.find_client(id).await.expect("no store error")?;
-        Some(client.scopes().as_str().to_owned())
-    }
-
-    #[tokio::test]
-    async fn insert_replaces_and_remove_answers_whether_there_was_one() {
-        let store = MemoryClientStore::new();
-        store.insert(client("a", "profile"));
-        store.insert(client("b", "email"));
-        store.insert(client("a", "email profile"));
-        assert_eq!(
-            scope_of(&store, "a").await.as_deref(),
-            Some("email profile")
-        );
-        assert_eq!(scope_of(&store, "b").await.as_deref(), Some("email"));
-        assert!(store.remove("a"));
-        assert!(!store.remove("a"));
-        assert_eq!(scope_of(&store, "a").await, None);
-        assert_eq!(format!("{store:?}"), "MemoryClientStore { clients: 1 }");
-    }
-
     #[test]
     fn concurrent_registrations_are_all_kept() {
-        let store = MemoryClientStore::new();
+        let clients = Clients::default();
         std::thread::scope(|s| {
             for t in 0..4 {
-                let store = &store;
+                let clients = &clients;
                 s.spawn(move || {
                     for i in 0..50 {
-                        store.insert(client(&format!("client-{t}-{i}"), "profile"));
+                        let id = format!("client-{t}-{i}");
+                        assert!(clients.put(&client(&id, "profile"), When::NotRegistered));
                     }
                 });
             }
         });
-        assert_eq!(store.clients.load().len(), 200);
+        assert_eq!(clients.len(), 200);
+        assert!(!clients.put(&client("client-0-0", "email"), When::NotRegistered));
+        assert!(clients.put(&client("client-0-0", "email"), When::Registered));
+        assert_eq!(clients.find("client-0-0").unwrap().scopes().as_str(), "email");
     }
 }

@@ -1,130 +1,292 @@
-//! In-memory implementations of the three seams: for tests, demos, benchmarks and single-node
+//! [`MemoryStore`]: every seam in memory, for tests, demos, benchmarks and single-node
 //! deployments whose state may be lost on restart.
 //!
-//! They are safe under concurrency with no global lock on the hot path: codes and tokens are
+//! It is safe under concurrency with no global lock on the hot path: codes and tokens are
 //! split over 64 independently locked shards, and every single-use step happens under one shard
 //! lock; clients are read from a snapshot that registration replaces, without a lock.
+//!
+//! What an unauthenticated request can make it keep is bounded: at most 100,000 sign-in
+//! sessions and 100,000 single-use values (past that, new ones answer 503
+//! `temporarily_unavailable` until some expire), and attempt counters for at most 100,000 keys
+//! (past that, the windows that end soonest are forgotten first). Codes and tokens are minted
+//! only for authenticated clients and signed-in users, and swept as they expire.
 
 mod clients;
+mod sharded;
+mod state;
 mod tokens;
 mod users;
 
-pub use clients::MemoryClientStore;
-pub use tokens::MemoryTokenIssuer;
-pub use users::MemoryUserStore;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::{Mutex, MutexGuard};
+use async_trait::async_trait;
 
-const SHARDS: usize = 64;
+pub(crate) use sharded::{ShardKey, Sharded};
+pub use state::{MAX_COUNTED_KEYS, MAX_SESSIONS, MAX_SINGLE_USE};
 
-/// Hashes keys that are already uniformly random (digests, random ids) by taking their bits
-/// as they are.
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::secret::{Password, SecretDigest};
+use crate::store::{
+    AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
+    CodeRedemption, FamilyId, NewTokens, RefreshGrant, Rotation, Session, SessionStore,
+    SingleUseStore, TokenIssuer, User, UserId, UserStore,
+};
+use clients::{Clients, When};
+
+/// Every seam in memory: clients, users, codes and tokens, sign-in sessions, attempt counters
+/// and single-use values. Cheap to clone (an `Arc` inside): hand one store to the builder as
+/// every seam with [`AuthorizationServerBuilder::store`](crate::AuthorizationServerBuilder::store).
+///
+/// Keeps only SHA-256 digests of codes and tokens, and only Argon2id hashes of passwords.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use grantor::store::Admin as _;
+/// use grantor::{Client, ClientCredentials, GrantType, MemoryStore, Password};
+///
+/// let store = MemoryStore::new();
+/// let creds = ClientCredentials::generate().unwrap();
+/// let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
+///     .grant_types([GrantType::ClientCredentials])
+///     .scopes("reports")
+///     .build()
+///     .unwrap();
+/// store.register_client(&client).await.unwrap();
+/// store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+/// # }
+/// ```
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    parts: Arc<Parts>,
+}
+
 #[derive(Default)]
-pub(crate) struct PrehashedHasher(u64);
+struct Parts {
+    clients: Clients,
+    users: users::Users,
+    tokens: tokens::Tokens,
+    sessions: state::Sessions,
+    counters: state::Counters,
+    single_use: state::SingleUse,
+}
 
-impl Hasher for PrehashedHasher {
-    fn finish(&self) -> u64 {
-        self.0
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
+    /// How many live access tokens, refresh tokens and codes (including remembered redeemed
+    /// ones) are held, in that order.
+    pub fn token_counts(&self) -> (usize, usize, usize) {
+        self.parts.tokens.len()
+    }
+}
+
+impl fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (access, refresh, codes) = self.token_counts();
+        f.debug_struct("MemoryStore")
+            .field("clients", &self.parts.clients.len())
+            .field("users", &self.parts.users.len())
+            .field("access_tokens", &access)
+            .field("refresh_tokens", &refresh)
+            .field("codes", &codes)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl ClientStore for MemoryStore {
+    async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
+        Ok(self.parts.clients.find(client_id))
+    }
+}
+
+#[async_trait]
+impl UserStore for MemoryStore {
+    async fn authenticate(
+        &self,
+        username: &str,
+        password: &Password,
+    ) -> Result<Option<User>, StoreError> {
+        self.parts.users.authenticate(username, password).await
+    }
+
+    async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
+        Ok(self.parts.users.find(id))
+    }
+}
+
+/// Forwards every method to the shared token maps.
+#[async_trait]
+impl TokenIssuer for MemoryStore {
+    async fn insert_code(
+        &self,
+        code: &SecretDigest,
+        family: FamilyId,
+        grant: CodeGrant,
+    ) -> Result<(), StoreError> {
+        self.parts.tokens.insert_code(code, family, grant).await
+    }
+
+    async fn redeem_code(
+        &self,
+        code: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<CodeRedemption, StoreError> {
+        self.parts.tokens.redeem_code(code, now).await
+    }
+
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        self.parts.tokens.insert_tokens(tokens).await
+    }
+
+    async fn find_refresh_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<RefreshGrant>, StoreError> {
+        self.parts.tokens.find_refresh_token(token, now).await
+    }
+
+    async fn rotate_refresh_token(
+        &self,
+        token: &SecretDigest,
+        successor: NewTokens,
+    ) -> Result<Rotation, StoreError> {
+        self.parts.tokens.rotate_refresh_token(token, successor).await
+    }
+
+    async fn find_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError> {
+        self.parts.tokens.find_access_token(token, now).await
+    }
+
+    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
+        self.parts.tokens.revoke_access_token(token).await
+    }
+
+    async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
+        self.parts.tokens.revoke_family(family).await
+    }
+}
+
+#[async_trait]
+impl SessionStore for MemoryStore {
+    async fn insert_session(
+        &self,
+        id: &SecretDigest,
+        session: Session,
+        now: UnixTime,
+    ) -> Result<(), StoreError> {
+        self.parts.sessions.insert(id, session, now)
+    }
+
+    async fn find_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError> {
+        Ok(self.parts.sessions.find(id, now))
+    }
+
+    async fn take_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError> {
+        Ok(self.parts.sessions.take(id, now))
+    }
+}
+
+#[async_trait]
+impl AttemptCounter for MemoryStore {
+    async fn record_attempt(
+        &self,
+        key: &str,
+        window: Duration,
+        now: UnixTime,
+    ) -> Result<Attempts, StoreError> {
+        Ok(self.parts.counters.record(key, window, now))
+    }
+
+    async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {
+        Ok(self.parts.counters.get(key, now))
+    }
+
+    async fn clear_attempts(&self, key: &str) -> Result<(), StoreError> {
+        self.parts.counters.clear(key);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SingleUseStore for MemoryStore {
+    async fn insert_once(
+        &self,
+        key: &str,
+        value: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        self.parts
+            .single_use
+            .insert_once(key, value, expires_at, now)
+    }
+
+    async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.parts.single_use.peek(key, now))
+    }
+
+    async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.parts.single_use.take(key, now))
+    }
+}
+
+#[async_trait]
+impl Admin for MemoryStore {
+    async fn register_client(&self, client: &Client) -> Result<(), AdminError> {
+        if self.parts.clients.put(client, When::NotRegistered) {
+            Ok(())
+        } else {
+            Err(AdminError::ClientIdTaken)
         }
     }
 
-    fn write_u64(&mut self, value: u64) {
-        self.0 = self.0.rotate_left(5) ^ value;
+    async fn replace_client(&self, client: &Client) -> Result<bool, StoreError> {
+        Ok(self.parts.clients.put(client, When::Registered))
     }
 
-    fn write_u128(&mut self, value: u128) {
-        self.write_u64(value as u64 ^ (value >> 64) as u64);
-    }
-}
-
-pub(crate) type PrehashedMap<K, V> = HashMap<K, V, BuildHasherDefault<PrehashedHasher>>;
-
-struct Shard<K, V> {
-    map: PrehashedMap<K, V>,
-    /// The size after the last sweep of expired entries; a sweep runs when the shard has
-    /// doubled since, which keeps cleanup amortized O(1) per insert.
-    swept_len: usize,
-}
-
-/// A map split over independently locked shards, chosen by the key's own bits.
-pub(crate) struct Sharded<K, V> {
-    shards: Box<[Locked<K, V>]>,
-}
-
-/// A shard's lock on cache lines of its own: two threads working in different shards never
-/// write to the same line (128 bytes covers the adjacent-line prefetcher as well).
-#[repr(align(128))]
-struct Locked<K, V>(Mutex<Shard<K, V>>);
-
-/// Keys that pick their shard from their own (random) bits.
-pub(crate) trait ShardKey: Hash + Eq {
-    fn shard(&self) -> usize;
-}
-
-const MIN_SWEEP_LEN: usize = 1024;
-
-impl<K: ShardKey, V> Sharded<K, V> {
-    pub(crate) fn new() -> Self {
-        Self {
-            shards: (0..SHARDS)
-                .map(|_| {
-                    Locked(Mutex::new(Shard {
-                        map: PrehashedMap::default(),
-                        swept_len: 0,
-                    }))
-                })
-                .collect(),
-        }
+    async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
+        Ok(self.parts.clients.remove(client_id))
     }
 
-    fn lock(&self, key: &K) -> MutexGuard<'_, Shard<K, V>> {
-        lock(&self.shards[key.shard() % SHARDS].0)
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
+        self.parts.users.insert(user, password_hash)
     }
 
-    /// Runs `f` on the key's entry under its shard lock.
-    pub(crate) fn with<T>(&self, key: &K, f: impl FnOnce(&mut PrehashedMap<K, V>) -> T) -> T {
-        f(&mut self.lock(key).map)
+    async fn set_password_hash(
+        &self,
+        user: &UserId,
+        password_hash: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.parts.users.set_password_hash(user, password_hash))
     }
 
-    /// Inserts, first sweeping the shard of entries `expired` says are dead once it has doubled
-    /// since its last sweep.
-    pub(crate) fn insert(&self, key: K, value: V, expired: impl Fn(&V) -> bool) {
-        let mut shard = self.lock(&key);
-        if shard.map.len() >= MIN_SWEEP_LEN.max(shard.swept_len * 2) {
-            shard.map.retain(|_, v| !expired(v));
-            shard.swept_len = shard.map.len();
-        }
-        shard.map.insert(key, value);
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let parts = &self.parts;
+        let removed = parts.tokens.purge_expired(now)
+            + parts.sessions.purge(now)
+            + parts.counters.purge(now)
+            + parts.single_use.purge(now);
+        Ok(removed as u64)
     }
-
-    /// Removes every entry `expired` says is dead, shard by shard.
-    pub(crate) fn retain_live(&self, expired: impl Fn(&V) -> bool) {
-        for Locked(shard) in self.shards.iter() {
-            let mut shard = lock(shard);
-            shard.map.retain(|_, v| !expired(v));
-            shard.swept_len = shard.map.len();
-        }
-    }
-
-    /// The number of entries.
-    pub(crate) fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(&s.0).map.len()).sum()
-    }
-}
-
-/// Locks a shard. A poisoned lock means a panic elsewhere while it was held; the maps are only
-/// changed by single `insert`/`remove`/`retain` calls, so the data is still consistent.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

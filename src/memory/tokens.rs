@@ -1,8 +1,7 @@
-//! [`MemoryTokenIssuer`]: codes and tokens as SHA-256 digests in sharded maps.
+//! The in-memory [`TokenIssuer`]: codes and tokens under their SHA-256 digests in sharded maps.
 
-use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,41 +12,28 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
-use crate::secret::{
-    AccessToken, AuthorizationCode, RefreshToken, SecretDigest, base64url, base64url_into,
-    base64url_len, random_bytes,
-};
+use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Authorization, CodeGrant, CodeRedemption, FamilyId, IssuedTokens, Jti, NewTokens,
-    Refresh, RefreshGrant, Rotation, TokenIssuer, User,
+    AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
+    RefreshGrant, Rotation, TokenIssuer, User,
 };
 
 /// How long a redeemed code is remembered after its expiry, so that a late replay still revokes
 /// what the first redemption issued (RFC 6749 §4.1.2).
-const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
+pub(crate) const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
 
-/// An in-memory [`TokenIssuer`].
-///
-/// Keeps only SHA-256 digests of codes and tokens. Entries past their expiry are swept as the
-/// maps grow, and [`MemoryTokenIssuer::purge_expired`] sweeps everything at once.
-#[derive(Default)]
-pub struct MemoryTokenIssuer {
-    state: Arc<State>,
-}
-
-struct State {
-    /// Family ids need only be unique within this store, not secret: a counter, not randomness.
-    next_family: AtomicU64,
+/// Codes, tokens and families. Entries past their expiry are swept as the maps grow, and
+/// [`Tokens::purge_expired`] sweeps everything at once.
+pub(crate) struct Tokens {
     codes: Sharded<Key, CodeEntry>,
     access: Sharded<Key, AccessEntry>,
     refresh: Sharded<Key, RefreshEntry>,
-    families: Sharded<FamilyId, Arc<Family>>,
+    families: Sharded<FamilyId, Arc<FamilyEntry>>,
 }
 
-impl Default for State {
+impl Default for Tokens {
     fn default() -> Self {
         Self {
-            next_family: AtomicU64::new(0),
             codes: Sharded::new(),
             access: Sharded::new(),
             refresh: Sharded::new(),
@@ -57,10 +43,10 @@ impl Default for State {
 }
 
 /// One authorization and everything descending from it. Every client-credentials token has
-/// one of its own, so it is kept small: a 64-bit serial instead of the 128-bit id it spreads
-/// into, the user (which client-credentials families lack) boxed, and a 32-bit expiry.
-struct Family {
-    serial: u64,
+/// one of its own, so it is kept small: the id as bytes (no 16-byte alignment), the user (which
+/// client-credentials families lack) boxed, and 32-bit times and generations.
+struct FamilyEntry {
+    id: [u8; 16],
     client_id: ClientId,
     user: Option<Box<User>>,
     scope: Scope,
@@ -71,20 +57,30 @@ struct Family {
     expires_at: AtomicU32,
 }
 
-impl Family {
-    /// The id: the serial, spread over the shards by its multiplicative hash in the high half.
+impl FamilyEntry {
+    fn new(id: FamilyId, authorization: &Authorization) -> Arc<Self> {
+        Arc::new(Self {
+            id: id.to_bytes(),
+            client_id: authorization.client_id.clone(),
+            user: authorization.user.clone().map(Box::new),
+            scope: authorization.scope.clone(),
+            revoked: AtomicBool::new(false),
+            generation: AtomicU32::new(0),
+            expires_at: AtomicU32::new(0),
+        })
+    }
+
     fn id(&self) -> FamilyId {
-        let serial = self.serial;
-        FamilyId(u128::from(serial.wrapping_mul(0x9E37_79B9_7F4A_7C15)) << 64 | u128::from(serial))
+        FamilyId::from_bytes(self.id)
     }
 
     /// The authorization, with `scope` (the family's own or narrower).
     fn authorization(&self, scope: &Scope) -> Authorization {
-        Authorization {
-            client_id: self.client_id.clone(),
-            user: self.user.as_deref().cloned(),
-            scope: scope.clone(),
-        }
+        Authorization::new(
+            self.client_id.clone(),
+            self.user.as_deref().cloned(),
+            scope.clone(),
+        )
     }
 
     /// Whether nothing of the family can be used any more at `now`.
@@ -96,28 +92,9 @@ impl Family {
         self.revoked.load(Ordering::Acquire)
     }
 
-    fn revoke(&self) {
-        self.revoked.store(true, Ordering::Release);
-    }
-
     fn extend_to(&self, expires_at: UnixTime) {
         self.expires_at
             .fetch_max(Secs::from(expires_at).0, Ordering::AcqRel);
-    }
-}
-
-/// One draw from the OS CSPRNG, cut into the two 256-bit secrets one operation may mint (an
-/// access token and a refresh token): one `getrandom` call, one ChaCha block in the kernel.
-struct Draw([u8; 64]);
-
-impl Draw {
-    fn new() -> Result<Self, StoreError> {
-        random_bytes::<64>().map(Self)
-    }
-
-    /// Secret `slot` (0 or 1) as 43 base64url characters.
-    fn secret(&self, slot: usize) -> String {
-        base64url(&self.0[slot * 32..slot * 32 + 32])
     }
 }
 
@@ -125,14 +102,14 @@ impl Draw {
 enum CodeEntry {
     Live(LiveCode),
     Redeemed {
-        family: Arc<Family>,
+        family: Arc<FamilyEntry>,
         forget_at: UnixTime,
     },
 }
 
 /// What a live code is bound to besides its family's authorization, which is not kept twice.
 struct LiveCode {
-    family: Arc<Family>,
+    family: Arc<FamilyEntry>,
     redirect_uri: String,
     code_challenge: Option<CodeChallenge>,
     issued_at: Secs,
@@ -146,18 +123,18 @@ impl LiveCode {
 
     /// The grant the code was issued for.
     fn into_grant(self) -> CodeGrant {
-        CodeGrant {
-            authorization: self.family.authorization(&self.family.scope),
-            redirect_uri: self.redirect_uri,
-            code_challenge: self.code_challenge,
-            issued_at: self.issued_at.into(),
-            expires_at: self.expires_at.into(),
-        }
+        CodeGrant::new(
+            self.family.authorization(&self.family.scope),
+            self.redirect_uri,
+            self.code_challenge,
+            self.issued_at.into(),
+            self.expires_at.into(),
+        )
     }
 }
 
 struct AccessEntry {
-    family: Arc<Family>,
+    family: Arc<FamilyEntry>,
     /// The token's scope when narrower than its family's (a refresh that asked for less);
     /// `None`, the usual case, for the family's own.
     narrowed: Option<Box<Scope>>,
@@ -166,18 +143,10 @@ struct AccessEntry {
 }
 
 struct RefreshEntry {
-    family: Arc<Family>,
+    family: Arc<FamilyEntry>,
     generation: u32,
     issued_at: Secs,
     expires_at: Secs,
-}
-
-/// An access token's `jti`: the second half of its SHA-256 digest, base64url. Unique and
-/// random like the token, reveals nothing of it or of the half used as the map key, and costs
-/// no storage: it is recomputed from the token whenever the token is presented.
-fn jti(token: &AccessToken) -> Jti {
-    let mut text = [0u8; base64url_len(16)];
-    Jti::new(base64url_into(&token.digest().as_bytes()[16..], &mut text))
 }
 
 /// Seconds since the Unix epoch in 32 bits (enough until 2106; later instants saturate), so
@@ -203,7 +172,7 @@ impl From<Secs> for UnixTime {
 struct Key([u8; 16]);
 
 impl Key {
-    fn of(digest: SecretDigest) -> Self {
+    fn of(digest: &SecretDigest) -> Self {
         let mut key = [0u8; 16];
         key.copy_from_slice(&digest.as_bytes()[..16]);
         Self(key)
@@ -229,99 +198,8 @@ impl ShardKey for Key {
 
 impl ShardKey for FamilyId {
     fn shard(&self) -> usize {
-        (self.0 >> 64) as usize
-    }
-}
-
-impl MemoryTokenIssuer {
-    /// An empty issuer.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Removes every expired or revoked code, token and family. Optional: the maps also sweep
-    /// themselves as they grow.
-    pub fn purge_expired(&self, now: UnixTime) {
-        let s = &self.state;
-        s.codes.retain_live(|e| e.is_dead(now));
-        s.access.retain_live(|e| e.is_dead(now));
-        s.refresh.retain_live(|e| e.is_dead(now));
-        s.families.retain_live(|f| f.is_dead(now));
-    }
-
-    /// How many live access tokens, refresh tokens and codes (including remembered redeemed
-    /// ones) are held, in that order.
-    pub fn len(&self) -> (usize, usize, usize) {
-        let s = &self.state;
-        (s.access.len(), s.refresh.len(), s.codes.len())
-    }
-
-    fn new_family(&self, authorization: &Authorization) -> Arc<Family> {
-        Arc::new(Family {
-            serial: self.state.next_family.fetch_add(1, Ordering::Relaxed),
-            client_id: authorization.client_id.clone(),
-            user: authorization.user.clone().map(Box::new),
-            scope: authorization.scope.clone(),
-            revoked: AtomicBool::new(false),
-            generation: AtomicU32::new(0),
-            expires_at: AtomicU32::new(0),
-        })
-    }
-
-    fn remember_family(&self, family: &Arc<Family>, now: UnixTime) {
-        self.state
-            .families
-            .insert(family.id(), Arc::clone(family), |f| f.is_dead(now));
-    }
-
-    fn find_family(&self, id: FamilyId) -> Option<Arc<Family>> {
-        self.state.families.with(&id, |m| m.get(&id).cloned())
-    }
-
-    /// Mints an access token (and a refresh token of `generation` when asked) in `family`, all
-    /// cut from one draw of the OS CSPRNG.
-    fn mint(
-        &self,
-        family: &Arc<Family>,
-        access_scope: Scope,
-        issued_at: UnixTime,
-        access_expires_at: UnixTime,
-        refresh: Option<(u32, UnixTime)>,
-        draw: &Draw,
-    ) -> Result<IssuedTokens, StoreError> {
-        let access_token = AccessToken::hashed(draw.secret(0));
-        let refresh_token = refresh.map(|_| RefreshToken::hashed(draw.secret(1)));
-        family.extend_to(access_expires_at);
-        self.state.access.insert(
-            Key::of(access_token.digest()),
-            AccessEntry {
-                family: Arc::clone(family),
-                narrowed: (access_scope != family.scope).then(|| Box::new(access_scope.clone())),
-                issued_at: issued_at.into(),
-                expires_at: access_expires_at.into(),
-            },
-            |e| e.is_dead(issued_at),
-        );
-        if let (Some(token), Some((generation, expires_at))) = (&refresh_token, refresh) {
-            family.extend_to(expires_at);
-            self.state.refresh.insert(
-                Key::of(token.digest()),
-                RefreshEntry {
-                    family: Arc::clone(family),
-                    generation,
-                    issued_at: issued_at.into(),
-                    expires_at: expires_at.into(),
-                },
-                |e| e.is_dead(issued_at),
-            );
-        }
-        Ok(IssuedTokens {
-            jti: jti(&access_token),
-            access_token,
-            refresh_token,
-            scope: access_scope,
-            family: family.id(),
-        })
+        // Family ids are random: any of their bits spread over the shards.
+        (self.as_u128() >> 64) as usize
     }
 }
 
@@ -346,16 +224,74 @@ impl RefreshEntry {
     }
 }
 
+impl Tokens {
+    /// Removes every expired or revoked code, token and family; answers how many entries went.
+    pub(crate) fn purge_expired(&self, now: UnixTime) -> usize {
+        self.codes.retain_live(|e| e.is_dead(now))
+            + self.access.retain_live(|e| e.is_dead(now))
+            + self.refresh.retain_live(|e| e.is_dead(now))
+            + self.families.retain_live(|f| f.is_dead(now))
+    }
+
+    /// How many live access tokens, refresh tokens and codes (including remembered redeemed
+    /// ones) are held, in that order.
+    pub(crate) fn len(&self) -> (usize, usize, usize) {
+        (self.access.len(), self.refresh.len(), self.codes.len())
+    }
+
+    fn remember_family(&self, family: &Arc<FamilyEntry>, now: UnixTime) {
+        self.families
+            .insert(family.id(), Arc::clone(family), |f| f.is_dead(now));
+    }
+
+    fn find_family(&self, id: FamilyId) -> Option<Arc<FamilyEntry>> {
+        self.families.with(&id, |m| m.get(&id).cloned())
+    }
+
+    /// Keeps `tokens` in `family`, the refresh token (if any) as `generation`.
+    fn keep(&self, family: &Arc<FamilyEntry>, tokens: &NewTokens, generation: u32) {
+        let issued_at = tokens.issued_at;
+        let scope = &tokens.authorization.scope;
+        family.extend_to(tokens.expires_at());
+        self.access.insert(
+            Key::of(&tokens.access_token),
+            AccessEntry {
+                family: Arc::clone(family),
+                narrowed: (*scope != family.scope).then(|| Box::new(scope.clone())),
+                issued_at: issued_at.into(),
+                expires_at: tokens.access_expires_at.into(),
+            },
+            |e| e.is_dead(issued_at),
+        );
+        if let Some(refresh) = &tokens.refresh_token {
+            self.refresh.insert(
+                Key::of(&refresh.digest),
+                RefreshEntry {
+                    family: Arc::clone(family),
+                    generation,
+                    issued_at: issued_at.into(),
+                    expires_at: refresh.expires_at.into(),
+                },
+                |e| e.is_dead(issued_at),
+            );
+        }
+    }
+}
+
 #[async_trait]
-impl TokenIssuer for MemoryTokenIssuer {
-    async fn issue_code(&self, grant: CodeGrant) -> Result<AuthorizationCode, StoreError> {
-        let code = AuthorizationCode::hashed(base64url(&random_bytes::<32>()?));
-        let family = self.new_family(&grant.authorization);
+impl TokenIssuer for Tokens {
+    async fn insert_code(
+        &self,
+        code: &SecretDigest,
+        family: FamilyId,
+        grant: CodeGrant,
+    ) -> Result<(), StoreError> {
+        let family = FamilyEntry::new(family, &grant.authorization);
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;
         self.remember_family(&family, now);
-        self.state.codes.insert(
-            Key::of(code.digest()),
+        self.codes.insert(
+            Key::of(code),
             CodeEntry::Live(LiveCode {
                 family,
                 redirect_uri: grant.redirect_uri,
@@ -365,17 +301,17 @@ impl TokenIssuer for MemoryTokenIssuer {
             }),
             |e| e.is_dead(now),
         );
-        Ok(code)
+        Ok(())
     }
 
     async fn redeem_code(
         &self,
-        code: &AuthorizationCode,
+        code: &SecretDigest,
         now: UnixTime,
     ) -> Result<CodeRedemption, StoreError> {
-        let digest = Key::of(code.digest());
-        Ok(self.state.codes.with(&digest, |codes| {
-            let Some(entry) = codes.get_mut(&digest) else {
+        let key = Key::of(code);
+        Ok(self.codes.with(&key, |codes| {
+            let Some(entry) = codes.get_mut(&key) else {
                 return CodeRedemption::Invalid;
             };
             match entry {
@@ -384,7 +320,7 @@ impl TokenIssuer for MemoryTokenIssuer {
                 },
                 CodeEntry::Live(code) => {
                     if code.is_dead(now) {
-                        codes.remove(&digest);
+                        codes.remove(&key);
                         return CodeRedemption::Invalid;
                     }
                     let redeemed = CodeEntry::Redeemed {
@@ -405,137 +341,108 @@ impl TokenIssuer for MemoryTokenIssuer {
         }))
     }
 
-    async fn issue_tokens(&self, request: NewTokens) -> Result<IssuedTokens, StoreError> {
-        let draw = Draw::new()?;
-        let family = match request.family {
-            Some(id) => self
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        let family = match tokens.family {
+            Family::Existing(id) => self
                 .find_family(id)
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
-            None => {
-                let family = self.new_family(&request.authorization);
+            Family::New(id) => {
+                let family = FamilyEntry::new(id, &tokens.authorization);
                 // Only a family with a refresh token can be revoked by id later (reuse,
                 // revocation); one without is reached through its access token alone.
-                if request.refresh_expires_at.is_some() {
-                    self.remember_family(&family, request.issued_at);
+                if tokens.refresh_token.is_some() {
+                    self.remember_family(&family, tokens.issued_at);
                 }
                 family
             }
         };
-        let refresh = request
-            .refresh_expires_at
-            .map(|at| (family.generation.load(Ordering::Acquire), at));
-        self.mint(
-            &family,
-            request.authorization.scope,
-            request.issued_at,
-            request.access_expires_at,
-            refresh,
-            &draw,
-        )
+        let generation = family.generation.load(Ordering::Acquire);
+        self.keep(&family, &tokens, generation);
+        Ok(())
     }
 
     async fn find_refresh_token(
         &self,
-        token: &RefreshToken,
+        token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<RefreshGrant>, StoreError> {
-        let digest = Key::of(token.digest());
-        Ok(self.state.refresh.with(&digest, |map| {
-            let entry = map.get(&digest).filter(|e| !e.is_dead(now))?;
+        let key = Key::of(token);
+        Ok(self.refresh.with(&key, |map| {
+            let entry = map.get(&key).filter(|e| !e.is_dead(now))?;
             let family = &entry.family;
-            Some(RefreshGrant {
-                authorization: family.authorization(&family.scope),
-                family: family.id(),
-                rotated: entry.generation != family.generation.load(Ordering::Acquire),
-                issued_at: entry.issued_at.into(),
-                expires_at: entry.expires_at.into(),
-            })
+            Some(RefreshGrant::new(
+                family.authorization(&family.scope),
+                family.id(),
+                entry.generation != family.generation.load(Ordering::Acquire),
+                entry.issued_at.into(),
+                entry.expires_at.into(),
+            ))
         }))
     }
 
     async fn rotate_refresh_token(
         &self,
-        token: &RefreshToken,
-        request: Refresh,
+        token: &SecretDigest,
+        successor: NewTokens,
     ) -> Result<Rotation, StoreError> {
-        let digest = Key::of(token.digest());
-        let found = self.state.refresh.with(&digest, |map| {
-            map.get(&digest)
-                .filter(|e| !e.is_dead(request.issued_at))
+        let key = Key::of(token);
+        let found = self.refresh.with(&key, |map| {
+            map.get(&key)
+                .filter(|e| !e.is_dead(successor.issued_at))
                 .map(|e| (Arc::clone(&e.family), e.generation))
         });
         let Some((family, generation)) = found else {
             return Ok(Rotation::Invalid);
         };
+        if family.id() != successor.family.id() {
+            return Ok(Rotation::Invalid);
+        }
         // The compare-and-swap is the single-use step: one caller moves the family past this
         // token's generation; every other caller finds it moved and is a reuse.
+        let next = generation.wrapping_add(1);
         let swapped = family.generation.compare_exchange(
             generation,
-            generation.wrapping_add(1),
+            next,
             Ordering::AcqRel,
             Ordering::Acquire,
         );
         if swapped.is_err() {
-            family.revoke();
-            return Ok(Rotation::Reused);
+            return Ok(Rotation::Reused {
+                family: family.id(),
+            });
         }
-        let tokens = self.mint(
-            &family,
-            request.access_scope,
-            request.issued_at,
-            request.access_expires_at,
-            Some((generation.wrapping_add(1), request.refresh_expires_at)),
-            &Draw::new()?,
-        )?;
-        Ok(Rotation::Rotated(tokens))
+        self.keep(&family, &successor, next);
+        Ok(Rotation::Rotated)
     }
 
     async fn find_access_token(
         &self,
-        token: &AccessToken,
+        token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
-        let digest = Key::of(token.digest());
-        let found = self.state.access.with(&digest, |map| {
-            let entry = map.get(&digest).filter(|e| !e.is_dead(now))?;
+        let key = Key::of(token);
+        Ok(self.access.with(&key, |map| {
+            let entry = map.get(&key).filter(|e| !e.is_dead(now))?;
             let family = &entry.family;
-            Some(AccessGrant {
-                authorization: family
-                    .authorization(entry.narrowed.as_deref().unwrap_or(&family.scope)),
-                jti: Jti::new(""),
-                family: family.id(),
-                issued_at: entry.issued_at.into(),
-                expires_at: entry.expires_at.into(),
-            })
-        });
-        // The `jti` is made outside the shard lock, and only for a token that was found.
-        Ok(found.map(|grant| AccessGrant {
-            jti: jti(token),
-            ..grant
+            Some(AccessGrant::new(
+                family.authorization(entry.narrowed.as_deref().unwrap_or(&family.scope)),
+                family.id(),
+                entry.issued_at.into(),
+                entry.expires_at.into(),
+            ))
         }))
     }
 
-    async fn revoke_access_token(&self, token: &AccessToken) -> Result<(), StoreError> {
-        let digest = Key::of(token.digest());
-        self.state.access.with(&digest, |map| map.remove(&digest));
+    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
+        let key = Key::of(token);
+        self.access.with(&key, |map| map.remove(&key));
         Ok(())
     }
 
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         if let Some(family) = self.find_family(family) {
-            family.revoke();
+            family.revoked.store(true, Ordering::Release);
         }
         Ok(())
-    }
-}
-
-impl fmt::Debug for MemoryTokenIssuer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (access, refresh, codes) = self.len();
-        f.debug_struct("MemoryTokenIssuer")
-            .field("access_tokens", &access)
-            .field("refresh_tokens", &refresh)
-            .field("codes", &codes)
-            .finish()
     }
 }

@@ -1,0 +1,192 @@
+//! The host's seams: the traits a store implements, the records that cross them, and the
+//! answers they give.
+//!
+//! grantor decides and mints; a store only keeps what it is handed and answers atomically.
+//! Every code, token, `jti`, family id, session id and CSRF token comes from grantor's one
+//! CSPRNG function; a store receives codes and tokens only as [`SecretDigest`]s, never in the
+//! clear, and never revokes or rotates on its own initiative: it reports what it found
+//! ([`CodeRedemption::Replayed`], [`Rotation::Reused`]) and grantor revokes.
+//!
+//! | seam | question it answers |
+//! |---|---|
+//! | [`ClientStore`] | which client is this? |
+//! | [`UserStore`] | who is signing in? |
+//! | [`TokenIssuer`] | what is this code or token, and is it still usable? |
+//! | [`SessionStore`] | where is this browser in its sign-in? |
+//! | [`AttemptCounter`] | how many attempts has this key made lately? |
+//! | [`SingleUseStore`] | has this value been used, and what did it carry? |
+//! | [`Admin`] | register clients and users, purge what expired |
+//!
+//! Every trait is async, object-safe and `Send + Sync`, so a host holds `Arc<dyn …>`.
+//! [`MemoryStore`](crate::memory::MemoryStore) implements them all in memory; the SQL stores
+//! (`grantor::sql`, features `sqlite` and `postgres`) on a database that any number of nodes
+//! share. With feature `test-util`, `grantor::store::contract` checks a store of the host's own
+//! against the same rules grantor's stores pass.
+
+mod records;
+mod state;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use records::{
+    AccessGrant, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti,
+    NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
+};
+pub(crate) use records::username_key;
+pub use state::{Attempts, AttemptCounter, Session, SessionStore, SingleUseStore};
+
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::secret::{Password, SecretDigest};
+
+/// Looks up registered clients.
+#[async_trait]
+pub trait ClientStore: Send + Sync {
+    /// The client registered under `client_id`, if any. Called on every request, so keep it
+    /// cheap (the in-memory store answers from a map).
+    async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError>;
+}
+
+/// Authenticates and looks up user accounts.
+#[async_trait]
+pub trait UserStore: Send + Sync {
+    /// The account whose username (an email address) and password match, or `None`.
+    ///
+    /// Implementations verify a slow password hash (Argon2id) off the async executor (see
+    /// [`crate::hash::verify_password`]) and should spend the same time on unknown usernames
+    /// ([`crate::hash::verify_against_dummy`]) so that timing does not reveal which accounts
+    /// exist.
+    async fn authenticate(
+        &self,
+        username: &str,
+        password: &Password,
+    ) -> Result<Option<User>, StoreError>;
+
+    /// The account with this id, if it still exists.
+    async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError>;
+}
+
+/// Keeps and answers for every code and token grantor hands out.
+///
+/// grantor mints each code and token and hands the store only its [`SecretDigest`] and what it
+/// grants. The store makes the single-use steps atomic: [`TokenIssuer::redeem_code`] answers
+/// [`CodeRedemption::Redeemed`] to exactly one caller, and [`TokenIssuer::rotate_refresh_token`]
+/// answers [`Rotation::Rotated`] to exactly one caller per refresh token.
+///
+/// Every code and token belongs to a *family*: the one authorization it descends from (a code
+/// and everything exchanged for it and refreshed from that). A token whose family is revoked is
+/// never found again. The store revokes only when told to ([`TokenIssuer::revoke_family`]).
+#[async_trait]
+pub trait TokenIssuer: Send + Sync {
+    /// Keeps a new authorization code under `code`, the digest of the code, starting `family`.
+    async fn insert_code(
+        &self,
+        code: &SecretDigest,
+        family: FamilyId,
+        grant: CodeGrant,
+    ) -> Result<(), StoreError>;
+
+    /// Consumes the code whose digest is `code`, atomically. A code seen before answers
+    /// [`CodeRedemption::Replayed`] with its family (until at least an hour past the code's
+    /// expiry), so grantor can revoke what the first redemption issued; an unknown, expired or
+    /// revoked code answers [`CodeRedemption::Invalid`].
+    async fn redeem_code(
+        &self,
+        code: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<CodeRedemption, StoreError>;
+
+    /// Keeps an access token, and a refresh token when [`NewTokens::refresh_token`] is set, in
+    /// a new family or the existing family of a redeemed code ([`NewTokens::family`]).
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError>;
+
+    /// Reads a refresh token without using it: current or already rotated, or `None` when it is
+    /// unknown, expired or its family is revoked.
+    async fn find_refresh_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<RefreshGrant>, StoreError>;
+
+    /// Rotates the current refresh token `token` atomically: retires it and keeps `successor`
+    /// (a new access token and refresh token in the same family). A token already rotated
+    /// answers [`Rotation::Reused`] with its family and keeps nothing; grantor then revokes
+    /// the family (RFC 9700 §4.14.2).
+    async fn rotate_refresh_token(
+        &self,
+        token: &SecretDigest,
+        successor: NewTokens,
+    ) -> Result<Rotation, StoreError>;
+
+    /// What an active access token grants, or `None` when it is unknown, expired or revoked.
+    async fn find_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError>;
+
+    /// Revokes one access token at once (RFC 7009 §2.1); other tokens of its family stay.
+    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError>;
+
+    /// Revokes every code and token of a family.
+    async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
+}
+
+/// What an administrator does to a store, the same on every store: register, replace and
+/// remove clients, add users and change their passwords, purge expired rows.
+///
+/// The required methods only store; the provided ones ([`Admin::add_user`],
+/// [`Admin::set_password`]) check the username, mint the id and hash the password with
+/// Argon2id on grantor's hashing threads before calling them.
+#[async_trait]
+pub trait Admin: Send + Sync {
+    /// Registers a new client; [`AdminError::ClientIdTaken`] if its id is registered.
+    async fn register_client(&self, client: &Client) -> Result<(), AdminError>;
+
+    /// Replaces the client registered under `client`'s id; `false` if there was none (nothing
+    /// is registered then).
+    async fn replace_client(&self, client: &Client) -> Result<bool, StoreError>;
+
+    /// Removes the client registered under `client_id`; `false` if there was none.
+    async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError>;
+
+    /// Keeps a new account with an Argon2id hash (a PHC string) the host already has.
+    /// [`AdminError::UsernameTaken`] if an account has this username in any case, or this id.
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError>;
+
+    /// Replaces an account's password hash; `false` if there is no such account.
+    async fn set_password_hash(
+        &self,
+        user: &UserId,
+        password_hash: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// Deletes what can never be used again: expired codes (an hour past their expiry, once no
+    /// replay needs them), expired tokens, families with nothing live left and everything of
+    /// revoked ones, expired sessions, attempt windows and single-use values. Answers how many
+    /// entries went. Lookups never find expired entries anyway; call it now and then (say
+    /// hourly), from one node or from all.
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError>;
+
+    /// Adds an account with a new random id, hashing `password` with Argon2id off the async
+    /// executor (slow by design). Usernames are email addresses, unique in any case.
+    async fn add_user(&self, username: &str, password: &Password) -> Result<User, AdminError> {
+        if username_key(username).is_none() {
+            return Err(AdminError::InvalidUsername);
+        }
+        let user = User::new(crate::mint::user_id()?, username);
+        let phc = crate::hash::hash_password_off_executor(password).await?;
+        self.insert_user(&user, &phc).await?;
+        Ok(user)
+    }
+
+    /// Changes an account's password, hashing it with Argon2id off the async executor; `false`
+    /// if there is no such account.
+    async fn set_password(&self, user: &UserId, password: &Password) -> Result<bool, StoreError> {
+        let phc = crate::hash::hash_password_off_executor(password).await?;
+        self.set_password_hash(user, &phc).await
+    }
+}

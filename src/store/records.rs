@@ -1,0 +1,436 @@
+//! The records that cross the seams, and the answers stores give. Each record is
+//! `#[non_exhaustive]` with a constructor, so it can grow without breaking a host's store.
+
+use std::fmt;
+
+use smol_str::SmolStr;
+
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::pkce::CodeChallenge;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+
+/// Defines a public identifier that is not a secret: text held inline up to 23 bytes, so making
+/// and cloning one copies bytes instead of allocating or sharing a reference count between
+/// threads; `new`, `as_str`, `Display`, and a `Debug` that shows the text.
+macro_rules! text_id {
+    ($(#[$meta:meta])* $name:ident, $new_doc:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(SmolStr);
+
+        impl $name {
+            #[doc = $new_doc]
+            pub fn new(id: impl AsRef<str>) -> Self {
+                Self(SmolStr::new(id))
+            }
+
+            /// The text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({:?})"), self.as_str())
+            }
+        }
+    };
+}
+
+text_id!(
+    /// A user account's stable identifier (the `sub` of its tokens). Not a secret. Held inline
+    /// up to 23 bytes, as [`ClientId`] is.
+    UserId,
+    "An id as the host's user store knows it."
+);
+
+text_id!(
+    /// An access token's `jti`: the identifier the token response and introspection give for it
+    /// (RFC 7662 §2.2). Unique, and neither the token nor anything the token can be recovered
+    /// from, so it may be logged. Held inline up to 23 bytes (grantor's are 22), so making and
+    /// cloning one allocates nothing.
+    Jti,
+    "A `jti` as the host's token issuer made it."
+);
+
+/// A signed-in user account: its id and its username (an email address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    id: UserId,
+    username: SmolStr,
+}
+
+impl User {
+    /// A user with this id and username.
+    pub fn new(id: UserId, username: impl AsRef<str>) -> Self {
+        Self {
+            id,
+            username: SmolStr::new(username),
+        }
+    }
+
+    /// The stable id.
+    pub fn id(&self) -> &UserId {
+        &self.id
+    }
+
+    /// The username, an email address.
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+}
+
+/// Why a store refused an administrator's change ([`Admin`](super::Admin)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdminError {
+    /// The username is not an email address.
+    #[error("the username must be an email address")]
+    InvalidUsername,
+    /// An account with this username (in any case), or this id, exists.
+    #[error("an account with this username exists")]
+    UsernameTaken,
+    /// A client with this id is registered.
+    #[error("a client with this id is registered")]
+    ClientIdTaken,
+    /// The store or hashing failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The lookup key of a username: the email address lowercased; `None` if it does not look like
+/// one. Every user store grantor ships matches usernames by this key.
+pub(crate) fn username_key(username: &str) -> Option<String> {
+    let (local, domain) = username.rsplit_once('@')?;
+    let plausible = !local.is_empty()
+        && !domain.is_empty()
+        && username.len() <= 254
+        && !username
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control());
+    plausible.then(|| username.to_lowercase())
+}
+
+/// Who authorized what: the client, the user (none for `client_credentials`) and the scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Authorization {
+    /// The client the grant is for.
+    pub client_id: ClientId,
+    /// The user who authorized it; `None` when the client acts for itself.
+    pub user: Option<User>,
+    /// The scope granted.
+    pub scope: Scope,
+}
+
+impl Authorization {
+    /// `client_id` authorized by `user` (none: the client acts for itself) for `scope`.
+    pub fn new(client_id: ClientId, user: Option<User>, scope: Scope) -> Self {
+        Self {
+            client_id,
+            user,
+            scope,
+        }
+    }
+}
+
+/// The identifier of a family of codes and tokens descending from one authorization: 128
+/// random bits grantor mints. Not a secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FamilyId(u128);
+
+impl FamilyId {
+    /// A family id from its 16 bytes (for instance read back from a database).
+    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+        Self(u128::from_be_bytes(bytes))
+    }
+
+    /// The 16 bytes of the id, as a database keeps them.
+    pub const fn to_bytes(self) -> [u8; 16] {
+        self.0.to_be_bytes()
+    }
+
+    /// The id as one number.
+    pub const fn as_u128(self) -> u128 {
+        self.0
+    }
+}
+
+impl fmt::Debug for FamilyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FamilyId({:032x})", self.0)
+    }
+}
+
+/// Whether tokens start a family or join one (see [`NewTokens::family`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// A new family for a new authorization (password, client credentials, implicit): the
+    /// store records the authorization with it.
+    New(FamilyId),
+    /// The family of a redeemed code or of a rotated refresh token, already kept.
+    Existing(FamilyId),
+}
+
+impl Family {
+    /// The family's id.
+    pub fn id(self) -> FamilyId {
+        match self {
+            Self::New(id) | Self::Existing(id) => id,
+        }
+    }
+}
+
+/// What an authorization code is bound to (RFC 6749 §4.1.3, RFC 7636 §4.4).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CodeGrant {
+    /// Client, user and scope.
+    pub authorization: Authorization,
+    /// The `redirect_uri` of the authorization request, which the token request must repeat.
+    pub redirect_uri: String,
+    /// The PKCE challenge, if the request carried one.
+    pub code_challenge: Option<CodeChallenge>,
+    /// When the code was issued.
+    pub issued_at: UnixTime,
+    /// When the code stops being redeemable.
+    pub expires_at: UnixTime,
+}
+
+impl CodeGrant {
+    /// A code for `authorization`, bound to `redirect_uri` and `code_challenge`, redeemable from
+    /// `issued_at` until `expires_at`.
+    pub fn new(
+        authorization: Authorization,
+        redirect_uri: impl Into<String>,
+        code_challenge: Option<CodeChallenge>,
+        issued_at: UnixTime,
+        expires_at: UnixTime,
+    ) -> Self {
+        Self {
+            authorization,
+            redirect_uri: redirect_uri.into(),
+            code_challenge,
+            issued_at,
+            expires_at,
+        }
+    }
+}
+
+/// The answer of [`TokenIssuer::redeem_code`](super::TokenIssuer::redeem_code).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CodeRedemption {
+    /// This caller consumed the code; nobody else will.
+    Redeemed {
+        /// What the code was bound to.
+        grant: CodeGrant,
+        /// The family to issue its tokens in.
+        family: FamilyId,
+    },
+    /// The code was redeemed before: a replay. grantor revokes the family.
+    Replayed {
+        /// The family the first redemption issued into.
+        family: FamilyId,
+    },
+    /// Unknown, expired or revoked.
+    Invalid,
+}
+
+/// Tokens grantor just minted, for the store to keep: digests and what they grant.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct NewTokens {
+    /// The family the tokens start or join.
+    pub family: Family,
+    /// Client, user and the access token's scope. For a new family this is also the family's
+    /// authorization; on rotation the scope may be narrower than the family's (RFC 6749 §6).
+    pub authorization: Authorization,
+    /// Issue time (`iat`) of both tokens.
+    pub issued_at: UnixTime,
+    /// The access token's digest.
+    pub access_token: SecretDigest,
+    /// The access token's `jti`, for stores that keep it (grantor derives it from the token
+    /// again whenever the token is presented, so keeping it is optional).
+    pub jti: Jti,
+    /// The access token's expiry.
+    pub access_expires_at: UnixTime,
+    /// The refresh token, if one is issued.
+    pub refresh_token: Option<NewRefreshToken>,
+}
+
+impl NewTokens {
+    /// An access token (digest, `jti`, expiry) for `authorization` in `family`, without a
+    /// refresh token; add one with [`NewTokens::with_refresh_token`].
+    pub fn new(
+        family: Family,
+        authorization: Authorization,
+        issued_at: UnixTime,
+        access_token: SecretDigest,
+        jti: Jti,
+        access_expires_at: UnixTime,
+    ) -> Self {
+        Self {
+            family,
+            authorization,
+            issued_at,
+            access_token,
+            jti,
+            access_expires_at,
+            refresh_token: None,
+        }
+    }
+
+    /// The same tokens with a refresh token.
+    pub fn with_refresh_token(mut self, refresh_token: NewRefreshToken) -> Self {
+        self.refresh_token = Some(refresh_token);
+        self
+    }
+
+    /// The latest expiry among the tokens: how long their family must live at least.
+    pub fn expires_at(&self) -> UnixTime {
+        let refresh = self.refresh_token.as_ref().map(|r| r.expires_at);
+        refresh.map_or(self.access_expires_at, |r| r.max(self.access_expires_at))
+    }
+}
+
+/// A refresh token grantor just minted: its digest and expiry.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct NewRefreshToken {
+    /// The refresh token's digest.
+    pub digest: SecretDigest,
+    /// Its expiry.
+    pub expires_at: UnixTime,
+}
+
+impl NewRefreshToken {
+    /// A refresh token with this digest, usable until `expires_at`.
+    pub fn new(digest: SecretDigest, expires_at: UnixTime) -> Self {
+        Self { digest, expires_at }
+    }
+}
+
+/// A refresh token as [`TokenIssuer::find_refresh_token`](super::TokenIssuer::find_refresh_token)
+/// reads it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RefreshGrant {
+    /// The authorization it carries (its scope is the refresh token's scope).
+    pub authorization: Authorization,
+    /// Its family.
+    pub family: FamilyId,
+    /// `true` once it has been rotated: presenting it again is reuse.
+    pub rotated: bool,
+    /// When it was issued.
+    pub issued_at: UnixTime,
+    /// When it expires.
+    pub expires_at: UnixTime,
+}
+
+impl RefreshGrant {
+    /// A refresh token of `family` carrying `authorization`, rotated or current.
+    pub fn new(
+        authorization: Authorization,
+        family: FamilyId,
+        rotated: bool,
+        issued_at: UnixTime,
+        expires_at: UnixTime,
+    ) -> Self {
+        Self {
+            authorization,
+            family,
+            rotated,
+            issued_at,
+            expires_at,
+        }
+    }
+}
+
+/// The answer of [`TokenIssuer::rotate_refresh_token`](super::TokenIssuer::rotate_refresh_token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rotation {
+    /// This caller rotated the token; the successor is kept.
+    Rotated,
+    /// The token had been rotated already: reuse. Nothing was kept; grantor revokes the family.
+    Reused {
+        /// The token's family.
+        family: FamilyId,
+    },
+    /// Unknown, expired or revoked.
+    Invalid,
+}
+
+/// What an active access token grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AccessGrant {
+    /// Client, user and the token's scope.
+    pub authorization: Authorization,
+    /// Its family.
+    pub family: FamilyId,
+    /// When it was issued.
+    pub issued_at: UnixTime,
+    /// When it expires.
+    pub expires_at: UnixTime,
+    /// Set by grantor from the presented token: a store need not keep it.
+    jti: Jti,
+}
+
+impl AccessGrant {
+    /// An access token of `family` granting `authorization`, as a store found it.
+    pub fn new(
+        authorization: Authorization,
+        family: FamilyId,
+        issued_at: UnixTime,
+        expires_at: UnixTime,
+    ) -> Self {
+        Self {
+            authorization,
+            family,
+            issued_at,
+            expires_at,
+            jti: Jti::new(""),
+        }
+    }
+
+    /// The token's `jti` (RFC 7662 §2.2), as the token response gave it.
+    pub fn jti(&self) -> &Jti {
+        &self.jti
+    }
+
+    /// The grant with the `jti` grantor derived from the presented token.
+    pub(crate) fn with_jti(mut self, jti: Jti) -> Self {
+        self.jti = jti;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_ids_show_their_text_and_compare_by_it() {
+        let jti = Jti::new("b8nQ1vR4x2kLmP0sT7uW9y");
+        assert_eq!(jti.as_str(), "b8nQ1vR4x2kLmP0sT7uW9y");
+        assert_eq!(jti.to_string(), "b8nQ1vR4x2kLmP0sT7uW9y");
+        assert_eq!(format!("{jti:?}"), r#"Jti("b8nQ1vR4x2kLmP0sT7uW9y")"#);
+        assert_eq!(jti, Jti::new(String::from("b8nQ1vR4x2kLmP0sT7uW9y")));
+        let long = "a user id longer than twenty-three bytes";
+        assert_eq!(UserId::new(long).as_str(), long);
+        assert_eq!(format!("{:?}", UserId::new("u1")), r#"UserId("u1")"#);
+        assert!(UserId::new("a") < UserId::new("b"));
+    }
+}

@@ -1,0 +1,155 @@
+//! The seams for state every node must share: sign-in sessions, attempt counters and single-use
+//! values. Each keeps what it is handed until an expiry and answers atomically; with them on a
+//! shared database, a browser's sign-in may reach a different node on every request and a
+//! throttle counts the guesses made at every node.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::User;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::secret::SecretDigest;
+
+/// A browser's sign-in in progress, kept under the digest of its session id (the host's
+/// cookie) until [`Session::expires_at`].
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Session {
+    /// The validated authorization request waiting for the user, as grantor wrote it: opaque
+    /// to the store, which keeps it as it is (at most a few KiB).
+    pub authorization: String,
+    /// The digest of the CSRF token the session's forms carry.
+    pub csrf: SecretDigest,
+    /// The signed-in user, once the sign-in form succeeded.
+    pub user: Option<User>,
+    /// When the session stops being usable.
+    pub expires_at: UnixTime,
+}
+
+impl Session {
+    /// A session for `authorization` (grantor's serialized pending authorization) whose forms
+    /// carry the CSRF token with digest `csrf`, nobody signed in yet.
+    pub fn new(authorization: String, csrf: SecretDigest, expires_at: UnixTime) -> Self {
+        Self {
+            authorization,
+            csrf,
+            user: None,
+            expires_at,
+        }
+    }
+
+    /// The same session with `user` signed in.
+    pub fn signed_in(mut self, user: User) -> Self {
+        self.user = Some(user);
+        self
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The authorization request may carry a `state` the client considers confidential.
+        f.debug_struct("Session")
+            .field("authorization", &format_args!("<{} bytes>", self.authorization.len()))
+            .field("csrf", &self.csrf)
+            .field("user", &self.user)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
+}
+
+/// Keeps sign-in sessions between the authorization request and the user's decision.
+///
+/// Sessions are keyed by the digest of their id, never the id itself. A session past its
+/// `expires_at` is never answered. An implementation bounds what it keeps (the in-memory one
+/// holds at most a fixed number and answers [`StoreError::unavailable`] past it; SQL stores
+/// drop expired rows at [`Admin::purge_expired`](super::Admin::purge_expired)).
+#[async_trait]
+pub trait SessionStore: Send + Sync {
+    /// Keeps a new session under `id` (`now` lets the store sweep expired ones meanwhile).
+    async fn insert_session(
+        &self,
+        id: &SecretDigest,
+        session: Session,
+        now: UnixTime,
+    ) -> Result<(), StoreError>;
+
+    /// The live session under `id`, if any.
+    async fn find_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError>;
+
+    /// Removes the live session under `id` and answers it: of concurrent callers, exactly one
+    /// gets it. grantor takes a session to finish it, and to move it to a new id at sign-in.
+    async fn take_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError>;
+}
+
+/// A key's attempts in its current window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Attempts {
+    /// Attempts counted in the window, this one included.
+    pub count: u32,
+    /// When the window ends and the count starts again from zero.
+    pub resets_at: UnixTime,
+}
+
+impl Attempts {
+    /// `count` attempts in a window that ends at `resets_at`.
+    pub fn new(count: u32, resets_at: UnixTime) -> Self {
+        Self { count, resets_at }
+    }
+}
+
+/// Counts attempts per key in fixed windows, for throttling (failed sign-ins per account, say).
+///
+/// Keys are short ASCII strings grantor builds (at most 128 bytes). A key's window starts at
+/// its first attempt and lasts `window`; once it has passed, the next attempt starts a new one.
+#[async_trait]
+pub trait AttemptCounter: Send + Sync {
+    /// Counts one attempt against `key` and answers the count, atomically: of `n` concurrent
+    /// calls on a fresh key, each sees a different count from 1 to `n`.
+    async fn record_attempt(
+        &self,
+        key: &str,
+        window: Duration,
+        now: UnixTime,
+    ) -> Result<Attempts, StoreError>;
+
+    /// The attempts of `key` in its live window, without counting one; `None` when it has none.
+    async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError>;
+
+    /// Forgets `key`'s attempts.
+    async fn clear_attempts(&self, key: &str) -> Result<(), StoreError>;
+}
+
+/// Keeps values that may be used once, until an expiry: DPoP proof ids, pushed authorization
+/// requests, device codes.
+///
+/// Keys are short ASCII strings grantor builds (at most 128 bytes), values at most a few KiB.
+#[async_trait]
+pub trait SingleUseStore: Send + Sync {
+    /// Keeps `value` under `key` until `expires_at`, unless a live value holds `key` already:
+    /// answers whether it was kept. Of concurrent callers with one key, exactly one is.
+    async fn insert_once(
+        &self,
+        key: &str,
+        value: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, StoreError>;
+
+    /// The live value under `key`, leaving it there.
+    async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Removes the live value under `key` and answers it: of concurrent callers, exactly one
+    /// gets it.
+    async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError>;
+}
