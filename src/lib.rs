@@ -80,22 +80,21 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![warn(missing_debug_implementations, unreachable_pub)]
 
-mod authorize;
-mod bearer;
 mod client;
 mod clock;
+mod config;
 mod endpoint;
 mod error;
 mod grant;
 pub mod hash;
 #[cfg(feature = "tower")]
 pub mod layer;
-mod lookup;
 pub mod memory;
 mod mint;
-mod metadata;
 mod pkce;
+mod request;
 mod scope;
 mod secret;
 mod server;
@@ -110,26 +109,22 @@ mod throttle;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-pub use authorize::{Authorize, Decision, PendingAuthorization, ResponseType};
 pub use client::{
     Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, GrantType,
     SecretVerifier,
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
+pub use config::{
+    AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, PkcePolicy,
+};
+pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError, StoreError, StoreErrorKind};
+pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use memory::MemoryStore;
-pub use metadata::EndpointPaths;
 pub use pkce::{CodeChallenge, CodeChallengeMethod};
 pub use scope::{Scope, ScopeError};
-pub use secret::{
-    AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken, SecretDigest,
-};
-pub use server::{
-    AuthorizationServer, AuthorizationServerBuilder, ConfigError, MAX_CODE_LIFETIME, PkcePolicy,
-};
+pub use secret::{AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken, SecretDigest};
+pub use server::AuthorizationServer;
 pub use signin::{SignInFlow, Step};
-pub use store::{
-    AccessGrant, Admin, AdminError, Authorization, ClientStore, TokenIssuer, User, UserId,
-    UserStore,
-};
+pub use store::{AccessGrant, Admin, AdminError, User, UserId};
 pub use throttle::SignInThrottle;

@@ -1,12 +1,12 @@
 //! HTTP Basic client authentication (RFC 6749 §2.3.1, RFC 7617).
 
 use std::borrow::Cow;
-use std::fmt;
 
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
 use super::form;
+use crate::request::Credentials;
 
 /// What the `Authorization` header says about the client.
 #[derive(Debug)]
@@ -18,34 +18,6 @@ pub(crate) enum BasicAuth {
     /// A header that is not usable Basic credentials: another scheme, several headers, bad
     /// base64, no colon, bad encoding.
     Malformed(&'static str),
-}
-
-/// A client id and secret, decoded, in one buffer: `id:secret`, split at `colon` (the id may
-/// hold a colon of its own once decoded, so the split is recorded, not searched).
-pub(crate) struct Credentials {
-    text: String,
-    colon: usize,
-}
-
-impl Credentials {
-    /// The client id; never empty.
-    pub(crate) fn client_id(&self) -> &str {
-        self.text.get(..self.colon).unwrap_or_default()
-    }
-
-    /// The secret in the clear (possibly empty). Never log it.
-    pub(crate) fn secret(&self) -> &str {
-        self.text.get(self.colon + 1..).unwrap_or_default()
-    }
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("client_id", &self.client_id())
-            .field("secret", &"<redacted>")
-            .finish()
-    }
 }
 
 const NOT_FORM_ENCODED: &str =
@@ -92,14 +64,11 @@ pub(crate) fn parse(headers: &HeaderMap, max_len: usize) -> BasicAuth {
     };
     let credentials = match (id, secret) {
         // Nothing was decoded: the decoded base64 is the text as it is (one allocation).
-        (Cow::Borrowed(id), Cow::Borrowed(_)) => Credentials {
-            colon: id.len(),
-            text: decoded,
-        },
-        (id, secret) => Credentials {
-            colon: id.len(),
-            text: format!("{id}:{secret}"),
-        },
+        (Cow::Borrowed(id), Cow::Borrowed(_)) => {
+            let colon = id.len();
+            Credentials::new(decoded, colon)
+        }
+        (id, secret) => Credentials::new(format!("{id}:{secret}"), id.len()),
     };
     BasicAuth::Present(credentials)
 }

@@ -1,20 +1,44 @@
-//! The wire: parsing requests into typed values and rendering outcomes into responses. Pure and
-//! synchronous except where an endpoint hands over to the grant logic.
+//! The wire: parsing requests into typed values ([`crate::request`]) and rendering outcomes
+//! into responses. The only place grantor knows HTTP, JSON and form encoding. Parsing and
+//! rendering are pure and synchronous; each endpoint's function reads, hands the typed request
+//! to `grant`, and renders what it answers.
 
+pub(crate) mod authorize;
 pub(crate) mod basic;
+pub(crate) mod bearer;
 pub(crate) mod form;
 pub(crate) mod introspect;
+pub(crate) mod json;
+pub(crate) mod metadata;
+pub(crate) mod parse;
 pub(crate) mod render;
 pub(crate) mod revoke;
 pub(crate) mod token;
 
 use http::header::CONTENT_TYPE;
-use http::{Method, Request, StatusCode};
+use http::{HeaderValue, Method, Request, StatusCode};
 
 use crate::error::OAuthError;
-use crate::grant;
 use crate::server::Inner;
 use form::{Form, FormError};
+
+/// Whether a `Content-Type` is `application/x-www-form-urlencoded`, parameters (such as
+/// `charset`) allowed.
+pub(crate) fn is_form_content_type(value: Option<&HeaderValue>) -> bool {
+    const FORM: &[u8] = b"application/x-www-form-urlencoded";
+    let Some(value) = value else {
+        return false;
+    };
+    // The value nearly every client sends, checked without splitting.
+    if value.as_bytes().eq_ignore_ascii_case(FORM) {
+        return true;
+    }
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+}
 
 /// The checks every `POST`-only, form-encoded endpoint (token, revocation, introspection) makes
 /// before anything is looked up: method, Content-Type, size, encoding, repeated parameters.
@@ -28,7 +52,7 @@ pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
                 .with_status(StatusCode::METHOD_NOT_ALLOWED),
         );
     }
-    if !grant::is_form_content_type(request.headers().get(CONTENT_TYPE)) {
+    if !is_form_content_type(request.headers().get(CONTENT_TYPE)) {
         return Err(OAuthError::invalid_request(
             "Content-Type must be application/x-www-form-urlencoded",
         ));

@@ -7,98 +7,86 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac as _};
-use http::HeaderMap;
 use sha2::Sha256;
 use subtle::ConstantTimeEq as _;
 
 use crate::client::{Client, ClientId, Verifier};
-use crate::endpoint::basic::{self, BasicAuth};
-use crate::endpoint::form::Form;
 use crate::error::OAuthError;
 use crate::hash;
 use crate::secret::{SecretDigest, random_bytes};
-use crate::server::Inner;
+use crate::request::ClientAuth;
+use crate::store::ClientStore;
 
-/// Identifies the client of a token-endpoint request and checks its credentials.
-pub(crate) async fn authenticate(
-    inner: &Inner,
-    headers: &HeaderMap,
-    form: &Form<'_>,
-) -> Result<Arc<Client>, OAuthError> {
-    if form.get("client_secret").is_some() {
-        return Err(OAuthError::invalid_client(
-            "client_secret in the request body is not accepted; use HTTP Basic",
-        ));
-    }
-    let body_id = form.get("client_id");
-    match basic::parse(headers, inner.config.limits.max_param) {
-        BasicAuth::Malformed(why) => Err(OAuthError::invalid_client(why)),
-        BasicAuth::Present(credentials) => {
-            let (client_id, secret) = (credentials.client_id(), credentials.secret());
-            if body_id.is_some_and(|id| id != client_id) {
-                return Err(OAuthError::invalid_request(
-                    "client_id in the body differs from the authenticated client",
-                ));
-            }
-            let client = find(inner, client_id).await?;
-            let verified = match client.secret() {
-                // A public client has no secret; Basic with an empty one only names it.
-                None => secret.is_empty(),
-                Some(verifier) => verify(inner, &client, verifier.inner(), secret).await?,
-            };
-            if !verified {
-                return Err(failed());
-            }
-            Ok(client)
-        }
-        BasicAuth::Absent => {
-            let client_id = body_id
-                .ok_or_else(|| OAuthError::invalid_client("client authentication is required"))?;
-            let client = find(inner, client_id).await?;
-            if !client.is_public() {
-                return Err(OAuthError::invalid_client(
-                    "this client must authenticate with HTTP Basic",
-                ));
-            }
-            Ok(client)
-        }
-    }
+/// What client authentication needs: the registered clients and the cache of verified secrets.
+#[derive(Clone, Copy)]
+pub(crate) struct Authenticator<'a> {
+    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) cache: &'a SecretCache,
 }
 
-async fn find(inner: &Inner, client_id: &str) -> Result<Arc<Client>, OAuthError> {
-    inner
-        .clients
-        .find_client(client_id)
-        .await?
-        .ok_or_else(failed)
+impl Authenticator<'_> {
+    /// The client the request authenticates as, its credentials checked: HTTP Basic for
+    /// confidential clients, `client_id` alone for public ones.
+    pub(crate) async fn authenticate(&self, auth: ClientAuth<'_>) -> Result<Arc<Client>, OAuthError> {
+        match auth {
+            ClientAuth::Basic(credentials) => {
+                let client = self.find(credentials.client_id()).await?;
+                let secret = credentials.secret();
+                let verified = match client.secret() {
+                    // A public client has no secret; Basic with an empty one only names it.
+                    None => secret.is_empty(),
+                    Some(verifier) => self.verify(&client, verifier.inner(), secret).await?,
+                };
+                if !verified {
+                    return Err(failed());
+                }
+                Ok(client)
+            }
+            ClientAuth::ClientId(client_id) => {
+                let client = self.find(client_id).await?;
+                if !client.is_public() {
+                    return Err(OAuthError::invalid_client(
+                        "this client must authenticate with HTTP Basic",
+                    ));
+                }
+                Ok(client)
+            }
+            ClientAuth::Anonymous => Err(OAuthError::invalid_client(
+                "client authentication is required",
+            )),
+        }
+    }
+
+    async fn find(&self, client_id: &str) -> Result<Arc<Client>, OAuthError> {
+        self.clients.find_client(client_id).await?.ok_or_else(failed)
+    }
+
+    async fn verify(
+        &self,
+        client: &Client,
+        verifier: &Verifier,
+        secret: &str,
+    ) -> Result<bool, OAuthError> {
+        match verifier {
+            Verifier::Digest(expected) => Ok(expected.ct_eq(&SecretDigest::of(secret))),
+            Verifier::Argon2id(phc) => {
+                if self.cache.recalls(client.id(), phc, secret) {
+                    return Ok(true);
+                }
+                let ok = hash::verify_password(phc, secret).await?;
+                if ok {
+                    self.cache.remember(client.id(), phc, secret);
+                }
+                Ok(ok)
+            }
+        }
+    }
 }
 
 /// One answer for every failed authentication, so it does not tell unknown clients from wrong
 /// secrets.
 fn failed() -> OAuthError {
     OAuthError::invalid_client("client authentication failed")
-}
-
-async fn verify(
-    inner: &Inner,
-    client: &Client,
-    verifier: &Verifier,
-    secret: &str,
-) -> Result<bool, OAuthError> {
-    match verifier {
-        Verifier::Digest(expected) => Ok(expected.ct_eq(&SecretDigest::of(secret))),
-        Verifier::Argon2id(phc) => {
-            let cache = &inner.secret_cache;
-            if cache.recalls(client.id(), phc, secret) {
-                return Ok(true);
-            }
-            let ok = hash::verify_password(phc, secret).await?;
-            if ok {
-                cache.remember(client.id(), phc, secret);
-            }
-            Ok(ok)
-        }
-    }
 }
 
 /// Recently verified (client, secret) pairs for Argon2id verifiers, so a client that

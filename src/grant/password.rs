@@ -1,48 +1,47 @@
-//! The resource owner password credentials grant (RFC 6749 §4.3): the username is the user's
-//! email address.
+//! The resource owner password credentials grant (RFC 6749 §4.3), and the password check it
+//! shares with the host's sign-in page: the username is the user's email address, and failed
+//! attempts are throttled per account through the attempt-counter seam, so every node counts
+//! the guesses made at every node.
 
-use super::{TokenResponse, resolve_scope};
+use super::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
-use crate::endpoint::form::Form;
 use crate::error::OAuthError;
+use crate::scope::Scope;
 use crate::secret::Password;
-use crate::server::Inner;
 use crate::signin::SignInProblem;
-use crate::store::{Authorization, User};
+use crate::store::{AttemptCounter, Authorization, User, UserStore};
+use crate::throttle::SignInThrottle;
 
+/// What checking a password needs: the accounts, the throttle's policy and its counters.
+pub(crate) struct SignIn<'a> {
+    pub(crate) users: &'a dyn UserStore,
+    pub(crate) throttle: &'a SignInThrottle,
+    pub(crate) attempts: &'a dyn AttemptCounter,
+}
+
+/// The token request of RFC 6749 §4.3.2; `scope` is already resolved for the client (checked
+/// before the password, so a bad scope costs no hashing).
 pub(crate) async fn exchange(
-    inner: &Inner,
+    issuer: Issuer<'_>,
+    sign_in: &SignIn<'_>,
     client: &Client,
-    form: &Form<'_>,
+    username: &str,
+    password: &Password,
+    scope: Scope,
     now: UnixTime,
-) -> Result<TokenResponse, OAuthError> {
-    let username = form
-        .get("username")
-        .ok_or_else(|| OAuthError::invalid_request("username is missing"))?;
-    let password = form
-        .get("password")
-        .map(Password::new)
-        .ok_or_else(|| OAuthError::invalid_request("password is missing"))?;
-    // Checked before the password so a bad scope costs no hashing.
-    let scope = resolve_scope(form.get("scope"), client)?;
-    let user = authenticate(inner, username, &password, now).await?;
+) -> Result<Issued, OAuthError> {
+    let user = sign_in.authenticate(username, password, now).await?;
     let authorization = Authorization::new(client.id().clone(), Some(user), scope);
-    super::issue(
-        inner,
-        authorization,
-        None,
-        client.issues_refresh_tokens(),
-        now,
-    )
-    .await
+    let refresh = client.issues_refresh_tokens();
+    issuer.issue(authorization, None, refresh, now).await
 }
 
 /// Why a sign-in failed.
 pub(crate) enum Failure {
     /// Wrong credentials, or too many failures: shown on a sign-in page, or `invalid_grant`.
     Problem(SignInProblem),
-    /// The user store failed.
+    /// A store failed.
     Store(OAuthError),
 }
 
@@ -60,26 +59,34 @@ impl From<Failure> for OAuthError {
     }
 }
 
-/// Checks a username and password against the user store, throttled per account: past the
-/// limit, attempts are refused without checking the password.
-pub(crate) async fn authenticate(
-    inner: &Inner,
-    username: &str,
-    password: &Password,
-    now: UnixTime,
-) -> Result<User, Failure> {
-    if let Err(wait) = inner.throttle.check(username, now) {
-        return Err(Failure::Problem(SignInProblem::Throttled(wait)));
-    }
-    let found = inner.users.authenticate(username, password).await;
-    match found.map_err(|e| Failure::Store(e.into()))? {
-        Some(user) => {
-            inner.throttle.record_success(username);
-            Ok(user)
+impl SignIn<'_> {
+    /// Checks a username and password against the user store, throttled per account: past the
+    /// limit, attempts are refused without checking the password.
+    pub(crate) async fn authenticate(
+        &self,
+        username: &str,
+        password: &Password,
+        now: UnixTime,
+    ) -> Result<User, Failure> {
+        let store = |e: crate::error::StoreError| Failure::Store(e.into());
+        let key = self.throttle.key(username);
+        let attempts = self.attempts.attempts(&key, now).await.map_err(store)?;
+        if let Some(wait) = self.throttle.wait(attempts, now) {
+            return Err(Failure::Problem(SignInProblem::Throttled(wait)));
         }
-        None => {
-            inner.throttle.record_failure(username, now);
-            Err(Failure::Problem(SignInProblem::WrongCredentials))
+        match self.users.authenticate(username, password).await.map_err(store)? {
+            Some(user) => {
+                self.attempts.clear_attempts(&key).await.map_err(store)?;
+                Ok(user)
+            }
+            None => {
+                let window = self.throttle.window();
+                self.attempts
+                    .record_attempt(&key, window, now)
+                    .await
+                    .map_err(store)?;
+                Err(Failure::Problem(SignInProblem::WrongCredentials))
+            }
         }
     }
 }

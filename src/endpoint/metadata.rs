@@ -3,33 +3,8 @@
 use http::{HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
-use crate::endpoint::render;
-use crate::server::Config;
-
-/// Where the endpoints live, as paths under the issuer. The defaults are the paths of the
-/// platform's token service and its companions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndpointPaths {
-    /// The authorization endpoint (default `/api/oauth/authorize`).
-    pub authorization: String,
-    /// The token endpoint (default `/api/oauth/token`).
-    pub token: String,
-    /// The revocation endpoint (default `/api/oauth/revoke`).
-    pub revocation: String,
-    /// The introspection endpoint (default `/api/oauth/introspect`).
-    pub introspection: String,
-}
-
-impl Default for EndpointPaths {
-    fn default() -> Self {
-        Self {
-            authorization: "/api/oauth/authorize".to_owned(),
-            token: "/api/oauth/token".to_owned(),
-            revocation: "/api/oauth/revoke".to_owned(),
-            introspection: "/api/oauth/introspect".to_owned(),
-        }
-    }
-}
+use super::render;
+use crate::config::Config;
 
 #[derive(Serialize)]
 struct Metadata<'a> {

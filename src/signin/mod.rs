@@ -1,5 +1,6 @@
 //! The host's sign-in and approval pages, minus the HTML: [`SignInFlow`] keeps each pending
-//! authorization server-side under a random session id (the host's cookie), guards every form
+//! authorization in the session store under the digest of a random session id (the host's
+//! cookie), guards every form
 //! with a CSRF token, throttles password guesses per account, and ends in the redirect to the
 //! client.
 //!
@@ -15,24 +16,22 @@
 //! (`HttpOnly`, `SameSite=Lax`) to the page's `session`, put its `csrf` in a hidden input, send
 //! the page with `Cache-Control: no-store` and framing forbidden.
 
-use std::collections::HashMap;
+mod pending;
+
 use std::fmt;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{Request, Response};
-use subtle::ConstantTimeEq as _;
 
-use crate::authorize::{Authorize, Decision, PendingAuthorization};
-use crate::clock::UnixTime;
-use crate::error::{ErrorCode, OAuthError};
+use crate::endpoint::authorize::Authorize;
+use crate::error::OAuthError;
+use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::grant::password;
+use crate::mint;
 use crate::scope::Scope;
-use crate::secret::{Password, random_bytes};
+use crate::secret::{Password, SecretDigest};
 use crate::server::AuthorizationServer;
-use crate::store::User;
+use crate::store::{Session, User};
 
 /// What the host shows or sends next.
 #[derive(Debug)]
@@ -103,35 +102,18 @@ impl fmt::Display for SignInProblem {
     }
 }
 
-/// Server-side sign-in sessions over an [`AuthorizationServer`].
+/// The sign-in and approval steps over an [`AuthorizationServer`], with sessions kept through
+/// its [`SessionStore`](crate::store::SessionStore) (the builder's `sessions` or `store`): on a
+/// store that every node shares, each step may reach a different node.
+#[derive(Debug, Clone)]
 pub struct SignInFlow {
     server: AuthorizationServer,
-    sessions: Mutex<Sessions>,
 }
-
-#[derive(Default)]
-struct Sessions {
-    by_id: HashMap<String, Session>,
-    swept_len: usize,
-}
-
-struct Session {
-    pending: PendingAuthorization,
-    csrf: String,
-    user: Option<User>,
-    expires_at: UnixTime,
-}
-
-/// Sessions held at most; past it new authorization requests get `temporarily_unavailable`.
-const MAX_SESSIONS: usize = 100_000;
 
 impl SignInFlow {
-    /// A flow with no sessions yet.
+    /// The flow over `server`'s session store.
     pub fn new(server: AuthorizationServer) -> Self {
-        Self {
-            server,
-            sessions: Mutex::new(Sessions::default()),
-        }
+        Self { server }
     }
 
     /// The server the flow drives.
@@ -146,37 +128,29 @@ impl SignInFlow {
             Authorize::Redirect(response) => return Step::Respond(response),
             Authorize::Reject(error) => return Step::Error(error),
         };
-        let now = self.now();
-        let lifetime = self.server.inner.config.authorization_request_lifetime;
-        let (session, csrf) = match random_bytes::<32>() {
-            Ok(bytes) => (
-                URL_SAFE_NO_PAD.encode(&bytes[..16]),
-                URL_SAFE_NO_PAD.encode(&bytes[16..]),
-            ),
+        let inner = &self.server.inner;
+        let now = inner.clock.now();
+        let (session, csrf) = match mint::session() {
+            Ok(ids) => ids,
             Err(e) => return Step::Error(e.into()),
         };
-        let page = SignInPage {
-            session: session.clone(),
-            csrf: csrf.clone(),
+        let expires_at = now.plus(inner.config.lifetimes.authorization_request);
+        let record = Session::new(
+            pending::to_session(&pending),
+            SecretDigest::of(&csrf),
+            expires_at,
+        );
+        let id = SecretDigest::of(&session);
+        if let Err(error) = inner.sessions.insert_session(&id, record, now).await {
+            return Step::Error(error.into());
+        }
+        Step::SignIn(SignInPage {
+            session,
+            csrf,
             client_name: pending.client().name().to_owned(),
             scope: pending.scope().clone(),
             problem: None,
-        };
-        let entry = Session {
-            pending,
-            csrf,
-            user: None,
-            expires_at: now.plus(lifetime),
-        };
-        let mut sessions = self.lock();
-        if !sessions.make_room(now) {
-            return Step::Error(OAuthError::new(
-                ErrorCode::TemporarilyUnavailable,
-                "too many sign-ins are in progress; try again later",
-            ));
-        }
-        sessions.by_id.insert(session, entry);
-        Step::SignIn(page)
+        })
     }
 
     /// The sign-in form's `POST`: checks the CSRF token and the credentials (throttled per
@@ -188,23 +162,20 @@ impl SignInFlow {
         username: &str,
         password: &Password,
     ) -> Step {
-        let page = match self.with_session(session, csrf, |s| {
-            (
-                s.pending.client().name().to_owned(),
-                s.pending.scope().clone(),
-            )
-        }) {
-            Ok((client_name, scope)) => SignInPage {
-                session: session.to_owned(),
-                csrf: csrf.to_owned(),
-                client_name,
-                scope,
-                problem: None,
-            },
+        let inner = &self.server.inner;
+        let (record, pending) = match self.open(session, csrf).await {
+            Ok(found) => found,
             Err(error) => return Step::Error(error),
         };
-        let now = self.now();
-        let user = match password::authenticate(&self.server.inner, username, password, now).await {
+        let page = SignInPage {
+            session: session.to_owned(),
+            csrf: csrf.to_owned(),
+            client_name: pending.client().name().to_owned(),
+            scope: pending.scope().clone(),
+            problem: None,
+        };
+        let now = inner.clock.now();
+        let user = match inner.sign_in().authenticate(username, password, now).await {
             Ok(user) => user,
             Err(password::Failure::Problem(problem)) => {
                 return Step::SignIn(SignInPage {
@@ -214,95 +185,78 @@ impl SignInFlow {
             }
             Err(password::Failure::Store(error)) => return Step::Error(error),
         };
-        let approval = self.with_session(session, csrf, |s| {
-            s.user = Some(user.clone());
-            s.pending.needs_approval()
-        });
-        match approval {
-            Ok(true) => Step::Approve(ApprovalPage {
-                session: page.session,
-                csrf: page.csrf,
-                client_name: page.client_name,
-                scope: page.scope,
-                username: user.username().to_owned(),
-            }),
-            Ok(false) => self.finish(session, csrf, Decision::Approve).await,
-            Err(error) => Step::Error(error),
+        if !pending.needs_approval() {
+            return match self.take(session).await {
+                Ok(Some(_)) => self.finish(pending, &user, Decision::Approve).await,
+                Ok(None) => Step::Error(form_error(STALE)),
+                Err(error) => Step::Error(error),
+            };
         }
+        // The session now carries the signed-in user; the approval form posts back to it.
+        let id = SecretDigest::of(session);
+        let signed_in = record.signed_in(user.clone());
+        let kept = match self.take(session).await {
+            Ok(Some(_)) => inner.sessions.insert_session(&id, signed_in, now).await,
+            Ok(None) => return Step::Error(form_error(STALE)),
+            Err(error) => return Step::Error(error),
+        };
+        if let Err(error) = kept {
+            return Step::Error(error.into());
+        }
+        Step::Approve(ApprovalPage {
+            session: page.session,
+            csrf: page.csrf,
+            client_name: page.client_name,
+            scope: page.scope,
+            username: user.username().to_owned(),
+        })
     }
 
     /// The approval form's `POST`: the signed-in user's decision, answered with the redirect
     /// to the client.
     pub async fn decide(&self, session: &str, csrf: &str, decision: Decision) -> Step {
-        self.finish(session, csrf, decision).await
-    }
-
-    async fn finish(&self, session: &str, csrf: &str, decision: Decision) -> Step {
-        let taken = {
-            let mut sessions = self.lock();
-            match sessions.by_id.get(session) {
-                Some(s) if !ct_eq(&s.csrf, csrf) => Err(form_error(STALE)),
-                Some(s) if s.user.is_none() => Err(form_error("sign in before answering")),
-                Some(_) => sessions
-                    .by_id
-                    .remove(session)
-                    .ok_or_else(|| form_error(STALE)),
-                None => Err(form_error(STALE)),
-            }
-        };
-        let (pending, user) = match taken {
-            Ok(Session {
-                pending,
-                user: Some(user),
-                ..
-            }) => (pending, user),
-            Ok(_) => return Step::Error(form_error(STALE)),
+        let (record, pending) = match self.open(session, csrf).await {
+            Ok(found) => found,
             Err(error) => return Step::Error(error),
         };
+        let Some(user) = record.user else {
+            return Step::Error(form_error("sign in before answering"));
+        };
+        // Taking the session is the single-use step: one decision per sign-in.
+        match self.take(session).await {
+            Ok(Some(_)) => self.finish(pending, &user, decision).await,
+            Ok(None) => Step::Error(form_error(STALE)),
+            Err(error) => Step::Error(error),
+        }
+    }
+
+    async fn finish(&self, pending: PendingAuthorization, user: &User, decision: Decision) -> Step {
         Step::Respond(self.server.decide(pending, user.id(), decision).await)
     }
 
-    /// Runs `f` on the live session `id` if `csrf` matches it.
-    fn with_session<T>(
+    /// The live session `id` and its pending authorization, if `csrf` is the session's.
+    async fn open(
         &self,
         id: &str,
         csrf: &str,
-        f: impl FnOnce(&mut Session) -> T,
-    ) -> Result<T, OAuthError> {
-        let now = self.now();
-        let mut sessions = self.lock();
-        match sessions.by_id.get_mut(id) {
-            Some(s) if s.expires_at > now && ct_eq(&s.csrf, csrf) => Ok(f(s)),
-            _ => Err(form_error(STALE)),
-        }
+    ) -> Result<(Session, PendingAuthorization), OAuthError> {
+        let inner = &self.server.inner;
+        let now = inner.clock.now();
+        let found = inner
+            .sessions
+            .find_session(&SecretDigest::of(id), now)
+            .await?;
+        let record = found
+            .filter(|s| s.csrf.ct_eq(&SecretDigest::of(csrf)))
+            .ok_or_else(|| form_error(STALE))?;
+        let pending = pending::from_session(&record.authorization, &*inner.clients).await?;
+        Ok((record, pending))
     }
 
-    fn now(&self) -> UnixTime {
-        self.server.inner.clock.now()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Sessions> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Sessions {
-    /// Sweeps expired sessions once the map has doubled since the last sweep; answers whether
-    /// one more fits.
-    fn make_room(&mut self, now: UnixTime) -> bool {
-        if self.by_id.len() >= 1024.max(self.swept_len * 2) || self.by_id.len() >= MAX_SESSIONS {
-            self.by_id.retain(|_, s| s.expires_at > now);
-            self.swept_len = self.by_id.len();
-        }
-        self.by_id.len() < MAX_SESSIONS
-    }
-}
-
-impl fmt::Debug for SignInFlow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SignInFlow")
-            .field("sessions", &self.lock().by_id.len())
-            .finish_non_exhaustive()
+    async fn take(&self, id: &str) -> Result<Option<Session>, OAuthError> {
+        let inner = &self.server.inner;
+        let id = SecretDigest::of(id);
+        Ok(inner.sessions.take_session(&id, inner.clock.now()).await?)
     }
 }
 
@@ -311,8 +265,4 @@ const STALE: &str =
 
 fn form_error(description: &'static str) -> OAuthError {
     OAuthError::invalid_request(description)
-}
-
-fn ct_eq(a: &str, b: &str) -> bool {
-    a.as_bytes().ct_eq(b.as_bytes()).into()
 }

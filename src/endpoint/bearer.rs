@@ -1,62 +1,31 @@
-//! Bearer token validation for resource servers (RFC 6750 §2.1, §3).
+//! Bearer tokens on the wire (RFC 6750 §2.1, §3): reading `Authorization: Bearer`, and the
+//! 400/401/403 refusals with their `WWW-Authenticate` challenges.
 
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
-use crate::endpoint::render;
+use super::render;
+use crate::config::Config;
 use crate::error::{ErrorCode, OAuthError};
+use crate::grant::bearer::{self, Refusal};
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::server::Inner;
 use crate::store::AccessGrant;
 
-/// Why a request was refused; rendered into the challenge.
-enum Refusal {
-    /// No credentials, or another scheme: a bare challenge, no error code (RFC 6750 §3.1).
-    NoCredentials,
-    /// The token is unknown, expired or revoked.
-    InvalidToken,
-    /// `invalid_request`, `invalid_token` or a store failure.
-    Error(OAuthError),
-    /// The token lacks `scope`.
-    InsufficientScope(Scope),
-}
-
 /// Validates the request's `Authorization: Bearer` token and, if asked, that it carries every
-/// token of `required`.
+/// token of `required`: the grant, or the ready refusal.
 pub(crate) async fn check(
     inner: &Inner,
     headers: &HeaderMap,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, Response<String>> {
-    match validate(inner, headers, required).await {
-        Ok(grant) => Ok(grant),
-        Err(refusal) => Err(refuse(inner, refusal)),
-    }
-}
-
-async fn validate(
-    inner: &Inner,
-    headers: &HeaderMap,
-    required: Option<&Scope>,
-) -> Result<AccessGrant, Refusal> {
-    let token = read_token(headers)?;
-    let now = inner.clock.now();
-    let digest = token.digest();
-    let grant = inner
-        .tokens
-        .find_access_token(&digest, now)
-        .await
-        .map_err(|e| Refusal::Error(e.into()))?
-        .ok_or(Refusal::InvalidToken)?
-        .with_jti(crate::mint::jti(&digest));
-    if let Some(required) = required {
-        if !required.is_subset_of(&grant.authorization.scope) {
-            return Err(Refusal::InsufficientScope(required.clone()));
-        }
-    }
-    Ok(grant)
+    let checked = match read_token(headers) {
+        Ok(token) => bearer::check(&*inner.tokens, &token, required, inner.clock.now()).await,
+        Err(refusal) => Err(refusal),
+    };
+    checked.map_err(|refusal| refuse(&inner.config, refusal))
 }
 
 /// The token of `Authorization: Bearer <b64token>`; the scheme is case-insensitive.
@@ -165,8 +134,8 @@ fn challenge(realm: &str, code: ErrorCode, description: &str, scope: Option<&str
 }
 
 /// The 400/401/403 with its `WWW-Authenticate: Bearer` challenge (RFC 6750 §3).
-fn refuse(inner: &Inner, refusal: Refusal) -> Response<String> {
-    let refusals = &inner.config.bearer_refusals;
+fn refuse(config: &Config, refusal: Refusal) -> Response<String> {
+    let refusals = &config.bearer_refusals;
     let (error, scope) = match refusal {
         Refusal::NoCredentials => {
             let mut response = Response::new(String::new());
@@ -208,7 +177,7 @@ fn refuse(inner: &Inner, refusal: Refusal) -> Response<String> {
         // A store failure is not the token's fault: no challenge to answer.
         return response;
     }
-    let realm = &inner.config.realm;
+    let realm = &config.realm;
     let text = challenge(realm, error.code(), error.description(), scope);
     insert_challenge(&mut response, text);
     response

@@ -1,0 +1,400 @@
+//! Configuration: [`AuthorizationServerBuilder`] with DESIGN.md's defaults, and the settings it
+//! checks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::HeaderValue;
+
+use crate::clock::{Clock, SystemClock};
+use crate::endpoint::bearer::Refusals;
+use crate::endpoint::form::Limits;
+use crate::grant::Lifetimes;
+use crate::grant::client_auth::SecretCache;
+use crate::memory::MemoryStore;
+use crate::scope::Scope;
+use crate::server::{AuthorizationServer, Inner};
+use crate::store::{AttemptCounter, ClientStore, SessionStore, TokenIssuer, UserStore};
+use crate::throttle::SignInThrottle;
+
+/// Which clients must use PKCE at the authorization endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PkcePolicy {
+    /// Public clients must; confidential clients may (the default).
+    PublicClients,
+    /// Every client must use PKCE with `response_type=code` (RFC 9700 §2.1.1 recommends it).
+    AllClients,
+}
+
+/// Where the endpoints live, as paths under the issuer. The defaults are the paths of the
+/// platform's token service and its companions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointPaths {
+    /// The authorization endpoint (default `/api/oauth/authorize`).
+    pub authorization: String,
+    /// The token endpoint (default `/api/oauth/token`).
+    pub token: String,
+    /// The revocation endpoint (default `/api/oauth/revoke`).
+    pub revocation: String,
+    /// The introspection endpoint (default `/api/oauth/introspect`).
+    pub introspection: String,
+}
+
+impl Default for EndpointPaths {
+    fn default() -> Self {
+        Self {
+            authorization: "/api/oauth/authorize".to_owned(),
+            token: "/api/oauth/token".to_owned(),
+            revocation: "/api/oauth/revoke".to_owned(),
+            introspection: "/api/oauth/introspect".to_owned(),
+        }
+    }
+}
+
+/// Settings with DESIGN.md's defaults.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) issuer: String,
+    /// The issuer form-urlencoded, as the `iss` parameter of every authorization response.
+    pub(crate) issuer_encoded: String,
+    pub(crate) realm: String,
+    pub(crate) basic_challenge: HeaderValue,
+    pub(crate) bearer_refusals: Refusals,
+    pub(crate) endpoints: EndpointPaths,
+    pub(crate) scopes_supported: Vec<String>,
+    pub(crate) lifetimes: Lifetimes,
+    pub(crate) limits: Limits,
+    pub(crate) allow_plain_pkce: bool,
+    pub(crate) pkce: PkcePolicy,
+    pub(crate) throttle: SignInThrottle,
+}
+
+/// The longest code lifetime RFC 6749 §4.1.2 allows ("a maximum lifetime of 10 minutes is
+/// RECOMMENDED"); the builder refuses more.
+pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(600);
+
+/// Configures an [`AuthorizationServer`]. Defaults: code 60 s, access token 1 h, refresh token
+/// 30 days, authorization request 10 min; request body ≤ 16 KiB, each parameter ≤ 4 KiB; PKCE
+/// `S256` required for public clients, `plain` refused; 10 failed sign-ins per account per 10
+/// minutes; the system clock.
+#[must_use = "call .build() to get the server"]
+pub struct AuthorizationServerBuilder {
+    issuer: Option<String>,
+    realm: Option<String>,
+    endpoints: EndpointPaths,
+    scopes_supported: Vec<String>,
+    clients: Option<Arc<dyn ClientStore>>,
+    users: Option<Arc<dyn UserStore>>,
+    tokens: Option<Arc<dyn TokenIssuer>>,
+    sessions: Option<Arc<dyn SessionStore>>,
+    attempts: Option<Arc<dyn AttemptCounter>>,
+    clock: Arc<dyn Clock>,
+    code_lifetime: Duration,
+    access_token_lifetime: Duration,
+    refresh_token_lifetime: Duration,
+    authorization_request_lifetime: Duration,
+    max_body: usize,
+    max_param: usize,
+    allow_plain_pkce: bool,
+    pkce: PkcePolicy,
+    throttle: SignInThrottle,
+}
+
+impl std::fmt::Debug for AuthorizationServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthorizationServerBuilder")
+            .field("issuer", &self.issuer)
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AuthorizationServerBuilder {
+    fn default() -> Self {
+        Self {
+            issuer: None,
+            realm: None,
+            endpoints: EndpointPaths::default(),
+            scopes_supported: Vec::new(),
+            clients: None,
+            users: None,
+            tokens: None,
+            sessions: None,
+            attempts: None,
+            clock: Arc::new(SystemClock),
+            code_lifetime: Duration::from_secs(60),
+            access_token_lifetime: Duration::from_secs(3600),
+            refresh_token_lifetime: Duration::from_secs(30 * 24 * 3600),
+            authorization_request_lifetime: Duration::from_secs(600),
+            max_body: 16 * 1024,
+            max_param: 4 * 1024,
+            allow_plain_pkce: false,
+            pkce: PkcePolicy::PublicClients,
+            throttle: SignInThrottle::default(),
+        }
+    }
+}
+
+impl AuthorizationServerBuilder {
+    /// The issuer identifier (RFC 8414 §2): an `http` or `https` URL without query or fragment.
+    /// Required. Sent as `iss` in authorization responses (RFC 9207).
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// The realm of the `WWW-Authenticate` Basic and Bearer challenges (default: the issuer).
+    pub fn realm(mut self, realm: impl Into<String>) -> Self {
+        self.realm = Some(realm.into());
+        self
+    }
+
+    /// Where the endpoints are served, for the metadata document (default: the
+    /// `/api/oauth/...` paths).
+    pub fn endpoints(mut self, endpoints: EndpointPaths) -> Self {
+        self.endpoints = endpoints;
+        self
+    }
+
+    /// The scopes listed as `scopes_supported` in the metadata (default: none listed).
+    pub fn scopes_supported(mut self, scopes: &Scope) -> Self {
+        self.scopes_supported = scopes.iter().map(str::to_owned).collect();
+        self
+    }
+
+    /// The client store. Required.
+    pub fn clients(mut self, clients: Arc<dyn ClientStore>) -> Self {
+        self.clients = Some(clients);
+        self
+    }
+
+    /// The user store. Required.
+    pub fn users(mut self, users: Arc<dyn UserStore>) -> Self {
+        self.users = Some(users);
+        self
+    }
+
+    /// The token issuer. Required.
+    pub fn tokens(mut self, tokens: Arc<dyn TokenIssuer>) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// Every seam from one store that implements them all, such as
+    /// [`MemoryStore`](crate::MemoryStore) or the SQL stores: clients, users, tokens, sign-in
+    /// sessions and attempt counters.
+    pub fn store<S>(self, store: S) -> Self
+    where
+        S: ClientStore + UserStore + TokenIssuer + SessionStore + AttemptCounter + 'static,
+    {
+        let store = Arc::new(store);
+        self.clients(store.clone())
+            .users(store.clone())
+            .tokens(store.clone())
+            .sessions(store.clone())
+            .attempt_counter(store)
+    }
+
+    /// Where sign-in sessions live (default: in this process's memory, which needs sticky
+    /// sessions behind a load balancer; give every node the same shared store instead).
+    pub fn sessions(mut self, sessions: Arc<dyn SessionStore>) -> Self {
+        self.sessions = Some(sessions);
+        self
+    }
+
+    /// Where the throttle counts failed sign-ins (default: in this process's memory, so each
+    /// node counts on its own; give every node the same shared store instead).
+    pub fn attempt_counter(mut self, attempts: Arc<dyn AttemptCounter>) -> Self {
+        self.attempts = Some(attempts);
+        self
+    }
+
+    /// The clock (default: [`SystemClock`]).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How long an authorization code may be redeemed (default 60 s, at most 10 min).
+    pub fn code_lifetime(mut self, lifetime: Duration) -> Self {
+        self.code_lifetime = lifetime;
+        self
+    }
+
+    /// How long an access token is valid (default 1 h).
+    pub fn access_token_lifetime(mut self, lifetime: Duration) -> Self {
+        self.access_token_lifetime = lifetime;
+        self
+    }
+
+    /// How long a refresh token is valid (default 30 days); each rotation starts a new one.
+    pub fn refresh_token_lifetime(mut self, lifetime: Duration) -> Self {
+        self.refresh_token_lifetime = lifetime;
+        self
+    }
+
+    /// How long a pending authorization may wait for the user's sign-in (default 10 min).
+    pub fn authorization_request_lifetime(mut self, lifetime: Duration) -> Self {
+        self.authorization_request_lifetime = lifetime;
+        self
+    }
+
+    /// The largest request body (and authorization query) accepted, in bytes (default 16 KiB;
+    /// larger bodies get 413).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// The largest decoded parameter accepted, in bytes (default 4 KiB).
+    pub fn max_parameter_bytes(mut self, bytes: usize) -> Self {
+        self.max_param = bytes;
+        self
+    }
+
+    /// Accepts `code_challenge_method=plain` (RFC 7636 §4.2). Off by default: `plain` protects
+    /// nothing once the authorization request leaks.
+    pub fn allow_plain_pkce(mut self, allow: bool) -> Self {
+        self.allow_plain_pkce = allow;
+        self
+    }
+
+    /// Which clients must use PKCE (default [`PkcePolicy::PublicClients`]).
+    pub fn pkce_policy(mut self, policy: PkcePolicy) -> Self {
+        self.pkce = policy;
+        self
+    }
+
+    /// How failed password attempts are throttled per account, at the password grant and in
+    /// [`SignInFlow`](crate::SignInFlow) (default: 10 failures per 10 minutes).
+    pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
+        self.throttle = throttle;
+        self
+    }
+
+    /// Checks the configuration and builds the server.
+    pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
+        let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
+        check_issuer(&issuer)?;
+        let realm = self.realm.unwrap_or_else(|| issuer.clone());
+        let basic_challenge = basic_challenge(&realm)?;
+        let bearer_refusals = Refusals::new(&realm).ok_or(ConfigError::Realm)?;
+        if self.code_lifetime.is_zero() || self.code_lifetime > MAX_CODE_LIFETIME {
+            return Err(ConfigError::CodeLifetime);
+        }
+        let lifetimes = [
+            self.access_token_lifetime,
+            self.refresh_token_lifetime,
+            self.authorization_request_lifetime,
+        ];
+        if lifetimes.iter().any(|l| l.as_secs() == 0) {
+            return Err(ConfigError::ZeroLifetime);
+        }
+        if self.max_param == 0 || self.max_body < self.max_param {
+            return Err(ConfigError::Limits);
+        }
+        let paths = &self.endpoints;
+        let all_paths = [
+            &paths.authorization,
+            &paths.token,
+            &paths.revocation,
+            &paths.introspection,
+        ];
+        if !all_paths.iter().all(|p| check_path(p)) {
+            return Err(ConfigError::EndpointPath);
+        }
+        let config = Config {
+            issuer_encoded: url::form_urlencoded::byte_serialize(issuer.as_bytes()).collect(),
+            issuer,
+            realm,
+            basic_challenge,
+            bearer_refusals,
+            endpoints: self.endpoints,
+            scopes_supported: self.scopes_supported,
+            lifetimes: Lifetimes {
+                code: self.code_lifetime,
+                access_token: self.access_token_lifetime,
+                refresh_token: self.refresh_token_lifetime,
+                authorization_request: self.authorization_request_lifetime,
+            },
+            limits: Limits {
+                max_input: self.max_body,
+                max_param: self.max_param,
+            },
+            allow_plain_pkce: self.allow_plain_pkce,
+            pkce: self.pkce,
+            throttle: self.throttle,
+        };
+        // State shared by every node defaults to this process's memory.
+        let local = MemoryStore::new();
+        Ok(AuthorizationServer {
+            inner: Arc::new(Inner {
+                config,
+                clients: self.clients.ok_or(ConfigError::Missing("clients"))?,
+                users: self.users.ok_or(ConfigError::Missing("users"))?,
+                tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
+                sessions: self.sessions.unwrap_or_else(|| Arc::new(local.clone())),
+                attempts: self.attempts.unwrap_or_else(|| Arc::new(local)),
+                clock: self.clock,
+                secret_cache: SecretCache::new(),
+            }),
+        })
+    }
+}
+
+fn check_issuer(issuer: &str) -> Result<(), ConfigError> {
+    let url = url::Url::parse(issuer).map_err(|_| ConfigError::Issuer)?;
+    let ok = matches!(url.scheme(), "http" | "https")
+        && url.host().is_some()
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.username().is_empty()
+        && url.password().is_none();
+    if ok { Ok(()) } else { Err(ConfigError::Issuer) }
+}
+
+/// An absolute path: it joins the issuer into an absolute URL.
+fn check_path(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.starts_with("//")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'"' | b'\\'))
+}
+
+fn basic_challenge(realm: &str) -> Result<HeaderValue, ConfigError> {
+    if realm
+        .chars()
+        .any(|c| c == '"' || c == '\\' || !(' '..='~').contains(&c))
+    {
+        return Err(ConfigError::Realm);
+    }
+    HeaderValue::from_str(&format!("Basic realm=\"{realm}\"")).map_err(|_| ConfigError::Realm)
+}
+
+/// A configuration the builder refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A required setting is missing.
+    #[error("the {0} setting is required")]
+    Missing(&'static str),
+    /// The issuer is not an http(s) URL without query, fragment or credentials.
+    #[error("the issuer must be an http(s) URL without query, fragment or credentials")]
+    Issuer,
+    /// The realm holds a quote, backslash or non-printable character.
+    #[error("the realm must be printable ASCII without '\"' or '\\'")]
+    Realm,
+    /// The code lifetime is zero or over ten minutes.
+    #[error("the code lifetime must be between 1 second and 10 minutes")]
+    CodeLifetime,
+    /// An endpoint path is not an absolute path without query or fragment.
+    #[error("endpoint paths must start with '/' and carry no query or fragment")]
+    EndpointPath,
+    /// A lifetime is under one second.
+    #[error("lifetimes must be at least one second")]
+    ZeroLifetime,
+    /// The parameter limit is zero or over the body limit.
+    #[error("the parameter limit must be positive and no larger than the body limit")]
+    Limits,
+}

@@ -1,0 +1,177 @@
+//! The authorization endpoint on the wire (RFC 6749 §3.1): reading `GET` queries and `POST`
+//! forms, and writing authorization responses as redirects (RFC 6749 §4.1.2, §4.2.2) with `iss`
+//! (RFC 9207).
+
+use http::header::CONTENT_TYPE;
+use http::{Method, Request, Response, StatusCode};
+
+use super::form::{self, Form, FormError};
+use super::{is_form_content_type, parse, render};
+use crate::error::OAuthError;
+use crate::grant::Issued;
+use crate::grant::authorize::{
+    Answer, Decide, Decision, PendingAuthorization, Refused, ReplyTo, ResponseType, Validated,
+};
+use crate::grant::{TOKEN_TYPE, authorize};
+use crate::server::Inner;
+use crate::store::UserId;
+
+/// What the authorization endpoint decided about a request.
+#[derive(Debug)]
+#[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]
+pub enum Authorize {
+    /// The request is valid: keep the pending authorization server-side and show the sign-in
+    /// page (and the approval page when [`PendingAuthorization::needs_approval`]).
+    SignIn(PendingAuthorization),
+    /// An error for the client, already rendered as a redirect to its redirect URI: send it as
+    /// it is.
+    Redirect(Response<String>),
+    /// An error the host shows to the user without redirecting: the client is unknown or the
+    /// redirect URI is missing, malformed or not registered (RFC 6749 §4.1.2.1).
+    Reject(OAuthError),
+}
+
+pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Authorize {
+    let form = match read_request(inner, request) {
+        Ok(form) => form,
+        Err(error) => return Authorize::Reject(error),
+    };
+    let request = parse::authorization_request(&form);
+    let now = inner.clock.now();
+    match authorize::validate(&*inner.clients, inner.pkce_rules(), &request, now).await {
+        Validated::SignIn(pending) => Authorize::SignIn(pending),
+        Validated::Redirect(error, reply_to) => {
+            Authorize::Redirect(error_redirect(inner, reply_to, &error))
+        }
+        Validated::Reject(error) => {
+            render::log(&error);
+            Authorize::Reject(error)
+        }
+    }
+}
+
+/// `GET` with a query, or `POST` with a form body (RFC 6749 §3.1).
+fn read_request<'r, B: AsRef<[u8]>>(
+    inner: &Inner,
+    request: &'r Request<B>,
+) -> Result<Form<'r>, OAuthError> {
+    let limits = inner.config.limits;
+    let parsed = if request.method() == Method::GET {
+        form::parse(request.uri().query().unwrap_or("").as_bytes(), limits)
+    } else if request.method() == Method::POST {
+        if !is_form_content_type(request.headers().get(CONTENT_TYPE)) {
+            return Err(OAuthError::invalid_request(
+                "a POST to the authorization endpoint must be application/x-www-form-urlencoded",
+            ));
+        }
+        form::parse(request.body().as_ref(), limits)
+    } else {
+        return Err(OAuthError::invalid_request(
+            "the authorization endpoint accepts GET and POST only",
+        )
+        .with_status(StatusCode::METHOD_NOT_ALLOWED));
+    };
+    parsed.map_err(|e| {
+        let error = OAuthError::invalid_request(e.description());
+        if e == FormError::TooLarge && request.method() == Method::POST {
+            error.with_status(StatusCode::PAYLOAD_TOO_LARGE)
+        } else {
+            error
+        }
+    })
+}
+
+pub(crate) async fn decide(
+    inner: &Inner,
+    pending: PendingAuthorization,
+    user: &UserId,
+    decision: Decision,
+) -> Response<String> {
+    let decide = Decide {
+        clients: &*inner.clients,
+        users: &*inner.users,
+        issuer: inner.issuer(),
+    };
+    let now = inner.clock.now();
+    let reply_to = pending.reply_to();
+    let answer = decide.decide(&pending, user, decision, now).await;
+    let location = match answer {
+        Ok(Answer::Code(code)) => {
+            let params = [("code", code.expose_secret())];
+            redirect_location(inner, reply_to, &params)
+        }
+        Ok(Answer::Token(issued)) => fragment(inner, reply_to, &issued),
+        Err(Refused::Redirect(error)) => return error_redirect(inner, reply_to, &error),
+        Err(Refused::NotRedirectable(error)) => {
+            return render::error(&error, &inner.config.basic_challenge);
+        }
+    };
+    render::redirect(location).unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
+}
+
+/// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the fragment.
+fn fragment(inner: &Inner, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
+    let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
+    let params = [
+        ("access_token", issued.access_token.expose_secret()),
+        ("token_type", TOKEN_TYPE),
+        ("expires_in", &expires_in),
+        ("scope", issued.scope.as_str()),
+        ("jti", issued.jti.as_str()),
+    ];
+    redirect_location(inner, reply_to, &params)
+}
+
+/// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
+fn error_redirect(inner: &Inner, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
+    render::log(error);
+    let params = [
+        ("error", error.code().as_str()),
+        ("error_description", error.description()),
+    ];
+    render::redirect(redirect_location(inner, reply_to, &params))
+        .unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
+}
+
+/// Adds `params`, then `state` and `iss`, to the redirect URI: to its query for `code`, as its
+/// fragment for `token` (RFC 6749 §4.2.2: never the query, where tokens leak into logs and
+/// `Referer`). Registered URIs are printable ASCII without a fragment, so appending keeps them
+/// exactly as registered. Written into one buffer of the exact length, which becomes the
+/// `Location` header without a copy.
+fn redirect_location(
+    inner: &Inner,
+    reply_to: ReplyTo<'_>,
+    params: &[(&'static str, &str)],
+) -> String {
+    let redirect_uri = reply_to.redirect_uri;
+    let separator = match reply_to.response_type {
+        ResponseType::Token => "#",
+        ResponseType::Code if !redirect_uri.contains('?') => "?",
+        ResponseType::Code if redirect_uri.ends_with(['?', '&']) => "",
+        ResponseType::Code => "&",
+    };
+    let issuer = inner.config.issuer_encoded.as_str();
+    let state = reply_to.state.map(|state| ("state", state));
+    let pairs = || params.iter().copied().chain(state);
+    // Each pair is `name=value&`; `iss=` ends the list without an `&`.
+    let length = redirect_uri.len()
+        + separator.len()
+        + pairs()
+            .map(|(name, value)| name.len() + 2 + form::encoded_len(value))
+            .sum::<usize>()
+        + "iss=".len()
+        + issuer.len();
+    let mut location = String::with_capacity(length);
+    location.push_str(redirect_uri);
+    location.push_str(separator);
+    for (name, value) in pairs() {
+        location.push_str(name);
+        location.push('=');
+        form::push_encoded(&mut location, value);
+        location.push('&');
+    }
+    location.push_str("iss=");
+    location.push_str(issuer);
+    debug_assert_eq!(location.len(), length);
+    location
+}

@@ -1,0 +1,171 @@
+//! JSON bodies: the token response (RFC 6749 §5.1) and introspection (RFC 7662 §2.2), written
+//! directly, and the writer they share.
+
+use crate::grant::lookup::Found;
+use crate::grant::{Issued, TOKEN_TYPE};
+use crate::store::Authorization;
+
+/// The token endpoint's success body, members in the order RFC 6749 §5.1 lists them, with the
+/// spec's `jti`.
+pub(crate) fn token_response(issued: &Issued) -> String {
+    let access_token = issued.access_token.expose_secret();
+    let refresh_token = issued.refresh_token.as_ref().map(|t| t.expose_secret());
+    let refresh_len = refresh_token.map_or(0, |t| t.len() + 20);
+    let capacity =
+        96 + access_token.len() + issued.jti.as_str().len() + issued.scope.as_str().len();
+    let mut json = JsonObject::with_capacity(capacity + refresh_len);
+    json.string("access_token", access_token)
+        .string("token_type", TOKEN_TYPE)
+        .number("expires_in", issued.expires_in)
+        .string("jti", issued.jti.as_str())
+        .string("scope", issued.scope.as_str());
+    if let Some(refresh_token) = refresh_token {
+        json.string("refresh_token", refresh_token);
+    }
+    json.finish()
+}
+
+/// An active token's description (RFC 7662 §2.2).
+pub(crate) fn introspection(found: &Found, issuer: &str) -> String {
+    let (authorization, token_type, iat, exp, jti) = match found {
+        Found::Access(grant) => (
+            &grant.authorization,
+            TOKEN_TYPE,
+            grant.issued_at,
+            grant.expires_at,
+            Some(grant.jti().as_str()),
+        ),
+        Found::Refresh(grant) => (
+            &grant.authorization,
+            "refresh_token",
+            grant.issued_at,
+            grant.expires_at,
+            None,
+        ),
+    };
+    let Authorization {
+        client_id,
+        user,
+        scope,
+        ..
+    } = authorization;
+    let mut json = JsonObject::with_capacity(256);
+    json.boolean("active", true)
+        .string("scope", scope.as_str())
+        .string("client_id", client_id.as_str());
+    if let Some(user) = user {
+        json.string("username", user.username());
+    }
+    json.string("token_type", token_type)
+        .number("exp", exp.as_secs())
+        .number("iat", iat.as_secs())
+        // Without a user the client is its own resource owner (client credentials).
+        .string(
+            "sub",
+            user.as_ref()
+                .map_or(client_id.as_str(), |u| u.id().as_str()),
+        );
+    if let Some(jti) = jti {
+        json.string("jti", jti);
+    }
+    json.string("iss", issuer);
+    json.finish()
+}
+
+/// A JSON object written member by member into one buffer sized up front: the hot answers
+/// (token responses) skip serde's generic machinery and its string escaping, since their values
+/// almost never need escaping.
+pub(crate) struct JsonObject(String);
+
+impl JsonObject {
+    /// An object whose text is expected to take about `capacity` bytes.
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        let mut text = String::with_capacity(capacity);
+        text.push('{');
+        Self(text)
+    }
+
+    /// `name` is a member name of grantor's own: plain ASCII, nothing to escape.
+    fn name(&mut self, name: &'static str) {
+        if self.0.len() > 1 {
+            self.0.push(',');
+        }
+        self.0.push('"');
+        self.0.push_str(name);
+        self.0.push_str("\":");
+    }
+
+    /// A string member, escaped as JSON requires.
+    pub(crate) fn string(&mut self, name: &'static str, value: &str) -> &mut Self {
+        self.name(name);
+        // One pass without early exit (vectorized) over values that almost never need escapes.
+        let mut escapes = 0u8;
+        for &b in value.as_bytes() {
+            escapes |= u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\');
+        }
+        if escapes == 0 {
+            self.0.push('"');
+            self.0.push_str(value);
+            self.0.push('"');
+        } else {
+            // Serializing a string cannot fail.
+            let escaped = serde_json::to_string(value).unwrap_or_else(|_| "\"\"".to_owned());
+            self.0.push_str(&escaped);
+        }
+        self
+    }
+
+    /// A non-negative integer member.
+    pub(crate) fn number(&mut self, name: &'static str, value: u64) -> &mut Self {
+        self.name(name);
+        self.0.push_str(itoa::Buffer::new().format(value));
+        self
+    }
+
+    /// A boolean member.
+    pub(crate) fn boolean(&mut self, name: &'static str, value: bool) -> &mut Self {
+        self.name(name);
+        self.0.push_str(if value { "true" } else { "false" });
+        self
+    }
+
+    /// The object's text.
+    pub(crate) fn finish(mut self) -> String {
+        self.0.push('}');
+        self.0
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_objects_match_serde() {
+        let mut object = JsonObject::with_capacity(8);
+        object
+            .string("plain", "abc-_~ %")
+            .string("escaped", "a\"b\\c\n\u{1}\u{e9}")
+            .number("zero", 0)
+            .number("max", u64::MAX)
+            .boolean("yes", true)
+            .boolean("no", false);
+        let text = object.finish();
+        let expected = serde_json::json!({
+            "plain": "abc-_~ %",
+            "escaped": "a\"b\\c\n\u{1}\u{e9}",
+            "zero": 0,
+            "max": u64::MAX,
+            "yes": true,
+            "no": false,
+        });
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, expected);
+        assert!(
+            text.starts_with(r#"{"plain":"abc-_~ %","escaped":"#),
+            "{text}"
+        );
+        assert_eq!(JsonObject::with_capacity(0).finish(), "{}");
+    }
+}

@@ -1,0 +1,182 @@
+//! Parsed forms to typed requests: pure functions of a [`Form`] and headers, never a store.
+
+use http::HeaderMap;
+
+use super::basic::{self, BasicAuth};
+use super::form::Form;
+use crate::client::GrantType;
+use crate::error::{ErrorCode, OAuthError};
+use crate::pkce;
+use crate::request::{
+    AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, Unreadable,
+};
+use crate::secret::{AccessToken, AuthorizationCode, Password, RefreshToken};
+
+/// How the client of a token, revocation or introspection request authenticates: HTTP Basic,
+/// or `client_id` alone for a public client; never a secret in the body.
+pub(crate) fn client_auth<'f>(
+    headers: &HeaderMap,
+    form: &'f Form<'_>,
+    max_len: usize,
+) -> Result<ClientAuth<'f>, OAuthError> {
+    if form.get("client_secret").is_some() {
+        return Err(OAuthError::invalid_client(
+            "client_secret in the request body is not accepted; use HTTP Basic",
+        ));
+    }
+    let body_id = form.get("client_id");
+    match basic::parse(headers, max_len) {
+        BasicAuth::Malformed(why) => Err(OAuthError::invalid_client(why)),
+        BasicAuth::Present(credentials) => {
+            if body_id.is_some_and(|id| id != credentials.client_id()) {
+                return Err(OAuthError::invalid_request(
+                    "client_id in the body differs from the authenticated client",
+                ));
+            }
+            Ok(ClientAuth::Basic(credentials))
+        }
+        BasicAuth::Absent => Ok(body_id.map_or(ClientAuth::Anonymous, ClientAuth::ClientId)),
+    }
+}
+
+/// The token request of `grant_type`, with the parameters its grant needs.
+pub(crate) fn token_request<'f>(form: &'f Form<'_>) -> Result<TokenRequest<'f>, Unreadable> {
+    let grant_type = match form.get("grant_type") {
+        Some("authorization_code") => GrantType::AuthorizationCode,
+        Some("password") => GrantType::Password,
+        Some("refresh_token") => GrantType::RefreshToken,
+        Some("client_credentials") => GrantType::ClientCredentials,
+        Some(_) => {
+            return Err(Unreadable {
+                grant_type: None,
+                error: OAuthError::new(
+                    ErrorCode::UnsupportedGrantType,
+                    "grant_type must be authorization_code, password, refresh_token or client_credentials",
+                ),
+            });
+        }
+        None => {
+            return Err(Unreadable {
+                grant_type: None,
+                error: OAuthError::invalid_request("grant_type is missing"),
+            });
+        }
+    };
+    grant_parameters(form, grant_type).map_err(|error| Unreadable {
+        grant_type: Some(grant_type),
+        error,
+    })
+}
+
+fn grant_parameters<'f>(
+    form: &'f Form<'_>,
+    grant_type: GrantType,
+) -> Result<TokenRequest<'f>, OAuthError> {
+    let required = |name: &'static str| {
+        form.get(name)
+            .ok_or_else(|| OAuthError::invalid_request(format!("{name} is missing")))
+    };
+    let scope = form.get("scope");
+    Ok(match grant_type {
+        GrantType::AuthorizationCode => {
+            let code = AuthorizationCode::hashed(required("code")?);
+            let redirect_uri = required("redirect_uri")?;
+            let code_verifier = form.get("code_verifier");
+            if code_verifier.is_some_and(|v| !pkce::is_verifier_syntax(v)) {
+                return Err(OAuthError::invalid_request(
+                    "code_verifier must be 43 to 128 unreserved characters (RFC 7636 §4.1)",
+                ));
+            }
+            TokenRequest::AuthorizationCode {
+                code,
+                redirect_uri,
+                code_verifier,
+            }
+        }
+        GrantType::Password => TokenRequest::Password {
+            username: required("username")?,
+            password: Password::new(required("password")?),
+            scope,
+        },
+        GrantType::RefreshToken => TokenRequest::RefreshToken {
+            refresh_token: RefreshToken::hashed(required("refresh_token")?),
+            scope,
+        },
+        // `token_request` maps only the four token-endpoint grants here.
+        GrantType::ClientCredentials | GrantType::Implicit => {
+            TokenRequest::ClientCredentials { scope }
+        }
+    })
+}
+
+/// The token of a revocation or introspection request (its digest computed once).
+pub(crate) fn token_query<'f>(form: &'f Form<'_>) -> Result<TokenQuery<'f>, OAuthError> {
+    let token = form
+        .get("token")
+        .map(AccessToken::hashed)
+        .ok_or_else(|| OAuthError::invalid_request("token is missing"))?;
+    Ok(TokenQuery {
+        token,
+        hint: form.get("token_type_hint"),
+    })
+}
+
+/// The parameters of an authorization request.
+pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequest<'f> {
+    AuthorizationRequest {
+        client_id: form.get("client_id"),
+        redirect_uri: form.get("redirect_uri"),
+        response_type: form.get("response_type"),
+        scope: form.get("scope"),
+        state: form.get("state"),
+        code_challenge: form.get("code_challenge"),
+        code_challenge_method: form.get("code_challenge_method"),
+        repeated: form.repeated(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoint::form::{Limits, parse};
+
+    const LIMITS: Limits = Limits {
+        max_input: 4096,
+        max_param: 1024,
+    };
+
+    fn read<T>(body: &str, check: impl FnOnce(Result<TokenRequest<'_>, Unreadable>) -> T) -> T {
+        let form = parse(body.as_bytes(), LIMITS).unwrap();
+        check(token_request(&form))
+    }
+
+    #[test]
+    fn each_grant_type_reads_its_own_parameters() {
+        read("grant_type=refresh_token&refresh_token=r&scope=a", |r| {
+            assert!(matches!(r, Ok(TokenRequest::RefreshToken { scope: Some("a"), .. })));
+        });
+        read("grant_type=password&username=u&password=p", |r| {
+            assert!(matches!(r, Ok(TokenRequest::Password { username: "u", scope: None, .. })));
+        });
+        read("grant_type=client_credentials", |r| {
+            assert_eq!(r.unwrap().grant_type(), GrantType::ClientCredentials);
+        });
+    }
+
+    #[test]
+    fn a_missing_parameter_keeps_the_grant_type_for_the_agreement_check() {
+        let unreadable = read("grant_type=authorization_code&code=c", |r| r.unwrap_err());
+        assert_eq!(unreadable.grant_type, Some(GrantType::AuthorizationCode));
+        assert_eq!(unreadable.error.description(), "redirect_uri is missing");
+        let unreadable = read("grant_type=implicit", |r| r.unwrap_err());
+        assert_eq!(unreadable.grant_type, None);
+        assert_eq!(unreadable.error.code(), ErrorCode::UnsupportedGrantType);
+    }
+
+    #[test]
+    fn a_malformed_code_verifier_is_refused_before_any_lookup() {
+        let body = "grant_type=authorization_code&code=c&redirect_uri=r&code_verifier=short";
+        let unreadable = read(body, |r| r.unwrap_err());
+        assert_eq!(unreadable.error.code(), ErrorCode::InvalidRequest);
+    }
+}

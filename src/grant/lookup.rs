@@ -1,0 +1,98 @@
+//! Revocation (RFC 7009) and introspection (RFC 7662): find a presented token of either kind,
+//! with `token_type_hint` deciding only where to look first, and decide what its client may do
+//! with it.
+
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::OAuthError;
+use crate::mint;
+use crate::request::TokenQuery;
+use crate::secret::AccessToken;
+use crate::store::{AccessGrant, RefreshGrant, TokenIssuer};
+
+/// A token found in the store.
+#[derive(Debug)]
+pub(crate) enum Found {
+    /// An active access token.
+    Access(AccessGrant),
+    /// A refresh token: current, or rotated (see [`RefreshGrant::rotated`]).
+    Refresh(RefreshGrant),
+}
+
+impl Found {
+    pub(crate) fn client_id(&self) -> &str {
+        match self {
+            Self::Access(grant) => grant.authorization.client_id.as_str(),
+            Self::Refresh(grant) => grant.authorization.client_id.as_str(),
+        }
+    }
+}
+
+/// Looks `token` up as an access token and as a refresh token, the hinted kind first. An
+/// unknown hint is ignored, as RFC 7009 §2.1 allows. The digest is computed once for both.
+async fn find(
+    store: &dyn TokenIssuer,
+    token: &AccessToken,
+    hint: Option<&str>,
+    now: UnixTime,
+) -> Result<Option<Found>, OAuthError> {
+    let digest = token.digest();
+    let refresh_first = hint == Some("refresh_token");
+    for refresh in [refresh_first, !refresh_first] {
+        let found = if refresh {
+            store
+                .find_refresh_token(&digest, now)
+                .await?
+                .map(Found::Refresh)
+        } else {
+            store
+                .find_access_token(&digest, now)
+                .await?
+                .map(|grant| Found::Access(grant.with_jti(mint::jti(&digest))))
+        };
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
+}
+
+/// RFC 7662 §2.2: the token, if it is active and `client` may see it.
+pub(crate) async fn introspect(
+    store: &dyn TokenIssuer,
+    client: &Client,
+    query: &TokenQuery<'_>,
+    now: UnixTime,
+) -> Result<Option<Found>, OAuthError> {
+    let found = find(store, &query.token, query.hint, now).await?;
+    Ok(found.filter(|found| {
+        // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
+        let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);
+        // Public clients prove nothing about themselves, so they may only introspect their own
+        // tokens (RFC 7662 §4: no token scanning); confidential clients, such as resource
+        // servers, may introspect any.
+        let visible = !client.is_public() || found.client_id() == client.id().as_str();
+        usable && visible
+    }))
+}
+
+/// RFC 7009 §2.1: revokes `client`'s own token. An unknown token, and another client's, are
+/// left alone (the endpoint answers 200 all the same, RFC 7009 §2.2, so a client does not learn
+/// another's token exists).
+pub(crate) async fn revoke(
+    store: &dyn TokenIssuer,
+    client: &Client,
+    query: &TokenQuery<'_>,
+    now: UnixTime,
+) -> Result<(), OAuthError> {
+    let found = find(store, &query.token, query.hint, now).await?;
+    let own = client.id().as_str();
+    match found.filter(|found| found.client_id() == own) {
+        Some(Found::Access(_)) => store.revoke_access_token(&query.token.digest()).await?,
+        // Revoking a refresh token revokes the grant it came from and the access tokens issued
+        // under it.
+        Some(Found::Refresh(grant)) => store.revoke_family(grant.family).await?,
+        None => {}
+    }
+    Ok(())
+}

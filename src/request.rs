@@ -1,0 +1,123 @@
+//! Typed requests: what `endpoint` parses out of bytes and headers, and what `grant` decides
+//! on. The shared vocabulary of the two; neither the wire nor the stores appear here.
+
+use std::fmt;
+
+use crate::client::GrantType;
+use crate::error::OAuthError;
+use crate::secret::{AccessToken, AuthorizationCode, Password, RefreshToken};
+
+/// How a token-endpoint client says who it is (RFC 6749 §2.3).
+#[derive(Debug)]
+pub(crate) enum ClientAuth<'a> {
+    /// HTTP Basic credentials (`client_secret_basic`).
+    Basic(Credentials),
+    /// `client_id` alone in the body: a public client (`none`).
+    ClientId(&'a str),
+    /// No credentials at all.
+    Anonymous,
+}
+
+/// A client id and secret, decoded, in one buffer: `id:secret`, split at `colon` (the id may
+/// hold a colon of its own once decoded, so the split is recorded, not searched).
+pub(crate) struct Credentials {
+    text: String,
+    colon: usize,
+}
+
+impl Credentials {
+    /// `text` holds the id, a colon at `colon`, then the secret.
+    pub(crate) fn new(text: String, colon: usize) -> Self {
+        Self { text, colon }
+    }
+
+    /// The client id; never empty.
+    pub(crate) fn client_id(&self) -> &str {
+        self.text.get(..self.colon).unwrap_or_default()
+    }
+
+    /// The secret in the clear (possibly empty). Never log it.
+    pub(crate) fn secret(&self) -> &str {
+        self.text.get(self.colon + 1..).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("client_id", &self.client_id())
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A token request (RFC 6749 §4.1.3, §4.3.2, §4.4.2, §6), one variant per grant.
+#[derive(Debug)]
+pub(crate) enum TokenRequest<'a> {
+    /// `authorization_code`.
+    AuthorizationCode {
+        code: AuthorizationCode,
+        redirect_uri: &'a str,
+        /// Syntax already checked (RFC 7636 §4.1).
+        code_verifier: Option<&'a str>,
+    },
+    /// `password`.
+    Password {
+        username: &'a str,
+        password: Password,
+        scope: Option<&'a str>,
+    },
+    /// `refresh_token`.
+    RefreshToken {
+        refresh_token: RefreshToken,
+        scope: Option<&'a str>,
+    },
+    /// `client_credentials`.
+    ClientCredentials { scope: Option<&'a str> },
+}
+
+impl TokenRequest<'_> {
+    /// The grant type the request is for.
+    pub(crate) fn grant_type(&self) -> GrantType {
+        match self {
+            Self::AuthorizationCode { .. } => GrantType::AuthorizationCode,
+            Self::Password { .. } => GrantType::Password,
+            Self::RefreshToken { .. } => GrantType::RefreshToken,
+            Self::ClientCredentials { .. } => GrantType::ClientCredentials,
+        }
+    }
+}
+
+/// A token request that could not be read: the error, and the grant type when it was known
+/// (the client's agreement to that grant is checked before the error is answered, so the
+/// answer does not depend on which parameter is missing).
+#[derive(Debug)]
+pub(crate) struct Unreadable {
+    pub(crate) grant_type: Option<GrantType>,
+    pub(crate) error: OAuthError,
+}
+
+/// A revocation or introspection request (RFC 7009 §2.1, RFC 7662 §2.1).
+#[derive(Debug)]
+pub(crate) struct TokenQuery<'a> {
+    /// The presented token, digest computed: looked up as an access token and, with the same
+    /// digest, as a refresh token.
+    pub(crate) token: AccessToken,
+    /// `token_type_hint`: only where to look first.
+    pub(crate) hint: Option<&'a str>,
+}
+
+/// What the authorization endpoint was asked (RFC 6749 §4.1.1, §4.2.1, RFC 7636 §4.3). Values
+/// are as sent; which are valid depends on the client, so `grant::authorize` checks them.
+#[derive(Debug, Default)]
+pub(crate) struct AuthorizationRequest<'a> {
+    pub(crate) client_id: Option<&'a str>,
+    pub(crate) redirect_uri: Option<&'a str>,
+    pub(crate) response_type: Option<&'a str>,
+    pub(crate) scope: Option<&'a str>,
+    pub(crate) state: Option<&'a str>,
+    pub(crate) code_challenge: Option<&'a str>,
+    pub(crate) code_challenge_method: Option<&'a str>,
+    /// The first parameter sent more than once (RFC 6749 §3.1), if any.
+    pub(crate) repeated: Option<&'static str>,
+}

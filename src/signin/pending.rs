@@ -1,0 +1,85 @@
+//! A pending authorization as a sign-in session keeps it: a small JSON document the session
+//! store holds opaquely, turned back into a [`PendingAuthorization`] with the client as it is
+//! registered now.
+
+use serde::{Deserialize, Serialize};
+
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::grant::authorize::{PendingAuthorization, ResponseType};
+use crate::pkce::CodeChallenge;
+use crate::scope::Scope;
+use crate::store::ClientStore;
+
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    client_id: String,
+    /// `code` or `token`.
+    response_type: String,
+    redirect_uri: String,
+    scope: String,
+    state: Option<String>,
+    code_challenge: Option<String>,
+    code_challenge_method: Option<String>,
+    created_at: u64,
+}
+
+/// `pending` as the session store keeps it.
+pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
+    let challenge = pending.code_challenge.as_ref();
+    let stored = Stored {
+        client_id: pending.client.id().as_str().to_owned(),
+        response_type: match pending.response_type {
+            ResponseType::Code => "code",
+            ResponseType::Token => "token",
+        }
+        .to_owned(),
+        redirect_uri: pending.redirect_uri.clone(),
+        scope: pending.scope.as_str().to_owned(),
+        state: pending.state.clone(),
+        code_challenge: challenge.map(|c| c.as_str().to_owned()),
+        code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
+        created_at: pending.created_at.as_secs(),
+    };
+    // A struct of strings and integers always serializes.
+    serde_json::to_string(&stored).unwrap_or_default()
+}
+
+/// The pending authorization a session holds, with its client as registered now; an error page
+/// if the client is gone.
+pub(crate) async fn from_session(
+    text: &str,
+    clients: &dyn ClientStore,
+) -> Result<PendingAuthorization, OAuthError> {
+    let corrupt = || OAuthError::from(StoreError::failed("a stored sign-in session is malformed"));
+    let stored: Stored = serde_json::from_str(text).map_err(|_| corrupt())?;
+    ClientId::new(&stored.client_id).map_err(|_| corrupt())?;
+    let client = clients.find_client(&stored.client_id).await?.ok_or_else(|| {
+        OAuthError::new(
+            ErrorCode::InvalidRequest,
+            "the client is no longer registered",
+        )
+    })?;
+    let response_type = match stored.response_type.as_str() {
+        "code" => ResponseType::Code,
+        "token" => ResponseType::Token,
+        _ => return Err(corrupt()),
+    };
+    let code_challenge = match (stored.code_challenge, stored.code_challenge_method) {
+        (None, None) => None,
+        (Some(challenge), Some(method)) => {
+            Some(CodeChallenge::new(&challenge, Some(&method), true).map_err(|_| corrupt())?)
+        }
+        _ => return Err(corrupt()),
+    };
+    Ok(PendingAuthorization {
+        client,
+        response_type,
+        redirect_uri: stored.redirect_uri,
+        scope: Scope::parse(&stored.scope).map_err(|_| corrupt())?,
+        state: stored.state,
+        code_challenge,
+        created_at: UnixTime::from_secs(stored.created_at),
+    })
+}
