@@ -7,8 +7,7 @@ use http::{HeaderMap, Request, Response};
 
 use crate::clock::Clock;
 use crate::config::{AuthorizationServerBuilder, Config};
-use crate::endpoint::{authorize, bearer, introspect, metadata, render, revoke, token};
-use crate::error::OAuthError;
+use crate::endpoint::{authorize, bearer, introspect, metadata, revoke, token};
 use crate::grant::authorize::{Decision, PendingAuthorization, PkceRules};
 use crate::grant::client_auth::{Authenticator, SecretCache};
 use crate::grant::password::SignIn;
@@ -168,9 +167,7 @@ impl AuthorizationServer {
     /// The 413 `invalid_request` answer for a body over [`AuthorizationServer::max_body_bytes`],
     /// for hosts that cap the body while reading it.
     pub fn payload_too_large(&self) -> Response<String> {
-        let error = OAuthError::invalid_request("the request is larger than this server accepts")
-            .with_status(http::StatusCode::PAYLOAD_TOO_LARGE);
-        render::error(&error, &self.inner.config.basic_challenge)
+        crate::endpoint::payload_too_large(&self.inner)
     }
 
     /// The issuer identifier this server was built with.

@@ -112,7 +112,7 @@ fn register(
     let client = Client::confidential(id, creds.verifier)
         .redirect_uri(uri)
         .grant_types(grants);
-    f.clients.insert(
+    f.register(
         client
             .scopes("profile")
             .approval(Approval::NotRequired)
@@ -672,7 +672,7 @@ async fn client_removed_before_decide_is_not_redirected() {
     for decision in [Decision::Approve, Decision::Deny] {
         let f = fixture();
         let pending = f.pending(&demo("")).await;
-        assert!(f.clients.remove("demo-client"));
+        assert!(f.remove_client("demo-client"));
         let response = f.server.decide(pending, f.alice.id(), decision).await;
         assert_error(&response, 400, "invalid_request");
         assert!(response.headers().get("location").is_none());

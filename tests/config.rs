@@ -12,15 +12,13 @@ use grantor::*;
 fn builder() -> AuthorizationServerBuilder {
     AuthorizationServer::builder()
         .issuer(ISSUER)
-        .clients(Arc::new(MemoryClientStore::new()))
-        .users(Arc::new(MemoryUserStore::new()))
-        .tokens(Arc::new(MemoryTokenIssuer::new()))
+        .store(MemoryStore::new())
 }
 
 #[test]
 fn issuer_and_stores_are_required() {
     let no_issuer = AuthorizationServer::builder()
-        .clients(Arc::new(MemoryClientStore::new()))
+        .clients(Arc::new(MemoryStore::new()))
         .build();
     assert_eq!(no_issuer.unwrap_err(), ConfigError::Missing("issuer"));
     let no_stores = AuthorizationServer::builder().issuer(ISSUER).build();
@@ -112,7 +110,7 @@ async fn secrets_never_appear_in_debug_output() {
         f.server,
         AccessToken::new(access.clone()),
         Password::new(ALICE_PASSWORD),
-        f.clients.find_client("demo-client").await.unwrap(),
+        grantor::store::ClientStore::find_client(&f.store, "demo-client").await.unwrap(),
     );
     for secret in [
         creds.secret.expose_secret(),

@@ -63,10 +63,10 @@ impl Store for Memory {
         self.tokens.clone()
     }
     async fn insert_client(&self, client: &Client) {
-        self.clients.insert(client.clone());
+        self.register(client.clone());
     }
     async fn remove_client(&self, client_id: &str) -> bool {
-        self.clients.remove(client_id)
+        self.remove_client(client_id)
     }
     async fn add_user(&self, username: &str, password: &Password) -> Result<User, String> {
         self.users

@@ -303,7 +303,7 @@ async fn basic_scheme_is_case_insensitive() {
 async fn basic_credentials_are_form_urlencoded() {
     let f = fixture();
     let secret = "s3cret: with space+plus%percent-0123456789abcdef";
-    f.clients.insert(
+    f.register(
         Client::confidential(
             "my client",
             SecretVerifier::digest(&ClientSecret::new(secret)).unwrap(),

@@ -11,6 +11,7 @@ pub(crate) mod introspect;
 pub(crate) mod json;
 pub(crate) mod metadata;
 pub(crate) mod parse;
+pub(crate) mod pending;
 pub(crate) mod render;
 pub(crate) mod revoke;
 pub(crate) mod token;
@@ -69,4 +70,11 @@ pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
         return Err(OAuthError::invalid_request(format!("{name} is repeated")));
     }
     Ok(form)
+}
+
+/// The 413 `invalid_request` answer for a body over the server's limit.
+pub(crate) fn payload_too_large(inner: &Inner) -> http::Response<String> {
+    let error = OAuthError::invalid_request("the request is larger than this server accepts")
+        .with_status(StatusCode::PAYLOAD_TOO_LARGE);
+    render::error(&error, &inner.config.basic_challenge)
 }

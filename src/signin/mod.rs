@@ -16,14 +16,13 @@
 //! (`HttpOnly`, `SameSite=Lax`) to the page's `session`, put its `csrf` in a hidden input, send
 //! the page with `Cache-Control: no-store` and framing forbidden.
 
-mod pending;
-
 use std::fmt;
 use std::time::Duration;
 
 use http::{Request, Response};
 
 use crate::endpoint::authorize::Authorize;
+use crate::endpoint::pending;
 use crate::error::OAuthError;
 use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::grant::password;

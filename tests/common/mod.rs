@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use grantor::store::TokenIssuer as _;
 use grantor::*;
 use http::{Request, Response};
 
@@ -29,8 +30,8 @@ pub const BOB_PASSWORD: &str = "bob-password-2";
 pub struct Fixture {
     pub server: AuthorizationServer,
     pub clock: ManualClock,
-    pub clients: Arc<MemoryClientStore>,
-    pub tokens: Arc<MemoryTokenIssuer>,
+    /// Every seam of the server.
+    pub store: MemoryStore,
     pub alice: User,
     pub bob: User,
     /// A client with generated credentials: digest verifier, every grant, approval not required.
@@ -39,9 +40,11 @@ pub struct Fixture {
 }
 
 struct Seed {
-    users: Arc<MemoryUserStore>,
     alice: User,
     bob: User,
+    /// Alice's and Bob's Argon2id hashes.
+    alice_hash: String,
+    bob_hash: String,
     demo_verifier: SecretVerifier,
     plain_verifier: SecretVerifier,
 }
@@ -50,13 +53,11 @@ struct Seed {
 fn seed() -> &'static Seed {
     static SEED: OnceLock<Seed> = OnceLock::new();
     SEED.get_or_init(|| {
-        let users = Arc::new(MemoryUserStore::new());
-        let alice = users.add(ALICE, &Password::new(ALICE_PASSWORD)).unwrap();
-        let bob = users.add(BOB, &Password::new(BOB_PASSWORD)).unwrap();
         Seed {
-            users,
-            alice,
-            bob,
+            alice: User::new(UserId::new("alice-id"), ALICE),
+            bob: User::new(UserId::new("bob-id"), BOB),
+            alice_hash: grantor::hash::hash_password(ALICE_PASSWORD).unwrap(),
+            bob_hash: grantor::hash::hash_password(BOB_PASSWORD).unwrap(),
             demo_verifier: SecretVerifier::argon2id(&ClientSecret::new("demo-secret")).unwrap(),
             plain_verifier: SecretVerifier::argon2id(&ClientSecret::new("plain-secret")).unwrap(),
         }
@@ -72,7 +73,8 @@ pub fn fixture_with(
     configure: impl FnOnce(AuthorizationServerBuilder) -> AuthorizationServerBuilder,
 ) -> Fixture {
     let seed = seed();
-    let clients = Arc::new(MemoryClientStore::new());
+    let store = MemoryStore::new();
+    let clients = &store;
     let all = [
         GrantType::AuthorizationCode,
         GrantType::Implicit,
@@ -81,7 +83,7 @@ pub fn fixture_with(
         GrantType::ClientCredentials,
     ];
     let with_redirects = |b: ClientBuilder| b.redirect_uri(REDIRECT).redirect_uri(OTHER_REDIRECT);
-    clients.insert(
+    register(clients, 
         with_redirects(Client::confidential(
             "demo-client",
             seed.demo_verifier.clone(),
@@ -93,7 +95,7 @@ pub fn fixture_with(
         .build()
         .unwrap(),
     );
-    clients.insert(
+    register(clients, 
         with_redirects(Client::confidential(
             "plain-client",
             seed.plain_verifier.clone(),
@@ -104,7 +106,7 @@ pub fn fixture_with(
         .build()
         .unwrap(),
     );
-    clients.insert(
+    register(clients, 
         with_redirects(Client::public("public-client"))
             .grant_types([GrantType::AuthorizationCode])
             .scopes("profile email")
@@ -113,7 +115,7 @@ pub fn fixture_with(
             .unwrap(),
     );
     let creds = ClientCredentials::generate().unwrap();
-    clients.insert(
+    register(clients, 
         with_redirects(Client::confidential(
             creds.client_id.as_str(),
             creds.verifier,
@@ -125,23 +127,50 @@ pub fn fixture_with(
         .build()
         .unwrap(),
     );
+    at_once(store.insert_user(&seed.alice, &seed.alice_hash)).unwrap();
+    at_once(store.insert_user(&seed.bob, &seed.bob_hash)).unwrap();
     let clock = ManualClock::new(UnixTime::from_secs(START));
-    let tokens = Arc::new(MemoryTokenIssuer::new());
     let builder = AuthorizationServer::builder()
         .issuer(ISSUER)
-        .clients(clients.clone())
-        .users(seed.users.clone())
-        .tokens(tokens.clone())
+        .store(store.clone())
         .clock(Arc::new(clock.clone()));
     Fixture {
         server: configure(builder).build().unwrap(),
         clock,
-        clients,
-        tokens,
+        store,
         alice: seed.alice.clone(),
         bob: seed.bob.clone(),
         fast_id: creds.client_id.to_string(),
         fast_secret: creds.secret.expose_secret().to_owned(),
+    }
+}
+
+/// The answer of a future that is ready at once, as every call into the memory store is.
+pub fn at_once<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("the memory store answers at once"),
+    }
+}
+
+/// Registers `client` in `store`, replacing a client with the same id.
+pub fn register(store: &MemoryStore, client: Client) {
+    if !at_once(store.replace_client(&client)).unwrap() {
+        at_once(store.register_client(&client)).unwrap();
+    }
+}
+
+impl Fixture {
+    /// Registers `client`, replacing a client with the same id.
+    pub fn register(&self, client: Client) {
+        register(&self.store, client);
+    }
+
+    /// Removes a client; answers whether there was one.
+    pub fn remove_client(&self, client_id: &str) -> bool {
+        at_once(self.store.remove_client(client_id)).unwrap()
     }
 }
 
@@ -231,8 +260,8 @@ impl Fixture {
 
     /// Whether the issuer still honours `access_token`.
     pub async fn access_is_active(&self, access_token: &str) -> bool {
-        self.tokens
-            .find_access_token(&AccessToken::new(access_token), self.clock.now())
+        self.store
+            .find_access_token(&AccessToken::new(access_token).digest(), self.clock.now())
             .await
             .unwrap()
             .is_some()
