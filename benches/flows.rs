@@ -169,7 +169,7 @@ fn authorize(c: &mut Criterion) {
                     assert_eq!(response.status(), 303);
                     response
                 });
-                let (access, _, codes) = bench.tokens.len();
+                let (access, _, codes) = bench.tokens.token_counts();
                 let issued = if name == "implicit" { access } else { codes };
                 assert_eq!(issued, iters as usize, "one code or token each");
                 elapsed
@@ -229,13 +229,13 @@ fn token_batch(
     iters: u64,
     requests: &[http::Request<String>],
 ) -> Duration {
-    let (access, _, _) = bench.tokens.len();
+    let (access, _, _) = bench.tokens.token_counts();
     let elapsed = time_cycled(rt, iters, requests, async |r| {
         let response = bench.server.token(r).await;
         assert_eq!(response.status(), 200);
         response
     });
-    let (access_after, _, _) = bench.tokens.len();
+    let (access_after, _, _) = bench.tokens.token_counts();
     assert_eq!(access_after, access + iters as usize, "one token each");
     elapsed
 }
@@ -345,7 +345,7 @@ fn client_credentials(c: &mut Criterion) {
                 response
             });
             for fresh in &servers {
-                assert_eq!(fresh.tokens.len().0, 1);
+                assert_eq!(fresh.tokens.token_counts().0, 1);
             }
             elapsed
         })
@@ -486,13 +486,13 @@ fn revoke(c: &mut Criterion) {
                 access_token(&bench.confidential_tokens().await)
             });
             let requests = requests_round(&tokens, iters, |t| bench.revoke_request(t));
-            let (access, _, _) = bench.tokens.len();
+            let (access, _, _) = bench.tokens.token_counts();
             let elapsed = time_each(&rt, &requests, async |r| {
                 let response = bench.server.revoke(r).await;
                 assert_eq!(response.status(), 200);
                 response
             });
-            let (access_after, _, _) = bench.tokens.len();
+            let (access_after, _, _) = bench.tokens.token_counts();
             assert_eq!(access_after + iters as usize, access, "each one removed");
             elapsed
         })

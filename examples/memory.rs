@@ -1,6 +1,6 @@
 //! How much memory the in-memory token store takes per live access token, all-in.
 //!
-//! Fills a `MemoryTokenIssuer` through grantor's own endpoints with 100,000 refresh families
+//! Fills a `MemoryStore` through grantor's own endpoints with 100,000 refresh families
 //! (the whole code flow: authorize, approve, exchange; each family holds an access token, a
 //! refresh token and the redeemed code, remembered for replay detection), then brings the live
 //! access tokens to 1,000,000 in one of two ways:
@@ -23,7 +23,7 @@
 //! is at most 250 bytes per access token, all-in.
 
 use std::process::Command;
-use std::sync::Arc;
+
 use std::time::Instant;
 
 use base64::Engine as _;
@@ -65,43 +65,36 @@ fn json(response: &http::Response<String>) -> serde_json::Value {
 /// A server over the in-memory stores with one confidential client and one user.
 struct Setup {
     server: AuthorizationServer,
-    tokens: Arc<MemoryTokenIssuer>,
+    tokens: MemoryStore,
     alice: User,
     basic: String,
     authorize: http::Request<String>,
 }
 
-fn setup() -> Setup {
+async fn setup() -> Setup {
     let creds = ClientCredentials::generate().expect("credentials");
-    let clients = MemoryClientStore::new();
-    clients.insert(
-        Client::confidential(creds.client_id.as_str(), creds.verifier)
-            .redirect_uri("https://app.example/cb")
-            .grant_types([
-                GrantType::AuthorizationCode,
-                GrantType::RefreshToken,
-                GrantType::ClientCredentials,
-            ])
-            .scopes("profile email")
-            .default_scope("profile")
-            .approval(Approval::NotRequired)
-            .build()
-            .expect("client"),
-    );
+    let store = MemoryStore::new();
+    let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
+        .redirect_uri("https://app.example/cb")
+        .grant_types([
+            GrantType::AuthorizationCode,
+            GrantType::RefreshToken,
+            GrantType::ClientCredentials,
+        ])
+        .scopes("profile email")
+        .default_scope("profile")
+        .approval(Approval::NotRequired)
+        .build()
+        .expect("client");
+    store.register_client(&client).await.expect("a new client");
     // The password is never checked here: a stored hash stands in for Argon2id's output.
-    let users = MemoryUserStore::new();
-    let alice = users
-        .insert(
-            User::new(UserId::new("alice-0001"), "alice@example.com"),
-            "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$aGFzaA".to_owned(),
-        )
-        .expect("user");
-    let tokens = Arc::new(MemoryTokenIssuer::new());
+    let alice = User::new(UserId::new("alice-0001"), "alice@example.com");
+    let hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$aGFzaA";
+    store.insert_user(&alice, hash).await.expect("user");
+    let tokens = store.clone();
     let server = AuthorizationServer::builder()
         .issuer("https://auth.example")
-        .clients(Arc::new(clients))
-        .users(Arc::new(users))
-        .tokens(tokens.clone())
+        .store(store)
         .build()
         .expect("server");
     let basic = format!(
@@ -167,7 +160,7 @@ impl Setup {
 }
 
 async fn run(mode: &str, families: usize) {
-    let s = setup();
+    let s = setup().await;
     let access_total = families * PER_FAMILY;
     let base = rss_bytes();
     println!(
@@ -203,7 +196,7 @@ async fn run(mode: &str, families: usize) {
         other => panic!("unknown mode {other:?}: client-credentials or refresh"),
     }
     let after = rss_bytes();
-    let (access, refresh, codes) = s.tokens.len();
+    let (access, refresh, codes) = s.tokens.token_counts();
     assert_eq!((access, codes), (access_total, families));
     if mode == "client-credentials" {
         println!(

@@ -6,8 +6,20 @@
 //! is allowed, what is issued, and what goes back on the wire.
 //!
 //! Handlers take an [`http::Request`] with any byte body and return a ready
-//! [`http::Response`]: a redirect, token JSON, or an RFC error. The host plugs in three async
-//! seams, [`ClientStore`], [`UserStore`] and [`TokenIssuer`], or uses the in-memory ones.
+//! [`http::Response`]: a redirect, token JSON, or an RFC error. The host plugs in its stores
+//! through the async seams of [`store`] ([`ClientStore`](store::ClientStore),
+//! [`UserStore`](store::UserStore), [`TokenIssuer`](store::TokenIssuer), and the sign-in
+//! sessions and attempt counters every node shares), or uses [`MemoryStore`] or the SQL stores.
+//!
+//! ## The modules
+//!
+//! A request goes one way: `endpoint` (private) parses bytes into typed requests and renders
+//! outcomes into responses, the only place that knows HTTP, JSON and form encoding; `grant`
+//! (private) decides, one file per grant, calling only the stores it uses; [`store`] holds the
+//! seams those stores implement, their records and, with feature `test-util`, the contract
+//! suite a store of your own can run. `mint` (private) draws every code, token, `jti` and
+//! session id from one CSPRNG function. [`memory`] and `sql` (features `sqlite`, `postgres`) are
+//! grantor's stores; [`signin`] drives the host's sign-in pages over the session seam.
 //!
 //! ## The authorization code flow
 //!
@@ -17,26 +29,22 @@
 //! use base64::Engine as _;
 //! use grantor::*;
 //!
-//! // Registration: a confidential client and a user.
+//! // Registration: a confidential client and a user, through the admin API every store has.
+//! let store = MemoryStore::new();
 //! let creds = ClientCredentials::generate().unwrap();
-//! let clients = MemoryClientStore::new();
-//! clients.insert(
-//!     Client::confidential(creds.client_id.as_str(), creds.verifier)
-//!         .redirect_uri("https://app.example/callback")
-//!         .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
-//!         .scopes("profile email")
-//!         .approval(Approval::NotRequired)
-//!         .build()
-//!         .unwrap(),
-//! );
-//! let users = MemoryUserStore::new();
-//! let alice = users.add("alice@example.com", &Password::new("alice-password-1")).unwrap();
+//! let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
+//!     .redirect_uri("https://app.example/callback")
+//!     .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
+//!     .scopes("profile email")
+//!     .approval(Approval::NotRequired)
+//!     .build()
+//!     .unwrap();
+//! store.register_client(&client).await.unwrap();
+//! let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
 //!
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
-//!     .clients(Arc::new(clients))
-//!     .users(Arc::new(users))
-//!     .tokens(Arc::new(MemoryTokenIssuer::new()))
+//!     .store(store)
 //!     .build()
 //!     .unwrap();
 //!
@@ -123,7 +131,9 @@ pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use memory::MemoryStore;
 pub use pkce::{CodeChallenge, CodeChallengeMethod};
 pub use scope::{Scope, ScopeError};
-pub use secret::{AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken, SecretDigest};
+pub use secret::{
+    AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken, SecretDigest,
+};
 pub use server::AuthorizationServer;
 pub use signin::{SignInFlow, Step};
 pub use store::{AccessGrant, Admin, AdminError, User, UserId};

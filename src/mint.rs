@@ -16,7 +16,9 @@ pub(crate) fn code() -> Result<AuthorizationCode, StoreError> {
 
 /// A new access token and, when asked, a refresh token: 256 bits each, cut from one draw of the
 /// CSPRNG (one `getrandom` call), their digests computed at once.
-pub(crate) fn tokens(with_refresh: bool) -> Result<(AccessToken, Option<RefreshToken>), StoreError> {
+pub(crate) fn tokens(
+    with_refresh: bool,
+) -> Result<(AccessToken, Option<RefreshToken>), StoreError> {
     let draw = random_bytes::<64>()?;
     let access = AccessToken::hashed(base64url(&draw[..32]));
     let refresh = with_refresh.then(|| RefreshToken::hashed(base64url(&draw[32..])));

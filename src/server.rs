@@ -82,6 +82,17 @@ impl Inner {
 
 impl AuthorizationServer {
     /// Starts configuring a server.
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.issuer(), "https://auth.example");
+    /// ```
     pub fn builder() -> AuthorizationServerBuilder {
         AuthorizationServerBuilder::default()
     }
@@ -92,6 +103,31 @@ impl AuthorizationServer {
     /// authorization for the host's sign-in page; [`Authorize::Redirect`], an error the client
     /// receives at its redirect URI; [`Authorize::Reject`], an error the host shows without
     /// redirecting (unknown client, bad or unregistered redirect URI).
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let request = http::Request::get(
+    ///     "/api/oauth/authorize?response_type=code&client_id=app\
+    ///      &redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=xyz",
+    /// )
+    /// .body("")
+    /// .unwrap();
+    /// match server.authorize(&request).await {
+    ///     Authorize::SignIn(pending) => assert_eq!(pending.client().id().as_str(), "app"),
+    ///     Authorize::Redirect(response) => panic!("an error for the client: {response:?}"),
+    ///     Authorize::Reject(error) => panic!("an error page: {error}"),
+    /// }
+    /// # }
+    /// ```
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
         authorize::authorize(&self.inner, request).await
     }
@@ -100,6 +136,27 @@ impl AuthorizationServer {
     /// [`PendingAuthorization::needs_approval`]) with the signed-in user and their decision:
     /// the redirect to the client with a `code`, the implicit grant's token in the fragment, or
     /// an error such as `access_denied`.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let request = http::Request::get("/api/oauth/authorize?response_type=code&client_id=app&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=xyz").body("").unwrap();
+    /// let Authorize::SignIn(pending) = server.authorize(&request).await else { panic!() };
+    /// // The host's sign-in page signed Alice in, and she approved.
+    /// let response = server.decide(pending, alice.id(), Decision::Approve).await;
+    /// assert_eq!(response.status(), 303);
+    /// let location = response.headers()["location"].to_str().unwrap();
+    /// assert!(location.starts_with("https://app.example/cb?code="));
+    /// # }
+    /// ```
     pub async fn decide(
         &self,
         pending: PendingAuthorization,
@@ -111,6 +168,28 @@ impl AuthorizationServer {
 
     /// The token endpoint (RFC 6749 §3.2): every grant, always a ready response (token JSON or
     /// an RFC 6749 §5.2 error).
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let request = http::Request::post("/api/oauth/token")
+    ///     .header("authorization", basic)
+    ///     .header("content-type", "application/x-www-form-urlencoded")
+    ///     .body("grant_type=client_credentials")
+    ///     .unwrap();
+    /// let response = server.token(&request).await;
+    /// assert_eq!(response.status(), 200);
+    /// assert!(response.body().contains("\"token_type\":\"bearer\""));
+    /// # }
+    /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         token::token(&self.inner, request).await
     }
@@ -118,6 +197,26 @@ impl AuthorizationServer {
     /// Token revocation (RFC 7009), `POST`: a client revokes its own access or refresh token.
     /// Revoking a refresh token revokes its family and the access tokens issued from it.
     /// Unknown tokens, and other clients' tokens, answer 200 and are left alone.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let request = http::Request::post("/api/oauth/revoke")
+    ///     .header("authorization", basic)
+    ///     .header("content-type", "application/x-www-form-urlencoded")
+    ///     .body("token=an-unknown-token")
+    ///     .unwrap();
+    /// assert_eq!(server.revoke(&request).await.status(), 200);
+    /// # }
+    /// ```
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         revoke::revoke(&self.inner, request).await
     }
@@ -125,6 +224,26 @@ impl AuthorizationServer {
     /// Token introspection (RFC 7662), `POST`, client authentication required: an active
     /// token's `scope`, `client_id`, `username`, `token_type`, `exp`, `iat`, `sub`, `jti`;
     /// anything else is exactly `{"active":false}`.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let request = http::Request::post("/api/oauth/introspect")
+    ///     .header("authorization", basic)
+    ///     .header("content-type", "application/x-www-form-urlencoded")
+    ///     .body("token=an-unknown-token")
+    ///     .unwrap();
+    /// assert_eq!(server.introspect(&request).await.body(), r#"{"active":false}"#);
+    /// # }
+    /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         introspect::introspect(&self.inner, request).await
     }
@@ -135,6 +254,25 @@ impl AuthorizationServer {
     /// credentials, 401 `invalid_token` for a bad, expired or revoked token, 403
     /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
     /// header.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let request = http::Request::get("/api/me").body(()).unwrap();
+    /// let required = Scope::parse("profile").unwrap();
+    /// let refusal = server.bearer(&request, Some(&required)).await.unwrap_err();
+    /// assert_eq!(refusal.status(), 401);
+    /// assert_eq!(refusal.headers()["www-authenticate"], "Bearer realm=\"https://auth.example\"");
+    /// # }
+    /// ```
     pub async fn bearer<B>(
         &self,
         request: &Request<B>,
@@ -144,6 +282,24 @@ impl AuthorizationServer {
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("authorization", "Bearer not-a-live-token".parse().unwrap());
+    /// let refusal = server.bearer_headers(&headers, None).await.unwrap_err();
+    /// assert_eq!(refusal.status(), 401);
+    /// # }
+    /// ```
     pub async fn bearer_headers(
         &self,
         headers: &HeaderMap,
@@ -154,23 +310,86 @@ impl AuthorizationServer {
 
     /// The authorization server metadata (RFC 8414) as `application/json`, for
     /// `GET /.well-known/oauth-authorization-server`.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let metadata: serde_json::Value = serde_json::from_str(server.metadata().body()).unwrap();
+    /// assert_eq!(metadata["token_endpoint"], "https://auth.example/api/oauth/token");
+    /// # }
+    /// ```
     pub fn metadata(&self) -> Response<String> {
         metadata::document(&self.inner.config)
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this
     /// size answers with [`AuthorizationServer::payload_too_large`].
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// assert_eq!(server.max_body_bytes(), 16 * 1024);
+    /// # }
+    /// ```
     pub fn max_body_bytes(&self) -> usize {
         self.inner.config.limits.max_input
     }
 
     /// The 413 `invalid_request` answer for a body over [`AuthorizationServer::max_body_bytes`],
     /// for hosts that cap the body while reading it.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// let response = server.payload_too_large();
+    /// assert_eq!(response.status(), 413);
+    /// assert!(response.body().contains("invalid_request"));
+    /// # }
+    /// ```
     pub fn payload_too_large(&self) -> Response<String> {
         crate::endpoint::payload_too_large(&self.inner)
     }
 
     /// The issuer identifier this server was built with.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let store = MemoryStore::new();
+    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
+    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
+    /// #     .approval(Approval::NotRequired).build().unwrap();
+    /// # store.register_client(&client).await.unwrap();
+    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
+    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// assert_eq!(server.issuer(), "https://auth.example");
+    /// # }
+    /// ```
     pub fn issuer(&self) -> &str {
         &self.inner.config.issuer
     }
@@ -183,4 +402,3 @@ impl fmt::Debug for AuthorizationServer {
             .finish_non_exhaustive()
     }
 }
-

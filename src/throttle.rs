@@ -48,7 +48,9 @@ impl SignInThrottle {
     /// How long until an account with `attempts` may try again; `None` if it may now.
     pub(crate) fn wait(&self, attempts: Option<Attempts>, now: UnixTime) -> Option<Duration> {
         let attempts = attempts.filter(|a| a.count >= self.max_failures)?;
-        Some(Duration::from_secs(now.seconds_until(attempts.resets_at).max(1)))
+        Some(Duration::from_secs(
+            now.seconds_until(attempts.resets_at).max(1),
+        ))
     }
 }
 

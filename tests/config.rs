@@ -110,7 +110,9 @@ async fn secrets_never_appear_in_debug_output() {
         f.server,
         AccessToken::new(access.clone()),
         Password::new(ALICE_PASSWORD),
-        grantor::store::ClientStore::find_client(&f.store, "demo-client").await.unwrap(),
+        grantor::store::ClientStore::find_client(&f.store, "demo-client")
+            .await
+            .unwrap(),
     );
     for secret in [
         creds.secret.expose_secret(),

@@ -5,7 +5,7 @@
 //! made beforehand, untimed, through grantor's own endpoints.
 #![allow(dead_code)]
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -35,25 +35,36 @@ pub fn runtime() -> Runtime {
         .expect("a tokio runtime")
 }
 
+/// The answer of a future that is ready at once, as the memory store's admin calls are.
+fn at_once<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("the memory store answers at once"),
+    }
+}
+
+fn register(store: &MemoryStore, client: Client) {
+    at_once(store.register_client(&client)).expect("a new client");
+}
+
 /// What is slow to make (Argon2id hashes), made once per process.
 struct Seed {
-    users: Arc<MemoryUserStore>,
     alice: User,
+    alice_hash: String,
     legacy_verifier: SecretVerifier,
 }
 
 fn seed() -> &'static Seed {
     static SEED: OnceLock<Seed> = OnceLock::new();
     SEED.get_or_init(|| {
-        let users = Arc::new(MemoryUserStore::new());
-        let alice = users
-            .add(ALICE, &Password::new(ALICE_PASSWORD))
-            .expect("alice");
+        let alice_hash = grantor::hash::hash_password(ALICE_PASSWORD).expect("a hash");
         let legacy_verifier =
             SecretVerifier::argon2id(&ClientSecret::new(LEGACY_SECRET)).expect("an Argon2id hash");
         Seed {
-            users,
-            alice,
+            alice: User::new(UserId::new("alice"), ALICE),
+            alice_hash,
             legacy_verifier,
         }
     })
@@ -66,7 +77,8 @@ fn seed() -> &'static Seed {
 /// (Argon2id verifier, client credentials). No client needs an approval page.
 pub struct Bench {
     pub server: AuthorizationServer,
-    pub tokens: Arc<MemoryTokenIssuer>,
+    /// Every seam: `token_counts` tells what it holds.
+    pub tokens: MemoryStore,
     pub alice: User,
     pub conf_id: String,
     /// `Basic base64(id:secret)` of the digest-verified client.
@@ -84,9 +96,12 @@ impl Default for Bench {
 impl Bench {
     pub fn new() -> Self {
         let seed = seed();
-        let clients = MemoryClientStore::new();
+        let store = MemoryStore::new();
+        at_once(store.insert_user(&seed.alice, &seed.alice_hash)).expect("alice");
+        let clients = &store;
         let creds = ClientCredentials::generate().expect("credentials");
-        clients.insert(
+        register(
+            clients,
             Client::confidential(creds.client_id.as_str(), creds.verifier)
                 .redirect_uri(REDIRECT)
                 .grant_types(GrantType::ALL)
@@ -96,7 +111,8 @@ impl Bench {
                 .build()
                 .expect("confidential client"),
         );
-        clients.insert(
+        register(
+            clients,
             Client::public(PUBLIC_ID)
                 .redirect_uri(REDIRECT)
                 .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
@@ -105,19 +121,18 @@ impl Bench {
                 .build()
                 .expect("public client"),
         );
-        clients.insert(
+        register(
+            clients,
             Client::confidential(LEGACY_ID, seed.legacy_verifier.clone())
                 .grant_types([GrantType::ClientCredentials])
                 .scopes("profile email")
                 .build()
                 .expect("legacy client"),
         );
-        let tokens = Arc::new(MemoryTokenIssuer::new());
+        let tokens = store.clone();
         let server = AuthorizationServer::builder()
             .issuer(ISSUER)
-            .clients(Arc::new(clients))
-            .users(seed.users.clone())
-            .tokens(tokens.clone())
+            .store(store)
             // Codes are prepared in batches before they are redeemed: give them the longest
             // lifetime RFC 6749 allows so a slow batch cannot expire.
             .code_lifetime(MAX_CODE_LIFETIME)

@@ -136,7 +136,6 @@ impl JsonObject {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

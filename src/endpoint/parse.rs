@@ -7,9 +7,7 @@ use super::form::Form;
 use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce;
-use crate::request::{
-    AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, Unreadable,
-};
+use crate::request::{AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, Unreadable};
 use crate::secret::{AccessToken, AuthorizationCode, Password, RefreshToken};
 
 /// How the client of a token, revocation or introspection request authenticates: HTTP Basic,
@@ -153,10 +151,23 @@ mod tests {
     #[test]
     fn each_grant_type_reads_its_own_parameters() {
         read("grant_type=refresh_token&refresh_token=r&scope=a", |r| {
-            assert!(matches!(r, Ok(TokenRequest::RefreshToken { scope: Some("a"), .. })));
+            assert!(matches!(
+                r,
+                Ok(TokenRequest::RefreshToken {
+                    scope: Some("a"),
+                    ..
+                })
+            ));
         });
         read("grant_type=password&username=u&password=p", |r| {
-            assert!(matches!(r, Ok(TokenRequest::Password { username: "u", scope: None, .. })));
+            assert!(matches!(
+                r,
+                Ok(TokenRequest::Password {
+                    username: "u",
+                    scope: None,
+                    ..
+                })
+            ));
         });
         read("grant_type=client_credentials", |r| {
             assert_eq!(r.unwrap().grant_type(), GrantType::ClientCredentials);

@@ -55,12 +55,15 @@ pub(crate) async fn from_session(
     let corrupt = || OAuthError::from(StoreError::failed("a stored sign-in session is malformed"));
     let stored: Stored = serde_json::from_str(text).map_err(|_| corrupt())?;
     ClientId::new(&stored.client_id).map_err(|_| corrupt())?;
-    let client = clients.find_client(&stored.client_id).await?.ok_or_else(|| {
-        OAuthError::new(
-            ErrorCode::InvalidRequest,
-            "the client is no longer registered",
-        )
-    })?;
+    let client = clients
+        .find_client(&stored.client_id)
+        .await?
+        .ok_or_else(|| {
+            OAuthError::new(
+                ErrorCode::InvalidRequest,
+                "the client is no longer registered",
+            )
+        })?;
     let response_type = match stored.response_type.as_str() {
         "code" => ResponseType::Code,
         "token" => ResponseType::Token,

@@ -81,4 +81,3 @@ pub(crate) fn log(error: &OAuthError) {
         tracing::error!(code = %error.code(), cause = %source, "grantor: store failure");
     }
 }
-

@@ -19,7 +19,11 @@ pub(crate) async fn issue_code(
     now: UnixTime,
 ) -> Result<AuthorizationCode, OAuthError> {
     let grant = CodeGrant::new(
-        Authorization::new(pending.client.id().clone(), Some(user), pending.scope.clone()),
+        Authorization::new(
+            pending.client.id().clone(),
+            Some(user),
+            pending.scope.clone(),
+        ),
         pending.redirect_uri.clone(),
         pending.code_challenge.clone(),
         now,
@@ -27,7 +31,10 @@ pub(crate) async fn issue_code(
     );
     let code = mint::code()?;
     let family = mint::family_id()?;
-    issuer.store.insert_code(&code.digest(), family, grant).await?;
+    issuer
+        .store
+        .insert_code(&code.digest(), family, grant)
+        .await?;
     Ok(code)
 }
 
@@ -45,7 +52,11 @@ pub(crate) async fn exchange(
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     // Consumed before any other check: a code presented once is spent, whoever presented it.
-    let (grant, family) = match issuer.store.redeem_code(&request.code.digest(), now).await? {
+    let (grant, family) = match issuer
+        .store
+        .redeem_code(&request.code.digest(), now)
+        .await?
+    {
         CodeRedemption::Redeemed { grant, family } => (grant, family),
         CodeRedemption::Replayed { family } => {
             // RFC 6749 §4.1.2: a code used twice revokes what it was exchanged for.

@@ -146,17 +146,15 @@ pub(crate) async fn validate<'r>(
         state: request.state,
     };
     match check(pkce, request, &client) {
-        Ok((response_type, scope, code_challenge)) => {
-            Validated::SignIn(PendingAuthorization {
-                client,
-                response_type,
-                redirect_uri: redirect_uri.to_owned(),
-                scope,
-                state: request.state.map(str::to_owned),
-                code_challenge,
-                created_at: now,
-            })
-        }
+        Ok((response_type, scope, code_challenge)) => Validated::SignIn(PendingAuthorization {
+            client,
+            response_type,
+            redirect_uri: redirect_uri.to_owned(),
+            scope,
+            state: request.state.map(str::to_owned),
+            code_challenge,
+            created_at: now,
+        }),
         Err(error) => Validated::Redirect(error, reply_to),
     }
 }
@@ -286,7 +284,10 @@ impl Decide<'_> {
         decision: Decision,
         now: UnixTime,
     ) -> Result<Answer, Refused> {
-        let current = self.clients.find_client(pending.client.id().as_str()).await?;
+        let current = self
+            .clients
+            .find_client(pending.client.id().as_str())
+            .await?;
         let Some(current) = current.filter(|c| c.has_redirect_uri(&pending.redirect_uri)) else {
             return Err(Refused::NotRedirectable(OAuthError::invalid_request(
                 "the client or its redirect URI is no longer registered",
@@ -325,9 +326,9 @@ impl Decide<'_> {
             OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
         })?;
         Ok(match pending.response_type {
-            ResponseType::Code => Answer::Code(
-                authorization_code::issue_code(self.issuer, pending, user, now).await?,
-            ),
+            ResponseType::Code => {
+                Answer::Code(authorization_code::issue_code(self.issuer, pending, user, now).await?)
+            }
             ResponseType::Token => {
                 Answer::Token(implicit::issue_token(self.issuer, pending, user, now).await?)
             }

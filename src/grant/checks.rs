@@ -136,32 +136,53 @@ mod tests {
         assert!(code_binding(&code(Some(CHALLENGE)), &app, cb, Some(VERIFIER)).is_ok());
         let invalid = Some(ErrorCode::InvalidGrant);
         let other = client("other");
-        assert_eq!(code_of(code_binding(&code(None), &other, cb, None)), invalid);
+        assert_eq!(
+            code_of(code_binding(&code(None), &other, cb, None)),
+            invalid
+        );
         let elsewhere = "https://app.example/other";
-        assert_eq!(code_of(code_binding(&code(None), &app, elsewhere, None)), invalid);
+        assert_eq!(
+            code_of(code_binding(&code(None), &app, elsewhere, None)),
+            invalid
+        );
         let pkce = code(Some(CHALLENGE));
         assert_eq!(code_of(code_binding(&pkce, &app, cb, None)), invalid);
         let wrong = Some("x".repeat(43));
-        assert_eq!(code_of(code_binding(&pkce, &app, cb, wrong.as_deref())), invalid);
+        assert_eq!(
+            code_of(code_binding(&pkce, &app, cb, wrong.as_deref())),
+            invalid
+        );
         // A verifier for a code issued without a challenge is a downgrade attempt.
-        assert_eq!(code_of(code_binding(&code(None), &app, cb, Some(VERIFIER))), invalid);
+        assert_eq!(
+            code_of(code_binding(&code(None), &app, cb, Some(VERIFIER))),
+            invalid
+        );
     }
 
     #[test]
     fn scopes_resolve_to_the_default_or_a_subset_of_the_registration() {
         let app = client("app");
         assert_eq!(resolve_scope(None, &app).unwrap().as_str(), "profile");
-        assert_eq!(resolve_scope(Some("email"), &app).unwrap().as_str(), "email");
+        assert_eq!(
+            resolve_scope(Some("email"), &app).unwrap().as_str(),
+            "email"
+        );
         let too_wide = resolve_scope(Some("email admin"), &app);
         assert_eq!(code_of(too_wide), Some(ErrorCode::InvalidScope));
-        assert_eq!(code_of(resolve_scope(Some("\"q"), &app)), Some(ErrorCode::InvalidScope));
+        assert_eq!(
+            code_of(resolve_scope(Some("\"q"), &app)),
+            Some(ErrorCode::InvalidScope)
+        );
     }
 
     #[test]
     fn a_refresh_may_narrow_the_scope_and_never_widen_it() {
         let granted = Scope::parse("email profile").unwrap();
         assert_eq!(narrow_scope(None, &granted).unwrap(), granted);
-        assert_eq!(narrow_scope(Some("email"), &granted).unwrap().as_str(), "email");
+        assert_eq!(
+            narrow_scope(Some("email"), &granted).unwrap().as_str(),
+            "email"
+        );
         let wider = narrow_scope(Some("email admin"), &granted);
         assert_eq!(code_of(wider), Some(ErrorCode::InvalidScope));
     }

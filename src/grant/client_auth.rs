@@ -13,8 +13,8 @@ use subtle::ConstantTimeEq as _;
 use crate::client::{Client, ClientId, Verifier};
 use crate::error::OAuthError;
 use crate::hash;
-use crate::secret::{SecretDigest, random_bytes};
 use crate::request::ClientAuth;
+use crate::secret::{SecretDigest, random_bytes};
 use crate::store::ClientStore;
 
 /// What client authentication needs: the registered clients and the cache of verified secrets.
@@ -27,7 +27,10 @@ pub(crate) struct Authenticator<'a> {
 impl Authenticator<'_> {
     /// The client the request authenticates as, its credentials checked: HTTP Basic for
     /// confidential clients, `client_id` alone for public ones.
-    pub(crate) async fn authenticate(&self, auth: ClientAuth<'_>) -> Result<Arc<Client>, OAuthError> {
+    pub(crate) async fn authenticate(
+        &self,
+        auth: ClientAuth<'_>,
+    ) -> Result<Arc<Client>, OAuthError> {
         match auth {
             ClientAuth::Basic(credentials) => {
                 let client = self.find(credentials.client_id()).await?;
@@ -58,7 +61,10 @@ impl Authenticator<'_> {
     }
 
     async fn find(&self, client_id: &str) -> Result<Arc<Client>, OAuthError> {
-        self.clients.find_client(client_id).await?.ok_or_else(failed)
+        self.clients
+            .find_client(client_id)
+            .await?
+            .ok_or_else(failed)
     }
 
     async fn verify(

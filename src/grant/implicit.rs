@@ -14,7 +14,10 @@ pub(crate) async fn issue_token(
     user: User,
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
-    let authorization =
-        Authorization::new(pending.client.id().clone(), Some(user), pending.scope.clone());
+    let authorization = Authorization::new(
+        pending.client.id().clone(),
+        Some(user),
+        pending.scope.clone(),
+    );
     issuer.issue(authorization, None, false, now).await
 }

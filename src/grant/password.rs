@@ -74,7 +74,12 @@ impl SignIn<'_> {
         if let Some(wait) = self.throttle.wait(attempts, now) {
             return Err(Failure::Problem(SignInProblem::Throttled(wait)));
         }
-        match self.users.authenticate(username, password).await.map_err(store)? {
+        match self
+            .users
+            .authenticate(username, password)
+            .await
+            .map_err(store)?
+        {
             Some(user) => {
                 self.attempts.clear_attempts(&key).await.map_err(store)?;
                 Ok(user)

@@ -35,7 +35,11 @@ pub(crate) async fn exchange(
     let authorization = Authorization::new(client_id, user, access_scope);
     let family = Family::Existing(grant.family);
     let (issued, successor) = issuer.mint(family, authorization, true, now)?;
-    match issuer.store.rotate_refresh_token(&digest, successor).await? {
+    match issuer
+        .store
+        .rotate_refresh_token(&digest, successor)
+        .await?
+    {
         Rotation::Rotated => Ok(issued),
         Rotation::Reused { family } => {
             issuer.revoke_after_replay(family).await?;

@@ -98,6 +98,9 @@ mod tests {
         assert_eq!(clients.len(), 200);
         assert!(!clients.put(&client("client-0-0", "email"), When::NotRegistered));
         assert!(clients.put(&client("client-0-0", "email"), When::Registered));
-        assert_eq!(clients.find("client-0-0").unwrap().scopes().as_str(), "email");
+        assert_eq!(
+            clients.find("client-0-0").unwrap().scopes().as_str(),
+            "email"
+        );
     }
 }

@@ -159,7 +159,10 @@ impl TokenIssuer for MemoryStore {
         token: &SecretDigest,
         successor: NewTokens,
     ) -> Result<Rotation, StoreError> {
-        self.parts.tokens.rotate_refresh_token(token, successor).await
+        self.parts
+            .tokens
+            .rotate_refresh_token(token, successor)
+            .await
     }
 
     async fn find_access_token(

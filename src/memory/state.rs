@@ -230,8 +230,15 @@ mod tests {
         assert!(held <= MAX_COUNTED_KEYS, "{held}");
         assert!(held >= MAX_COUNTED_KEYS - MAX_COUNTED_KEYS / 10, "{held}");
         assert!(counters.get("newcomer", later).is_some());
-        assert!(counters.get(&format!("k{}", MAX_COUNTED_KEYS - 1), later).is_some());
-        assert!(counters.get("k0", later).is_none(), "the oldest window went first");
+        assert!(
+            counters
+                .get(&format!("k{}", MAX_COUNTED_KEYS - 1), later)
+                .is_some()
+        );
+        assert!(
+            counters.get("k0", later).is_none(),
+            "the oldest window went first"
+        );
     }
 
     #[test]

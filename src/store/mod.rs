@@ -30,12 +30,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub(crate) use records::username_key;
 pub use records::{
     AccessGrant, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti,
     NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
 };
-pub(crate) use records::username_key;
-pub use state::{Attempts, AttemptCounter, Session, SessionStore, SingleUseStore};
+pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 
 use crate::client::Client;
 use crate::clock::UnixTime;

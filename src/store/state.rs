@@ -51,7 +51,10 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The authorization request may carry a `state` the client considers confidential.
         f.debug_struct("Session")
-            .field("authorization", &format_args!("<{} bytes>", self.authorization.len()))
+            .field(
+                "authorization",
+                &format_args!("<{} bytes>", self.authorization.len()),
+            )
             .field("csrf", &self.csrf)
             .field("user", &self.user)
             .field("expires_at", &self.expires_at)

@@ -52,15 +52,13 @@ struct Seed {
 /// Argon2id hashing is slow on purpose; hash the seed once per test binary.
 fn seed() -> &'static Seed {
     static SEED: OnceLock<Seed> = OnceLock::new();
-    SEED.get_or_init(|| {
-        Seed {
-            alice: User::new(UserId::new("alice-id"), ALICE),
-            bob: User::new(UserId::new("bob-id"), BOB),
-            alice_hash: grantor::hash::hash_password(ALICE_PASSWORD).unwrap(),
-            bob_hash: grantor::hash::hash_password(BOB_PASSWORD).unwrap(),
-            demo_verifier: SecretVerifier::argon2id(&ClientSecret::new("demo-secret")).unwrap(),
-            plain_verifier: SecretVerifier::argon2id(&ClientSecret::new("plain-secret")).unwrap(),
-        }
+    SEED.get_or_init(|| Seed {
+        alice: User::new(UserId::new("alice-id"), ALICE),
+        bob: User::new(UserId::new("bob-id"), BOB),
+        alice_hash: grantor::hash::hash_password(ALICE_PASSWORD).unwrap(),
+        bob_hash: grantor::hash::hash_password(BOB_PASSWORD).unwrap(),
+        demo_verifier: SecretVerifier::argon2id(&ClientSecret::new("demo-secret")).unwrap(),
+        plain_verifier: SecretVerifier::argon2id(&ClientSecret::new("plain-secret")).unwrap(),
     })
 }
 
@@ -83,7 +81,8 @@ pub fn fixture_with(
         GrantType::ClientCredentials,
     ];
     let with_redirects = |b: ClientBuilder| b.redirect_uri(REDIRECT).redirect_uri(OTHER_REDIRECT);
-    register(clients, 
+    register(
+        clients,
         with_redirects(Client::confidential(
             "demo-client",
             seed.demo_verifier.clone(),
@@ -95,7 +94,8 @@ pub fn fixture_with(
         .build()
         .unwrap(),
     );
-    register(clients, 
+    register(
+        clients,
         with_redirects(Client::confidential(
             "plain-client",
             seed.plain_verifier.clone(),
@@ -106,7 +106,8 @@ pub fn fixture_with(
         .build()
         .unwrap(),
     );
-    register(clients, 
+    register(
+        clients,
         with_redirects(Client::public("public-client"))
             .grant_types([GrantType::AuthorizationCode])
             .scopes("profile email")
@@ -115,7 +116,8 @@ pub fn fixture_with(
             .unwrap(),
     );
     let creds = ClientCredentials::generate().unwrap();
-    register(clients, 
+    register(
+        clients,
         with_redirects(Client::confidential(
             creds.client_id.as_str(),
             creds.verifier,

@@ -1,0 +1,139 @@
+//! The demo deployment of the contract: its clients and users, seeded into whichever store was
+//! chosen, and the hourly purge.
+
+use std::time::Duration;
+
+use grantor::store::{AttemptCounter, ClientStore, SessionStore, TokenIssuer, UserStore};
+use grantor::*;
+
+use super::settings::StoreChoice;
+
+pub(crate) const REDIRECTS: [&str; 2] = [
+    "http://127.0.0.1:8081/callback",
+    "http://localhost:8081/callback",
+];
+
+/// The contract's clients (only secret verifiers are kept).
+fn demo_clients() -> Result<Vec<Client>, Box<dyn std::error::Error>> {
+    let with_redirects = |b: ClientBuilder| {
+        REDIRECTS
+            .iter()
+            .fold(b, |b, uri| b.redirect_uri(*uri))
+            .scopes("profile email")
+    };
+    let demo_secret = SecretVerifier::argon2id(&ClientSecret::new("demo-secret"))?;
+    let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
+    Ok(vec![
+        with_redirects(Client::confidential("demo-client", demo_secret))
+            .name("Demo Client")
+            .grant_types(GrantType::ALL)
+            .approval(Approval::Required)
+            .build()?,
+        with_redirects(Client::confidential("plain-client", plain_secret))
+            .name("Plain Client")
+            .grant_types([GrantType::AuthorizationCode, GrantType::Password])
+            .approval(Approval::NotRequired)
+            .build()?,
+        with_redirects(Client::public("public-client"))
+            .name("Public Client")
+            .grant_types([GrantType::AuthorizationCode])
+            .approval(Approval::NotRequired)
+            .build()?,
+    ])
+}
+
+/// The contract's users and their passwords (only Argon2id hashes are kept).
+const USERS: [(&str, &str); 2] = [
+    ("alice@example.com", "alice-password-1"),
+    ("bob@example.com", "bob-password-2"),
+];
+
+/// Every seam the demo needs, and the admin API to seed it.
+pub trait DemoStore:
+    ClientStore + UserStore + TokenIssuer + SessionStore + AttemptCounter + Admin + Clone + 'static
+{
+}
+
+impl<S> DemoStore for S where
+    S: ClientStore
+        + UserStore
+        + TokenIssuer
+        + SessionStore
+        + AttemptCounter
+        + Admin
+        + Clone
+        + 'static
+{
+}
+
+/// Registers the contract's clients (re-registering them as they are) and adds the users that
+/// are missing, so any number of demo processes can share one database.
+async fn seed(store: &impl DemoStore) -> Result<(), Box<dyn std::error::Error>> {
+    for client in demo_clients()? {
+        if !store.replace_client(&client).await? {
+            match store.register_client(&client).await {
+                // Another process registered it meanwhile: the same client.
+                Ok(()) | Err(AdminError::ClientIdTaken) => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+    for (username, password) in USERS {
+        match store.add_user(username, &Password::new(password)).await {
+            Ok(_) | Err(AdminError::UsernameTaken) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Deletes what expired, hourly, from a task of its own.
+fn purge_hourly(store: impl DemoStore) {
+    tokio::spawn(async move {
+        let mut hourly = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            hourly.tick().await;
+            match store
+                .purge_expired(UnixTime::from(std::time::SystemTime::now()))
+                .await
+            {
+                Ok(rows) => tracing::info!(rows, "purged what expired"),
+                Err(error) => tracing::warn!(%error, "purging expired entries failed"),
+            }
+        }
+    });
+}
+
+/// Opens (and for SQL, migrates) the chosen store, seeds it, starts its hourly purge, and
+/// hands it to `builder` as every seam.
+pub async fn open(
+    choice: &StoreChoice,
+    builder: AuthorizationServerBuilder,
+) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
+    async fn ready(
+        store: impl DemoStore,
+        builder: AuthorizationServerBuilder,
+    ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
+        seed(&store).await?;
+        purge_hourly(store.clone());
+        Ok(builder.store(store))
+    }
+    match choice {
+        StoreChoice::Memory => ready(MemoryStore::new(), builder).await,
+        #[cfg(feature = "sqlite")]
+        StoreChoice::Sqlite(path) => {
+            let options = grantor::sql::sqlx::sqlite::SqliteConnectOptions::new().filename(path);
+            ready(
+                grantor::sql::SqliteStore::connect_with(options).await?,
+                builder,
+            )
+            .await
+        }
+        #[cfg(feature = "postgres")]
+        StoreChoice::Postgres(url) => {
+            ready(grantor::sql::PostgresStore::connect(url).await?, builder).await
+        }
+        #[allow(unreachable_patterns)]
+        other => Err(format!("this build has no {other} store").into()),
+    }
+}

@@ -1,0 +1,137 @@
+//! The demo's settings: flags and environment variables (flags win).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The demo's settings, from flags or the environment (flags win).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub addr: SocketAddr,
+    pub issuer: String,
+    pub code_ttl: Duration,
+    /// Where clients, users, codes and tokens live.
+    pub store: StoreChoice,
+}
+
+/// The demo's store: `--store memory|sqlite:PATH|postgres:URL` (`GRANTOR_STORE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// In memory: gone when the process stops.
+    Memory,
+    /// A SQLite file (feature `sqlite`).
+    Sqlite(String),
+    /// A PostgreSQL database, shared by any number of demo processes (feature `postgres`).
+    Postgres(String),
+}
+
+impl StoreChoice {
+    /// The default: a SQLite file in the OS temporary directory when built with the `sqlite`
+    /// feature (state survives restarts, nothing to install), else memory.
+    pub fn default_for_build() -> Self {
+        if cfg!(feature = "sqlite") {
+            let path = std::env::temp_dir().join("grantor-demo.sqlite3");
+            Self::Sqlite(path.to_string_lossy().into_owned())
+        } else {
+            Self::Memory
+        }
+    }
+
+    /// Parses `memory`, `sqlite:PATH` or `postgres:URL` (a bare `postgres://…` URL works too).
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let choice = if spec == "memory" {
+            Self::Memory
+        } else if let Some(path) = spec.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err("--store sqlite:PATH needs a path".to_owned());
+            }
+            Self::Sqlite(path.to_owned())
+        } else if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            Self::Postgres(spec.to_owned())
+        } else if let Some(url) = spec.strip_prefix("postgres:") {
+            Self::Postgres(url.to_owned())
+        } else {
+            return Err(format!(
+                "unknown store {spec:?}: use memory, sqlite:PATH or postgres:URL"
+            ));
+        };
+        let missing = match &choice {
+            Self::Sqlite(_) if !cfg!(feature = "sqlite") => Some("sqlite"),
+            Self::Postgres(_) if !cfg!(feature = "postgres") => Some("postgres"),
+            _ => None,
+        };
+        match missing {
+            Some(feature) => Err(format!(
+                "this build has no {feature} store; build it with --features {feature}"
+            )),
+            None => Ok(choice),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreChoice {
+    /// What the log says about the store (never a URL: it may hold a password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Memory => f.write_str("memory"),
+            Self::Sqlite(path) => write!(f, "sqlite file {path}"),
+            Self::Postgres(_) => f.write_str("postgres"),
+        }
+    }
+}
+
+impl Settings {
+    /// `--addr` / `GRANTOR_ADDR` (default 127.0.0.1:8080), `--issuer` / `GRANTOR_ISSUER`
+    /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60),
+    /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]).
+    pub fn from_args_and_env() -> Result<Self, String> {
+        let mut addr = std::env::var("GRANTOR_ADDR").ok();
+        let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
+        let mut code_ttl = std::env::var("GRANTOR_CODE_TTL").ok();
+        let mut store = std::env::var("GRANTOR_STORE").ok();
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            let (name, inline) = match arg.split_once('=') {
+                Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+                None => (arg.clone(), None),
+            };
+            let slot = match name.as_str() {
+                "--addr" => &mut addr,
+                "--issuer" => &mut issuer,
+                "--code-ttl" => &mut code_ttl,
+                "--store" => &mut store,
+                "-h" | "--help" => {
+                    return Err(
+                        "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
+                                [--store memory|sqlite:PATH|postgres:URL]\n\
+                                (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE)"
+                            .to_owned(),
+                    );
+                }
+                other => return Err(format!("unknown argument {other}; try --help")),
+            };
+            let value = inline.or_else(|| args.next());
+            *slot = Some(value.ok_or_else(|| format!("{name} needs a value"))?);
+        }
+        let addr: SocketAddr = addr
+            .as_deref()
+            .unwrap_or("127.0.0.1:8080")
+            .parse()
+            .map_err(|e| format!("bad address: {e}"))?;
+        let issuer = issuer.unwrap_or_else(|| format!("http://{addr}"));
+        let code_ttl = match code_ttl {
+            Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad code TTL: {e}"))?),
+            None => Duration::from_secs(60),
+        };
+        let store = match store {
+            Some(spec) => StoreChoice::parse(&spec)?,
+            None => StoreChoice::default_for_build(),
+        };
+        Ok(Self {
+            addr,
+            issuer,
+            code_ttl,
+            store,
+        })
+    }
+}
