@@ -2,6 +2,8 @@
 //! HTTP (`demo_http`, `demo_load`, `browser`).
 #![allow(dead_code)]
 
+pub mod http;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
