@@ -126,14 +126,11 @@ pub use config::{
     AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, PkcePolicy,
 };
 pub use endpoint::authorize::Authorize;
-pub use error::{ErrorCode, OAuthError, StoreError, StoreErrorKind};
+pub use error::{ErrorCode, OAuthError};
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use memory::MemoryStore;
-pub use pkce::{CodeChallenge, CodeChallengeMethod};
 pub use scope::{Scope, ScopeError};
-pub use secret::{
-    AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken, SecretDigest,
-};
+pub use secret::{ClientSecret, Password};
 pub use server::AuthorizationServer;
 pub use signin::{SignInFlow, Step};
 pub use store::{AccessGrant, Admin, AdminError, User, UserId};

@@ -9,25 +9,41 @@ use crate::secret::{
 };
 use crate::store::{FamilyId, Jti, UserId};
 
-/// A new authorization code: 256 bits, its digest computed at once (it is stored next).
-pub(crate) fn code() -> Result<AuthorizationCode, StoreError> {
-    Ok(AuthorizationCode::hashed(base64url(&random_bytes::<32>()?)))
+// Each operation draws once: the `getrandom` system call costs more than everything else of
+// minting together, so what one operation mints is cut from a single draw.
+
+/// A new authorization code (256 bits, its digest computed at once: it is stored next) and the
+/// id of the family it starts (128 bits), from one draw of the CSPRNG.
+pub(crate) fn code() -> Result<(AuthorizationCode, FamilyId), StoreError> {
+    let draw = random_bytes::<48>()?;
+    let code = AuthorizationCode::hashed(base64url(&draw[..32]));
+    Ok((code, family_id(&draw[32..])))
 }
 
-/// A new access token and, when asked, a refresh token: 256 bits each, cut from one draw of the
-/// CSPRNG (one `getrandom` call), their digests computed at once.
-pub(crate) fn tokens(
-    with_refresh: bool,
-) -> Result<(AccessToken, Option<RefreshToken>), StoreError> {
-    let draw = random_bytes::<64>()?;
-    let access = AccessToken::hashed(base64url(&draw[..32]));
-    let refresh = with_refresh.then(|| RefreshToken::hashed(base64url(&draw[32..])));
-    Ok((access, refresh))
+/// What issuing tokens mints, from one draw of the CSPRNG.
+pub(crate) struct Tokens {
+    /// 256 bits, digest computed.
+    pub(crate) access: AccessToken,
+    /// 256 bits, digest computed; when asked for.
+    pub(crate) refresh: Option<RefreshToken>,
+    /// 128 bits, for tokens that start a family of their own.
+    pub(crate) family: FamilyId,
 }
 
-/// A new family id: 128 random bits.
-pub(crate) fn family_id() -> Result<FamilyId, StoreError> {
-    Ok(FamilyId::from_bytes(random_bytes::<16>()?))
+/// A new access token, a refresh token when asked, and a family id.
+pub(crate) fn tokens(with_refresh: bool) -> Result<Tokens, StoreError> {
+    let draw = random_bytes::<80>()?;
+    Ok(Tokens {
+        access: AccessToken::hashed(base64url(&draw[..32])),
+        refresh: with_refresh.then(|| RefreshToken::hashed(base64url(&draw[32..64]))),
+        family: family_id(&draw[64..]),
+    })
+}
+
+fn family_id(bytes: &[u8]) -> FamilyId {
+    let mut id = [0u8; 16];
+    id.copy_from_slice(bytes);
+    FamilyId::from_bytes(id)
 }
 
 /// An access token's `jti`: the second half of its SHA-256 digest, in base64url (22
@@ -56,12 +72,16 @@ mod tests {
 
     #[test]
     fn minted_values_are_distinct_and_of_their_shape() {
-        let (access, refresh) = tokens(true).unwrap();
-        let refresh = refresh.unwrap();
-        assert_eq!(access.expose_secret().len(), 43);
-        assert_ne!(access.expose_secret(), refresh.expose_secret());
-        assert!(tokens(false).unwrap().1.is_none());
-        assert_ne!(family_id().unwrap(), family_id().unwrap());
+        let minted = tokens(true).unwrap();
+        let refresh = minted.refresh.unwrap();
+        assert_eq!(minted.access.expose_secret().len(), 43);
+        assert_ne!(minted.access.expose_secret(), refresh.expose_secret());
+        let again = tokens(false).unwrap();
+        assert!(again.refresh.is_none());
+        assert_ne!(minted.family, again.family);
+        let (code, family) = code().unwrap();
+        assert_eq!(code.expose_secret().len(), 43);
+        assert_ne!(family, minted.family);
         let (session, csrf) = session().unwrap();
         assert_eq!((session.len(), csrf.len()), (22, 22));
         assert_ne!(session, csrf);

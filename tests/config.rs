@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use grantor::store::AccessToken;
 use grantor::*;
 
 fn builder() -> AuthorizationServerBuilder {

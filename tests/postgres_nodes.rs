@@ -1,6 +1,9 @@
 //! Many nodes, one PostgreSQL database: `examples/axum_server` started as two processes over the
 //! same database, driven over real HTTP.
 //!
+//! - `a_browser_signs_in_across_nodes_and_the_throttle_counts_on_every_node`: the sign-in page
+//!   from node A, its form posted to node B, the approval on A, the code exchanged on B; ten
+//!   wrong passwords spread over both nodes lock the account on both.
 //! - `two_nodes_share_one_database`: a code issued on node A is redeemed on node B; 100
 //!   concurrent redemptions of one code, spread over both nodes, yield exactly one token; a
 //!   refresh token rotated on A is dead on B; a token revoked on B is refused on A.
@@ -124,6 +127,90 @@ async fn two_nodes_share_one_database() {
         StatusCode::UNAUTHORIZED,
         "revoked on B, refused on A"
     );
+
+    for node in [&a, &b] {
+        node.assert_alive_and_calm();
+    }
+    drop((a, b));
+    db.drop_schema().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A browser's sign-in across nodes
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_browser_signs_in_across_nodes_and_the_throttle_counts_on_every_node() {
+    use demo::http::{self as web, ALICE, BOB, CALLBACK, DEMO};
+    let test = "a_browser_signs_in_across_nodes_and_the_throttle_counts_on_every_node";
+    let Some(db) = Database::fresh(test).await else {
+        return;
+    };
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let (a, b) = (
+        Node::start_with("axum", &db.store()),
+        Node::start_with("actix", &db.store()),
+    );
+    // One browser: its session cookie goes to both nodes (cookies do not depend on the port).
+    let browser = web::browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("state", "across-nodes"),
+        ("scope", "profile"),
+    ];
+
+    // The sign-in page from A, the form posted to B, the approval on A.
+    let page = web::get(&browser, &web::authorize_url(&a.base, &params)).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let csrf = web::sign_in_form(&page);
+    let approval = web::sign_in(&browser, &b.base, &csrf, ALICE).await;
+    assert_eq!(approval.status, 200, "B knows A's session: {}", approval.body);
+    assert!(approval.body.contains("Allow access?"), "{}", approval.body);
+    let answer = web::decide(&browser, &a.base, &approval, "approve").await;
+    let query = web::callback_query(&answer);
+    assert_eq!(query["state"], "across-nodes");
+
+    // The code from A's approval is exchanged on B.
+    let exchange = [
+        ("grant_type", "authorization_code"),
+        ("code", query["code"].as_str()),
+        ("redirect_uri", CALLBACK),
+    ];
+    let tokens = web::assert_tokens(&web::token(&b.base, Some(DEMO), &exchange).await);
+    let me = web::me(&a.base, Some(web::access_token(&tokens))).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.json()["email"], ALICE.0);
+
+    // The session was used up on A: replaying the approval on B is refused.
+    let replay = web::decide(&browser, &b.base, &approval, "approve").await;
+    assert_eq!(replay.status, 400, "{}", replay.body);
+
+    // Ten wrong passwords for Bob, alternating nodes, lock his account on both: the throttle
+    // counts through the shared store, not per process.
+    let grant = |password| {
+        [
+            ("grant_type", "password"),
+            ("username", BOB.0),
+            ("password", password),
+        ]
+    };
+    for i in 0..10 {
+        let node = if i % 2 == 0 { &a } else { &b };
+        let reply = web::token(&node.base, Some(DEMO), &grant("not-bobs-password")).await;
+        web::assert_oauth_error(&reply, 400, "invalid_grant");
+    }
+    for node in [&a, &b] {
+        let reply = web::token(&node.base, Some(DEMO), &grant(BOB.1)).await;
+        web::assert_oauth_error(&reply, 400, "invalid_grant");
+        assert!(
+            reply.json()["error_description"]
+                .as_str()
+                .is_some_and(|d| d.contains("too many failed sign-ins")),
+            "{}",
+            reply.body
+        );
+    }
 
     for node in [&a, &b] {
         node.assert_alive_and_calm();

@@ -29,8 +29,7 @@ pub(crate) async fn issue_code(
         now,
         now.plus(issuer.lifetimes.code),
     );
-    let code = mint::code()?;
-    let family = mint::family_id()?;
+    let (code, family) = mint::code()?;
     issuer
         .store
         .insert_code(&code.digest(), family, grant)

@@ -125,25 +125,26 @@ impl Issuer<'_> {
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<Issued, OAuthError> {
-        let family = match family {
-            Some(id) => Family::Existing(id),
-            None => Family::New(mint::family_id()?),
-        };
         let (issued, record) = self.mint(family, authorization, with_refresh, now)?;
         self.store.insert_tokens(record).await?;
         Ok(issued)
     }
 
-    /// Mints an access token (and a refresh token when asked) for `authorization` in `family`:
-    /// what the client gets and what the store keeps.
+    /// Mints an access token (and a refresh token when asked) for `authorization`, in a new
+    /// family or in `family`: what the client gets and what the store keeps.
     pub(crate) fn mint(
         &self,
-        family: Family,
+        family: Option<FamilyId>,
         authorization: Authorization,
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<(Issued, NewTokens), OAuthError> {
-        let (access_token, refresh_token) = mint::tokens(with_refresh)?;
+        let minted = mint::tokens(with_refresh)?;
+        let family = match family {
+            Some(id) => Family::Existing(id),
+            None => Family::New(minted.family),
+        };
+        let (access_token, refresh_token) = (minted.access, minted.refresh);
         let access_expires_at = now.plus(self.lifetimes.access_token);
         let jti = mint::jti(&access_token.digest());
         let scope = authorization.scope.clone();

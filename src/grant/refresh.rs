@@ -6,7 +6,7 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::secret::RefreshToken;
-use crate::store::{Authorization, Family, Rotation};
+use crate::store::{Authorization, Rotation};
 
 pub(crate) async fn exchange(
     issuer: Issuer<'_>,
@@ -33,8 +33,7 @@ pub(crate) async fn exchange(
         client_id, user, ..
     } = grant.authorization;
     let authorization = Authorization::new(client_id, user, access_scope);
-    let family = Family::Existing(grant.family);
-    let (issued, successor) = issuer.mint(family, authorization, true, now)?;
+    let (issued, successor) = issuer.mint(Some(grant.family), authorization, true, now)?;
     match issuer
         .store
         .rotate_refresh_token(&digest, successor)

@@ -122,7 +122,6 @@ impl UserStore for MemoryStore {
     }
 }
 
-/// Forwards every method to the shared token maps.
 #[async_trait]
 impl TokenIssuer for MemoryStore {
     async fn insert_code(
@@ -131,7 +130,7 @@ impl TokenIssuer for MemoryStore {
         family: FamilyId,
         grant: CodeGrant,
     ) -> Result<(), StoreError> {
-        self.parts.tokens.insert_code(code, family, grant).await
+        self.parts.tokens.insert_code(code, family, grant)
     }
 
     async fn redeem_code(
@@ -139,11 +138,11 @@ impl TokenIssuer for MemoryStore {
         code: &SecretDigest,
         now: UnixTime,
     ) -> Result<CodeRedemption, StoreError> {
-        self.parts.tokens.redeem_code(code, now).await
+        self.parts.tokens.redeem_code(code, now)
     }
 
     async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
-        self.parts.tokens.insert_tokens(tokens).await
+        self.parts.tokens.insert_tokens(tokens)
     }
 
     async fn find_refresh_token(
@@ -151,7 +150,7 @@ impl TokenIssuer for MemoryStore {
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<RefreshGrant>, StoreError> {
-        self.parts.tokens.find_refresh_token(token, now).await
+        self.parts.tokens.find_refresh_token(token, now)
     }
 
     async fn rotate_refresh_token(
@@ -159,10 +158,7 @@ impl TokenIssuer for MemoryStore {
         token: &SecretDigest,
         successor: NewTokens,
     ) -> Result<Rotation, StoreError> {
-        self.parts
-            .tokens
-            .rotate_refresh_token(token, successor)
-            .await
+        self.parts.tokens.rotate_refresh_token(token, successor)
     }
 
     async fn find_access_token(
@@ -170,15 +166,15 @@ impl TokenIssuer for MemoryStore {
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
-        self.parts.tokens.find_access_token(token, now).await
+        self.parts.tokens.find_access_token(token, now)
     }
 
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
-        self.parts.tokens.revoke_access_token(token).await
+        self.parts.tokens.revoke_access_token(token)
     }
 
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
-        self.parts.tokens.revoke_family(family).await
+        self.parts.tokens.revoke_family(family)
     }
 }
 

@@ -252,7 +252,7 @@ mod tests {
         }
         let extra = SecretDigest::of("extra");
         let refused = sessions.insert(&extra, session(expires), T0).unwrap_err();
-        assert_eq!(refused.kind(), crate::StoreErrorKind::Unavailable);
+        assert_eq!(refused.kind(), crate::error::StoreErrorKind::Unavailable);
         let later = expires.plus(Duration::from_secs(1));
         let far = later.plus(Duration::from_secs(60));
         sessions.insert(&extra, session(far), later).unwrap();

@@ -1,10 +1,8 @@
-//! The in-memory [`TokenIssuer`]: codes and tokens under their SHA-256 digests in sharded maps.
+//! The in-memory token seam: codes and tokens under their SHA-256 digests in sharded maps.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
-
-use async_trait::async_trait;
 
 use super::{ShardKey, Sharded};
 use crate::client::ClientId;
@@ -15,7 +13,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
-    RefreshGrant, Rotation, TokenIssuer, User,
+    RefreshGrant, Rotation, User,
 };
 
 /// How long a redeemed code is remembered after its expiry, so that a late replay still revokes
@@ -278,9 +276,10 @@ impl Tokens {
     }
 }
 
-#[async_trait]
-impl TokenIssuer for Tokens {
-    async fn insert_code(
+/// The token seam's answers, synchronous: nothing here waits, so
+/// [`MemoryStore`](super::MemoryStore)'s `TokenIssuer` calls them without a future of their own.
+impl Tokens {
+    pub(crate) fn insert_code(
         &self,
         code: &SecretDigest,
         family: FamilyId,
@@ -304,7 +303,7 @@ impl TokenIssuer for Tokens {
         Ok(())
     }
 
-    async fn redeem_code(
+    pub(crate) fn redeem_code(
         &self,
         code: &SecretDigest,
         now: UnixTime,
@@ -341,7 +340,7 @@ impl TokenIssuer for Tokens {
         }))
     }
 
-    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+    pub(crate) fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
         let family = match tokens.family {
             Family::Existing(id) => self
                 .find_family(id)
@@ -361,7 +360,7 @@ impl TokenIssuer for Tokens {
         Ok(())
     }
 
-    async fn find_refresh_token(
+    pub(crate) fn find_refresh_token(
         &self,
         token: &SecretDigest,
         now: UnixTime,
@@ -380,7 +379,7 @@ impl TokenIssuer for Tokens {
         }))
     }
 
-    async fn rotate_refresh_token(
+    pub(crate) fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
         successor: NewTokens,
@@ -415,7 +414,7 @@ impl TokenIssuer for Tokens {
         Ok(Rotation::Rotated)
     }
 
-    async fn find_access_token(
+    pub(crate) fn find_access_token(
         &self,
         token: &SecretDigest,
         now: UnixTime,
@@ -433,13 +432,13 @@ impl TokenIssuer for Tokens {
         }))
     }
 
-    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
+    pub(crate) fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
         let key = Key::of(token);
         self.access.with(&key, |map| map.remove(&key));
         Ok(())
     }
 
-    async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
+    pub(crate) fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         if let Some(family) = self.find_family(family) {
             family.revoked.store(true, Ordering::Release);
         }

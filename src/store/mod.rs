@@ -31,6 +31,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub(crate) use records::username_key;
+
+// What crosses the seams besides the records: failures, digests, secrets and PKCE challenges.
+pub use crate::error::{StoreError, StoreErrorKind};
+pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
+pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use records::{
     AccessGrant, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti,
     NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
@@ -39,8 +44,8 @@ pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore}
 
 use crate::client::Client;
 use crate::clock::UnixTime;
-use crate::error::StoreError;
-use crate::secret::{Password, SecretDigest};
+
+use crate::secret::Password;
 
 /// Looks up registered clients.
 #[async_trait]
