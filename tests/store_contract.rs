@@ -24,12 +24,12 @@ mod threads;
 
 use std::io::Write as _;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use fixtures::NOW;
 use grantor::MemoryStore;
 use grantor::store::contract::{self, ContractStore};
-use grantor::store::{Authorization, CodeGrant, CodeRedemption, Family, Jti, NewTokens, User};
-use grantor::{ClientId, Scope, SecretDigest, UnixTime, UserId};
+use grantor::store::{CodeRedemption, Family};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_memory_store_keeps_the_contract() {
@@ -103,14 +103,6 @@ sql_rules! {
 // ---------------------------------------------------------------------------------------------
 // Concurrent code exchanges: all succeed; the rate is printed, never asserted
 
-const NOW: UnixTime = UnixTime::from_secs(1_800_000_000);
-
-fn authorization() -> Authorization {
-    let alice = User::new(UserId::new("u1"), "alice@example.com");
-    let scope = Scope::parse("profile email").unwrap();
-    Authorization::new(ClientId::new("client").unwrap(), Some(alice), scope)
-}
-
 /// Keeps `n` codes, then redeems each and keeps its tokens (access and refresh) from 16 tasks
 /// at once: the store work of one authorization code exchange. Prints exchanges per second.
 async fn code_exchange_throughput<S: ContractStore + Clone>(store: S, name: &str) {
@@ -120,19 +112,14 @@ async fn code_exchange_throughput<S: ContractStore + Clone>(store: S, name: &str
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(300);
-    let expires_at = NOW.plus(Duration::from_secs(60));
     let mut codes = Vec::with_capacity(n);
     for _ in 0..n {
-        let code = SecretDigest::of(&fixtures::unique_name("code"));
-        let family = family_id(&code);
-        let grant = CodeGrant::new(
-            authorization(),
-            "https://app.example/cb",
-            None,
-            NOW,
-            expires_at,
-        );
-        store.insert_code(&code, family, grant).await.unwrap();
+        let (_, code) = fixtures::secret("code");
+        let grant = fixtures::code_grant();
+        store
+            .insert_code(&code, fixtures::family_id(), grant)
+            .await
+            .unwrap();
         codes.push(code);
     }
     let codes = Arc::new(std::sync::Mutex::new(codes));
@@ -145,23 +132,12 @@ async fn code_exchange_throughput<S: ContractStore + Clone>(store: S, name: &str
                     let Some(code) = codes.lock().unwrap().pop() else {
                         return;
                     };
-                    let CodeRedemption::Redeemed { family, grant } =
+                    let CodeRedemption::Redeemed { family, .. } =
                         store.redeem_code(&code, NOW).await.unwrap()
                     else {
                         panic!("fresh codes redeem");
                     };
-                    let access = SecretDigest::of(&fixtures::unique_name("access"));
-                    let refresh = SecretDigest::of(&fixtures::unique_name("refresh"));
-                    let hour = NOW.plus(Duration::from_secs(3600));
-                    let tokens = NewTokens::new(
-                        Family::Existing(family),
-                        grant.authorization,
-                        NOW,
-                        access,
-                        Jti::new(fixtures::unique_name("jti")),
-                        hour,
-                    )
-                    .with_refresh_token(grantor::store::NewRefreshToken::new(refresh, hour));
+                    let (tokens, _) = fixtures::tokens(Family::Existing(family));
                     store.insert_tokens(tokens).await.unwrap();
                 }
             })
@@ -177,13 +153,6 @@ async fn code_exchange_throughput<S: ContractStore + Clone>(store: S, name: &str
         elapsed.as_secs_f64(),
         n as f64 / elapsed.as_secs_f64()
     );
-}
-
-/// A family id from the first half of a code's digest, as random as the code.
-fn family_id(code: &SecretDigest) -> grantor::store::FamilyId {
-    let mut id = [0u8; 16];
-    id.copy_from_slice(&code.as_bytes()[..16]);
-    grantor::store::FamilyId::from_bytes(id)
 }
 
 mod throughput {

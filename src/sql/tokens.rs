@@ -43,7 +43,7 @@ where
         let mut tx = self.begin_write().await?;
         // The family first: a code without its family would be refused as revoked. It lives as
         // long as the code's tombstone.
-        insert_family(&mut tx, family, &grant.authorization, forget_at).await?;
+        Self::insert_family(&mut tx, family, &grant.authorization, forget_at).await?;
         sqlx::query(text::INSERT_CODE)
             .bind(code.as_bytes().as_slice())
             .bind(id.as_slice())
@@ -96,14 +96,15 @@ where
         let mut tx = self.begin_write().await?;
         let generation = match tokens.family {
             Family::New(id) => {
-                insert_family(&mut tx, id, &tokens.authorization, tokens.expires_at()).await?;
+                Self::insert_family(&mut tx, id, &tokens.authorization, tokens.expires_at())
+                    .await?;
                 0
             }
-            Family::Existing(id) => extend_family(&mut tx, id, tokens.expires_at())
+            Family::Existing(id) => Self::extend_family(&mut tx, id, tokens.expires_at())
                 .await?
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
         };
-        insert_tokens(&mut tx, &tokens, generation).await?;
+        Self::keep_tokens(&mut tx, &tokens, generation).await?;
         tx.commit().await.map_err(store_error::<DB>)
     }
 
@@ -139,7 +140,7 @@ where
             .await
             .map_err(store_error::<DB>)?;
         if let Some(row) = rotated {
-            insert_tokens(&mut tx, &successor, row.generation).await?;
+            Self::keep_tokens(&mut tx, &successor, row.generation).await?;
             tx.commit().await.map_err(store_error::<DB>)?;
             return Ok(Rotation::Rotated);
         }
@@ -193,120 +194,94 @@ where
     }
 }
 
-impl<DB: Backend> SqlStore<DB> {
+impl<DB> SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
     /// Begins a transaction that will write (on SQLite, holding the write lock from the start).
-    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, DB>, StoreError> {
+    async fn begin_write(&self) -> Result<Transaction<'static, DB>, StoreError> {
         self.pool
             .begin_with(DB::BEGIN_WRITE)
             .await
             .map_err(store_error::<DB>)
     }
-}
 
-/// Starts family `id` for `authorization`, living until `expires_at`.
-async fn insert_family<DB>(
-    tx: &mut Transaction<'static, DB>,
-    id: FamilyId,
-    authorization: &Authorization,
-    expires_at: UnixTime,
-) -> Result<(), StoreError>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
-    let columns = AuthorizationColumns::of(authorization);
-    sqlx::query(text::INSERT_FAMILY)
-        .bind(id.to_bytes().as_slice())
-        .bind(columns.client_id)
-        .bind(columns.user_id)
-        .bind(columns.username)
-        .bind(columns.scope)
-        .bind(secs(expires_at))
-        .execute(&mut **tx)
-        .await
-        .map_err(store_error::<DB>)?;
-    Ok(())
-}
-
-/// Extends family `id` to live until `expires_at` at least; answers its current refresh
-/// generation, or `None` if there is no such family.
-async fn extend_family<DB>(
-    tx: &mut Transaction<'static, DB>,
-    id: FamilyId,
-    expires_at: UnixTime,
-) -> Result<Option<i64>, StoreError>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
-    let row: Option<GenerationRow> = sqlx::query_as(text::EXTEND_FAMILY)
-        .bind(id.to_bytes().as_slice())
-        .bind(secs(expires_at))
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(store_error::<DB>)?;
-    Ok(row.map(|row| row.generation))
-}
-
-/// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
-async fn insert_tokens<DB>(
-    tx: &mut Transaction<'static, DB>,
-    tokens: &NewTokens,
-    generation: i64,
-) -> Result<(), StoreError>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
-    let family = tokens.family.id().to_bytes();
-    let issued_at = secs(tokens.issued_at);
-    sqlx::query(text::INSERT_ACCESS)
-        .bind(tokens.access_token.as_bytes().as_slice())
-        .bind(family.as_slice())
-        .bind(tokens.authorization.scope.as_str())
-        .bind(tokens.jti.as_str())
-        .bind(issued_at)
-        .bind(secs(tokens.access_expires_at))
-        .execute(&mut **tx)
-        .await
-        .map_err(store_error::<DB>)?;
-    if let Some(refresh) = &tokens.refresh_token {
-        sqlx::query(text::INSERT_REFRESH)
-            .bind(refresh.digest.as_bytes().as_slice())
-            .bind(family.as_slice())
-            .bind(generation)
-            .bind(issued_at)
-            .bind(secs(refresh.expires_at))
+    /// Starts family `id` for `authorization`, living until `expires_at`.
+    async fn insert_family(
+        tx: &mut Transaction<'static, DB>,
+        id: FamilyId,
+        authorization: &Authorization,
+        expires_at: UnixTime,
+    ) -> Result<(), StoreError> {
+        let columns = AuthorizationColumns::of(authorization);
+        sqlx::query(text::INSERT_FAMILY)
+            .bind(id.to_bytes().as_slice())
+            .bind(columns.client_id)
+            .bind(columns.user_id)
+            .bind(columns.username)
+            .bind(columns.scope)
+            .bind(secs(expires_at))
             .execute(&mut **tx)
             .await
             .map_err(store_error::<DB>)?;
+        Ok(())
     }
-    Ok(())
+
+    /// Extends family `id` to live until `expires_at` at least; answers its current refresh
+    /// generation, or `None` if there is no such family.
+    async fn extend_family(
+        tx: &mut Transaction<'static, DB>,
+        id: FamilyId,
+        expires_at: UnixTime,
+    ) -> Result<Option<i64>, StoreError> {
+        let row: Option<GenerationRow> = sqlx::query_as(text::EXTEND_FAMILY)
+            .bind(id.to_bytes().as_slice())
+            .bind(secs(expires_at))
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.map(|row| row.generation))
+    }
+
+    /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
+    async fn keep_tokens(
+        tx: &mut Transaction<'static, DB>,
+        tokens: &NewTokens,
+        generation: i64,
+    ) -> Result<(), StoreError> {
+        let family = tokens.family.id().to_bytes();
+        let issued_at = secs(tokens.issued_at);
+        sqlx::query(text::INSERT_ACCESS)
+            .bind(tokens.access_token.as_bytes().as_slice())
+            .bind(family.as_slice())
+            .bind(tokens.authorization.scope.as_str())
+            .bind(tokens.jti.as_str())
+            .bind(issued_at)
+            .bind(secs(tokens.access_expires_at))
+            .execute(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        if let Some(refresh) = &tokens.refresh_token {
+            sqlx::query(text::INSERT_REFRESH)
+                .bind(refresh.digest.as_bytes().as_slice())
+                .bind(family.as_slice())
+                .bind(generation)
+                .bind(issued_at)
+                .bind(secs(refresh.expires_at))
+                .execute(&mut **tx)
+                .await
+                .map_err(store_error::<DB>)?;
+        }
+        Ok(())
+    }
 }

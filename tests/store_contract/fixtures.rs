@@ -1,5 +1,7 @@
 //! Fresh SQL stores for the contract and the SQL-only rules, and what those rules read of them.
 
+use std::time::Duration;
+
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use async_trait::async_trait;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -8,12 +10,66 @@ use grantor::StoreError;
 use grantor::sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::store::contract::ContractStore;
+use grantor::store::{
+    Authorization, CodeGrant, Family, FamilyId, Jti, NewRefreshToken, NewTokens, User,
+};
+use grantor::{ClientId, Scope, SecretDigest, UnixTime, UserId};
 
 /// Says on the terminal, past the test harness's output capture, that a test did not run.
 #[cfg(feature = "postgres")]
 pub fn skipped(test: &str, why: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+}
+
+/// The instant the tests start at.
+pub const NOW: UnixTime = UnixTime::from_secs(1_800_000_000);
+
+/// `NOW` plus `seconds`.
+pub fn at(seconds: u64) -> UnixTime {
+    NOW.plus(Duration::from_secs(seconds))
+}
+
+/// `client` authorized by Alice for `profile email`.
+pub fn authorization() -> Authorization {
+    let alice = User::new(UserId::new("u1"), "alice@example.com");
+    let scope = Scope::parse("profile email").unwrap();
+    Authorization::new(ClientId::new("client").unwrap(), Some(alice), scope)
+}
+
+/// A code for [`authorization`], redeemable for a minute.
+pub fn code_grant() -> CodeGrant {
+    CodeGrant::new(authorization(), "https://app.example/cb", None, NOW, at(60))
+}
+
+/// A new secret as grantor would mint one, and its digest.
+pub fn secret(what: &str) -> (String, SecretDigest) {
+    let secret = unique_name(what);
+    let digest = SecretDigest::of(&secret);
+    (secret, digest)
+}
+
+/// A new family id, as random as a digest.
+pub fn family_id() -> FamilyId {
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&secret("family").1.as_bytes()[..16]);
+    FamilyId::from_bytes(id)
+}
+
+/// An access token for an hour and a refresh token for a day in `family`, for
+/// [`authorization`], and the secrets they stand for (access, refresh).
+pub fn tokens(family: Family) -> (NewTokens, [(String, SecretDigest); 2]) {
+    let (access, refresh) = (secret("access"), secret("refresh"));
+    let record = NewTokens::new(
+        family,
+        authorization(),
+        NOW,
+        access.1,
+        Jti::new(unique_name("jti")),
+        at(3600),
+    )
+    .with_refresh_token(NewRefreshToken::new(refresh.1, at(86_400)));
+    (record, [access, refresh])
 }
 
 /// A name no other test of this run (or of a concurrent run) uses.

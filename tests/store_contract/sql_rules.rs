@@ -2,56 +2,13 @@
 
 use std::time::{Duration, Instant};
 
-use grantor::store::{
-    AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti, NewRefreshToken,
-    NewTokens, Rotation, Session, User, UserId,
-};
+use grantor::store::{AdminError, CodeRedemption, Family, Rotation, Session};
 use grantor::{
-    Client, ClientCredentials, ClientId, ErrorCode, GrantType, OAuthError, Password, Scope,
-    SecretDigest, StoreErrorKind, UnixTime,
+    Client, ClientCredentials, ErrorCode, GrantType, OAuthError, Password, SecretDigest,
+    StoreErrorKind,
 };
 
-use super::fixtures::{SqlStore, TABLES, unique_name};
-
-const NOW: UnixTime = UnixTime::from_secs(1_800_000_000);
-
-fn at(seconds: u64) -> UnixTime {
-    NOW.plus(Duration::from_secs(seconds))
-}
-
-/// A new secret as grantor would mint one, and its digest.
-fn secret(what: &str) -> (String, SecretDigest) {
-    let secret = unique_name(what);
-    let digest = SecretDigest::of(&secret);
-    (secret, digest)
-}
-
-fn authorization() -> Authorization {
-    let alice = User::new(UserId::new("u1"), "alice@example.com");
-    let scope = Scope::parse("profile email").unwrap();
-    Authorization::new(ClientId::new("client").unwrap(), Some(alice), scope)
-}
-
-fn family(what: &str) -> FamilyId {
-    let mut id = [0u8; 16];
-    id.copy_from_slice(&secret(what).1.as_bytes()[..16]);
-    FamilyId::from_bytes(id)
-}
-
-/// Tokens in `family`, and the secrets they stand for.
-fn tokens(family: Family) -> (NewTokens, [(String, SecretDigest); 2]) {
-    let (access, refresh) = (secret("access"), secret("refresh"));
-    let record = NewTokens::new(
-        family,
-        authorization(),
-        NOW,
-        access.1,
-        Jti::new(unique_name("jti")),
-        at(3600),
-    )
-    .with_refresh_token(NewRefreshToken::new(refresh.1, at(86_400)));
-    (record, [access, refresh])
-}
+use super::fixtures::{NOW, SqlStore, TABLES, at, code_grant, family_id, secret, tokens};
 
 fn client() -> (Client, String) {
     let creds = ClientCredentials::generate().unwrap();
@@ -65,15 +22,15 @@ fn client() -> (Client, String) {
 pub async fn only_digests_and_verifiers_are_at_rest<S: SqlStore>(store: &S) {
     let mut secrets: Vec<(String, SecretDigest)> = Vec::new();
     let code = secret("code");
-    let family_id = family("family");
-    let grant = CodeGrant::new(authorization(), "https://app.example/cb", None, NOW, at(60));
-    store.insert_code(&code.1, family_id, grant).await.unwrap();
+    let family = family_id();
+    let grant = code_grant();
+    store.insert_code(&code.1, family, grant).await.unwrap();
     let redeemed = store.redeem_code(&code.1, NOW).await.unwrap();
     assert!(matches!(redeemed, CodeRedemption::Redeemed { .. }));
     secrets.push(code);
-    let (first, first_secrets) = tokens(Family::Existing(family_id));
+    let (first, first_secrets) = tokens(Family::Existing(family));
     store.insert_tokens(first).await.unwrap();
-    let (second, second_secrets) = tokens(Family::Existing(family_id));
+    let (second, second_secrets) = tokens(Family::Existing(family));
     let rotation = store.rotate_refresh_token(&first_secrets[1].1, second);
     assert_eq!(rotation.await.unwrap(), Rotation::Rotated);
     secrets.extend(first_secrets.into_iter().chain(second_secrets));
@@ -152,11 +109,11 @@ pub async fn purging_later_empties_every_table_but_clients_and_users<S: SqlStore
         .add_user("purge@example.com", &password)
         .await
         .unwrap();
-    let (code, family_id) = (secret("code"), family("family"));
-    let grant = CodeGrant::new(authorization(), "https://app.example/cb", None, NOW, at(60));
-    store.insert_code(&code.1, family_id, grant).await.unwrap();
+    let (code, family) = (secret("code"), family_id());
+    let grant = code_grant();
+    store.insert_code(&code.1, family, grant).await.unwrap();
     store
-        .insert_tokens(tokens(Family::New(family("new"))).0)
+        .insert_tokens(tokens(Family::New(family_id())).0)
         .await
         .unwrap();
     let session = Session::new("pending".to_owned(), secret("csrf").1, at(60));
@@ -184,19 +141,19 @@ pub async fn purging_later_empties_every_table_but_clients_and_users<S: SqlStore
 }
 
 pub async fn a_database_gone_is_unavailable_not_a_panic<S: SqlStore>(store: &S) {
-    let (first, secrets) = tokens(Family::New(family("family")));
+    let (first, secrets) = tokens(Family::New(family_id()));
     store.insert_tokens(first).await.unwrap();
     store.close().await;
     let started = Instant::now();
     let unavailable = |error: grantor::StoreError| error.kind() == StoreErrorKind::Unavailable;
     assert!(unavailable(store.find_client("any").await.unwrap_err()));
-    let grant = CodeGrant::new(authorization(), "https://app.example/cb", None, NOW, at(60));
+    let grant = code_grant();
     let code = secret("code").1;
-    let inserted = store.insert_code(&code, family("family"), grant).await;
+    let inserted = store.insert_code(&code, family_id(), grant).await;
     assert!(unavailable(inserted.unwrap_err()));
     let found = store.find_access_token(&secrets[0].1, NOW).await;
     assert!(unavailable(found.unwrap_err()));
-    let (next, _) = tokens(Family::Existing(family("family")));
+    let (next, _) = tokens(Family::Existing(family_id()));
     let rotated = store.rotate_refresh_token(&secrets[1].1, next).await;
     assert!(unavailable(rotated.unwrap_err()));
     let session = Session::new("pending".to_owned(), secret("csrf").1, at(60));

@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use grantor::store::{
-    AttemptCounter as _, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti,
-    NewRefreshToken, NewTokens, Rotation, Session, SessionStore as _, SingleUseStore as _,
-    TokenIssuer as _, User, UserId,
+    AttemptCounter as _, CodeRedemption, Family, Rotation, Session, SessionStore as _,
+    SingleUseStore as _, TokenIssuer as _,
 };
-use grantor::{ClientId, MemoryStore, Scope, SecretDigest, UnixTime};
+use grantor::{MemoryStore, SecretDigest};
 
-const NOW: UnixTime = UnixTime::from_secs(1_800_000_000);
+use super::fixtures::{NOW, at, code_grant, family_id, tokens};
 
 /// Runs `racers` calls of `call` at once, each a task of its own; answers their outcomes.
 async fn race<T, F, Fut>(racers: usize, call: F) -> Vec<T>
@@ -40,35 +39,12 @@ where
     outcomes
 }
 
-fn authorization() -> Authorization {
-    let alice = User::new(UserId::new("u1"), "alice@example.com");
-    let scope = Scope::parse("profile").unwrap();
-    Authorization::new(ClientId::new("client").unwrap(), Some(alice), scope)
-}
-
-fn family(n: u8) -> FamilyId {
-    FamilyId::from_bytes([n; 16])
-}
-
-fn tokens(family: Family, name: &str) -> NewTokens {
-    let hour = NOW.plus(Duration::from_secs(3600));
-    let access = SecretDigest::of(&format!("access {name}"));
-    let refresh = NewRefreshToken::new(SecretDigest::of(&format!("refresh {name}")), hour);
-    NewTokens::new(family, authorization(), NOW, access, Jti::new(name), hour)
-        .with_refresh_token(refresh)
-}
-
 pub async fn single_use_steps_hold_across_threads(store: MemoryStore) {
     let code = SecretDigest::of("code");
-    let expires_at = NOW.plus(Duration::from_secs(60));
-    let grant = CodeGrant::new(
-        authorization(),
-        "https://app.example/cb",
-        None,
-        NOW,
-        expires_at,
-    );
-    store.insert_code(&code, family(1), grant).await.unwrap();
+    store
+        .insert_code(&code, family_id(), code_grant())
+        .await
+        .unwrap();
     let answers = race(100, |_| {
         let store = store.clone();
         async move { store.redeem_code(&code, NOW).await.unwrap() }
@@ -80,14 +56,12 @@ pub async fn single_use_steps_hold_across_threads(store: MemoryStore) {
         .count();
     assert_eq!(won, 1, "redeemed by one of 100 threads");
 
-    store
-        .insert_tokens(tokens(Family::New(family(2)), "first"))
-        .await
-        .unwrap();
-    let refresh = SecretDigest::of("refresh first");
-    let rotations = race(100, |i| {
+    let family = family_id();
+    let (first, [_, (_, refresh)]) = tokens(Family::New(family));
+    store.insert_tokens(first).await.unwrap();
+    let rotations = race(100, |_| {
         let store = store.clone();
-        let next = tokens(Family::Existing(family(2)), &format!("next {i}"));
+        let (next, _) = tokens(Family::Existing(family));
         async move { store.rotate_refresh_token(&refresh, next).await.unwrap() }
     })
     .await;
@@ -97,11 +71,12 @@ pub async fn single_use_steps_hold_across_threads(store: MemoryStore) {
         .count();
     let reused = rotations
         .iter()
-        .filter(|r| **r == Rotation::Reused { family: family(2) })
+        .filter(|r| **r == Rotation::Reused { family })
         .count();
     assert_eq!((rotated, reused), (1, 99), "rotated by one of 100 threads");
 
     let id = SecretDigest::of("session");
+    let expires_at = at(60);
     let session = Session::new("pending".to_owned(), SecretDigest::of("csrf"), expires_at);
     store.insert_session(&id, session, NOW).await.unwrap();
     let taken = race(50, |_| {
