@@ -185,7 +185,7 @@ fn at(seconds: u64) -> UnixTime {
     NOW.plus(Duration::from_secs(seconds))
 }
 
-/// A number no other call of this process answers, nor (very likely) of another process.
+/// Text no other call answers, in this process or (with all but certainty) another.
 fn unique() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static SALT: OnceLock<u128> = OnceLock::new();
@@ -216,7 +216,6 @@ fn alice() -> User {
 }
 
 fn client_id() -> ClientId {
-    // A constant id that is valid: provably infallible, but the contract panics anyway.
     ClientId::new("client").must("make a client id")
 }
 
