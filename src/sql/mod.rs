@@ -1,17 +1,21 @@
-//! SQL stores: [`ClientStore`], [`UserStore`] and [`TokenIssuer`] on SQLite (feature `sqlite`)
-//! and PostgreSQL (feature `postgres`), through [`sqlx`].
+//! SQL stores: every seam of [`crate::store`] on SQLite (feature `sqlite`) and PostgreSQL
+//! (feature `postgres`), through [`sqlx`].
 //!
-//! One type, [`SqlStore`], implements all three seams over a connection pool: `SqliteStore`
-//! for one node (the database is a file beside the service; nothing to install), and
-//! `PostgresStore` for any number of identical nodes over one database. Both run the same SQL
-//! text; only the schema's column types differ (`src/sql/migrations/sqlite/` and
-//! `src/sql/migrations/postgres/`, embedded in the library with [`sqlx::migrate!`]).
+//! One type, [`SqlStore`], implements them all over a connection pool: [`ClientStore`],
+//! [`UserStore`], [`TokenIssuer`], [`SessionStore`], [`AttemptCounter`], [`SingleUseStore`] and
+//! [`Admin`]. `SqliteStore` serves one node (the database is a file beside the service; nothing
+//! to install), and `PostgresStore` any number of identical nodes over one database: a sign-in
+//! may reach a different node on every request, and a throttle counts the guesses made at every
+//! node. Both run the same SQL text; only the schema's column types differ
+//! (`src/sql/migrations/sqlite/` and `src/sql/migrations/postgres/`, embedded in the library
+//! with [`sqlx::migrate!`]).
 //!
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use grantor::sql::SqliteStore;
+//! use grantor::store::Admin as _;
 //! use grantor::{AuthorizationServer, Password};
 //!
 //! // Connects, creating the file if missing, and applies pending migrations.
@@ -30,10 +34,13 @@
 //!
 //! # What is kept
 //!
-//! Codes and tokens only as SHA-256 digests ([`crate::SecretDigest`]), the primary keys every
-//! lookup probes; client secrets as [`SecretVerifier::to_stored`](crate::SecretVerifier::to_stored) strings and passwords as
-//! Argon2id PHC strings ([`crate::hash::hash_password`]). A database dump hands out nothing
-//! usable.
+//! grantor mints every code, token, `jti`, family id, session id and CSRF token; these stores
+//! only keep what they are handed. Codes, tokens, session ids and CSRF tokens arrive and are kept
+//! only as SHA-256 digests ([`crate::SecretDigest`]), the primary keys every lookup probes;
+//! client secrets as [`SecretVerifier::to_stored`](crate::SecretVerifier::to_stored) strings and
+//! passwords as Argon2id PHC strings ([`crate::hash::hash_password`]). Keys of attempt counters
+//! and single-use values are strings grantor builds, never a secret. A database dump hands out
+//! nothing usable.
 //!
 //! # Atomic single use, across nodes
 //!
@@ -43,26 +50,36 @@
 //! - a code is consumed by `UPDATE grantor_codes SET redeemed = TRUE WHERE digest = $1 AND NOT
 //!   redeemed AND … RETURNING …`; every other caller finds it redeemed and gets
 //!   [`CodeRedemption::Replayed`] with its family. The redeemed row stays as a tombstone until an
-//!   hour past the code's expiry, so late replays still revoke what was issued;
+//!   hour past the code's expiry, so late replays still name what was issued;
 //! - a refresh token is rotated by `UPDATE grantor_families SET generation = generation + 1
-//!   WHERE NOT revoked AND id = … AND generation = <the token's generation> RETURNING …`; a
-//!   caller whose token is no longer its family's current generation revokes the family and
-//!   gets [`Rotation::Reused`];
+//!   WHERE NOT revoked AND id = … AND generation = <the token's generation> RETURNING …`, and the
+//!   successor tokens are inserted in the same transaction, so a rotation either happens whole
+//!   or not at all. A caller whose token is no longer its family's current generation gets
+//!   [`Rotation::Reused`] with the family and keeps nothing; the store never revokes on its own
+//!   (grantor does, with [`TokenIssuer::revoke_family`]);
 //! - revocation sets `grantor_families.revoked`, and every lookup joins the family and skips
-//!   revoked ones, so a token whose family is revoked is never found again.
+//!   revoked ones, so a token whose family is revoked is never found again;
+//! - a sign-in session or a single-use value is taken by `DELETE … WHERE … AND expires_at > $now
+//!   RETURNING …`: one caller gets the row, the others find none;
+//! - an attempt is counted by one `INSERT … ON CONFLICT (key) DO UPDATE SET count = CASE WHEN
+//!   <the window is over> THEN 1 ELSE count + 1 END … RETURNING count, resets_at`, so concurrent
+//!   attempts each see a different count;
+//! - a single-use value is kept by `INSERT … ON CONFLICT (key) DO UPDATE … WHERE <the held value
+//!   expired>`: of concurrent callers exactly one changes a row.
 //!
-//! Every step is a single autocommit statement: there are no explicit transactions, so no lock
-//! is held across round trips (and on SQLite no read transaction is ever upgraded to a write,
-//! which would fail with `SQLITE_BUSY` instead of waiting).
+//! Writes of more than one statement (a code with its family, tokens with their family, a
+//! rotation with its successor) run in one transaction. On SQLite it begins with `BEGIN
+//! IMMEDIATE`, taking the write lock first: a transaction that read and then wrote could fail
+//! with `SQLITE_BUSY` instead of waiting. Nothing holds a lock across more than one request.
 //!
 //! # Indexes and purging
 //!
 //! Lookups on the request path are primary-key or unique-index probes (digest, family id,
-//! client id, user id, lowercase username): O(log n). [`SqlStore::purge_expired`] deletes expired
-//! codes (after their tombstone hour), tokens and families, and the rows of revoked families,
-//! through indexes on `expires_at`, `forget_at` and `family_id` and a partial index on revoked
-//! families; call it from a timer (say hourly). Expired rows are never *found* before that:
-//! every lookup checks expiry itself.
+//! client id, user id, lowercase username, key): O(log n). [`Admin::purge_expired`] deletes
+//! expired codes (after their tombstone hour), tokens and families, the rows of revoked
+//! families, and expired sessions, attempt windows and single-use values, through indexes on
+//! their expiry and on `family_id`; call it from a timer (say hourly). Expired rows are never
+//! *found* before that: every lookup checks expiry itself.
 //!
 //! # Migrations
 //!
@@ -76,8 +93,9 @@
 //! # Failures
 //!
 //! A database that is down, a pool with no connection free within [`ACQUIRE_TIMEOUT`], a broken
-//! connection or a busy SQLite file become [`StoreError::unavailable`](crate::StoreError::unavailable) (503
-//! `temporarily_unavailable` on the wire); anything else becomes [`StoreError::failed`](crate::StoreError::failed) (500
+//! connection or a busy SQLite file become
+//! [`StoreError::unavailable`](crate::StoreError::unavailable) (503 `temporarily_unavailable` on
+//! the wire); anything else becomes [`StoreError::failed`](crate::StoreError::failed) (500
 //! `server_error`). The client sees no detail; grantor logs the cause through `tracing`. The pool
 //! reconnects by itself once the database is back. Nothing here panics.
 //!
@@ -94,7 +112,13 @@ use std::time::Duration;
 pub use sqlx;
 
 #[cfg(doc)]
-use crate::store::{ClientStore, CodeRedemption, Rotation, TokenIssuer, UserStore};
+use crate::store::{
+    Admin, AttemptCounter, ClientStore, CodeRedemption, Rotation, SessionStore, SingleUseStore,
+    TokenIssuer, UserStore,
+};
+
+use crate::error::StoreError;
+use backend::Backend;
 
 #[cfg(feature = "postgres")]
 use sqlx::Postgres;
@@ -102,19 +126,19 @@ use sqlx::Postgres;
 use sqlx::Sqlite;
 
 /// How long a request waits for a pooled connection before the store answers
-/// [`StoreError::unavailable`](crate::StoreError::unavailable): the bound on how long anything waits for a database that is down
-/// or saturated.
+/// [`StoreError::unavailable`](crate::StoreError::unavailable): the bound on how long anything
+/// waits for a database that is down or saturated.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// How long a redeemed code is remembered after its expiry, so that a late replay still revokes
-/// what the first redemption issued (RFC 6749 §4.1.2); the same as the in-memory issuer.
+/// How long a redeemed code is remembered after its expiry, so that a late replay still names
+/// what the first redemption issued (RFC 6749 §4.1.2); the same as the in-memory store.
 const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
 
-/// The three seams over a SQL database: `SqlStore<Sqlite>` (`SqliteStore`, feature `sqlite`)
-/// or `SqlStore<Postgres>` (`PostgresStore`, feature `postgres`).
+/// Every seam over a SQL database: `SqlStore<Sqlite>` (`SqliteStore`, feature `sqlite`) or
+/// `SqlStore<Postgres>` (`PostgresStore`, feature `postgres`).
 ///
-/// Cloning is cheap (the pool is shared), so one store can be handed to the builder as clients,
-/// users and tokens at once.
+/// Cloning is cheap (the pool is shared), so one store can be handed to the builder as every
+/// seam at once.
 pub struct SqlStore<DB: sqlx::Database> {
     pool: sqlx::Pool<DB>,
 }
@@ -141,6 +165,21 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     }
 }
 
+impl<DB: Backend> SqlStore<DB> {
+    /// Applies pending migrations (versioned, idempotent; safe to run from many nodes at once).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match DB::migrator().run(&self.pool).await {
+            Ok(()) => Ok(()),
+            // Another process may have applied the same migration between our check and our
+            // insert (SQLite has no migration lock): look again.
+            Err(_) => DB::migrator()
+                .run(&self.pool)
+                .await
+                .map_err(columns::migrate_error::<DB>),
+        }
+    }
+}
+
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
         Self {
@@ -159,14 +198,13 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
     }
 }
 
-/// Why [`SqlStore::add_user`] or [`SqlStore::insert_user`] refused an account (the same
-/// error as the in-memory store's).
-pub use crate::store::AddUserError;
-
+mod accounts;
+mod backend;
 mod columns;
-#[macro_use]
-mod seams;
+mod rows;
+mod state;
 mod text;
+mod tokens;
 
 #[cfg(feature = "postgres")]
 mod postgres;

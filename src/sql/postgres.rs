@@ -4,28 +4,41 @@
 use std::str::FromStr as _;
 
 use sqlx::Postgres;
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 #[cfg(doc)]
 use super::PostgresStore;
+use super::backend::Backend;
+use super::columns::store_error;
 use super::{ACQUIRE_TIMEOUT, SqlStore};
 use crate::error::StoreError;
 
 /// `src/sql/migrations/postgres/`, embedded at build time.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/sql/migrations/postgres");
+static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/postgres");
 
-/// SQLSTATEs that mean "try again later": class 08 (connection exception), 53 (insufficient
-/// resources, such as too many connections), 57 (operator intervention: shutdown, cancel),
-/// 40001 (serialization failure) and 40P01 (deadlock detected).
-fn transient(code: &str) -> bool {
-    ["08", "53", "57"]
-        .iter()
-        .any(|class| code.starts_with(class))
-        || code == "40001"
-        || code == "40P01"
+impl Backend for Postgres {
+    const BEGIN_WRITE: &'static str = "BEGIN";
+
+    fn migrator() -> &'static Migrator {
+        &MIGRATOR
+    }
+
+    fn rows_affected(result: &sqlx::postgres::PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    /// SQLSTATEs that mean "try again later": class 08 (connection exception), 53 (insufficient
+    /// resources, such as too many connections), 57 (operator intervention: shutdown, cancel),
+    /// 40001 (serialization failure) and 40P01 (deadlock detected).
+    fn transient(code: &str) -> bool {
+        ["08", "53", "57"]
+            .iter()
+            .any(|class| code.starts_with(class))
+            || code == "40001"
+            || code == "40P01"
+    }
 }
-
-sql_store!(Postgres, MIGRATOR, transient);
 
 impl SqlStore<Postgres> {
     /// Connects to `url` (`postgres://user:password@host:port/database?…`, or a Unix socket as
@@ -47,7 +60,7 @@ impl SqlStore<Postgres> {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
-            .map_err(Self::error)?;
+            .map_err(store_error::<Postgres>)?;
         let store = Self::from_pool(pool);
         store.migrate().await?;
         Ok(store)

@@ -1,26 +1,41 @@
-//! [`SqliteStore`]: connecting, the embedded migrations, and which SQLite errors are transient.
+//! [`SqliteStore`]: connecting, the embedded migrations, which SQLite errors are transient, and
+//! write transactions that take the write lock first (`BEGIN IMMEDIATE`): a deferred transaction
+//! that read before writing would fail with `SQLITE_BUSY` instead of waiting for the lock.
 
 use std::str::FromStr as _;
 
 use sqlx::Sqlite;
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
 #[cfg(doc)]
 use super::SqliteStore;
+use super::backend::Backend;
+use super::columns::store_error;
 use super::{ACQUIRE_TIMEOUT, SqlStore};
 use crate::error::StoreError;
 
 /// `src/sql/migrations/sqlite/`, embedded at build time.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/sql/migrations/sqlite");
+static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/sqlite");
 
-/// SQLite result codes that mean "try again later": `SQLITE_BUSY` (5), `SQLITE_LOCKED` (6),
-/// `SQLITE_FULL` (13) and `SQLITE_CANTOPEN` (14); extended codes carry them in their low byte.
-fn transient(code: &str) -> bool {
-    code.parse::<i32>()
-        .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 13 | 14))
+impl Backend for Sqlite {
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+
+    fn migrator() -> &'static Migrator {
+        &MIGRATOR
+    }
+
+    fn rows_affected(result: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    /// SQLite result codes that mean "try again later": `SQLITE_BUSY` (5), `SQLITE_LOCKED` (6),
+    /// `SQLITE_FULL` (13) and `SQLITE_CANTOPEN` (14); extended codes carry them in their low byte.
+    fn transient(code: &str) -> bool {
+        code.parse::<i32>()
+            .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 13 | 14))
+    }
 }
-
-sql_store!(Sqlite, MIGRATOR, transient);
 
 impl SqlStore<Sqlite> {
     /// Connects to `url` (`sqlite:PATH`, `sqlite://PATH`, or `sqlite::memory:` for a database
@@ -62,7 +77,7 @@ impl SqlStore<Sqlite> {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
-            .map_err(Self::error)?;
+            .map_err(store_error::<Sqlite>)?;
         let store = Self::from_pool(pool);
         store.migrate().await?;
         Ok(store)

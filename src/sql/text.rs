@@ -1,22 +1,30 @@
-//! Every statement, shared by both databases (`$n` placeholders work on SQLite too).
+//! Every statement, shared by both databases (`$n` placeholders work on SQLite too). Columns
+//! are named as the row types of [`super::rows`] read them.
+
+// Clients and users.
 
 pub(crate) const FIND_CLIENT: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
     grant_types, scopes, default_scope, approval_required \
     FROM grantor_clients WHERE client_id = $1";
-pub(crate) const UPSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
+/// Registers a client unless its id is taken (then changes nothing).
+pub(crate) const INSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
     secret_verifier, redirect_uris, grant_types, scopes, default_scope, approval_required) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-    ON CONFLICT (client_id) DO UPDATE SET name = excluded.name, \
-    secret_verifier = excluded.secret_verifier, redirect_uris = excluded.redirect_uris, \
-    grant_types = excluded.grant_types, scopes = excluded.scopes, \
-    default_scope = excluded.default_scope, approval_required = excluded.approval_required";
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (client_id) DO NOTHING";
+pub(crate) const REPLACE_CLIENT: &str = "UPDATE grantor_clients SET name = $2, \
+    secret_verifier = $3, redirect_uris = $4, grant_types = $5, scopes = $6, \
+    default_scope = $7, approval_required = $8 WHERE client_id = $1";
 pub(crate) const DELETE_CLIENT: &str = "DELETE FROM grantor_clients WHERE client_id = $1";
 
+/// Adds an account unless its id or username key is taken (then changes nothing).
 pub(crate) const INSERT_USER: &str = "INSERT INTO grantor_users \
     (id, username, username_key, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
-pub(crate) const FIND_USER_BY_KEY: &str =
+pub(crate) const SET_PASSWORD_HASH: &str =
+    "UPDATE grantor_users SET password_hash = $2 WHERE id = $1";
+pub(crate) const FIND_ACCOUNT_BY_KEY: &str =
     "SELECT id, username, password_hash FROM grantor_users WHERE username_key = $1";
 pub(crate) const FIND_USER_BY_ID: &str = "SELECT id, username FROM grantor_users WHERE id = $1";
+
+// Families, codes and tokens.
 
 pub(crate) const INSERT_FAMILY: &str = "INSERT INTO grantor_families \
     (id, client_id, user_id, username, scope, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
@@ -30,7 +38,7 @@ pub(crate) const INSERT_CODE: &str = "INSERT INTO grantor_codes (digest, family_
     client_id, user_id, username, scope, redirect_uri, code_challenge, code_challenge_method, \
     issued_at, expires_at, forget_at) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
-/// The single-use step: succeeds for exactly one caller.
+/// The single-use step of a code: succeeds for exactly one caller.
 pub(crate) const REDEEM_CODE: &str = "UPDATE grantor_codes SET redeemed = TRUE \
     WHERE digest = $1 AND NOT redeemed AND expires_at > $2 \
     AND EXISTS (SELECT 1 FROM grantor_families f \
@@ -42,34 +50,74 @@ pub(crate) const CODE_STATE: &str =
 
 pub(crate) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
-pub(crate) const FIND_ACCESS: &str = "SELECT f.id, f.client_id, f.user_id, f.username, \
-    a.scope, a.jti, a.issued_at, a.expires_at \
+/// An active access token: its own scope, the rest of its authorization from its family.
+pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
+    f.username, a.scope, a.issued_at, a.expires_at \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";
 
 pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \
     (digest, family_id, generation, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)";
-pub(crate) const FIND_REFRESH: &str = "SELECT f.id, f.client_id, f.user_id, f.username, \
-    f.scope, r.generation, f.generation, r.issued_at, r.expires_at \
+/// A live refresh token (current or rotated) with its family's authorization and generation.
+pub(crate) const FIND_REFRESH: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
+    f.username, f.scope, r.generation, f.generation AS current_generation, r.issued_at, \
+    r.expires_at \
     FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
     WHERE r.digest = $1 AND r.expires_at > $2 AND NOT f.revoked";
-/// The single-use step of rotation: moves the family past the presented token's generation
-/// while that is still the current one; succeeds for exactly one caller per token.
+/// The single-use step of rotation: moves family `$3` past the generation of the refresh token
+/// `$1` while that is still the current one, and extends the family to `$4`; succeeds for
+/// exactly one caller per token.
 pub(crate) const ROTATE: &str = "UPDATE grantor_families \
     SET generation = generation + 1, \
-        expires_at = CASE WHEN expires_at < $3 THEN $3 ELSE expires_at END \
-    WHERE NOT revoked \
+        expires_at = CASE WHEN expires_at < $4 THEN $4 ELSE expires_at END \
+    WHERE id = $3 AND NOT revoked \
     AND id = (SELECT family_id FROM grantor_refresh_tokens \
               WHERE digest = $1 AND expires_at > $2) \
     AND generation = (SELECT generation FROM grantor_refresh_tokens WHERE digest = $1) \
-    RETURNING id, client_id, user_id, username, scope, generation";
-pub(crate) const REFRESH_STATE: &str = "SELECT f.id, r.generation, f.generation \
-    FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
-    WHERE r.digest = $1 AND r.expires_at > $2 AND NOT f.revoked";
+    RETURNING generation";
 
-/// `purge_expired`, in this order; each binds `$1` = now (or none).
-pub(crate) const PURGE: [&str; 9] = [
+// Sign-in sessions, attempt counters, single-use values.
+
+pub(crate) const UPSERT_SESSION: &str = "INSERT INTO grantor_sessions \
+    (id, request, csrf, user_id, username, expires_at) VALUES ($1, $2, $3, $4, $5, $6) \
+    ON CONFLICT (id) DO UPDATE SET request = excluded.request, csrf = excluded.csrf, \
+    user_id = excluded.user_id, username = excluded.username, expires_at = excluded.expires_at";
+pub(crate) const FIND_SESSION: &str = "SELECT request, csrf, user_id, username, expires_at \
+    FROM grantor_sessions WHERE id = $1 AND expires_at > $2";
+/// Removes a live session and answers it: one caller gets the row.
+pub(crate) const TAKE_SESSION: &str = "DELETE FROM grantor_sessions \
+    WHERE id = $1 AND expires_at > $2 \
+    RETURNING request, csrf, user_id, username, expires_at";
+
+/// Counts an attempt against `$1` at `$3`: the first of a new window (ending at `$2`) when
+/// there is none or it is over, else one more in the current one.
+pub(crate) const RECORD_ATTEMPT: &str = "INSERT INTO grantor_attempts (key, count, resets_at) \
+    VALUES ($1, 1, $2) \
+    ON CONFLICT (key) DO UPDATE SET \
+    count = CASE WHEN grantor_attempts.resets_at <= $3 THEN 1 \
+                 ELSE grantor_attempts.count + 1 END, \
+    resets_at = CASE WHEN grantor_attempts.resets_at <= $3 THEN $2 \
+                     ELSE grantor_attempts.resets_at END \
+    RETURNING count, resets_at";
+pub(crate) const FIND_ATTEMPTS: &str =
+    "SELECT count, resets_at FROM grantor_attempts WHERE key = $1 AND resets_at > $2";
+pub(crate) const CLEAR_ATTEMPTS: &str = "DELETE FROM grantor_attempts WHERE key = $1";
+
+/// Keeps a value under `$1` unless a live one (expiring after `$4`) holds the key: changes one
+/// row for exactly one of concurrent callers.
+pub(crate) const INSERT_ONCE: &str = "INSERT INTO grantor_single_use (key, value, expires_at) \
+    VALUES ($1, $2, $3) \
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at \
+    WHERE grantor_single_use.expires_at <= $4";
+pub(crate) const PEEK: &str =
+    "SELECT value FROM grantor_single_use WHERE key = $1 AND expires_at > $2";
+/// Removes a live value and answers it: one caller gets the row.
+pub(crate) const TAKE: &str = "DELETE FROM grantor_single_use \
+    WHERE key = $1 AND expires_at > $2 RETURNING value";
+
+/// `purge_expired`, in this order; those with `$1` bind now.
+pub(crate) const PURGE: [&str; 12] = [
     "DELETE FROM grantor_access_tokens WHERE expires_at <= $1",
     "DELETE FROM grantor_access_tokens \
      WHERE family_id IN (SELECT id FROM grantor_families WHERE revoked)",
@@ -82,4 +130,7 @@ pub(crate) const PURGE: [&str; 9] = [
      AND family_id IN (SELECT id FROM grantor_families WHERE revoked)",
     "DELETE FROM grantor_families WHERE expires_at <= $1",
     "DELETE FROM grantor_families WHERE revoked",
+    "DELETE FROM grantor_sessions WHERE expires_at <= $1",
+    "DELETE FROM grantor_attempts WHERE resets_at <= $1",
+    "DELETE FROM grantor_single_use WHERE expires_at <= $1",
 ];

@@ -23,6 +23,8 @@
 //! share. With feature `test-util`, `grantor::store::contract` checks a store of the host's own
 //! against the same rules grantor's stores pass.
 
+#[cfg(feature = "test-util")]
+pub mod contract;
 mod records;
 mod state;
 

@@ -1,0 +1,207 @@
+//! Clients and user accounts: [`ClientStore`], [`UserStore`] and the [`Admin`] seam (which also
+//! purges every table).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+
+use super::backend::Backend;
+use super::columns::{ClientColumns, secs, store_error};
+use super::rows::{AccountRow, ClientRow, UserRow};
+use super::{SqlStore, text};
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::hash;
+use crate::secret::Password;
+use crate::store::{Admin, AdminError, ClientStore, User, UserId, UserStore, username_key};
+
+#[async_trait]
+impl<DB> ClientStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
+        let row: Option<ClientRow> = sqlx::query_as(text::FIND_CLIENT)
+            .bind(client_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        row.map(|row| row.into_client().map(Arc::new)).transpose()
+    }
+}
+
+#[async_trait]
+impl<DB> UserStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn authenticate(
+        &self,
+        username: &str,
+        password: &Password,
+    ) -> Result<Option<User>, StoreError> {
+        let found: Option<AccountRow> = match username_key(username) {
+            None => None,
+            Some(key) => sqlx::query_as(text::FIND_ACCOUNT_BY_KEY)
+                .bind(key.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(store_error::<DB>)?,
+        };
+        let Some(account) = found else {
+            // As long as a wrong password, so that timing does not tell which accounts exist.
+            hash::verify_against_dummy(password.expose_secret()).await?;
+            return Ok(None);
+        };
+        let verified =
+            hash::verify_password(&account.password_hash, password.expose_secret()).await?;
+        Ok(verified.then(|| account.user.into_user()))
+    }
+
+    async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
+        let row: Option<UserRow> = sqlx::query_as(text::FIND_USER_BY_ID)
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.map(UserRow::into_user))
+    }
+}
+
+#[async_trait]
+impl<DB> Admin for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn register_client(&self, client: &Client) -> Result<(), AdminError> {
+        if self.write_client(text::INSERT_CLIENT, client).await? {
+            Ok(())
+        } else {
+            Err(AdminError::ClientIdTaken)
+        }
+    }
+
+    async fn replace_client(&self, client: &Client) -> Result<bool, StoreError> {
+        self.write_client(text::REPLACE_CLIENT, client).await
+    }
+
+    async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(text::DELETE_CLIENT)
+            .bind(client_id)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
+
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
+        let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
+        let done = sqlx::query(text::INSERT_USER)
+            .bind(user.id().as_str())
+            .bind(user.username())
+            .bind(key.as_str())
+            .bind(password_hash)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        if DB::rows_affected(&done) == 0 {
+            return Err(AdminError::UsernameTaken);
+        }
+        Ok(())
+    }
+
+    async fn set_password_hash(
+        &self,
+        user: &UserId,
+        password_hash: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(text::SET_PASSWORD_HASH)
+            .bind(user.as_str())
+            .bind(password_hash)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
+
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        for statement in text::PURGE {
+            let query = sqlx::query(statement);
+            let query = if statement.contains("$1") {
+                query.bind(secs(now))
+            } else {
+                query
+            };
+            let done = query.execute(&self.pool).await.map_err(store_error::<DB>)?;
+            deleted += DB::rows_affected(&done);
+        }
+        Ok(deleted)
+    }
+}
+
+impl<DB> SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    /// Runs [`text::INSERT_CLIENT`] or [`text::REPLACE_CLIENT`] for `client`; answers whether a
+    /// row changed. Only its secret's verifier is stored.
+    async fn write_client(&self, statement: &str, client: &Client) -> Result<bool, StoreError> {
+        let columns = ClientColumns::of(client);
+        let done = sqlx::query(statement)
+            .bind(client.id().as_str())
+            .bind(client.name())
+            .bind(columns.secret_verifier.as_deref())
+            .bind(columns.redirect_uris.as_str())
+            .bind(columns.grant_types.as_str())
+            .bind(client.scopes().as_str())
+            .bind(client.default_scope().as_str())
+            .bind(columns.approval_required)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
+}

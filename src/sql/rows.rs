@@ -1,0 +1,281 @@
+//! The rows the statements of [`super::text`] answer, decoded by column name, and the records
+//! rebuilt (and checked) from them. A row that does not make a valid record is a
+//! [`StoreError::failed`]: the database holds something grantor never wrote.
+
+use sqlx::FromRow;
+
+use crate::client::{Approval, Client, ClientId, GrantType, SecretVerifier};
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::pkce::CodeChallenge;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+use crate::store::{
+    AccessGrant, Attempts, Authorization, CodeGrant, FamilyId, RefreshGrant, Session, User, UserId,
+};
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::failed(format!("the database holds a malformed {what}"))
+}
+
+fn time(secs: i64) -> UnixTime {
+    UnixTime::from_secs(u64::try_from(secs).unwrap_or(0))
+}
+
+fn family_id(bytes: &[u8]) -> Result<FamilyId, StoreError> {
+    let bytes = <[u8; 16]>::try_from(bytes).map_err(|_| corrupt("family id"))?;
+    Ok(FamilyId::from_bytes(bytes))
+}
+
+fn user(id: Option<String>, username: Option<String>) -> Result<Option<User>, StoreError> {
+    match (id, username) {
+        (Some(id), Some(username)) => Ok(Some(User::new(UserId::new(id), username))),
+        (None, None) => Ok(None),
+        _ => Err(corrupt("user reference")),
+    }
+}
+
+/// A registered client.
+#[derive(FromRow)]
+pub(crate) struct ClientRow {
+    client_id: String,
+    name: String,
+    secret_verifier: Option<String>,
+    redirect_uris: String,
+    grant_types: String,
+    scopes: String,
+    default_scope: String,
+    approval_required: bool,
+}
+
+impl ClientRow {
+    /// The client, through the same checks as at registration.
+    pub(crate) fn into_client(self) -> Result<Client, StoreError> {
+        let builder = match self.secret_verifier {
+            Some(stored) => Client::confidential(
+                &self.client_id,
+                SecretVerifier::from_stored(&stored).map_err(|_| corrupt("secret verifier"))?,
+            ),
+            None => Client::public(&self.client_id),
+        };
+        let uris: Vec<String> =
+            serde_json::from_str(&self.redirect_uris).map_err(|_| corrupt("redirect URI list"))?;
+        let grants = self
+            .grant_types
+            .split_whitespace()
+            .map(|name| {
+                GrantType::ALL
+                    .into_iter()
+                    .find(|g| g.as_str() == name)
+                    .ok_or_else(|| corrupt("grant type"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let approval = if self.approval_required {
+            Approval::Required
+        } else {
+            Approval::NotRequired
+        };
+        uris.into_iter()
+            .fold(builder, |b, uri| b.redirect_uri(uri))
+            .name(self.name)
+            .grant_types(grants)
+            .scopes(self.scopes)
+            .default_scope(self.default_scope)
+            .approval(approval)
+            .build()
+            .map_err(|e| StoreError::failed(format!("a stored client is invalid: {e}")))
+    }
+}
+
+/// A user account without its password hash.
+#[derive(FromRow)]
+pub(crate) struct UserRow {
+    id: String,
+    username: String,
+}
+
+impl UserRow {
+    pub(crate) fn into_user(self) -> User {
+        User::new(UserId::new(self.id), self.username)
+    }
+}
+
+/// A user account with its password hash, for authentication.
+#[derive(FromRow)]
+pub(crate) struct AccountRow {
+    #[sqlx(flatten)]
+    pub(crate) user: UserRow,
+    pub(crate) password_hash: String,
+}
+
+/// Who authorized what: a family's columns, or a code's own copy of them.
+#[derive(FromRow)]
+pub(crate) struct AuthorizationRow {
+    client_id: String,
+    user_id: Option<String>,
+    username: Option<String>,
+    scope: String,
+}
+
+impl AuthorizationRow {
+    fn into_authorization(self) -> Result<Authorization, StoreError> {
+        Ok(Authorization::new(
+            ClientId::new(&self.client_id).map_err(|_| corrupt("client id"))?,
+            user(self.user_id, self.username)?,
+            Scope::parse(&self.scope).map_err(|_| corrupt("scope"))?,
+        ))
+    }
+}
+
+/// An authorization code this caller just redeemed.
+#[derive(FromRow)]
+pub(crate) struct CodeRow {
+    family_id: Vec<u8>,
+    #[sqlx(flatten)]
+    authorization: AuthorizationRow,
+    redirect_uri: String,
+    code_challenge: Option<String>,
+    code_challenge_method: Option<String>,
+    issued_at: i64,
+    expires_at: i64,
+}
+
+impl CodeRow {
+    pub(crate) fn into_grant(self) -> Result<(FamilyId, CodeGrant), StoreError> {
+        let code_challenge = match (self.code_challenge, self.code_challenge_method) {
+            (None, None) => None,
+            (Some(challenge), Some(method)) => Some(
+                CodeChallenge::new(&challenge, Some(&method), true)
+                    .map_err(|_| corrupt("code challenge"))?,
+            ),
+            _ => return Err(corrupt("code challenge")),
+        };
+        let grant = CodeGrant::new(
+            self.authorization.into_authorization()?,
+            self.redirect_uri,
+            code_challenge,
+            time(self.issued_at),
+            time(self.expires_at),
+        );
+        Ok((family_id(&self.family_id)?, grant))
+    }
+}
+
+/// A code another caller redeemed, or that could not be redeemed.
+#[derive(FromRow)]
+pub(crate) struct CodeStateRow {
+    family_id: Vec<u8>,
+    pub(crate) redeemed: bool,
+}
+
+impl CodeStateRow {
+    pub(crate) fn family(&self) -> Result<FamilyId, StoreError> {
+        family_id(&self.family_id)
+    }
+}
+
+/// An active access token and its family's authorization.
+#[derive(FromRow)]
+pub(crate) struct AccessRow {
+    family_id: Vec<u8>,
+    #[sqlx(flatten)]
+    authorization: AuthorizationRow,
+    issued_at: i64,
+    expires_at: i64,
+}
+
+impl AccessRow {
+    pub(crate) fn into_grant(self) -> Result<AccessGrant, StoreError> {
+        Ok(AccessGrant::new(
+            self.authorization.into_authorization()?,
+            family_id(&self.family_id)?,
+            time(self.issued_at),
+            time(self.expires_at),
+        ))
+    }
+}
+
+/// A live refresh token, its generation and its family's current one.
+#[derive(FromRow)]
+pub(crate) struct RefreshRow {
+    family_id: Vec<u8>,
+    #[sqlx(flatten)]
+    authorization: AuthorizationRow,
+    generation: i64,
+    current_generation: i64,
+    issued_at: i64,
+    expires_at: i64,
+}
+
+impl RefreshRow {
+    pub(crate) fn family(&self) -> Result<FamilyId, StoreError> {
+        family_id(&self.family_id)
+    }
+
+    /// Whether the token was rotated: its family has moved past its generation.
+    pub(crate) fn rotated(&self) -> bool {
+        self.generation != self.current_generation
+    }
+
+    pub(crate) fn into_grant(self) -> Result<RefreshGrant, StoreError> {
+        let rotated = self.rotated();
+        Ok(RefreshGrant::new(
+            self.authorization.into_authorization()?,
+            family_id(&self.family_id)?,
+            rotated,
+            time(self.issued_at),
+            time(self.expires_at),
+        ))
+    }
+}
+
+/// A family's refresh generation.
+#[derive(FromRow)]
+pub(crate) struct GenerationRow {
+    pub(crate) generation: i64,
+}
+
+/// A live sign-in session.
+#[derive(FromRow)]
+pub(crate) struct SessionRow {
+    request: String,
+    csrf: Vec<u8>,
+    user_id: Option<String>,
+    username: Option<String>,
+    expires_at: i64,
+}
+
+impl SessionRow {
+    pub(crate) fn into_session(self) -> Result<Session, StoreError> {
+        let csrf = <[u8; 32]>::try_from(self.csrf).map_err(|_| corrupt("CSRF token digest"))?;
+        let session = Session::new(
+            self.request,
+            SecretDigest::from_bytes(csrf),
+            time(self.expires_at),
+        );
+        Ok(match user(self.user_id, self.username)? {
+            Some(user) => session.signed_in(user),
+            None => session,
+        })
+    }
+}
+
+/// A key's attempts in its window.
+#[derive(FromRow)]
+pub(crate) struct AttemptsRow {
+    count: i64,
+    resets_at: i64,
+}
+
+impl AttemptsRow {
+    pub(crate) fn into_attempts(self) -> Attempts {
+        let count = u32::try_from(self.count.max(0)).unwrap_or(u32::MAX);
+        Attempts::new(count, time(self.resets_at))
+    }
+}
+
+/// A single-use value.
+#[derive(FromRow)]
+pub(crate) struct ValueRow {
+    pub(crate) value: Vec<u8>,
+}

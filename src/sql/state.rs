@@ -1,0 +1,210 @@
+//! The state every node shares besides codes and tokens: [`SessionStore`], [`AttemptCounter`]
+//! and [`SingleUseStore`]. Each step is one statement, so the database makes it atomic whichever
+//! node asks.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+
+use super::backend::Backend;
+use super::columns::{secs, store_error};
+use super::rows::{AttemptsRow, SessionRow, ValueRow};
+use super::{SqlStore, text};
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::secret::SecretDigest;
+use crate::store::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
+
+#[async_trait]
+impl<DB> SessionStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn insert_session(
+        &self,
+        id: &SecretDigest,
+        session: Session,
+        _now: UnixTime,
+    ) -> Result<(), StoreError> {
+        // Expired sessions are never found; `purge_expired` deletes them.
+        let user = session.user.as_ref();
+        sqlx::query(text::UPSERT_SESSION)
+            .bind(id.as_bytes().as_slice())
+            .bind(session.authorization.as_str())
+            .bind(session.csrf.as_bytes().as_slice())
+            .bind(user.map(|u| u.id().as_str()))
+            .bind(user.map(|u| u.username()))
+            .bind(secs(session.expires_at))
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(())
+    }
+
+    async fn find_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError> {
+        self.session(text::FIND_SESSION, id, now).await
+    }
+
+    async fn take_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError> {
+        self.session(text::TAKE_SESSION, id, now).await
+    }
+}
+
+#[async_trait]
+impl<DB> AttemptCounter for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn record_attempt(
+        &self,
+        key: &str,
+        window: Duration,
+        now: UnixTime,
+    ) -> Result<Attempts, StoreError> {
+        let row: AttemptsRow = sqlx::query_as(text::RECORD_ATTEMPT)
+            .bind(key)
+            .bind(secs(now.plus(window)))
+            .bind(secs(now))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.into_attempts())
+    }
+
+    async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {
+        let row: Option<AttemptsRow> = sqlx::query_as(text::FIND_ATTEMPTS)
+            .bind(key)
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.map(AttemptsRow::into_attempts))
+    }
+
+    async fn clear_attempts(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query(text::CLEAR_ATTEMPTS)
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl<DB> SingleUseStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn insert_once(
+        &self,
+        key: &str,
+        value: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(text::INSERT_ONCE)
+            .bind(key)
+            .bind(value)
+            .bind(secs(expires_at))
+            .bind(secs(now))
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
+
+    async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        self.value(text::PEEK, key, now).await
+    }
+
+    async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        self.value(text::TAKE, key, now).await
+    }
+}
+
+impl<DB> SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    /// The live session under `id`, as `statement` (a find or a take) answers it.
+    async fn session(
+        &self,
+        statement: &'static str,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<Session>, StoreError> {
+        let row: Option<SessionRow> = sqlx::query_as(statement)
+            .bind(id.as_bytes().as_slice())
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        row.map(SessionRow::into_session).transpose()
+    }
+
+    /// The live value under `key`, as `statement` (a peek or a take) answers it.
+    async fn value(
+        &self,
+        statement: &'static str,
+        key: &str,
+        now: UnixTime,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let row: Option<ValueRow> = sqlx::query_as(statement)
+            .bind(key)
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.map(|row| row.value))
+    }
+}

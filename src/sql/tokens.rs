@@ -1,0 +1,287 @@
+//! Codes, tokens and their families: [`TokenIssuer`].
+
+use async_trait::async_trait;
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Transaction, Type};
+
+use super::backend::Backend;
+use super::columns::{AuthorizationColumns, secs, store_error};
+use super::rows::{AccessRow, CodeRow, CodeStateRow, GenerationRow, RefreshRow};
+use super::{REPLAY_MEMORY, SqlStore, text};
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::secret::SecretDigest;
+use crate::store::{
+    AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
+    RefreshGrant, Rotation, TokenIssuer,
+};
+
+#[async_trait]
+impl<DB> TokenIssuer for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn insert_code(
+        &self,
+        code: &SecretDigest,
+        family: FamilyId,
+        grant: CodeGrant,
+    ) -> Result<(), StoreError> {
+        let forget_at = grant.expires_at.plus(REPLAY_MEMORY);
+        let id = family.to_bytes();
+        let authorization = AuthorizationColumns::of(&grant.authorization);
+        let challenge = grant.code_challenge.as_ref();
+        let mut tx = self.begin_write().await?;
+        // The family first: a code without its family would be refused as revoked. It lives as
+        // long as the code's tombstone.
+        Self::insert_family(&mut tx, family, &grant.authorization, forget_at).await?;
+        sqlx::query(text::INSERT_CODE)
+            .bind(code.as_bytes().as_slice())
+            .bind(id.as_slice())
+            .bind(authorization.client_id)
+            .bind(authorization.user_id)
+            .bind(authorization.username)
+            .bind(authorization.scope)
+            .bind(grant.redirect_uri.as_str())
+            .bind(challenge.map(|c| c.as_str()))
+            .bind(challenge.map(|c| c.method().as_str()))
+            .bind(secs(grant.issued_at))
+            .bind(secs(grant.expires_at))
+            .bind(secs(forget_at))
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        tx.commit().await.map_err(store_error::<DB>)
+    }
+
+    async fn redeem_code(
+        &self,
+        code: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<CodeRedemption, StoreError> {
+        let redeemed: Option<CodeRow> = sqlx::query_as(text::REDEEM_CODE)
+            .bind(code.as_bytes().as_slice())
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        if let Some(row) = redeemed {
+            let (family, grant) = row.into_grant()?;
+            return Ok(CodeRedemption::Redeemed { grant, family });
+        }
+        // Not ours: redeemed before (a replay), or unknown, expired or revoked.
+        let seen: Option<CodeStateRow> = sqlx::query_as(text::CODE_STATE)
+            .bind(code.as_bytes().as_slice())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(match seen {
+            Some(row) if row.redeemed => CodeRedemption::Replayed {
+                family: row.family()?,
+            },
+            _ => CodeRedemption::Invalid,
+        })
+    }
+
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        let generation = match tokens.family {
+            Family::New(id) => {
+                Self::insert_family(&mut tx, id, &tokens.authorization, tokens.expires_at())
+                    .await?;
+                0
+            }
+            Family::Existing(id) => Self::extend_family(&mut tx, id, tokens.expires_at())
+                .await?
+                .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
+        };
+        Self::keep_tokens(&mut tx, &tokens, generation).await?;
+        tx.commit().await.map_err(store_error::<DB>)
+    }
+
+    async fn find_refresh_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<RefreshGrant>, StoreError> {
+        let row: Option<RefreshRow> = sqlx::query_as(text::FIND_REFRESH)
+            .bind(token.as_bytes().as_slice())
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        row.map(RefreshRow::into_grant).transpose()
+    }
+
+    async fn rotate_refresh_token(
+        &self,
+        token: &SecretDigest,
+        successor: NewTokens,
+    ) -> Result<Rotation, StoreError> {
+        let now = secs(successor.issued_at);
+        let family = successor.family.id();
+        // One transaction: the token is retired and its successor kept together, or neither.
+        let mut tx = self.begin_write().await?;
+        let rotated: Option<GenerationRow> = sqlx::query_as(text::ROTATE)
+            .bind(token.as_bytes().as_slice())
+            .bind(now)
+            .bind(family.to_bytes().as_slice())
+            .bind(secs(successor.expires_at()))
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        if let Some(row) = rotated {
+            Self::keep_tokens(&mut tx, &successor, row.generation).await?;
+            tx.commit().await.map_err(store_error::<DB>)?;
+            return Ok(Rotation::Rotated);
+        }
+        // Not ours: rotated before (reuse), or unknown, expired, revoked or of another family.
+        // Nothing was written; grantor revokes after a reuse, the store does not.
+        let seen: Option<RefreshRow> = sqlx::query_as(text::FIND_REFRESH)
+            .bind(token.as_bytes().as_slice())
+            .bind(now)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        tx.rollback().await.map_err(store_error::<DB>)?;
+        match seen {
+            Some(row) if row.rotated() && row.family()? == family => {
+                Ok(Rotation::Reused { family })
+            }
+            _ => Ok(Rotation::Invalid),
+        }
+    }
+
+    async fn find_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError> {
+        let row: Option<AccessRow> = sqlx::query_as(text::FIND_ACCESS)
+            .bind(token.as_bytes().as_slice())
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        row.map(AccessRow::into_grant).transpose()
+    }
+
+    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
+        sqlx::query(text::DELETE_ACCESS)
+            .bind(token.as_bytes().as_slice())
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(())
+    }
+
+    async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
+        sqlx::query(text::REVOKE_FAMILY)
+            .bind(family.to_bytes().as_slice())
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(())
+    }
+}
+
+impl<DB> SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    /// Begins a transaction that will write (on SQLite, holding the write lock from the start).
+    async fn begin_write(&self) -> Result<Transaction<'static, DB>, StoreError> {
+        self.pool
+            .begin_with(DB::BEGIN_WRITE)
+            .await
+            .map_err(store_error::<DB>)
+    }
+
+    /// Starts family `id` for `authorization`, living until `expires_at`.
+    async fn insert_family(
+        tx: &mut Transaction<'static, DB>,
+        id: FamilyId,
+        authorization: &Authorization,
+        expires_at: UnixTime,
+    ) -> Result<(), StoreError> {
+        let columns = AuthorizationColumns::of(authorization);
+        sqlx::query(text::INSERT_FAMILY)
+            .bind(id.to_bytes().as_slice())
+            .bind(columns.client_id)
+            .bind(columns.user_id)
+            .bind(columns.username)
+            .bind(columns.scope)
+            .bind(secs(expires_at))
+            .execute(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(())
+    }
+
+    /// Extends family `id` to live until `expires_at` at least; answers its current refresh
+    /// generation, or `None` if there is no such family.
+    async fn extend_family(
+        tx: &mut Transaction<'static, DB>,
+        id: FamilyId,
+        expires_at: UnixTime,
+    ) -> Result<Option<i64>, StoreError> {
+        let row: Option<GenerationRow> = sqlx::query_as(text::EXTEND_FAMILY)
+            .bind(id.to_bytes().as_slice())
+            .bind(secs(expires_at))
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.map(|row| row.generation))
+    }
+
+    /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
+    async fn keep_tokens(
+        tx: &mut Transaction<'static, DB>,
+        tokens: &NewTokens,
+        generation: i64,
+    ) -> Result<(), StoreError> {
+        let family = tokens.family.id().to_bytes();
+        let issued_at = secs(tokens.issued_at);
+        sqlx::query(text::INSERT_ACCESS)
+            .bind(tokens.access_token.as_bytes().as_slice())
+            .bind(family.as_slice())
+            .bind(tokens.authorization.scope.as_str())
+            .bind(tokens.jti.as_str())
+            .bind(issued_at)
+            .bind(secs(tokens.access_expires_at))
+            .execute(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        if let Some(refresh) = &tokens.refresh_token {
+            sqlx::query(text::INSERT_REFRESH)
+                .bind(refresh.digest.as_bytes().as_slice())
+                .bind(family.as_slice())
+                .bind(generation)
+                .bind(issued_at)
+                .bind(secs(refresh.expires_at))
+                .execute(&mut **tx)
+                .await
+                .map_err(store_error::<DB>)?;
+        }
+        Ok(())
+    }
+}

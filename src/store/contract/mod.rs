@@ -1,0 +1,284 @@
+//! The store contract: the rules every store keeps, checked against a store of your own in a
+//! few lines (feature `test-util`).
+//!
+//! grantor's own stores ([`MemoryStore`](crate::MemoryStore), and the SQL stores on SQLite and
+//! PostgreSQL) pass [`run`] in grantor's test suite; a store that passes it too can stand in for
+//! them. Each rule gets a fresh store from the closure you hand over, calls the seams the way
+//! grantor does (digests in, records out, fixed instants instead of a clock) and asserts what
+//! the traits promise: single use under concurrent callers, replays and reuse reported with
+//! their family and never revoked by the store itself, expiry, purging, records that carry what
+//! was granted, case-insensitive usernames, the administrator's answers, and the session,
+//! attempt-counter and single-use seams.
+//!
+//! ```rust,ignore
+//! // tests/store_contract.rs of your crate, with grantor's feature `test-util` in
+//! // [dev-dependencies]:
+//! #[tokio::test]
+//! async fn my_store_keeps_grantor_s_contract() {
+//!     grantor::store::contract::run(|| async { MyStore::connect_to_a_fresh_database().await })
+//!         .await;
+//! }
+//! ```
+//!
+//! Concurrent callers are futures joined on the calling task (no runtime of the contract's
+//! own), so it runs on any executor: a store that awaits its database sees them interleave at
+//! every round trip, on as many connections as it has. A store that never awaits (an in-memory
+//! one) answers each call whole before the next starts, which checks its answers but not its
+//! locking: race it from threads of your own as well.
+//!
+//! The contract is test code: it panics, naming every rule the store broke, and never returns
+//! an error.
+
+mod accounts;
+mod state;
+mod tokens;
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
+
+use super::{
+    Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti,
+    NewRefreshToken, NewTokens, SessionStore, SingleUseStore, TokenIssuer, User, UserId, UserStore,
+};
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+
+/// Every seam a store implements to stand in for grantor's own, and what [`run`] checks: one
+/// type implementing them all. Implemented for every such type.
+pub trait ContractStore:
+    ClientStore
+    + UserStore
+    + TokenIssuer
+    + SessionStore
+    + AttemptCounter
+    + SingleUseStore
+    + Admin
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> ContractStore for S where
+    S: ClientStore
+        + UserStore
+        + TokenIssuer
+        + SessionStore
+        + AttemptCounter
+        + SingleUseStore
+        + Admin
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Checks every rule of the contract, each against a fresh store from `fresh` (which should
+/// answer an empty store every time: a new database, schema or file). Runs them all, then
+/// panics naming each rule the store broke and why; returns when it broke none.
+pub async fn run<S, F, Fut>(mut fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: ContractStore,
+{
+    let rules = rules::<S>();
+    let mut broken = Vec::new();
+    for (name, rule) in &rules {
+        let store = fresh().await;
+        let outcome = AssertUnwindSafe(rule(&store)).catch_unwind().await;
+        drop(store);
+        if let Err(panic) = outcome {
+            broken.push(format!("- {name}: {}", panic_message(panic.as_ref())));
+        }
+    }
+    if !broken.is_empty() {
+        panic!(
+            "the store broke {} of the {} rules of grantor's store contract:\n{}",
+            broken.len(),
+            rules.len(),
+            broken.join("\n")
+        );
+    }
+}
+
+/// One rule: its name, and a check of one fresh store.
+type Rule<S> = (&'static str, for<'a> fn(&'a S) -> BoxFuture<'a, ()>);
+
+/// Every rule, named after its function (which says what it proves).
+fn rules<S: ContractStore>() -> Vec<Rule<S>> {
+    macro_rules! rules {
+        ($($module:ident::$rule:ident),* $(,)?) => {
+            vec![$((stringify!($rule), |store: &S| $module::$rule(store).boxed())),*]
+        };
+    }
+    rules![
+        tokens::a_code_redeemed_by_100_callers_at_once_is_won_by_exactly_one,
+        tokens::a_replayed_code_names_its_family_and_revoking_it_kills_its_tokens,
+        tokens::a_refresh_token_rotated_by_many_at_once_rotates_once_and_keeps_one_successor,
+        tokens::rotation_hands_on_the_family_and_reuse_is_reported_not_revoked,
+        tokens::revoking_a_family_or_an_access_token_reaches_only_it,
+        tokens::expired_codes_and_tokens_are_not_found,
+        tokens::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
+        tokens::codes_and_tokens_carry_what_was_granted,
+        tokens::tokens_for_an_unknown_family_are_refused,
+        accounts::users_authenticate_by_case_insensitive_email_and_password,
+        accounts::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
+        accounts::setting_a_password_changes_what_authenticates,
+        accounts::clients_round_trip,
+        accounts::registering_refuses_a_taken_id_and_replace_and_remove_say_if_there_was_one,
+        state::sessions_are_kept_under_the_digest_of_their_id,
+        state::a_session_taken_by_many_at_once_goes_to_exactly_one,
+        state::expired_sessions_are_neither_found_nor_taken,
+        state::concurrent_attempts_on_one_key_each_see_a_different_count,
+        state::a_new_attempt_window_starts_at_one_after_the_last_ends,
+        state::clearing_attempts_forgets_them,
+        state::of_many_concurrent_insert_once_exactly_one_wins,
+        state::a_single_use_value_is_peeked_without_use_and_taken_once,
+        state::an_expired_single_use_value_is_gone_and_its_key_free_again,
+        state::purging_drops_expired_sessions_attempt_windows_and_single_use_values,
+    ]
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(message) = panic.downcast_ref::<&str>() {
+        message
+    } else if let Some(message) = panic.downcast_ref::<String>() {
+        message
+    } else {
+        "(a panic without a message)"
+    }
+}
+
+/// A store call that must succeed: panics naming what failed and why.
+trait Must<T> {
+    fn must(self, doing: &str) -> T;
+}
+
+impl<T, E: fmt::Debug> Must<T> for Result<T, E> {
+    #[track_caller]
+    fn must(self, doing: &str) -> T {
+        match self {
+            Ok(value) => value,
+            Err(error) => panic!("{doing} failed: {error:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the rules hand the stores
+
+/// The instant every rule starts at.
+const NOW: UnixTime = UnixTime::from_secs(1_800_000_000);
+
+/// `NOW` plus `seconds`.
+fn at(seconds: u64) -> UnixTime {
+    NOW.plus(Duration::from_secs(seconds))
+}
+
+/// Text no other call answers, in this process or (with all but certainty) another.
+fn unique() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static SALT: OnceLock<u128> = OnceLock::new();
+    let salt = SALT.get_or_init(|| {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        nanos ^ u128::from(std::process::id()) << 96
+    });
+    format!("{salt:x}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The digest of a new secret, as grantor hands it to a store.
+fn digest(what: &str) -> SecretDigest {
+    SecretDigest::of(&format!("grantor store contract {what} {}", unique()))
+}
+
+/// A new family id, as grantor mints one.
+fn family_id() -> FamilyId {
+    let digest = digest("family");
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&digest.as_bytes()[..16]);
+    FamilyId::from_bytes(id)
+}
+
+fn alice() -> User {
+    User::new(UserId::new("u1"), "alice@example.com")
+}
+
+fn client_id() -> ClientId {
+    ClientId::new("client").must("make a client id")
+}
+
+fn scope(text: &str) -> Scope {
+    Scope::parse(text).must("parse a scope")
+}
+
+/// `client` authorized by Alice for `profile email`.
+fn authorization() -> Authorization {
+    Authorization::new(client_id(), Some(alice()), scope("profile email"))
+}
+
+/// A code for [`authorization`], issued now, redeemable for a minute.
+fn code_grant() -> CodeGrant {
+    CodeGrant::new(authorization(), "https://app.example/cb", None, NOW, at(60))
+}
+
+/// Tokens grantor just minted, with the digests the client would present.
+struct Minted {
+    record: NewTokens,
+    access: SecretDigest,
+    refresh: Option<SecretDigest>,
+}
+
+impl Minted {
+    /// An access token for an hour and, when `refresh`, a refresh token for a day, for
+    /// `authorization` in `family`, issued at `issued_at`.
+    fn new(
+        family: Family,
+        authorization: Authorization,
+        refresh: bool,
+        issued_at: UnixTime,
+    ) -> Self {
+        let access = digest("access token");
+        let jti = Jti::new(unique());
+        let expires_at = issued_at.plus(Duration::from_secs(3600));
+        let mut record = NewTokens::new(family, authorization, issued_at, access, jti, expires_at);
+        let refresh = refresh.then(|| digest("refresh token"));
+        if let Some(digest) = refresh {
+            let expires_at = issued_at.plus(Duration::from_secs(86_400));
+            record = record.with_refresh_token(NewRefreshToken::new(digest, expires_at));
+        }
+        Self {
+            record,
+            access,
+            refresh,
+        }
+    }
+
+    /// Tokens for [`authorization`], issued now.
+    fn now(family: Family, refresh: bool) -> Self {
+        Self::new(family, authorization(), refresh, NOW)
+    }
+
+    fn family(&self) -> FamilyId {
+        self.record.family.id()
+    }
+
+    /// The refresh token's digest (every caller asked for one).
+    fn refresh(&self) -> SecretDigest {
+        match self.refresh {
+            Some(digest) => digest,
+            None => panic!("the rule minted no refresh token"),
+        }
+    }
+}

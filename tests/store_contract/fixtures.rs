@@ -1,0 +1,259 @@
+//! Fresh SQL stores for the contract and the SQL-only rules, and what those rules read of them.
+
+use std::time::Duration;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use async_trait::async_trait;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use grantor::StoreError;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use grantor::sql;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use grantor::store::contract::ContractStore;
+use grantor::store::{
+    Authorization, CodeGrant, Family, FamilyId, Jti, NewRefreshToken, NewTokens, User,
+};
+use grantor::{ClientId, Scope, SecretDigest, UnixTime, UserId};
+
+/// Says on the terminal, past the test harness's output capture, that a test did not run.
+#[cfg(feature = "postgres")]
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+}
+
+/// The instant the tests start at.
+pub const NOW: UnixTime = UnixTime::from_secs(1_800_000_000);
+
+/// `NOW` plus `seconds`.
+pub fn at(seconds: u64) -> UnixTime {
+    NOW.plus(Duration::from_secs(seconds))
+}
+
+/// `client` authorized by Alice for `profile email`.
+pub fn authorization() -> Authorization {
+    let alice = User::new(UserId::new("u1"), "alice@example.com");
+    let scope = Scope::parse("profile email").unwrap();
+    Authorization::new(ClientId::new("client").unwrap(), Some(alice), scope)
+}
+
+/// A code for [`authorization`], redeemable for a minute.
+pub fn code_grant() -> CodeGrant {
+    CodeGrant::new(authorization(), "https://app.example/cb", None, NOW, at(60))
+}
+
+/// A new secret as grantor would mint one, and its digest.
+pub fn secret(what: &str) -> (String, SecretDigest) {
+    let secret = unique_name(what);
+    let digest = SecretDigest::of(&secret);
+    (secret, digest)
+}
+
+/// A new family id, as random as a digest.
+pub fn family_id() -> FamilyId {
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&secret("family").1.as_bytes()[..16]);
+    FamilyId::from_bytes(id)
+}
+
+/// An access token for an hour and a refresh token for a day in `family`, for
+/// [`authorization`], and the secrets they stand for (access, refresh).
+pub fn tokens(family: Family) -> (NewTokens, [(String, SecretDigest); 2]) {
+    let (access, refresh) = (secret("access"), secret("refresh"));
+    let record = NewTokens::new(
+        family,
+        authorization(),
+        NOW,
+        access.1,
+        Jti::new(unique_name("jti")),
+        at(3600),
+    )
+    .with_refresh_token(NewRefreshToken::new(refresh.1, at(86_400)));
+    (record, [access, refresh])
+}
+
+/// A name no other test of this run (or of a concurrent run) uses.
+pub fn unique_name(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Every table of grantor's schema.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub const TABLES: [&str; 9] = [
+    "grantor_clients",
+    "grantor_users",
+    "grantor_families",
+    "grantor_codes",
+    "grantor_access_tokens",
+    "grantor_refresh_tokens",
+    "grantor_sessions",
+    "grantor_attempts",
+    "grantor_single_use",
+];
+
+/// A SQL store, and what the SQL-only rules read of it besides the seams.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[async_trait]
+pub trait SqlStore: ContractStore + Clone {
+    /// Every value of every row of grantor's tables, as bytes.
+    async fn raw_values(&self) -> Vec<Vec<u8>>;
+    /// How many rows `table` holds.
+    async fn rows(&self, table: &str) -> i64;
+    /// Applies the migrations again.
+    async fn migrate_again(&self) -> Result<(), StoreError>;
+    /// Closes the pool, as if the database had gone.
+    async fn close(&self);
+}
+
+/// Implements [`SqlStore`] for one of grantor's SQL store types.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! sql_store {
+    ($store:ty) => {
+        #[async_trait]
+        impl SqlStore for $store {
+            async fn raw_values(&self) -> Vec<Vec<u8>> {
+                use sql::sqlx::Row as _;
+                let mut values = Vec::new();
+                for table in TABLES {
+                    let rows = sql::sqlx::query(&format!("SELECT * FROM {table}"))
+                        .fetch_all(self.pool())
+                        .await
+                        .unwrap();
+                    for row in rows {
+                        for i in 0..row.len() {
+                            let value = if let Ok(text) = row.try_get::<Option<String>, _>(i) {
+                                text.map(String::into_bytes)
+                            } else if let Ok(bytes) = row.try_get::<Option<Vec<u8>>, _>(i) {
+                                bytes
+                            } else if let Ok(n) = row.try_get::<Option<i64>, _>(i) {
+                                n.map(|n| n.to_string().into_bytes())
+                            } else if let Ok(b) = row.try_get::<Option<bool>, _>(i) {
+                                b.map(|b| b.to_string().into_bytes())
+                            } else {
+                                panic!("{table} column {i} has an unexpected type");
+                            };
+                            values.extend(value);
+                        }
+                    }
+                }
+                values
+            }
+
+            async fn rows(&self, table: &str) -> i64 {
+                sql::sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+                    .fetch_one(self.pool())
+                    .await
+                    .unwrap()
+            }
+
+            async fn migrate_again(&self) -> Result<(), StoreError> {
+                self.migrate().await
+            }
+
+            async fn close(&self) {
+                self.pool().close().await;
+            }
+        }
+    };
+}
+
+#[cfg(feature = "sqlite")]
+sql_store!(sql::SqliteStore);
+#[cfg(feature = "postgres")]
+sql_store!(sql::PostgresStore);
+
+/// Fresh SQLite databases, each a file in a directory of its own that goes when this does.
+#[cfg(feature = "sqlite")]
+pub struct SqliteFiles {
+    dir: std::path::PathBuf,
+}
+
+#[cfg(feature = "sqlite")]
+impl SqliteFiles {
+    pub fn new() -> Self {
+        let dir = std::env::temp_dir().join(unique_name("grantor_contract"));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self { dir }
+    }
+
+    /// A store on a new database file.
+    pub async fn fresh(&self) -> sql::SqliteStore {
+        let path = self.dir.join(format!("{}.db", unique_name("store")));
+        sql::SqliteStore::connect(&format!("sqlite:{}", path.display()))
+            .await
+            .unwrap()
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl Drop for SqliteFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Fresh PostgreSQL schemas in the database `GRANTOR_TEST_POSTGRES_URL` names, dropped by
+/// [`PostgresSchemas::drop_all`].
+#[cfg(feature = "postgres")]
+pub struct PostgresSchemas {
+    url: String,
+    made: std::sync::Mutex<Vec<String>>,
+}
+
+#[cfg(feature = "postgres")]
+impl PostgresSchemas {
+    /// The database to make schemas in, or `None` (said on stderr for `test`) without one.
+    pub fn from_env(test: &str) -> Option<Self> {
+        let Ok(url) = std::env::var("GRANTOR_TEST_POSTGRES_URL") else {
+            skipped(test, "GRANTOR_TEST_POSTGRES_URL not set");
+            return None;
+        };
+        Some(Self {
+            url,
+            made: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A store in a new schema.
+    pub async fn fresh(&self) -> sql::PostgresStore {
+        use sql::sqlx::Connection as _;
+        use sql::sqlx::postgres::{PgConnectOptions, PgConnection};
+        use std::str::FromStr as _;
+        let schema = unique_name("grantor_contract");
+        let mut admin = PgConnection::connect(&self.url).await.unwrap();
+        sql::sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        let _ = admin.close().await;
+        self.made.lock().unwrap().push(schema.clone());
+        let options = PgConnectOptions::from_str(&self.url)
+            .unwrap()
+            .options([("search_path", schema.as_str())]);
+        sql::PostgresStore::connect_with(options).await.unwrap()
+    }
+
+    /// Drops every schema [`PostgresSchemas::fresh`] made.
+    pub async fn drop_all(self) {
+        use sql::sqlx::Connection as _;
+        let mut admin = sql::sqlx::postgres::PgConnection::connect(&self.url)
+            .await
+            .unwrap();
+        for schema in self.made.into_inner().unwrap() {
+            sql::sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+        }
+        let _ = admin.close().await;
+    }
+}

@@ -1,0 +1,194 @@
+//! Rules about what the SQL stores keep at rest and how they fail, beyond the contract.
+
+use std::time::{Duration, Instant};
+
+use grantor::store::{AdminError, CodeRedemption, Family, Rotation, Session};
+use grantor::{
+    Client, ClientCredentials, ErrorCode, GrantType, OAuthError, Password, SecretDigest,
+    StoreErrorKind,
+};
+
+use super::fixtures::{NOW, SqlStore, TABLES, at, code_grant, family_id, secret, tokens};
+
+fn client() -> (Client, String) {
+    let creds = ClientCredentials::generate().unwrap();
+    let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
+        .grant_types([GrantType::ClientCredentials])
+        .build()
+        .unwrap();
+    (client, creds.secret.expose_secret().to_owned())
+}
+
+pub async fn only_digests_and_verifiers_are_at_rest<S: SqlStore>(store: &S) {
+    let mut secrets: Vec<(String, SecretDigest)> = Vec::new();
+    let code = secret("code");
+    let family = family_id();
+    let grant = code_grant();
+    store.insert_code(&code.1, family, grant).await.unwrap();
+    let redeemed = store.redeem_code(&code.1, NOW).await.unwrap();
+    assert!(matches!(redeemed, CodeRedemption::Redeemed { .. }));
+    secrets.push(code);
+    let (first, first_secrets) = tokens(Family::Existing(family));
+    store.insert_tokens(first).await.unwrap();
+    let (second, second_secrets) = tokens(Family::Existing(family));
+    let rotation = store.rotate_refresh_token(&first_secrets[1].1, second);
+    assert_eq!(rotation.await.unwrap(), Rotation::Rotated);
+    secrets.extend(first_secrets.into_iter().chain(second_secrets));
+    let (session_id, csrf) = (secret("session"), secret("csrf"));
+    let session = Session::new("pending".to_owned(), csrf.1, at(60));
+    store
+        .insert_session(&session_id.1, session, NOW)
+        .await
+        .unwrap();
+    secrets.extend([session_id, csrf]);
+    let (client, client_secret) = client();
+    store.register_client(&client).await.unwrap();
+    let password = "a-password-at-rest-1";
+    let user = store
+        .add_user("rest@example.com", &Password::new(password))
+        .await;
+    let changed = "a-changed-password-2";
+    let user = user.unwrap();
+    let changed_ok = store.set_password(user.id(), &Password::new(changed)).await;
+    assert!(changed_ok.unwrap());
+    store
+        .record_attempt("sign-in:rest@example.com", Duration::from_secs(60), NOW)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .insert_once("dpop:jti-1", b"seen", at(60), NOW)
+            .await
+            .unwrap()
+    );
+
+    let values = store.raw_values().await;
+    let contains =
+        |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);
+    let clear = secrets.iter().map(|(s, _)| s.as_str());
+    for secret in clear.chain([client_secret.as_str(), password, changed]) {
+        for value in &values {
+            assert!(
+                !contains(value, secret.as_bytes()),
+                "a secret is stored in the clear"
+            );
+        }
+    }
+    for (_, digest) in &secrets {
+        assert!(
+            values.iter().any(|v| v.as_slice() == digest.as_bytes()),
+            "each code, token, session id and CSRF token is kept as its SHA-256 digest"
+        );
+    }
+    let hashes = values
+        .iter()
+        .filter(|v| v.starts_with(b"$argon2id$"))
+        .count();
+    assert_eq!(hashes, 1, "the password is kept as an Argon2id hash");
+    assert!(
+        values.iter().any(|v| v.starts_with(b"sha256:")),
+        "the generated client secret is kept as its digest verifier"
+    );
+}
+
+pub async fn migrations_are_idempotent<S: SqlStore>(store: &S) {
+    store.migrate_again().await.unwrap();
+    store.migrate_again().await.unwrap();
+    let (client, _) = client();
+    store.register_client(&client).await.unwrap();
+    store.migrate_again().await.unwrap();
+    let found = store.find_client(client.id().as_str()).await.unwrap();
+    assert!(found.is_some(), "migrating again keeps the data");
+}
+
+pub async fn purging_later_empties_every_table_but_clients_and_users<S: SqlStore>(store: &S) {
+    let (client, _) = client();
+    store.register_client(&client).await.unwrap();
+    let password = Password::new("purge-password-1");
+    store
+        .add_user("purge@example.com", &password)
+        .await
+        .unwrap();
+    let (code, family) = (secret("code"), family_id());
+    let grant = code_grant();
+    store.insert_code(&code.1, family, grant).await.unwrap();
+    store
+        .insert_tokens(tokens(Family::New(family_id())).0)
+        .await
+        .unwrap();
+    let session = Session::new("pending".to_owned(), secret("csrf").1, at(60));
+    store
+        .insert_session(&secret("session").1, session, NOW)
+        .await
+        .unwrap();
+    store
+        .record_attempt("k", Duration::from_secs(60), NOW)
+        .await
+        .unwrap();
+    assert!(store.insert_once("k", b"v", at(60), NOW).await.unwrap());
+    for table in TABLES {
+        assert!(store.rows(table).await > 0, "{table} holds nothing");
+    }
+    let purged = store.purge_expired(at(86_400)).await.unwrap();
+    assert_eq!(
+        purged, 8,
+        "families, code, tokens, session, window and value"
+    );
+    for table in TABLES {
+        let kept = matches!(table, "grantor_clients" | "grantor_users");
+        assert_eq!(store.rows(table).await > 0, kept, "{table}");
+    }
+}
+
+pub async fn a_database_gone_is_unavailable_not_a_panic<S: SqlStore>(store: &S) {
+    let (first, secrets) = tokens(Family::New(family_id()));
+    store.insert_tokens(first).await.unwrap();
+    store.close().await;
+    let started = Instant::now();
+    let unavailable = |error: grantor::StoreError| error.kind() == StoreErrorKind::Unavailable;
+    assert!(unavailable(store.find_client("any").await.unwrap_err()));
+    let grant = code_grant();
+    let code = secret("code").1;
+    let inserted = store.insert_code(&code, family_id(), grant).await;
+    assert!(unavailable(inserted.unwrap_err()));
+    let found = store.find_access_token(&secrets[0].1, NOW).await;
+    assert!(unavailable(found.unwrap_err()));
+    let (next, _) = tokens(Family::Existing(family_id()));
+    let rotated = store.rotate_refresh_token(&secrets[1].1, next).await;
+    assert!(unavailable(rotated.unwrap_err()));
+    let session = Session::new("pending".to_owned(), secret("csrf").1, at(60));
+    let kept = store
+        .insert_session(&secret("session").1, session, NOW)
+        .await;
+    assert!(unavailable(kept.unwrap_err()));
+    let taken = store.take_session(&secret("session").1, NOW).await;
+    assert!(unavailable(taken.unwrap_err()));
+    let counted = store
+        .record_attempt("k", Duration::from_secs(60), NOW)
+        .await;
+    assert!(unavailable(counted.unwrap_err()));
+    assert!(unavailable(
+        store.insert_once("k", b"v", at(60), NOW).await.unwrap_err()
+    ));
+    assert!(unavailable(store.take("k", NOW).await.unwrap_err()));
+    assert!(unavailable(store.purge_expired(NOW).await.unwrap_err()));
+    let (client, _) = client();
+    let Err(AdminError::Store(refused)) = store.register_client(&client).await else {
+        panic!("registering on a closed pool");
+    };
+    assert!(unavailable(refused));
+    let password = Password::new("whatever-1");
+    let error = store
+        .authenticate("a@example.com", &password)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), StoreErrorKind::Unavailable);
+    // The wire sees only the code, never the cause.
+    let wire = OAuthError::from(error);
+    assert_eq!(wire.code(), ErrorCode::TemporarilyUnavailable);
+    assert!(!wire.description().contains("pool"));
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "closed is answered at once"
+    );
+}
