@@ -78,7 +78,6 @@ suite! {
 // The checks
 // ---------------------------------------------------------------------------------------------
 
-
 async fn check_metadata(base: &str) {
     let reply = get(
         &browser(),
@@ -766,4 +765,3 @@ async fn check_sigterm(server: Server) {
     }
     drop(http);
 }
-

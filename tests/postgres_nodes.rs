@@ -165,7 +165,11 @@ async fn a_browser_signs_in_across_nodes_and_the_throttle_counts_on_every_node()
     assert_eq!(page.status, 200, "{}", page.body);
     let csrf = web::sign_in_form(&page);
     let approval = web::sign_in(&browser, &b.base, &csrf, ALICE).await;
-    assert_eq!(approval.status, 200, "B knows A's session: {}", approval.body);
+    assert_eq!(
+        approval.status, 200,
+        "B knows A's session: {}",
+        approval.body
+    );
     assert!(approval.body.contains("Allow access?"), "{}", approval.body);
     let answer = web::decide(&browser, &a.base, &approval, "approve").await;
     let query = web::callback_query(&answer);

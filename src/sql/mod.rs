@@ -13,7 +13,6 @@
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::sync::Arc;
 //! use grantor::sql::SqliteStore;
 //! use grantor::store::Admin as _;
 //! use grantor::{AuthorizationServer, Password};
@@ -23,9 +22,7 @@
 //! store.add_user("alice@example.com", &Password::new("alice-password-1")).await?;
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
-//!     .clients(Arc::new(store.clone()))
-//!     .users(Arc::new(store.clone()))
-//!     .tokens(Arc::new(store.clone()))
+//!     .store(store.clone()) // every seam: clients, users, tokens, sessions, attempt counters
 //!     .build()?;
 //! // …and now and then, say hourly:
 //! store.purge_expired(grantor::UnixTime::from(std::time::SystemTime::now())).await?;
@@ -36,7 +33,7 @@
 //!
 //! grantor mints every code, token, `jti`, family id, session id and CSRF token; these stores
 //! only keep what they are handed. Codes, tokens, session ids and CSRF tokens arrive and are kept
-//! only as SHA-256 digests ([`crate::SecretDigest`]), the primary keys every lookup probes;
+//! only as SHA-256 digests ([`crate::store::SecretDigest`]), the primary keys every lookup probes;
 //! client secrets as [`SecretVerifier::to_stored`](crate::SecretVerifier::to_stored) strings and
 //! passwords as Argon2id PHC strings ([`crate::hash::hash_password`]). Keys of attempt counters
 //! and single-use values are strings grantor builds, never a secret. A database dump hands out
@@ -94,8 +91,8 @@
 //!
 //! A database that is down, a pool with no connection free within [`ACQUIRE_TIMEOUT`], a broken
 //! connection or a busy SQLite file become
-//! [`StoreError::unavailable`](crate::StoreError::unavailable) (503 `temporarily_unavailable` on
-//! the wire); anything else becomes [`StoreError::failed`](crate::StoreError::failed) (500
+//! [`StoreError::unavailable`](crate::store::StoreError::unavailable) (503 `temporarily_unavailable` on
+//! the wire); anything else becomes [`StoreError::failed`](crate::store::StoreError::failed) (500
 //! `server_error`). The client sees no detail; grantor logs the cause through `tracing`. The pool
 //! reconnects by itself once the database is back. Nothing here panics.
 //!
@@ -126,7 +123,7 @@ use sqlx::Postgres;
 use sqlx::Sqlite;
 
 /// How long a request waits for a pooled connection before the store answers
-/// [`StoreError::unavailable`](crate::StoreError::unavailable): the bound on how long anything
+/// [`StoreError::unavailable`](crate::store::StoreError::unavailable): the bound on how long anything
 /// waits for a database that is down or saturated.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 

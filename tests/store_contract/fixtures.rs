@@ -5,15 +5,16 @@ use std::time::Duration;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use async_trait::async_trait;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-use grantor::StoreError;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::sql;
+use grantor::store::SecretDigest;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use grantor::store::StoreError;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::store::contract::ContractStore;
 use grantor::store::{
     Authorization, CodeGrant, Family, FamilyId, Jti, NewRefreshToken, NewTokens, User,
 };
-use grantor::{ClientId, Scope, SecretDigest, UnixTime, UserId};
+use grantor::{ClientId, Scope, UnixTime, UserId};
 
 /// Says on the terminal, past the test harness's output capture, that a test did not run.
 #[cfg(feature = "postgres")]

@@ -2,11 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use grantor::store::{AdminError, CodeRedemption, Family, Rotation, Session};
-use grantor::{
-    Client, ClientCredentials, ErrorCode, GrantType, OAuthError, Password, SecretDigest,
-    StoreErrorKind,
+use grantor::store::{
+    AdminError, CodeRedemption, Family, Rotation, SecretDigest, Session, StoreErrorKind,
 };
+use grantor::{Client, ClientCredentials, ErrorCode, GrantType, OAuthError, Password};
 
 use super::fixtures::{NOW, SqlStore, TABLES, at, code_grant, family_id, secret, tokens};
 
@@ -145,7 +144,8 @@ pub async fn a_database_gone_is_unavailable_not_a_panic<S: SqlStore>(store: &S) 
     store.insert_tokens(first).await.unwrap();
     store.close().await;
     let started = Instant::now();
-    let unavailable = |error: grantor::StoreError| error.kind() == StoreErrorKind::Unavailable;
+    let unavailable =
+        |error: grantor::store::StoreError| error.kind() == StoreErrorKind::Unavailable;
     assert!(unavailable(store.find_client("any").await.unwrap_err()));
     let grant = code_grant();
     let code = secret("code").1;

@@ -7,11 +7,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use grantor::MemoryStore;
+use grantor::store::SecretDigest;
 use grantor::store::{
     AttemptCounter as _, CodeRedemption, Family, Rotation, Session, SessionStore as _,
     SingleUseStore as _, TokenIssuer as _,
 };
-use grantor::{MemoryStore, SecretDigest};
 
 use super::fixtures::{NOW, at, code_grant, family_id, tokens};
 
