@@ -26,18 +26,31 @@ pub(crate) struct Tokens {
     pub(crate) access: AccessToken,
     /// 256 bits, digest computed; when asked for.
     pub(crate) refresh: Option<RefreshToken>,
-    /// 128 bits, for tokens that start a family of their own.
-    pub(crate) family: FamilyId,
+    /// 128 bits, when the tokens start a family of their own.
+    pub(crate) family: Option<FamilyId>,
 }
 
-/// A new access token, a refresh token when asked, and a family id.
-pub(crate) fn tokens(with_refresh: bool) -> Result<Tokens, StoreError> {
-    let draw = random_bytes::<80>()?;
-    Ok(Tokens {
+/// A new access token, a refresh token when `with_refresh`, and a family id when
+/// `new_family`. The draw is one ChaCha block of the kernel (64 bytes) except for a refresh
+/// token in a new family, which takes 80.
+pub(crate) fn tokens(with_refresh: bool, new_family: bool) -> Result<Tokens, StoreError> {
+    if with_refresh && new_family {
+        let draw = random_bytes::<80>()?;
+        return Ok(cut(&draw[..64], true, Some(&draw[64..])));
+    }
+    let draw = random_bytes::<64>()?;
+    // Without a refresh token its half of the draw is free for the family id.
+    let family = new_family.then(|| &draw[32..48]);
+    Ok(cut(&draw, with_refresh, family))
+}
+
+/// `draw` is 64 bytes: the access token's 32, then the refresh token's.
+fn cut(draw: &[u8], with_refresh: bool, family: Option<&[u8]>) -> Tokens {
+    Tokens {
         access: AccessToken::hashed(base64url(&draw[..32])),
         refresh: with_refresh.then(|| RefreshToken::hashed(base64url(&draw[32..64]))),
-        family: family_id(&draw[64..]),
-    })
+        family: family.map(family_id),
+    }
 }
 
 fn family_id(bytes: &[u8]) -> FamilyId {
@@ -72,16 +85,18 @@ mod tests {
 
     #[test]
     fn minted_values_are_distinct_and_of_their_shape() {
-        let minted = tokens(true).unwrap();
+        let minted = tokens(true, true).unwrap();
         let refresh = minted.refresh.unwrap();
         assert_eq!(minted.access.expose_secret().len(), 43);
         assert_ne!(minted.access.expose_secret(), refresh.expose_secret());
-        let again = tokens(false).unwrap();
+        let again = tokens(false, true).unwrap();
         assert!(again.refresh.is_none());
-        assert_ne!(minted.family, again.family);
+        assert!(again.family.is_some() && again.family != minted.family);
+        let existing = tokens(true, false).unwrap();
+        assert!(existing.refresh.is_some() && existing.family.is_none());
         let (code, family) = code().unwrap();
         assert_eq!(code.expose_secret().len(), 43);
-        assert_ne!(family, minted.family);
+        assert_ne!(Some(family), minted.family);
         let (session, csrf) = session().unwrap();
         assert_eq!((session.len(), csrf.len()), (22, 22));
         assert_ne!(session, csrf);

@@ -17,7 +17,7 @@ pub(crate) mod refresh;
 use std::time::Duration;
 
 use crate::clock::UnixTime;
-use crate::error::OAuthError;
+use crate::error::{OAuthError, StoreError};
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
@@ -139,10 +139,12 @@ impl Issuer<'_> {
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<(Issued, NewTokens), OAuthError> {
-        let minted = mint::tokens(with_refresh)?;
-        let family = match family {
-            Some(id) => Family::Existing(id),
-            None => Family::New(minted.family),
+        let minted = mint::tokens(with_refresh, family.is_none())?;
+        let family = match (family, minted.family) {
+            (Some(id), _) => Family::Existing(id),
+            (None, Some(id)) => Family::New(id),
+            // `tokens` mints a family id whenever it is told the family is new.
+            (None, None) => return Err(StoreError::failed("no family id was minted").into()),
         };
         let (access_token, refresh_token) = (minted.access, minted.refresh);
         let access_expires_at = now.plus(self.lifetimes.access_token);
