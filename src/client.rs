@@ -11,7 +11,7 @@ use smol_str::SmolStr;
 use crate::error::StoreError;
 use crate::hash;
 use crate::scope::Scope;
-use crate::secret::{ClientSecret, SecretDigest, random_bytes, random_secret};
+use crate::secret::{ClientSecret, SecretDigest};
 
 /// A client identifier (RFC 6749 §2.2). Not a secret. Held inline up to 23 bytes, so clones
 /// copy it rather than share a reference count between threads.
@@ -420,9 +420,9 @@ pub struct ClientCredentials {
 impl ClientCredentials {
     /// Generates credentials from the OS CSPRNG.
     pub fn generate() -> Result<Self, StoreError> {
-        let client_id = ClientId::new(URL_SAFE_NO_PAD.encode(random_bytes::<16>()?))
-            .map_err(StoreError::failed)?;
-        let secret = ClientSecret::new(random_secret()?);
+        let (client_id, secret) = crate::mint::client_credentials()?;
+        let client_id = ClientId::new(client_id).map_err(StoreError::failed)?;
+        let secret = ClientSecret::new(secret);
         let verifier = SecretVerifier(Verifier::Digest(secret.digest()));
         Ok(Self {
             client_id,

@@ -73,6 +73,12 @@ pub(crate) fn user_id() -> Result<UserId, StoreError> {
     Ok(UserId::new(base64url(&random_bytes::<16>()?)))
 }
 
+/// A new client id (128 bits) and client secret (256 bits), in base64url, from one draw.
+pub(crate) fn client_credentials() -> Result<(String, String), StoreError> {
+    let draw = random_bytes::<48>()?;
+    Ok((base64url(&draw[..16]), base64url(&draw[16..])))
+}
+
 /// A new sign-in session id and CSRF token: 128 bits each in base64url, from one draw.
 pub(crate) fn session() -> Result<(String, String), StoreError> {
     let draw = random_bytes::<32>()?;
@@ -100,6 +106,16 @@ mod tests {
         let (session, csrf) = session().unwrap();
         assert_eq!((session.len(), csrf.len()), (22, 22));
         assert_ne!(session, csrf);
+    }
+
+    #[test]
+    fn generated_client_secrets_carry_256_bits_in_base64url() {
+        let (id, secret) = client_credentials().unwrap();
+        let (_, other) = client_credentials().unwrap();
+        assert_eq!((id.len(), secret.len()), (22, 43));
+        assert_ne!(secret, other);
+        let alphabet = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+        assert!(secret.bytes().all(alphabet) && id.bytes().all(alphabet));
     }
 
     #[test]

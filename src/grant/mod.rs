@@ -126,7 +126,7 @@ impl Issuer<'_> {
         now: UnixTime,
     ) -> Result<Issued, OAuthError> {
         let (issued, record) = self.mint(family, authorization, with_refresh, now)?;
-        self.store.insert_tokens(record).await?;
+        self.store.insert_tokens(&record).await?;
         Ok(issued)
     }
 

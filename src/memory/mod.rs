@@ -141,7 +141,7 @@ impl TokenIssuer for MemoryStore {
         self.parts.tokens.redeem_code(code, now)
     }
 
-    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+    async fn insert_tokens(&self, tokens: &NewTokens) -> Result<(), StoreError> {
         self.parts.tokens.insert_tokens(tokens)
     }
 
@@ -156,7 +156,7 @@ impl TokenIssuer for MemoryStore {
     async fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
-        successor: NewTokens,
+        successor: &NewTokens,
     ) -> Result<Rotation, StoreError> {
         self.parts.tokens.rotate_refresh_token(token, successor)
     }

@@ -340,7 +340,7 @@ impl Tokens {
         }))
     }
 
-    pub(crate) fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+    pub(crate) fn insert_tokens(&self, tokens: &NewTokens) -> Result<(), StoreError> {
         let family = match tokens.family {
             Family::Existing(id) => self
                 .find_family(id)
@@ -356,7 +356,7 @@ impl Tokens {
             }
         };
         let generation = family.generation.load(Ordering::Acquire);
-        self.keep(&family, &tokens, generation);
+        self.keep(&family, tokens, generation);
         Ok(())
     }
 
@@ -382,7 +382,7 @@ impl Tokens {
     pub(crate) fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
-        successor: NewTokens,
+        successor: &NewTokens,
     ) -> Result<Rotation, StoreError> {
         let key = Key::of(token);
         let found = self.refresh.with(&key, |map| {
@@ -410,7 +410,7 @@ impl Tokens {
                 family: family.id(),
             });
         }
-        self.keep(&family, &successor, next);
+        self.keep(&family, successor, next);
         Ok(Rotation::Rotated)
     }
 
