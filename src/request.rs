@@ -97,6 +97,14 @@ pub(crate) struct Unreadable {
     pub(crate) error: OAuthError,
 }
 
+impl Unreadable {
+    /// The error to answer (parse errors carry no store failure, so it is rebuilt whole).
+    pub(crate) fn error(&self) -> OAuthError {
+        let error = OAuthError::new(self.error.code(), self.error.description().to_owned());
+        error.with_status(self.error.status())
+    }
+}
+
 /// A revocation or introspection request (RFC 7009 §2.1, RFC 7662 §2.1).
 #[derive(Debug)]
 pub(crate) struct TokenQuery<'a> {

@@ -138,7 +138,7 @@ async fn code_exchange_throughput<S: ContractStore + Clone>(store: S, name: &str
                         panic!("fresh codes redeem");
                     };
                     let (tokens, _) = fixtures::tokens(Family::Existing(family));
-                    store.insert_tokens(&tokens).await.unwrap();
+                    store.insert_tokens(tokens).await.unwrap();
                 }
             })
         })

@@ -113,7 +113,7 @@ pub(crate) async fn decide(
 fn fragment(inner: &Inner, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
-        ("access_token", issued.access_token.expose_secret()),
+        ("access_token", issued.access_token()),
         ("token_type", TOKEN_TYPE),
         ("expires_in", &expires_in),
         ("scope", issued.scope.as_str()),

@@ -21,11 +21,13 @@ pub(crate) async fn check(
     headers: &HeaderMap,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, Response<String>> {
-    let checked = match read_token(headers) {
-        Ok(token) => bearer::check(&*inner.tokens, &token, required, inner.clock.now()).await,
-        Err(refusal) => Err(refusal),
+    let token = match read_token(headers) {
+        Ok(token) => token,
+        Err(refusal) => return Err(refuse(&inner.config, refusal)),
     };
-    checked.map_err(|refusal| refuse(&inner.config, refusal))
+    bearer::check(&*inner.tokens, &token, required, inner.clock.now())
+        .await
+        .map_err(|refusal| refuse(&inner.config, refusal))
 }
 
 /// The token of `Authorization: Bearer <b64token>`; the scheme is case-insensitive.

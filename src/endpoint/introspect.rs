@@ -28,7 +28,7 @@ async fn handle<B: AsRef<[u8]>>(
 ) -> Result<Option<Found>, OAuthError> {
     let form = super::read_post_form(inner, request)?;
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner.authenticator().authenticate(auth).await?;
+    let client = inner.authenticator().authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
     lookup::introspect(&*inner.tokens, &client, &query, inner.clock.now()).await
 }

@@ -8,8 +8,8 @@ use crate::store::Authorization;
 /// The token endpoint's success body, members in the order RFC 6749 §5.1 lists them, with the
 /// spec's `jti`.
 pub(crate) fn token_response(issued: &Issued) -> String {
-    let access_token = issued.access_token.expose_secret();
-    let refresh_token = issued.refresh_token.as_ref().map(|t| t.expose_secret());
+    let access_token = issued.access_token();
+    let refresh_token = issued.refresh_token();
     let refresh_len = refresh_token.map_or(0, |t| t.len() + 20);
     let capacity =
         96 + access_token.len() + issued.jti.as_str().len() + issued.scope.as_str().len();

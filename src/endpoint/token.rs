@@ -4,26 +4,23 @@
 use http::{Request, Response, StatusCode};
 
 use super::{json, parse, render};
-use crate::grant;
+use crate::error::OAuthError;
+use crate::grant::{self, Issued};
 use crate::server::Inner;
 
 pub(crate) async fn token<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Response<String> {
-    let issued = match super::read_post_form(inner, request) {
-        Ok(form) => {
-            let max = inner.config.limits.max_param;
-            match parse::client_auth(request.headers(), &form, max) {
-                Ok(auth) => {
-                    let token_request = parse::token_request(&form);
-                    let now = inner.clock.now();
-                    grant::token(&inner.token_grants(), auth, token_request, now).await
-                }
-                Err(error) => Err(error),
-            }
-        }
-        Err(error) => Err(error),
-    };
-    match issued {
+    match handle(inner, request).await {
         Ok(issued) => render::json_text(StatusCode::OK, json::token_response(&issued)),
         Err(error) => render::error(&error, &inner.config.basic_challenge),
     }
+}
+
+/// Reads the request and hands it to the grant. Each step's result is bound at once (`?`), so
+/// no parse result is kept twice in this future while the grant runs.
+async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Issued, OAuthError> {
+    let form = super::read_post_form(inner, request)?;
+    let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
+    let token_request = parse::token_request(&form);
+    let grants = inner.token_grants();
+    grant::token(&grants, &auth, &token_request, inner.clock.now()).await
 }

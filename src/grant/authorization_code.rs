@@ -9,7 +9,7 @@ use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::mint;
 use crate::secret::AuthorizationCode;
-use crate::store::{Authorization, CodeGrant, CodeRedemption, User};
+use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, User};
 
 /// Mints the code for the approved `pending` authorization and hands the store its digest.
 pub(crate) async fn issue_code(
@@ -50,29 +50,61 @@ pub(crate) async fn exchange(
     request: Exchange<'_>,
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
+    // The redemption's answer is gone once this statement ends, so it is not kept in this
+    // future while a replay's family is revoked.
+    let replayed = match redeem_and_issue(issuer, client, request, now).await {
+        Ok(issued) => return Ok(issued),
+        Err(Failure::Refused(error)) => return Err(error),
+        Err(Failure::Replayed(family)) => family,
+    };
+    // RFC 6749 §4.1.2: a code used twice revokes what it was exchanged for.
+    issuer.revoke_after_replay(replayed).await?;
+    Err(OAuthError::invalid_grant(
+        "the authorization code was already used; tokens issued for it are revoked",
+    ))
+}
+
+/// Why a code was not exchanged.
+enum Failure {
+    /// Redeemed before: its family is to be revoked.
+    Replayed(FamilyId),
+    /// Anything else, answered as it is.
+    Refused(OAuthError),
+}
+
+impl From<OAuthError> for Failure {
+    fn from(error: OAuthError) -> Self {
+        Self::Refused(error)
+    }
+}
+
+async fn redeem_and_issue(
+    issuer: Issuer<'_>,
+    client: &Client,
+    request: Exchange<'_>,
+    now: UnixTime,
+) -> Result<Issued, Failure> {
     // Consumed before any other check: a code presented once is spent, whoever presented it.
-    let (grant, family) = match issuer
-        .store
-        .redeem_code(&request.code.digest(), now)
-        .await?
-    {
+    let redemption = issuer.store.redeem_code(&request.code.digest(), now).await;
+    let (grant, family) = match redemption.map_err(OAuthError::from)? {
         CodeRedemption::Redeemed { grant, family } => (grant, family),
-        CodeRedemption::Replayed { family } => {
-            // RFC 6749 §4.1.2: a code used twice revokes what it was exchanged for.
-            issuer.revoke_after_replay(family).await?;
-            return Err(OAuthError::invalid_grant(
-                "the authorization code was already used; tokens issued for it are revoked",
-            ));
-        }
+        CodeRedemption::Replayed { family } => return Err(Failure::Replayed(family)),
         _ => {
-            return Err(OAuthError::invalid_grant(
+            return Err(Failure::Refused(OAuthError::invalid_grant(
                 "the authorization code is invalid or expired",
-            ));
+            )));
         }
     };
     checks::code_binding(&grant, client, request.redirect_uri, request.code_verifier)?;
+    let authorization = authorization_of(grant);
     let refresh = client.issues_refresh_tokens();
-    issuer
-        .issue(grant.authorization, Some(family), refresh, now)
-        .await
+    Ok(issuer
+        .issue(authorization, Some(family), refresh, now)
+        .await?)
+}
+
+/// The grant's authorization; the rest of it is dropped here rather than kept in the
+/// exchange's future while the tokens are stored.
+fn authorization_of(grant: CodeGrant) -> Authorization {
+    grant.authorization
 }

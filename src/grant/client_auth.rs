@@ -29,10 +29,10 @@ impl Authenticator<'_> {
     /// confidential clients, `client_id` alone for public ones.
     pub(crate) async fn authenticate(
         &self,
-        auth: ClientAuth<'_>,
+        auth: &ClientAuth<'_>,
     ) -> Result<Arc<Client>, OAuthError> {
-        match auth {
-            ClientAuth::Basic(credentials) => {
+        match *auth {
+            ClientAuth::Basic(ref credentials) => {
                 let client = self.find(credentials.client_id()).await?;
                 let secret = credentials.secret();
                 let verified = match client.secret() {

@@ -21,7 +21,7 @@ use crate::error::{OAuthError, StoreError};
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
-use crate::secret::{AccessToken, RefreshToken};
+use crate::secret::RefreshToken;
 use crate::store::{Authorization, Family, FamilyId, Jti, NewRefreshToken, NewTokens, TokenIssuer};
 
 /// `token_type` as the spec writes it.
@@ -44,14 +44,42 @@ pub(crate) struct Issuer<'a> {
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
-/// `jti`): the token endpoint renders them as JSON, the implicit grant into a fragment.
-#[derive(Debug)]
+/// `jti`): the token endpoint renders them as JSON, the implicit grant into a fragment. The
+/// secrets are plain text here (their digests went to the store), which keeps this value, and
+/// every future that holds it, small; its `Debug` shows neither.
 pub(crate) struct Issued {
-    pub(crate) access_token: AccessToken,
+    access_token: String,
     pub(crate) expires_in: u64,
     pub(crate) jti: Jti,
     pub(crate) scope: Scope,
-    pub(crate) refresh_token: Option<RefreshToken>,
+    refresh_token: Option<String>,
+}
+
+impl Issued {
+    /// The access token. Never log it.
+    pub(crate) fn access_token(&self) -> &str {
+        &self.access_token
+    }
+
+    /// The refresh token, if one was issued. Never log it.
+    pub(crate) fn refresh_token(&self) -> Option<&str> {
+        self.refresh_token.as_deref()
+    }
+}
+
+impl std::fmt::Debug for Issued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Issued")
+            .field("access_token", &"<redacted>")
+            .field("expires_in", &self.expires_in)
+            .field("jti", &self.jti)
+            .field("scope", &self.scope)
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 /// What the token endpoint's grants depend on, each grant taking its own part.
@@ -62,24 +90,23 @@ pub(crate) struct TokenGrants<'a> {
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
-/// the grant, then run the grant.
+/// the grant, then run the grant. The request is borrowed, not moved, so that this future does
+/// not keep a second copy of it (each level of `async fn` stores its arguments).
 pub(crate) async fn token(
     grants: &TokenGrants<'_>,
-    auth: ClientAuth<'_>,
-    request: Result<TokenRequest<'_>, Unreadable>,
+    auth: &ClientAuth<'_>,
+    request: &Result<TokenRequest<'_>, Unreadable>,
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let client = grants.clients.authenticate(auth).await?;
     let request = match request {
         Ok(request) => request,
-        Err(Unreadable {
-            grant_type: Some(grant_type),
-            error,
-        }) => {
-            checks::agreed(&client, grant_type)?;
-            return Err(error);
+        Err(unreadable) => {
+            if let Some(grant_type) = unreadable.grant_type {
+                checks::agreed(&client, grant_type)?;
+            }
+            return Err(unreadable.error());
         }
-        Err(Unreadable { error, .. }) => return Err(error),
     };
     checks::agreed(&client, request.grant_type())?;
     let issuer = grants.issuer;
@@ -90,9 +117,9 @@ pub(crate) async fn token(
             code_verifier,
         } => {
             let exchange = authorization_code::Exchange {
-                code: &code,
+                code,
                 redirect_uri,
-                code_verifier,
+                code_verifier: *code_verifier,
             };
             authorization_code::exchange(issuer, &client, exchange, now).await
         }
@@ -101,16 +128,16 @@ pub(crate) async fn token(
             password,
             scope,
         } => {
-            let scope = checks::resolve_scope(scope, &client)?;
+            let scope = checks::resolve_scope(*scope, &client)?;
             let sign_in = &grants.sign_in;
-            password::exchange(issuer, sign_in, &client, username, &password, scope, now).await
+            password::exchange(issuer, sign_in, &client, username, password, scope, now).await
         }
         TokenRequest::RefreshToken {
             refresh_token,
             scope,
-        } => refresh::exchange(issuer, &client, &refresh_token, scope, now).await,
+        } => refresh::exchange(issuer, &client, refresh_token, *scope, now).await,
         TokenRequest::ClientCredentials { scope } => {
-            client_credentials::exchange(issuer, &client, scope, now).await
+            client_credentials::exchange(issuer, &client, *scope, now).await
         }
     }
 }
@@ -126,7 +153,7 @@ impl Issuer<'_> {
         now: UnixTime,
     ) -> Result<Issued, OAuthError> {
         let (issued, record) = self.mint(family, authorization, with_refresh, now)?;
-        self.store.insert_tokens(&record).await?;
+        self.store.insert_tokens(record).await?;
         Ok(issued)
     }
 
@@ -163,11 +190,11 @@ impl Issuer<'_> {
             record = record.with_refresh_token(NewRefreshToken::new(refresh.digest(), expires_at));
         }
         let issued = Issued {
-            access_token,
+            access_token: access_token.into_secret(),
             expires_in: now.seconds_until(access_expires_at),
             jti,
             scope,
-            refresh_token,
+            refresh_token: refresh_token.map(RefreshToken::into_secret),
         };
         Ok((issued, record))
     }

@@ -36,7 +36,7 @@ pub(crate) async fn exchange(
     let (issued, successor) = issuer.mint(Some(grant.family), authorization, true, now)?;
     match issuer
         .store
-        .rotate_refresh_token(&digest, &successor)
+        .rotate_refresh_token(&digest, successor)
         .await?
     {
         Rotation::Rotated => Ok(issued),

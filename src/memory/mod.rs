@@ -141,8 +141,8 @@ impl TokenIssuer for MemoryStore {
         self.parts.tokens.redeem_code(code, now)
     }
 
-    async fn insert_tokens(&self, tokens: &NewTokens) -> Result<(), StoreError> {
-        self.parts.tokens.insert_tokens(tokens)
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        self.parts.tokens.insert_tokens(&tokens)
     }
 
     async fn find_refresh_token(
@@ -156,9 +156,9 @@ impl TokenIssuer for MemoryStore {
     async fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
-        successor: &NewTokens,
+        successor: NewTokens,
     ) -> Result<Rotation, StoreError> {
-        self.parts.tokens.rotate_refresh_token(token, successor)
+        self.parts.tokens.rotate_refresh_token(token, &successor)
     }
 
     async fn find_access_token(

@@ -41,8 +41,13 @@ impl Default for Tokens {
 }
 
 /// One authorization and everything descending from it. Every client-credentials token has
-/// one of its own, so it is kept small: the id as bytes (no 16-byte alignment), the user (which
-/// client-credentials families lack) boxed, and 32-bit times and generations.
+/// one of its own, so it is kept small: the user (which client-credentials families lack)
+/// boxed, and 32-bit times and generations.
+///
+/// `repr(C)` keeps the fields a lookup reads (id, client, user, scope, revoked) together at the
+/// front, in as few cache lines as their sizes allow; left to the compiler, the 1-aligned id
+/// went last, and lookups that missed the cache paid for one more line.
+#[repr(C)]
 struct FamilyEntry {
     id: [u8; 16],
     client_id: ClientId,

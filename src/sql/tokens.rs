@@ -92,7 +92,7 @@ where
         })
     }
 
-    async fn insert_tokens(&self, tokens: &NewTokens) -> Result<(), StoreError> {
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
         let generation = match tokens.family {
             Family::New(id) => {
@@ -104,7 +104,7 @@ where
                 .await?
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
         };
-        Self::keep_tokens(&mut tx, tokens, generation).await?;
+        Self::keep_tokens(&mut tx, &tokens, generation).await?;
         tx.commit().await.map_err(store_error::<DB>)
     }
 
@@ -125,7 +125,7 @@ where
     async fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
-        successor: &NewTokens,
+        successor: NewTokens,
     ) -> Result<Rotation, StoreError> {
         let now = secs(successor.issued_at);
         let family = successor.family.id();
@@ -140,7 +140,7 @@ where
             .await
             .map_err(store_error::<DB>)?;
         if let Some(row) = rotated {
-            Self::keep_tokens(&mut tx, successor, row.generation).await?;
+            Self::keep_tokens(&mut tx, &successor, row.generation).await?;
             tx.commit().await.map_err(store_error::<DB>)?;
             return Ok(Rotation::Rotated);
         }

@@ -108,7 +108,7 @@ pub trait TokenIssuer: Send + Sync {
 
     /// Keeps an access token, and a refresh token when [`NewTokens::refresh_token`] is set, in
     /// a new family or the existing family of a redeemed code ([`NewTokens::family`]).
-    async fn insert_tokens(&self, tokens: &NewTokens) -> Result<(), StoreError>;
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError>;
 
     /// Reads a refresh token without using it: current or already rotated, or `None` when it is
     /// unknown, expired or its family is revoked.
@@ -125,7 +125,7 @@ pub trait TokenIssuer: Send + Sync {
     async fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
-        successor: &NewTokens,
+        successor: NewTokens,
     ) -> Result<Rotation, StoreError>;
 
     /// What an active access token grants, or `None` when it is unknown, expired or revoked.

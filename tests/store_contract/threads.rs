@@ -59,11 +59,11 @@ pub async fn single_use_steps_hold_across_threads(store: MemoryStore) {
 
     let family = family_id();
     let (first, [_, (_, refresh)]) = tokens(Family::New(family));
-    store.insert_tokens(&first).await.unwrap();
+    store.insert_tokens(first).await.unwrap();
     let rotations = race(100, |_| {
         let store = store.clone();
         let (next, _) = tokens(Family::Existing(family));
-        async move { store.rotate_refresh_token(&refresh, &next).await.unwrap() }
+        async move { store.rotate_refresh_token(&refresh, next).await.unwrap() }
     })
     .await;
     let rotated = rotations

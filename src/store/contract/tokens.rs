@@ -26,7 +26,7 @@ async fn new_code(store: &impl TokenIssuer) -> (SecretDigest, FamilyId) {
 async fn new_tokens(store: &impl TokenIssuer, refresh: bool) -> Minted {
     let tokens = Minted::now(Family::New(family_id()), refresh);
     store
-        .insert_tokens(&tokens.record)
+        .insert_tokens(tokens.record.clone())
         .await
         .must("insert_tokens");
     tokens
@@ -72,7 +72,9 @@ async fn assert_family_dead(
     let found = refresh_found(store, refresh, NOW).await;
     assert!(!found, "a refresh token of a revoked family is found");
     let next = successor(family, "profile", NOW);
-    let rotation = store.rotate_refresh_token(refresh, &next.record).await;
+    let rotation = store
+        .rotate_refresh_token(refresh, next.record.clone())
+        .await;
     assert_eq!(
         rotation.must("rotate_refresh_token"),
         Rotation::Invalid,
@@ -118,7 +120,7 @@ where
     assert_eq!(grant.authorization, authorization());
     let tokens = Minted::now(Family::Existing(family), true);
     let record = tokens.record.clone();
-    store.insert_tokens(&record).await.must("insert_tokens");
+    store.insert_tokens(record).await.must("insert_tokens");
     // Replays are recognized past the code's expiry too.
     for when in [NOW, at(600)] {
         let replay = store.redeem_code(&code, when).await.must("redeem_code");
@@ -151,7 +153,7 @@ pub(super) async fn a_refresh_token_rotated_by_many_at_once_rotates_once_and_kee
             .collect();
         let rotations = successors
             .iter()
-            .map(|next| store.rotate_refresh_token(&refresh, &next.record));
+            .map(|next| store.rotate_refresh_token(&refresh, next.record.clone()));
         let (mut rotated, mut reused) = (0, 0);
         for rotation in join_all(rotations).await {
             match rotation.must("rotate_refresh_token") {
@@ -200,7 +202,9 @@ where
 
     // A narrower access scope (RFC 6749 §6); the refresh token keeps the family's.
     let second = successor(family, "email", at(10));
-    let rotation = store.rotate_refresh_token(&old, &second.record).await;
+    let rotation = store
+        .rotate_refresh_token(&old, second.record.clone())
+        .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Rotated);
     let access = store.find_access_token(&second.access, at(10)).await;
     let Some(access) = access.must("find_access_token") else {
@@ -226,10 +230,12 @@ where
 
     // The successor rotates in turn; the old token is reuse, reported with its family.
     let third = successor(family, "profile", at(20));
-    let rotation = store.rotate_refresh_token(&new, &third.record).await;
+    let rotation = store.rotate_refresh_token(&new, third.record.clone()).await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Rotated);
     let fourth = successor(family, "profile", at(30));
-    let reuse = store.rotate_refresh_token(&old, &fourth.record).await;
+    let reuse = store
+        .rotate_refresh_token(&old, fourth.record.clone())
+        .await;
     assert_eq!(
         reuse.must("rotate_refresh_token"),
         Rotation::Reused { family }
@@ -254,7 +260,7 @@ where
     assert_family_dead(store, family, &accesses, &newest).await;
     let unknown = digest("never issued");
     let next = successor(family, "profile", NOW);
-    let rotation = store.rotate_refresh_token(&unknown, &next.record).await;
+    let rotation = store.rotate_refresh_token(&unknown, next.record).await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Invalid);
 }
 
@@ -282,7 +288,7 @@ where
     // One access token revoked (RFC 7009 §2.1): the rest of its family stays.
     let sibling = Minted::now(Family::Existing(kept.family()), false);
     let record = sibling.record.clone();
-    store.insert_tokens(&record).await.must("insert_tokens");
+    store.insert_tokens(record).await.must("insert_tokens");
     let revoked = store.revoke_access_token(&kept.access).await;
     revoked.must("revoke_access_token");
     assert!(!access_found(store, &kept.access, NOW).await);
@@ -292,7 +298,7 @@ where
     );
     let next = successor(kept.family(), "profile", NOW);
     let rotation = store
-        .rotate_refresh_token(&kept.refresh(), &next.record)
+        .rotate_refresh_token(&kept.refresh(), next.record)
         .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Rotated);
     // Revoking an unknown token is fine.
@@ -330,7 +336,9 @@ pub(super) async fn expired_codes_and_tokens_are_not_found<S: ContractStore>(sto
         "an expired refresh token"
     );
     let late = successor(tokens.family(), "profile", at(86_400));
-    let rotation = store.rotate_refresh_token(&refresh, &late.record).await;
+    let rotation = store
+        .rotate_refresh_token(&refresh, late.record.clone())
+        .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Invalid);
     assert!(!access_found(store, &late.access, at(86_400)).await);
 }
@@ -345,7 +353,7 @@ where
     let mut long = Minted::now(Family::New(family_id()), true);
     long.record.access_expires_at = at(7200);
     let record = long.record.clone();
-    store.insert_tokens(&record).await.must("insert_tokens");
+    store.insert_tokens(record).await.must("insert_tokens");
     // C: a redeemed code (a tombstone, for replays). D: a code never redeemed.
     let (redeemed, _) = new_code(store).await;
     assert_eq!(redeem(store, &redeemed, NOW).await, "redeemed");
@@ -434,7 +442,7 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: ContractStore>(st
     let mut tokens = Minted::now(Family::Existing(family), false);
     tokens.record.authorization.scope = Scope::empty();
     let record = tokens.record.clone();
-    store.insert_tokens(&record).await.must("insert_tokens");
+    store.insert_tokens(record).await.must("insert_tokens");
     let found = store.find_access_token(&tokens.access, NOW).await;
     let Some(found) = found.must("find_access_token") else {
         panic!("a new access token is not found");
@@ -448,7 +456,7 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: ContractStore>(st
     let mut tokens = Minted::now(Family::New(family_id()), false);
     tokens.record.authorization.user = None;
     let record = tokens.record.clone();
-    store.insert_tokens(&record).await.must("insert_tokens");
+    store.insert_tokens(record).await.must("insert_tokens");
     let found = store.find_access_token(&tokens.access, NOW).await;
     let Some(found) = found.must("find_access_token") else {
         panic!("a new access token is not found");
@@ -460,7 +468,7 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: ContractStore>(st
 
 pub(super) async fn tokens_for_an_unknown_family_are_refused<S: ContractStore>(store: &S) {
     let tokens = Minted::now(Family::Existing(family_id()), true);
-    let Err(error) = store.insert_tokens(&tokens.record).await else {
+    let Err(error) = store.insert_tokens(tokens.record.clone()).await else {
         panic!("tokens were kept in a family nobody started");
     };
     assert_eq!(error.kind(), StoreErrorKind::Failed);
