@@ -76,7 +76,9 @@ pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(600);
 /// Configures an [`AuthorizationServer`]. Defaults: code 60 s, access token 1 h, refresh token
 /// 30 days, authorization request 10 min; request body ≤ 16 KiB, each parameter ≤ 4 KiB; PKCE
 /// `S256` required for public clients, `plain` refused; 10 failed sign-ins per account per 10
-/// minutes; the system clock.
+/// minutes; the system clock; sign-in sessions and attempt counts in this process's memory
+/// unless [`store`](Self::store) or [`sessions`](Self::sessions) and
+/// [`attempt_counter`](Self::attempt_counter) name shared ones.
 #[must_use = "call .build() to get the server"]
 pub struct AuthorizationServerBuilder {
     issuer: Option<String>,
@@ -325,16 +327,24 @@ impl AuthorizationServerBuilder {
             pkce: self.pkce,
             throttle: self.throttle,
         };
-        // State shared by every node defaults to this process's memory.
-        let local = MemoryStore::new();
+        // State shared by every node defaults to this process's memory (one store for both).
+        let (sessions, attempts) = match (self.sessions, self.attempts) {
+            (Some(sessions), Some(attempts)) => (sessions, attempts),
+            (sessions, attempts) => {
+                let local = Arc::new(MemoryStore::new());
+                let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
+                let attempts: Arc<dyn AttemptCounter> = attempts.unwrap_or(local);
+                (sessions, attempts)
+            }
+        };
         Ok(AuthorizationServer {
             inner: Arc::new(Inner {
                 config,
                 clients: self.clients.ok_or(ConfigError::Missing("clients"))?,
                 users: self.users.ok_or(ConfigError::Missing("users"))?,
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
-                sessions: self.sessions.unwrap_or_else(|| Arc::new(local.clone())),
-                attempts: self.attempts.unwrap_or_else(|| Arc::new(local)),
+                sessions,
+                attempts,
                 clock: self.clock,
                 secret_cache: SecretCache::new(),
             }),
