@@ -129,6 +129,5 @@ mod tests {
         assert_eq!(jti.as_str().len(), 22);
         assert_eq!(jti, super::jti(&AccessToken::new("a token").digest()));
         assert_ne!(jti, super::jti(&AccessToken::new("another").digest()));
-        assert!(!jti.as_str().contains("token"));
     }
 }

@@ -200,3 +200,26 @@ async fn repeated_wrong_passwords_throttle_the_account_at_the_page_and_the_token
     f.clock.advance(Duration::from_secs(300));
     assert_tokens(&f.token(Some(&f.demo_basic()), &grant).await);
 }
+
+#[tokio::test]
+async fn pages_and_steps_never_show_the_session_id_csrf_token_or_code_in_debug() {
+    let f = fixture();
+    let flow = SignInFlow::new(f.server.clone());
+    let page = start(&flow, "plain-client").await;
+    let shown = format!("{page:?} {:?}", Step::SignIn(page.clone()));
+    assert!(
+        !shown.contains(&page.session) && !shown.contains(&page.csrf),
+        "{shown}"
+    );
+    assert!(shown.contains("SignInPage"), "{shown}");
+    let step = flow
+        .sign_in(&page.session, &page.csrf, ALICE, &password(ALICE_PASSWORD))
+        .await;
+    let Step::Respond(response) = &step else {
+        panic!("expected the redirect, got {step:?}");
+    };
+    let code = redirect(response).query["code"].clone();
+    let shown = format!("{step:?}");
+    assert!(!shown.contains(&code), "{shown}");
+    assert!(shown.contains("303"), "{shown}");
+}

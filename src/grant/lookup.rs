@@ -48,7 +48,7 @@ async fn find(
             store
                 .find_access_token(&digest, now)
                 .await?
-                .map(|grant| Found::Access(grant.with_jti(mint::jti(&digest))))
+                .map(Found::Access)
         };
         if found.is_some() {
             return Ok(found);
@@ -65,6 +65,11 @@ pub(crate) async fn introspect(
     now: UnixTime,
 ) -> Result<Option<Found>, OAuthError> {
     let found = find(store, &query.token, query.hint, now).await?;
+    // Only introspection shows the `jti`: it is derived here, not for every lookup.
+    let found = found.map(|found| match found {
+        Found::Access(grant) => Found::Access(grant.with_jti(mint::jti(&query.token.digest()))),
+        refresh => refresh,
+    });
     Ok(found.filter(|found| {
         // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
         let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);

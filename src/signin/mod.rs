@@ -33,7 +33,6 @@ use crate::server::AuthorizationServer;
 use crate::store::{Session, User};
 
 /// What the host shows or sends next.
-#[derive(Debug)]
 #[must_use = "the host must render the step"]
 pub enum Step {
     /// Show the sign-in form (with [`SignInPage::problem`] after a failed attempt).
@@ -50,7 +49,7 @@ pub enum Step {
 }
 
 /// What the sign-in page shows and carries.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SignInPage {
     /// The session id: the value of the host's session cookie.
     pub session: String,
@@ -65,7 +64,7 @@ pub struct SignInPage {
 }
 
 /// What the approval page shows and carries.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ApprovalPage {
     /// The session id: the value of the host's session cookie.
     pub session: String,
@@ -77,6 +76,47 @@ pub struct ApprovalPage {
     pub scope: Scope,
     /// The signed-in user's username (email).
     pub username: String,
+}
+
+// The session id and CSRF token are secrets, and a response may carry a code or a token in its
+// `Location`: `Debug` shows none of them.
+
+impl fmt::Debug for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SignIn(page) => f.debug_tuple("SignIn").field(page).finish(),
+            Self::Approve(page) => f.debug_tuple("Approve").field(page).finish(),
+            Self::Respond(response) => f
+                .debug_struct("Respond")
+                .field("status", &response.status())
+                .finish_non_exhaustive(),
+            Self::Error(error) => f.debug_tuple("Error").field(error).finish(),
+        }
+    }
+}
+
+impl fmt::Debug for SignInPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SignInPage")
+            .field("session", &"<redacted>")
+            .field("csrf", &"<redacted>")
+            .field("client_name", &self.client_name)
+            .field("scope", &self.scope)
+            .field("problem", &self.problem)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ApprovalPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApprovalPage")
+            .field("session", &"<redacted>")
+            .field("csrf", &"<redacted>")
+            .field("client_name", &self.client_name)
+            .field("scope", &self.scope)
+            .field("username", &self.username)
+            .finish()
+    }
 }
 
 /// Why a sign-in attempt failed; shown on the sign-in page, never sent to the client.

@@ -156,3 +156,23 @@ pub trait SingleUseStore: Send + Sync {
     /// gets it.
     async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_debug_shows_neither_the_authorization_request_nor_the_csrf_digest() {
+        let authorization = r#"{"state":"client-secret-state"}"#;
+        let session = Session::new(
+            authorization.to_owned(),
+            SecretDigest::of("csrf"),
+            UnixTime::from_secs(10),
+        );
+        let shown = format!("{session:?}");
+        assert!(!shown.contains("client-secret-state"), "{shown}");
+        let size = format!("<{} bytes>", authorization.len());
+        assert!(shown.contains(&size), "{shown}");
+        assert!(shown.contains("SecretDigest(<redacted>)"), "{shown}");
+    }
+}
