@@ -54,14 +54,21 @@ impl From<Failure> for OAuthError {
             Failure::Problem(SignInProblem::Throttled(_)) => OAuthError::invalid_grant(
                 "too many failed sign-ins for this account; try again later",
             ),
+            Failure::Problem(SignInProblem::MalformedUsername) => OAuthError::invalid_request(
+                "username must be an email address of at most 254 bytes",
+            ),
             Failure::Store(error) => error,
         }
     }
 }
 
 impl SignIn<'_> {
-    /// Checks a username and password against the user store, throttled per account: past the
-    /// limit, attempts are refused without checking the password.
+    /// Checks a username and password against the user store, throttled per account.
+    ///
+    /// The attempt is counted *before* the password is hashed, atomically through the
+    /// attempt-counter seam: of any number of concurrent guesses at one account, at most the
+    /// throttle's limit reach the hash; the rest are refused without one. A success clears the
+    /// account's count; a failure leaves its reservation counted.
     pub(crate) async fn authenticate(
         &self,
         username: &str,
@@ -69,9 +76,18 @@ impl SignIn<'_> {
         now: UnixTime,
     ) -> Result<User, Failure> {
         let store = |e: crate::error::StoreError| Failure::Store(e.into());
-        let key = self.throttle.key(username);
-        let attempts = self.attempts.attempts(&key, now).await.map_err(store)?;
-        if let Some(wait) = self.throttle.wait(attempts, now) {
+        // A malformed username costs nothing: no count, no hash.
+        let key = self
+            .throttle
+            .key(username)
+            .ok_or(Failure::Problem(SignInProblem::MalformedUsername))?;
+        let window = self.throttle.window();
+        let reserved = self
+            .attempts
+            .record_attempt(&key, window, now)
+            .await
+            .map_err(store)?;
+        if let Some(wait) = self.throttle.wait(reserved, now) {
             return Err(Failure::Problem(SignInProblem::Throttled(wait)));
         }
         match self
@@ -84,14 +100,7 @@ impl SignIn<'_> {
                 self.attempts.clear_attempts(&key).await.map_err(store)?;
                 Ok(user)
             }
-            None => {
-                let window = self.throttle.window();
-                self.attempts
-                    .record_attempt(&key, window, now)
-                    .await
-                    .map_err(store)?;
-                Err(Failure::Problem(SignInProblem::WrongCredentials))
-            }
+            None => Err(Failure::Problem(SignInProblem::WrongCredentials)),
         }
     }
 }

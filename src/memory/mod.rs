@@ -8,7 +8,7 @@
 //! What an unauthenticated request can make it keep is bounded: at most 100,000 sign-in
 //! sessions and 100,000 single-use values (past that, new ones answer 503
 //! `temporarily_unavailable` until some expire), and attempt counters for at most 100,000 keys
-//! (past that, the windows that end soonest are forgotten first). Codes and tokens are minted
+//! (past that, the least recently used key is forgotten). Codes and tokens are minted
 //! only for authenticated clients and signed-in users, and swept as they expire.
 
 mod clients;
@@ -214,7 +214,7 @@ impl AttemptCounter for MemoryStore {
         window: Duration,
         now: UnixTime,
     ) -> Result<Attempts, StoreError> {
-        Ok(self.parts.counters.record(key, window, now))
+        self.parts.counters.record(key, window, now)
     }
 
     async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {

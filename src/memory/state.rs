@@ -1,11 +1,15 @@
 //! Sign-in sessions, attempt counters and single-use values in memory, each bounded: an
-//! unauthenticated request can add entries, so each map holds at most a fixed number, sweeps
-//! expired entries once it has doubled since its last sweep, and refuses or evicts past its
-//! bound as each type says.
+//! unauthenticated request can add entries, so each map holds at most a fixed number and never
+//! scans itself whole on a request. Sessions and single-use values are indexed by expiry, and
+//! each insert first drops the entries that have expired (each entry is dropped once, so the
+//! cost is amortized O(log n)); past the bound, new ones are refused. Attempt counters are kept
+//! in least-recently-used order, and past their bound the least recently used key is forgotten.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
+
+use lru::LruCache;
 
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -15,42 +19,80 @@ use crate::store::{Attempts, Session};
 /// Sessions held at most; past it, new sessions are refused with
 /// [`StoreError::unavailable`] (503 `temporarily_unavailable`) until some expire.
 pub const MAX_SESSIONS: usize = 100_000;
-/// Keys whose attempts are counted at most; past it, expired windows are dropped, then the
-/// windows that end soonest (the oldest) until a tenth of the room is free.
+/// Keys whose attempts are counted at most; past it, the least recently used key is forgotten
+/// for each new one (the table is never cleared).
 pub const MAX_COUNTED_KEYS: usize = 100_000;
 /// Single-use values held at most; past it, new ones are refused with
 /// [`StoreError::unavailable`] until some expire.
 pub const MAX_SINGLE_USE: usize = 100_000;
+/// The longest attempt-counter key accepted, in bytes.
+pub(crate) const MAX_KEY_LEN: usize = 254;
 
-/// A map whose entries expire, swept when it has doubled since the last sweep.
+/// A map whose entries expire, with an index by expiry so that expired entries are dropped
+/// from the front without a scan.
 struct Expiring<K, V> {
-    map: HashMap<K, (V, UnixTime)>,
-    swept_len: usize,
+    map: HashMap<K, (V, UnixTime, u64)>,
+    by_expiry: BTreeMap<(UnixTime, u64), K>,
+    inserted: u64,
 }
 
-impl<K: std::hash::Hash + Eq, V> Default for Expiring<K, V> {
+impl<K, V> Default for Expiring<K, V> {
     fn default() -> Self {
         Self {
             map: HashMap::new(),
-            swept_len: 0,
+            by_expiry: BTreeMap::new(),
+            inserted: 0,
         }
     }
 }
 
-impl<K: std::hash::Hash + Eq, V> Expiring<K, V> {
-    /// Drops expired entries once the map has doubled since the last sweep, or is at `max`.
-    fn sweep_if_grown(&mut self, now: UnixTime, max: usize) {
-        let len = self.map.len();
-        if len >= 1024.max(self.swept_len * 2) || len >= max {
-            self.purge(now);
+impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
+    /// Drops every entry expired at `now`, soonest first: O(log n) per dropped entry.
+    fn purge(&mut self, now: UnixTime) -> usize {
+        let mut dropped = 0;
+        while let Some(entry) = self.by_expiry.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let key = entry.remove();
+            self.map.remove(&key);
+            dropped += 1;
         }
+        dropped
     }
 
-    fn purge(&mut self, now: UnixTime) -> usize {
-        let before = self.map.len();
-        self.map.retain(|_, (_, expires_at)| *expires_at > now);
-        self.swept_len = self.map.len();
-        before - self.map.len()
+    /// Keeps `value` under `key` until `expires_at`, after dropping what has expired; refused
+    /// when `max` live entries are held.
+    fn insert(
+        &mut self,
+        key: K,
+        value: V,
+        expires_at: UnixTime,
+        now: UnixTime,
+        max: usize,
+    ) -> Result<(), StoreError> {
+        self.purge(now);
+        self.remove(&key);
+        if self.map.len() >= max {
+            return Err(StoreError::unavailable(
+                "too many values are held; try again later",
+            ));
+        }
+        self.inserted += 1;
+        self.by_expiry
+            .insert((expires_at, self.inserted), key.clone());
+        self.map.insert(key, (value, expires_at, self.inserted));
+        Ok(())
+    }
+
+    fn remove<Q>(&mut self, key: &Q) -> Option<(V, UnixTime)>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        let (value, expires_at, seq) = self.map.remove(key)?;
+        self.by_expiry.remove(&(expires_at, seq));
+        Some((value, expires_at))
     }
 
     fn live<Q>(&self, key: &Q, now: UnixTime) -> Option<&V>
@@ -60,8 +102,8 @@ impl<K: std::hash::Hash + Eq, V> Expiring<K, V> {
     {
         self.map
             .get(key)
-            .filter(|(_, expires_at)| *expires_at > now)
-            .map(|(value, _)| value)
+            .filter(|(_, expires_at, _)| *expires_at > now)
+            .map(|(value, _, _)| value)
     }
 
     fn take<Q>(&mut self, key: &Q, now: UnixTime) -> Option<V>
@@ -69,14 +111,14 @@ impl<K: std::hash::Hash + Eq, V> Expiring<K, V> {
         K: std::borrow::Borrow<Q>,
         Q: std::hash::Hash + Eq + ?Sized,
     {
-        let (value, expires_at) = self.map.remove(key)?;
+        let (value, expires_at) = self.remove(key)?;
         (expires_at > now).then_some(value)
     }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock means a panic elsewhere while it was held; every change here is one map
-    // call, so the map is still consistent.
+    // A poisoned lock means a panic elsewhere while it was held; every change here leaves the
+    // maps consistent before anything that could panic.
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -91,16 +133,12 @@ impl Sessions {
         session: Session,
         now: UnixTime,
     ) -> Result<(), StoreError> {
-        let mut sessions = lock(&self.0);
-        sessions.sweep_if_grown(now, MAX_SESSIONS);
-        if sessions.map.len() >= MAX_SESSIONS {
-            return Err(StoreError::unavailable(
-                "too many sign-ins are in progress; try again later",
-            ));
-        }
         let expires_at = session.expires_at;
-        sessions.map.insert(*id, (session, expires_at));
-        Ok(())
+        lock(&self.0)
+            .insert(*id, session, expires_at, now, MAX_SESSIONS)
+            .map_err(|_| {
+                StoreError::unavailable("too many sign-ins are in progress; try again later")
+            })
     }
 
     pub(crate) fn find(&self, id: &SecretDigest, now: UnixTime) -> Option<Session> {
@@ -116,60 +154,66 @@ impl Sessions {
     }
 }
 
-/// Attempt counts by key, each in a window that ends at its expiry.
-#[derive(Default)]
-pub(crate) struct Counters(Mutex<Expiring<Box<str>, u32>>);
+/// Attempt counts by key, each in a window that ends at its `resets_at`, in least recently
+/// used order.
+pub(crate) struct Counters(Mutex<LruCache<Box<str>, Attempts>>);
+
+impl Default for Counters {
+    fn default() -> Self {
+        // Unbounded to the cache itself: the bound is kept below, without allocating room for
+        // every key up front.
+        Self(Mutex::new(LruCache::unbounded()))
+    }
+}
 
 impl Counters {
-    pub(crate) fn record(&self, key: &str, window: Duration, now: UnixTime) -> Attempts {
+    pub(crate) fn record(
+        &self,
+        key: &str,
+        window: Duration,
+        now: UnixTime,
+    ) -> Result<Attempts, StoreError> {
+        if key.len() > MAX_KEY_LEN {
+            return Err(StoreError::failed("an attempt-counter key is too long"));
+        }
         let mut counters = lock(&self.0);
-        counters.sweep_if_grown(now, MAX_COUNTED_KEYS);
-        if counters.map.len() >= MAX_COUNTED_KEYS && !counters.map.contains_key(key) {
-            evict_soonest(&mut counters.map, MAX_COUNTED_KEYS / 10);
+        if let Some(attempts) = counters.get_mut(key) {
+            if attempts.resets_at <= now {
+                *attempts = Attempts::new(0, now.plus(window));
+            }
+            attempts.count = attempts.count.saturating_add(1);
+            return Ok(*attempts);
         }
-        let entry = counters
-            .map
-            .entry(key.into())
-            .or_insert((0, now.plus(window)));
-        if entry.1 <= now {
-            *entry = (0, now.plus(window));
+        while counters.len() >= MAX_COUNTED_KEYS {
+            counters.pop_lru();
         }
-        entry.0 = entry.0.saturating_add(1);
-        Attempts::new(entry.0, entry.1)
+        let attempts = Attempts::new(1, now.plus(window));
+        counters.put(key.into(), attempts);
+        Ok(attempts)
     }
 
     pub(crate) fn get(&self, key: &str, now: UnixTime) -> Option<Attempts> {
         let counters = lock(&self.0);
-        let (count, resets_at) = counters.map.get(key).filter(|(_, end)| *end > now)?;
-        Some(Attempts::new(*count, *resets_at))
+        counters.peek(key).filter(|a| a.resets_at > now).copied()
     }
 
     pub(crate) fn clear(&self, key: &str) {
-        lock(&self.0).map.remove(key);
+        lock(&self.0).pop(key);
     }
 
+    /// Drops expired windows: a scan, for the host's periodic purge, never a request.
     pub(crate) fn purge(&self, now: UnixTime) -> usize {
-        lock(&self.0).purge(now)
+        let mut counters = lock(&self.0);
+        let expired: Vec<Box<str>> = counters
+            .iter()
+            .filter(|(_, a)| a.resets_at <= now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in &expired {
+            counters.pop(key);
+        }
+        expired.len()
     }
-}
-
-/// Removes the `count` entries whose windows end soonest: they would have been forgotten first.
-fn evict_soonest(map: &mut HashMap<Box<str>, (u32, UnixTime)>, count: usize) {
-    let mut ends: Vec<UnixTime> = map.values().map(|(_, end)| *end).collect();
-    let Some(cut) = count.checked_sub(1) else {
-        return;
-    };
-    if cut >= ends.len() {
-        map.clear();
-        return;
-    }
-    let (_, &mut threshold, _) = ends.select_nth_unstable(cut);
-    let mut left = count;
-    map.retain(|_, (_, end)| {
-        let evict = left > 0 && *end <= threshold;
-        left -= usize::from(evict);
-        !evict
-    });
 }
 
 /// Single-use values by key.
@@ -188,13 +232,11 @@ impl SingleUse {
         if values.live(key, now).is_some() {
             return Ok(false);
         }
-        values.sweep_if_grown(now, MAX_SINGLE_USE);
-        if values.map.len() >= MAX_SINGLE_USE {
-            return Err(StoreError::unavailable(
-                "too many single-use values are held; try again later",
-            ));
-        }
-        values.map.insert(key.into(), (value.to_vec(), expires_at));
+        values
+            .insert(key.into(), value.to_vec(), expires_at, now, MAX_SINGLE_USE)
+            .map_err(|_| {
+                StoreError::unavailable("too many single-use values are held; try again later")
+            })?;
         Ok(true)
     }
 
@@ -218,27 +260,51 @@ mod tests {
     const T0: UnixTime = UnixTime::from_secs(1_000);
 
     #[test]
-    fn the_counter_table_evicts_the_oldest_windows_and_never_clears_itself() {
+    fn the_counter_table_forgets_the_least_recently_used_key_and_never_clears_itself() {
         let counters = Counters::default();
+        let window = Duration::from_secs(600);
         for i in 0..MAX_COUNTED_KEYS {
-            let at = T0.plus(Duration::from_secs(i as u64 / 1000));
-            counters.record(&format!("k{i}"), Duration::from_secs(600), at);
+            counters.record(&format!("k{i}"), window, T0).unwrap();
         }
-        let later = T0.plus(Duration::from_secs(200));
-        counters.record("newcomer", Duration::from_secs(600), later);
-        let held = lock(&counters.0).map.len();
-        assert!(held <= MAX_COUNTED_KEYS, "{held}");
-        assert!(held >= MAX_COUNTED_KEYS - MAX_COUNTED_KEYS / 10, "{held}");
-        assert!(counters.get("newcomer", later).is_some());
-        assert!(
-            counters
-                .get(&format!("k{}", MAX_COUNTED_KEYS - 1), later)
-                .is_some()
-        );
-        assert!(
-            counters.get("k0", later).is_none(),
-            "the oldest window went first"
-        );
+        // k0 is the oldest key but was just used again; k1 is now the least recently used.
+        counters.record("k0", window, T0).unwrap();
+        counters.record("newcomer", window, T0).unwrap();
+        assert_eq!(lock(&counters.0).len(), MAX_COUNTED_KEYS);
+        assert_eq!(counters.get("k0", T0).map(|a| a.count), Some(2));
+        assert!(counters.get("newcomer", T0).is_some());
+        assert!(counters.get("k1", T0).is_none(), "the least recently used went");
+        assert!(counters.get("k2", T0).is_some(), "only one key went");
+    }
+
+    #[test]
+    fn counter_keys_longer_than_254_bytes_are_refused() {
+        let counters = Counters::default();
+        let window = Duration::from_secs(60);
+        assert!(counters.record(&"k".repeat(254), window, T0).is_ok());
+        assert!(counters.record(&"k".repeat(255), window, T0).is_err());
+    }
+
+    #[test]
+    fn a_counter_window_starts_again_once_it_has_passed() {
+        let counters = Counters::default();
+        let window = Duration::from_secs(60);
+        counters.record("k", window, T0).unwrap();
+        assert_eq!(counters.record("k", window, T0).unwrap().count, 2);
+        let later = T0.plus(window);
+        assert_eq!(counters.record("k", window, later).unwrap().count, 1);
+    }
+
+    #[test]
+    fn expired_single_use_values_are_dropped_on_insert_without_a_sweep() {
+        let values = SingleUse::default();
+        let soon = T0.plus(Duration::from_secs(1));
+        let late = T0.plus(Duration::from_secs(86_400));
+        assert!(values.insert_once("long", b"v", late, T0).unwrap());
+        for i in 0..1000 {
+            assert!(values.insert_once(&format!("s{i}"), b"v", soon, T0).unwrap());
+        }
+        values.insert_once("next", b"v", late, soon).unwrap();
+        assert_eq!(lock(&values.0).map.len(), 2, "expired values behind a long one went");
     }
 
     #[test]

@@ -121,17 +121,21 @@ impl fmt::Debug for ApprovalPage {
 
 /// Why a sign-in attempt failed; shown on the sign-in page, never sent to the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SignInProblem {
     /// The email or the password is wrong (the page does not say which).
     WrongCredentials,
-    /// Too many failed attempts for this account; try again after the duration.
+    /// Too many attempts for this account; try again after the duration.
     Throttled(Duration),
+    /// What was typed is not an email address (checked before any password hashing).
+    MalformedUsername,
 }
 
 impl fmt::Display for SignInProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::WrongCredentials => f.write_str("The email or password is incorrect."),
+            Self::MalformedUsername => f.write_str("Enter your email address."),
             Self::Throttled(wait) => write!(
                 f,
                 "Too many failed sign-ins for this account. Try again in {} minute(s).",

@@ -113,8 +113,16 @@ impl Attempts {
 
 /// Counts attempts per key in fixed windows, for throttling (failed sign-ins per account, say).
 ///
-/// Keys are short ASCII strings grantor builds (at most 128 bytes). A key's window starts at
-/// its first attempt and lasts `window`; once it has passed, the next attempt starts a new one.
+/// Keys are ASCII strings grantor builds, at most 254 bytes; a store may refuse longer ones. A
+/// key's window starts at its first attempt and lasts `window`; once it has passed, the next
+/// attempt starts a new one.
+///
+/// grantor counts an attempt *before* the work it throttles (a password hash), so concurrent
+/// attempts are all counted. Unauthenticated requests create keys, so an implementation bounds
+/// them: the in-memory one keeps at most
+/// [`MAX_COUNTED_KEYS`](crate::memory::MAX_COUNTED_KEYS) and forgets the least recently used
+/// key past it (never the whole table); SQL stores drop expired windows at
+/// [`Admin::purge_expired`](super::Admin::purge_expired).
 #[async_trait]
 pub trait AttemptCounter: Send + Sync {
     /// Counts one attempt against `key` and answers the count, atomically: of `n` concurrent
