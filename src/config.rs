@@ -14,7 +14,10 @@ use crate::grant::client_auth::SecretCache;
 use crate::memory::MemoryStore;
 use crate::scope::Scope;
 use crate::server::{AuthorizationServer, Inner};
-use crate::store::{AttemptCounter, ClientStore, SessionStore, TokenIssuer, UserStore};
+use crate::signin::SealKeys;
+use crate::store::{
+    AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+};
 use crate::throttle::SignInThrottle;
 
 /// Which clients must use PKCE at the authorization endpoint.
@@ -89,6 +92,7 @@ pub struct AuthorizationServerBuilder {
     users: Option<Arc<dyn UserStore>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
     sessions: Option<Arc<dyn SessionStore>>,
+    single_use: Option<Arc<dyn SingleUseStore>>,
     attempts: Option<Arc<dyn AttemptCounter>>,
     clock: Arc<dyn Clock>,
     code_lifetime: Duration,
@@ -122,6 +126,7 @@ impl Default for AuthorizationServerBuilder {
             users: None,
             tokens: None,
             sessions: None,
+            single_use: None,
             attempts: None,
             clock: Arc::new(SystemClock),
             code_lifetime: Duration::from_secs(60),
@@ -184,17 +189,32 @@ impl AuthorizationServerBuilder {
 
     /// Every seam from one store that implements them all, such as
     /// [`MemoryStore`](crate::MemoryStore) or the SQL stores: clients, users, tokens, sign-in
-    /// sessions and attempt counters.
+    /// sessions, attempt counters and single-use values.
     pub fn store<S>(self, store: S) -> Self
     where
-        S: ClientStore + UserStore + TokenIssuer + SessionStore + AttemptCounter + 'static,
+        S: ClientStore
+            + UserStore
+            + TokenIssuer
+            + SessionStore
+            + AttemptCounter
+            + SingleUseStore
+            + 'static,
     {
         let store = Arc::new(store);
         self.clients(store.clone())
             .users(store.clone())
             .tokens(store.clone())
             .sessions(store.clone())
+            .single_use(store.clone())
             .attempt_counter(store)
+    }
+
+    /// Where single-use values live: the keys that seal sign-in forms, and the marks that
+    /// make each form sign in once (default: in this process's memory; give every node the
+    /// same shared store instead, or a form sealed by one node does not open on another).
+    pub fn single_use(mut self, single_use: Arc<dyn SingleUseStore>) -> Self {
+        self.single_use = Some(single_use);
+        self
     }
 
     /// Where sign-in sessions live (default: in this process's memory, which needs sticky
@@ -328,13 +348,16 @@ impl AuthorizationServerBuilder {
             throttle: self.throttle,
         };
         // State shared by every node defaults to this process's memory (one store for both).
-        let (sessions, attempts) = match (self.sessions, self.attempts) {
-            (Some(sessions), Some(attempts)) => (sessions, attempts),
-            (sessions, attempts) => {
+        let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
+        {
+            (Some(sessions), Some(attempts), Some(single_use)) => (sessions, attempts, single_use),
+            (sessions, attempts, single_use) => {
                 let local = Arc::new(MemoryStore::new());
                 let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
+                let single_use: Arc<dyn SingleUseStore> =
+                    single_use.unwrap_or_else(|| local.clone());
                 let attempts: Arc<dyn AttemptCounter> = attempts.unwrap_or(local);
-                (sessions, attempts)
+                (sessions, attempts, single_use)
             }
         };
         Ok(AuthorizationServer {
@@ -345,6 +368,8 @@ impl AuthorizationServerBuilder {
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
                 sessions,
                 attempts,
+                single_use,
+                seal_keys: SealKeys::default(),
                 clock: self.clock,
                 secret_cache: SecretCache::new(),
             }),

@@ -82,6 +82,11 @@ pub(crate) fn client_credentials() -> Result<(String, String), StoreError> {
     Ok((base64url(&draw[..16]), base64url(&draw[16..])))
 }
 
+/// A browser's cookie for an unsigned sign-in form: 128 bits in base64url.
+pub(crate) fn cookie() -> Result<String, StoreError> {
+    Ok(base64url(&random_bytes::<16>()?))
+}
+
 /// A new sign-in session id and CSRF token: 128 bits each in base64url, from one draw.
 pub(crate) fn session() -> Result<(String, String), StoreError> {
     let draw = random_bytes::<32>()?;

@@ -13,8 +13,10 @@ use crate::grant::client_auth::{Authenticator, SecretCache};
 use crate::grant::password::SignIn;
 use crate::grant::{Issuer, TokenGrants};
 use crate::scope::Scope;
+use crate::signin::SealKeys;
 use crate::store::{
-    AccessGrant, AttemptCounter, ClientStore, SessionStore, TokenIssuer, UserId, UserStore,
+    AccessGrant, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserId,
+    UserStore,
 };
 use authorize::Authorize;
 
@@ -33,6 +35,8 @@ pub(crate) struct Inner {
     pub(crate) tokens: Arc<dyn TokenIssuer>,
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) attempts: Arc<dyn AttemptCounter>,
+    pub(crate) single_use: Arc<dyn SingleUseStore>,
+    pub(crate) seal_keys: SealKeys,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) secret_cache: SecretCache,
 }

@@ -56,9 +56,8 @@ impl SignInThrottle {
     /// How long until an account whose attempt was just counted as `reserved` may try again;
     /// `None` if this attempt is within the limit and may be checked.
     pub(crate) fn wait(&self, reserved: Attempts, now: UnixTime) -> Option<Duration> {
-        (reserved.count > self.max_failures).then(|| {
-            Duration::from_secs(now.seconds_until(reserved.resets_at).max(1))
-        })
+        (reserved.count > self.max_failures)
+            .then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
     }
 }
 
@@ -72,7 +71,9 @@ pub(crate) fn is_well_formed_username(username: &str) -> bool {
     (3..=254).contains(&username.len())
         && !local.is_empty()
         && !domain.is_empty()
-        && !username.chars().any(|c| c.is_control() || c.is_whitespace())
+        && !username
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace())
 }
 
 impl Default for SignInThrottle {
@@ -101,7 +102,16 @@ mod tests {
     fn malformed_usernames_have_no_key() {
         let throttle = SignInThrottle::default();
         let long = format!("{}@example.com", "a".repeat(250));
-        for bad in ["", "  ", "alice", "@example.com", "alice@", "a b@example.com", "a\u{0}@x", &long] {
+        for bad in [
+            "",
+            "  ",
+            "alice",
+            "@example.com",
+            "alice@",
+            "a b@example.com",
+            "a\u{0}@x",
+            &long,
+        ] {
             assert_eq!(throttle.key(bad), None, "{bad:?}");
         }
         assert!(throttle.key("alice@example.com").is_some());

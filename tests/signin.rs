@@ -27,18 +27,75 @@ fn password(value: &str) -> Password {
 }
 
 #[tokio::test]
-async fn a_valid_request_opens_a_session_with_the_client_and_scope() {
+async fn a_valid_request_seals_itself_into_the_form_and_opens_no_session() {
     let f = fixture();
     let flow = SignInFlow::new(f.server.clone());
     let page = start(&flow, "demo-client").await;
     assert_eq!(page.client_name, "Demo Client");
     assert_eq!(page.scope.as_str(), "email");
     assert_eq!(page.session.len(), 22);
-    assert_eq!(page.csrf.len(), 22);
-    assert_ne!(page.session, page.csrf);
+    assert!(
+        page.csrf.len() > 100,
+        "the sealed request: {}",
+        page.csrf.len()
+    );
+    assert!(!page.csrf.contains("demo-client") && !page.csrf.contains("st"));
     assert!(page.problem.is_none());
     let other = start(&flow, "demo-client").await;
     assert_ne!(other.session, page.session);
+    // Nothing was kept: there is no session to answer from before the sign-in.
+    let step = flow
+        .decide(&page.session, &page.csrf, Decision::Approve)
+        .await;
+    assert!(matches!(step, Step::Error(_)), "{step:?}");
+}
+
+#[tokio::test]
+async fn signing_in_issues_a_new_session_id_and_csrf_token_and_the_planted_ones_die() {
+    let f = fixture();
+    let flow = SignInFlow::new(f.server.clone());
+    // An attacker starts a sign-in and plants its cookie and form in the victim's browser.
+    let planted = start(&flow, "demo-client").await;
+    let step = flow
+        .sign_in(
+            &planted.session,
+            &planted.csrf,
+            ALICE,
+            &password(ALICE_PASSWORD),
+        )
+        .await;
+    let Step::Approve(approval) = step else {
+        panic!("expected the approval page, got {step:?}");
+    };
+    assert_ne!(approval.session, planted.session);
+    assert_ne!(approval.csrf, planted.csrf);
+    assert_eq!(approval.session.len(), 22);
+    // What the attacker knows answers nothing: not the approval, not another sign-in.
+    let step = flow
+        .decide(&planted.session, &planted.csrf, Decision::Approve)
+        .await;
+    assert!(matches!(step, Step::Error(_)), "{step:?}");
+    let step = flow
+        .decide(&planted.session, &approval.csrf, Decision::Approve)
+        .await;
+    assert!(matches!(step, Step::Error(_)), "{step:?}");
+    let step = flow
+        .sign_in(
+            &planted.session,
+            &planted.csrf,
+            ALICE,
+            &password(ALICE_PASSWORD),
+        )
+        .await;
+    assert!(matches!(step, Step::Error(_)), "{step:?}");
+    // The new ones carry the user's decision.
+    let step = flow
+        .decide(&approval.session, &approval.csrf, Decision::Approve)
+        .await;
+    let Step::Respond(response) = step else {
+        panic!("expected the redirect, got {step:?}");
+    };
+    assert!(redirect(&response).query.contains_key("code"));
 }
 
 #[tokio::test]
@@ -102,10 +159,15 @@ async fn deny_redirects_access_denied() {
     let f = fixture();
     let flow = SignInFlow::new(f.server.clone());
     let page = start(&flow, "demo-client").await;
-    let _ = flow
+    let Step::Approve(approval) = flow
         .sign_in(&page.session, &page.csrf, BOB, &password(BOB_PASSWORD))
-        .await;
-    let Step::Respond(response) = flow.decide(&page.session, &page.csrf, Decision::Deny).await
+        .await
+    else {
+        panic!("expected the approval page");
+    };
+    let Step::Respond(response) = flow
+        .decide(&approval.session, &approval.csrf, Decision::Deny)
+        .await
     else {
         panic!("expected the redirect");
     };

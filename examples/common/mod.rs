@@ -12,9 +12,7 @@ use std::net::SocketAddr;
 use grantor::*;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
-use pages::{
-    COOKIE_NAME, Form, approval_html, error_html, escape, layout, session_cookie, sign_in_html,
-};
+use pages::{Form, approval_html, error_html, escape, layout, sign_in_html};
 pub use settings::Settings;
 
 /// Logs to stderr through `tracing` (`RUST_LOG` filters, default `info`; colors on a terminal).
@@ -33,11 +31,10 @@ pub fn announce(framework: &str, addr: SocketAddr, issuer: &str) {
     println!("grantor demo ({framework}) listening on http://{addr} with issuer {issuer}");
 }
 
-/// The demo deployment: grantor's server, the sign-in flow, and how cookies are marked.
+/// The demo deployment: grantor's server and the sign-in flow.
 pub struct Demo {
     pub server: AuthorizationServer,
     pub flow: SignInFlow,
-    secure_cookies: bool,
 }
 
 /// Opens and seeds the chosen store and builds the server over it.
@@ -51,7 +48,6 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
     Ok(Demo {
         flow: SignInFlow::new(server.clone()),
         server,
-        secure_cookies: settings.issuer.starts_with("https:"),
     })
 }
 
@@ -79,7 +75,7 @@ impl Demo {
         let step = self
             .flow
             .sign_in(
-                &session_cookie(headers),
+                self.flow.cookie(headers),
                 form.get("csrf"),
                 form.get("username"),
                 &password,
@@ -97,7 +93,7 @@ impl Demo {
         };
         let step = self
             .flow
-            .decide(&session_cookie(headers), form.get("csrf"), decision)
+            .decide(self.flow.cookie(headers), form.get("csrf"), decision)
             .await;
         self.render(step)
     }
@@ -156,11 +152,7 @@ impl Demo {
             headers.insert(name, HeaderValue::from_static(value));
         }
         if let Some(session) = session {
-            let secure = if self.secure_cookies { "; Secure" } else { "" };
-            let cookie = format!(
-                "{COOKIE_NAME}={session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=600{secure}"
-            );
-            if let Ok(value) = HeaderValue::from_str(&cookie) {
+            if let Ok(value) = HeaderValue::from_str(&self.flow.set_cookie(session)) {
                 headers.insert(SET_COOKIE, value);
             }
         }

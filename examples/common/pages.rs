@@ -3,25 +3,8 @@
 
 use grantor::OAuthError;
 use grantor::signin::{ApprovalPage, SignInPage};
-use http::HeaderMap;
-use http::header::COOKIE;
 
 /// The sign-in session cookie.
-pub const COOKIE_NAME: &str = "grantor_signin";
-
-/// The sign-in session id from the `Cookie` header (empty if absent).
-pub fn session_cookie(headers: &HeaderMap) -> String {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
-        .map(|(_, value)| value.to_owned())
-        .unwrap_or_default()
-}
-
 /// A posted HTML form (last value wins; these are the host's own forms).
 pub struct Form(Vec<(String, String)>);
 

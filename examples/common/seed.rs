@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use grantor::store::{AttemptCounter, ClientStore, SessionStore, TokenIssuer, UserStore};
+use grantor::store::{
+    AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+};
 use grantor::*;
 
 use super::settings::StoreChoice;
@@ -50,7 +52,15 @@ const USERS: [(&str, &str); 2] = [
 
 /// Every seam the demo needs, and the admin API to seed it.
 pub trait DemoStore:
-    ClientStore + UserStore + TokenIssuer + SessionStore + AttemptCounter + Admin + Clone + 'static
+    ClientStore
+    + UserStore
+    + TokenIssuer
+    + SessionStore
+    + AttemptCounter
+    + SingleUseStore
+    + Admin
+    + Clone
+    + 'static
 {
 }
 
@@ -60,6 +70,7 @@ impl<S> DemoStore for S where
         + TokenIssuer
         + SessionStore
         + AttemptCounter
+        + SingleUseStore
         + Admin
         + Clone
         + 'static

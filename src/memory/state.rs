@@ -272,7 +272,10 @@ mod tests {
         assert_eq!(lock(&counters.0).len(), MAX_COUNTED_KEYS);
         assert_eq!(counters.get("k0", T0).map(|a| a.count), Some(2));
         assert!(counters.get("newcomer", T0).is_some());
-        assert!(counters.get("k1", T0).is_none(), "the least recently used went");
+        assert!(
+            counters.get("k1", T0).is_none(),
+            "the least recently used went"
+        );
         assert!(counters.get("k2", T0).is_some(), "only one key went");
     }
 
@@ -301,10 +304,18 @@ mod tests {
         let late = T0.plus(Duration::from_secs(86_400));
         assert!(values.insert_once("long", b"v", late, T0).unwrap());
         for i in 0..1000 {
-            assert!(values.insert_once(&format!("s{i}"), b"v", soon, T0).unwrap());
+            assert!(
+                values
+                    .insert_once(&format!("s{i}"), b"v", soon, T0)
+                    .unwrap()
+            );
         }
         values.insert_once("next", b"v", late, soon).unwrap();
-        assert_eq!(lock(&values.0).map.len(), 2, "expired values behind a long one went");
+        assert_eq!(
+            lock(&values.0).map.len(),
+            2,
+            "expired values behind a long one went"
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! The host's sign-in and approval pages, minus the HTML: [`SignInFlow`] keeps each pending
-//! authorization in the session store under the digest of a random session id (the host's
-//! cookie), guards every form
-//! with a CSRF token, throttles password guesses per account, and ends in the redirect to the
-//! client.
+//! The host's sign-in and approval pages, minus the HTML: [`SignInFlow`] carries each pending
+//! authorization through the sign-in form sealed, keeps the signed-in user's approval in the
+//! session store under the digest of a random session id (the host's cookie), guards every
+//! form with a CSRF token, throttles password guesses per account, and ends in the redirect to
+//! the client.
 //!
 //! The host maps HTTP to three calls and renders what they answer:
 //!
@@ -12,14 +12,30 @@
 //! | `POST` of the sign-in form | [`SignInFlow::sign_in`] | render [`Step`] |
 //! | `POST` of the approval form | [`SignInFlow::decide`] | render [`Step`] |
 //!
-//! Rendering a [`Step::SignIn`] or [`Step::Approve`] page means: set the session cookie
-//! (`HttpOnly`, `SameSite=Lax`) to the page's `session`, put its `csrf` in a hidden input, send
-//! the page with `Cache-Control: no-store` and framing forbidden.
+//! Rendering a [`Step::SignIn`] or [`Step::Approve`] page means: set the session cookie to the
+//! page's `session` with [`SignInFlow::set_cookie`] (`HttpOnly`, `SameSite=Lax`; on `https`,
+//! `Secure` and the `__Host-` name prefix), put its `csrf` in a hidden input, send the page
+//! with `Cache-Control: no-store` and framing forbidden. Read the cookie back with
+//! [`SignInFlow::cookie`].
+//!
+//! What an unauthenticated browser can make the server keep: nothing. Until the user signs
+//! in, the pending authorization travels sealed (authenticated encryption) in the sign-in
+//! form's `csrf`, bound to the cookie, so a flood of authorization requests fills no table. A
+//! successful sign-in spends the form (it cannot sign in again) and, when an approval page
+//! follows, opens the first server-side session under a new session id and CSRF token: a
+//! cookie planted before the user arrived (session fixation) is worth nothing afterwards.
+
+mod seal;
+
+pub(crate) use seal::SealKeys;
 
 use std::fmt;
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{Request, Response};
+use seal::{Sealed, Unsealed};
 
 use crate::endpoint::authorize::Authorize;
 use crate::endpoint::pending;
@@ -51,9 +67,11 @@ pub enum Step {
 /// What the sign-in page shows and carries.
 #[derive(Clone)]
 pub struct SignInPage {
-    /// The session id: the value of the host's session cookie.
+    /// The value of the host's session cookie: a random value the form is bound to (no
+    /// session exists on the server yet).
     pub session: String,
-    /// The CSRF token for the form's hidden input.
+    /// The form's hidden input: the pending authorization, sealed and bound to `session`, so
+    /// it also serves as the form's CSRF token (a few hundred bytes to a few KiB).
     pub csrf: String,
     /// The name of the client asking.
     pub client_name: String,
@@ -164,7 +182,70 @@ impl SignInFlow {
         &self.server
     }
 
-    /// The authorization endpoint: a valid request starts a session and asks for sign-in.
+    /// The name of the host's session cookie: `__Host-grantor-signin` when the issuer is
+    /// `https`, else `grantor-signin`. With the `__Host-` prefix a browser keeps the cookie only
+    /// if it is `Secure`, has `Path=/` and no `Domain` (RFC 6265bis §4.1.3.2), so neither a
+    /// sibling subdomain nor a plain-http page can plant or overwrite it.
+    pub fn cookie_name(&self) -> &'static str {
+        if self.https() {
+            "__Host-grantor-signin"
+        } else {
+            "grantor-signin"
+        }
+    }
+
+    /// The `Set-Cookie` value for a page's `session`: [`cookie_name`](Self::cookie_name),
+    /// `Path=/; HttpOnly; SameSite=Lax`, a `Max-Age` of the authorization request's lifetime,
+    /// and `Secure` when the issuer is `https`.
+    ///
+    /// ```
+    /// # use grantor::{AuthorizationServer, MemoryStore, SignInFlow};
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example.com")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// let flow = SignInFlow::new(server);
+    /// assert_eq!(
+    ///     flow.set_cookie("abc"),
+    ///     "__Host-grantor-signin=abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=600; Secure"
+    /// );
+    /// ```
+    pub fn set_cookie(&self, session: &str) -> String {
+        let max_age = self
+            .server
+            .inner
+            .config
+            .lifetimes
+            .authorization_request
+            .as_secs();
+        let secure = if self.https() { "; Secure" } else { "" };
+        format!(
+            "{}={session}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}",
+            self.cookie_name()
+        )
+    }
+
+    /// The session cookie's value among a request's `Cookie` headers; empty when absent.
+    pub fn cookie<'h>(&self, headers: &'h http::HeaderMap) -> &'h str {
+        let name = self.cookie_name();
+        headers
+            .get_all(http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(key, _)| *key == name)
+            .map_or("", |(_, value)| value)
+    }
+
+    fn https(&self) -> bool {
+        self.server.issuer().starts_with("https:")
+    }
+
+    /// The authorization endpoint: a valid request asks for sign-in, keeping nothing on the
+    /// server. The page's `csrf` is the sealed pending authorization, bound to the page's
+    /// `session` (a random value for the cookie, not yet a session).
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Step {
         let pending = match self.server.authorize(request).await {
             Authorize::SignIn(pending) => pending,
@@ -173,22 +254,21 @@ impl SignInFlow {
         };
         let inner = &self.server.inner;
         let now = inner.clock.now();
-        let (session, csrf) = match mint::session() {
-            Ok(ids) => ids,
+        let cookie = match mint::cookie() {
+            Ok(cookie) => cookie,
             Err(e) => return Step::Error(e.into()),
         };
-        let expires_at = now.plus(inner.config.lifetimes.authorization_request);
-        let record = Session::new(
-            pending::to_session(&pending),
-            SecretDigest::of(&csrf),
-            expires_at,
-        );
-        let id = SecretDigest::of(&session);
-        if let Err(error) = inner.sessions.insert_session(&id, record, now).await {
-            return Step::Error(error.into());
-        }
+        let sealed = Sealed {
+            authorization: pending::to_session(&pending),
+            binding: SecretDigest::of(&cookie),
+            expires_at: now.plus(inner.config.lifetimes.authorization_request),
+        };
+        let csrf = match inner.seal_keys.seal(&*inner.single_use, &sealed, now).await {
+            Ok(csrf) => csrf,
+            Err(e) => return Step::Error(e.into()),
+        };
         Step::SignIn(SignInPage {
-            session,
+            session: cookie,
             csrf,
             client_name: pending.client().name().to_owned(),
             scope: pending.scope().clone(),
@@ -196,8 +276,10 @@ impl SignInFlow {
         })
     }
 
-    /// The sign-in form's `POST`: checks the CSRF token and the credentials (throttled per
-    /// account). A wrong password shows the sign-in page again and never reaches the client.
+    /// The sign-in form's `POST`: opens the sealed form (bound to the cookie) and checks the
+    /// credentials (throttled per account). A wrong password shows the sign-in page again and
+    /// never reaches the client. A good one signs the form in once: the form cannot sign in
+    /// again, and when the approval page follows it carries a new session id and CSRF token.
     pub async fn sign_in(
         &self,
         session: &str,
@@ -205,54 +287,82 @@ impl SignInFlow {
         username: &str,
         password: &Password,
     ) -> Step {
+        match self.try_sign_in(session, csrf, username, password).await {
+            Ok(step) | Err(step) => step,
+        }
+    }
+
+    async fn try_sign_in(
+        &self,
+        cookie: &str,
+        form: &str,
+        username: &str,
+        password: &Password,
+    ) -> Result<Step, Step> {
         let inner = &self.server.inner;
-        let (record, pending) = match self.open(session, csrf).await {
-            Ok(found) => found,
-            Err(error) => return Step::Error(error),
-        };
-        let page = SignInPage {
-            session: session.to_owned(),
-            csrf: csrf.to_owned(),
-            client_name: pending.client().name().to_owned(),
-            scope: pending.scope().clone(),
-            problem: None,
-        };
         let now = inner.clock.now();
+        let sealed = match inner
+            .seal_keys
+            .open(&*inner.single_use, form, cookie, now)
+            .await
+        {
+            Ok(sealed) => sealed,
+            Err(Unsealed::Stale) => return Err(Step::Error(form_error(STALE))),
+            Err(Unsealed::Store(e)) => return Err(Step::Error(e.into())),
+        };
+        let pending = pending::from_session(&sealed.authorization, &*inner.clients)
+            .await
+            .map_err(Step::Error)?;
         let user = match inner.sign_in().authenticate(username, password, now).await {
             Ok(user) => user,
             Err(password::Failure::Problem(problem)) => {
-                return Step::SignIn(SignInPage {
+                return Ok(Step::SignIn(SignInPage {
+                    session: cookie.to_owned(),
+                    csrf: form.to_owned(),
+                    client_name: pending.client().name().to_owned(),
+                    scope: pending.scope().clone(),
                     problem: Some(problem),
-                    ..page
-                });
+                }));
             }
-            Err(password::Failure::Store(error)) => return Step::Error(error),
+            Err(password::Failure::Store(error)) => return Err(Step::Error(error)),
         };
+        // One sign-in per form: whoever else holds the cookie and the form (someone who planted
+        // them, RFC 9700 §4.3 on session fixation) cannot reuse them once they have served.
+        let used = format!(
+            "grantor:signed-in:{}",
+            URL_SAFE_NO_PAD.encode(SecretDigest::of(form).as_bytes())
+        );
+        match inner
+            .single_use
+            .insert_once(&used, &[], sealed.expires_at, now)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => return Err(Step::Error(form_error(STALE))),
+            Err(e) => return Err(Step::Error(e.into())),
+        }
         if !pending.needs_approval() {
-            return match self.take(session).await {
-                Ok(Some(_)) => self.finish(pending, &user, Decision::Approve).await,
-                Ok(None) => Step::Error(form_error(STALE)),
-                Err(error) => Step::Error(error),
-            };
+            return Ok(self.finish(pending, &user, Decision::Approve).await);
         }
-        // The session now carries the signed-in user; the approval form posts back to it.
-        let id = SecretDigest::of(session);
-        let signed_in = record.signed_in(user.clone());
-        let kept = match self.take(session).await {
-            Ok(Some(_)) => inner.sessions.insert_session(&id, signed_in, now).await,
-            Ok(None) => return Step::Error(form_error(STALE)),
-            Err(error) => return Step::Error(error),
-        };
-        if let Err(error) = kept {
-            return Step::Error(error.into());
+        // The first server state of this sign-in, under ids nobody else has seen.
+        let (session, csrf) = mint::session().map_err(|e| Step::Error(e.into()))?;
+        let record = Session::new(
+            sealed.authorization,
+            SecretDigest::of(&csrf),
+            sealed.expires_at,
+        )
+        .signed_in(user.clone());
+        let id = SecretDigest::of(&session);
+        if let Err(error) = inner.sessions.insert_session(&id, record, now).await {
+            return Err(Step::Error(error.into()));
         }
-        Step::Approve(ApprovalPage {
-            session: page.session,
-            csrf: page.csrf,
-            client_name: page.client_name,
-            scope: page.scope,
+        Ok(Step::Approve(ApprovalPage {
+            session,
+            csrf,
+            client_name: pending.client().name().to_owned(),
+            scope: pending.scope().clone(),
             username: user.username().to_owned(),
-        })
+        }))
     }
 
     /// The approval form's `POST`: the signed-in user's decision, answered with the redirect

@@ -1,0 +1,145 @@
+//! The per-account throttle under concurrency and hostile input: every guess is counted before
+//! its password is hashed, so concurrent guesses cannot slip past the limit together, and a
+//! username that cannot be an email address costs no hash at all.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use common::*;
+use grantor::store::{StoreError, UserStore};
+use grantor::*;
+
+/// The fixture's accounts, counting the password checks that reach them.
+struct Counting {
+    store: MemoryStore,
+    checks: AtomicUsize,
+}
+
+#[async_trait]
+impl UserStore for Counting {
+    async fn authenticate(
+        &self,
+        username: &str,
+        password: &Password,
+    ) -> Result<Option<User>, StoreError> {
+        self.checks.fetch_add(1, Ordering::SeqCst);
+        self.store.authenticate(username, password).await
+    }
+
+    async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
+        self.store.find_user(id).await
+    }
+}
+
+fn counting_fixture(limit: u32) -> (Fixture, Arc<Counting>) {
+    let f = fixture();
+    let users = Arc::new(Counting {
+        store: f.store.clone(),
+        checks: AtomicUsize::new(0),
+    });
+    let server = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .store(f.store.clone())
+        .users(users.clone())
+        .sign_in_throttle(SignInThrottle::new(limit, Duration::from_secs(600)))
+        .clock(Arc::new(f.clock.clone()))
+        .build()
+        .unwrap();
+    (Fixture { server, ..f }, users)
+}
+
+fn password_grant(username: &str, password: &str) -> String {
+    format!(
+        "grant_type=password&username={}&password={}",
+        username.replace('@', "%40"),
+        password
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_guesses_at_one_account_are_all_counted_before_any_hash() {
+    let (f, users) = counting_fixture(10);
+    let f = Arc::new(f);
+    let basic = f.fast_basic();
+    let mut guesses = Vec::new();
+    for i in 0..60 {
+        let f = f.clone();
+        let basic = basic.clone();
+        let secret = if i == 30 {
+            BOB_PASSWORD.to_owned()
+        } else {
+            format!("wrong-{i}")
+        };
+        guesses.push(tokio::spawn(async move {
+            f.token(Some(&basic), &password_grant(BOB, &secret)).await
+        }));
+    }
+    let (mut throttled, mut checked) = (0, 0);
+    for guess in guesses {
+        let response = guess.await.unwrap();
+        let body = json(&response);
+        match body["error_description"].as_str() {
+            Some(d) if d.starts_with("too many failed sign-ins") => throttled += 1,
+            _ => checked += 1,
+        }
+    }
+    assert_eq!(checked, 10, "exactly the limit reached the password check");
+    assert_eq!(throttled, 50);
+    assert_eq!(users.checks.load(Ordering::SeqCst), 10);
+}
+
+#[tokio::test]
+async fn a_malformed_username_is_refused_before_any_count_or_hash() {
+    let (f, users) = counting_fixture(2);
+    let long = format!("{}@example.com", "a".repeat(300));
+    for username in ["alice", "", "@example.com", "alice@", long.as_str()] {
+        let response = f
+            .token(Some(&f.fast_basic()), &password_grant(username, "x"))
+            .await;
+        assert_error(&response, 400, "invalid_request");
+    }
+    assert_eq!(users.checks.load(Ordering::SeqCst), 0);
+    // Nothing was counted against Alice either.
+    let response = f
+        .token(
+            Some(&f.fast_basic()),
+            &password_grant(ALICE, ALICE_PASSWORD),
+        )
+        .await;
+    assert_tokens(&response);
+}
+
+#[tokio::test]
+async fn a_success_clears_the_account_and_failures_past_the_limit_wait_for_the_window() {
+    let (f, users) = counting_fixture(3);
+    let basic = f.fast_basic();
+    for _ in 0..2 {
+        let response = f.token(Some(&basic), &password_grant(ALICE, "wrong")).await;
+        assert_error(&response, 400, "invalid_grant");
+    }
+    assert_tokens(
+        &f.token(Some(&basic), &password_grant(ALICE, ALICE_PASSWORD))
+            .await,
+    );
+    for _ in 0..3 {
+        f.token(Some(&basic), &password_grant(ALICE, "wrong")).await;
+    }
+    let refused = f
+        .token(Some(&basic), &password_grant(ALICE, ALICE_PASSWORD))
+        .await;
+    assert_error(&refused, 400, "invalid_grant");
+    assert_eq!(
+        users.checks.load(Ordering::SeqCst),
+        6,
+        "the refused one was not hashed"
+    );
+    f.clock.advance(Duration::from_secs(600));
+    assert_tokens(
+        &f.token(Some(&basic), &password_grant(ALICE, ALICE_PASSWORD))
+            .await,
+    );
+}
