@@ -182,6 +182,7 @@ pub struct Client {
     scopes: Scope,
     default_scope: Scope,
     approval: Approval,
+    audiences: Vec<String>,
 }
 
 impl Client {
@@ -220,9 +221,13 @@ impl Client {
         &self.redirect_uris
     }
 
-    /// Whether `uri` is registered, by exact string comparison (RFC 9700 §4.1.3).
+    /// Whether `uri` is registered, by exact string comparison (RFC 9700 §4.1.3), except that
+    /// a registered loopback URI (`http` on `127.0.0.1`, `[::1]` or `localhost`) matches with
+    /// any port, as native apps listen on whatever port is free (RFC 8252 §7.3).
     pub fn has_redirect_uri(&self, uri: &str) -> bool {
-        self.redirect_uris.iter().any(|r| r == uri)
+        self.redirect_uris
+            .iter()
+            .any(|r| r == uri || same_loopback_but_port(r, uri))
     }
 
     /// Whether the administrator agreed `grant` with this client.
@@ -249,6 +254,17 @@ impl Client {
     pub fn approval(&self) -> Approval {
         self.approval
     }
+
+    /// The audiences this client serves as a resource server (RFC 7662 §4): it may introspect
+    /// any token whose audience is one of them. Empty for an ordinary client.
+    pub fn audiences(&self) -> &[String] {
+        &self.audiences
+    }
+
+    /// Whether this client serves `audience` as a resource server.
+    pub fn serves(&self, audience: &str) -> bool {
+        self.audiences.iter().any(|a| a == audience)
+    }
 }
 
 /// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
@@ -263,6 +279,7 @@ pub struct ClientBuilder {
     scopes: String,
     default_scope: Option<String>,
     approval: Approval,
+    audiences: Vec<String>,
 }
 
 impl ClientBuilder {
@@ -276,6 +293,7 @@ impl ClientBuilder {
             scopes: String::new(),
             default_scope: None,
             approval: Approval::Required,
+            audiences: Vec::new(),
         }
     }
 
@@ -316,6 +334,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Registers the client as a resource server for `audience` (an absolute URI, such as the
+    /// server's [default audience](crate::AuthorizationServerBuilder::default_audience)): it may
+    /// introspect every token of that audience (RFC 7662 §4). Only confidential clients may
+    /// serve an audience; call it once per audience.
+    pub fn resource_server(mut self, audience: impl Into<String>) -> Self {
+        self.audiences.push(audience.into());
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -340,6 +367,12 @@ impl ClientBuilder {
         if !default_scope.is_subset_of(&scopes) {
             return Err(ClientError::DefaultScopeNotAllowed);
         }
+        if !self.audiences.is_empty() && self.secret.is_none() {
+            return Err(ClientError::PublicResourceServer);
+        }
+        for audience in &self.audiences {
+            check_audience(audience)?;
+        }
         Ok(Client {
             name: self.name.unwrap_or_else(|| self.id.clone()),
             id,
@@ -349,8 +382,53 @@ impl ClientBuilder {
             scopes,
             default_scope,
             approval: self.approval,
+            audiences: self.audiences,
         })
     }
+}
+
+/// An audience is an absolute URI in printable ASCII (RFC 8707 §2).
+fn check_audience(audience: &str) -> Result<(), ClientError> {
+    let printable = audience.bytes().all(|b| b.is_ascii_graphic());
+    match url::Url::parse(audience) {
+        Ok(_) if printable => Ok(()),
+        _ => Err(ClientError::InvalidAudience),
+    }
+}
+
+/// Whether `registered` and `presented` are the same loopback `http` URI but for the port:
+/// same host as written, same path and query byte for byte.
+fn same_loopback_but_port(registered: &str, presented: &str) -> bool {
+    match (loopback_parts(registered), loopback_parts(presented)) {
+        (Some((host, rest)), Some((other_host, other_rest))) => {
+            host == other_host && rest == other_rest
+        }
+        _ => false,
+    }
+}
+
+/// The host and everything after the authority of a loopback `http` URI with a valid port or
+/// none; `None` for any other URI.
+fn loopback_parts(uri: &str) -> Option<(&str, &str)> {
+    let after_scheme = uri.strip_prefix("http://")?;
+    let end = after_scheme
+        .find(['/', '?', '#'])
+        .unwrap_or(after_scheme.len());
+    let (authority, rest) = after_scheme.split_at(end);
+    let (host, port) = match authority.strip_prefix("[::1]") {
+        Some(port) => ("[::1]", port),
+        None => authority.split_at(authority.find(':').unwrap_or(authority.len())),
+    };
+    let port_ok = match port.strip_prefix(':') {
+        None => port.is_empty(),
+        Some(digits) => {
+            (1..=5).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && digits.parse::<u16>().is_ok_and(|p| p > 0)
+        }
+    };
+    let loopback = matches!(host, "127.0.0.1" | "[::1]" | "localhost");
+    (loopback && port_ok).then_some((host, rest))
 }
 
 fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
@@ -376,6 +454,13 @@ pub enum ClientError {
     /// A redirect URI is not an absolute URI in printable ASCII, or carries a fragment.
     #[error("a redirect URI must be an absolute URI in printable ASCII without a fragment")]
     InvalidRedirectUri,
+    /// A resource server's audience is not an absolute URI in printable ASCII.
+    #[error("an audience must be an absolute URI in printable ASCII")]
+    InvalidAudience,
+    /// A public client was registered as a resource server: it could not authenticate to
+    /// introspect.
+    #[error("only a confidential client may be a resource server")]
+    PublicResourceServer,
     /// The authorization code or implicit grant was agreed without a redirect URI.
     #[error("the authorization code and implicit grants need at least one redirect URI")]
     MissingRedirectUri,
@@ -486,5 +571,43 @@ mod tests {
             .unwrap();
         assert!(client.issues_refresh_tokens());
         assert!(!client.allows(GrantType::Implicit));
+    }
+
+    #[test]
+    fn loopback_redirect_uris_match_with_any_port_and_nothing_else_differs() {
+        let client = Client::public("native")
+            .redirect_uri("http://127.0.0.1:8081/callback")
+            .redirect_uri("http://localhost/cb?x=1")
+            .redirect_uri("http://[::1]:9/cb")
+            .redirect_uri("https://app.example:8443/cb")
+            .grant_types([GrantType::AuthorizationCode])
+            .build()
+            .unwrap();
+        for yes in [
+            "http://127.0.0.1:8081/callback",
+            "http://127.0.0.1:51004/callback",
+            "http://127.0.0.1/callback",
+            "http://localhost:3000/cb?x=1",
+            "http://[::1]:65535/cb",
+        ] {
+            assert!(client.has_redirect_uri(yes), "{yes}");
+        }
+        for no in [
+            "http://127.0.0.1:51004/callback/",
+            "http://127.0.0.1:51004/other",
+            "http://127.0.0.2:8081/callback",
+            "http://localhost:8081/callback",
+            "https://127.0.0.1:8081/callback",
+            "http://127.0.0.1:0/callback",
+            "http://127.0.0.1:65536/callback",
+            "http://127.0.0.1:80a/callback",
+            "http://127.0.0.1.evil.example/callback",
+            "http://127.0.0.1@evil.example/callback",
+            "http://localhost:3000/cb?x=2",
+            "https://app.example:9443/cb",
+            "http://[::1]:9:9/cb",
+        ] {
+            assert!(!client.has_redirect_uri(no), "{no}");
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::signin::SealKeys;
 use crate::store::{
     AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
 };
-use crate::throttle::SignInThrottle;
+use crate::throttle::{SignInThrottle, Turns};
 
 /// Which clients must use PKCE at the authorization endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,19 @@ pub enum PkcePolicy {
     PublicClients,
     /// Every client must use PKCE with `response_type=code` (RFC 9700 §2.1.1 recommends it).
     AllClients,
+}
+
+/// Which OAuth the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Profile {
+    /// OAuth 2.0 (RFC 6749) hardened by RFC 9700 (the default): the implicit and password
+    /// grants only for clients agreed for them; PKCE as [`PkcePolicy`] says.
+    #[default]
+    OAuth2,
+    /// OAuth 2.1 (draft-ietf-oauth-v2-1): the implicit and password grants are refused for
+    /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1).
+    OAuth21,
 }
 
 /// Where the endpoints live, as paths under the issuer. The defaults are the paths of the
@@ -70,6 +83,9 @@ pub(crate) struct Config {
     pub(crate) allow_plain_pkce: bool,
     pub(crate) pkce: PkcePolicy,
     pub(crate) throttle: SignInThrottle,
+    pub(crate) profile: Profile,
+    /// The audience of every token issued (RFC 8707, RFC 7662 §4).
+    pub(crate) audience: String,
 }
 
 /// The longest code lifetime RFC 6749 §4.1.2 allows ("a maximum lifetime of 10 minutes is
@@ -104,6 +120,8 @@ pub struct AuthorizationServerBuilder {
     allow_plain_pkce: bool,
     pkce: PkcePolicy,
     throttle: SignInThrottle,
+    profile: Profile,
+    audience: Option<String>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -138,6 +156,8 @@ impl Default for AuthorizationServerBuilder {
             allow_plain_pkce: false,
             pkce: PkcePolicy::PublicClients,
             throttle: SignInThrottle::default(),
+            profile: Profile::OAuth2,
+            audience: None,
         }
     }
 }
@@ -287,6 +307,36 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// Which OAuth the server speaks (default [`Profile::OAuth2`]). Under
+    /// [`Profile::OAuth21`], implicit and password are refused whatever a client was agreed,
+    /// PKCE `S256` is required from every client, and [`allow_plain_pkce`](Self::allow_plain_pkce)
+    /// is a configuration error.
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, MemoryStore, Profile};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example.com")
+    ///     .store(MemoryStore::new())
+    ///     .profile(Profile::OAuth21)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The audience of the tokens the server issues (default: the issuer): the resource it
+    /// serves, such as `https://example.com/api` (RFC 8707). A client registered as a
+    /// [resource server](crate::ClientBuilder::resource_server) for it may introspect every
+    /// token; introspection answers it as `aud`.
+    pub fn default_audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience = Some(audience.into());
+        self
+    }
+
     /// How failed password attempts are throttled per account, at the password grant and in
     /// [`SignInFlow`](crate::SignInFlow) (default: 10 failures per 10 minutes).
     pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
@@ -315,6 +365,17 @@ impl AuthorizationServerBuilder {
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
         }
+        if self.profile == Profile::OAuth21 && self.allow_plain_pkce {
+            return Err(ConfigError::PlainPkceInOAuth21);
+        }
+        let audience = self.audience.unwrap_or_else(|| issuer.clone());
+        if url::Url::parse(&audience).is_err() || !audience.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(ConfigError::Audience);
+        }
+        let pkce = match self.profile {
+            Profile::OAuth21 => PkcePolicy::AllClients,
+            _ => self.pkce,
+        };
         let paths = &self.endpoints;
         let all_paths = [
             &paths.authorization,
@@ -344,8 +405,10 @@ impl AuthorizationServerBuilder {
                 max_param: self.max_param,
             },
             allow_plain_pkce: self.allow_plain_pkce,
-            pkce: self.pkce,
+            pkce,
             throttle: self.throttle,
+            profile: self.profile,
+            audience,
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -370,6 +433,7 @@ impl AuthorizationServerBuilder {
                 attempts,
                 single_use,
                 seal_keys: SealKeys::default(),
+                turns: Turns::default(),
                 clock: self.clock,
                 secret_cache: SecretCache::new(),
             }),
@@ -414,6 +478,12 @@ pub enum ConfigError {
     /// A required setting is missing.
     #[error("the {0} setting is required")]
     Missing(&'static str),
+    /// `plain` PKCE was allowed under [`Profile::OAuth21`], which allows only `S256`.
+    #[error("OAuth 2.1 allows only the S256 PKCE method; plain cannot be allowed")]
+    PlainPkceInOAuth21,
+    /// The default audience is not an absolute URI in printable ASCII.
+    #[error("the default audience must be an absolute URI in printable ASCII")]
+    Audience,
     /// The issuer is not an http(s) URL without query, fragment or credentials.
     #[error("the issuer must be an http(s) URL without query, fragment or credentials")]
     Issuer,

@@ -123,7 +123,7 @@ pub use client::{
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use config::{
-    AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, PkcePolicy,
+    AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, PkcePolicy, Profile,
 };
 pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};

@@ -18,6 +18,7 @@ use crate::store::{
     AccessGrant, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserId,
     UserStore,
 };
+use crate::throttle::Turns;
 use authorize::Authorize;
 
 /// The authorization server: hand it requests, get responses.
@@ -37,6 +38,8 @@ pub(crate) struct Inner {
     pub(crate) attempts: Arc<dyn AttemptCounter>,
     pub(crate) single_use: Arc<dyn SingleUseStore>,
     pub(crate) seal_keys: SealKeys,
+    /// Password checks of one account, one at a time on this node.
+    pub(crate) turns: Turns,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) secret_cache: SecretCache,
 }
@@ -64,6 +67,7 @@ impl Inner {
             users: &*self.users,
             throttle: &self.config.throttle,
             attempts: &*self.attempts,
+            turns: &self.turns,
         }
     }
 
@@ -73,6 +77,7 @@ impl Inner {
             clients: self.authenticator(),
             issuer: self.issuer(),
             sign_in: self.sign_in(),
+            profile: self.config.profile,
         }
     }
 
@@ -80,6 +85,7 @@ impl Inner {
         PkceRules {
             policy: self.config.pkce,
             allow_plain: self.config.allow_plain_pkce,
+            profile: self.config.profile,
         }
     }
 }

@@ -2,7 +2,11 @@
 //! sign-in page. The policy lives here; the counts live behind the
 //! [`AttemptCounter`](crate::store::AttemptCounter) seam, shared by every node.
 
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
 use std::time::Duration;
+
+use futures_channel::oneshot;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -83,6 +87,116 @@ impl Default for SignInThrottle {
     }
 }
 
+/// One password check at a time per account on this node: concurrent sign-ins at one account
+/// wait their turn instead of being refused, so the count each reserves is exact (at most one
+/// reservation per node is in flight), a user's concurrent correct sign-ins never throttle
+/// each other, and concurrent guesses still each wait for the previous one's outcome.
+///
+/// Bounded by the requests in flight: an entry lives only while some request holds or awaits
+/// its turn.
+#[derive(Default)]
+pub(crate) struct Turns {
+    waiting: Mutex<HashMap<String, VecDeque<oneshot::Sender<()>>>>,
+}
+
+impl std::fmt::Debug for Turns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The keys are digests of usernames: shown as a count only.
+        let held = self.lock().len();
+        f.debug_struct("Turns").field("accounts", &held).finish()
+    }
+}
+
+/// A held turn; dropping it hands the turn to the next waiter.
+pub(crate) struct Turn<'a> {
+    turns: &'a Turns,
+    key: String,
+}
+
+impl Turns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<oneshot::Sender<()>>>> {
+        // Every change under the lock is a single map or queue operation.
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until no other request of this node checks `key`'s password.
+    pub(crate) async fn take(&self, key: &str) -> Turn<'_> {
+        let wait = {
+            let mut waiting = self.lock();
+            match waiting.get_mut(key) {
+                None => {
+                    waiting.insert(key.to_owned(), VecDeque::new());
+                    None
+                }
+                Some(queue) => {
+                    let (ready, wait) = oneshot::channel();
+                    queue.push_back(ready);
+                    Some(wait)
+                }
+            }
+        };
+        if let Some(wait) = wait {
+            let mut waiting = Waiting {
+                turns: self,
+                key,
+                wait: Some(wait),
+            };
+            if let Some(wait) = waiting.wait.as_mut() {
+                // A sender is dropped unsent only with its queue, never while we wait in it.
+                let _ = wait.await;
+            }
+            waiting.wait = None;
+        }
+        Turn {
+            turns: self,
+            key: key.to_owned(),
+        }
+    }
+
+    #[cfg(test)]
+    fn take_now(&self, key: &str) -> bool {
+        !self.lock().contains_key(key)
+    }
+
+    /// Hands `key`'s turn to the first waiter still waiting, or frees it.
+    fn hand_on(&self, key: &str) {
+        let mut waiting = self.lock();
+        let Some(queue) = waiting.get_mut(key) else {
+            return;
+        };
+        while let Some(next) = queue.pop_front() {
+            if next.send(()).is_ok() {
+                return;
+            }
+        }
+        waiting.remove(key);
+    }
+}
+
+/// A request waiting for its turn; if it gives up after the turn reached it, it hands it on.
+struct Waiting<'a> {
+    turns: &'a Turns,
+    key: &'a str,
+    wait: Option<oneshot::Receiver<()>>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Some(mut wait) = self.wait.take() {
+            wait.close();
+            if let Ok(Some(())) = wait.try_recv() {
+                self.turns.hand_on(self.key);
+            }
+        }
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.turns.hand_on(&self.key);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +240,29 @@ mod tests {
         let longest = format!("{}@example.com", "x".repeat(242));
         assert_eq!(throttle.key(&longest).unwrap().len(), 50);
         assert!(!key.contains("bob"));
+    }
+
+    #[tokio::test]
+    async fn turns_pass_in_order_and_skip_waiters_that_gave_up() {
+        let turns = Turns::default();
+        let first = turns.take("k").await;
+        let mut second = Box::pin(turns.take("k"));
+        let gave_up = Box::pin(turns.take("k"));
+        let mut third = Box::pin(turns.take("k"));
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        for pending in [second.as_mut().poll(&mut cx), third.as_mut().poll(&mut cx)] {
+            assert!(pending.is_pending());
+        }
+        let mut gave_up = gave_up;
+        assert!(gave_up.as_mut().poll(&mut cx).is_pending());
+        drop(gave_up);
+        assert!(turns.take_now("other"), "other accounts do not wait");
+        drop(first);
+        let second = second.await;
+        assert!(third.as_mut().poll(&mut cx).is_pending());
+        drop(second);
+        drop(third.await);
+        assert_eq!(turns.lock().len(), 0, "nothing is kept once nobody waits");
     }
 }

@@ -170,7 +170,7 @@ async fn missing_or_unregistered_redirect_uri_is_rejected_without_redirect() {
     assert_rejected(&f, [missing, &format!("{missing}&redirect_uri=")]).await;
     let unregistered = [
         "https://evil.example/callback",
-        "http://127.0.0.1:8082/callback",
+        "http://127.0.0.2:8081/callback",
         "/cb",
     ];
     assert_rejected(&f, unregistered.map(|uri| demo_to(uri, ""))).await;
@@ -187,9 +187,49 @@ async fn redirect_uri_must_match_a_registered_one_exactly() {
         "http://127.0.0.1:8081/callback?",
         "http://127.0.0.1:8081/callback#frag",
         "http://127.0.0.1:8081/%63allback",
-        "http://127.0.0.1:80/callback",
+        "https://127.0.0.1:8081/callback",
+        "http://127.0.0.1:8081@evil.example/callback",
+        "http://127.0.0.1.nip.io:8081/callback",
+        "http://127.0.0.1:0/callback",
     ];
     assert_rejected(&f, near_misses.map(|uri| demo_to(uri, ""))).await;
+}
+
+#[tokio::test]
+async fn a_loopback_redirect_uri_matches_with_any_port_and_the_code_goes_there() {
+    for profile in [Profile::OAuth2, Profile::OAuth21] {
+        let f = fixture_with(|b| b.profile(profile));
+        // RFC 8252 §7.3: a native app listens on whatever port is free.
+        let uri = "http://127.0.0.1:51234/callback";
+        let query = format!(
+            "response_type=code&client_id=public-client&redirect_uri={}&code_challenge={CHALLENGE}{S256}",
+            enc(uri)
+        );
+        let redeem_at = |port: &str| {
+            let f = &f;
+            let query = query.clone();
+            let port = port.to_owned();
+            async move {
+                let pending = f.pending(&query).await;
+                assert_eq!(pending.redirect_uri(), uri);
+                let response = f
+                    .server
+                    .decide(pending, f.alice.id(), Decision::Approve)
+                    .await;
+                let r = redirect(&response);
+                assert_eq!(r.base, uri);
+                let body = format!(
+                    "grant_type=authorization_code&code={}&client_id=public-client&code_verifier={VERIFIER}&redirect_uri={}",
+                    r.query["code"],
+                    enc(&format!("http://127.0.0.1:{port}/callback"))
+                );
+                f.token(None, &body).await
+            }
+        };
+        assert_tokens(&redeem_at("51234").await);
+        // The code is bound to the exact redirect URI it was sent to, port included.
+        assert_error(&redeem_at("8081").await, 400, "invalid_grant");
+    }
 }
 
 #[tokio::test]

@@ -69,7 +69,7 @@ async fn concurrent_guesses_at_one_account_are_all_counted_before_any_hash() {
     for i in 0..60 {
         let f = f.clone();
         let basic = basic.clone();
-        let secret = if i == 30 {
+        let secret = if i == 59 {
             BOB_PASSWORD.to_owned()
         } else {
             format!("wrong-{i}")

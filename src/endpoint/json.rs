@@ -26,7 +26,7 @@ pub(crate) fn token_response(issued: &Issued) -> String {
 }
 
 /// An active token's description (RFC 7662 §2.2).
-pub(crate) fn introspection(found: &Found, issuer: &str) -> String {
+pub(crate) fn introspection(found: &Found, issuer: &str, audience: &str) -> String {
     let (authorization, token_type, iat, exp, jti) = match found {
         Found::Access(grant) => (
             &grant.authorization,
@@ -68,7 +68,7 @@ pub(crate) fn introspection(found: &Found, issuer: &str) -> String {
     if let Some(jti) = jti {
         json.string("jti", jti);
     }
-    json.string("iss", issuer);
+    json.string("aud", audience).string("iss", issuer);
     json.finish()
 }
 

@@ -4,7 +4,7 @@ use http::{HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
 use super::render;
-use crate::config::Config;
+use crate::config::{Config, Profile};
 
 #[derive(Serialize)]
 struct Metadata<'a> {
@@ -13,13 +13,13 @@ struct Metadata<'a> {
     token_endpoint: String,
     revocation_endpoint: String,
     introspection_endpoint: String,
-    response_types_supported: [&'static str; 2],
-    response_modes_supported: [&'static str; 2],
-    grant_types_supported: [&'static str; 5],
+    response_types_supported: &'static [&'static str],
+    response_modes_supported: &'static [&'static str],
+    grant_types_supported: &'static [&'static str],
     code_challenge_methods_supported: Vec<&'static str>,
     token_endpoint_auth_methods_supported: [&'static str; 2],
     revocation_endpoint_auth_methods_supported: [&'static str; 2],
-    introspection_endpoint_auth_methods_supported: [&'static str; 2],
+    introspection_endpoint_auth_methods_supported: [&'static str; 1],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     scopes_supported: &'a [String],
     authorization_response_iss_parameter_supported: bool,
@@ -35,27 +35,42 @@ pub(crate) fn document(config: &Config) -> Response<String> {
         methods.push("plain");
     }
     // What is really accepted: HTTP Basic for confidential clients, `client_id` alone
-    // (`none`) for public ones; never `client_secret_post`.
+    // (`none`) for public ones; never `client_secret_post`. Introspection needs a client that
+    // authenticates (RFC 7662 §2.1), so not `none`.
     let auth_methods = ["client_secret_basic", "none"];
+    let oauth21 = config.profile == Profile::OAuth21;
+    let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {
+        (
+            &["code"],
+            &["query"],
+            &["authorization_code", "refresh_token", "client_credentials"],
+        )
+    } else {
+        (
+            &["code", "token"],
+            &["query", "fragment"],
+            &[
+                "authorization_code",
+                "implicit",
+                "password",
+                "refresh_token",
+                "client_credentials",
+            ],
+        )
+    };
     let metadata = Metadata {
         issuer: &config.issuer,
         authorization_endpoint: url(&paths.authorization),
         token_endpoint: url(&paths.token),
         revocation_endpoint: url(&paths.revocation),
         introspection_endpoint: url(&paths.introspection),
-        response_types_supported: ["code", "token"],
-        response_modes_supported: ["query", "fragment"],
-        grant_types_supported: [
-            "authorization_code",
-            "implicit",
-            "password",
-            "refresh_token",
-            "client_credentials",
-        ],
+        response_types_supported: response_types,
+        response_modes_supported: response_modes,
+        grant_types_supported: grant_types,
         code_challenge_methods_supported: methods,
         token_endpoint_auth_methods_supported: auth_methods,
         revocation_endpoint_auth_methods_supported: auth_methods,
-        introspection_endpoint_auth_methods_supported: auth_methods,
+        introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
         scopes_supported: &config.scopes_supported,
         authorization_response_iss_parameter_supported: true,
     };

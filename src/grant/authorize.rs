@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{Issued, Issuer, authorization_code, checks, implicit};
 use crate::client::{Approval, Client, GrantType};
 use crate::clock::UnixTime;
-use crate::config::PkcePolicy;
+use crate::config::{PkcePolicy, Profile};
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce::CodeChallenge;
 use crate::request::AuthorizationRequest;
@@ -117,11 +117,13 @@ pub(crate) enum Validated<'a> {
     Reject(OAuthError),
 }
 
-/// The PKCE rules of the server (RFC 7636, RFC 9700 §2.1.1).
+/// The server's rules for authorization requests: PKCE (RFC 7636, RFC 9700 §2.1.1) and the
+/// profile, which decides whether the implicit grant is offered at all.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PkceRules {
     pub(crate) policy: PkcePolicy,
     pub(crate) allow_plain: bool,
+    pub(crate) profile: Profile,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -205,6 +207,12 @@ fn check(
         }
         None => return Err(OAuthError::invalid_request("response_type is missing")),
     };
+    if !checks::offered(pkce.profile, grant) {
+        return Err(OAuthError::new(
+            ErrorCode::UnsupportedResponseType,
+            "response_type token (the implicit grant) is not offered under OAuth 2.1",
+        ));
+    }
     if !client.allows(grant) {
         return Err(OAuthError::unauthorized_client(
             "the client is not allowed this response_type",

@@ -2,6 +2,7 @@
 //! granted, unit-tested here.
 
 use crate::client::{Client, GrantType};
+use crate::config::Profile;
 use crate::error::OAuthError;
 use crate::scope::Scope;
 use crate::store::CodeGrant;
@@ -15,6 +16,12 @@ pub(crate) fn agreed(client: &Client, grant: GrantType) -> Result<(), OAuthError
             "the client is not allowed this grant_type",
         ))
     }
+}
+
+/// Whether the server's profile offers `grant` at all: OAuth 2.1 drops the implicit and
+/// password grants (draft-ietf-oauth-v2-1 §10.1, §10.4), whatever a client was agreed.
+pub(crate) fn offered(profile: Profile, grant: GrantType) -> bool {
+    !(profile == Profile::OAuth21 && matches!(grant, GrantType::Implicit | GrantType::Password))
 }
 
 /// The scope a request gets (RFC 6749 §3.3): the requested one if the client may have all of

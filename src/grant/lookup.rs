@@ -57,13 +57,21 @@ async fn find(
     Ok(None)
 }
 
-/// RFC 7662 §2.2: the token, if it is active and `client` may see it.
+/// RFC 7662 §2.2: the token, if it is active and `client` may see it: a token issued to
+/// `client` itself, or any token of `audience` when `client` serves it as a resource server
+/// (§4: anything else could be scanned for). Public clients cannot introspect at all.
 pub(crate) async fn introspect(
     store: &dyn TokenIssuer,
     client: &Client,
+    audience: &str,
     query: &TokenQuery<'_>,
     now: UnixTime,
 ) -> Result<Option<Found>, OAuthError> {
+    if client.is_public() {
+        return Err(OAuthError::invalid_client(
+            "introspection needs client authentication (HTTP Basic)",
+        ));
+    }
     let found = find(store, &query.token, query.hint, now).await?;
     // Only introspection shows the `jti`: it is derived here, not for every lookup.
     let found = found.map(|found| match found {
@@ -73,10 +81,8 @@ pub(crate) async fn introspect(
     Ok(found.filter(|found| {
         // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
         let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);
-        // Public clients prove nothing about themselves, so they may only introspect their own
-        // tokens (RFC 7662 §4: no token scanning); confidential clients, such as resource
-        // servers, may introspect any.
-        let visible = !client.is_public() || found.client_id() == client.id().as_str();
+        // Every token grantor issues today carries the server's default audience.
+        let visible = found.client_id() == client.id().as_str() || client.serves(audience);
         usable && visible
     }))
 }

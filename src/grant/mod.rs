@@ -17,7 +17,8 @@ pub(crate) mod refresh;
 use std::time::Duration;
 
 use crate::clock::UnixTime;
-use crate::error::{OAuthError, StoreError};
+use crate::config::Profile;
+use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
@@ -87,6 +88,7 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) clients: client_auth::Authenticator<'a>,
     pub(crate) issuer: Issuer<'a>,
     pub(crate) sign_in: password::SignIn<'a>,
+    pub(crate) profile: Profile,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -99,16 +101,23 @@ pub(crate) async fn token(
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let client = grants.clients.authenticate(auth).await?;
+    let grant_type = match request {
+        Ok(request) => Some(request.grant_type()),
+        Err(unreadable) => unreadable.grant_type,
+    };
+    if let Some(grant_type) = grant_type {
+        if !checks::offered(grants.profile, grant_type) {
+            return Err(OAuthError::new(
+                ErrorCode::UnsupportedGrantType,
+                "this grant_type is not offered under OAuth 2.1",
+            ));
+        }
+        checks::agreed(&client, grant_type)?;
+    }
     let request = match request {
         Ok(request) => request,
-        Err(unreadable) => {
-            if let Some(grant_type) = unreadable.grant_type {
-                checks::agreed(&client, grant_type)?;
-            }
-            return Err(unreadable.error());
-        }
+        Err(unreadable) => return Err(unreadable.error()),
     };
-    checks::agreed(&client, request.grant_type())?;
     let issuer = grants.issuer;
     match request {
         TokenRequest::AuthorizationCode {

@@ -11,13 +11,14 @@ use crate::scope::Scope;
 use crate::secret::Password;
 use crate::signin::SignInProblem;
 use crate::store::{AttemptCounter, Authorization, User, UserStore};
-use crate::throttle::SignInThrottle;
+use crate::throttle::{SignInThrottle, Turns};
 
 /// What checking a password needs: the accounts, the throttle's policy and its counters.
 pub(crate) struct SignIn<'a> {
     pub(crate) users: &'a dyn UserStore,
     pub(crate) throttle: &'a SignInThrottle,
     pub(crate) attempts: &'a dyn AttemptCounter,
+    pub(crate) turns: &'a Turns,
 }
 
 /// The token request of RFC 6749 §4.3.2; `scope` is already resolved for the client (checked
@@ -66,9 +67,11 @@ impl SignIn<'_> {
     /// Checks a username and password against the user store, throttled per account.
     ///
     /// The attempt is counted *before* the password is hashed, atomically through the
-    /// attempt-counter seam: of any number of concurrent guesses at one account, at most the
-    /// throttle's limit reach the hash; the rest are refused without one. A success clears the
-    /// account's count; a failure leaves its reservation counted.
+    /// attempt-counter seam (shared by every node): of any number of concurrent guesses at one
+    /// account, at most the throttle's limit reach the hash; the rest are refused without one.
+    /// On each node, checks of one account take turns, so a user's own concurrent sign-ins
+    /// wait rather than throttle each other. A success clears the account's count; a failure
+    /// leaves its reservation counted.
     pub(crate) async fn authenticate(
         &self,
         username: &str,
@@ -81,6 +84,9 @@ impl SignIn<'_> {
             .throttle
             .key(username)
             .ok_or(Failure::Problem(SignInProblem::MalformedUsername))?;
+        // Concurrent checks of one account on this node go one at a time, so that what each
+        // reserves below is counted against what the previous one found.
+        let _turn = self.turns.take(&key).await;
         let window = self.throttle.window();
         let reserved = self
             .attempts

@@ -199,6 +199,7 @@ where
             .bind(client.scopes().as_str())
             .bind(client.default_scope().as_str())
             .bind(columns.approval_required)
+            .bind(columns.audiences.as_str())
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

@@ -65,6 +65,7 @@ pub(crate) struct ClientColumns {
     pub(crate) redirect_uris: String,
     pub(crate) grant_types: String,
     pub(crate) approval_required: bool,
+    pub(crate) audiences: String,
 }
 
 impl ClientColumns {
@@ -80,6 +81,7 @@ impl ClientColumns {
             redirect_uris: serde_json::to_string(client.redirect_uris()).unwrap_or_default(),
             grant_types: grant_types.join(" "),
             approval_required: client.approval() == Approval::Required,
+            audiences: serde_json::to_string(client.audiences()).unwrap_or_default(),
         }
     }
 }

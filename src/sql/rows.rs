@@ -46,6 +46,7 @@ pub(crate) struct ClientRow {
     scopes: String,
     default_scope: String,
     approval_required: bool,
+    audiences: String,
 }
 
 impl ClientRow {
@@ -70,11 +71,16 @@ impl ClientRow {
                     .ok_or_else(|| corrupt("grant type"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let audiences: Vec<String> =
+            serde_json::from_str(&self.audiences).map_err(|_| corrupt("audience list"))?;
         let approval = if self.approval_required {
             Approval::Required
         } else {
             Approval::NotRequired
         };
+        let builder = audiences
+            .into_iter()
+            .fold(builder, |b, audience| b.resource_server(audience));
         uris.into_iter()
             .fold(builder, |b, uri| b.redirect_uri(uri))
             .name(self.name)
