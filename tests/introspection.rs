@@ -5,6 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use grantor::*;
 
 const INACTIVE: &str = r#"{"active":false}"#;
 
@@ -35,6 +36,7 @@ async fn an_active_access_token_is_described() {
         assert_eq!(body["exp"], START + 3600);
         assert_eq!(body["jti"], tokens["jti"]);
         assert_eq!(body["iss"], ISSUER);
+        assert_eq!(body["aud"], ISSUER, "the default audience is the issuer");
     }
 }
 
@@ -101,7 +103,7 @@ async fn a_client_credentials_token_has_the_client_as_subject_and_no_username() 
         .await;
     let access = json(&response)["access_token"].as_str().unwrap().to_owned();
     let body = json(
-        &f.introspect(Some(&f.demo_basic()), &format!("token={access}"))
+        &f.introspect(Some(&f.fast_basic()), &format!("token={access}"))
             .await,
     );
     assert_eq!(body["active"], true);
@@ -126,12 +128,67 @@ async fn introspection_requires_client_authentication() {
 }
 
 #[tokio::test]
-async fn a_public_client_sees_only_its_own_tokens() {
+async fn a_public_client_cannot_introspect() {
     let f = fixture();
     let tokens = f.fast_tokens().await;
     let body = format!(
         "token={}&client_id=public-client",
         tokens["access_token"].as_str().unwrap()
     );
-    assert_eq!(f.introspect(None, &body).await.body(), INACTIVE);
+    assert_error(&f.introspect(None, &body).await, 401, "invalid_client");
+}
+
+#[tokio::test]
+async fn another_client_sees_exactly_inactive_for_a_token_not_issued_to_it() {
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    for token in [&tokens["access_token"], &tokens["refresh_token"]] {
+        let body = format!("token={}", token.as_str().unwrap());
+        let response = f.introspect(Some(&f.demo_basic()), &body).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.body(), INACTIVE);
+    }
+}
+
+#[tokio::test]
+async fn a_resource_server_sees_every_token_of_its_audience_and_no_other() {
+    let f = fixture_with(|b| b.default_audience("https://issuer.example/api"));
+    let secret = "api-server-secret-that-is-long-enough";
+    let verifier = SecretVerifier::argon2id(&ClientSecret::new(secret)).unwrap();
+    f.register(
+        Client::confidential("api-server", verifier.clone())
+            .resource_server("https://issuer.example/api")
+            .build()
+            .unwrap(),
+    );
+    f.register(
+        Client::confidential("other-api", verifier)
+            .resource_server("https://resource.example/")
+            .build()
+            .unwrap(),
+    );
+    let tokens = f.fast_tokens().await;
+    let body = format!("token={}", tokens["access_token"].as_str().unwrap());
+    let seen = json(
+        &f.introspect(Some(&basic("api-server", secret)), &body)
+            .await,
+    );
+    assert_eq!(seen["active"], true);
+    assert_eq!(seen["aud"], "https://issuer.example/api");
+    assert_eq!(seen["username"], ALICE);
+    let other = f.introspect(Some(&basic("other-api", secret)), &body).await;
+    assert_eq!(other.body(), INACTIVE);
+}
+
+#[test]
+fn only_confidential_clients_with_absolute_audiences_serve_one() {
+    let public = Client::public("p")
+        .resource_server("https://issuer.example/api")
+        .build();
+    assert_eq!(public.unwrap_err(), ClientError::PublicResourceServer);
+    let verifier = SecretVerifier::argon2id(&ClientSecret::new("s")).unwrap();
+    let relative = Client::confidential("c", verifier)
+        .resource_server("/api")
+        .build();
+    assert_eq!(relative.unwrap_err(), ClientError::InvalidAudience);
 }
