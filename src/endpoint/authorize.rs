@@ -17,7 +17,6 @@ use crate::server::Inner;
 use crate::store::UserId;
 
 /// What the authorization endpoint decided about a request.
-#[derive(Debug)]
 #[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]
 pub enum Authorize {
     /// The request is valid: keep the pending authorization server-side and show the sign-in
@@ -29,6 +28,20 @@ pub enum Authorize {
     /// An error the host shows to the user without redirecting: the client is unknown or the
     /// redirect URI is missing, malformed or not registered (RFC 6749 §4.1.2.1).
     Reject(OAuthError),
+}
+
+impl std::fmt::Debug for Authorize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SignIn(pending) => f.debug_tuple("SignIn").field(pending).finish(),
+            // The `Location` carries the client's `state`, which the client may treat as secret.
+            Self::Redirect(response) => f
+                .debug_struct("Redirect")
+                .field("status", &response.status())
+                .finish_non_exhaustive(),
+            Self::Reject(error) => f.debug_tuple("Reject").field(error).finish(),
+        }
+    }
 }
 
 pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Authorize {

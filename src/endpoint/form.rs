@@ -64,13 +64,28 @@ impl FormError {
 /// The OAuth parameters of a request, with empty values treated as absent (RFC 6749 §3.1).
 /// Values borrow from the request where no decoding was needed: parsing allocates only for
 /// values with escapes.
-#[derive(Debug, Default, Clone)]
+#[derive(Default, Clone)]
 pub(crate) struct Form<'a> {
     /// One slot per [`KNOWN`] name, in its order.
     values: [Option<Cow<'a, str>>; KNOWN.len()],
     /// The slots seen so far, empty or not, one bit each.
     seen: u32,
     repeated: Option<&'static str>,
+}
+
+impl std::fmt::Debug for Form<'_> {
+    /// The names present, never their values: a form carries passwords, secrets and codes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let present = KNOWN
+            .iter()
+            .zip(&self.values)
+            .filter(|(_, value)| value.is_some())
+            .map(|(name, _)| name);
+        f.debug_struct("Form")
+            .field("present", &present.collect::<Vec<_>>())
+            .field("repeated", &self.repeated)
+            .finish()
+    }
 }
 
 impl<'a> Form<'a> {

@@ -61,12 +61,15 @@ pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String>
 /// followed with a GET (RFC 9700 §4.12).
 pub(crate) fn redirect(location: String) -> Result<Response<String>, OAuthError> {
     // From a `String` whose length is its capacity, the header takes the buffer as it is.
-    let location = HeaderValue::try_from(location).map_err(|_| {
+    let mut location = HeaderValue::try_from(location).map_err(|_| {
         OAuthError::new(
             ErrorCode::ServerError,
             "the redirect URI cannot be sent in a Location header",
         )
     })?;
+    // It carries a code, a token or the client's `state`: HTTP/2 and HTTP/3 encoders keep it
+    // out of their compression tables, and `Debug` of the header value shows `Sensitive`.
+    location.set_sensitive(true);
     let mut response = Response::new(String::new());
     *response.status_mut() = StatusCode::SEE_OTHER;
     let headers = response.headers_mut();
