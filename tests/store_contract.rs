@@ -100,6 +100,19 @@ sql_rules! {
     a_database_gone_is_unavailable_not_a_panic,
 }
 
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_stuck_behind_a_lock_is_unavailable_within_the_timeout() {
+    let test = "a_statement_stuck_behind_a_lock_is_unavailable_within_the_timeout";
+    let Some(schemas) = crate::fixtures::PostgresSchemas::from_env(test) else {
+        return;
+    };
+    let store = schemas.fresh().await;
+    sql_rules::a_statement_stuck_behind_a_lock_is_unavailable_within_the_timeout(&store).await;
+    drop(store);
+    schemas.drop_all().await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Concurrent code exchanges: all succeed; the rate is printed, never asserted
 

@@ -205,5 +205,7 @@ mod tokens;
 
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::STATEMENT_TIMEOUT;
 #[cfg(feature = "sqlite")]
 mod sqlite;

@@ -14,6 +14,10 @@ use super::columns::store_error;
 use super::{ACQUIRE_TIMEOUT, SqlStore};
 use crate::error::StoreError;
 
+/// How long one statement may run before PostgreSQL cancels it (SQLSTATE 57014, answered as
+/// [`StoreError::unavailable`]); every statement grantor runs is a key lookup or a small write.
+pub const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `src/sql/migrations/postgres/`, embedded at build time.
 static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/postgres");
 
@@ -52,9 +56,22 @@ impl SqlStore<Postgres> {
     /// Connects with `options` (TLS, schema through `options([("search_path", …)])`, …) and
     /// applies pending migrations. The pool holds up to 10 connections and waits at most
     /// [`ACQUIRE_TIMEOUT`] for one, so that while the database is down every request fails
-    /// within that time; it reconnects by itself when the database is back. For another pool
-    /// size, build the pool yourself and use [`SqlStore::from_pool`].
+    /// within that time; it reconnects by itself when the database is back. Every statement
+    /// runs under a `statement_timeout` of [`STATEMENT_TIMEOUT`] (unless `options` sets one),
+    /// so that a statement stuck behind a lock or a hung database is answered 503
+    /// `temporarily_unavailable` in bounded time instead of holding the request and its
+    /// connection. For another pool size, build the pool yourself and use
+    /// [`SqlStore::from_pool`] (then set `statement_timeout` yourself).
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
+        let has_timeout = options
+            .get_options()
+            .is_some_and(|set| set.contains("statement_timeout"));
+        let options = if has_timeout {
+            options
+        } else {
+            let millis = STATEMENT_TIMEOUT.as_millis().to_string();
+            options.options([("statement_timeout", millis.as_str())])
+        };
         let pool = PgPoolOptions::new()
             .max_connections(10)
             .acquire_timeout(ACQUIRE_TIMEOUT)

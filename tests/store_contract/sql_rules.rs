@@ -192,3 +192,40 @@ pub async fn a_database_gone_is_unavailable_not_a_panic<S: SqlStore>(store: &S) 
         "closed is answered at once"
     );
 }
+
+/// A statement stuck behind another transaction's lock is cancelled by the store's
+/// `statement_timeout` and answered as unavailable (503) in bounded time, never held.
+#[cfg(feature = "postgres")]
+pub async fn a_statement_stuck_behind_a_lock_is_unavailable_within_the_timeout(
+    store: &grantor::sql::PostgresStore,
+) {
+    use grantor::store::{Admin as _, ClientStore as _};
+    use sqlx::Connection as _;
+    let (client, _) = client();
+    store.register_client(&client).await.unwrap();
+    let mut holder = store.pool().acquire().await.unwrap();
+    let mut lock = holder.begin().await.unwrap();
+    sqlx::query("LOCK TABLE grantor_clients IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let stuck = store.find_client(client.id().as_str()).await.unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(stuck.kind(), StoreErrorKind::Unavailable, "{stuck}");
+    let timeout = grantor::sql::STATEMENT_TIMEOUT;
+    assert!(waited >= timeout, "cancelled by the timeout: {waited:?}");
+    assert!(waited < timeout + Duration::from_secs(5), "{waited:?}");
+    assert_eq!(
+        OAuthError::from(stuck).code(),
+        ErrorCode::TemporarilyUnavailable
+    );
+    lock.rollback().await.unwrap();
+    assert!(
+        store
+            .find_client(client.id().as_str())
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
