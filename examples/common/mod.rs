@@ -39,11 +39,17 @@ pub struct Demo {
 
 /// Opens and seeds the chosen store and builds the server over it.
 pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error>> {
+    // The demo API at `{issuer}/api` is the audience of every token (CONTRACT.md).
+    let audience = format!("{}/api", settings.issuer.trim_end_matches('/'));
     let builder = AuthorizationServer::builder()
         .issuer(settings.issuer.clone())
         .code_lifetime(settings.code_ttl)
+        .profile(settings.profile)
+        .default_audience(audience.clone())
         .scopes_supported(&Scope::parse("profile email admin")?);
-    let server = seed::open(&settings.store, builder).await?.build()?;
+    let server = seed::open(&settings.store, &audience, builder)
+        .await?
+        .build()?;
     tracing::info!(store = %settings.store, "store ready");
     Ok(Demo {
         flow: SignInFlow::new(server.clone()),

@@ -15,8 +15,8 @@ pub(crate) const REDIRECTS: [&str; 2] = [
     "http://localhost:8081/callback",
 ];
 
-/// The contract's clients (only secret verifiers are kept).
-fn demo_clients() -> Result<Vec<Client>, Box<dyn std::error::Error>> {
+/// The contract's clients (only secret verifiers are kept); `api-server` serves `audience`.
+fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error>> {
     let with_redirects = |b: ClientBuilder| {
         REDIRECTS
             .iter()
@@ -25,6 +25,7 @@ fn demo_clients() -> Result<Vec<Client>, Box<dyn std::error::Error>> {
     };
     let demo_secret = SecretVerifier::argon2id(&ClientSecret::new("demo-secret"))?;
     let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
+    let api_secret = SecretVerifier::argon2id(&ClientSecret::new("api-secret"))?;
     Ok(vec![
         with_redirects(Client::confidential("demo-client", demo_secret))
             .name("Demo Client")
@@ -40,6 +41,11 @@ fn demo_clients() -> Result<Vec<Client>, Box<dyn std::error::Error>> {
             .name("Public Client")
             .grant_types([GrantType::AuthorizationCode])
             .approval(Approval::NotRequired)
+            .build()?,
+        // The demo API's resource server: no grant, may introspect its audience's tokens.
+        Client::confidential("api-server", api_secret)
+            .name("Demo API")
+            .resource_server(audience)
             .build()?,
     ])
 }
@@ -79,8 +85,8 @@ impl<S> DemoStore for S where
 
 /// Registers the contract's clients (re-registering them as they are) and adds the users that
 /// are missing, so any number of demo processes can share one database.
-async fn seed(store: &impl DemoStore) -> Result<(), Box<dyn std::error::Error>> {
-    for client in demo_clients()? {
+async fn seed(store: &impl DemoStore, audience: &str) -> Result<(), Box<dyn std::error::Error>> {
+    for client in demo_clients(audience)? {
         if !store.replace_client(&client).await? {
             match store.register_client(&client).await {
                 // Another process registered it meanwhile: the same client.
@@ -119,30 +125,38 @@ fn purge_hourly(store: impl DemoStore) {
 /// hands it to `builder` as every seam.
 pub async fn open(
     choice: &StoreChoice,
+    audience: &str,
     builder: AuthorizationServerBuilder,
 ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
     async fn ready(
         store: impl DemoStore,
+        audience: &str,
         builder: AuthorizationServerBuilder,
     ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
-        seed(&store).await?;
+        seed(&store, audience).await?;
         purge_hourly(store.clone());
         Ok(builder.store(store))
     }
     match choice {
-        StoreChoice::Memory => ready(MemoryStore::new(), builder).await,
+        StoreChoice::Memory => ready(MemoryStore::new(), audience, builder).await,
         #[cfg(feature = "sqlite")]
         StoreChoice::Sqlite(path) => {
             let options = grantor::sql::sqlx::sqlite::SqliteConnectOptions::new().filename(path);
             ready(
                 grantor::sql::SqliteStore::connect_with(options).await?,
+                audience,
                 builder,
             )
             .await
         }
         #[cfg(feature = "postgres")]
         StoreChoice::Postgres(url) => {
-            ready(grantor::sql::PostgresStore::connect(url).await?, builder).await
+            ready(
+                grantor::sql::PostgresStore::connect(url).await?,
+                audience,
+                builder,
+            )
+            .await
         }
         #[allow(unreachable_patterns)]
         other => Err(format!("this build has no {other} store").into()),

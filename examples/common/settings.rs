@@ -9,6 +9,7 @@ pub struct Settings {
     pub addr: SocketAddr,
     pub issuer: String,
     pub code_ttl: Duration,
+    pub profile: grantor::Profile,
     /// Where clients, users, codes and tokens live.
     pub store: StoreChoice,
 }
@@ -83,12 +84,14 @@ impl std::fmt::Display for StoreChoice {
 impl Settings {
     /// `--addr` / `GRANTOR_ADDR` (default 127.0.0.1:8080), `--issuer` / `GRANTOR_ISSUER`
     /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60),
-    /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]).
+    /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]), `--profile` / `GRANTOR_PROFILE`
+    /// (`oauth2`, the default, or `oauth2.1`).
     pub fn from_args_and_env() -> Result<Self, String> {
         let mut addr = std::env::var("GRANTOR_ADDR").ok();
         let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
         let mut code_ttl = std::env::var("GRANTOR_CODE_TTL").ok();
         let mut store = std::env::var("GRANTOR_STORE").ok();
+        let mut profile = std::env::var("GRANTOR_PROFILE").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -100,11 +103,13 @@ impl Settings {
                 "--issuer" => &mut issuer,
                 "--code-ttl" => &mut code_ttl,
                 "--store" => &mut store,
+                "--profile" => &mut profile,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
-                                [--store memory|sqlite:PATH|postgres:URL]\n\
-                                (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE)"
+                                [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1]\n\
+                                (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
+                                GRANTOR_PROFILE)"
                             .to_owned(),
                     );
                 }
@@ -123,6 +128,11 @@ impl Settings {
             Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad code TTL: {e}"))?),
             None => Duration::from_secs(60),
         };
+        let profile = match profile.as_deref() {
+            None | Some("oauth2") => grantor::Profile::OAuth2,
+            Some("oauth2.1") => grantor::Profile::OAuth21,
+            Some(other) => return Err(format!("bad profile {other}: oauth2 or oauth2.1")),
+        };
         let store = match store {
             Some(spec) => StoreChoice::parse(&spec)?,
             None => StoreChoice::default_for_build(),
@@ -131,6 +141,7 @@ impl Settings {
             addr,
             issuer,
             code_ttl,
+            profile,
             store,
         })
     }
