@@ -83,6 +83,7 @@ pub(crate) struct Config {
     pub(crate) allow_plain_pkce: bool,
     pub(crate) pkce: PkcePolicy,
     pub(crate) throttle: SignInThrottle,
+    pub(crate) client_throttle: SignInThrottle,
     pub(crate) profile: Profile,
     /// The audience of every token issued (RFC 8707, RFC 7662 §4).
     pub(crate) audience: String,
@@ -120,6 +121,7 @@ pub struct AuthorizationServerBuilder {
     allow_plain_pkce: bool,
     pkce: PkcePolicy,
     throttle: SignInThrottle,
+    client_throttle: SignInThrottle,
     profile: Profile,
     audience: Option<String>,
 }
@@ -156,6 +158,7 @@ impl Default for AuthorizationServerBuilder {
             allow_plain_pkce: false,
             pkce: PkcePolicy::PublicClients,
             throttle: SignInThrottle::default(),
+            client_throttle: SignInThrottle::new(20, Duration::from_secs(300)),
             profile: Profile::OAuth2,
             audience: None,
         }
@@ -307,6 +310,16 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// How failed authentications of a client with a host-supplied (Argon2id-verified) secret
+    /// are throttled per client id, through the same attempt counter (default: 20 failures per
+    /// 5 minutes). Past the limit the client's secrets are refused unchecked until the window
+    /// ends, except one it authenticated with recently (remembered by this node): a flood of
+    /// wrong secrets cannot keep the hashing threads busy, and a running client keeps working.
+    pub fn client_auth_throttle(mut self, throttle: SignInThrottle) -> Self {
+        self.client_throttle = throttle;
+        self
+    }
+
     /// Which OAuth the server speaks (default [`Profile::OAuth2`]). Under
     /// [`Profile::OAuth21`], implicit and password are refused whatever a client was agreed,
     /// PKCE `S256` is required from every client, and [`allow_plain_pkce`](Self::allow_plain_pkce)
@@ -407,6 +420,7 @@ impl AuthorizationServerBuilder {
             allow_plain_pkce: self.allow_plain_pkce,
             pkce,
             throttle: self.throttle,
+            client_throttle: self.client_throttle,
             profile: self.profile,
             audience,
         };

@@ -58,6 +58,10 @@ impl Inner {
         Authenticator {
             clients: &*self.clients,
             cache: &self.secret_cache,
+            throttle: &self.config.client_throttle,
+            attempts: &*self.attempts,
+            turns: &self.turns,
+            clock: &*self.clock,
         }
     }
 

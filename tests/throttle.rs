@@ -143,3 +143,37 @@ async fn a_success_clears_the_account_and_failures_past_the_limit_wait_for_the_w
             .await,
     );
 }
+
+#[tokio::test]
+async fn failed_client_authentications_are_throttled_per_client_id() {
+    let f =
+        fixture_with(|b| b.client_auth_throttle(SignInThrottle::new(3, Duration::from_secs(300))));
+    let body = "grant_type=password&username=alice%40example.com&password=alice-password-1";
+    // demo-client authenticated once before the attack; plain-client never did.
+    assert_tokens(&f.token(Some(&f.demo_basic()), body).await);
+    for client in ["demo-client", "plain-client"] {
+        let wrong = basic(client, "wrong-secret");
+        for _ in 0..3 {
+            let response = f.token(Some(&wrong), body).await;
+            assert_error(&response, 401, "invalid_client");
+            assert_eq!(
+                json(&response)["error_description"],
+                "client authentication failed"
+            );
+        }
+        let refused = f.token(Some(&wrong), body).await;
+        assert_error(&refused, 401, "invalid_client");
+        assert_eq!(
+            json(&refused)["error_description"],
+            "too many failed authentications for this client; try again later"
+        );
+    }
+    // A client this node verified recently keeps working; one it never did waits the window.
+    assert_tokens(&f.token(Some(&f.demo_basic()), body).await);
+    let plain = basic("plain-client", "plain-secret");
+    assert_error(&f.token(Some(&plain), body).await, 401, "invalid_client");
+    // Generated (SHA-256) secrets are not throttled: they cannot be guessed.
+    assert_tokens(&f.token(Some(&f.fast_basic()), body).await);
+    f.clock.advance(Duration::from_secs(300));
+    assert_tokens(&f.token(Some(&plain), body).await);
+}

@@ -10,18 +10,28 @@ use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 use subtle::ConstantTimeEq as _;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
 use crate::client::{Client, ClientId, Verifier};
+use crate::clock::Clock;
 use crate::error::OAuthError;
 use crate::hash;
 use crate::request::ClientAuth;
 use crate::secret::{SecretDigest, random_bytes};
-use crate::store::ClientStore;
+use crate::store::{AttemptCounter, ClientStore};
+use crate::throttle::{SignInThrottle, Turns};
 
-/// What client authentication needs: the registered clients and the cache of verified secrets.
+/// What client authentication needs: the registered clients, the cache of verified secrets,
+/// and what throttles failed Argon2id checks per client id.
 #[derive(Clone, Copy)]
 pub(crate) struct Authenticator<'a> {
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) cache: &'a SecretCache,
+    pub(crate) throttle: &'a SignInThrottle,
+    pub(crate) attempts: &'a dyn AttemptCounter,
+    pub(crate) turns: &'a Turns,
+    pub(crate) clock: &'a dyn Clock,
 }
 
 impl Authenticator<'_> {
@@ -79,13 +89,47 @@ impl Authenticator<'_> {
                 if self.cache.recalls(client.id(), phc, secret) {
                     return Ok(true);
                 }
-                let ok = hash::verify_password(phc, secret).await?;
-                if ok {
-                    self.cache.remember(client.id(), phc, secret);
-                }
-                Ok(ok)
+                self.verify_argon2id(client, phc, secret).await
             }
         }
+    }
+
+    /// An Argon2id check, throttled per client id: checks of one client take turns on this
+    /// node (so a burst of requests with a cold cache hashes once, and a flood of wrong secrets
+    /// holds at most one hashing thread), and each is counted through the attempt counter
+    /// before it runs; past the limit, the client's uncached secrets are refused unchecked
+    /// until the window ends. A success clears the count. Secrets grantor generates (SHA-256
+    /// verifiers, 256 bits) cost nothing to check and cannot be guessed, so they are not
+    /// throttled.
+    async fn verify_argon2id(
+        &self,
+        client: &Client,
+        phc: &Arc<str>,
+        secret: &str,
+    ) -> Result<bool, OAuthError> {
+        let key = format!(
+            "client:{}",
+            URL_SAFE_NO_PAD.encode(SecretDigest::of(client.id().as_str()).as_bytes())
+        );
+        let _turn = self.turns.take(&key).await;
+        // Whoever held the turn may have verified this very secret meanwhile.
+        if self.cache.recalls(client.id(), phc, secret) {
+            return Ok(true);
+        }
+        let now = self.clock.now();
+        let window = self.throttle.window();
+        let reserved = self.attempts.record_attempt(&key, window, now).await?;
+        if self.throttle.wait(reserved, now).is_some() {
+            return Err(OAuthError::invalid_client(
+                "too many failed authentications for this client; try again later",
+            ));
+        }
+        let ok = hash::verify_password(phc, secret).await?;
+        if ok {
+            self.cache.remember(client.id(), phc, secret);
+            self.attempts.clear_attempts(&key).await?;
+        }
+        Ok(ok)
     }
 }
 
