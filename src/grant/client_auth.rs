@@ -79,7 +79,7 @@ impl Authenticator<'_> {
                 if self.cache.recalls(client.id(), phc, secret) {
                     return Ok(true);
                 }
-                let ok = hash::verify_password(phc, secret).await?;
+                let ok = hash::verify_client_secret(phc, secret).await?;
                 if ok {
                     self.cache.remember(client.id(), phc, secret);
                 }
