@@ -275,12 +275,12 @@ mod tests {
     const HANG_GUARD: Duration = Duration::from_secs(60);
 
     fn pools(user_threads: usize, client_threads: usize) -> Pools {
-        let mut config = HashingPools::default();
-        config.user_threads = user_threads;
-        config.client_threads = client_threads;
-        config.queue_per_thread = 1;
-        config.dummy_queue_per_thread = 1;
-        Pools::new(&config)
+        Pools::new(&HashingPools {
+            user_threads,
+            client_threads,
+            queue_per_thread: 1,
+            dummy_queue_per_thread: 1,
+        })
     }
 
     /// Occupies one thread of `lane` until `release` is sent to (or dropped); returns once the
@@ -337,10 +337,11 @@ mod tests {
 
     #[tokio::test]
     async fn real_accounts_are_checked_before_dummy_checks() {
-        let mut config = HashingPools::default();
-        config.user_threads = 1;
-        config.dummy_queue_per_thread = 2;
-        let pools = Pools::new(&config);
+        let pools = Pools::new(&HashingPools {
+            user_threads: 1,
+            dummy_queue_per_thread: 2,
+            ..HashingPools::default()
+        });
         let (release, blocked) = block(&pools.user, Priority::Normal);
         let (order, checked) = mpsc::channel();
         let mut results = Vec::new();
