@@ -2,9 +2,31 @@
 //!
 //! Verifying an Argon2id hash takes tens of milliseconds of CPU and ~19 MiB of memory on
 //! purpose. Run inline, a few concurrent sign-ins would stall every task on the executor's
-//! threads, so grantor runs the work on a small pool of its own threads (one per core), with a
-//! bounded queue: past it, requests fail fast with `temporarily_unavailable` instead of queueing
-//! without end (a password-guessing flood cannot exhaust memory).
+//! threads, so grantor runs the work on threads of its own, in two lanes that share nothing:
+//!
+//! - the **user lane** checks user passwords (the sign-in page and the password grant, through
+//!   [`verify_password`] and [`verify_against_dummy`]) and runs [`run_blocking`] and the
+//!   hashing of [`Admin::add_user`](crate::store::Admin::add_user);
+//! - the **client lane** checks client secrets hashed with Argon2id at the token endpoint.
+//!
+//! A flood of token requests with a wrong client secret therefore fills only the client lane:
+//! users keep signing in. Each lane has a fixed number of threads and bounded queues; a check
+//! that finds its queue full is refused at once with `temporarily_unavailable` (503) instead of
+//! queueing without end, so a guessing flood cannot exhaust memory. The sizes and their
+//! defaults are in [`HashingPools`]; [`configure`] sets them before the first check.
+//!
+//! Inside the user lane, checks against real accounts ([`verify_password`]) wait in one queue
+//! and the dummy checks for unknown usernames ([`verify_against_dummy`]) in a smaller one;
+//! a thread takes a dummy check only when no real account's check waits. A flood of unknown
+//! usernames thus fills the dummy queue (further unknown usernames are answered 503 at once)
+//! and cannot delay a real account's check; floods at real accounts are bounded by the
+//! per-account [`SignInThrottle`](crate::SignInThrottle). The price: while such a
+//! flood lasts, or while real accounts keep every thread busy, an unknown username's answer
+//! comes later (or as a 503) than a wrong password's, so timing can tell which usernames exist
+//! during it. In quiet times both cost one Argon2 verification, as before.
+//!
+//! A check whose job panics answers `server_error` (500) to its caller; the thread catches the
+//! panic and goes on, so a lane never shrinks.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -17,15 +39,18 @@
 //! # }
 //! ```
 
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread;
+mod lanes;
+
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2};
 
 use crate::error::StoreError;
 use crate::secret::random_bytes;
+
+pub use lanes::HashingPools;
+use lanes::{Lane, Pools, Priority};
 
 /// Hashes `password` with Argon2id (m = 19 MiB, t = 2, p = 1: OWASP's recommendation) and a
 /// random 128-bit salt, as a PHC string. Synchronous and slow by design: for registration and
@@ -46,28 +71,51 @@ pub(crate) async fn hash_password_off_executor(
     run_blocking(move || hash_password(&secret)).await?
 }
 
-/// Verifies `password` against an Argon2id PHC string on grantor's hashing threads. A malformed
-/// PHC string verifies nothing.
+/// Verifies `password` against an Argon2id PHC string on grantor's user lane, before any
+/// waiting dummy check. A malformed PHC string verifies nothing. For a host's own
+/// [`UserStore`](crate::store::UserStore).
 pub async fn verify_password(phc: &str, password: &str) -> Result<bool, StoreError> {
+    verify_on(&pools().user, phc, password).await
+}
+
+/// Verifies a client secret against its Argon2id PHC string on grantor's client lane, so
+/// client authentication never takes the threads users sign in on.
+pub(crate) async fn verify_client_secret(phc: &str, secret: &str) -> Result<bool, StoreError> {
+    verify_on(&pools().client, phc, secret).await
+}
+
+async fn verify_on(lane: &Lane, phc: &str, password: &str) -> Result<bool, StoreError> {
     let phc = phc.to_owned();
     let password = password.to_owned();
-    run_blocking(move || verify_now(&phc, &password)).await
+    lane.run(Priority::Normal, move || verify_now(&phc, &password))
+        .await
 }
 
 /// Verifies against a hash of a random password: same cost as a real check, always `false`.
 /// Used for unknown usernames so their answer takes as long as a wrong password.
+///
+/// Runs on the user lane after every waiting check of a real account, from a smaller queue of
+/// its own; when that queue is full it answers [`StoreError::unavailable`] at once (see the
+/// module docs for what that trades).
 pub async fn verify_against_dummy(password: &str) -> Result<bool, StoreError> {
     static DUMMY: OnceLock<Option<String>> = OnceLock::new();
-    let dummy = DUMMY.get_or_init(|| {
-        let random = random_bytes::<16>().ok()?;
-        hash_password(&format!("{random:?}")).ok()
+    let password = password.to_owned();
+    let run = pools().user.run(Priority::Low, move || {
+        // Made on the hashing thread, so the first unknown username does not hash on the
+        // executor.
+        let dummy = DUMMY.get_or_init(|| {
+            let random = random_bytes::<16>().ok()?;
+            hash_password(&format!("{random:?}")).ok()
+        });
+        let Some(dummy) = dummy else {
+            return Err(StoreError::failed(
+                "the dummy password hash could not be made",
+            ));
+        };
+        std::hint::black_box(verify_now(dummy, &password));
+        Ok(false)
     });
-    let Some(dummy) = dummy else {
-        return Err(StoreError::failed(
-            "the dummy password hash could not be made",
-        ));
-    };
-    verify_password(dummy, password).await.map(|_| false)
+    run.await?
 }
 
 pub(crate) fn is_argon2id_phc(phc: &str) -> bool {
@@ -83,70 +131,66 @@ fn verify_now(phc: &str, password: &str) -> bool {
     }
 }
 
-type Job = Box<dyn FnOnce() + Send>;
-
-/// Jobs that may wait per hashing thread before new ones are refused.
-const QUEUE_PER_THREAD: usize = 64;
-
-struct Pool {
-    jobs: SyncSender<Job>,
-}
-
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let threads = thread::available_parallelism().map_or(1, |n| n.get());
-        let (jobs, queue) = sync_channel::<Job>(threads * QUEUE_PER_THREAD);
-        let queue = Arc::new(Mutex::new(queue));
-        for i in 0..threads {
-            let queue = Arc::clone(&queue);
-            // If no thread can be spawned, jobs stay queued and callers see `Unavailable` once
-            // the queue is full; nothing panics.
-            let _ = thread::Builder::new()
-                .name(format!("grantor-hash-{i}"))
-                .spawn(move || work(&queue));
-        }
-        Pool { jobs }
-    })
-}
-
-fn work(queue: &Mutex<Receiver<Job>>) {
-    loop {
-        // A poisoned lock only means another worker panicked while waiting; the receiver
-        // itself is intact.
-        let job = match queue.lock() {
-            Ok(receiver) => receiver.recv(),
-            Err(poisoned) => poisoned.into_inner().recv(),
-        };
-        match job {
-            Ok(job) => job(),
-            Err(_) => return,
-        }
-    }
-}
-
-/// Runs CPU-heavy `work` on grantor's hashing threads and awaits its result, on any executor.
+/// Runs CPU-heavy `work` on grantor's user lane (as a real account's check) and awaits its
+/// result, on any executor. `unavailable` if the lane's queue is full; `failed` if `work`
+/// panics.
 pub async fn run_blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, StoreError> {
-    let (done, result) = futures_channel::oneshot::channel();
-    let job: Job = Box::new(move || {
-        let _ = done.send(work());
-    });
-    match pool().jobs.try_send(job) {
-        Ok(()) => {}
-        Err(TrySendError::Full(_)) => {
-            return Err(StoreError::unavailable(
-                "the password hashing queue is full",
-            ));
-        }
-        Err(TrySendError::Disconnected(_)) => {
-            return Err(StoreError::failed("the password hashing threads are gone"));
-        }
+    pools().user.run(Priority::Normal, work).await
+}
+
+/// Sizes grantor's hashing lanes; call it before the first password or secret check (the
+/// lanes start then, with [`HashingPools::default`] unless configured). Called again before
+/// that, the last sizes win.
+///
+/// ```
+/// use grantor::hash::{HashingPools, configure, verify_password};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let mut pools = HashingPools::default();
+/// pools.user_threads = 2;
+/// pools.client_threads = 1;
+/// configure(pools.clone()).unwrap();
+///
+/// let phc = grantor::hash::hash_password("pw").unwrap();
+/// assert!(verify_password(&phc, "pw").await.unwrap());
+/// assert!(configure(pools).is_err()); // the lanes have started
+/// # }
+/// ```
+pub fn configure(pools: HashingPools) -> Result<(), AlreadyRunning> {
+    let mut setup = SETUP.lock().unwrap_or_else(PoisonError::into_inner);
+    if setup.started {
+        return Err(AlreadyRunning);
     }
-    result
-        .await
-        .map_err(|_| StoreError::failed("a password hashing job was dropped"))
+    setup.chosen = Some(pools);
+    Ok(())
+}
+
+/// [`configure`] came too late: the hashing lanes have started, with the sizes they had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("grantor's hashing lanes have already started; configure them before the first check")]
+pub struct AlreadyRunning;
+
+/// What [`configure`] chose, and whether the lanes have started with it. Read and set under one
+/// lock, so a `configure` racing the first check either takes effect or is refused.
+struct Setup {
+    chosen: Option<HashingPools>,
+    started: bool,
+}
+
+static SETUP: Mutex<Setup> = Mutex::new(Setup {
+    chosen: None,
+    started: false,
+});
+
+fn pools() -> &'static Pools {
+    static POOLS: OnceLock<Pools> = OnceLock::new();
+    POOLS.get_or_init(|| {
+        let mut setup = SETUP.lock().unwrap_or_else(PoisonError::into_inner);
+        setup.started = true;
+        Pools::new(&setup.chosen.take().unwrap_or_default())
+    })
 }
 
 #[cfg(test)]
@@ -165,5 +209,11 @@ mod tests {
         assert!(!is_argon2id_phc(
             "$argon2i$v=19$m=16,t=2,p=1$c29tZXNhbHQ$aGFzaA"
         ));
+    }
+
+    #[test]
+    fn configure_after_start_is_refused() {
+        let _ = pools();
+        assert_eq!(configure(HashingPools::default()), Err(AlreadyRunning));
     }
 }

@@ -124,7 +124,7 @@ impl Authenticator<'_> {
                 "too many failed authentications for this client; try again later",
             ));
         }
-        let ok = hash::verify_password(phc, secret).await?;
+        let ok = hash::verify_client_secret(phc, secret).await?;
         if ok {
             self.cache.remember(client.id(), phc, secret);
             self.attempts.clear_attempts(&key).await?;

@@ -65,7 +65,8 @@ pub trait UserStore: Send + Sync {
     /// Implementations verify a slow password hash (Argon2id) off the async executor (see
     /// [`crate::hash::verify_password`]) and should spend the same time on unknown usernames
     /// ([`crate::hash::verify_against_dummy`]) so that timing does not reveal which accounts
-    /// exist.
+    /// exist (outside a flood of unknown usernames: see [`crate::hash`]). Pass their errors
+    /// on: a full hashing queue is `unavailable`.
     async fn authenticate(
         &self,
         username: &str,

@@ -1,0 +1,415 @@
+//! The threads Argon2 runs on: two lanes (user passwords, client secrets), each a fixed set of
+//! threads over bounded queues. The lanes are values ([`Pools::new`]) so tests can build their
+//! own; the module above holds the one the crate uses.
+
+use std::collections::VecDeque;
+use std::num::NonZeroUsize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+
+use futures_channel::oneshot;
+
+use crate::error::StoreError;
+
+/// How many threads grantor hashes on and how many checks may wait for them; hand it to
+/// [`configure`](super::configure) before the first check.
+///
+/// Each bound counts checks waiting for a thread, not those running. A check that finds its
+/// queue full is refused at once with [`StoreError::unavailable`] (503
+/// `temporarily_unavailable`), so a flood cannot queue without end. Zero in any field is taken
+/// as one.
+///
+/// ```
+/// use grantor::hash::HashingPools;
+///
+/// let mut pools = HashingPools::default();
+/// pools.client_threads = 1;
+/// assert!(pools.user_threads >= 1);
+/// assert_eq!(pools.queue_per_thread, 64);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HashingPools {
+    /// Threads for user passwords (sign-in page, password grant, [`run_blocking`](super::run_blocking),
+    /// hashing for [`Admin`](crate::store::Admin)). Default: the available parallelism (1 if
+    /// unknown).
+    pub user_threads: usize,
+    /// Threads for client secrets at the token endpoint. Default: half the available
+    /// parallelism, at least 1: a flood of wrong client secrets keeps at most that share of the
+    /// cores busy.
+    pub client_threads: usize,
+    /// Checks of real accounts (user lane) and of client secrets (client lane) that may wait per
+    /// thread of their lane. Default: 64, about two seconds of waiting at ~30 ms per check.
+    pub queue_per_thread: usize,
+    /// Dummy checks for unknown usernames that may wait per user-lane thread, in a queue of
+    /// their own served only when no real account's check waits. Default: 16; the queue only
+    /// keeps an unknown username's answer as slow as a wrong password's, so it need not be deep.
+    pub dummy_queue_per_thread: usize,
+}
+
+impl Default for HashingPools {
+    fn default() -> Self {
+        let cores = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        Self {
+            user_threads: cores,
+            client_threads: (cores / 2).max(1),
+            queue_per_thread: 64,
+            dummy_queue_per_thread: 16,
+        }
+    }
+}
+
+/// Which queue of a lane a check waits in: workers take every `Normal` job before any `Low` one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Priority {
+    Normal,
+    Low,
+}
+
+/// Both lanes.
+pub(crate) struct Pools {
+    pub(crate) user: Lane,
+    pub(crate) client: Lane,
+}
+
+impl Pools {
+    /// Starts the threads of both lanes.
+    pub(crate) fn new(config: &HashingPools) -> Self {
+        let user_threads = config.user_threads.max(1);
+        let client_threads = config.client_threads.max(1);
+        let queue = config.queue_per_thread.max(1);
+        let dummies = config.dummy_queue_per_thread.max(1);
+        Self {
+            user: Lane::new(
+                "grantor-hash-user",
+                user_threads,
+                [
+                    user_threads.saturating_mul(queue),
+                    user_threads.saturating_mul(dummies),
+                ],
+            ),
+            // Client secrets have no dummy checks: the low queue takes nothing.
+            client: Lane::new(
+                "grantor-hash-client",
+                client_threads,
+                [client_threads.saturating_mul(queue), 0],
+            ),
+        }
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A fixed number of threads over two bounded queues. Dropping the lane lets its threads finish
+/// what is queued and end.
+pub(crate) struct Lane {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    name: &'static str,
+    threads: usize,
+    /// How many jobs may wait in the normal and the low queue.
+    bounds: [usize; 2],
+    state: Mutex<State>,
+    job_queued: Condvar,
+}
+
+struct State {
+    normal: VecDeque<Job>,
+    low: VecDeque<Job>,
+    /// Threads whose loop is running; below `threads` only if spawning failed.
+    alive: usize,
+    closed: bool,
+}
+
+impl Lane {
+    fn new(name: &'static str, threads: usize, bounds: [usize; 2]) -> Self {
+        let shared = Arc::new(Shared {
+            name,
+            threads,
+            bounds,
+            state: Mutex::new(State {
+                normal: VecDeque::new(),
+                low: VecDeque::new(),
+                alive: 0,
+                closed: false,
+            }),
+            job_queued: Condvar::new(),
+        });
+        spawn_missing(&shared, &mut shared.lock());
+        Self { shared }
+    }
+
+    /// Queues `work` and awaits its result, on any executor.
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        priority: Priority,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let result = self.submit(priority, work)?;
+        // The sender is dropped unanswered only if the job panicked (queued jobs run even
+        // after the lane is dropped).
+        result
+            .await
+            .map_err(|_| StoreError::failed("a hashing job panicked"))
+    }
+
+    /// Queues `work`, or refuses at once: `unavailable` if its queue is full.
+    pub(crate) fn submit<T: Send + 'static>(
+        &self,
+        priority: Priority,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<oneshot::Receiver<T>, StoreError> {
+        let (done, result) = oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = done.send(work());
+        });
+        let shared = &*self.shared;
+        let mut state = shared.lock();
+        spawn_missing(&self.shared, &mut state);
+        if state.alive == 0 {
+            return Err(StoreError::failed(format!(
+                "no {} thread could be started",
+                shared.name
+            )));
+        }
+        let (queue, bound) = match priority {
+            Priority::Normal => (&mut state.normal, shared.bounds[0]),
+            Priority::Low => (&mut state.low, shared.bounds[1]),
+        };
+        if queue.len() >= bound {
+            return Err(StoreError::unavailable(format!(
+                "the {} queue is full",
+                shared.name
+            )));
+        }
+        queue.push_back(job);
+        drop(state);
+        // Every idle worker waits for the same thing, any job; one of them is enough.
+        shared.job_queued.notify_one();
+        Ok(result)
+    }
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.job_queued.notify_all();
+    }
+}
+
+impl Shared {
+    /// The state; never left half-changed (each change is one push, pop or count), so a
+    /// poisoned lock is still good.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Blocks until a job waits, real accounts' first; `None` once the lane is dropped and
+    /// nothing is left.
+    fn next_job(&self) -> Option<Job> {
+        let mut state = self.lock();
+        loop {
+            if let Some(job) = state.normal.pop_front() {
+                return Some(job);
+            }
+            if let Some(job) = state.low.pop_front() {
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state = self
+                .job_queued
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// Brings the lane up to its number of threads. Called at start and on every submission, so a
+/// thread that could not be spawned (or whose loop ended) is replaced on the next check. If
+/// none can be spawned, submissions fail rather than queue for no one.
+fn spawn_missing(shared: &Arc<Shared>, state: &mut State) {
+    while state.alive < shared.threads && !state.closed {
+        let worker = Arc::clone(shared);
+        let spawned = thread::Builder::new()
+            .name(format!("{}-{}", shared.name, state.alive))
+            .spawn(move || work(&worker));
+        if spawned.is_err() {
+            return;
+        }
+        state.alive += 1;
+    }
+}
+
+fn work(shared: &Shared) {
+    let _alive = Alive(shared);
+    while let Some(job) = shared.next_job() {
+        // A panicking job drops its result's sender as it unwinds, so its caller gets an
+        // error; the thread goes on to the next job and the lane keeps its size.
+        let _ = catch_unwind(AssertUnwindSafe(job));
+    }
+}
+
+/// Counts a worker out when its loop ends, however it ends.
+struct Alive<'a>(&'a Shared);
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        self.0.lock().alive -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::error::StoreErrorKind;
+
+    /// Only guards against a hang if the code under test is wrong; no assertion is about time.
+    const HANG_GUARD: Duration = Duration::from_secs(60);
+
+    fn pools(user_threads: usize, client_threads: usize) -> Pools {
+        Pools::new(&HashingPools {
+            user_threads,
+            client_threads,
+            queue_per_thread: 1,
+            dummy_queue_per_thread: 1,
+        })
+    }
+
+    /// Occupies one thread of `lane` until `release` is sent to (or dropped); returns once the
+    /// job is running.
+    fn block(lane: &Lane, priority: Priority) -> (mpsc::Sender<()>, oneshot::Receiver<()>) {
+        let (started, running) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let result = lane
+            .submit(priority, move || {
+                let _ = started.send(());
+                let _ = released.recv();
+            })
+            .unwrap();
+        running.recv_timeout(HANG_GUARD).unwrap();
+        (release, result)
+    }
+
+    fn kind(result: Result<oneshot::Receiver<()>, StoreError>) -> StoreErrorKind {
+        result.err().unwrap().kind()
+    }
+
+    #[tokio::test]
+    async fn a_full_client_lane_leaves_the_user_lane_free() {
+        let pools = pools(1, 2);
+        let blocked = [
+            block(&pools.client, Priority::Normal),
+            block(&pools.client, Priority::Normal),
+        ];
+        // Two threads with one waiting place each: two checks wait, the third is refused.
+        let queued = [
+            pools.client.submit(Priority::Normal, || ()).unwrap(),
+            pools.client.submit(Priority::Normal, || ()).unwrap(),
+        ];
+        let refused = pools.client.submit(Priority::Normal, || ());
+        assert_eq!(kind(refused), StoreErrorKind::Unavailable);
+
+        let phc = crate::hash::hash_password("alice-password").unwrap();
+        let verified = pools
+            .user
+            .run(Priority::Normal, move || {
+                crate::hash::verify_now(&phc, "alice-password")
+            })
+            .await;
+        assert!(verified.unwrap());
+
+        for (release, done) in blocked {
+            release.send(()).unwrap();
+            done.await.unwrap();
+        }
+        for done in queued {
+            done.await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn real_accounts_are_checked_before_dummy_checks() {
+        let pools = Pools::new(&HashingPools {
+            user_threads: 1,
+            dummy_queue_per_thread: 2,
+            ..HashingPools::default()
+        });
+        let (release, blocked) = block(&pools.user, Priority::Normal);
+        let (order, checked) = mpsc::channel();
+        let mut results = Vec::new();
+        for check in ["dummy", "dummy", "real"] {
+            let order = order.clone();
+            let priority = if check == "real" {
+                Priority::Normal
+            } else {
+                Priority::Low
+            };
+            results.push(
+                pools
+                    .user
+                    .submit(priority, move || order.send(check).unwrap())
+                    .unwrap(),
+            );
+        }
+        release.send(()).unwrap();
+        blocked.await.unwrap();
+        for result in results {
+            result.await.unwrap();
+        }
+        let order: Vec<_> = checked.try_iter().collect();
+        assert_eq!(order, ["real", "dummy", "dummy"]);
+    }
+
+    #[tokio::test]
+    async fn a_full_dummy_queue_answers_unavailable_at_once() {
+        let pools = pools(1, 1);
+        let (release, blocked) = block(&pools.user, Priority::Normal);
+        let queued = pools.user.submit(Priority::Low, || ()).unwrap();
+        let refused = pools.user.submit(Priority::Low, || ());
+        assert_eq!(kind(refused), StoreErrorKind::Unavailable);
+        // A real account's check still has room of its own.
+        let real = pools.user.submit(Priority::Normal, || ()).unwrap();
+
+        release.send(()).unwrap();
+        blocked.await.unwrap();
+        real.await.unwrap();
+        queued.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_errors_its_caller_and_the_pool_keeps_its_threads() {
+        const THREADS: usize = 3;
+        let pools = pools(THREADS, 1);
+        for _ in 0..2 * THREADS {
+            let panicked = pools
+                .user
+                .run(Priority::Normal, || -> bool { panic!("a job panics") })
+                .await;
+            assert_eq!(panicked.err().unwrap().kind(), StoreErrorKind::Failed);
+        }
+        // Every thread is still there: THREADS jobs that each wait for release run at once.
+        let blocked: Vec<_> = (0..THREADS)
+            .map(|_| block(&pools.user, Priority::Normal))
+            .collect();
+        for (release, done) in blocked {
+            release.send(()).unwrap();
+            done.await.unwrap();
+        }
+    }
+
+    #[test]
+    fn defaults_give_clients_half_the_cores_and_dummies_a_smaller_queue() {
+        let config = HashingPools::default();
+        assert!(config.user_threads >= 1);
+        assert_eq!(config.client_threads, (config.user_threads / 2).max(1));
+        assert!(config.dummy_queue_per_thread < config.queue_per_thread);
+    }
+}
