@@ -49,7 +49,11 @@ async fn metadata_describes_the_server_as_configured() {
     let auth = serde_json::json!(["client_secret_basic", "none"]);
     assert_eq!(m["token_endpoint_auth_methods_supported"], auth);
     assert_eq!(m["revocation_endpoint_auth_methods_supported"], auth);
-    assert_eq!(m["introspection_endpoint_auth_methods_supported"], auth);
+    // Introspection needs an authenticated client (RFC 7662 §2.1): never `none`.
+    assert_eq!(
+        m["introspection_endpoint_auth_methods_supported"],
+        serde_json::json!(["client_secret_basic"])
+    );
     assert_eq!(
         m["scopes_supported"],
         serde_json::json!(["admin", "email", "profile"])
