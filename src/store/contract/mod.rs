@@ -142,6 +142,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         state::concurrent_attempts_on_one_key_each_see_a_different_count,
         state::a_new_attempt_window_starts_at_one_after_the_last_ends,
         state::clearing_attempts_forgets_them,
+        state::an_attempt_key_of_254_bytes_is_counted,
         state::of_many_concurrent_insert_once_exactly_one_wins,
         state::a_single_use_value_is_peeked_without_use_and_taken_once,
         state::an_expired_single_use_value_is_gone_and_its_key_free_again,
