@@ -26,6 +26,11 @@ impl UnixTime {
         Self(self.0.saturating_add(duration.as_secs()))
     }
 
+    /// This instant minus `duration` (whole seconds, saturating at the epoch).
+    pub fn minus(self, duration: Duration) -> Self {
+        Self(self.0.saturating_sub(duration.as_secs()))
+    }
+
     /// Whole seconds from `self` until `later` (0 if `later` is not later).
     pub fn seconds_until(self, later: UnixTime) -> u64 {
         later.0.saturating_sub(self.0)

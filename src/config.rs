@@ -116,6 +116,8 @@ pub struct AuthorizationServerBuilder {
     access_token_lifetime: Duration,
     refresh_token_lifetime: Duration,
     authorization_request_lifetime: Duration,
+    refresh_grace: Duration,
+    family_lifetime: Duration,
     max_body: usize,
     max_param: usize,
     allow_plain_pkce: bool,
@@ -153,6 +155,8 @@ impl Default for AuthorizationServerBuilder {
             access_token_lifetime: Duration::from_secs(3600),
             refresh_token_lifetime: Duration::from_secs(30 * 24 * 3600),
             authorization_request_lifetime: Duration::from_secs(600),
+            refresh_grace: Duration::ZERO,
+            family_lifetime: Duration::from_secs(90 * 24 * 3600),
             max_body: 16 * 1024,
             max_param: 4 * 1024,
             allow_plain_pkce: false,
@@ -320,6 +324,24 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// How long after a refresh token's rotation the same client may present it again as a
+    /// retry of a lost answer (default zero: never; every reuse revokes the family). Within the
+    /// window the family rotates once more and the pair the lost answer carried is revoked, so
+    /// exactly one pair stays live; past it, or from another client, reuse revokes the family
+    /// (RFC 9700 §4.14.2). A few seconds cover a lost answer; keep it short.
+    pub fn refresh_grace(mut self, grace: Duration) -> Self {
+        self.refresh_grace = grace;
+        self
+    }
+
+    /// How long a grant's refresh tokens may keep it alive in all, from its first refresh token
+    /// (default 90 days): past it the family's tokens are refused however often they were
+    /// refreshed, and no refresh token is issued to outlive it.
+    pub fn family_lifetime(mut self, lifetime: Duration) -> Self {
+        self.family_lifetime = lifetime;
+        self
+    }
+
     /// Which OAuth the server speaks (default [`Profile::OAuth2`]). Under
     /// [`Profile::OAuth21`], implicit and password are refused whatever a client was agreed,
     /// PKCE `S256` is required from every client, and [`allow_plain_pkce`](Self::allow_plain_pkce)
@@ -371,6 +393,7 @@ impl AuthorizationServerBuilder {
             self.access_token_lifetime,
             self.refresh_token_lifetime,
             self.authorization_request_lifetime,
+            self.family_lifetime,
         ];
         if lifetimes.iter().any(|l| l.as_secs() == 0) {
             return Err(ConfigError::ZeroLifetime);
@@ -412,6 +435,8 @@ impl AuthorizationServerBuilder {
                 access_token: self.access_token_lifetime,
                 refresh_token: self.refresh_token_lifetime,
                 authorization_request: self.authorization_request_lifetime,
+                refresh_grace: self.refresh_grace,
+                family: self.family_lifetime,
             },
             limits: Limits {
                 max_input: self.max_body,

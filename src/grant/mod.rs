@@ -35,6 +35,10 @@ pub(crate) struct Lifetimes {
     pub(crate) access_token: Duration,
     pub(crate) refresh_token: Duration,
     pub(crate) authorization_request: Duration,
+    /// How long after a rotation the replaced refresh token may retry it (zero: never).
+    pub(crate) refresh_grace: Duration,
+    /// How long a family lives at most, from its first refresh token.
+    pub(crate) family: Duration,
 }
 
 /// What issuing tokens needs: where they are kept and how long they live.
@@ -161,16 +165,19 @@ impl Issuer<'_> {
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<Issued, OAuthError> {
-        let (issued, record) = self.mint(family, authorization, with_refresh, now)?;
+        let (issued, record) = self.mint(family, None, authorization, with_refresh, now)?;
         self.store.insert_tokens(record).await?;
         Ok(issued)
     }
 
     /// Mints an access token (and a refresh token when asked) for `authorization`, in a new
-    /// family or in `family`: what the client gets and what the store keeps.
+    /// family or in `family`: what the client gets and what the store keeps. A refresh token
+    /// never outlives its family's end: `family_end`, or for a family without one yet, the
+    /// absolute family lifetime from now.
     pub(crate) fn mint(
         &self,
         family: Option<FamilyId>,
+        family_end: Option<UnixTime>,
         authorization: Authorization,
         with_refresh: bool,
         now: UnixTime,
@@ -195,8 +202,11 @@ impl Issuer<'_> {
             access_expires_at,
         );
         if let Some(refresh) = &refresh_token {
-            let expires_at = now.plus(self.lifetimes.refresh_token);
-            record = record.with_refresh_token(NewRefreshToken::new(refresh.digest(), expires_at));
+            let family_end = family_end.unwrap_or_else(|| now.plus(self.lifetimes.family));
+            let expires_at = now.plus(self.lifetimes.refresh_token).min(family_end);
+            record = record
+                .with_refresh_token(NewRefreshToken::new(refresh.digest(), expires_at))
+                .with_family_end(family_end);
         }
         let issued = Issued {
             access_token: access_token.into_secret(),

@@ -1,5 +1,14 @@
 //! The refresh token grant (RFC 6749 §6): the refresh token rotates on every use; presenting a
 //! rotated one revokes its whole family (RFC 9700 §4.14.2); the scope may only narrow.
+//!
+//! A rotation's answer can be lost (a timeout, a dropped connection), leaving the client with
+//! a refresh token that is already rotated. With a retry window (the builder's
+//! `refresh_grace`, default zero: off), the token the family's current one replaced, presented
+//! again by its own client within the window of that rotation, is a retry: the family rotates
+//! once more and the pair the lost answer carried is revoked, so exactly one pair stays live.
+//! Any other rotated token (older, from another client, or past the window) is reuse and
+//! revokes the family. Every family also has an absolute end (default 90 days after its first
+//! refresh token), past which none of its tokens is found and which no refresh token outlives.
 
 use super::{Issued, Issuer, checks};
 use crate::client::Client;
@@ -21,25 +30,31 @@ pub(crate) async fn exchange(
         .find_refresh_token(&digest, now)
         .await?
         .ok_or_else(invalid_token)?;
-    if grant.authorization.client_id != *client.id() {
-        return Err(invalid_token());
-    }
-    if grant.rotated {
+    let own = grant.authorization.client_id == *client.id();
+    let grace = issuer.lifetimes.refresh_grace;
+    if grant.rotated && (!own || grace.is_zero()) {
         issuer.revoke_after_replay(grant.family).await?;
         return Err(reused());
     }
+    if !own {
+        return Err(invalid_token());
+    }
+    // Whether this is a retry of a lost answer is the store's atomic decision.
+    let retry_since = (!grace.is_zero()).then(|| now.minus(grace));
     let access_scope = checks::narrow_scope(scope, &grant.authorization.scope)?;
     let Authorization {
         client_id, user, ..
     } = grant.authorization;
     let authorization = Authorization::new(client_id, user, access_scope);
-    let (issued, successor) = issuer.mint(Some(grant.family), authorization, true, now)?;
+    let family_end = grant.family_ends_at;
+    let (issued, successor) =
+        issuer.mint(Some(grant.family), family_end, authorization, true, now)?;
     match issuer
         .store
-        .rotate_refresh_token(&digest, successor)
+        .rotate_refresh_token(&digest, successor, retry_since)
         .await?
     {
-        Rotation::Rotated => Ok(issued),
+        Rotation::Rotated | Rotation::Retried => Ok(issued),
         Rotation::Reused { family } => {
             issuer.revoke_after_replay(family).await?;
             Err(reused())

@@ -157,8 +157,11 @@ impl TokenIssuer for MemoryStore {
         &self,
         token: &SecretDigest,
         successor: NewTokens,
+        retry_since: Option<UnixTime>,
     ) -> Result<Rotation, StoreError> {
-        self.parts.tokens.rotate_refresh_token(token, &successor)
+        self.parts
+            .tokens
+            .rotate_refresh_token(token, &successor, retry_since)
     }
 
     async fn find_access_token(

@@ -1,7 +1,7 @@
 //! The in-memory token seam: codes and tokens under their SHA-256 digests in sharded maps.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{ShardKey, Sharded};
@@ -58,6 +58,21 @@ struct FamilyEntry {
     generation: AtomicU32,
     /// The latest expiry of anything in the family, in [`Secs`], for sweeping.
     expires_at: AtomicU32,
+    /// The family's absolute end in [`Secs`]; 0 while it has none.
+    ends_at: AtomicU32,
+    /// The last rotation, for a retry of it; `None` before the first. Rotations of one family
+    /// happen under this lock.
+    rotation: Mutex<Option<Box<LastRotation>>>,
+}
+
+/// What a family remembers of its last rotation, so that a retry can undo what it issued.
+struct LastRotation {
+    /// The generation of the refresh token the rotation replaced.
+    replaced: u32,
+    /// When.
+    at: Secs,
+    /// The access token issued with the family's current refresh token.
+    access: Key,
 }
 
 impl FamilyEntry {
@@ -70,7 +85,21 @@ impl FamilyEntry {
             revoked: AtomicBool::new(false),
             generation: AtomicU32::new(0),
             expires_at: AtomicU32::new(0),
+            ends_at: AtomicU32::new(0),
+            rotation: Mutex::new(None),
         })
+    }
+
+    fn ends_at(&self) -> Option<UnixTime> {
+        match self.ends_at.load(Ordering::Acquire) {
+            0 => None,
+            secs => Some(Secs(secs).into()),
+        }
+    }
+
+    /// Whether the family has reached its absolute end at `now`.
+    fn has_ended(&self, now: UnixTime) -> bool {
+        self.ends_at().is_some_and(|end| end <= now)
     }
 
     fn id(&self) -> FamilyId {
@@ -88,7 +117,9 @@ impl FamilyEntry {
 
     /// Whether nothing of the family can be used any more at `now`.
     fn is_dead(&self, now: UnixTime) -> bool {
-        self.is_revoked() || Secs(self.expires_at.load(Ordering::Acquire)) < now.into()
+        self.is_revoked()
+            || Secs(self.expires_at.load(Ordering::Acquire)) < now.into()
+            || self.has_ended(now)
     }
 
     fn is_revoked(&self) -> bool {
@@ -223,7 +254,7 @@ impl AccessEntry {
 
 impl RefreshEntry {
     fn is_dead(&self, now: UnixTime) -> bool {
-        self.expires_at <= now.into() || self.family.is_revoked()
+        self.expires_at <= now.into() || self.family.is_revoked() || self.family.has_ended(now)
     }
 }
 
@@ -254,6 +285,13 @@ impl Tokens {
     /// Keeps `tokens` in `family`, the refresh token (if any) as `generation`.
     fn keep(&self, family: &Arc<FamilyEntry>, tokens: &NewTokens, generation: u32) {
         let issued_at = tokens.issued_at;
+        if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
+            // Fixed by the first refresh token, never moved.
+            let end = Secs::from(ends_at).0.max(1);
+            let _ = family
+                .ends_at
+                .compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
+        }
         let scope = &tokens.authorization.scope;
         family.extend_to(tokens.expires_at());
         self.access.insert(
@@ -374,13 +412,16 @@ impl Tokens {
         Ok(self.refresh.with(&key, |map| {
             let entry = map.get(&key).filter(|e| !e.is_dead(now))?;
             let family = &entry.family;
-            Some(RefreshGrant::new(
-                family.authorization(&family.scope),
-                family.id(),
-                entry.generation != family.generation.load(Ordering::Acquire),
-                entry.issued_at.into(),
-                entry.expires_at.into(),
-            ))
+            Some(
+                RefreshGrant::new(
+                    family.authorization(&family.scope),
+                    family.id(),
+                    entry.generation != family.generation.load(Ordering::Acquire),
+                    entry.issued_at.into(),
+                    entry.expires_at.into(),
+                )
+                .with_family_end(family.ends_at()),
+            )
         }))
     }
 
@@ -388,11 +429,13 @@ impl Tokens {
         &self,
         token: &SecretDigest,
         successor: &NewTokens,
+        retry_since: Option<UnixTime>,
     ) -> Result<Rotation, StoreError> {
         let key = Key::of(token);
+        let now = successor.issued_at;
         let found = self.refresh.with(&key, |map| {
             map.get(&key)
-                .filter(|e| !e.is_dead(successor.issued_at))
+                .filter(|e| !e.is_dead(now))
                 .map(|e| (Arc::clone(&e.family), e.generation))
         });
         let Some((family, generation)) = found else {
@@ -401,22 +444,47 @@ impl Tokens {
         if family.id() != successor.family.id() {
             return Ok(Rotation::Invalid);
         }
-        // The compare-and-swap is the single-use step: one caller moves the family past this
-        // token's generation; every other caller finds it moved and is a reuse.
-        let next = generation.wrapping_add(1);
-        let swapped = family.generation.compare_exchange(
-            generation,
-            next,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        if swapped.is_err() {
-            return Ok(Rotation::Reused {
-                family: family.id(),
-            });
+        // The family's lock is the single-use step: one caller at a time moves the family past
+        // a generation; every other caller finds it moved.
+        let mut last = family.rotation.lock().unwrap_or_else(|p| p.into_inner());
+        let current = family.generation.load(Ordering::Acquire);
+        let retried = match last.as_deref() {
+            _ if generation == current => None,
+            Some(last)
+                if retry_since.is_some_and(|since| UnixTime::from(last.at) >= since)
+                    && last.replaced == generation =>
+            {
+                Some(last.access)
+            }
+            _ => {
+                return Ok(Rotation::Reused {
+                    family: family.id(),
+                });
+            }
+        };
+        let next = current.wrapping_add(1);
+        family.generation.store(next, Ordering::Release);
+        if let Some(lost) = retried {
+            // The pair the lost answer carried: its access token goes, its refresh token is
+            // stale now that the family has moved on.
+            self.access.with(&lost, |map| map.remove(&lost));
         }
+        let rotated_at = match (&retried, last.as_deref()) {
+            (Some(_), Some(last)) => last.at,
+            _ => now.into(),
+        };
+        *last = Some(Box::new(LastRotation {
+            replaced: generation,
+            at: rotated_at,
+            access: Key::of(&successor.access_token),
+        }));
+        drop(last);
         self.keep(&family, successor, next);
-        Ok(Rotation::Rotated)
+        Ok(if retried.is_some() {
+            Rotation::Retried
+        } else {
+            Rotation::Rotated
+        })
     }
 
     pub(crate) fn find_access_token(

@@ -211,6 +211,7 @@ pub(crate) struct RefreshRow {
     current_generation: i64,
     issued_at: i64,
     expires_at: i64,
+    family_ends_at: Option<i64>,
 }
 
 impl RefreshRow {
@@ -231,7 +232,27 @@ impl RefreshRow {
             rotated,
             time(self.issued_at),
             time(self.expires_at),
-        ))
+        )
+        .with_family_end(self.family_ends_at.map(time)))
+    }
+}
+
+/// A refresh token's generation and its family's last rotation.
+#[derive(FromRow)]
+pub(crate) struct LastRotationRow {
+    generation: i64,
+    replaced_generation: Option<i64>,
+    rotated_at: Option<i64>,
+    current_access: Option<Vec<u8>>,
+}
+
+impl LastRotationRow {
+    /// The access token the last rotation issued, if the token is the one that rotation
+    /// replaced and it happened at or after `since`: what a retry must revoke.
+    pub(crate) fn retry_of(self, since: i64) -> Option<Vec<u8>> {
+        let replaced = self.replaced_generation == Some(self.generation);
+        let recent = self.rotated_at.is_some_and(|at| at >= since);
+        self.current_access.filter(|_| replaced && recent)
     }
 }
 

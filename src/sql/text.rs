@@ -62,16 +62,37 @@ pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \
 /// A live refresh token (current or rotated) with its family's authorization and generation.
 pub(crate) const FIND_REFRESH: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
     f.username, f.scope, r.generation, f.generation AS current_generation, r.issued_at, \
-    r.expires_at \
+    r.expires_at, f.ends_at AS family_ends_at \
     FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
-    WHERE r.digest = $1 AND r.expires_at > $2 AND NOT f.revoked";
-/// The single-use step of rotation: moves family `$3` past the generation of the refresh token
-/// `$1` while that is still the current one, and extends the family to `$4`; succeeds for
-/// exactly one caller per token.
-pub(crate) const ROTATE: &str = "UPDATE grantor_families \
-    SET generation = generation + 1, \
+    WHERE r.digest = $1 AND r.expires_at > $2 AND NOT f.revoked \
+    AND (f.ends_at IS NULL OR f.ends_at > $2)";
+/// Fixes family `$1`'s end at `$2` unless it has one.
+pub(crate) const END_FAMILY: &str =
+    "UPDATE grantor_families SET ends_at = COALESCE(ends_at, $2) WHERE id = $1";
+/// The last rotation of the live family `$3` of refresh token `$1` at `$2`, for a retry.
+pub(crate) const FIND_LAST_ROTATION: &str = "SELECT r.generation, f.replaced_generation, \
+    f.rotated_at, f.current_access \
+    FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
+    WHERE r.digest = $1 AND r.expires_at > $2 AND f.id = $3 AND NOT f.revoked \
+    AND (f.ends_at IS NULL OR f.ends_at > $2)";
+/// A retry: moves family `$3` on once more, its current access token becoming `$5`, while its
+/// last rotation still replaced refresh token `$1`'s generation, happened at or after `$6`,
+/// and issued access token `$7` (so of concurrent retries, one wins); extends it to `$4`.
+pub(crate) const RETRY_ROTATION: &str = "UPDATE grantor_families \
+    SET generation = generation + 1, current_access = $5, \
         expires_at = CASE WHEN expires_at < $4 THEN $4 ELSE expires_at END \
-    WHERE id = $3 AND NOT revoked \
+    WHERE id = $3 AND NOT revoked AND (ends_at IS NULL OR ends_at > $2) \
+    AND replaced_generation = (SELECT generation FROM grantor_refresh_tokens WHERE digest = $1) \
+    AND rotated_at >= $6 AND current_access = $7 \
+    RETURNING generation";
+/// The single-use step of rotation: moves family `$3` past the generation of the refresh token
+/// `$1` while that is still the current one, remembers the rotation (at `$2`, the successor's
+/// access token `$5`), and extends the family to `$4`; succeeds for exactly one caller per token.
+pub(crate) const ROTATE: &str = "UPDATE grantor_families \
+    SET generation = generation + 1, replaced_generation = generation, rotated_at = $2, \
+        current_access = $5, \
+        expires_at = CASE WHEN expires_at < $4 THEN $4 ELSE expires_at END \
+    WHERE id = $3 AND NOT revoked AND (ends_at IS NULL OR ends_at > $2) \
     AND id = (SELECT family_id FROM grantor_refresh_tokens \
               WHERE digest = $1 AND expires_at > $2) \
     AND generation = (SELECT generation FROM grantor_refresh_tokens WHERE digest = $1) \

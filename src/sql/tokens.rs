@@ -5,7 +5,7 @@ use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Transaction, Ty
 
 use super::backend::Backend;
 use super::columns::{AuthorizationColumns, secs, store_error};
-use super::rows::{AccessRow, CodeRow, CodeStateRow, GenerationRow, RefreshRow};
+use super::rows::{AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow};
 use super::{REPLAY_MEMORY, SqlStore, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -126,6 +126,7 @@ where
         &self,
         token: &SecretDigest,
         successor: NewTokens,
+        retry_since: Option<UnixTime>,
     ) -> Result<Rotation, StoreError> {
         let now = secs(successor.issued_at);
         let family = successor.family.id();
@@ -136,6 +137,7 @@ where
             .bind(now)
             .bind(family.to_bytes().as_slice())
             .bind(secs(successor.expires_at()))
+            .bind(successor.access_token.as_bytes().as_slice())
             .fetch_optional(&mut *tx)
             .await
             .map_err(store_error::<DB>)?;
@@ -143,6 +145,12 @@ where
             Self::keep_tokens(&mut tx, &successor, row.generation).await?;
             tx.commit().await.map_err(store_error::<DB>)?;
             return Ok(Rotation::Rotated);
+        }
+        if let Some(since) = retry_since {
+            if let Some(rotation) = Self::retry(&mut tx, token, &successor, secs(since)).await? {
+                tx.commit().await.map_err(store_error::<DB>)?;
+                return Ok(rotation);
+            }
         }
         // Not ours: rotated before (reuse), or unknown, expired, revoked or of another family.
         // Nothing was written; grantor revokes after a reuse, the store does not.
@@ -254,6 +262,51 @@ where
     }
 
     /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
+    /// Within `tx`: a retry of the rotation that replaced `token`, if it is one (rotated at or
+    /// after `since`): the access token that rotation issued goes, `successor` is kept, and the
+    /// answer is [`Rotation::Retried`]; [`Rotation::Invalid`] if a concurrent retry won;
+    /// `None` when it is no retry at all.
+    async fn retry(
+        tx: &mut Transaction<'static, DB>,
+        token: &SecretDigest,
+        successor: &NewTokens,
+        since: i64,
+    ) -> Result<Option<Rotation>, StoreError> {
+        let now = secs(successor.issued_at);
+        let family = successor.family.id().to_bytes();
+        let last: Option<LastRotationRow> = sqlx::query_as(text::FIND_LAST_ROTATION)
+            .bind(token.as_bytes().as_slice())
+            .bind(now)
+            .bind(family.as_slice())
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        let Some(lost_access) = last.and_then(|row| row.retry_of(since)) else {
+            return Ok(None);
+        };
+        let moved: Option<GenerationRow> = sqlx::query_as(text::RETRY_ROTATION)
+            .bind(token.as_bytes().as_slice())
+            .bind(now)
+            .bind(family.as_slice())
+            .bind(secs(successor.expires_at()))
+            .bind(successor.access_token.as_bytes().as_slice())
+            .bind(since)
+            .bind(lost_access.as_slice())
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        let Some(row) = moved else {
+            return Ok(Some(Rotation::Invalid));
+        };
+        sqlx::query(text::DELETE_ACCESS)
+            .bind(lost_access.as_slice())
+            .execute(&mut **tx)
+            .await
+            .map_err(store_error::<DB>)?;
+        Self::keep_tokens(tx, successor, row.generation).await?;
+        Ok(Some(Rotation::Retried))
+    }
+
     async fn keep_tokens(
         tx: &mut Transaction<'static, DB>,
         tokens: &NewTokens,
@@ -271,6 +324,14 @@ where
             .execute(&mut **tx)
             .await
             .map_err(store_error::<DB>)?;
+        if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
+            sqlx::query(text::END_FAMILY)
+                .bind(family.as_slice())
+                .bind(secs(ends_at))
+                .execute(&mut **tx)
+                .await
+                .map_err(store_error::<DB>)?;
+        }
         if let Some(refresh) = &tokens.refresh_token {
             sqlx::query(text::INSERT_REFRESH)
                 .bind(refresh.digest.as_bytes().as_slice())

@@ -120,13 +120,19 @@ pub trait TokenIssuer: Send + Sync {
     ) -> Result<Option<RefreshGrant>, StoreError>;
 
     /// Rotates the current refresh token `token` atomically: retires it and keeps `successor`
-    /// (a new access token and refresh token in the same family). A token already rotated
-    /// answers [`Rotation::Reused`] with its family and keeps nothing; grantor then revokes
-    /// the family (RFC 9700 §4.14.2).
+    /// (a new access token and refresh token in the same family), and remembers when, which
+    /// generation it replaced and the successor's access token. A token already rotated answers
+    /// [`Rotation::Reused`] with its family and keeps nothing; grantor then revokes the family
+    /// (RFC 9700 §4.14.2) — unless `retry_since` is given, `token` is the very token the
+    /// family's current one replaced, and that rotation happened at or after `retry_since`:
+    /// then, in the same transaction, the current access token is removed, the current refresh
+    /// token becomes stale, `successor` becomes current, and the answer is
+    /// [`Rotation::Retried`]. Of concurrent callers, each rotation or retry happens once.
     async fn rotate_refresh_token(
         &self,
         token: &SecretDigest,
         successor: NewTokens,
+        retry_since: Option<UnixTime>,
     ) -> Result<Rotation, StoreError>;
 
     /// What an active access token grants, or `None` when it is unknown, expired or revoked.

@@ -267,6 +267,9 @@ pub struct NewTokens {
     pub access_expires_at: UnixTime,
     /// The refresh token, if one is issued.
     pub refresh_token: Option<NewRefreshToken>,
+    /// The family's absolute end, when it has one: set when the family's first refresh token
+    /// is kept, never moved afterwards; past it nothing of the family is found.
+    pub family_ends_at: Option<UnixTime>,
 }
 
 impl NewTokens {
@@ -288,7 +291,14 @@ impl NewTokens {
             jti,
             access_expires_at,
             refresh_token: None,
+            family_ends_at: None,
         }
+    }
+
+    /// The same tokens in a family that ends at `ends_at` (if it has no end yet).
+    pub fn with_family_end(mut self, ends_at: UnixTime) -> Self {
+        self.family_ends_at = Some(ends_at);
+        self
     }
 
     /// The same tokens with a refresh token.
@@ -336,6 +346,8 @@ pub struct RefreshGrant {
     pub issued_at: UnixTime,
     /// When it expires.
     pub expires_at: UnixTime,
+    /// The family's absolute end, if it has one.
+    pub family_ends_at: Option<UnixTime>,
 }
 
 impl RefreshGrant {
@@ -353,7 +365,14 @@ impl RefreshGrant {
             rotated,
             issued_at,
             expires_at,
+            family_ends_at: None,
         }
+    }
+
+    /// The same grant in a family that ends at `ends_at`.
+    pub fn with_family_end(mut self, ends_at: Option<UnixTime>) -> Self {
+        self.family_ends_at = ends_at;
+        self
     }
 }
 
@@ -363,6 +382,10 @@ impl RefreshGrant {
 pub enum Rotation {
     /// This caller rotated the token; the successor is kept.
     Rotated,
+    /// The token is the one the family's current refresh token replaced, rotated within the
+    /// retry window: its rotation's answer was lost. The pair that rotation issued (its access
+    /// token removed, its refresh token now stale) gives way to the successor, which is kept.
+    Retried,
     /// The token had been rotated already: reuse. Nothing was kept; grantor revokes the family.
     Reused {
         /// The token's family.

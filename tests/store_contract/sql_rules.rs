@@ -30,7 +30,7 @@ pub async fn only_digests_and_verifiers_are_at_rest<S: SqlStore>(store: &S) {
     let (first, first_secrets) = tokens(Family::Existing(family));
     store.insert_tokens(first).await.unwrap();
     let (second, second_secrets) = tokens(Family::Existing(family));
-    let rotation = store.rotate_refresh_token(&first_secrets[1].1, second);
+    let rotation = store.rotate_refresh_token(&first_secrets[1].1, second, None);
     assert_eq!(rotation.await.unwrap(), Rotation::Rotated);
     secrets.extend(first_secrets.into_iter().chain(second_secrets));
     let (session_id, csrf) = (secret("session"), secret("csrf"));
@@ -154,7 +154,7 @@ pub async fn a_database_gone_is_unavailable_not_a_panic<S: SqlStore>(store: &S) 
     let found = store.find_access_token(&secrets[0].1, NOW).await;
     assert!(unavailable(found.unwrap_err()));
     let (next, _) = tokens(Family::Existing(family_id()));
-    let rotated = store.rotate_refresh_token(&secrets[1].1, next).await;
+    let rotated = store.rotate_refresh_token(&secrets[1].1, next, None).await;
     assert!(unavailable(rotated.unwrap_err()));
     let session = Session::new("pending".to_owned(), secret("csrf").1, at(60));
     let kept = store

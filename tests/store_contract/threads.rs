@@ -63,7 +63,12 @@ pub async fn single_use_steps_hold_across_threads(store: MemoryStore) {
     let rotations = race(100, |_| {
         let store = store.clone();
         let (next, _) = tokens(Family::Existing(family));
-        async move { store.rotate_refresh_token(&refresh, next).await.unwrap() }
+        async move {
+            store
+                .rotate_refresh_token(&refresh, next, None)
+                .await
+                .unwrap()
+        }
     })
     .await;
     let rotated = rotations

@@ -30,6 +30,7 @@
 //! an error.
 
 mod accounts;
+mod retries;
 mod state;
 mod tokens;
 
@@ -131,6 +132,10 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         tokens::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
         tokens::codes_and_tokens_carry_what_was_granted,
         tokens::tokens_for_an_unknown_family_are_refused,
+        retries::a_retry_within_the_window_moves_on_and_leaves_one_live_pair,
+        retries::a_retry_past_the_window_or_without_one_is_reuse,
+        retries::concurrent_retries_leave_exactly_one_live_pair,
+        retries::a_family_past_its_end_is_gone_and_its_end_never_moves,
         accounts::users_authenticate_by_case_insensitive_email_and_password,
         accounts::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
         accounts::setting_a_password_changes_what_authenticates,

@@ -179,7 +179,11 @@ pub(super) async fn an_attempt_key_of_254_bytes_is_counted<S: ContractStore>(sto
     let key = format!("{prefix}{}", "k".repeat(254 - prefix.len()));
     assert_eq!(key.len(), 254);
     attempt(store, &key, NOW).await;
-    assert_eq!(attempt(store, &key, NOW).await.count, 2, "a long key's count");
+    assert_eq!(
+        attempt(store, &key, NOW).await.count,
+        2,
+        "a long key's count"
+    );
     store.clear_attempts(&key).await.must("clear_attempts");
     assert_eq!(attempts(store, &key, NOW).await, None);
 }

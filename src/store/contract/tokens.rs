@@ -23,7 +23,7 @@ async fn new_code(store: &impl TokenIssuer) -> (SecretDigest, FamilyId) {
 }
 
 /// Keeps new tokens in a new family for [`authorization`].
-async fn new_tokens(store: &impl TokenIssuer, refresh: bool) -> Minted {
+pub(super) async fn new_tokens(store: &impl TokenIssuer, refresh: bool) -> Minted {
     let tokens = Minted::now(Family::New(family_id()), refresh);
     store
         .insert_tokens(tokens.record.clone())
@@ -33,7 +33,7 @@ async fn new_tokens(store: &impl TokenIssuer, refresh: bool) -> Minted {
 }
 
 /// A successor for a rotation in `family`, with an access token for `scope`.
-fn successor(family: FamilyId, access_scope: &str, issued_at: UnixTime) -> Minted {
+pub(super) fn successor(family: FamilyId, access_scope: &str, issued_at: UnixTime) -> Minted {
     let mut authorization = authorization();
     authorization.scope = scope(access_scope);
     Minted::new(Family::Existing(family), authorization, true, issued_at)
@@ -47,12 +47,20 @@ async fn redeem(store: &impl TokenIssuer, code: &SecretDigest, at: UnixTime) -> 
     }
 }
 
-async fn access_found(store: &impl TokenIssuer, token: &SecretDigest, at: UnixTime) -> bool {
+pub(super) async fn access_found(
+    store: &impl TokenIssuer,
+    token: &SecretDigest,
+    at: UnixTime,
+) -> bool {
     let found = store.find_access_token(token, at).await;
     found.must("find_access_token").is_some()
 }
 
-async fn refresh_found(store: &impl TokenIssuer, token: &SecretDigest, at: UnixTime) -> bool {
+pub(super) async fn refresh_found(
+    store: &impl TokenIssuer,
+    token: &SecretDigest,
+    at: UnixTime,
+) -> bool {
     let found = store.find_refresh_token(token, at).await;
     found.must("find_refresh_token").is_some()
 }
@@ -73,7 +81,7 @@ async fn assert_family_dead(
     assert!(!found, "a refresh token of a revoked family is found");
     let next = successor(family, "profile", NOW);
     let rotation = store
-        .rotate_refresh_token(refresh, next.record.clone())
+        .rotate_refresh_token(refresh, next.record.clone(), None)
         .await;
     assert_eq!(
         rotation.must("rotate_refresh_token"),
@@ -153,7 +161,7 @@ pub(super) async fn a_refresh_token_rotated_by_many_at_once_rotates_once_and_kee
             .collect();
         let rotations = successors
             .iter()
-            .map(|next| store.rotate_refresh_token(&refresh, next.record.clone()));
+            .map(|next| store.rotate_refresh_token(&refresh, next.record.clone(), None));
         let (mut rotated, mut reused) = (0, 0);
         for rotation in join_all(rotations).await {
             match rotation.must("rotate_refresh_token") {
@@ -203,7 +211,7 @@ where
     // A narrower access scope (RFC 6749 §6); the refresh token keeps the family's.
     let second = successor(family, "email", at(10));
     let rotation = store
-        .rotate_refresh_token(&old, second.record.clone())
+        .rotate_refresh_token(&old, second.record.clone(), None)
         .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Rotated);
     let access = store.find_access_token(&second.access, at(10)).await;
@@ -230,11 +238,13 @@ where
 
     // The successor rotates in turn; the old token is reuse, reported with its family.
     let third = successor(family, "profile", at(20));
-    let rotation = store.rotate_refresh_token(&new, third.record.clone()).await;
+    let rotation = store
+        .rotate_refresh_token(&new, third.record.clone(), None)
+        .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Rotated);
     let fourth = successor(family, "profile", at(30));
     let reuse = store
-        .rotate_refresh_token(&old, fourth.record.clone())
+        .rotate_refresh_token(&old, fourth.record.clone(), None)
         .await;
     assert_eq!(
         reuse.must("rotate_refresh_token"),
@@ -260,7 +270,9 @@ where
     assert_family_dead(store, family, &accesses, &newest).await;
     let unknown = digest("never issued");
     let next = successor(family, "profile", NOW);
-    let rotation = store.rotate_refresh_token(&unknown, next.record).await;
+    let rotation = store
+        .rotate_refresh_token(&unknown, next.record, None)
+        .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Invalid);
 }
 
@@ -298,7 +310,7 @@ where
     );
     let next = successor(kept.family(), "profile", NOW);
     let rotation = store
-        .rotate_refresh_token(&kept.refresh(), next.record)
+        .rotate_refresh_token(&kept.refresh(), next.record, None)
         .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Rotated);
     // Revoking an unknown token is fine.
@@ -337,7 +349,7 @@ pub(super) async fn expired_codes_and_tokens_are_not_found<S: ContractStore>(sto
     );
     let late = successor(tokens.family(), "profile", at(86_400));
     let rotation = store
-        .rotate_refresh_token(&refresh, late.record.clone())
+        .rotate_refresh_token(&refresh, late.record.clone(), None)
         .await;
     assert_eq!(rotation.must("rotate_refresh_token"), Rotation::Invalid);
     assert!(!access_found(store, &late.access, at(86_400)).await);
