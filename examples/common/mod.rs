@@ -45,6 +45,7 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         .issuer(settings.issuer.clone())
         .code_lifetime(settings.code_ttl)
         .profile(settings.profile)
+        .refresh_grace(settings.refresh_grace)
         .default_audience(audience.clone())
         .scopes_supported(&Scope::parse("profile email admin")?);
     let server = seed::open(&settings.store, &audience, builder)

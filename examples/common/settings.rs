@@ -10,6 +10,7 @@ pub struct Settings {
     pub issuer: String,
     pub code_ttl: Duration,
     pub profile: grantor::Profile,
+    pub refresh_grace: Duration,
     /// Where clients, users, codes and tokens live.
     pub store: StoreChoice,
 }
@@ -85,13 +86,15 @@ impl Settings {
     /// `--addr` / `GRANTOR_ADDR` (default 127.0.0.1:8080), `--issuer` / `GRANTOR_ISSUER`
     /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60),
     /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]), `--profile` / `GRANTOR_PROFILE`
-    /// (`oauth2`, the default, or `oauth2.1`).
+    /// (`oauth2`, the default, or `oauth2.1`), `--refresh-grace` / `GRANTOR_REFRESH_GRACE`
+    /// (seconds, default 0).
     pub fn from_args_and_env() -> Result<Self, String> {
         let mut addr = std::env::var("GRANTOR_ADDR").ok();
         let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
         let mut code_ttl = std::env::var("GRANTOR_CODE_TTL").ok();
         let mut store = std::env::var("GRANTOR_STORE").ok();
         let mut profile = std::env::var("GRANTOR_PROFILE").ok();
+        let mut refresh_grace = std::env::var("GRANTOR_REFRESH_GRACE").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -104,12 +107,14 @@ impl Settings {
                 "--code-ttl" => &mut code_ttl,
                 "--store" => &mut store,
                 "--profile" => &mut profile,
+                "--refresh-grace" => &mut refresh_grace,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
                                 [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1]\n\
+                                [--refresh-grace SECONDS]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
-                                GRANTOR_PROFILE)"
+                                GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE)"
                             .to_owned(),
                     );
                 }
@@ -128,6 +133,12 @@ impl Settings {
             Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad code TTL: {e}"))?),
             None => Duration::from_secs(60),
         };
+        let refresh_grace = match refresh_grace {
+            Some(s) => {
+                Duration::from_secs(s.parse().map_err(|e| format!("bad refresh grace: {e}"))?)
+            }
+            None => Duration::ZERO,
+        };
         let profile = match profile.as_deref() {
             None | Some("oauth2") => grantor::Profile::OAuth2,
             Some("oauth2.1") => grantor::Profile::OAuth21,
@@ -142,6 +153,7 @@ impl Settings {
             issuer,
             code_ttl,
             profile,
+            refresh_grace,
             store,
         })
     }

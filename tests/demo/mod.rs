@@ -30,11 +30,16 @@ impl Server {
 
     /// Starts `examples/{framework}_server` with `--store {store}`.
     pub fn start_with(framework: &str, store: &str) -> Self {
+        Self::start_with_args(framework, store, &[])
+    }
+
+    /// Starts `examples/{framework}_server` with `--store {store}` and `extra` arguments.
+    pub fn start_with_args(framework: &str, store: &str, extra: &[&str]) -> Self {
         let binary = examples_dir().join(format!("{framework}_server"));
         let mut failures = Vec::new();
         // A free port can be taken by someone else before the server binds it: try again.
         for _ in 0..3 {
-            match Self::try_start(framework, &binary, store) {
+            match Self::try_start(framework, &binary, store, extra) {
                 Ok(server) => return server,
                 Err(failure) => failures.push(failure),
             }
@@ -45,14 +50,22 @@ impl Server {
         );
     }
 
-    fn try_start(framework: &str, binary: &Path, store: &str) -> Result<Self, String> {
+    fn try_start(
+        framework: &str,
+        binary: &Path,
+        store: &str,
+        extra: &[&str],
+    ) -> Result<Self, String> {
         let port = free_port();
         let mut child = Command::new(binary)
             .args(["--addr", &format!("127.0.0.1:{port}"), "--store", store])
+            .args(extra)
             .env("RUST_LOG", "info")
             .env_remove("GRANTOR_ISSUER")
             .env_remove("GRANTOR_CODE_TTL")
             .env_remove("GRANTOR_STORE")
+            .env_remove("GRANTOR_PROFILE")
+            .env_remove("GRANTOR_REFRESH_GRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
