@@ -10,7 +10,9 @@
 //! - the **client lane** checks client secrets hashed with Argon2id at the token endpoint.
 //!
 //! A flood of token requests with a wrong client secret therefore fills only the client lane:
-//! users keep signing in. Each lane has a fixed number of threads and bounded queues; a check
+//! users keep signing in. (And it hardly fills that: the token endpoint checks one client's
+//! uncached secrets one at a time per node and stops checking them after too many failures,
+//! see [`client_auth_throttle`](crate::AuthorizationServerBuilder::client_auth_throttle).) Each lane has a fixed number of threads and bounded queues; a check
 //! that finds its queue full is refused at once with `temporarily_unavailable` (503) instead of
 //! queueing without end, so a guessing flood cannot exhaust memory. The sizes and their
 //! defaults are in [`HashingPools`]; [`configure`] sets them before the first check.
