@@ -19,7 +19,7 @@
 //! seams those stores implement, their records and, with feature `test-util`, the contract
 //! suite a store of your own can run. `mint` (private) draws every code, token, `jti` and
 //! session id from one CSPRNG function. [`memory`] and `sql` (features `sqlite`, `postgres`) are
-//! grantor's stores; [`signin`] drives the host's sign-in pages over the session seam.
+//! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session seam.
 //!
 //! ## The authorization code flow
 //!

@@ -19,7 +19,8 @@ use crate::store::UserId;
 /// What the authorization endpoint decided about a request.
 #[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]
 pub enum Authorize {
-    /// The request is valid: keep the pending authorization server-side and show the sign-in
+    /// The request is valid: keep the pending authorization where the browser cannot alter it
+    /// ([`SignInFlow`](crate::SignInFlow) seals it into the form) and show the sign-in
     /// page (and the approval page when [`PendingAuthorization::needs_approval`]).
     SignIn(PendingAuthorization),
     /// An error for the client, already rendered as a redirect to its redirect URI: send it as

@@ -36,8 +36,9 @@ pub enum ResponseType {
 /// A validated authorization request waiting for the user to sign in.
 ///
 /// Only [`AuthorizationServer::authorize`](crate::AuthorizationServer::authorize) makes one,
-/// and it cannot be changed: the host keeps it server-side (as [`SignInFlow`](crate::SignInFlow)
-/// does, through the session seam) while its sign-in page runs, then hands it to
+/// and it cannot be changed: the host keeps it where the browser cannot alter it (server-side,
+/// or sealed as [`SignInFlow`](crate::SignInFlow) does until the sign-in, then in the session
+/// seam) while its sign-in page runs, then hands it to
 /// [`AuthorizationServer::decide`](crate::AuthorizationServer::decide). Nothing the browser
 /// sends afterwards can alter the client, redirect URI, scope or PKCE challenge it carries.
 pub struct PendingAuthorization {
