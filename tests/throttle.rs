@@ -69,12 +69,14 @@ async fn concurrent_guesses_at_one_account_are_all_counted_before_any_hash() {
     for i in 0..60 {
         let f = f.clone();
         let basic = basic.clone();
-        let secret = if i == 59 {
-            BOB_PASSWORD.to_owned()
+        // The right password comes last, while the wrong guesses are still in flight.
+        let (secret, delay) = if i == 59 {
+            (BOB_PASSWORD.to_owned(), Duration::from_millis(100))
         } else {
-            format!("wrong-{i}")
+            (format!("wrong-{i}"), Duration::ZERO)
         };
         guesses.push(tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
             f.token(Some(&basic), &password_grant(BOB, &secret)).await
         }));
     }
