@@ -183,6 +183,10 @@ impl AuthorizationServer {
     /// The token endpoint (RFC 6749 §3.2): every grant, always a ready response (token JSON or
     /// an RFC 6749 §5.2 error).
     ///
+    /// The body of a successful answer holds the tokens, and `http::Response`'s `Debug` prints
+    /// bodies: log its status, never the response itself. (Redirects from the other endpoints
+    /// mark their `Location` sensitive, which `Debug` hides.)
+    ///
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
