@@ -89,6 +89,10 @@ pub(crate) struct Config {
     pub(crate) audience: String,
 }
 
+/// The longest refresh retry window accepted: enough for any lost answer, short enough that
+/// reuse detection (RFC 9700 §4.14.2) still means something.
+pub const MAX_REFRESH_GRACE: Duration = Duration::from_secs(600);
+
 /// The longest code lifetime RFC 6749 §4.1.2 allows ("a maximum lifetime of 10 minutes is
 /// RECOMMENDED"); the builder refuses more.
 pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(600);
@@ -328,7 +332,9 @@ impl AuthorizationServerBuilder {
     /// retry of a lost answer (default zero: never; every reuse revokes the family). Within the
     /// window the family rotates once more and the pair the lost answer carried is revoked, so
     /// exactly one pair stays live; past it, or from another client, reuse revokes the family
-    /// (RFC 9700 §4.14.2). A few seconds cover a lost answer; keep it short.
+    /// (RFC 9700 §4.14.2). A few seconds cover a lost answer; keep it short: at most
+    /// [`MAX_REFRESH_GRACE`], since within the window a stolen, rotated token is taken for a
+    /// retry instead of revealing the theft.
     pub fn refresh_grace(mut self, grace: Duration) -> Self {
         self.refresh_grace = grace;
         self
@@ -400,6 +406,9 @@ impl AuthorizationServerBuilder {
         }
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
+        }
+        if self.refresh_grace > MAX_REFRESH_GRACE {
+            return Err(ConfigError::RefreshGrace);
         }
         if self.profile == Profile::OAuth21 && self.allow_plain_pkce {
             return Err(ConfigError::PlainPkceInOAuth21);
@@ -523,6 +532,9 @@ pub enum ConfigError {
     /// The default audience is not an absolute URI in printable ASCII.
     #[error("the default audience must be an absolute URI in printable ASCII")]
     Audience,
+    /// The refresh retry window is longer than [`MAX_REFRESH_GRACE`].
+    #[error("the refresh grace window must be at most 10 minutes")]
+    RefreshGrace,
     /// The issuer is not an http(s) URL without query, fragment or credentials.
     #[error("the issuer must be an http(s) URL without query, fragment or credentials")]
     Issuer,

@@ -123,7 +123,8 @@ pub use client::{
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use config::{
-    AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, PkcePolicy, Profile,
+    AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE,
+    PkcePolicy, Profile,
 };
 pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};

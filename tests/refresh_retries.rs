@@ -151,3 +151,17 @@ async fn refresh_tokens_never_outlive_their_family() {
         "capped at the family's end"
     );
 }
+
+#[test]
+fn a_grace_window_over_ten_minutes_is_refused() {
+    let build = |grace: Duration| {
+        grantor::AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(grantor::MemoryStore::new())
+            .refresh_grace(grace)
+            .build()
+    };
+    assert!(build(grantor::MAX_REFRESH_GRACE).is_ok());
+    let refused = build(grantor::MAX_REFRESH_GRACE + Duration::from_secs(1));
+    assert!(matches!(refused, Err(grantor::ConfigError::RefreshGrace)));
+}
