@@ -2,16 +2,20 @@
 //! grants and scopes.
 
 use std::fmt;
-use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use smol_str::SmolStr;
 
 use crate::error::StoreError;
-use crate::hash;
 use crate::scope::Scope;
-use crate::secret::{ClientSecret, SecretDigest};
+use crate::secret::ClientSecret;
+
+mod uris;
+mod verifier;
+
+pub(crate) use uris::is_audience;
+use uris::{check_audience, check_redirect_uri, same_loopback_but_port};
+pub use verifier::SecretVerifier;
+pub(crate) use verifier::Verifier;
 
 /// A client identifier (RFC 6749 §2.2). Not a secret. Held inline up to 23 bytes, so clones
 /// copy it rather than share a reference count between threads.
@@ -96,79 +100,6 @@ pub enum Approval {
     Required,
     /// A first-party client: signing in is approval.
     NotRequired,
-}
-
-/// How a client verifies a presented secret. Only verifiers are kept, never the secret.
-///
-/// Secrets grantor generates carry 256 bits, so a SHA-256 digest compared in constant time is a
-/// sound verifier; secrets chosen by people get an Argon2id hash.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretVerifier(Verifier);
-
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) enum Verifier {
-    Digest(SecretDigest),
-    Argon2id(Arc<str>),
-}
-
-const DIGEST_PREFIX: &str = "sha256:";
-
-impl SecretVerifier {
-    /// An Argon2id verifier for a secret that may have low entropy (one a person chose).
-    /// Hashing takes tens of milliseconds; call it at registration, not per request.
-    pub fn argon2id(secret: &ClientSecret) -> Result<Self, StoreError> {
-        let phc = hash::hash_password(secret.expose_secret())?;
-        Ok(Self(Verifier::Argon2id(Arc::from(phc))))
-    }
-
-    /// A SHA-256 verifier, sound only for high-entropy secrets such as those of
-    /// [`ClientCredentials::generate`]; anything shorter than 32 characters is refused.
-    pub fn digest(secret: &ClientSecret) -> Result<Self, ClientError> {
-        if secret.expose_secret().len() < 32 {
-            return Err(ClientError::WeakSecretForDigest);
-        }
-        Ok(Self(Verifier::Digest(secret.digest())))
-    }
-
-    /// Restores a verifier from [`SecretVerifier::to_stored`]'s form: `sha256:<base64url>` or
-    /// an Argon2id PHC string (`$argon2id$…`).
-    pub fn from_stored(stored: &str) -> Result<Self, ClientError> {
-        if let Some(encoded) = stored.strip_prefix(DIGEST_PREFIX) {
-            let bytes = URL_SAFE_NO_PAD
-                .decode(encoded)
-                .ok()
-                .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                .ok_or(ClientError::MalformedVerifier)?;
-            return Ok(Self(Verifier::Digest(SecretDigest::from_bytes(bytes))));
-        }
-        if hash::is_argon2id_phc(stored) {
-            return Ok(Self(Verifier::Argon2id(Arc::from(stored))));
-        }
-        Err(ClientError::MalformedVerifier)
-    }
-
-    /// The verifier as a string for a database column.
-    pub fn to_stored(&self) -> String {
-        match &self.0 {
-            Verifier::Digest(d) => {
-                format!("{DIGEST_PREFIX}{}", URL_SAFE_NO_PAD.encode(d.as_bytes()))
-            }
-            Verifier::Argon2id(phc) => phc.to_string(),
-        }
-    }
-
-    pub(crate) fn inner(&self) -> &Verifier {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SecretVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Verifier::Digest(_) => f.write_str("SecretVerifier::Digest(<redacted>)"),
-            Verifier::Argon2id(_) => f.write_str("SecretVerifier::Argon2id(<redacted>)"),
-        }
-    }
 }
 
 /// A registered client application.
@@ -387,63 +318,6 @@ impl ClientBuilder {
     }
 }
 
-/// An audience is an absolute URI in printable ASCII (RFC 8707 §2).
-fn check_audience(audience: &str) -> Result<(), ClientError> {
-    let printable = audience.bytes().all(|b| b.is_ascii_graphic());
-    match url::Url::parse(audience) {
-        Ok(_) if printable => Ok(()),
-        _ => Err(ClientError::InvalidAudience),
-    }
-}
-
-/// Whether `registered` and `presented` are the same loopback `http` URI but for the port:
-/// same host as written, same path and query byte for byte.
-fn same_loopback_but_port(registered: &str, presented: &str) -> bool {
-    match (loopback_parts(registered), loopback_parts(presented)) {
-        (Some((host, rest)), Some((other_host, other_rest))) => {
-            host == other_host && rest == other_rest
-        }
-        _ => false,
-    }
-}
-
-/// The host and everything after the authority of a loopback `http` URI with a valid port or
-/// none; `None` for any other URI.
-fn loopback_parts(uri: &str) -> Option<(&str, &str)> {
-    let after_scheme = uri.strip_prefix("http://")?;
-    let end = after_scheme
-        .find(['/', '?', '#'])
-        .unwrap_or(after_scheme.len());
-    let (authority, rest) = after_scheme.split_at(end);
-    let (host, port) = match authority.strip_prefix("[::1]") {
-        Some(port) => ("[::1]", port),
-        None => authority.split_at(authority.find(':').unwrap_or(authority.len())),
-    };
-    let port_ok = match port.strip_prefix(':') {
-        None => port.is_empty(),
-        Some(digits) => {
-            (1..=5).contains(&digits.len())
-                && digits.bytes().all(|b| b.is_ascii_digit())
-                && digits.parse::<u16>().is_ok_and(|p| p > 0)
-        }
-    };
-    let loopback = matches!(host, "127.0.0.1" | "[::1]" | "localhost");
-    (loopback && port_ok).then_some((host, rest))
-}
-
-fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
-    // Printable ASCII (RFC 3986 characters; others percent-encoded), so that the URI goes into
-    // a `Location` header exactly as registered.
-    if !uri.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(ClientError::InvalidRedirectUri);
-    }
-    let parsed = url::Url::parse(uri).map_err(|_| ClientError::InvalidRedirectUri)?;
-    if parsed.fragment().is_some() || parsed.cannot_be_a_base() {
-        return Err(ClientError::InvalidRedirectUri);
-    }
-    Ok(())
-}
-
 /// A registration that grantor refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -571,43 +445,5 @@ mod tests {
             .unwrap();
         assert!(client.issues_refresh_tokens());
         assert!(!client.allows(GrantType::Implicit));
-    }
-
-    #[test]
-    fn loopback_redirect_uris_match_with_any_port_and_nothing_else_differs() {
-        let client = Client::public("native")
-            .redirect_uri("http://127.0.0.1:8081/callback")
-            .redirect_uri("http://localhost/cb?x=1")
-            .redirect_uri("http://[::1]:9/cb")
-            .redirect_uri("https://app.example:8443/cb")
-            .grant_types([GrantType::AuthorizationCode])
-            .build()
-            .unwrap();
-        for yes in [
-            "http://127.0.0.1:8081/callback",
-            "http://127.0.0.1:51004/callback",
-            "http://127.0.0.1/callback",
-            "http://localhost:3000/cb?x=1",
-            "http://[::1]:65535/cb",
-        ] {
-            assert!(client.has_redirect_uri(yes), "{yes}");
-        }
-        for no in [
-            "http://127.0.0.1:51004/callback/",
-            "http://127.0.0.1:51004/other",
-            "http://127.0.0.2:8081/callback",
-            "http://localhost:8081/callback",
-            "https://127.0.0.1:8081/callback",
-            "http://127.0.0.1:0/callback",
-            "http://127.0.0.1:65536/callback",
-            "http://127.0.0.1:80a/callback",
-            "http://127.0.0.1.evil.example/callback",
-            "http://127.0.0.1@evil.example/callback",
-            "http://localhost:3000/cb?x=2",
-            "https://app.example:9443/cb",
-            "http://[::1]:9:9/cb",
-        ] {
-            assert!(!client.has_redirect_uri(no), "{no}");
-        }
     }
 }

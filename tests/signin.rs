@@ -39,7 +39,8 @@ async fn a_valid_request_seals_itself_into_the_form_and_opens_no_session() {
         "the sealed request: {}",
         page.csrf.len()
     );
-    assert!(!page.csrf.contains("demo-client") && !page.csrf.contains("st"));
+    // Sealed: neither the client nor anything else of the request reads through.
+    assert!(!page.csrf.contains("demo-client") && !page.csrf.contains("redirect_uri"));
     assert!(page.problem.is_none());
     let other = start(&flow, "demo-client").await;
     assert_ne!(other.session, page.session);

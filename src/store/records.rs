@@ -456,4 +456,40 @@ mod tests {
         assert_eq!(format!("{:?}", UserId::new("u1")), r#"UserId("u1")"#);
         assert!(UserId::new("a") < UserId::new("b"));
     }
+
+    #[test]
+    fn minted_token_records_show_no_digest_in_debug() {
+        use base64::Engine as _;
+        let (access, refresh) = (SecretDigest::of("access"), SecretDigest::of("refresh"));
+        let authorization = Authorization::new(
+            crate::client::ClientId::new("c").unwrap(),
+            None,
+            Scope::parse("a").unwrap(),
+        );
+        let at = UnixTime::from_secs(1);
+        let record = NewTokens::new(
+            Family::New(FamilyId::from_bytes([7; 16])),
+            authorization,
+            at,
+            access,
+            Jti::new("j"),
+            at,
+        )
+        .with_refresh_token(NewRefreshToken::new(refresh, at));
+        let shown = format!("{record:?}");
+        for digest in [access, refresh] {
+            let bytes = digest.as_bytes();
+            for encoded in [
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes),
+                format!("{bytes:?}"),
+            ] {
+                assert!(!shown.contains(&encoded), "{shown}");
+            }
+        }
+        assert_eq!(
+            shown.matches("SecretDigest(<redacted>)").count(),
+            2,
+            "{shown}"
+        );
+    }
 }

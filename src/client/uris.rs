@@ -1,0 +1,106 @@
+//! What a registration's URIs may be, and how a presented redirect URI matches a registered
+//! one: exactly, or for a loopback URI with any port (RFC 8252 §7.3).
+
+use super::ClientError;
+
+/// Whether `audience` can be one: an absolute URI in printable ASCII (RFC 8707 §2).
+pub(crate) fn is_audience(audience: &str) -> bool {
+    audience.bytes().all(|b| b.is_ascii_graphic()) && url::Url::parse(audience).is_ok()
+}
+
+pub(super) fn check_audience(audience: &str) -> Result<(), ClientError> {
+    is_audience(audience)
+        .then_some(())
+        .ok_or(ClientError::InvalidAudience)
+}
+
+/// Whether `registered` and `presented` are the same loopback `http` URI but for the port:
+/// same host as written, same path and query byte for byte.
+pub(super) fn same_loopback_but_port(registered: &str, presented: &str) -> bool {
+    match (loopback_parts(registered), loopback_parts(presented)) {
+        (Some((host, rest)), Some((other_host, other_rest))) => {
+            host == other_host && rest == other_rest
+        }
+        _ => false,
+    }
+}
+
+/// The host and everything after the authority of a loopback `http` URI with a valid port or
+/// none; `None` for any other URI.
+fn loopback_parts(uri: &str) -> Option<(&str, &str)> {
+    let after_scheme = uri.strip_prefix("http://")?;
+    let end = after_scheme
+        .find(['/', '?', '#'])
+        .unwrap_or(after_scheme.len());
+    let (authority, rest) = after_scheme.split_at(end);
+    let (host, port) = match authority.strip_prefix("[::1]") {
+        Some(port) => ("[::1]", port),
+        None => authority.split_at(authority.find(':').unwrap_or(authority.len())),
+    };
+    let port_ok = match port.strip_prefix(':') {
+        None => port.is_empty(),
+        Some(digits) => {
+            (1..=5).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && digits.parse::<u16>().is_ok_and(|p| p > 0)
+        }
+    };
+    let loopback = matches!(host, "127.0.0.1" | "[::1]" | "localhost");
+    (loopback && port_ok).then_some((host, rest))
+}
+
+pub(super) fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
+    // Printable ASCII (RFC 3986 characters; others percent-encoded), so that the URI goes into
+    // a `Location` header exactly as registered.
+    if !uri.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ClientError::InvalidRedirectUri);
+    }
+    let parsed = url::Url::parse(uri).map_err(|_| ClientError::InvalidRedirectUri)?;
+    if parsed.fragment().is_some() || parsed.cannot_be_a_base() {
+        return Err(ClientError::InvalidRedirectUri);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Client, GrantType};
+
+    #[test]
+    fn loopback_redirect_uris_match_with_any_port_and_nothing_else_differs() {
+        let client = Client::public("native")
+            .redirect_uri("http://127.0.0.1:8081/callback")
+            .redirect_uri("http://localhost/cb?x=1")
+            .redirect_uri("http://[::1]:9/cb")
+            .redirect_uri("https://app.example:8443/cb")
+            .grant_types([GrantType::AuthorizationCode])
+            .build()
+            .unwrap();
+        for yes in [
+            "http://127.0.0.1:8081/callback",
+            "http://127.0.0.1:51004/callback",
+            "http://127.0.0.1/callback",
+            "http://localhost:3000/cb?x=1",
+            "http://[::1]:65535/cb",
+        ] {
+            assert!(client.has_redirect_uri(yes), "{yes}");
+        }
+        for no in [
+            "http://127.0.0.1:51004/callback/",
+            "http://127.0.0.1:51004/other",
+            "http://127.0.0.2:8081/callback",
+            "http://localhost:8081/callback",
+            "https://127.0.0.1:8081/callback",
+            "http://127.0.0.1:0/callback",
+            "http://127.0.0.1:65536/callback",
+            "http://127.0.0.1:80a/callback",
+            "http://127.0.0.1.evil.example/callback",
+            "http://127.0.0.1@evil.example/callback",
+            "http://localhost:3000/cb?x=2",
+            "https://app.example:9443/cb",
+            "http://[::1]:9:9/cb",
+        ] {
+            assert!(!client.has_redirect_uri(no), "{no}");
+        }
+    }
+}

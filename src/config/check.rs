@@ -1,0 +1,72 @@
+//! The checks `build` runs on a configuration, and the error it answers.
+
+use http::HeaderValue;
+
+#[cfg(doc)]
+use super::{MAX_REFRESH_GRACE, Profile};
+
+pub(super) fn check_issuer(issuer: &str) -> Result<(), ConfigError> {
+    let url = url::Url::parse(issuer).map_err(|_| ConfigError::Issuer)?;
+    let ok = matches!(url.scheme(), "http" | "https")
+        && url.host().is_some()
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.username().is_empty()
+        && url.password().is_none();
+    if ok { Ok(()) } else { Err(ConfigError::Issuer) }
+}
+
+/// An absolute path: it joins the issuer into an absolute URL.
+pub(super) fn check_path(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.starts_with("//")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'"' | b'\\'))
+}
+
+pub(super) fn basic_challenge(realm: &str) -> Result<HeaderValue, ConfigError> {
+    if realm
+        .chars()
+        .any(|c| c == '"' || c == '\\' || !(' '..='~').contains(&c))
+    {
+        return Err(ConfigError::Realm);
+    }
+    HeaderValue::from_str(&format!("Basic realm=\"{realm}\"")).map_err(|_| ConfigError::Realm)
+}
+
+/// A configuration the builder refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A required setting is missing.
+    #[error("the {0} setting is required")]
+    Missing(&'static str),
+    /// `plain` PKCE was allowed under [`Profile::OAuth21`], which allows only `S256`.
+    #[error("OAuth 2.1 allows only the S256 PKCE method; plain cannot be allowed")]
+    PlainPkceInOAuth21,
+    /// The default audience is not an absolute URI in printable ASCII.
+    #[error("the default audience must be an absolute URI in printable ASCII")]
+    Audience,
+    /// The refresh retry window is longer than [`MAX_REFRESH_GRACE`].
+    #[error("the refresh grace window must be at most 10 minutes")]
+    RefreshGrace,
+    /// The issuer is not an http(s) URL without query, fragment or credentials.
+    #[error("the issuer must be an http(s) URL without query, fragment or credentials")]
+    Issuer,
+    /// The realm holds a quote, backslash or non-printable character.
+    #[error("the realm must be printable ASCII without '\"' or '\\'")]
+    Realm,
+    /// The code lifetime is zero or over ten minutes.
+    #[error("the code lifetime must be between 1 second and 10 minutes")]
+    CodeLifetime,
+    /// An endpoint path is not an absolute path without query or fragment.
+    #[error("endpoint paths must start with '/' and carry no query or fragment")]
+    EndpointPath,
+    /// A lifetime is under one second.
+    #[error("lifetimes must be at least one second")]
+    ZeroLifetime,
+    /// The parameter limit is zero or over the body limit.
+    #[error("the parameter limit must be positive and no larger than the body limit")]
+    Limits,
+}
