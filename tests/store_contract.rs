@@ -41,6 +41,11 @@ async fn the_memory_store_keeps_single_use_steps_across_threads() {
     threads::single_use_steps_hold_across_threads(MemoryStore::new()).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_memory_store_leaves_one_live_pair_under_concurrent_retries() {
+    threads::concurrent_retries_leave_one_live_pair_across_threads(MemoryStore::new()).await;
+}
+
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_store_keeps_the_contract() {

@@ -132,3 +132,49 @@ pub async fn single_use_steps_hold_across_threads(store: MemoryStore) {
         "each count seen by one thread"
     );
 }
+
+/// 100 threads retry one lost rotation at once: none is taken for reuse, and exactly one pair
+/// (access and current refresh token) stays live.
+pub async fn concurrent_retries_leave_one_live_pair_across_threads(store: MemoryStore) {
+    let family = family_id();
+    let (first, [_, (_, r1)]) = tokens(Family::New(family));
+    store.insert_tokens(first).await.unwrap();
+    let (lost, lost_secrets) = tokens(Family::Existing(family));
+    let rotation = store.rotate_refresh_token(&r1, lost, Some(NOW)).await;
+    assert_eq!(rotation.unwrap(), Rotation::Rotated);
+    let retries: Vec<_> = (0..100).map(|_| tokens(Family::Existing(family))).collect();
+    let records: Vec<_> = retries.iter().map(|(record, _)| record.clone()).collect();
+    let records = Arc::new(records);
+    let answers = race(100, |i| {
+        let (store, records) = (store.clone(), records.clone());
+        async move {
+            let next = records[i].clone();
+            store
+                .rotate_refresh_token(&r1, next, Some(NOW))
+                .await
+                .unwrap()
+        }
+    })
+    .await;
+    assert!(
+        answers
+            .iter()
+            .all(|a| matches!(a, Rotation::Retried | Rotation::Invalid)),
+        "{answers:?}"
+    );
+    let mut pairs = vec![lost_secrets];
+    pairs.extend(retries.into_iter().map(|(_, secrets)| secrets));
+    let (mut live_access, mut current_refresh) = (0, 0);
+    for [(_, access), (_, refresh)] in &pairs {
+        live_access += usize::from(
+            store
+                .find_access_token(access, NOW)
+                .await
+                .unwrap()
+                .is_some(),
+        );
+        let found = store.find_refresh_token(refresh, NOW).await.unwrap();
+        current_refresh += usize::from(found.is_some_and(|g| !g.rotated));
+    }
+    assert_eq!((live_access, current_refresh), (1, 1), "one live pair");
+}

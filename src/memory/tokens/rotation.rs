@@ -44,13 +44,15 @@ impl Tokens {
         // a generation; every other caller finds it moved.
         let mut last = family.rotation.lock().unwrap_or_else(|p| p.into_inner());
         let current = family.generation.load(Ordering::Acquire);
-        let retried = match last.as_deref() {
+        // A retry names the access token the last rotation issued, and that rotation's time
+        // (the window runs from it, not from the retry).
+        let retry = match last.as_deref() {
             _ if generation == current => None,
             Some(last)
-                if retry_since.is_some_and(|since| UnixTime::from(last.at) >= since)
-                    && last.replaced == generation =>
+                if last.replaced == generation
+                    && retry_since.is_some_and(|since| UnixTime::from(last.at) >= since) =>
             {
-                Some(last.access)
+                Some((last.access, last.at))
             }
             _ => {
                 return Ok(Rotation::Reused {
@@ -60,23 +62,21 @@ impl Tokens {
         };
         let next = current.wrapping_add(1);
         family.generation.store(next, Ordering::Release);
-        if let Some(lost) = retried {
+        if let Some((lost, _)) = retry {
             // The pair the lost answer carried: its access token goes, its refresh token is
             // stale now that the family has moved on.
             self.access.with(&lost, |map| map.remove(&lost));
         }
-        let rotated_at = match (&retried, last.as_deref()) {
-            (Some(_), Some(last)) => last.at,
-            _ => now.into(),
-        };
         *last = Some(Box::new(LastRotation {
             replaced: generation,
-            at: rotated_at,
+            at: retry.map_or(now.into(), |(_, at)| at),
             access: Key::of(&successor.access_token),
         }));
-        drop(last);
+        // Kept before the lock goes, so that a concurrent retry that removes this access
+        // token finds it already there.
         self.keep(&family, successor, next);
-        Ok(if retried.is_some() {
+        drop(last);
+        Ok(if retry.is_some() {
             Rotation::Retried
         } else {
             Rotation::Rotated
