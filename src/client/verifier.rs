@@ -36,7 +36,7 @@ impl SecretVerifier {
     }
 
     /// A SHA-256 verifier, sound only for high-entropy secrets such as those of
-    /// [`ClientCredentials::generate`]; anything shorter than 32 characters is refused.
+    /// [`ClientCredentials::generate`](super::ClientCredentials::generate); anything shorter than 32 characters is refused.
     pub fn digest(secret: &ClientSecret) -> Result<Self, ClientError> {
         if secret.expose_secret().len() < 32 {
             return Err(ClientError::WeakSecretForDigest);
