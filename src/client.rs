@@ -12,7 +12,6 @@ use crate::secret::ClientSecret;
 mod uris;
 mod verifier;
 
-pub(crate) use uris::is_audience;
 use uris::{check_audience, check_redirect_uri, same_loopback_but_port};
 pub use verifier::SecretVerifier;
 pub(crate) use verifier::Verifier;
@@ -114,6 +113,7 @@ pub struct Client {
     default_scope: Scope,
     approval: Approval,
     audiences: Vec<String>,
+    resources: Vec<String>,
 }
 
 impl Client {
@@ -196,6 +196,17 @@ impl Client {
     pub fn serves(&self, audience: &str) -> bool {
         self.audiences.iter().any(|a| a == audience)
     }
+
+    /// The resources this client may ask tokens for (RFC 8707), the first its default; empty
+    /// when it may ask for any the server knows.
+    pub fn resources(&self) -> &[String] {
+        &self.resources
+    }
+
+    /// Whether this client may ask a token for `resource` (one the server knows).
+    pub fn may_target(&self, resource: &str) -> bool {
+        self.resources.is_empty() || self.resources.iter().any(|r| r == resource)
+    }
 }
 
 /// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
@@ -211,6 +222,7 @@ pub struct ClientBuilder {
     default_scope: Option<String>,
     approval: Approval,
     audiences: Vec<String>,
+    resources: Vec<String>,
 }
 
 impl ClientBuilder {
@@ -225,6 +237,7 @@ impl ClientBuilder {
             default_scope: None,
             approval: Approval::Required,
             audiences: Vec::new(),
+            resources: Vec::new(),
         }
     }
 
@@ -274,6 +287,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Allows the client tokens for `resource` (RFC 8707), an absolute URI without a fragment
+    /// that the server [knows](crate::AuthorizationServerBuilder::resources). Once any is
+    /// allowed, the client may ask for those alone, and the first is its default audience;
+    /// with none (the default) it may ask for any resource the server knows and gets the
+    /// server's default audience. Call it once per resource.
+    pub fn resource(mut self, resource: impl Into<String>) -> Self {
+        self.resources.push(resource.into());
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -301,7 +324,7 @@ impl ClientBuilder {
         if !self.audiences.is_empty() && self.secret.is_none() {
             return Err(ClientError::PublicResourceServer);
         }
-        for audience in &self.audiences {
+        for audience in self.audiences.iter().chain(&self.resources) {
             check_audience(audience)?;
         }
         Ok(Client {
@@ -314,6 +337,7 @@ impl ClientBuilder {
             default_scope,
             approval: self.approval,
             audiences: self.audiences,
+            resources: self.resources,
         })
     }
 }
@@ -328,8 +352,11 @@ pub enum ClientError {
     /// A redirect URI is not an absolute URI in printable ASCII, or carries a fragment.
     #[error("a redirect URI must be an absolute URI in printable ASCII without a fragment")]
     InvalidRedirectUri,
-    /// A resource server's audience is not an absolute URI in printable ASCII.
-    #[error("an audience must be an absolute URI in printable ASCII")]
+    /// A resource server's audience, or a resource the client may ask for, is not an absolute
+    /// URI without a fragment in printable ASCII (RFC 8707 §2).
+    #[error(
+        "an audience or resource must be an absolute URI in printable ASCII without a fragment"
+    )]
     InvalidAudience,
     /// A public client was registered as a resource server: it could not authenticate to
     /// introspect.

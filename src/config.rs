@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use http::HeaderValue;
 
-use crate::client::is_audience;
+use crate::audience::{Audience, is_resource};
 use crate::clock::{Clock, SystemClock};
 use crate::endpoint::bearer::Refusals;
 use crate::endpoint::form::Limits;
 use crate::grant::Lifetimes;
 use crate::grant::client_auth::SecretCache;
+use crate::grant::resource::Resources;
 use crate::memory::MemoryStore;
 use crate::scope::Scope;
 use crate::server::{AuthorizationServer, Inner};
@@ -91,8 +92,8 @@ pub(crate) struct Config {
     pub(crate) throttle: SignInThrottle,
     pub(crate) client_throttle: SignInThrottle,
     pub(crate) profile: Profile,
-    /// The audience of every token issued (RFC 8707, RFC 7662 §4).
-    pub(crate) audience: String,
+    /// The resources tokens may be aimed at and the default audience (RFC 8707).
+    pub(crate) resources: Resources,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -136,6 +137,7 @@ pub struct AuthorizationServerBuilder {
     client_throttle: SignInThrottle,
     profile: Profile,
     audience: Option<String>,
+    resources: Vec<String>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -175,6 +177,7 @@ impl Default for AuthorizationServerBuilder {
             client_throttle: SignInThrottle::new(20, Duration::from_secs(300)),
             profile: Profile::OAuth2,
             audience: None,
+            resources: Vec::new(),
         }
     }
 }
@@ -384,6 +387,32 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// Resources besides the [default audience](Self::default_audience) that tokens may be
+    /// aimed at with the `resource` parameter (RFC 8707): absolute URIs without a fragment.
+    /// A `resource` naming anything else is `invalid_target`; a client may further be
+    /// [limited](crate::ClientBuilder::resource) to some of them.
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .default_audience("https://auth.example/api")
+    ///     .resources(["https://files.example/"])
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn resources<I, S>(mut self, resources: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.resources.extend(resources.into_iter().map(Into::into));
+        self
+    }
+
     /// How failed password attempts are throttled per account, at the password grant and in
     /// [`SignInFlow`](crate::SignInFlow) (default: 10 failures per 10 minutes).
     pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
@@ -420,8 +449,15 @@ impl AuthorizationServerBuilder {
             return Err(ConfigError::PlainPkceInOAuth21);
         }
         let audience = self.audience.unwrap_or_else(|| issuer.clone());
-        if !is_audience(&audience) {
-            return Err(ConfigError::Audience);
+        let default = Audience::new(&audience).ok_or(ConfigError::Audience)?;
+        let mut known = vec![audience];
+        for resource in self.resources {
+            if !is_resource(&resource) {
+                return Err(ConfigError::Audience);
+            }
+            if !known.contains(&resource) {
+                known.push(resource);
+            }
         }
         let pkce = match self.profile {
             Profile::OAuth21 => PkcePolicy::AllClients,
@@ -462,7 +498,7 @@ impl AuthorizationServerBuilder {
             throttle: self.throttle,
             client_throttle: self.client_throttle,
             profile: self.profile,
-            audience,
+            resources: Resources { default, known },
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)

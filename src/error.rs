@@ -38,6 +38,9 @@ pub enum ErrorCode {
     InvalidToken,
     /// RFC 6750 §3.1: the bearer token lacks the scope the resource needs. Sent with 403.
     InsufficientScope,
+    /// RFC 8707 §2: a `resource` is malformed, unknown to the server, not allowed to the
+    /// client, or wider than what was granted.
+    InvalidTarget,
 }
 
 impl ErrorCode {
@@ -56,6 +59,7 @@ impl ErrorCode {
             Self::TemporarilyUnavailable => "temporarily_unavailable",
             Self::InvalidToken => "invalid_token",
             Self::InsufficientScope => "insufficient_scope",
+            Self::InvalidTarget => "invalid_target",
         }
     }
 

@@ -27,6 +27,7 @@ use crate::store::AccessGrant;
 pub struct RequireBearer {
     server: AuthorizationServer,
     scope: Option<Scope>,
+    audience: Option<String>,
 }
 
 impl RequireBearer {
@@ -35,7 +36,15 @@ impl RequireBearer {
         Self {
             server,
             scope: None,
+            audience: None,
         }
+    }
+
+    /// Requires tokens meant for `audience` rather than the server's default audience
+    /// (RFC 8707): the guarded service is that resource.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience = Some(audience.into());
+        self
     }
 
     /// Also requires every token of `scope`.
@@ -84,10 +93,15 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let guard = self.guard.clone();
         Box::pin(async move {
-            let checked = guard
-                .server
-                .bearer_headers(request.headers(), guard.scope.as_ref())
-                .await;
+            let (server, scope) = (&guard.server, guard.scope.as_ref());
+            let checked = match &guard.audience {
+                Some(audience) => {
+                    server
+                        .bearer_for_audience(request.headers(), audience, scope)
+                        .await
+                }
+                None => server.bearer_headers(request.headers(), scope).await,
+            };
             match checked {
                 Ok(grant) => {
                     request.extensions_mut().insert::<AccessGrant>(grant);

@@ -90,6 +90,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations, unreachable_pub)]
 
+mod audience;
 mod client;
 mod clock;
 mod config;
@@ -117,6 +118,7 @@ mod throttle;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+pub use audience::{Audience, MAX_RESOURCES, is_resource};
 pub use client::{
     Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, GrantType,
     SecretVerifier,

@@ -60,20 +60,28 @@ pub(crate) enum TokenRequest<'a> {
         redirect_uri: &'a str,
         /// Syntax already checked (RFC 7636 §4.1).
         code_verifier: Option<&'a str>,
+        /// RFC 8707 `resource`s: the access token's audience, within the code's.
+        resources: Vec<&'a str>,
     },
     /// `password`.
     Password {
         username: &'a str,
         password: Password,
         scope: Option<&'a str>,
+        resources: Vec<&'a str>,
     },
     /// `refresh_token`.
     RefreshToken {
         refresh_token: RefreshToken,
         scope: Option<&'a str>,
+        /// The access token's audience, within the grant's.
+        resources: Vec<&'a str>,
     },
     /// `client_credentials`.
-    ClientCredentials { scope: Option<&'a str> },
+    ClientCredentials {
+        scope: Option<&'a str>,
+        resources: Vec<&'a str>,
+    },
 }
 
 impl TokenRequest<'_> {
@@ -126,6 +134,8 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) state: Option<&'a str>,
     pub(crate) code_challenge: Option<&'a str>,
     pub(crate) code_challenge_method: Option<&'a str>,
+    /// RFC 8707 `resource`s, which may repeat.
+    pub(crate) resources: Vec<&'a str>,
     /// The first parameter sent more than once (RFC 6749 §3.1), if any.
     pub(crate) repeated: Option<&'static str>,
 }

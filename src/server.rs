@@ -8,7 +8,7 @@ use http::{HeaderMap, Request, Response};
 use crate::clock::Clock;
 use crate::config::{AuthorizationServerBuilder, Config};
 use crate::endpoint::{authorize, bearer, introspect, metadata, revoke, token};
-use crate::grant::authorize::{Decision, PendingAuthorization, PkceRules};
+use crate::grant::authorize::{Decision, PendingAuthorization, Rules};
 use crate::grant::client_auth::{Authenticator, SecretCache};
 use crate::grant::password::SignIn;
 use crate::grant::{Issuer, TokenGrants};
@@ -50,6 +50,7 @@ impl Inner {
         Issuer {
             store: &*self.tokens,
             lifetimes: &self.config.lifetimes,
+            resources: &self.config.resources,
         }
     }
 
@@ -85,11 +86,13 @@ impl Inner {
         }
     }
 
-    pub(crate) fn pkce_rules(&self) -> PkceRules {
-        PkceRules {
+    /// The server's rules for authorization requests.
+    pub(crate) fn authorize_rules(&self) -> Rules<'_> {
+        Rules {
             policy: self.config.pkce,
             allow_plain: self.config.allow_plain_pkce,
             profile: self.config.profile,
+            resources: &self.config.resources,
         }
     }
 }
@@ -267,9 +270,12 @@ impl AuthorizationServer {
     }
 
     /// Bearer token validation for resource servers (RFC 6750): the grant behind the request's
-    /// `Authorization: Bearer` token, checked to carry every token of `required` scope, or the
-    /// ready refusal: 401 with a bare `WWW-Authenticate: Bearer realm=".."` challenge without
-    /// credentials, 401 `invalid_token` for a bad, expired or revoked token, 403
+    /// `Authorization: Bearer` token, checked to be meant for the server's
+    /// [default audience](AuthorizationServerBuilder::default_audience) (RFC 8707; see
+    /// [`bearer_for_audience`](Self::bearer_for_audience) for another) and to carry every token
+    /// of `required` scope, or the ready refusal: 401 with a bare
+    /// `WWW-Authenticate: Bearer realm=".."` challenge without credentials, 401
+    /// `invalid_token` for a bad, expired or revoked token or one of another audience, 403
     /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
     /// header.
     ///
@@ -296,7 +302,7 @@ impl AuthorizationServer {
         request: &Request<B>,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, request.headers(), required).await
+        bearer::check(&self.inner, request.headers(), None, required).await
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone.
@@ -323,7 +329,34 @@ impl AuthorizationServer {
         headers: &HeaderMap,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, headers, required).await
+        bearer::check(&self.inner, headers, None, required).await
+    }
+
+    /// [`AuthorizationServer::bearer_headers`] for a resource server of another `audience`
+    /// than the server's default (one of its [`resources`](AuthorizationServerBuilder::resources)):
+    /// a token not meant for `audience` is refused with 401 `invalid_token` (RFC 8707).
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example")
+    /// #     .resources(["https://files.example/"]).store(MemoryStore::new()).build().unwrap();
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("authorization", "Bearer not-a-live-token".parse().unwrap());
+    /// let refusal = server
+    ///     .bearer_for_audience(&headers, "https://files.example/", None)
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(refusal.status(), 401);
+    /// # }
+    /// ```
+    pub async fn bearer_for_audience(
+        &self,
+        headers: &HeaderMap,
+        audience: &str,
+        required: Option<&Scope>,
+    ) -> Result<AccessGrant, Response<String>> {
+        bearer::check(&self.inner, headers, Some(audience), required).await
     }
 
     /// The authorization server metadata (RFC 8414) as `application/json`, for

@@ -608,7 +608,9 @@ async fn post_form_works_like_get() {
 async fn unknown_parameters_are_ignored_and_may_repeat() {
     let f = fixture();
     let pending = f
-        .pending(&demo("&resource=a&resource=b&foo&nonce=1&nonce=2&prompt="))
+        .pending(&demo(
+            "&ui_locales=a&ui_locales=b&foo&nonce=1&nonce=2&prompt=",
+        ))
         .await;
     assert_eq!(pending.scope().as_str(), "email profile");
 }

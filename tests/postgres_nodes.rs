@@ -29,6 +29,15 @@ use std::time::{Duration, Instant};
 mod demo;
 
 use demo::Server as Node;
+
+/// The issuer every node of one deployment shares (so a token's audience, `{issuer}/api`, is
+/// the same API whichever node checks it).
+const SHARED_ISSUER: &str = "http://nodes.grantor.test";
+
+/// A node of the deployment over `store`, behind the shared issuer.
+fn node(framework: &str, store: &str) -> Node {
+    Node::start_with_args(framework, store, &["--issuer", SHARED_ISSUER])
+}
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 use serde_json::Value;
@@ -51,10 +60,7 @@ async fn two_nodes_share_one_database() {
         return;
     };
     let _turn = ONE_AT_A_TIME.lock().await;
-    let (a, b) = (
-        Node::start_with("axum", &db.store()),
-        Node::start_with("axum", &db.store()),
-    );
+    let (a, b) = (node("axum", &db.store()), node("axum", &db.store()));
     let client = http_client();
 
     // A code issued on A is redeemed on B.
@@ -146,10 +152,7 @@ async fn a_browser_signs_in_across_nodes_and_the_throttle_counts_on_every_node()
         return;
     };
     let _turn = ONE_AT_A_TIME.lock().await;
-    let (a, b) = (
-        Node::start_with("axum", &db.store()),
-        Node::start_with("actix", &db.store()),
-    );
+    let (a, b) = (node("axum", &db.store()), node("actix", &db.store()));
     // One browser: its session cookie goes to both nodes (cookies do not depend on the port).
     let browser = web::browser();
     let params = [
@@ -241,10 +244,7 @@ async fn a_database_outage_is_answered_cleanly_and_recovered_from() {
         return;
     };
     let _turn = ONE_AT_A_TIME.lock().await;
-    let (a, b) = (
-        Node::start_with("axum", &db.store()),
-        Node::start_with("axum", &db.store()),
-    );
+    let (a, b) = (node("axum", &db.store()), node("axum", &db.store()));
     let client = http_client();
     warm_up_client_authentication(&client, &[&a.base, &b.base]).await;
     let before = password_grant(&client, &a.base).await;

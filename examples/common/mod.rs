@@ -39,7 +39,7 @@ pub struct Demo {
 
 /// Opens and seeds the chosen store and builds the server over it.
 pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error>> {
-    // The demo API at `{issuer}/api` is the audience of every token (CONTRACT.md).
+    // The demo API at `{issuer}/api` is the default audience (CONTRACT.md).
     let audience = format!("{}/api", settings.issuer.trim_end_matches('/'));
     let builder = AuthorizationServer::builder()
         .issuer(settings.issuer.clone())
@@ -47,6 +47,8 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         .profile(settings.profile)
         .refresh_grace(settings.refresh_grace)
         .default_audience(audience.clone())
+        // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
+        .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?);
     let server = seed::open(&settings.store, &audience, builder)
         .await?

@@ -3,13 +3,8 @@
 
 use super::ClientError;
 
-/// Whether `audience` can be one: an absolute URI in printable ASCII (RFC 8707 §2).
-pub(crate) fn is_audience(audience: &str) -> bool {
-    audience.bytes().all(|b| b.is_ascii_graphic()) && url::Url::parse(audience).is_ok()
-}
-
 pub(super) fn check_audience(audience: &str) -> Result<(), ClientError> {
-    is_audience(audience)
+    crate::audience::is_resource(audience)
         .then_some(())
         .ok_or(ClientError::InvalidAudience)
 }

@@ -45,8 +45,11 @@ pub enum ConfigError {
     /// `plain` PKCE was allowed under [`Profile::OAuth21`], which allows only `S256`.
     #[error("OAuth 2.1 allows only the S256 PKCE method; plain cannot be allowed")]
     PlainPkceInOAuth21,
-    /// The default audience is not an absolute URI in printable ASCII.
-    #[error("the default audience must be an absolute URI in printable ASCII")]
+    /// The default audience or another resource is not an absolute URI without a fragment in
+    /// printable ASCII (RFC 8707 §2).
+    #[error(
+        "the default audience and resources must be absolute URIs in printable ASCII without a fragment"
+    )]
     Audience,
     /// The refresh retry window is longer than [`MAX_REFRESH_GRACE`].
     #[error("the refresh grace window must be at most 10 minutes")]

@@ -52,7 +52,7 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B
     };
     let request = parse::authorization_request(&form);
     let now = inner.clock.now();
-    match authorize::validate(&*inner.clients, inner.pkce_rules(), &request, now).await {
+    match authorize::validate(&*inner.clients, inner.authorize_rules(), &request, now).await {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
         Validated::Redirect(error, reply_to) => {
             Authorize::Redirect(error_redirect(inner, reply_to, &error))

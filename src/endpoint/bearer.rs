@@ -8,24 +8,32 @@ use serde::Serialize;
 use super::render;
 use crate::config::Config;
 use crate::error::{ErrorCode, OAuthError};
-use crate::grant::bearer::{self, Refusal};
+use crate::grant::bearer::{self, Demand, Refusal};
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::server::Inner;
 use crate::store::AccessGrant;
 
-/// Validates the request's `Authorization: Bearer` token and, if asked, that it carries every
-/// token of `required`: the grant, or the ready refusal.
+/// Validates the request's `Authorization: Bearer` token: meant for `audience` (the server's
+/// default audience when `None`) and, if asked, carrying every token of `required`. The grant,
+/// or the ready refusal.
 pub(crate) async fn check(
     inner: &Inner,
     headers: &HeaderMap,
+    audience: Option<&str>,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, Response<String>> {
     let token = match read_token(headers) {
         Ok(token) => token,
         Err(refusal) => return Err(refuse(&inner.config, refusal)),
     };
-    bearer::check(&*inner.tokens, &token, required, inner.clock.now())
+    let default = &inner.config.resources.default;
+    let demand = Demand {
+        audience: audience.unwrap_or(default.as_str()),
+        default,
+        required,
+    };
+    bearer::check(&*inner.tokens, &token, demand, inner.clock.now())
         .await
         .map_err(|refusal| refuse(&inner.config, refusal))
 }

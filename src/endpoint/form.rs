@@ -71,6 +71,8 @@ pub(crate) struct Form<'a> {
     /// The slots seen so far, empty or not, one bit each.
     seen: u32,
     repeated: Option<&'static str>,
+    /// RFC 8707's `resource`, which may repeat: every non-empty value, in order.
+    resources: Vec<Cow<'a, str>>,
 }
 
 impl std::fmt::Debug for Form<'_> {
@@ -84,6 +86,7 @@ impl std::fmt::Debug for Form<'_> {
         f.debug_struct("Form")
             .field("present", &present.collect::<Vec<_>>())
             .field("repeated", &self.repeated)
+            .field("resources", &self.resources.len())
             .finish()
     }
 }
@@ -99,6 +102,11 @@ impl<'a> Form<'a> {
     /// The first OAuth parameter that appeared more than once, if any.
     pub(crate) fn repeated(&self) -> Option<&'static str> {
         self.repeated
+    }
+
+    /// Every non-empty `resource` value (RFC 8707 §2), in order; bounded by the input's size.
+    pub(crate) fn resources(&self) -> Vec<&str> {
+        self.resources.iter().map(|r| &**r).collect()
     }
 }
 
@@ -198,6 +206,9 @@ impl<'a> Form<'a> {
         };
         // Unknown names are dropped once their encoding has been checked.
         let Some(slot) = slot(&name) else {
+            if name == "resource" && !value.is_empty() {
+                self.resources.push(value);
+            }
             return Ok(());
         };
         // Repeated even when one occurrence is empty: the answer must not depend on order.

@@ -15,7 +15,11 @@ pub(crate) async fn introspect<B: AsRef<[u8]>>(
     match handle(inner, request).await {
         Ok(Some(found)) => render::json_text(
             StatusCode::OK,
-            json::introspection(&found, &inner.config.issuer, &inner.config.audience),
+            json::introspection(
+                &found,
+                &inner.config.issuer,
+                &inner.config.resources.default,
+            ),
         ),
         Ok(None) => render::json_text(StatusCode::OK, r#"{"active":false}"#.to_owned()),
         Err(error) => render::error(&error, &inner.config.basic_challenge),
@@ -30,6 +34,6 @@ async fn handle<B: AsRef<[u8]>>(
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
     let client = inner.authenticator().authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
-    let audience = &inner.config.audience;
+    let audience = &inner.config.resources.default;
     lookup::introspect(&*inner.tokens, &client, audience, &query, inner.clock.now()).await
 }

@@ -1,6 +1,7 @@
 //! JSON bodies: the token response (RFC 6749 §5.1) and introspection (RFC 7662 §2.2), written
 //! directly, and the writer they share.
 
+use crate::audience::Audience;
 use crate::grant::lookup::Found;
 use crate::grant::{Issued, TOKEN_TYPE};
 use crate::store::Authorization;
@@ -26,7 +27,7 @@ pub(crate) fn token_response(issued: &Issued) -> String {
 }
 
 /// An active token's description (RFC 7662 §2.2).
-pub(crate) fn introspection(found: &Found, issuer: &str, audience: &str) -> String {
+pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> String {
     let (authorization, token_type, iat, exp, jti) = match found {
         Found::Access(grant) => (
             &grant.authorization,
@@ -68,7 +69,8 @@ pub(crate) fn introspection(found: &Found, issuer: &str, audience: &str) -> Stri
     if let Some(jti) = jti {
         json.string("jti", jti);
     }
-    json.string("aud", audience).string("iss", issuer);
+    json.audience("aud", authorization.audience.or(default))
+        .string("iss", issuer);
     json.finish()
 }
 
@@ -113,6 +115,22 @@ impl JsonObject {
             self.0.push_str(&escaped);
         }
         self
+    }
+
+    /// An audience (RFC 7519 §4.1.3): one resource as a string, several as an array.
+    pub(crate) fn audience(&mut self, name: &'static str, audience: &Audience) -> &mut Self {
+        let mut resources = audience.iter();
+        match (resources.next(), resources.next()) {
+            (Some(only), None) => self.string(name, only),
+            _ => {
+                self.name(name);
+                // Serializing a list of strings cannot fail; serde escapes any '"'.
+                let list: Vec<&str> = audience.iter().collect();
+                let text = serde_json::to_string(&list).unwrap_or_else(|_| "[]".to_owned());
+                self.0.push_str(&text);
+                self
+            }
+        }
     }
 
     /// A non-negative integer member.

@@ -75,6 +75,7 @@ fn grant_parameters<'f>(
             .ok_or_else(|| OAuthError::invalid_request(format!("{name} is missing")))
     };
     let scope = form.get("scope");
+    let resources = form.resources();
     Ok(match grant_type {
         GrantType::AuthorizationCode => {
             let code = AuthorizationCode::hashed(required("code")?);
@@ -89,20 +90,23 @@ fn grant_parameters<'f>(
                 code,
                 redirect_uri,
                 code_verifier,
+                resources,
             }
         }
         GrantType::Password => TokenRequest::Password {
             username: required("username")?,
             password: Password::new(required("password")?),
             scope,
+            resources,
         },
         GrantType::RefreshToken => TokenRequest::RefreshToken {
             refresh_token: RefreshToken::hashed(required("refresh_token")?),
             scope,
+            resources,
         },
         // `token_request` maps only the four token-endpoint grants here.
         GrantType::ClientCredentials | GrantType::Implicit => {
-            TokenRequest::ClientCredentials { scope }
+            TokenRequest::ClientCredentials { scope, resources }
         }
     })
 }
@@ -129,6 +133,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
         state: form.get("state"),
         code_challenge: form.get("code_challenge"),
         code_challenge_method: form.get("code_challenge_method"),
+        resources: form.resources(),
         repeated: form.repeated(),
     }
 }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
@@ -19,6 +20,9 @@ struct Stored {
     response_type: String,
     redirect_uri: String,
     scope: String,
+    /// Absent from sessions kept before audiences were: the default audience then.
+    #[serde(default)]
+    audience: String,
     state: Option<String>,
     code_challenge: Option<String>,
     code_challenge_method: Option<String>,
@@ -37,6 +41,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         .to_owned(),
         redirect_uri: pending.redirect_uri.clone(),
         scope: pending.scope.as_str().to_owned(),
+        audience: pending.audience.as_str().to_owned(),
         state: pending.state.clone(),
         code_challenge: challenge.map(|c| c.as_str().to_owned()),
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
@@ -81,6 +86,7 @@ pub(crate) async fn from_session(
         response_type,
         redirect_uri: stored.redirect_uri,
         scope: Scope::parse(&stored.scope).map_err(|_| corrupt())?,
+        audience: Audience::from_stored(&stored.audience).ok_or_else(corrupt)?,
         state: stored.state,
         code_challenge,
         created_at: UnixTime::from_secs(stored.created_at),

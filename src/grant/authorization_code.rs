@@ -23,7 +23,8 @@ pub(crate) async fn issue_code(
             pending.client.id().clone(),
             Some(user),
             pending.scope.clone(),
-        ),
+        )
+        .with_audience(pending.audience.clone()),
         pending.redirect_uri.clone(),
         pending.code_challenge.clone(),
         now,
@@ -42,6 +43,8 @@ pub(crate) struct Exchange<'a> {
     pub(crate) code: &'a AuthorizationCode,
     pub(crate) redirect_uri: &'a str,
     pub(crate) code_verifier: Option<&'a str>,
+    /// RFC 8707 §2.2: the access token's audience, within the code's.
+    pub(crate) resources: &'a [&'a str],
 }
 
 pub(crate) async fn exchange(
@@ -96,7 +99,10 @@ async fn redeem_and_issue(
         }
     };
     checks::code_binding(&grant, client, request.redirect_uri, request.code_verifier)?;
-    let authorization = authorization_of(grant);
+    let audience = issuer
+        .resources
+        .narrow(request.resources, &grant.authorization.audience)?;
+    let authorization = authorization_of(grant).with_audience(audience);
     let refresh = client.issues_refresh_tokens();
     Ok(issuer
         .issue(authorization, Some(family), refresh, now)

@@ -4,7 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::resource::Resources;
 use super::{Issued, Issuer, authorization_code, checks, implicit};
+use crate::audience::Audience;
 use crate::client::{Approval, Client, GrantType};
 use crate::clock::UnixTime;
 use crate::config::{PkcePolicy, Profile};
@@ -46,6 +48,8 @@ pub struct PendingAuthorization {
     pub(crate) response_type: ResponseType,
     pub(crate) redirect_uri: String,
     pub(crate) scope: Scope,
+    /// The resources the tokens will be for (RFC 8707).
+    pub(crate) audience: Audience,
     pub(crate) state: Option<String>,
     pub(crate) code_challenge: Option<CodeChallenge>,
     pub(crate) created_at: UnixTime,
@@ -60,6 +64,12 @@ impl PendingAuthorization {
     /// The scope that will be granted on approval.
     pub fn scope(&self) -> &Scope {
         &self.scope
+    }
+
+    /// The resources the tokens will be for (RFC 8707): the request's `resource`s, or the
+    /// default audience.
+    pub fn audience(&self) -> &Audience {
+        &self.audience
     }
 
     /// Whether the user must see an approval page naming the client and the scope.
@@ -94,6 +104,7 @@ impl fmt::Debug for PendingAuthorization {
             .field("response_type", &self.response_type)
             .field("redirect_uri", &self.redirect_uri)
             .field("scope", &self.scope)
+            .field("audience", &self.audience)
             .finish_non_exhaustive()
     }
 }
@@ -118,19 +129,21 @@ pub(crate) enum Validated<'a> {
     Reject(OAuthError),
 }
 
-/// The server's rules for authorization requests: PKCE (RFC 7636, RFC 9700 §2.1.1) and the
-/// profile, which decides whether the implicit grant is offered at all.
+/// The server's rules for authorization requests: PKCE (RFC 7636, RFC 9700 §2.1.1), the
+/// profile, which decides whether the implicit grant is offered at all, and the resources
+/// tokens may be for (RFC 8707).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PkceRules {
+pub(crate) struct Rules<'a> {
     pub(crate) policy: PkcePolicy,
     pub(crate) allow_plain: bool,
     pub(crate) profile: Profile,
+    pub(crate) resources: &'a Resources,
 }
 
 /// Checks an authorization request against its client's registration.
 pub(crate) async fn validate<'r>(
     clients: &dyn ClientStore,
-    pkce: PkceRules,
+    rules: Rules<'_>,
     request: &AuthorizationRequest<'r>,
     now: UnixTime,
 ) -> Validated<'r> {
@@ -148,14 +161,15 @@ pub(crate) async fn validate<'r>(
         },
         state: request.state,
     };
-    match check(pkce, request, &client) {
-        Ok((response_type, scope, code_challenge)) => Validated::SignIn(PendingAuthorization {
+    match check(rules, request, &client) {
+        Ok(checked) => Validated::SignIn(PendingAuthorization {
             client,
-            response_type,
+            response_type: checked.response_type,
             redirect_uri: redirect_uri.to_owned(),
-            scope,
+            scope: checked.scope,
+            audience: checked.audience,
             state: request.state.map(str::to_owned),
-            code_challenge,
+            code_challenge: checked.code_challenge,
             created_at: now,
         }),
         Err(error) => Validated::Redirect(error, reply_to),
@@ -188,12 +202,20 @@ async fn find_client_and_redirect(
     Ok(client)
 }
 
+/// What passed the checks a redirectable error may come from.
+struct Checked {
+    response_type: ResponseType,
+    scope: Scope,
+    audience: Audience,
+    code_challenge: Option<CodeChallenge>,
+}
+
 /// Every other check; failures are redirected to the client.
 fn check(
-    pkce: PkceRules,
+    rules: Rules<'_>,
     request: &AuthorizationRequest<'_>,
     client: &Client,
-) -> Result<(ResponseType, Scope, Option<CodeChallenge>), OAuthError> {
+) -> Result<Checked, OAuthError> {
     if let Some(name) = request.repeated {
         return Err(OAuthError::invalid_request(format!("{name} is repeated")));
     }
@@ -208,7 +230,7 @@ fn check(
         }
         None => return Err(OAuthError::invalid_request("response_type is missing")),
     };
-    if !checks::offered(pkce.profile, grant) {
+    if !checks::offered(rules.profile, grant) {
         return Err(OAuthError::new(
             ErrorCode::UnsupportedResponseType,
             "response_type token (the implicit grant) is not offered under OAuth 2.1",
@@ -220,16 +242,22 @@ fn check(
         ));
     }
     let scope = checks::resolve_scope(request.scope, client)?;
+    let audience = rules.resources.resolve(&request.resources, client)?;
     let code_challenge = match response_type {
-        ResponseType::Code => code_challenge(pkce, request, client)?,
+        ResponseType::Code => code_challenge(rules, request, client)?,
         // PKCE binds a code to its redemption; the implicit grant has no redemption.
         ResponseType::Token => None,
     };
-    Ok((response_type, scope, code_challenge))
+    Ok(Checked {
+        response_type,
+        scope,
+        audience,
+        code_challenge,
+    })
 }
 
 fn code_challenge(
-    pkce: PkceRules,
+    pkce: Rules<'_>,
     request: &AuthorizationRequest<'_>,
     client: &Client,
 ) -> Result<Option<CodeChallenge>, OAuthError> {
@@ -316,6 +344,12 @@ impl Decide<'_> {
         if !pending.scope.is_subset_of(current.scopes()) {
             return Err(Refused::Redirect(OAuthError::invalid_scope(
                 "the requested scope exceeds what the client may now be granted",
+            )));
+        }
+        if !pending.audience.iter().all(|r| current.may_target(r)) {
+            return Err(Refused::Redirect(OAuthError::new(
+                ErrorCode::InvalidTarget,
+                "the client may no longer request tokens for this resource",
             )));
         }
         let lifetime = self.issuer.lifetimes.authorization_request;

@@ -11,6 +11,7 @@ pub(crate) async fn exchange(
     issuer: Issuer<'_>,
     client: &Client,
     scope: Option<&str>,
+    resources: &[&str],
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     if client.is_public() {
@@ -19,6 +20,8 @@ pub(crate) async fn exchange(
         ));
     }
     let scope = checks::resolve_scope(scope, client)?;
-    let authorization = Authorization::new(client.id().clone(), None, scope);
+    let audience = issuer.resources.resolve(resources, client)?;
+    let authorization =
+        Authorization::new(client.id().clone(), None, scope).with_audience(audience);
     issuer.issue(authorization, None, false, now).await
 }

@@ -18,6 +18,7 @@ pub(crate) async fn issue_token(
         pending.client.id().clone(),
         Some(user),
         pending.scope.clone(),
-    );
+    )
+    .with_audience(pending.audience.clone());
     issuer.issue(authorization, None, false, now).await
 }

@@ -2,13 +2,14 @@
 //! with `token_type_hint` deciding only where to look first, and decide what its client may do
 //! with it.
 
+use crate::audience::Audience;
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::mint;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, RefreshGrant, TokenIssuer};
+use crate::store::{AccessGrant, Authorization, RefreshGrant, TokenIssuer};
 
 /// A token found in the store.
 #[derive(Debug)]
@@ -20,11 +21,15 @@ pub(crate) enum Found {
 }
 
 impl Found {
-    pub(crate) fn client_id(&self) -> &str {
+    fn authorization(&self) -> &Authorization {
         match self {
-            Self::Access(grant) => grant.authorization.client_id.as_str(),
-            Self::Refresh(grant) => grant.authorization.client_id.as_str(),
+            Self::Access(grant) => &grant.authorization,
+            Self::Refresh(grant) => &grant.authorization,
         }
+    }
+
+    pub(crate) fn client_id(&self) -> &str {
+        self.authorization().client_id.as_str()
     }
 }
 
@@ -58,12 +63,13 @@ async fn find(
 }
 
 /// RFC 7662 §2.2: the token, if it is active and `client` may see it: a token issued to
-/// `client` itself, or any token of `audience` when `client` serves it as a resource server
-/// (§4: anything else could be scanned for). Public clients cannot introspect at all.
+/// `client` itself, or any token of an audience `client` serves as a resource server (§4:
+/// anything else could be scanned for; a token without a kept audience has `default`). Public
+/// clients cannot introspect at all.
 pub(crate) async fn introspect(
     store: &dyn TokenIssuer,
     client: &Client,
-    audience: &str,
+    default: &Audience,
     query: &TokenQuery<'_>,
     now: UnixTime,
 ) -> Result<Option<Found>, OAuthError> {
@@ -81,8 +87,9 @@ pub(crate) async fn introspect(
     Ok(found.filter(|found| {
         // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
         let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);
-        // Every token grantor issues today carries the server's default audience.
-        let visible = found.client_id() == client.id().as_str() || client.serves(audience);
+        let audience = found.authorization().audience.or(default);
+        let visible = found.client_id() == client.id().as_str()
+            || audience.iter().any(|resource| client.serves(resource));
         usable && visible
     }))
 }

@@ -13,9 +13,11 @@ pub(crate) mod implicit;
 pub(crate) mod lookup;
 pub(crate) mod password;
 pub(crate) mod refresh;
+pub(crate) mod resource;
 
 use std::time::Duration;
 
+use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::config::Profile;
 use crate::error::{ErrorCode, OAuthError, StoreError};
@@ -46,6 +48,8 @@ pub(crate) struct Lifetimes {
 pub(crate) struct Issuer<'a> {
     pub(crate) store: &'a dyn TokenIssuer,
     pub(crate) lifetimes: &'a Lifetimes,
+    /// What tokens may be aimed at (RFC 8707).
+    pub(crate) resources: &'a resource::Resources,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -85,6 +89,14 @@ impl std::fmt::Debug for Issued {
             )
             .finish()
     }
+}
+
+/// What a new grant is for, resolved for its client before any password is checked (so a bad
+/// scope or resource costs no hashing).
+#[derive(Debug)]
+pub(crate) struct Granted {
+    pub(crate) scope: Scope,
+    pub(crate) audience: Audience,
 }
 
 /// What the token endpoint's grants depend on, each grant taking its own part.
@@ -128,11 +140,13 @@ pub(crate) async fn token(
             code,
             redirect_uri,
             code_verifier,
+            resources,
         } => {
             let exchange = authorization_code::Exchange {
                 code,
                 redirect_uri,
                 code_verifier: *code_verifier,
+                resources,
             };
             authorization_code::exchange(issuer, &client, exchange, now).await
         }
@@ -140,17 +154,23 @@ pub(crate) async fn token(
             username,
             password,
             scope,
+            resources,
         } => {
             let scope = checks::resolve_scope(*scope, &client)?;
+            let granted = Granted {
+                scope,
+                audience: issuer.resources.resolve(resources, &client)?,
+            };
             let sign_in = &grants.sign_in;
-            password::exchange(issuer, sign_in, &client, username, password, scope, now).await
+            password::exchange(issuer, sign_in, &client, username, password, granted, now).await
         }
         TokenRequest::RefreshToken {
             refresh_token,
             scope,
-        } => refresh::exchange(issuer, &client, refresh_token, *scope, now).await,
-        TokenRequest::ClientCredentials { scope } => {
-            client_credentials::exchange(issuer, &client, *scope, now).await
+            resources,
+        } => refresh::exchange(issuer, &client, refresh_token, *scope, resources, now).await,
+        TokenRequest::ClientCredentials { scope, resources } => {
+            client_credentials::exchange(issuer, &client, *scope, resources, now).await
         }
     }
 }

@@ -3,11 +3,10 @@
 //! attempts are throttled per account through the attempt-counter seam, so every node counts
 //! the guesses made at every node.
 
-use super::{Issued, Issuer};
+use super::{Granted, Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
-use crate::scope::Scope;
 use crate::secret::Password;
 use crate::signin::SignInProblem;
 use crate::store::{AttemptCounter, Authorization, User, UserStore};
@@ -21,19 +20,20 @@ pub(crate) struct SignIn<'a> {
     pub(crate) turns: &'a Turns,
 }
 
-/// The token request of RFC 6749 §4.3.2; `scope` is already resolved for the client (checked
-/// before the password, so a bad scope costs no hashing).
+/// The token request of RFC 6749 §4.3.2; scope and audience are already resolved for the
+/// client (checked before the password, so a bad one costs no hashing).
 pub(crate) async fn exchange(
     issuer: Issuer<'_>,
     sign_in: &SignIn<'_>,
     client: &Client,
     username: &str,
     password: &Password,
-    scope: Scope,
+    granted: Granted,
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let user = sign_in.authenticate(username, password, now).await?;
-    let authorization = Authorization::new(client.id().clone(), Some(user), scope);
+    let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
+        .with_audience(granted.audience);
     let refresh = client.issues_refresh_tokens();
     issuer.issue(authorization, None, refresh, now).await
 }

@@ -22,6 +22,7 @@ pub(crate) async fn exchange(
     client: &Client,
     token: &RefreshToken,
     scope: Option<&str>,
+    resources: &[&str],
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let digest = token.digest();
@@ -42,10 +43,13 @@ pub(crate) async fn exchange(
     // Whether this is a retry of a lost answer is the store's atomic decision.
     let retry_since = (!grace.is_zero()).then(|| now.minus(grace));
     let access_scope = checks::narrow_scope(scope, &grant.authorization.scope)?;
+    let audience = issuer
+        .resources
+        .narrow(resources, &grant.authorization.audience)?;
     let Authorization {
         client_id, user, ..
     } = grant.authorization;
-    let authorization = Authorization::new(client_id, user, access_scope);
+    let authorization = Authorization::new(client_id, user, access_scope).with_audience(audience);
     let family_end = grant.family_ends_at;
     let (issued, successor) =
         issuer.mint(Some(grant.family), family_end, authorization, true, now)?;

@@ -8,6 +8,7 @@ use super::{ShardKey, Sharded};
 
 mod rotation;
 
+use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -57,6 +58,7 @@ struct FamilyEntry {
     client_id: ClientId,
     user: Option<Box<User>>,
     scope: Scope,
+    audience: Audience,
     revoked: AtomicBool,
     /// The generation of the family's current refresh token; older ones are rotated.
     generation: AtomicU32,
@@ -76,6 +78,7 @@ impl FamilyEntry {
             client_id: authorization.client_id.clone(),
             user: authorization.user.clone().map(Box::new),
             scope: authorization.scope.clone(),
+            audience: authorization.audience.clone(),
             revoked: AtomicBool::new(false),
             generation: AtomicU32::new(0),
             expires_at: AtomicU32::new(0),
@@ -100,13 +103,23 @@ impl FamilyEntry {
         FamilyId::from_bytes(self.id)
     }
 
-    /// The authorization, with `scope` (the family's own or narrower).
-    fn authorization(&self, scope: &Scope) -> Authorization {
+    /// The family's own authorization.
+    fn authorization(&self) -> Authorization {
+        self.narrowed_authorization(None)
+    }
+
+    /// The authorization, with a token's narrower scope and audience when it has them.
+    fn narrowed_authorization(&self, narrowed: Option<&Narrowed>) -> Authorization {
+        let (scope, audience) = match narrowed {
+            Some(narrowed) => (&narrowed.scope, &narrowed.audience),
+            None => (&self.scope, &self.audience),
+        };
         Authorization::new(
             self.client_id.clone(),
             self.user.as_deref().cloned(),
             scope.clone(),
         )
+        .with_audience(audience.clone())
     }
 
     /// Whether nothing of the family can be used any more at `now`.
@@ -152,7 +165,7 @@ impl LiveCode {
     /// The grant the code was issued for.
     fn into_grant(self) -> CodeGrant {
         CodeGrant::new(
-            self.family.authorization(&self.family.scope),
+            self.family.authorization(),
             self.redirect_uri,
             self.code_challenge,
             self.issued_at.into(),
@@ -163,11 +176,17 @@ impl LiveCode {
 
 struct AccessEntry {
     family: Arc<FamilyEntry>,
-    /// The token's scope when narrower than its family's (a refresh that asked for less);
-    /// `None`, the usual case, for the family's own.
-    narrowed: Option<Box<Scope>>,
+    /// The token's scope and audience when narrower than its family's (a code exchange or
+    /// refresh that asked for less); `None`, the usual case, for the family's own.
+    narrowed: Option<Box<Narrowed>>,
     issued_at: Secs,
     expires_at: Secs,
+}
+
+/// An access token's own scope and audience, narrower than its family's.
+struct Narrowed {
+    scope: Scope,
+    audience: Audience,
 }
 
 struct RefreshEntry {
@@ -286,13 +305,21 @@ impl Tokens {
                 .ends_at
                 .compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
         }
-        let scope = &tokens.authorization.scope;
+        let Authorization {
+            scope, audience, ..
+        } = &tokens.authorization;
+        let narrowed = (*scope != family.scope || *audience != family.audience).then(|| {
+            Box::new(Narrowed {
+                scope: scope.clone(),
+                audience: audience.clone(),
+            })
+        });
         family.extend_to(tokens.expires_at());
         self.access.insert(
             Key::of(&tokens.access_token),
             AccessEntry {
                 family: Arc::clone(family),
-                narrowed: (*scope != family.scope).then(|| Box::new(scope.clone())),
+                narrowed,
                 issued_at: issued_at.into(),
                 expires_at: tokens.access_expires_at.into(),
             },
@@ -408,7 +435,7 @@ impl Tokens {
             let family = &entry.family;
             Some(
                 RefreshGrant::new(
-                    family.authorization(&family.scope),
+                    family.authorization(),
                     family.id(),
                     entry.generation != family.generation.load(Ordering::Acquire),
                     entry.issued_at.into(),
@@ -429,7 +456,7 @@ impl Tokens {
             let entry = map.get(&key).filter(|e| !e.is_dead(now))?;
             let family = &entry.family;
             Some(AccessGrant::new(
-                family.authorization(entry.narrowed.as_deref().unwrap_or(&family.scope)),
+                family.narrowed_authorization(entry.narrowed.as_deref()),
                 family.id(),
                 entry.issued_at.into(),
                 entry.expires_at.into(),

@@ -200,6 +200,7 @@ where
             .bind(client.default_scope().as_str())
             .bind(columns.approval_required)
             .bind(columns.audiences.as_str())
+            .bind(columns.resources.as_str())
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

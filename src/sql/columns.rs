@@ -39,12 +39,13 @@ pub(crate) fn secs(time: UnixTime) -> i64 {
     i64::try_from(time.as_secs()).unwrap_or(i64::MAX)
 }
 
-/// The columns of an authorization: client id, user id, username, scope.
+/// The columns of an authorization: client id, user id, username, scope, audience.
 pub(crate) struct AuthorizationColumns<'a> {
     pub(crate) client_id: &'a str,
     pub(crate) user_id: Option<&'a str>,
     pub(crate) username: Option<&'a str>,
     pub(crate) scope: &'a str,
+    pub(crate) audience: &'a str,
 }
 
 impl<'a> AuthorizationColumns<'a> {
@@ -55,6 +56,7 @@ impl<'a> AuthorizationColumns<'a> {
             user_id: user.map(|u| u.id().as_str()),
             username: user.map(|u| u.username()),
             scope: authorization.scope.as_str(),
+            audience: authorization.audience.as_str(),
         }
     }
 }
@@ -66,6 +68,7 @@ pub(crate) struct ClientColumns {
     pub(crate) grant_types: String,
     pub(crate) approval_required: bool,
     pub(crate) audiences: String,
+    pub(crate) resources: String,
 }
 
 impl ClientColumns {
@@ -82,6 +85,7 @@ impl ClientColumns {
             grant_types: grant_types.join(" "),
             approval_required: client.approval() == Approval::Required,
             audiences: serde_json::to_string(client.audiences()).unwrap_or_default(),
+            resources: serde_json::to_string(client.resources()).unwrap_or_default(),
         }
     }
 }

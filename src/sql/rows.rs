@@ -4,6 +4,7 @@
 
 use sqlx::FromRow;
 
+use crate::audience::Audience;
 use crate::client::{Approval, Client, ClientId, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -47,6 +48,7 @@ pub(crate) struct ClientRow {
     default_scope: String,
     approval_required: bool,
     audiences: String,
+    resources: String,
 }
 
 impl ClientRow {
@@ -73,6 +75,8 @@ impl ClientRow {
             .collect::<Result<Vec<_>, _>>()?;
         let audiences: Vec<String> =
             serde_json::from_str(&self.audiences).map_err(|_| corrupt("audience list"))?;
+        let resources: Vec<String> =
+            serde_json::from_str(&self.resources).map_err(|_| corrupt("resource list"))?;
         let approval = if self.approval_required {
             Approval::Required
         } else {
@@ -81,6 +85,9 @@ impl ClientRow {
         let builder = audiences
             .into_iter()
             .fold(builder, |b, audience| b.resource_server(audience));
+        let builder = resources
+            .into_iter()
+            .fold(builder, |b, resource| b.resource(resource));
         uris.into_iter()
             .fold(builder, |b, uri| b.redirect_uri(uri))
             .name(self.name)
@@ -121,6 +128,7 @@ pub(crate) struct AuthorizationRow {
     user_id: Option<String>,
     username: Option<String>,
     scope: String,
+    audience: String,
 }
 
 impl AuthorizationRow {
@@ -129,7 +137,8 @@ impl AuthorizationRow {
             ClientId::new(&self.client_id).map_err(|_| corrupt("client id"))?,
             user(self.user_id, self.username)?,
             Scope::parse(&self.scope).map_err(|_| corrupt("scope"))?,
-        ))
+        )
+        .with_audience(Audience::from_stored(&self.audience).ok_or_else(|| corrupt("audience"))?))
     }
 }
 

@@ -4,15 +4,17 @@
 // Clients and users.
 
 pub(crate) const FIND_CLIENT: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
-    grant_types, scopes, default_scope, approval_required, audiences \
+    grant_types, scopes, default_scope, approval_required, audiences, resources \
     FROM grantor_clients WHERE client_id = $1";
 /// Registers a client unless its id is taken (then changes nothing).
 pub(crate) const INSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
     secret_verifier, redirect_uris, grant_types, scopes, default_scope, approval_required, \
-    audiences) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (client_id) DO NOTHING";
+    audiences, resources) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+    ON CONFLICT (client_id) DO NOTHING";
 pub(crate) const REPLACE_CLIENT: &str = "UPDATE grantor_clients SET name = $2, \
     secret_verifier = $3, redirect_uris = $4, grant_types = $5, scopes = $6, \
-    default_scope = $7, approval_required = $8, audiences = $9 WHERE client_id = $1";
+    default_scope = $7, approval_required = $8, audiences = $9, resources = $10 \
+    WHERE client_id = $1";
 pub(crate) const DELETE_CLIENT: &str = "DELETE FROM grantor_clients WHERE client_id = $1";
 
 /// Adds an account unless its id or username key is taken (then changes nothing).
@@ -27,7 +29,8 @@ pub(crate) const FIND_USER_BY_ID: &str = "SELECT id, username FROM grantor_users
 // Families, codes and tokens.
 
 pub(crate) const INSERT_FAMILY: &str = "INSERT INTO grantor_families \
-    (id, client_id, user_id, username, scope, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
+    (id, client_id, user_id, username, scope, expires_at, audience) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7)";
 /// Extends an existing family to `$2` and answers its current refresh generation.
 pub(crate) const EXTEND_FAMILY: &str = "UPDATE grantor_families \
     SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \
@@ -36,23 +39,25 @@ pub(crate) const REVOKE_FAMILY: &str = "UPDATE grantor_families SET revoked = TR
 
 pub(crate) const INSERT_CODE: &str = "INSERT INTO grantor_codes (digest, family_id, \
     client_id, user_id, username, scope, redirect_uri, code_challenge, code_challenge_method, \
-    issued_at, expires_at, forget_at) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+    issued_at, expires_at, forget_at, audience) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
 /// The single-use step of a code: succeeds for exactly one caller.
 pub(crate) const REDEEM_CODE: &str = "UPDATE grantor_codes SET redeemed = TRUE \
     WHERE digest = $1 AND NOT redeemed AND expires_at > $2 \
     AND EXISTS (SELECT 1 FROM grantor_families f \
                 WHERE f.id = grantor_codes.family_id AND NOT f.revoked) \
-    RETURNING family_id, client_id, user_id, username, scope, redirect_uri, code_challenge, \
-    code_challenge_method, issued_at, expires_at";
+    RETURNING family_id, client_id, user_id, username, scope, audience, redirect_uri, \
+    code_challenge, code_challenge_method, issued_at, expires_at";
 pub(crate) const CODE_STATE: &str =
     "SELECT family_id, redeemed FROM grantor_codes WHERE digest = $1";
 
 pub(crate) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
-    (digest, family_id, scope, jti, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)";
-/// An active access token: its own scope, the rest of its authorization from its family.
+    (digest, family_id, scope, jti, issued_at, expires_at, audience) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+/// An active access token: its own scope and audience, the rest of its authorization from its
+/// family.
 pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
-    f.username, a.scope, a.issued_at, a.expires_at \
+    f.username, a.scope, a.audience, a.issued_at, a.expires_at \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";
@@ -61,7 +66,8 @@ pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \
     (digest, family_id, generation, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)";
 /// A live refresh token (current or rotated) with its family's authorization and generation.
 pub(crate) const FIND_REFRESH: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
-    f.username, f.scope, r.generation, f.generation AS current_generation, r.issued_at, \
+    f.username, f.scope, f.audience, r.generation, f.generation AS current_generation, \
+    r.issued_at, \
     r.expires_at, f.ends_at AS family_ends_at \
     FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
     WHERE r.digest = $1 AND r.expires_at > $2 AND NOT f.revoked \

@@ -57,6 +57,7 @@ where
             .bind(secs(grant.issued_at))
             .bind(secs(grant.expires_at))
             .bind(secs(forget_at))
+            .bind(authorization.audience)
             .execute(&mut *tx)
             .await
             .map_err(store_error::<DB>)?;
@@ -239,6 +240,7 @@ where
             .bind(columns.username)
             .bind(columns.scope)
             .bind(secs(expires_at))
+            .bind(columns.audience)
             .execute(&mut **tx)
             .await
             .map_err(store_error::<DB>)?;
@@ -321,6 +323,7 @@ where
             .bind(tokens.jti.as_str())
             .bind(issued_at)
             .bind(secs(tokens.access_expires_at))
+            .bind(tokens.authorization.audience.as_str())
             .execute(&mut **tx)
             .await
             .map_err(store_error::<DB>)?;

@@ -5,6 +5,7 @@ use std::fmt;
 
 use smol_str::SmolStr;
 
+use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -121,7 +122,8 @@ pub(crate) fn username_key(username: &str) -> Option<String> {
     plausible.then(|| username.to_lowercase())
 }
 
-/// Who authorized what: the client, the user (none for `client_credentials`) and the scope.
+/// Who authorized what: the client, the user (none for `client_credentials`), the scope and
+/// the audience.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Authorization {
@@ -131,16 +133,28 @@ pub struct Authorization {
     pub user: Option<User>,
     /// The scope granted.
     pub scope: Scope,
+    /// The resources the grant is for (RFC 8707). Like the scope, an access token's may be
+    /// narrower than its family's. Every authorization grantor hands a store has one; a store
+    /// keeps it and gives it back ([`Authorization::with_audience`]).
+    pub audience: Audience,
 }
 
 impl Authorization {
-    /// `client_id` authorized by `user` (none: the client acts for itself) for `scope`.
+    /// `client_id` authorized by `user` (none: the client acts for itself) for `scope`, with an
+    /// empty audience (read as the server's default) until [`Authorization::with_audience`].
     pub fn new(client_id: ClientId, user: Option<User>, scope: Scope) -> Self {
         Self {
             client_id,
             user,
             scope,
+            audience: Audience::default(),
         }
+    }
+
+    /// The same authorization for `audience`.
+    pub fn with_audience(mut self, audience: Audience) -> Self {
+        self.audience = audience;
+        self
     }
 }
 

@@ -94,12 +94,16 @@ impl Server {
             child: Mutex::new(child),
             log,
         };
+        let issuer = extra
+            .windows(2)
+            .find(|pair| pair[0] == "--issuer")
+            .map_or(server.base.as_str(), |pair| pair[1]);
         match banner.recv_timeout(Duration::from_secs(60)) {
             Ok(line) => {
                 assert_eq!(
                     line,
                     format!(
-                        "grantor demo ({framework}) listening on {base} with issuer {base}",
+                        "grantor demo ({framework}) listening on {base} with issuer {issuer}",
                         base = server.base
                     ),
                     "the banner"

@@ -120,11 +120,14 @@ fn clients() -> [Client; 3] {
             .grant_types([GrantType::ClientCredentials, GrantType::Password])
             .scopes("reports")
             .approval(Approval::NotRequired)
+            .resource_server("https://api.example/")
             .build()
             .must("build a client"),
         Client::public("public")
             .redirect_uri("http://127.0.0.1:8081/callback")
             .grant_types([GrantType::AuthorizationCode])
+            .resource("https://files.example/")
+            .resource("https://api.example/")
             .build()
             .must("build a client"),
     ]
@@ -165,6 +168,12 @@ fn assert_same_client(found: Option<Client>, expected: &Client) {
     assert_eq!(found.scopes(), expected.scopes());
     assert_eq!(found.default_scope(), expected.default_scope());
     assert_eq!(found.approval(), expected.approval());
+    assert_eq!(
+        found.audiences(),
+        expected.audiences(),
+        "resource server of"
+    );
+    assert_eq!(found.resources(), expected.resources(), "allowed resources");
 }
 
 pub(super) async fn clients_round_trip<S: ContractStore>(store: &S) {

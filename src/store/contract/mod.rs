@@ -48,6 +48,7 @@ use super::{
     Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti,
     NewRefreshToken, NewTokens, SessionStore, SingleUseStore, TokenIssuer, User, UserId, UserStore,
 };
+use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::scope::Scope;
@@ -229,9 +230,20 @@ fn scope(text: &str) -> Scope {
     Scope::parse(text).must("parse a scope")
 }
 
-/// `client` authorized by Alice for `profile email`.
+/// The audience of every grant of the rules: two resources (RFC 8707).
+const AUDIENCE: &str = "https://api.example/ https://files.example/";
+
+fn audience(text: &str) -> Audience {
+    match Audience::from_stored(text) {
+        Some(audience) => audience,
+        None => panic!("{text:?} is not a canonical audience"),
+    }
+}
+
+/// `client` authorized by Alice for `profile email`, for two resources.
 fn authorization() -> Authorization {
     Authorization::new(client_id(), Some(alice()), scope("profile email"))
+        .with_audience(audience(AUDIENCE))
 }
 
 /// A code for [`authorization`], issued now, redeemable for a minute.

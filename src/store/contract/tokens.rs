@@ -3,14 +3,15 @@
 use futures_util::future::join_all;
 
 use super::{
-    ContractStore, Minted, Must as _, NOW, at, authorization, code_grant, digest, family_id, scope,
+    ContractStore, Minted, Must as _, NOW, at, audience, authorization, code_grant, digest,
+    family_id, scope,
 };
 use crate::clock::UnixTime;
 use crate::error::StoreErrorKind;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
-use crate::store::{CodeRedemption, Family, FamilyId, Rotation, TokenIssuer};
+use crate::store::{Authorization, CodeRedemption, Family, FamilyId, Rotation, TokenIssuer};
 
 /// Keeps a new code for [`code_grant`] in a new family; answers its digest and family.
 async fn new_code(store: &impl TokenIssuer) -> (SecretDigest, FamilyId) {
@@ -32,10 +33,16 @@ pub(super) async fn new_tokens(store: &impl TokenIssuer, refresh: bool) -> Minte
     tokens
 }
 
-/// A successor for a rotation in `family`, with an access token for `scope`.
+/// A successor for a rotation in `family`, with an access token for `scope` and one resource
+/// of the family's audience (a narrower scope and audience, RFC 6749 §6, RFC 8707 §2.2).
 pub(super) fn successor(family: FamilyId, access_scope: &str, issued_at: UnixTime) -> Minted {
-    let mut authorization = authorization();
-    authorization.scope = scope(access_scope);
+    let authorization = authorization();
+    let authorization = Authorization::new(
+        authorization.client_id,
+        authorization.user,
+        scope(access_scope),
+    )
+    .with_audience(audience("https://files.example/"));
     Minted::new(Family::Existing(family), authorization, true, issued_at)
 }
 
@@ -219,6 +226,11 @@ where
         panic!("the successor's access token is not found");
     };
     assert_eq!(access.authorization.scope.as_str(), "email");
+    assert_eq!(
+        access.authorization.audience.as_str(),
+        "https://files.example/",
+        "an access token keeps its own audience, narrower than its family's"
+    );
     assert_eq!(access.authorization.user, authorization().user);
     assert_eq!(access.family, family);
     assert_eq!(access.issued_at, at(10));
@@ -229,6 +241,11 @@ where
     };
     assert!(!found.rotated);
     assert_eq!(found.authorization.scope, authorization().scope);
+    assert_eq!(
+        found.authorization.audience,
+        authorization().audience,
+        "a refresh token keeps its family's audience"
+    );
     assert_eq!((found.issued_at, found.expires_at), (at(10), at(86_410)));
     let found = store.find_refresh_token(&old, at(10)).await;
     let Some(found) = found.must("find_refresh_token") else {
