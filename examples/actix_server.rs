@@ -57,6 +57,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 "GET,HEAD",
                 get().to(|demo: AppState| async move { reply(demo.server.metadata()) }),
             ))
+            .service(only(
+                "/.well-known/jwks.json",
+                "GET,HEAD",
+                get().to(|demo: AppState| async move { reply(demo.jwks().await) }),
+            ))
             .service(only("/api/me", "GET,HEAD", get().to(me)))
             .service(only("/signin", "POST", web::post().to(sign_in)))
             .service(only("/approve", "POST", web::post().to(approve)))

@@ -48,6 +48,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             "/.well-known/oauth-authorization-server",
             get(|State(demo): App| async move { demo.server.metadata() }),
         )
+        .route(
+            "/.well-known/jwks.json",
+            get(|State(demo): App| async move { demo.jwks().await }),
+        )
         .route("/api/me", get(me))
         .route("/signin", post(sign_in))
         .route("/approve", post(approve))

@@ -61,6 +61,9 @@ pub struct EndpointPaths {
     pub revocation: String,
     /// The introspection endpoint (default `/api/oauth/introspect`).
     pub introspection: String,
+    /// The JWKS document of the access-token signing keys, `jwks_uri` (default
+    /// `/.well-known/jwks.json`; in the metadata with JWT access tokens only).
+    pub jwks: String,
 }
 
 impl Default for EndpointPaths {
@@ -70,6 +73,7 @@ impl Default for EndpointPaths {
             token: "/api/oauth/token".to_owned(),
             revocation: "/api/oauth/revoke".to_owned(),
             introspection: "/api/oauth/introspect".to_owned(),
+            jwks: "/.well-known/jwks.json".to_owned(),
         }
     }
 }
@@ -94,6 +98,8 @@ pub(crate) struct Config {
     pub(crate) profile: Profile,
     /// The resources tokens may be aimed at and the default audience (RFC 8707).
     pub(crate) resources: Resources,
+    /// Whether access tokens are JWTs, whose keys the JWKS document publishes.
+    pub(crate) jwt_access_tokens: bool,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -138,6 +144,8 @@ pub struct AuthorizationServerBuilder {
     profile: Profile,
     audience: Option<String>,
     resources: Vec<String>,
+    #[cfg(feature = "jwt")]
+    jwt: Option<crate::jwt::JwtAccessTokens>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -178,6 +186,8 @@ impl Default for AuthorizationServerBuilder {
             profile: Profile::OAuth2,
             audience: None,
             resources: Vec::new(),
+            #[cfg(feature = "jwt")]
+            jwt: None,
         }
     }
 }
@@ -413,6 +423,16 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// Issues access tokens as JWTs (RFC 9068) signed by `settings`' keys, publishes those
+    /// keys ([`AuthorizationServer::jwks`], `jwks_uri` in the metadata), and validates bearer
+    /// JWTs by their signature and claims. The keys' rotation period must be at least the
+    /// access-token lifetime. Feature `jwt`; see [`crate::jwt`].
+    #[cfg(feature = "jwt")]
+    pub fn jwt_access_tokens(mut self, settings: crate::jwt::JwtAccessTokens) -> Self {
+        self.jwt = Some(settings);
+        self
+    }
+
     /// How failed password attempts are throttled per account, at the password grant and in
     /// [`SignInFlow`](crate::SignInFlow) (default: 10 failures per 10 minutes).
     pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
@@ -420,8 +440,16 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    fn jwt_enabled(&self) -> bool {
+        #[cfg(feature = "jwt")]
+        return self.jwt.is_some();
+        #[cfg(not(feature = "jwt"))]
+        false
+    }
+
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
+        let jwt_access_tokens = self.jwt_enabled();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -469,6 +497,7 @@ impl AuthorizationServerBuilder {
             &paths.token,
             &paths.revocation,
             &paths.introspection,
+            &paths.jwks,
         ];
         if !all_paths.iter().all(|p| check_path(p)) {
             return Err(ConfigError::EndpointPath);
@@ -499,6 +528,7 @@ impl AuthorizationServerBuilder {
             client_throttle: self.client_throttle,
             profile: self.profile,
             resources: Resources { default, known },
+            jwt_access_tokens,
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -526,6 +556,8 @@ impl AuthorizationServerBuilder {
                 turns: Turns::default(),
                 clock: self.clock,
                 secret_cache: SecretCache::new(),
+                #[cfg(feature = "jwt")]
+                jwt: self.jwt,
             }),
         })
     }

@@ -98,6 +98,8 @@ mod endpoint;
 mod error;
 mod grant;
 pub mod hash;
+#[cfg(feature = "jwt")]
+pub mod jwt;
 #[cfg(feature = "tower")]
 pub mod layer;
 pub mod memory;

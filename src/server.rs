@@ -42,6 +42,9 @@ pub(crate) struct Inner {
     pub(crate) turns: Turns,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) secret_cache: SecretCache,
+    /// Set when access tokens are JWTs (RFC 9068).
+    #[cfg(feature = "jwt")]
+    pub(crate) jwt: Option<crate::jwt::JwtAccessTokens>,
 }
 
 impl Inner {
@@ -51,6 +54,10 @@ impl Inner {
             store: &*self.tokens,
             lifetimes: &self.config.lifetimes,
             resources: &self.config.resources,
+            #[cfg(feature = "jwt")]
+            issuer_id: &self.config.issuer,
+            #[cfg(feature = "jwt")]
+            jwt: self.jwt.as_ref(),
         }
     }
 
@@ -379,6 +386,16 @@ impl AuthorizationServer {
     /// ```
     pub fn metadata(&self) -> Response<String> {
         metadata::document(&self.inner.config)
+    }
+
+    /// The JWKS document (RFC 7517 §5) of the access-token signing keys, for `GET` at
+    /// `jwks_uri` (`/.well-known/jwks.json` by default): the current key, those whose tokens
+    /// may still be live and the next. `application/json`, cacheable for five minutes, so a
+    /// resource server sees a new key before it signs. 404 when access tokens are not JWTs.
+    /// Feature `jwt`.
+    #[cfg(feature = "jwt")]
+    pub async fn jwks(&self) -> Response<String> {
+        crate::endpoint::jwks(&self.inner).await
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this

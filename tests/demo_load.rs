@@ -274,7 +274,7 @@ async fn concurrent_grants_refreshes_and_redemptions_lose_nothing() {
 
 /// Whether code `i` is raced by several redeemers.
 fn raced(i: usize) -> bool {
-    i % 2 == 0
+    i.is_multiple_of(2)
 }
 
 /// Awaits all futures, concurrently.

@@ -50,9 +50,14 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?);
-    let server = seed::open(&settings.store, &audience, builder)
-        .await?
-        .build()?;
+    let server = seed::open(
+        &settings.store,
+        &audience,
+        settings.jwt_access_tokens,
+        builder,
+    )
+    .await?
+    .build()?;
     tracing::info!(store = %settings.store, "store ready");
     Ok(Demo {
         flow: SignInFlow::new(server.clone()),
@@ -105,6 +110,18 @@ impl Demo {
             .decide(self.flow.cookie(headers), form.get("csrf"), decision)
             .await;
         self.render(step)
+    }
+
+    /// `GET /.well-known/jwks.json`: the access-token signing keys (404 with opaque tokens).
+    pub async fn jwks(&self) -> Response<String> {
+        #[cfg(feature = "jwt")]
+        return self.server.jwks().await;
+        #[cfg(not(feature = "jwt"))]
+        {
+            let mut response = Response::new(String::new());
+            *response.status_mut() = StatusCode::NOT_FOUND;
+            response
+        }
     }
 
     /// `GET /api/me`: the protected resource.
@@ -160,10 +177,10 @@ impl Demo {
         for (name, value) in fixed {
             headers.insert(name, HeaderValue::from_static(value));
         }
-        if let Some(session) = session {
-            if let Ok(value) = HeaderValue::from_str(&self.flow.set_cookie(session)) {
-                headers.insert(SET_COOKIE, value);
-            }
+        if let Some(session) = session
+            && let Ok(value) = HeaderValue::from_str(&self.flow.set_cookie(session))
+        {
+            headers.insert(SET_COOKIE, value);
         }
         response
     }

@@ -122,29 +122,38 @@ fn purge_hourly(store: impl DemoStore) {
 }
 
 /// Opens (and for SQL, migrates) the chosen store, seeds it, starts its hourly purge, and
-/// hands it to `builder` as every seam.
+/// hands it to `builder` as every seam (and, with JWT access tokens, as the place the signing
+/// keys are shared).
 pub async fn open(
     choice: &StoreChoice,
     audience: &str,
+    jwt: bool,
     builder: AuthorizationServerBuilder,
 ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
     async fn ready(
         store: impl DemoStore,
         audience: &str,
+        jwt: bool,
         builder: AuthorizationServerBuilder,
     ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
         seed(&store, audience).await?;
         purge_hourly(store.clone());
+        let builder = if jwt {
+            jwt_keys(builder, &store)
+        } else {
+            builder
+        };
         Ok(builder.store(store))
     }
     match choice {
-        StoreChoice::Memory => ready(MemoryStore::new(), audience, builder).await,
+        StoreChoice::Memory => ready(MemoryStore::new(), audience, jwt, builder).await,
         #[cfg(feature = "sqlite")]
         StoreChoice::Sqlite(path) => {
             let options = grantor::sql::sqlx::sqlite::SqliteConnectOptions::new().filename(path);
             ready(
                 grantor::sql::SqliteStore::connect_with(options).await?,
                 audience,
+                jwt,
                 builder,
             )
             .await
@@ -154,6 +163,7 @@ pub async fn open(
             ready(
                 grantor::sql::PostgresStore::connect(url).await?,
                 audience,
+                jwt,
                 builder,
             )
             .await
@@ -161,4 +171,26 @@ pub async fn open(
         #[allow(unreachable_patterns)]
         other => Err(format!("this build has no {other} store").into()),
     }
+}
+
+/// With `--access-tokens jwt`, EdDSA keys rotated daily and shared through `store`; the demo's
+/// `/api/me` also checks revocation, so a revoked token stops at once.
+#[cfg(feature = "jwt")]
+fn jwt_keys(
+    builder: AuthorizationServerBuilder,
+    store: &impl DemoStore,
+) -> AuthorizationServerBuilder {
+    use grantor::jwt::{JwtAccessTokens, RotatingKeys, SigningAlgorithm};
+    use std::sync::Arc;
+    let day = Duration::from_secs(86_400);
+    let keys = RotatingKeys::new(SigningAlgorithm::EdDSA, day, Arc::new(store.clone()));
+    builder.jwt_access_tokens(JwtAccessTokens::new(Arc::new(keys)).check_revocation(true))
+}
+
+#[cfg(not(feature = "jwt"))]
+fn jwt_keys(
+    builder: AuthorizationServerBuilder,
+    _store: &impl DemoStore,
+) -> AuthorizationServerBuilder {
+    builder
 }

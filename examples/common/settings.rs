@@ -11,6 +11,8 @@ pub struct Settings {
     pub code_ttl: Duration,
     pub profile: grantor::Profile,
     pub refresh_grace: Duration,
+    /// `--access-tokens jwt`: RFC 9068 JWT access tokens (feature `jwt`) instead of opaque ones.
+    pub jwt_access_tokens: bool,
     /// Where clients, users, codes and tokens live.
     pub store: StoreChoice,
 }
@@ -87,7 +89,8 @@ impl Settings {
     /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60),
     /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]), `--profile` / `GRANTOR_PROFILE`
     /// (`oauth2`, the default, or `oauth2.1`), `--refresh-grace` / `GRANTOR_REFRESH_GRACE`
-    /// (seconds, default 0).
+    /// (seconds, default 0), `--access-tokens` / `GRANTOR_ACCESS_TOKENS` (`opaque`, the default,
+    /// or `jwt`).
     pub fn from_args_and_env() -> Result<Self, String> {
         let mut addr = std::env::var("GRANTOR_ADDR").ok();
         let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
@@ -95,6 +98,7 @@ impl Settings {
         let mut store = std::env::var("GRANTOR_STORE").ok();
         let mut profile = std::env::var("GRANTOR_PROFILE").ok();
         let mut refresh_grace = std::env::var("GRANTOR_REFRESH_GRACE").ok();
+        let mut access_tokens = std::env::var("GRANTOR_ACCESS_TOKENS").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -108,13 +112,14 @@ impl Settings {
                 "--store" => &mut store,
                 "--profile" => &mut profile,
                 "--refresh-grace" => &mut refresh_grace,
+                "--access-tokens" => &mut access_tokens,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
                                 [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1]\n\
-                                [--refresh-grace SECONDS]\n\
+                                [--refresh-grace SECONDS] [--access-tokens opaque|jwt]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
-                                GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE)"
+                                GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS)"
                             .to_owned(),
                     );
                 }
@@ -144,6 +149,12 @@ impl Settings {
             Some("oauth2.1") => grantor::Profile::OAuth21,
             Some(other) => return Err(format!("bad profile {other}: oauth2 or oauth2.1")),
         };
+        let jwt_access_tokens = match access_tokens.as_deref() {
+            None | Some("opaque") => false,
+            Some("jwt") if cfg!(feature = "jwt") => true,
+            Some("jwt") => return Err("JWT access tokens need the jwt feature".to_owned()),
+            Some(other) => return Err(format!("bad access tokens {other}: opaque or jwt")),
+        };
         let store = match store {
             Some(spec) => StoreChoice::parse(&spec)?,
             None => StoreChoice::default_for_build(),
@@ -154,6 +165,7 @@ impl Settings {
             code_ttl,
             profile,
             refresh_grace,
+            jwt_access_tokens,
             store,
         })
     }

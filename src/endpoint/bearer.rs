@@ -33,6 +33,20 @@ pub(crate) async fn check(
         default,
         required,
     };
+    #[cfg(feature = "jwt")]
+    if let Some(jwt) = &inner.jwt
+        && crate::jwt::looks_like_jwt(token.expose_secret())
+    {
+        let check = bearer::JwtCheck {
+            jwt,
+            issuer: &inner.config.issuer,
+            store: &*inner.tokens,
+            users: &*inner.users,
+        };
+        return bearer::check_jwt(check, &token, demand, inner.clock.now())
+            .await
+            .map_err(|refusal| refuse(&inner.config, refusal));
+    }
     bearer::check(&*inner.tokens, &token, demand, inner.clock.now())
         .await
         .map_err(|refusal| refuse(&inner.config, refusal))
@@ -54,12 +68,10 @@ fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
         .as_bytes()
         .get(7..)
         .filter(|_| value.as_bytes()[..7].eq_ignore_ascii_case(b"bearer "))
+        && is_b64token(token)
+        && let Ok(token) = std::str::from_utf8(token)
     {
-        if is_b64token(token) {
-            if let Ok(token) = std::str::from_utf8(token) {
-                return Ok(AccessToken::hashed(token));
-            }
-        }
+        return Ok(AccessToken::hashed(token));
     }
     let value = value
         .to_str()

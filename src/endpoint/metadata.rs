@@ -13,6 +13,8 @@ struct Metadata<'a> {
     token_endpoint: String,
     revocation_endpoint: String,
     introspection_endpoint: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jwks_uri: Option<String>,
     response_types_supported: &'static [&'static str],
     response_modes_supported: &'static [&'static str],
     grant_types_supported: &'static [&'static str],
@@ -64,6 +66,7 @@ pub(crate) fn document(config: &Config) -> Response<String> {
         token_endpoint: url(&paths.token),
         revocation_endpoint: url(&paths.revocation),
         introspection_endpoint: url(&paths.introspection),
+        jwks_uri: config.jwt_access_tokens.then(|| url(&paths.jwks)),
         response_types_supported: response_types,
         response_modes_supported: response_modes,
         grant_types_supported: grant_types,

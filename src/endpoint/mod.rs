@@ -78,3 +78,27 @@ pub(crate) fn payload_too_large(inner: &Inner) -> http::Response<String> {
         .with_status(StatusCode::PAYLOAD_TOO_LARGE);
     render::error(&error, &inner.config.basic_challenge)
 }
+
+/// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five
+/// minutes; 404 without JWT access tokens, 503 when the keys cannot be read.
+#[cfg(feature = "jwt")]
+pub(crate) async fn jwks(inner: &Inner) -> http::Response<String> {
+    let Some(jwt) = &inner.jwt else {
+        let mut response = http::Response::new(String::new());
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        return response;
+    };
+    match jwt.jwks(inner.clock.now()).await {
+        Ok(document) => {
+            let mut response = render::json_text(StatusCode::OK, document);
+            let headers = response.headers_mut();
+            headers.remove(http::header::PRAGMA);
+            headers.insert(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("public, max-age=300"),
+            );
+            response
+        }
+        Err(error) => render::error(&error.into(), &inner.config.basic_challenge),
+    }
+}

@@ -49,15 +49,90 @@ pub(crate) async fn check(
         .ok_or(Refusal::InvalidToken)?;
     let audience = grant.authorization.audience.or(demand.default);
     if !audience.contains(demand.audience) {
-        return Err(Refusal::Error(OAuthError::new(
-            ErrorCode::InvalidToken,
-            "the access token is not meant for this resource (its audience differs)",
-        )));
+        return Err(not_meant_for_this_resource());
     }
-    if let Some(required) = demand.required {
-        if !required.is_subset_of(&grant.authorization.scope) {
-            return Err(Refusal::InsufficientScope(required.clone()));
-        }
+    if let Some(required) = demand.required
+        && !required.is_subset_of(&grant.authorization.scope)
+    {
+        return Err(Refusal::InsufficientScope(required.clone()));
     }
     Ok(grant.with_jti(mint::jti(&digest)))
+}
+
+/// What validating a JWT access token (RFC 9068) needs besides the token.
+#[cfg(feature = "jwt")]
+pub(crate) struct JwtCheck<'a> {
+    pub(crate) jwt: &'a crate::jwt::JwtAccessTokens,
+    pub(crate) issuer: &'a str,
+    /// Asked only when the host checks revocation.
+    pub(crate) store: &'a dyn TokenIssuer,
+    /// Who `sub` is, for a token with a user.
+    pub(crate) users: &'a dyn crate::store::UserStore,
+}
+
+/// The grant behind a JWT access token: its signature, `typ`, `iss`, `aud` and `exp` checked
+/// with the published keys, without the token store unless revocation is checked.
+#[cfg(feature = "jwt")]
+pub(crate) async fn check_jwt(
+    check: JwtCheck<'_>,
+    token: &AccessToken,
+    demand: Demand<'_>,
+    now: UnixTime,
+) -> Result<AccessGrant, Refusal> {
+    use crate::jwt::{Expected, JwtError};
+    let expected = Expected {
+        issuer: check.issuer,
+        audience: demand.audience,
+        now,
+        leeway: std::time::Duration::ZERO,
+    };
+    let verified = match check.jwt.verify(token.expose_secret(), &expected).await {
+        Ok(Ok(verified)) => verified,
+        Ok(Err(JwtError::WrongAudience)) => return Err(not_meant_for_this_resource()),
+        Ok(Err(_)) => return Err(Refusal::InvalidToken),
+        Err(error) => return Err(Refusal::Error(error.into())),
+    };
+    let grant = if check.jwt.check_revocation {
+        check
+            .store
+            .find_access_token(&token.digest(), now)
+            .await
+            .map_err(|e| Refusal::Error(e.into()))?
+            .ok_or(Refusal::InvalidToken)?
+    } else {
+        // RFC 9068 §2.2: `sub` is the client itself when no user is involved.
+        let user = if verified.is_client_only() {
+            None
+        } else {
+            let id = crate::store::UserId::new(&verified.subject);
+            let user = check.users.find_user(&id).await;
+            // A token of an account that is gone is no longer honoured.
+            Some(
+                user.map_err(|e| Refusal::Error(e.into()))?
+                    .ok_or(Refusal::InvalidToken)?,
+            )
+        };
+        let authorization =
+            crate::store::Authorization::new(verified.client_id, user, verified.scope)
+                .with_audience(verified.audience);
+        AccessGrant::new(
+            authorization,
+            crate::store::FamilyId::UNKNOWN,
+            verified.issued_at,
+            verified.expires_at,
+        )
+    };
+    if let Some(required) = demand.required
+        && !required.is_subset_of(&grant.authorization.scope)
+    {
+        return Err(Refusal::InsufficientScope(required.clone()));
+    }
+    Ok(grant.with_jti(verified.jti))
+}
+
+fn not_meant_for_this_resource() -> Refusal {
+    Refusal::Error(OAuthError::new(
+        ErrorCode::InvalidToken,
+        "the access token is not meant for this resource (its audience differs)",
+    ))
 }

@@ -81,7 +81,7 @@ pub(crate) async fn introspect(
     let found = find(store, &query.token, query.hint, now).await?;
     // Only introspection shows the `jti`: it is derived here, not for every lookup.
     let found = found.map(|found| match found {
-        Found::Access(grant) => Found::Access(grant.with_jti(mint::jti(&query.token.digest()))),
+        Found::Access(grant) => Found::Access(grant.with_jti(jti_of(&query.token))),
         refresh => refresh,
     });
     Ok(found.filter(|found| {
@@ -92,6 +92,18 @@ pub(crate) async fn introspect(
             || audience.iter().any(|resource| client.serves(resource));
         usable && visible
     }))
+}
+
+/// The `jti` of an access token found in the store: the one a JWT carries, else derived from
+/// the opaque token as when it was minted.
+fn jti_of(token: &AccessToken) -> crate::store::Jti {
+    #[cfg(feature = "jwt")]
+    if crate::jwt::looks_like_jwt(token.expose_secret())
+        && let Some(jti) = crate::jwt::issued_jti(token.expose_secret())
+    {
+        return jti;
+    }
+    mint::jti(&token.digest())
 }
 
 /// RFC 7009 §2.1: revokes `client`'s own token. An unknown token, and another client's, are

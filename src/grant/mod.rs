@@ -24,7 +24,7 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
-use crate::secret::RefreshToken;
+use crate::secret::{AccessToken, RefreshToken, SecretDigest};
 use crate::store::{Authorization, Family, FamilyId, Jti, NewRefreshToken, NewTokens, TokenIssuer};
 
 /// `token_type` as the spec writes it.
@@ -50,6 +50,12 @@ pub(crate) struct Issuer<'a> {
     pub(crate) lifetimes: &'a Lifetimes,
     /// What tokens may be aimed at (RFC 8707).
     pub(crate) resources: &'a resource::Resources,
+    /// The issuer identifier, the `iss` of JWT access tokens.
+    #[cfg(feature = "jwt")]
+    pub(crate) issuer_id: &'a str,
+    /// Set when access tokens are JWTs (RFC 9068).
+    #[cfg(feature = "jwt")]
+    pub(crate) jwt: Option<&'a crate::jwt::JwtAccessTokens>,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -185,7 +191,9 @@ impl Issuer<'_> {
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<Issued, OAuthError> {
-        let (issued, record) = self.mint(family, None, authorization, with_refresh, now)?;
+        let (issued, record) = self
+            .mint(family, None, authorization, with_refresh, now)
+            .await?;
         self.store.insert_tokens(record).await?;
         Ok(issued)
     }
@@ -194,7 +202,7 @@ impl Issuer<'_> {
     /// family or in `family`: what the client gets and what the store keeps. A refresh token
     /// never outlives its family's end: `family_end`, or for a family without one yet, the
     /// absolute family lifetime from now.
-    pub(crate) fn mint(
+    pub(crate) async fn mint(
         &self,
         family: Option<FamilyId>,
         family_end: Option<UnixTime>,
@@ -213,11 +221,14 @@ impl Issuer<'_> {
         let access_expires_at = now.plus(self.lifetimes.access_token);
         let jti = mint::jti(&access_token.digest());
         let scope = authorization.scope.clone();
+        let (access_text, access_digest) = self
+            .access_token_text(access_token, &authorization, &jti, now, access_expires_at)
+            .await?;
         let mut record = NewTokens::new(
             family,
             authorization,
             now,
-            access_token.digest(),
+            access_digest,
             jti.clone(),
             access_expires_at,
         );
@@ -229,13 +240,43 @@ impl Issuer<'_> {
                 .with_family_end(family_end);
         }
         let issued = Issued {
-            access_token: access_token.into_secret(),
+            access_token: access_text,
             expires_in: now.seconds_until(access_expires_at),
             jti,
             scope,
             refresh_token: refresh_token.map(RefreshToken::into_secret),
         };
         Ok((issued, record))
+    }
+
+    /// The access token as the client gets it, and the digest the store keeps: the minted
+    /// random token, or with JWT access tokens (RFC 9068) a JWT signed for `authorization`
+    /// whose `jti` is the minted token's (random and unique as ever).
+    #[cfg_attr(not(feature = "jwt"), allow(clippy::unused_async))]
+    async fn access_token_text(
+        &self,
+        minted: AccessToken,
+        authorization: &Authorization,
+        jti: &Jti,
+        issued_at: UnixTime,
+        expires_at: UnixTime,
+    ) -> Result<(String, SecretDigest), OAuthError> {
+        #[cfg(feature = "jwt")]
+        if let Some(jwt) = self.jwt {
+            let claims = crate::jwt::AccessClaims {
+                issuer: self.issuer_id,
+                authorization,
+                jti,
+                issued_at,
+                expires_at,
+            };
+            let token = jwt.sign(&claims).await?;
+            let digest = SecretDigest::of(&token);
+            return Ok((token, digest));
+        }
+        let _ = (authorization, jti, issued_at, expires_at);
+        let digest = minted.digest();
+        Ok((minted.into_secret(), digest))
     }
 
     /// Revokes `family` after a replayed code or a reused refresh token (RFC 6749 §4.1.2,

@@ -51,8 +51,9 @@ pub(crate) async fn exchange(
     } = grant.authorization;
     let authorization = Authorization::new(client_id, user, access_scope).with_audience(audience);
     let family_end = grant.family_ends_at;
-    let (issued, successor) =
-        issuer.mint(Some(grant.family), family_end, authorization, true, now)?;
+    let (issued, successor) = issuer
+        .mint(Some(grant.family), family_end, authorization, true, now)
+        .await?;
     match issuer
         .store
         .rotate_refresh_token(&digest, successor, retry_since)

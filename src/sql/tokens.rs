@@ -147,11 +147,11 @@ where
             tx.commit().await.map_err(store_error::<DB>)?;
             return Ok(Rotation::Rotated);
         }
-        if let Some(since) = retry_since {
-            if let Some(rotation) = Self::retry(&mut tx, token, &successor, secs(since)).await? {
-                tx.commit().await.map_err(store_error::<DB>)?;
-                return Ok(rotation);
-            }
+        if let Some(since) = retry_since
+            && let Some(rotation) = Self::retry(&mut tx, token, &successor, secs(since)).await?
+        {
+            tx.commit().await.map_err(store_error::<DB>)?;
+            return Ok(rotation);
         }
         // Not ours: rotated before (reuse), or unknown, expired, revoked or of another family.
         // Nothing was written; grantor revokes after a reuse, the store does not.

@@ -164,6 +164,10 @@ impl Authorization {
 pub struct FamilyId(u128);
 
 impl FamilyId {
+    /// The family of a grant verified from a self-contained (JWT) access token alone, which
+    /// does not name its family: grantor never mints this id.
+    pub const UNKNOWN: FamilyId = FamilyId(0);
+
     /// A family id from its 16 bytes (for instance read back from a database).
     pub const fn from_bytes(bytes: [u8; 16]) -> Self {
         Self(u128::from_be_bytes(bytes))

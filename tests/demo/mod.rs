@@ -66,6 +66,7 @@ impl Server {
             .env_remove("GRANTOR_STORE")
             .env_remove("GRANTOR_PROFILE")
             .env_remove("GRANTOR_REFRESH_GRACE")
+            .env_remove("GRANTOR_ACCESS_TOKENS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,227 @@
+//! Signing keys: one private key, its public JWK and its `kid` (the RFC 7638 thumbprint).
+//! Every signature and thumbprint is the `jsonwebtoken` crate's (RustCrypto backend); keys are
+//! made by `ed25519-dalek` and `p256` from grantor's one CSPRNG function.
+
+use std::fmt;
+
+use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse, ThumbprintHash};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+
+use crate::secret::{base64url, random_bytes};
+
+/// The algorithms grantor signs access tokens with (RFC 7518 §3.1, RFC 8037 §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SigningAlgorithm {
+    /// Ed25519 (`EdDSA`): small, fast, deterministic. grantor generates these.
+    EdDSA,
+    /// ECDSA on P-256 with SHA-256 (`ES256`). grantor generates these.
+    ES256,
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (`RS256`), for resource servers that know no other:
+    /// import a key with [`SigningKey::from_pem`].
+    RS256,
+}
+
+impl SigningAlgorithm {
+    /// The `alg` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EdDSA => "EdDSA",
+            Self::ES256 => "ES256",
+            Self::RS256 => "RS256",
+        }
+    }
+
+    pub(crate) fn jose(self) -> Algorithm {
+        match self {
+            Self::EdDSA => Algorithm::EdDSA,
+            Self::ES256 => Algorithm::ES256,
+            Self::RS256 => Algorithm::RS256,
+        }
+    }
+
+    /// The tag of a generated key at rest.
+    fn tag(self) -> u8 {
+        match self {
+            Self::EdDSA => 1,
+            Self::ES256 => 2,
+            Self::RS256 => 3,
+        }
+    }
+}
+
+/// Why a key could not be made or read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// The PEM text is not a private key of the algorithm (PKCS#8 for EdDSA and ES256, PKCS#1
+    /// or PKCS#8 for RS256).
+    #[error("the PEM text is not a private key for this algorithm")]
+    InvalidPem,
+    /// grantor generates EdDSA and ES256 keys only; import RS256 keys from PEM.
+    #[error("grantor generates EdDSA and ES256 keys only")]
+    NotGenerated,
+    /// The operating system's random generator failed.
+    #[error("the random generator failed")]
+    Random,
+    /// A kept key is malformed.
+    #[error("a stored signing key is malformed")]
+    Malformed,
+}
+
+/// A private signing key with its public JWK. `Debug` shows its `kid` and algorithm only.
+pub struct SigningKey {
+    algorithm: SigningAlgorithm,
+    kid: String,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    public: Jwk,
+    /// The generated key's secret as [`SigningKey::to_stored`] keeps it; `None` when imported.
+    stored: Option<Vec<u8>>,
+}
+
+impl fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("algorithm", &self.algorithm)
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// A new key of `algorithm` (EdDSA or ES256) from grantor's CSPRNG.
+    pub fn generate(algorithm: SigningAlgorithm) -> Result<Self, KeyError> {
+        // A P-256 scalar must be below the group order: a draw above it (odds about 2^-32)
+        // is drawn again.
+        for _ in 0..4 {
+            let secret = random_bytes::<32>().map_err(|_| KeyError::Random)?;
+            match Self::from_secret(algorithm, &secret) {
+                Err(KeyError::Malformed) => continue,
+                made => return made,
+            }
+        }
+        Err(KeyError::Random)
+    }
+
+    /// A key of `algorithm` from a PEM private key (PKCS#8; PKCS#1 also for RS256).
+    pub fn from_pem(algorithm: SigningAlgorithm, pem: &[u8]) -> Result<Self, KeyError> {
+        let encoding = match algorithm {
+            SigningAlgorithm::EdDSA => EncodingKey::from_ed_pem(pem),
+            SigningAlgorithm::ES256 => EncodingKey::from_ec_pem(pem),
+            SigningAlgorithm::RS256 => EncodingKey::from_rsa_pem(pem),
+        }
+        .map_err(|_| KeyError::InvalidPem)?;
+        let public = Jwk::from_encoding_key(&encoding, algorithm.jose())
+            .map_err(|_| KeyError::InvalidPem)?;
+        Self::assemble(algorithm, encoding, public, None).ok_or(KeyError::InvalidPem)
+    }
+
+    /// A generated key as [`SigningKey::to_stored`] kept it.
+    pub(crate) fn from_stored(stored: &[u8]) -> Result<Self, KeyError> {
+        let (&tag, secret) = stored.split_first().ok_or(KeyError::Malformed)?;
+        let algorithm = [SigningAlgorithm::EdDSA, SigningAlgorithm::ES256]
+            .into_iter()
+            .find(|a| a.tag() == tag)
+            .ok_or(KeyError::Malformed)?;
+        let secret: &[u8; 32] = secret.try_into().map_err(|_| KeyError::Malformed)?;
+        Self::from_secret(algorithm, secret)
+    }
+
+    /// A generated key's secret with its algorithm's tag, to share it through a store; `None`
+    /// for an imported key.
+    pub(crate) fn to_stored(&self) -> Option<&[u8]> {
+        self.stored.as_deref()
+    }
+
+    fn from_secret(algorithm: SigningAlgorithm, secret: &[u8; 32]) -> Result<Self, KeyError> {
+        use ed25519_dalek::pkcs8::EncodePrivateKey as _;
+        let (der, decoding) = match algorithm {
+            SigningAlgorithm::EdDSA => {
+                let key = ed25519_dalek::SigningKey::from_bytes(secret);
+                let der = key.to_pkcs8_der().map_err(|_| KeyError::Malformed)?;
+                let x = base64url(key.verifying_key().as_bytes());
+                let decoding = DecodingKey::from_ed_components(&x);
+                (der, decoding)
+            }
+            SigningAlgorithm::ES256 => {
+                let key = p256::SecretKey::from_slice(secret).map_err(|_| KeyError::Malformed)?;
+                let der = key.to_pkcs8_der().map_err(|_| KeyError::Malformed)?;
+                let point = p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(
+                    &key.public_key(),
+                    false,
+                );
+                let (x, y) = (point.x(), point.y());
+                let decoding = match (x, y) {
+                    (Some(x), Some(y)) => {
+                        DecodingKey::from_ec_components(&base64url(x), &base64url(y))
+                    }
+                    _ => return Err(KeyError::Malformed),
+                };
+                (der, decoding)
+            }
+            SigningAlgorithm::RS256 => return Err(KeyError::NotGenerated),
+        };
+        let decoding = decoding.map_err(|_| KeyError::Malformed)?;
+        let encoding = match algorithm {
+            SigningAlgorithm::EdDSA => EncodingKey::from_ed_der(der.as_bytes()),
+            _ => EncodingKey::from_ec_der(der.as_bytes()),
+        };
+        let public = Jwk::from_decoding_key(&decoding, Some(algorithm.jose()))
+            .map_err(|_| KeyError::Malformed)?;
+        let mut stored = Vec::with_capacity(33);
+        stored.push(algorithm.tag());
+        stored.extend_from_slice(secret);
+        Self::assemble(algorithm, encoding, public, Some(stored)).ok_or(KeyError::Malformed)
+    }
+
+    /// The key with its public JWK completed: `kid` (its RFC 7638 SHA-256 thumbprint), `alg`
+    /// and `use: sig`.
+    fn assemble(
+        algorithm: SigningAlgorithm,
+        encoding: EncodingKey,
+        mut public: Jwk,
+        stored: Option<Vec<u8>>,
+    ) -> Option<Self> {
+        let kid = public.thumbprint(ThumbprintHash::SHA256).ok()?;
+        public.common.key_id = Some(kid.clone());
+        public.common.public_key_use = Some(PublicKeyUse::Signature);
+        public.common.key_algorithm = Some(match algorithm {
+            SigningAlgorithm::EdDSA => KeyAlgorithm::EdDSA,
+            SigningAlgorithm::ES256 => KeyAlgorithm::ES256,
+            SigningAlgorithm::RS256 => KeyAlgorithm::RS256,
+        });
+        let decoding = DecodingKey::from_jwk(&public).ok()?;
+        Some(Self {
+            algorithm,
+            kid,
+            encoding,
+            decoding,
+            public,
+            stored,
+        })
+    }
+
+    /// The algorithm.
+    pub fn algorithm(&self) -> SigningAlgorithm {
+        self.algorithm
+    }
+
+    /// The key id: the RFC 7638 SHA-256 thumbprint of the public key.
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// The public key as a JWK (RFC 7517), with `kid`, `alg` and `use`.
+    pub fn public_jwk(&self) -> &Jwk {
+        &self.public
+    }
+
+    pub(crate) fn encoding(&self) -> &EncodingKey {
+        &self.encoding
+    }
+
+    pub(crate) fn decoding(&self) -> &DecodingKey {
+        &self.decoding
+    }
+}

@@ -1,0 +1,213 @@
+//! RFC 9068 access tokens on the wire: the claims grantor signs, and their verification
+//! (signature, `typ`, `iss`, `aud`, `exp`) without any store.
+
+use std::time::Duration;
+
+use jsonwebtoken::{Algorithm, DecodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+use super::keys::SigningKey;
+use crate::audience::Audience;
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::scope::Scope;
+use crate::store::{Authorization, Jti};
+
+/// The JOSE `typ` of an RFC 9068 access token (§2.1).
+pub(crate) const TYP: &str = "at+jwt";
+
+/// A token's audience as RFC 7519 §4.1.3 writes it: one string, or an array.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum Aud {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// RFC 9068 §2.2's claims.
+#[derive(Serialize, Deserialize)]
+struct Claims {
+    iss: String,
+    exp: u64,
+    aud: Aud,
+    sub: String,
+    client_id: String,
+    iat: u64,
+    jti: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    scope: String,
+}
+
+/// What a signed access token says.
+#[derive(Debug, Clone)]
+pub(crate) struct AccessClaims<'a> {
+    pub(crate) issuer: &'a str,
+    pub(crate) authorization: &'a Authorization,
+    pub(crate) jti: &'a Jti,
+    pub(crate) issued_at: UnixTime,
+    pub(crate) expires_at: UnixTime,
+}
+
+/// Signs an access token for `claims` with `key`.
+pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
+    let authorization = claims.authorization;
+    let client_id = authorization.client_id.as_str();
+    let resources: Vec<String> = authorization.audience.iter().map(str::to_owned).collect();
+    let aud = match <[String; 1]>::try_from(resources) {
+        Ok([one]) => Aud::One(one),
+        Err(many) => Aud::Many(many),
+    };
+    let body = Claims {
+        iss: claims.issuer.to_owned(),
+        exp: claims.expires_at.as_secs(),
+        aud,
+        // RFC 9068 §2.2: the client itself when no resource owner is involved.
+        sub: authorization
+            .user
+            .as_ref()
+            .map_or(client_id, |user| user.id().as_str())
+            .to_owned(),
+        client_id: client_id.to_owned(),
+        iat: claims.issued_at.as_secs(),
+        jti: claims.jti.as_str().to_owned(),
+        scope: authorization.scope.as_str().to_owned(),
+    };
+    let mut header = Header::new(key.algorithm().jose());
+    header.typ = Some(TYP.to_owned());
+    header.kid = Some(key.kid().to_owned());
+    jsonwebtoken::encode(&header, &body, key.encoding())
+        .map_err(|_| StoreError::failed("signing an access token failed"))
+}
+
+/// Why a JWT access token was refused. Each is `invalid_token` on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JwtError {
+    /// Not a compact JWS, or its header or claims are not what RFC 9068 requires.
+    #[error("the token is not a well-formed JWT access token")]
+    Malformed,
+    /// The `typ` header is not `at+jwt` (RFC 9068 §4).
+    #[error("the token's typ is not at+jwt")]
+    WrongType,
+    /// The `alg` is not one of the keys', or no published key has the `kid`.
+    #[error("the token is signed with an unknown key or algorithm")]
+    UnknownKey,
+    /// The signature does not verify.
+    #[error("the token's signature is invalid")]
+    BadSignature,
+    /// The `iss` is not the expected issuer.
+    #[error("the token was issued by another issuer")]
+    WrongIssuer,
+    /// The `aud` does not include the resource.
+    #[error("the token is not meant for this resource")]
+    WrongAudience,
+    /// The token has expired.
+    #[error("the token has expired")]
+    Expired,
+}
+
+/// An access token whose signature, `typ`, `iss`, `aud` and `exp` were verified.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct VerifiedToken {
+    /// `sub`: the user's id, or the client's own id for a token without a user.
+    pub subject: String,
+    /// `client_id`.
+    pub client_id: ClientId,
+    /// `scope`.
+    pub scope: Scope,
+    /// `aud`.
+    pub audience: Audience,
+    /// `jti`.
+    pub jti: Jti,
+    /// `iat`.
+    pub issued_at: UnixTime,
+    /// `exp`.
+    pub expires_at: UnixTime,
+}
+
+impl VerifiedToken {
+    /// Whether the token was issued to the client for itself (client credentials): `sub` is
+    /// its `client_id` (RFC 9068 §2.2).
+    pub fn is_client_only(&self) -> bool {
+        self.subject == self.client_id.as_str()
+    }
+}
+
+/// What verifying needs: the expected issuer and audience, the key lookup, the clock.
+pub(crate) struct Expected<'a> {
+    pub(crate) issuer: &'a str,
+    pub(crate) audience: &'a str,
+    pub(crate) now: UnixTime,
+    pub(crate) leeway: Duration,
+}
+
+/// The parts of a token's header verification needs, read without trusting it.
+pub(crate) struct Unverified {
+    pub(crate) algorithm: Algorithm,
+    pub(crate) kid: String,
+}
+
+/// Reads the header: `typ` must be `at+jwt` (or `application/at+jwt`, RFC 9068 §4) and a `kid`
+/// present.
+pub(crate) fn header(token: &str) -> Result<Unverified, JwtError> {
+    let header = jsonwebtoken::decode_header(token).map_err(|_| JwtError::Malformed)?;
+    let typ = header.typ.as_deref().unwrap_or_default();
+    let typ = typ.strip_prefix("application/").unwrap_or(typ);
+    if !typ.eq_ignore_ascii_case(TYP) {
+        return Err(JwtError::WrongType);
+    }
+    let kid = header.kid.ok_or(JwtError::UnknownKey)?;
+    Ok(Unverified {
+        algorithm: header.alg,
+        kid,
+    })
+}
+
+/// Verifies `token` with `key` (of `algorithm`, which the header must name).
+pub(crate) fn verify(
+    token: &str,
+    header: &Unverified,
+    key: (&DecodingKey, Algorithm),
+    expected: &Expected<'_>,
+) -> Result<VerifiedToken, JwtError> {
+    let (key, algorithm) = key;
+    if header.algorithm != algorithm {
+        return Err(JwtError::UnknownKey);
+    }
+    let mut validation = Validation::new(algorithm);
+    // Expiry is checked against grantor's clock below, not the system's.
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    validation.set_issuer(&[expected.issuer]);
+    validation.set_audience(&[expected.audience]);
+    let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|error| {
+        use jsonwebtoken::errors::ErrorKind;
+        match error.kind() {
+            ErrorKind::InvalidSignature => JwtError::BadSignature,
+            ErrorKind::InvalidIssuer => JwtError::WrongIssuer,
+            ErrorKind::InvalidAudience => JwtError::WrongAudience,
+            _ => JwtError::Malformed,
+        }
+    })?;
+    let claims = data.claims;
+    let expires_at = UnixTime::from_secs(claims.exp);
+    if expires_at.plus(expected.leeway) <= expected.now {
+        return Err(JwtError::Expired);
+    }
+    let audience = match &claims.aud {
+        Aud::One(one) => Audience::new(one),
+        Aud::Many(many) => Audience::from_resources(many.iter().map(String::as_str)),
+    };
+    Ok(VerifiedToken {
+        subject: claims.sub,
+        client_id: ClientId::new(&claims.client_id).map_err(|_| JwtError::Malformed)?,
+        scope: Scope::parse(&claims.scope).map_err(|_| JwtError::Malformed)?,
+        audience: audience.ok_or(JwtError::Malformed)?,
+        jti: Jti::new(&claims.jti),
+        issued_at: UnixTime::from_secs(claims.iat),
+        expires_at,
+    })
+}
