@@ -1,0 +1,94 @@
+//! Resource indicators (RFC 8707) and JWT access tokens (RFC 9068) over real HTTP, against
+//! `axum_server` and `actix_server`: the demo's two resources, `invalid_target` for any other,
+//! `/api/me` refusing a token of another audience, and with `--access-tokens jwt` a token that
+//! verifies with nothing but the published JWKS.
+
+mod demo;
+
+use demo::Server;
+use demo::http::*;
+
+macro_rules! suite {
+    ($($rule:ident => $check:ident;)*) => {$(
+        mod $rule {
+            #[tokio::test]
+            async fn axum() {
+                super::$check("axum").await;
+            }
+
+            #[tokio::test]
+            async fn actix() {
+                super::$check("actix").await;
+            }
+        }
+    )*};
+}
+
+suite! {
+    a_token_for_the_other_resource_is_refused_by_the_api_and_unknown_ones_are_invalid_target => resources;
+    a_jwt_access_token_verifies_with_the_jwks_alone_and_opens_the_api => jwt;
+}
+
+const OTHER: &str = "https://resource.example/";
+
+async fn client_credentials(base: &str, resource: Option<&str>) -> Reply {
+    let mut pairs = vec![("grant_type", "client_credentials")];
+    pairs.extend(resource.map(|r| ("resource", r)));
+    token(base, Some(DEMO), &pairs).await
+}
+
+async fn resources(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let api = format!("{base}/api");
+    let default = assert_tokens(&client_credentials(base, None).await);
+    assert_eq!(introspect(base, access_token(&default)).await["aud"], api);
+    assert_eq!(me(base, Some(access_token(&default))).await.status, 200);
+    let named = assert_tokens(&client_credentials(base, Some(&api)).await);
+    assert_eq!(me(base, Some(access_token(&named))).await.status, 200);
+    let other = assert_tokens(&client_credentials(base, Some(OTHER)).await);
+    assert_eq!(introspect(base, access_token(&other)).await["aud"], OTHER);
+    let refused = me(base, Some(access_token(&other))).await;
+    assert_eq!(refused.status, 401);
+    let challenge = refused.header("www-authenticate").unwrap_or_default();
+    assert!(challenge.contains("invalid_token"), "{challenge}");
+    for unknown in [
+        "https://unknown.example/",
+        "relative",
+        "https://resource.example/#f",
+    ] {
+        let reply = client_credentials(base, Some(unknown)).await;
+        assert_oauth_error(&reply, 400, "invalid_target");
+    }
+    server.assert_alive_and_calm();
+}
+
+async fn jwt(framework: &str) {
+    let server = Server::start_with_args(framework, "memory", &["--access-tokens", "jwt"]);
+    let base = &server.base;
+    let metadata = get(
+        &browser(),
+        &format!("{base}/.well-known/oauth-authorization-server"),
+    )
+    .await
+    .json();
+    let jwks_uri = metadata["jwks_uri"].as_str().expect("jwks_uri").to_owned();
+    assert_eq!(jwks_uri, format!("{base}/.well-known/jwks.json"));
+    let jwks = get(&browser(), &jwks_uri).await;
+    assert_eq!(jwks.status, 200);
+    assert_content_type(&jwks, "application/json");
+    let tokens = password_grant(base, DEMO, ALICE, "profile").await;
+    let access = access_token(&tokens);
+    assert_eq!(access.split('.').count(), 3, "a compact JWS");
+    let verifier =
+        grantor::jwt::JwtVerifier::from_jwks(base.as_str(), format!("{base}/api"), &jwks.body)
+            .unwrap();
+    let now = grantor::UnixTime::from(std::time::SystemTime::now());
+    let verified = verifier.verify(access, now).unwrap();
+    assert_eq!(verified.scope.as_str(), "profile");
+    assert_eq!(verified.client_id.as_str(), "demo-client");
+    let me = me(base, Some(access)).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.json()["email"], ALICE.0);
+    server.assert_alive_and_calm();
+}
