@@ -7,13 +7,13 @@ use smol_str::SmolStr;
 
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::secret::ClientSecret;
+use crate::secret::{ClientSecret, SecretDigest};
 
 mod uris;
 mod verifier;
 
-pub(crate) use uris::is_audience;
 use uris::{check_audience, check_redirect_uri, same_loopback_but_port};
+pub(crate) use uris::{is_audience, is_self_registrable_redirect_uri};
 pub use verifier::SecretVerifier;
 pub(crate) use verifier::Verifier;
 
@@ -114,6 +114,7 @@ pub struct Client {
     default_scope: Scope,
     approval: Approval,
     audiences: Vec<String>,
+    registration_access_token: Option<SecretDigest>,
 }
 
 impl Client {
@@ -196,6 +197,14 @@ impl Client {
     pub fn serves(&self, audience: &str) -> bool {
         self.audiences.iter().any(|a| a == audience)
     }
+
+    /// The SHA-256 digest of the client's registration access token (RFC 7592 §1.1), for a
+    /// client that registered itself (RFC 7591): what authorizes reading, replacing and
+    /// deleting its registration. `None` for a client an administrator registered, which
+    /// cannot be managed that way.
+    pub fn registration_access_token(&self) -> Option<&SecretDigest> {
+        self.registration_access_token.as_ref()
+    }
 }
 
 /// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
@@ -211,6 +220,7 @@ pub struct ClientBuilder {
     default_scope: Option<String>,
     approval: Approval,
     audiences: Vec<String>,
+    registration_access_token: Option<SecretDigest>,
 }
 
 impl ClientBuilder {
@@ -225,6 +235,7 @@ impl ClientBuilder {
             default_scope: None,
             approval: Approval::Required,
             audiences: Vec::new(),
+            registration_access_token: None,
         }
     }
 
@@ -274,6 +285,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Keeps the digest of the client's registration access token (RFC 7592 §1.1): the client
+    /// registered itself and may read, replace and delete its registration with that token.
+    /// grantor's registration endpoint sets it; a store keeps it as it keeps the secret's
+    /// verifier.
+    pub fn registration_access_token(mut self, digest: SecretDigest) -> Self {
+        self.registration_access_token = Some(digest);
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -314,6 +334,7 @@ impl ClientBuilder {
             default_scope,
             approval: self.approval,
             audiences: self.audiences,
+            registration_access_token: self.registration_access_token,
         })
     }
 }

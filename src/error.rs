@@ -7,7 +7,8 @@ use std::fmt;
 
 use http::StatusCode;
 
-/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2 that grantor sends.
+/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2, RFC 6750 §3.1 and RFC 7591 §3.2.2
+/// that grantor sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -38,6 +39,12 @@ pub enum ErrorCode {
     InvalidToken,
     /// RFC 6750 §3.1: the bearer token lacks the scope the resource needs. Sent with 403.
     InsufficientScope,
+    /// RFC 7591 §3.2.2: a redirect URI of a client registration is invalid (not `https` nor
+    /// loopback `http`, a fragment, missing, too many). Sent with 400.
+    InvalidRedirectUri,
+    /// RFC 7591 §3.2.2: a client metadata field is invalid (a grant the registration policy
+    /// does not allow, a scope outside it, a member of the wrong JSON type). Sent with 400.
+    InvalidClientMetadata,
 }
 
 impl ErrorCode {
@@ -56,6 +63,8 @@ impl ErrorCode {
             Self::TemporarilyUnavailable => "temporarily_unavailable",
             Self::InvalidToken => "invalid_token",
             Self::InsufficientScope => "insufficient_scope",
+            Self::InvalidRedirectUri => "invalid_redirect_uri",
+            Self::InvalidClientMetadata => "invalid_client_metadata",
         }
     }
 

@@ -66,6 +66,8 @@ pub(crate) struct ClientColumns {
     pub(crate) grant_types: String,
     pub(crate) approval_required: bool,
     pub(crate) audiences: String,
+    /// The digest of a self-registered client's registration access token (RFC 7592).
+    pub(crate) registration_token: Option<[u8; 32]>,
 }
 
 impl ClientColumns {
@@ -82,6 +84,7 @@ impl ClientColumns {
             grant_types: grant_types.join(" "),
             approval_required: client.approval() == Approval::Required,
             audiences: serde_json::to_string(client.audiences()).unwrap_or_default(),
+            registration_token: client.registration_access_token().map(|d| *d.as_bytes()),
         }
     }
 }

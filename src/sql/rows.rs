@@ -47,6 +47,7 @@ pub(crate) struct ClientRow {
     default_scope: String,
     approval_required: bool,
     audiences: String,
+    registration_token: Option<Vec<u8>>,
 }
 
 impl ClientRow {
@@ -81,6 +82,14 @@ impl ClientRow {
         let builder = audiences
             .into_iter()
             .fold(builder, |b, audience| b.resource_server(audience));
+        let builder = match self.registration_token {
+            Some(bytes) => {
+                let bytes = <[u8; 32]>::try_from(bytes)
+                    .map_err(|_| corrupt("registration access token digest"))?;
+                builder.registration_access_token(SecretDigest::from_bytes(bytes))
+            }
+            None => builder,
+        };
         uris.into_iter()
             .fold(builder, |b, uri| b.redirect_uri(uri))
             .name(self.name)
