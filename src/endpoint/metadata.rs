@@ -13,6 +13,9 @@ struct Metadata<'a> {
     token_endpoint: String,
     revocation_endpoint: String,
     introspection_endpoint: String,
+    /// RFC 8414 §2, RFC 7591 §3: only when registration is served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    registration_endpoint: Option<String>,
     response_types_supported: &'static [&'static str],
     response_modes_supported: &'static [&'static str],
     grant_types_supported: &'static [&'static str],
@@ -64,6 +67,10 @@ pub(crate) fn document(config: &Config) -> Response<String> {
         token_endpoint: url(&paths.token),
         revocation_endpoint: url(&paths.revocation),
         introspection_endpoint: url(&paths.introspection),
+        registration_endpoint: config
+            .registration
+            .as_ref()
+            .map(|_| url(&paths.registration)),
         response_types_supported: response_types,
         response_modes_supported: response_modes,
         grant_types_supported: grant_types,
