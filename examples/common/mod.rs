@@ -47,7 +47,8 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         .profile(settings.profile)
         .refresh_grace(settings.refresh_grace)
         .default_audience(audience.clone())
-        .scopes_supported(&Scope::parse("profile email admin")?);
+        .scopes_supported(&Scope::parse("profile email admin")?)
+        .registration(registration_policy()?);
     let server = seed::open(&settings.store, &audience, builder)
         .await?
         .build()?;
@@ -56,6 +57,18 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         flow: SignInFlow::new(server.clone()),
         server,
     })
+}
+
+/// Self-registration as CONTRACT.md has it: open to anyone (no initial access token), only the
+/// `authorization_code` and `refresh_token` grants, `https` or loopback `http` redirect URIs,
+/// `client_secret_basic` or `none` (PKCE), the approval page required, at most `profile email`
+/// (never `admin`), and at most 60 registrations a minute (the default bound).
+fn registration_policy() -> Result<RegistrationPolicy, ScopeError> {
+    Ok(RegistrationPolicy::new()
+        .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
+        .approval(Approval::Required)
+        .public_clients(true)
+        .scope(&Scope::parse("profile email")?))
 }
 
 impl Demo {
