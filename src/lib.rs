@@ -20,6 +20,9 @@
 //! suite a store of your own can run. `mint` (private) draws every code, token, `jti` and
 //! session id from one CSPRNG function. [`memory`] and `sql` (features `sqlite`, `postgres`) are
 //! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session seam.
+//! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
+//! client management (RFC 7592): [`AuthorizationServer::register`] and
+//! [`AuthorizationServer::client_configuration`].
 //!
 //! ## The authorization code flow
 //!

@@ -1,5 +1,5 @@
-//! Minting: every code, token, `jti`, family id, user id, session id and CSRF token grantor
-//! hands out is made here, from [`random_bytes`], the one function over the operating system's
+//! Minting: every code, token, `jti`, family id, user id, session id, CSRF token and
+//! self-registered client's credentials grantor hands out is made here, from [`random_bytes`], the one function over the operating system's
 //! CSPRNG. Stores receive digests and records; they never generate anything.
 
 use crate::error::StoreError;

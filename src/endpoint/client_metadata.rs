@@ -254,7 +254,7 @@ mod tests {
     fn too_many_or_too_long_redirect_uris_are_invalid_redirect_uri() {
         let many = format!(
             "{{\"redirect_uris\":[{}]}}",
-            vec!["\"https://app.example/cb\""; 11].join(",")
+            ["\"https://app.example/cb\""; 11].join(",")
         );
         assert_eq!(code(&many), "invalid_redirect_uri");
         let long = format!(
