@@ -149,6 +149,14 @@ impl OAuthError {
         Self::new(ErrorCode::InvalidScope, description)
     }
 
+    pub(crate) fn invalid_client_metadata(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidClientMetadata, description)
+    }
+
+    pub(crate) fn invalid_redirect_uri(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidRedirectUri, description)
+    }
+
     pub(crate) fn unauthorized_client(description: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::UnauthorizedClient, description)
     }

@@ -9,14 +9,12 @@
 //! registration (RFC 7592 §2.2). A member sent twice is refused: which one counts would be a
 //! guess (RFC 8259 §4).
 
-use std::borrow::Cow;
-
 use http::HeaderValue;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::GrantType;
-use crate::error::{ErrorCode, OAuthError};
+use crate::error::OAuthError;
 use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
 use crate::request::{AuthMethod, ClientMetadata};
 use crate::scope::Scope;
@@ -52,9 +50,11 @@ pub(crate) fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
 pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAuthError> {
     let document: Document = serde_json::from_slice(body).map_err(|e| {
         if e.is_data() && e.to_string().starts_with("duplicate field") {
-            metadata_error("a client metadata member is sent more than once")
+            OAuthError::invalid_client_metadata("a client metadata member is sent more than once")
         } else {
-            metadata_error("the body is not a JSON object of client metadata (RFC 7591 §2)")
+            OAuthError::invalid_client_metadata(
+                "the body is not a JSON object of client metadata (RFC 7591 §2)",
+            )
         }
     })?;
     let redirect_uris = document
@@ -74,7 +74,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .map(|v| match v.as_str() {
             Some("client_secret_basic") => Ok(AuthMethod::ClientSecretBasic),
             Some("none") => Ok(AuthMethod::None),
-            _ => Err(metadata_error(
+            _ => Err(OAuthError::invalid_client_metadata(
                 "token_endpoint_auth_method must be client_secret_basic or none",
             )),
         })
@@ -83,7 +83,9 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .scope
         .map(|v| {
             let scope = string(v, "scope", max_param)?;
-            Scope::parse(&scope).map_err(|_| metadata_error("scope is malformed (RFC 6749 §3.3)"))
+            Scope::parse(&scope).map_err(|_| {
+                OAuthError::invalid_client_metadata("scope is malformed (RFC 6749 §3.3)")
+            })
         })
         .transpose()?;
     let client_name = document
@@ -111,19 +113,15 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
     })
 }
 
-pub(crate) fn metadata_error(description: impl Into<Cow<'static, str>>) -> OAuthError {
-    OAuthError::new(ErrorCode::InvalidClientMetadata, description)
-}
-
-pub(crate) fn redirect_uri_error(description: impl Into<Cow<'static, str>>) -> OAuthError {
-    OAuthError::new(ErrorCode::InvalidRedirectUri, description)
-}
-
 fn string(value: Value, member: &'static str, max_len: usize) -> Result<String, OAuthError> {
     match value {
         Value::String(s) if s.len() <= max_len => Ok(s),
-        Value::String(_) => Err(metadata_error(format!("{member} is too long"))),
-        _ => Err(metadata_error(format!("{member} must be a string"))),
+        Value::String(_) => Err(OAuthError::invalid_client_metadata(format!(
+            "{member} is too long"
+        ))),
+        _ => Err(OAuthError::invalid_client_metadata(format!(
+            "{member} must be a string"
+        ))),
     }
 }
 
@@ -146,10 +144,16 @@ fn array_of_strings(value: Value, max_items: usize) -> Result<Option<Vec<String>
 
 fn redirect_uris(value: Value, max_param: usize) -> Result<Vec<String>, OAuthError> {
     let uris = array_of_strings(value, MAX_REDIRECT_URIS)
-        .map_err(|_| redirect_uri_error("at most 10 redirect URIs may be registered"))?
-        .ok_or_else(|| metadata_error("redirect_uris must be an array of strings"))?;
+        .map_err(|_| {
+            OAuthError::invalid_redirect_uri("at most 10 redirect URIs may be registered")
+        })?
+        .ok_or_else(|| {
+            OAuthError::invalid_client_metadata("redirect_uris must be an array of strings")
+        })?;
     if uris.iter().any(|uri| uri.len() > max_param) {
-        return Err(redirect_uri_error("a redirect URI is too long"));
+        return Err(OAuthError::invalid_redirect_uri(
+            "a redirect URI is too long",
+        ));
     }
     Ok(uris)
 }
@@ -160,13 +164,19 @@ fn types(
     read: fn(&str) -> Option<GrantType>,
 ) -> Result<Vec<GrantType>, OAuthError> {
     let names = array_of_strings(value, MAX_TYPES)
-        .map_err(|_| metadata_error(format!("{member} lists too many values")))?
-        .ok_or_else(|| metadata_error(format!("{member} must be an array of strings")))?;
+        .map_err(|_| {
+            OAuthError::invalid_client_metadata(format!("{member} lists too many values"))
+        })?
+        .ok_or_else(|| {
+            OAuthError::invalid_client_metadata(format!("{member} must be an array of strings"))
+        })?;
     names
         .iter()
         .map(|name| {
             read(name).ok_or_else(|| {
-                metadata_error(format!("{member} names a value grantor does not support"))
+                OAuthError::invalid_client_metadata(format!(
+                    "{member} names a value grantor does not support"
+                ))
             })
         })
         .collect()
@@ -189,7 +199,9 @@ fn response_type(name: &str) -> Option<GrantType> {
 fn client_name(value: Value) -> Result<String, OAuthError> {
     let name = string(value, "client_name", MAX_CLIENT_NAME_BYTES)?;
     if name.chars().any(char::is_control) {
-        return Err(metadata_error("client_name holds control characters"));
+        return Err(OAuthError::invalid_client_metadata(
+            "client_name holds control characters",
+        ));
     }
     Ok(name)
 }

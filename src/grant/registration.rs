@@ -13,7 +13,6 @@ use crate::client::{Client, ClientError, GrantType, SecretVerifier, Verifier};
 use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
 use crate::config::Profile;
-use crate::endpoint::client_metadata::{metadata_error, redirect_uri_error};
 use crate::error::{ErrorCode, OAuthError};
 use crate::mint;
 use crate::registration::{RATE_KEY, RegistrationPolicy};
@@ -171,7 +170,10 @@ impl Registrar<'_> {
         metadata: ClientMetadata,
     ) -> Result<Client, Refusal> {
         if metadata.client_id.as_deref() != Some(current.id().as_str()) {
-            return Err(metadata_error("client_id must be sent and be this client's id").into());
+            return Err(OAuthError::invalid_client_metadata(
+                "client_id must be sent and be this client's id",
+            )
+            .into());
         }
         if let Some(secret) = &metadata.client_secret {
             let matches = match current.secret().map(SecretVerifier::inner) {
@@ -179,7 +181,10 @@ impl Registrar<'_> {
                 _ => false,
             };
             if !matches {
-                return Err(metadata_error("client_secret is not this client's secret").into());
+                return Err(OAuthError::invalid_client_metadata(
+                    "client_secret is not this client's secret",
+                )
+                .into());
             }
         }
         let settled = self.settle(metadata)?;
@@ -189,7 +194,7 @@ impl Registrar<'_> {
             AuthMethod::ClientSecretBasic
         };
         if settled.auth_method != was {
-            return Err(metadata_error(
+            return Err(OAuthError::invalid_client_metadata(
                 "token_endpoint_auth_method cannot change; register a new client instead",
             )
             .into());
@@ -227,7 +232,7 @@ impl Registrar<'_> {
             .auth_method
             .unwrap_or(AuthMethod::ClientSecretBasic);
         if auth_method == AuthMethod::None && !self.policy.allows_public_clients() {
-            return Err(metadata_error(
+            return Err(OAuthError::invalid_client_metadata(
                 "public clients (token_endpoint_auth_method none) may not register here",
             ));
         }
@@ -236,7 +241,7 @@ impl Registrar<'_> {
             let refused_by_profile = self.profile == Profile::OAuth21
                 && matches!(grant, GrantType::Implicit | GrantType::Password);
             if refused_by_profile || !self.policy.allows(*grant) {
-                return Err(metadata_error(format!(
+                return Err(OAuthError::invalid_client_metadata(format!(
                     "the {} grant needs an administrator's agreement",
                     grant.as_str()
                 )));
@@ -246,7 +251,7 @@ impl Registrar<'_> {
         let allowed = self.policy.allowed_scope();
         let scope = match metadata.scope {
             Some(scope) if !scope.is_subset_of(&allowed) => {
-                return Err(metadata_error(
+                return Err(OAuthError::invalid_client_metadata(
                     "scope asks for more than self-registered clients may be granted",
                 ));
             }
@@ -276,12 +281,12 @@ impl Registrar<'_> {
         };
         builder.build().map_err(|e| match e {
             ClientError::InvalidRedirectUri | ClientError::MissingRedirectUri => {
-                redirect_uri_error(e.to_string())
+                OAuthError::invalid_redirect_uri(e.to_string())
             }
-            ClientError::PublicClientCredentials => {
-                metadata_error("a public client cannot use the client_credentials grant")
-            }
-            other => metadata_error(other.to_string()),
+            ClientError::PublicClientCredentials => OAuthError::invalid_client_metadata(
+                "a public client cannot use the client_credentials grant",
+            ),
+            other => OAuthError::invalid_client_metadata(other.to_string()),
         })
     }
 }
@@ -299,7 +304,7 @@ fn grant_types(
                 .iter()
                 .all(|g| grants.contains(g) == responses.contains(g));
             if !agree {
-                return Err(metadata_error(
+                return Err(OAuthError::invalid_client_metadata(
                     "grant_types and response_types disagree (RFC 7591 §2.1)",
                 ));
             }
@@ -316,7 +321,7 @@ fn grant_types(
         first
     });
     if grants.iter().all(|g| *g == GrantType::RefreshToken) {
-        return Err(metadata_error(
+        return Err(OAuthError::invalid_client_metadata(
             "grant_types must name a grant that issues tokens",
         ));
     }
@@ -334,12 +339,12 @@ fn redirect_uris(
         .iter()
         .any(|g| matches!(g, GrantType::AuthorizationCode | GrantType::Implicit));
     if redirects && uris.is_empty() {
-        return Err(redirect_uri_error(
+        return Err(OAuthError::invalid_redirect_uri(
             "redirect_uris is required for the authorization_code and implicit grants",
         ));
     }
     if !uris.iter().all(|uri| is_self_registrable_redirect_uri(uri)) {
-        return Err(redirect_uri_error(
+        return Err(OAuthError::invalid_redirect_uri(
             "each redirect URI must be https, or http on a loopback host, without a fragment",
         ));
     }
