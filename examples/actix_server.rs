@@ -52,6 +52,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .route("/api/oauth/token", web::route().to(token))
             .route("/api/oauth/revoke", web::route().to(revoke))
             .route("/api/oauth/introspect", web::route().to(introspect))
+            .route("/api/oauth/register", web::route().to(register))
+            .route(
+                "/api/oauth/register/{client_id}",
+                web::route().to(client_configuration),
+            )
             .service(only(
                 "/.well-known/oauth-authorization-server",
                 "GET,HEAD",
@@ -165,6 +170,21 @@ async fn revoke(demo: AppState, request: HttpRequest, body: Payload) -> HttpResp
 async fn introspect(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
     match read(&demo, &request, body) {
         Ok(request) => reply(demo.server.introspect(&request).await),
+        Err(response) => response,
+    }
+}
+
+async fn register(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
+    match read(&demo, &request, body) {
+        Ok(request) => reply(demo.server.register(&request).await),
+        Err(response) => response,
+    }
+}
+
+/// RFC 7592: grantor reads the client id from the path itself.
+async fn client_configuration(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
+    match read(&demo, &request, body) {
+        Ok(request) => reply(demo.server.client_configuration(&request).await),
         Err(response) => response,
     }
 }

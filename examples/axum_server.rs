@@ -44,6 +44,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route("/api/oauth/token", any(token))
         .route("/api/oauth/revoke", any(revoke))
         .route("/api/oauth/introspect", any(introspect))
+        .route("/api/oauth/register", any(register))
+        .route("/api/oauth/register/{client_id}", any(client_configuration))
         .route(
             "/.well-known/oauth-authorization-server",
             get(|State(demo): App| async move { demo.server.metadata() }),
@@ -105,6 +107,21 @@ async fn revoke(State(demo): App, parts: Parts, body: Payload) -> Response<Strin
 async fn introspect(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
     match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.server.introspect(&request).await,
+        Err(rejection) => refuse(&demo, rejection),
+    }
+}
+
+async fn register(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
+        Ok(request) => demo.server.register(&request).await,
+        Err(rejection) => refuse(&demo, rejection),
+    }
+}
+
+/// RFC 7592: grantor reads the client id from the path itself.
+async fn client_configuration(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
+        Ok(request) => demo.server.client_configuration(&request).await,
         Err(rejection) => refuse(&demo, rejection),
     }
 }

@@ -7,11 +7,12 @@ use smol_str::SmolStr;
 
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::secret::ClientSecret;
+use crate::secret::{ClientSecret, SecretDigest};
 
 mod uris;
 mod verifier;
 
+pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::{check_audience, check_redirect_uri, same_loopback_but_port};
 pub use verifier::SecretVerifier;
 pub(crate) use verifier::Verifier;
@@ -114,6 +115,7 @@ pub struct Client {
     approval: Approval,
     audiences: Vec<String>,
     resources: Vec<String>,
+    registration_access_token: Option<SecretDigest>,
 }
 
 impl Client {
@@ -207,6 +209,14 @@ impl Client {
     pub fn may_target(&self, resource: &str) -> bool {
         self.resources.is_empty() || self.resources.iter().any(|r| r == resource)
     }
+
+    /// The SHA-256 digest of the client's registration access token (RFC 7592 §1.1), for a
+    /// client that registered itself (RFC 7591): what authorizes reading, replacing and
+    /// deleting its registration. `None` for a client an administrator registered, which
+    /// cannot be managed that way.
+    pub fn registration_access_token(&self) -> Option<&SecretDigest> {
+        self.registration_access_token.as_ref()
+    }
 }
 
 /// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
@@ -223,6 +233,7 @@ pub struct ClientBuilder {
     approval: Approval,
     audiences: Vec<String>,
     resources: Vec<String>,
+    registration_access_token: Option<SecretDigest>,
 }
 
 impl ClientBuilder {
@@ -238,6 +249,7 @@ impl ClientBuilder {
             approval: Approval::Required,
             audiences: Vec::new(),
             resources: Vec::new(),
+            registration_access_token: None,
         }
     }
 
@@ -297,6 +309,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Keeps the digest of the client's registration access token (RFC 7592 §1.1): the client
+    /// registered itself and may read, replace and delete its registration with that token.
+    /// grantor's registration endpoint sets it; a store keeps it as it keeps the secret's
+    /// verifier.
+    pub fn registration_access_token(mut self, digest: SecretDigest) -> Self {
+        self.registration_access_token = Some(digest);
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -338,6 +359,7 @@ impl ClientBuilder {
             approval: self.approval,
             audiences: self.audiences,
             resources: self.resources,
+            registration_access_token: self.registration_access_token,
         })
     }
 }

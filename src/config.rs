@@ -14,11 +14,12 @@ use crate::grant::Lifetimes;
 use crate::grant::client_auth::SecretCache;
 use crate::grant::resource::Resources;
 use crate::memory::MemoryStore;
+use crate::registration::RegistrationPolicy;
 use crate::scope::Scope;
 use crate::server::{AuthorizationServer, Inner};
 use crate::signin::SealKeys;
 use crate::store::{
-    AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
 };
 use crate::throttle::{SignInThrottle, Turns};
 
@@ -64,6 +65,10 @@ pub struct EndpointPaths {
     /// The JWKS document of the access-token signing keys, `jwks_uri` (default
     /// `/.well-known/jwks.json`; in the metadata with JWT access tokens only).
     pub jwks: String,
+    /// The client registration endpoint (RFC 7591 §3, default `/api/oauth/register`); each
+    /// self-registered client's configuration endpoint (RFC 7592) is this path, `/`, and its
+    /// client id. Served only with a [`RegistrationPolicy`].
+    pub registration: String,
 }
 
 impl Default for EndpointPaths {
@@ -74,6 +79,7 @@ impl Default for EndpointPaths {
             revocation: "/api/oauth/revoke".to_owned(),
             introspection: "/api/oauth/introspect".to_owned(),
             jwks: "/.well-known/jwks.json".to_owned(),
+            registration: "/api/oauth/register".to_owned(),
         }
     }
 }
@@ -100,6 +106,8 @@ pub(crate) struct Config {
     pub(crate) resources: Resources,
     /// Whether access tokens are JWTs, whose keys the JWKS document publishes.
     pub(crate) jwt_access_tokens: bool,
+    /// What self-registered clients may get, its scope resolved; `None`: no registration.
+    pub(crate) registration: Option<RegistrationPolicy>,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -146,6 +154,8 @@ pub struct AuthorizationServerBuilder {
     resources: Vec<String>,
     #[cfg(feature = "jwt")]
     jwt: Option<crate::jwt::JwtAccessTokens>,
+    registration: Option<RegistrationPolicy>,
+    registry: Option<Arc<dyn Admin>>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -188,6 +198,8 @@ impl Default for AuthorizationServerBuilder {
             resources: Vec::new(),
             #[cfg(feature = "jwt")]
             jwt: None,
+            registration: None,
+            registry: None,
         }
     }
 }
@@ -239,7 +251,8 @@ impl AuthorizationServerBuilder {
 
     /// Every seam from one store that implements them all, such as
     /// [`MemoryStore`](crate::MemoryStore) or the SQL stores: clients, users, tokens, sign-in
-    /// sessions, attempt counters and single-use values.
+    /// sessions, attempt counters and single-use values, and its [`Admin`] API as the
+    /// [client registry](Self::client_registry).
     pub fn store<S>(self, store: S) -> Self
     where
         S: ClientStore
@@ -248,10 +261,12 @@ impl AuthorizationServerBuilder {
             + SessionStore
             + AttemptCounter
             + SingleUseStore
+            + Admin
             + 'static,
     {
         let store = Arc::new(store);
-        self.clients(store.clone())
+        self.client_registry(store.clone())
+            .clients(store.clone())
             .users(store.clone())
             .tokens(store.clone())
             .sessions(store.clone())
@@ -278,6 +293,24 @@ impl AuthorizationServerBuilder {
     /// node counts on its own; give every node the same shared store instead).
     pub fn attempt_counter(mut self, attempts: Arc<dyn AttemptCounter>) -> Self {
         self.attempts = Some(attempts);
+        self
+    }
+
+    /// Where self-registered clients are registered, replaced and removed (RFC 7591, RFC
+    /// 7592): the [`Admin`] API of the store behind [`clients`](Self::clients). Set by
+    /// [`store`](Self::store); required with a [`registration`](Self::registration) policy.
+    pub fn client_registry(mut self, registry: Arc<dyn Admin>) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// Serves dynamic client registration (RFC 7591) and client management (RFC 7592) under
+    /// `policy`, at the [registration path](EndpointPaths::registration), and lists it as
+    /// `registration_endpoint` in the metadata. Without it (the default),
+    /// [`register`](AuthorizationServer::register) and
+    /// [`client_configuration`](AuthorizationServer::client_configuration) answer 404.
+    pub fn registration(mut self, policy: RegistrationPolicy) -> Self {
+        self.registration = Some(policy);
         self
     }
 
@@ -498,10 +531,20 @@ impl AuthorizationServerBuilder {
             &paths.revocation,
             &paths.introspection,
             &paths.jwks,
+            &paths.registration,
         ];
         if !all_paths.iter().all(|p| check_path(p)) {
             return Err(ConfigError::EndpointPath);
         }
+        if self.registration.is_some() && self.registry.is_none() {
+            return Err(ConfigError::Missing("client registry"));
+        }
+        // The tokens came from a `Scope`, so they parse again.
+        let supported = Scope::from_tokens(self.scopes_supported.iter().map(String::as_str))
+            .unwrap_or_default();
+        let registration = self
+            .registration
+            .map(|policy| policy.resolve_scope(&supported));
         let config = Config {
             issuer_encoded: url::form_urlencoded::byte_serialize(issuer.as_bytes()).collect(),
             issuer,
@@ -529,6 +572,7 @@ impl AuthorizationServerBuilder {
             profile: self.profile,
             resources: Resources { default, known },
             jwt_access_tokens,
+            registration,
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -547,6 +591,7 @@ impl AuthorizationServerBuilder {
             inner: Arc::new(Inner {
                 config,
                 clients: self.clients.ok_or(ConfigError::Missing("clients"))?,
+                registry: self.registry,
                 users: self.users.ok_or(ConfigError::Missing("users"))?,
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
                 sessions,

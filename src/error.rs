@@ -7,7 +7,8 @@ use std::fmt;
 
 use http::StatusCode;
 
-/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2 that grantor sends.
+/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2, RFC 6750 §3.1 and RFC 7591 §3.2.2
+/// that grantor sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -41,6 +42,12 @@ pub enum ErrorCode {
     /// RFC 8707 §2: a `resource` is malformed, unknown to the server, not allowed to the
     /// client, or wider than what was granted.
     InvalidTarget,
+    /// RFC 7591 §3.2.2: a redirect URI of a client registration is invalid (not `https` nor
+    /// loopback `http`, a fragment, missing, too many). Sent with 400.
+    InvalidRedirectUri,
+    /// RFC 7591 §3.2.2: a client metadata field is invalid (a grant the registration policy
+    /// does not allow, a scope outside it, a member of the wrong JSON type). Sent with 400.
+    InvalidClientMetadata,
 }
 
 impl ErrorCode {
@@ -60,6 +67,8 @@ impl ErrorCode {
             Self::InvalidToken => "invalid_token",
             Self::InsufficientScope => "insufficient_scope",
             Self::InvalidTarget => "invalid_target",
+            Self::InvalidRedirectUri => "invalid_redirect_uri",
+            Self::InvalidClientMetadata => "invalid_client_metadata",
         }
     }
 
@@ -142,6 +151,14 @@ impl OAuthError {
 
     pub(crate) fn invalid_scope(description: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::InvalidScope, description)
+    }
+
+    pub(crate) fn invalid_client_metadata(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidClientMetadata, description)
+    }
+
+    pub(crate) fn invalid_redirect_uri(description: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidRedirectUri, description)
     }
 
     pub(crate) fn unauthorized_client(description: impl Into<Cow<'static, str>>) -> Self {

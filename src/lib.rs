@@ -20,6 +20,9 @@
 //! suite a store of your own can run. `mint` (private) draws every code, token, `jti` and
 //! session id from one CSPRNG function. [`memory`] and `sql` (features `sqlite`, `postgres`) are
 //! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session seam.
+//! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
+//! client management (RFC 7592): [`AuthorizationServer::register`] and
+//! [`AuthorizationServer::client_configuration`].
 //!
 //! ## The authorization code flow
 //!
@@ -105,6 +108,7 @@ pub mod layer;
 pub mod memory;
 mod mint;
 mod pkce;
+mod registration;
 mod request;
 mod scope;
 mod secret;
@@ -134,6 +138,7 @@ pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use memory::MemoryStore;
+pub use registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy};
 pub use scope::{Scope, ScopeError};
 pub use secret::{ClientSecret, Password};
 pub use server::AuthorizationServer;

@@ -1,11 +1,11 @@
-//! Minting: every code, token, `jti`, family id, user id, session id and CSRF token grantor
-//! hands out is made here, from [`random_bytes`], the one function over the operating system's
+//! Minting: every code, token, `jti`, family id, user id, session id, CSRF token and
+//! self-registered client's credentials grantor hands out is made here, from [`random_bytes`], the one function over the operating system's
 //! CSPRNG. Stores receive digests and records; they never generate anything.
 
 use crate::error::StoreError;
 use crate::secret::{
-    AccessToken, AuthorizationCode, RefreshToken, SecretDigest, base64url, base64url_into,
-    base64url_len, random_bytes,
+    AccessToken, AuthorizationCode, ClientSecret, RefreshToken, SecretDigest, base64url,
+    base64url_into, base64url_len, random_bytes,
 };
 use crate::store::{FamilyId, Jti, UserId};
 
@@ -82,6 +82,26 @@ pub(crate) fn client_credentials() -> Result<(String, String), StoreError> {
     Ok((base64url(&draw[..16]), base64url(&draw[16..])))
 }
 
+/// What a client that registers itself gets (RFC 7591 §3.2.1), in the clear to show it once.
+pub(crate) struct Registration {
+    /// 128 bits, base64url.
+    pub(crate) client_id: String,
+    /// 256 bits; only its digest is kept, and only a confidential client is handed it.
+    pub(crate) client_secret: ClientSecret,
+    /// 256 bits, digest computed (it is stored next): the RFC 7592 registration access token.
+    pub(crate) registration_access_token: AccessToken,
+}
+
+/// A new client id, client secret and registration access token, from one draw (80 bytes).
+pub(crate) fn registration() -> Result<Registration, StoreError> {
+    let draw = random_bytes::<80>()?;
+    Ok(Registration {
+        client_id: base64url(&draw[..16]),
+        client_secret: ClientSecret::new(base64url(&draw[16..48])),
+        registration_access_token: AccessToken::hashed(base64url(&draw[48..])),
+    })
+}
+
 /// A browser's cookie for an unsigned sign-in form: 128 bits in base64url.
 pub(crate) fn cookie() -> Result<String, StoreError> {
     Ok(base64url(&random_bytes::<16>()?))
@@ -125,6 +145,21 @@ mod tests {
         assert_ne!(secret, other);
         let alphabet = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
         assert!(secret.bytes().all(alphabet) && id.bytes().all(alphabet));
+    }
+
+    #[test]
+    fn a_registration_mints_three_distinct_values_of_their_shape() {
+        let minted = registration().unwrap();
+        let token = minted.registration_access_token.expose_secret();
+        let secret = minted.client_secret.expose_secret();
+        assert_eq!(
+            (minted.client_id.len(), secret.len(), token.len()),
+            (22, 43, 43)
+        );
+        assert_ne!(secret, token);
+        let again = registration().unwrap();
+        assert_ne!(again.client_id, minted.client_id);
+        assert_ne!(again.registration_access_token.expose_secret(), token);
     }
 
     #[test]

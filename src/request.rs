@@ -5,7 +5,8 @@ use std::fmt;
 
 use crate::client::GrantType;
 use crate::error::OAuthError;
-use crate::secret::{AccessToken, AuthorizationCode, Password, RefreshToken};
+use crate::scope::Scope;
+use crate::secret::{AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken};
 
 /// How a token-endpoint client says who it is (RFC 6749 §2.3).
 #[derive(Debug)]
@@ -138,4 +139,43 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) resources: Vec<&'a str>,
     /// The first parameter sent more than once (RFC 6749 §3.1), if any.
     pub(crate) repeated: Option<&'static str>,
+}
+
+/// How a self-registered client authenticates at the token endpoint (RFC 7591 §2
+/// `token_endpoint_auth_method`): the two grantor supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AuthMethod {
+    /// `client_secret_basic`: a generated secret, sent with HTTP Basic (the RFC's default).
+    ClientSecretBasic,
+    /// `none`: a public client, which must use PKCE.
+    None,
+}
+
+impl AuthMethod {
+    /// The name in client metadata.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientSecretBasic => "client_secret_basic",
+            Self::None => "none",
+        }
+    }
+}
+
+/// A client metadata document (RFC 7591 §2), each member grantor understands read into its
+/// type; whether the policy allows it is `grant::registration`'s decision. `None` is a member
+/// absent (or `null`); unknown members are ignored (RFC 7591 §2).
+#[derive(Debug, Default)]
+pub(crate) struct ClientMetadata {
+    pub(crate) redirect_uris: Option<Vec<String>>,
+    pub(crate) grant_types: Option<Vec<GrantType>>,
+    /// `response_types` as the grant each implies (RFC 7591 §2.1): `code` the authorization
+    /// code grant, `token` the implicit grant.
+    pub(crate) response_types: Option<Vec<GrantType>>,
+    pub(crate) auth_method: Option<AuthMethod>,
+    pub(crate) scope: Option<Scope>,
+    pub(crate) client_name: Option<String>,
+    /// Sent back when the client replaces its registration (RFC 7592 §2.2).
+    pub(crate) client_id: Option<String>,
+    /// Likewise; it must be the client's current secret.
+    pub(crate) client_secret: Option<ClientSecret>,
 }

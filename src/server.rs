@@ -7,7 +7,7 @@ use http::{HeaderMap, Request, Response};
 
 use crate::clock::Clock;
 use crate::config::{AuthorizationServerBuilder, Config};
-use crate::endpoint::{authorize, bearer, introspect, metadata, revoke, token};
+use crate::endpoint::{authorize, bearer, introspect, metadata, registration, revoke, token};
 use crate::grant::authorize::{Decision, PendingAuthorization, Rules};
 use crate::grant::client_auth::{Authenticator, SecretCache};
 use crate::grant::password::SignIn;
@@ -15,8 +15,8 @@ use crate::grant::{Issuer, TokenGrants};
 use crate::scope::Scope;
 use crate::signin::SealKeys;
 use crate::store::{
-    AccessGrant, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserId,
-    UserStore,
+    AccessGrant, Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer,
+    UserId, UserStore,
 };
 use crate::throttle::Turns;
 use authorize::Authorize;
@@ -32,6 +32,8 @@ pub struct AuthorizationServer {
 pub(crate) struct Inner {
     pub(crate) config: Config,
     pub(crate) clients: Arc<dyn ClientStore>,
+    /// Where self-registered clients are kept (RFC 7591, RFC 7592).
+    pub(crate) registry: Option<Arc<dyn Admin>>,
     pub(crate) users: Arc<dyn UserStore>,
     pub(crate) tokens: Arc<dyn TokenIssuer>,
     pub(crate) sessions: Arc<dyn SessionStore>,
@@ -274,6 +276,83 @@ impl AuthorizationServer {
     /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         introspect::introspect(&self.inner, request).await
+    }
+
+    /// The client registration endpoint (RFC 7591 §3), `POST {registration path}` (default
+    /// `/api/oauth/register`) with a JSON client metadata document, under the builder's
+    /// [`RegistrationPolicy`](crate::RegistrationPolicy).
+    ///
+    /// Answers 201 with the new client's id, its secret for `client_secret_basic` (shown this
+    /// once; only its verifier is kept), its `registration_access_token` (likewise) and
+    /// `registration_client_uri` for [`client_configuration`](Self::client_configuration), and
+    /// the registered metadata; or 400 `invalid_redirect_uri` / `invalid_client_metadata`
+    /// (RFC 7591 §3.2.2), 400 `invalid_request` for a `Content-Type` other than
+    /// `application/json`, 401 `invalid_token` without the policy's initial access token, 405,
+    /// 413 over [`max_body_bytes`](Self::max_body_bytes), 429 `temporarily_unavailable` past
+    /// the policy's rate limit. Members grantor does not understand are ignored (RFC 7591 §2).
+    /// Without a registration policy: 404.
+    ///
+    /// The body holds secrets: log the status, never the response.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .scopes_supported(&Scope::parse("profile email").unwrap())
+    ///     .registration(RegistrationPolicy::new())
+    ///     .build()
+    ///     .unwrap();
+    /// let request = http::Request::post("/api/oauth/register")
+    ///     .header("content-type", "application/json")
+    ///     .body(r#"{"redirect_uris":["https://app.example/cb"],"client_name":"App"}"#)
+    ///     .unwrap();
+    /// let response = server.register(&request).await;
+    /// assert_eq!(response.status(), 201);
+    /// let client: serde_json::Value = serde_json::from_str(response.body()).unwrap();
+    /// assert_eq!(client["token_endpoint_auth_method"], "client_secret_basic");
+    /// assert!(client["client_secret"].is_string());
+    /// assert_eq!(client["scope"], "email profile");
+    /// # }
+    /// ```
+    pub async fn register<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        registration::register(&self.inner, request).await
+    }
+
+    /// The client configuration endpoint (RFC 7592 §2): `GET`, `PUT` or `DELETE` on
+    /// `{registration path}/{client_id}` (the `registration_client_uri` of
+    /// [`register`](Self::register)'s answer; the client id is read from the request's path),
+    /// with `Authorization: Bearer <registration_access_token>`.
+    ///
+    /// `GET` answers 200 with the client's metadata; `PUT` replaces it with a full metadata
+    /// document checked as a registration is (it must carry the `client_id`, and a
+    /// `client_secret` only if it is the current one; omitted members take their defaults;
+    /// the secret is not re-issued and the authentication method cannot change) and answers
+    /// 200; `DELETE` removes the client and answers 204. A missing or wrong token, or an
+    /// unknown client, or one an administrator registered, is the same 401 `invalid_token`
+    /// with a `WWW-Authenticate: Bearer` challenge; other methods 405 with `Allow`. Without a
+    /// registration policy: 404.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example")
+    /// #     .store(MemoryStore::new()).registration(RegistrationPolicy::new()).build().unwrap();
+    /// let request = http::Request::get("/api/oauth/register/some-client")
+    ///     .header("authorization", "Bearer not-its-token")
+    ///     .body("")
+    ///     .unwrap();
+    /// let response = server.client_configuration(&request).await;
+    /// assert_eq!(response.status(), 401);
+    /// assert!(response.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+    /// # }
+    /// ```
+    pub async fn client_configuration<B: AsRef<[u8]>>(
+        &self,
+        request: &Request<B>,
+    ) -> Response<String> {
+        registration::configuration(&self.inner, request).await
     }
 
     /// Bearer token validation for resource servers (RFC 6750): the grant behind the request's

@@ -93,6 +93,7 @@ async fn check_metadata(base: &str) {
         ("token_endpoint", "/api/oauth/token"),
         ("revocation_endpoint", "/api/oauth/revoke"),
         ("introspection_endpoint", "/api/oauth/introspect"),
+        ("registration_endpoint", "/api/oauth/register"),
     ] {
         assert_eq!(
             metadata[field],

@@ -98,3 +98,36 @@ fn endpoint_paths_must_be_absolute_paths() {
         .build();
     assert_eq!(built.unwrap_err(), grantor::ConfigError::EndpointPath);
 }
+
+#[tokio::test]
+async fn registration_endpoint_is_listed_only_with_a_registration_policy() {
+    let f = fixture();
+    assert!(
+        json(&f.server.metadata())
+            .get("registration_endpoint")
+            .is_none()
+    );
+    let paths = EndpointPaths {
+        registration: "/connect/register".to_owned(),
+        ..EndpointPaths::default()
+    };
+    let f = fixture_with(|b| {
+        b.issuer("https://auth.example/tenant/")
+            .endpoints(paths)
+            .registration(grantor::RegistrationPolicy::new())
+    });
+    let m = json(&f.server.metadata());
+    assert_eq!(
+        m["registration_endpoint"],
+        "https://auth.example/tenant/connect/register"
+    );
+    let bad = EndpointPaths {
+        registration: "register".to_owned(),
+        ..EndpointPaths::default()
+    };
+    let built = grantor::AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .endpoints(bad)
+        .build();
+    assert_eq!(built.unwrap_err(), grantor::ConfigError::EndpointPath);
+}

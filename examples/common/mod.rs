@@ -49,7 +49,8 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         .default_audience(audience.clone())
         // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])
-        .scopes_supported(&Scope::parse("profile email admin")?);
+        .scopes_supported(&Scope::parse("profile email admin")?)
+        .registration(registration_policy()?);
     let server = seed::open(
         &settings.store,
         &audience,
@@ -63,6 +64,18 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         flow: SignInFlow::new(server.clone()),
         server,
     })
+}
+
+/// Self-registration as CONTRACT.md has it: open to anyone (no initial access token), only the
+/// `authorization_code` and `refresh_token` grants, `https` or loopback `http` redirect URIs,
+/// `client_secret_basic` or `none` (PKCE), the approval page required, at most `profile email`
+/// (never `admin`), and at most 60 registrations a minute (the default bound).
+fn registration_policy() -> Result<RegistrationPolicy, ScopeError> {
+    Ok(RegistrationPolicy::new()
+        .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
+        .approval(Approval::Required)
+        .public_clients(true)
+        .scope(&Scope::parse("profile email")?))
 }
 
 impl Demo {

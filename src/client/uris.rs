@@ -57,9 +57,67 @@ pub(super) fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
     Ok(())
 }
 
+/// Whether a client that registers itself (RFC 7591) may have `uri` as a redirect URI: what
+/// [`check_redirect_uri`] accepts, and moreover `https`, or `http` on a loopback host
+/// (`127.0.0.1`, `[::1]`, `localhost`: RFC 8252 §7.3, §8.3) where nothing but the device itself
+/// can listen; no user information (`user@`) and no backslash, which parsers read differently
+/// (RFC 9700 §4.1.1 on redirect URI confusion).
+pub(crate) fn is_self_registrable_redirect_uri(uri: &str) -> bool {
+    if check_redirect_uri(uri).is_err() || uri.contains('\\') {
+        return false;
+    }
+    let Ok(parsed) = url::Url::parse(uri) else {
+        return false;
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return false;
+    }
+    match parsed.scheme() {
+        "https" => parsed.host().is_some(),
+        "http" => matches!(
+            parsed.host(),
+            Some(url::Host::Domain("localhost"))
+                | Some(url::Host::Ipv4(std::net::Ipv4Addr::LOCALHOST))
+                | Some(url::Host::Ipv6(std::net::Ipv6Addr::LOCALHOST))
+        ),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Client, GrantType};
+    use super::is_self_registrable_redirect_uri;
+
+    #[test]
+    fn self_registered_redirect_uris_are_https_or_loopback_http() {
+        for yes in [
+            "https://app.example/cb",
+            "https://app.example:8443/cb?x=1",
+            "http://127.0.0.1:8081/callback",
+            "http://localhost/cb",
+            "http://[::1]:9/cb",
+        ] {
+            assert!(is_self_registrable_redirect_uri(yes), "{yes}");
+        }
+        for no in [
+            "http://app.example/cb",
+            "http://127.0.0.2/cb",
+            "http://localhost.evil.example/cb",
+            "https://app.example/cb#frag",
+            "https://user@app.example/cb",
+            "https://app.example\\@evil.example/cb",
+            "com.example.app:/cb",
+            "javascript:alert(1)",
+            "data:text/html,hi",
+            "ftp://app.example/cb",
+            "/cb",
+            "https://app.example/c b",
+            "",
+        ] {
+            assert!(!is_self_registrable_redirect_uri(no), "{no}");
+        }
+    }
 
     #[test]
     fn loopback_redirect_uris_match_with_any_port_and_nothing_else_differs() {

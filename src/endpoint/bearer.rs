@@ -53,7 +53,7 @@ pub(crate) async fn check(
 }
 
 /// The token of `Authorization: Bearer <b64token>`; the scheme is case-insensitive.
-fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
+pub(crate) fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let Some(value) = values.next() else {
         return Err(Refusal::NoCredentials);

@@ -15,6 +15,9 @@ struct Metadata<'a> {
     introspection_endpoint: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     jwks_uri: Option<String>,
+    /// RFC 8414 §2, RFC 7591 §3: only when registration is served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    registration_endpoint: Option<String>,
     response_types_supported: &'static [&'static str],
     response_modes_supported: &'static [&'static str],
     grant_types_supported: &'static [&'static str],
@@ -67,6 +70,10 @@ pub(crate) fn document(config: &Config) -> Response<String> {
         revocation_endpoint: url(&paths.revocation),
         introspection_endpoint: url(&paths.introspection),
         jwks_uri: config.jwt_access_tokens.then(|| url(&paths.jwks)),
+        registration_endpoint: config
+            .registration
+            .as_ref()
+            .map(|_| url(&paths.registration)),
         response_types_supported: response_types,
         response_modes_supported: response_modes,
         grant_types_supported: grant_types,

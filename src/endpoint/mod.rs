@@ -6,12 +6,14 @@
 pub(crate) mod authorize;
 pub(crate) mod basic;
 pub(crate) mod bearer;
+pub(crate) mod client_metadata;
 pub(crate) mod form;
 pub(crate) mod introspect;
 pub(crate) mod json;
 pub(crate) mod metadata;
 pub(crate) mod parse;
 pub(crate) mod pending;
+pub(crate) mod registration;
 pub(crate) mod render;
 pub(crate) mod revoke;
 pub(crate) mod token;

@@ -13,6 +13,7 @@ pub(crate) mod implicit;
 pub(crate) mod lookup;
 pub(crate) mod password;
 pub(crate) mod refresh;
+pub(crate) mod registration;
 pub(crate) mod resource;
 
 use std::time::Duration;

@@ -100,6 +100,7 @@ where
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'q> Option<&'q str>: Encode<'q, DB>,
     for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'r> String: Decode<'r, DB> + Type<DB>,
@@ -185,6 +186,7 @@ where
     for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
 {
     /// Runs [`text::INSERT_CLIENT`] or [`text::REPLACE_CLIENT`] for `client`; answers whether a
     /// row changed. Only its secret's verifier is stored.
@@ -201,6 +203,7 @@ where
             .bind(columns.approval_required)
             .bind(columns.audiences.as_str())
             .bind(columns.resources.as_str())
+            .bind(columns.registration_token.as_ref().map(|d| &d[..]))
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

@@ -69,6 +69,8 @@ pub(crate) struct ClientColumns {
     pub(crate) approval_required: bool,
     pub(crate) audiences: String,
     pub(crate) resources: String,
+    /// The digest of a self-registered client's registration access token (RFC 7592).
+    pub(crate) registration_token: Option<[u8; 32]>,
 }
 
 impl ClientColumns {
@@ -86,6 +88,7 @@ impl ClientColumns {
             approval_required: client.approval() == Approval::Required,
             audiences: serde_json::to_string(client.audiences()).unwrap_or_default(),
             resources: serde_json::to_string(client.resources()).unwrap_or_default(),
+            registration_token: client.registration_access_token().map(|d| *d.as_bytes()),
         }
     }
 }

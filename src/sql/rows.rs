@@ -49,6 +49,7 @@ pub(crate) struct ClientRow {
     approval_required: bool,
     audiences: String,
     resources: String,
+    registration_token: Option<Vec<u8>>,
 }
 
 impl ClientRow {
@@ -88,6 +89,14 @@ impl ClientRow {
         let builder = resources
             .into_iter()
             .fold(builder, |b, resource| b.resource(resource));
+        let builder = match self.registration_token {
+            Some(bytes) => {
+                let bytes = <[u8; 32]>::try_from(bytes)
+                    .map_err(|_| corrupt("registration access token digest"))?;
+                builder.registration_access_token(SecretDigest::from_bytes(bytes))
+            }
+            None => builder,
+        };
         uris.into_iter()
             .fold(builder, |b, uri| b.redirect_uri(uri))
             .name(self.name)

@@ -2,7 +2,7 @@
 
 use super::{ContractStore, Must as _};
 use crate::client::{Approval, Client, ClientCredentials, GrantType, SecretVerifier};
-use crate::secret::{ClientSecret, Password};
+use crate::secret::{ClientSecret, Password, SecretDigest};
 use crate::store::{AdminError, ClientStore, User, UserId, UserStore};
 
 async fn authenticates(store: &impl UserStore, username: &str, password: &str) -> Option<User> {
@@ -174,6 +174,51 @@ fn assert_same_client(found: Option<Client>, expected: &Client) {
         "resource server of"
     );
     assert_eq!(found.resources(), expected.resources(), "allowed resources");
+    let digest = |c: &Client| c.registration_access_token().map(|d| *d.as_bytes());
+    assert_eq!(
+        digest(&found),
+        digest(expected),
+        "the registration token digest"
+    );
+}
+
+/// RFC 7592: a self-registered client's registration access token digest is kept, replaced
+/// with the client, and absent for an administrator's client.
+pub(super) async fn a_registration_access_token_digest_round_trips<S: ContractStore>(store: &S) {
+    let creds = ClientCredentials::generate().must("generate client credentials");
+    let token = SecretDigest::of("a registration access token of 256 bits, say");
+    let registered = Client::confidential(creds.client_id.as_str(), creds.verifier.clone())
+        .redirect_uri("https://app.example/cb")
+        .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
+        .registration_access_token(token)
+        .build()
+        .must("build a client");
+    store
+        .register_client(&registered)
+        .await
+        .must("register_client");
+    let found = find(store, creds.client_id.as_str()).await;
+    assert_same_client(found.clone(), &registered);
+    let kept = found.and_then(|c| c.registration_access_token().copied());
+    assert!(kept.is_some_and(|d| d.ct_eq(&token)), "the digest is kept");
+
+    let other = SecretDigest::of("another registration access token");
+    let replaced = Client::confidential(creds.client_id.as_str(), creds.verifier)
+        .redirect_uri("https://app.example/other")
+        .grant_types([GrantType::AuthorizationCode])
+        .registration_access_token(other)
+        .build()
+        .must("build a client");
+    assert!(store.replace_client(&replaced).await.must("replace_client"));
+    assert_same_client(find(store, creds.client_id.as_str()).await, &replaced);
+
+    let [_, _, public] = clients();
+    store.register_client(&public).await.must("register_client");
+    let found = find(store, "public").await;
+    assert!(
+        found.is_some_and(|c| c.registration_access_token().is_none()),
+        "an administrator's client has no registration token digest"
+    );
 }
 
 pub(super) async fn clients_round_trip<S: ContractStore>(store: &S) {

@@ -1,0 +1,298 @@
+//! Client metadata documents on the wire (RFC 7591 §2, §3.1): JSON bytes into
+//! [`ClientMetadata`], pure and synchronous. Every refusal is `invalid_client_metadata` (or
+//! `invalid_redirect_uri` for the redirect URIs) with a fixed description that never echoes
+//! the document.
+//!
+//! Members grantor does not understand are ignored, as RFC 7591 §2 requires ("the
+//! authorization server MUST ignore any client metadata sent by the client that it does not
+//! understand"); so are the read-only members a client sends back when it replaces its
+//! registration (RFC 7592 §2.2). A member sent twice is refused: which one counts would be a
+//! guess (RFC 8259 §4).
+
+use http::HeaderValue;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::client::GrantType;
+use crate::error::OAuthError;
+use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
+use crate::request::{AuthMethod, ClientMetadata};
+use crate::scope::Scope;
+use crate::secret::ClientSecret;
+
+/// At most this many entries in `grant_types` or `response_types`.
+const MAX_TYPES: usize = 8;
+
+/// The members grantor reads, each as any JSON value (typed below, with a description per
+/// member); `null` reads as absent. serde refuses a known member sent twice.
+#[derive(Deserialize)]
+struct Document {
+    redirect_uris: Option<Value>,
+    grant_types: Option<Value>,
+    response_types: Option<Value>,
+    token_endpoint_auth_method: Option<Value>,
+    scope: Option<Value>,
+    client_name: Option<Value>,
+    client_id: Option<Value>,
+    client_secret: Option<Value>,
+}
+
+/// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
+pub(crate) fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
+    let Some(Ok(value)) = value.map(HeaderValue::to_str) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
+/// Reads a client metadata document; `max_param` bounds each string in it.
+pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAuthError> {
+    let document: Document = serde_json::from_slice(body).map_err(|e| {
+        if e.is_data() && e.to_string().starts_with("duplicate field") {
+            OAuthError::invalid_client_metadata("a client metadata member is sent more than once")
+        } else {
+            OAuthError::invalid_client_metadata(
+                "the body is not a JSON object of client metadata (RFC 7591 §2)",
+            )
+        }
+    })?;
+    let redirect_uris = document
+        .redirect_uris
+        .map(|v| redirect_uris(v, max_param))
+        .transpose()?;
+    let grant_types = document
+        .grant_types
+        .map(|v| types(v, "grant_types", grant_type))
+        .transpose()?;
+    let response_types = document
+        .response_types
+        .map(|v| types(v, "response_types", response_type))
+        .transpose()?;
+    let auth_method = document
+        .token_endpoint_auth_method
+        .map(|v| match v.as_str() {
+            Some("client_secret_basic") => Ok(AuthMethod::ClientSecretBasic),
+            Some("none") => Ok(AuthMethod::None),
+            _ => Err(OAuthError::invalid_client_metadata(
+                "token_endpoint_auth_method must be client_secret_basic or none",
+            )),
+        })
+        .transpose()?;
+    let scope = document
+        .scope
+        .map(|v| {
+            let scope = string(v, "scope", max_param)?;
+            Scope::parse(&scope).map_err(|_| {
+                OAuthError::invalid_client_metadata("scope is malformed (RFC 6749 §3.3)")
+            })
+        })
+        .transpose()?;
+    let client_name = document
+        .client_name
+        .map(client_name)
+        .transpose()?
+        .filter(|name| !name.is_empty());
+    let client_id = document
+        .client_id
+        .map(|v| string(v, "client_id", max_param))
+        .transpose()?;
+    let client_secret = document
+        .client_secret
+        .map(|v| string(v, "client_secret", max_param).map(ClientSecret::new))
+        .transpose()?;
+    Ok(ClientMetadata {
+        redirect_uris,
+        grant_types,
+        response_types,
+        auth_method,
+        scope,
+        client_name,
+        client_id,
+        client_secret,
+    })
+}
+
+fn string(value: Value, member: &'static str, max_len: usize) -> Result<String, OAuthError> {
+    match value {
+        Value::String(s) if s.len() <= max_len => Ok(s),
+        Value::String(_) => Err(OAuthError::invalid_client_metadata(format!(
+            "{member} is too long"
+        ))),
+        _ => Err(OAuthError::invalid_client_metadata(format!(
+            "{member} must be a string"
+        ))),
+    }
+}
+
+/// An array of strings, of at most `max_items`; `None` for anything else.
+fn array_of_strings(value: Value, max_items: usize) -> Result<Option<Vec<String>>, usize> {
+    let Value::Array(items) = value else {
+        return Ok(None);
+    };
+    if items.len() > max_items {
+        return Err(items.len());
+    }
+    Ok(items
+        .into_iter()
+        .map(|item| match item {
+            Value::String(s) => Some(s),
+            _ => None,
+        })
+        .collect())
+}
+
+fn redirect_uris(value: Value, max_param: usize) -> Result<Vec<String>, OAuthError> {
+    let uris = array_of_strings(value, MAX_REDIRECT_URIS)
+        .map_err(|_| {
+            OAuthError::invalid_redirect_uri("at most 10 redirect URIs may be registered")
+        })?
+        .ok_or_else(|| {
+            OAuthError::invalid_client_metadata("redirect_uris must be an array of strings")
+        })?;
+    if uris.iter().any(|uri| uri.len() > max_param) {
+        return Err(OAuthError::invalid_redirect_uri(
+            "a redirect URI is too long",
+        ));
+    }
+    Ok(uris)
+}
+
+fn types(
+    value: Value,
+    member: &'static str,
+    read: fn(&str) -> Option<GrantType>,
+) -> Result<Vec<GrantType>, OAuthError> {
+    let names = array_of_strings(value, MAX_TYPES)
+        .map_err(|_| {
+            OAuthError::invalid_client_metadata(format!("{member} lists too many values"))
+        })?
+        .ok_or_else(|| {
+            OAuthError::invalid_client_metadata(format!("{member} must be an array of strings"))
+        })?;
+    names
+        .iter()
+        .map(|name| {
+            read(name).ok_or_else(|| {
+                OAuthError::invalid_client_metadata(format!(
+                    "{member} names a value grantor does not support"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn grant_type(name: &str) -> Option<GrantType> {
+    GrantType::ALL.into_iter().find(|g| g.as_str() == name)
+}
+
+/// RFC 7591 §2.1: `code` goes with the authorization code grant, `token` with the implicit.
+fn response_type(name: &str) -> Option<GrantType> {
+    match name {
+        "code" => Some(GrantType::AuthorizationCode),
+        "token" => Some(GrantType::Implicit),
+        _ => None,
+    }
+}
+
+/// A name shown to users on the approval page: bounded, without control characters.
+fn client_name(value: Value) -> Result<String, OAuthError> {
+    let name = string(value, "client_name", MAX_CLIENT_NAME_BYTES)?;
+    if name.chars().any(char::is_control) {
+        return Err(OAuthError::invalid_client_metadata(
+            "client_name holds control characters",
+        ));
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(body: &str) -> &'static str {
+        parse(body.as_bytes(), 4096).unwrap_err().code().as_str()
+    }
+
+    #[test]
+    fn members_are_read_into_their_types_and_unknown_ones_ignored() {
+        let metadata = parse(
+            br#"{"redirect_uris":["https://app.example/cb"],"grant_types":["authorization_code",
+                "refresh_token"],"response_types":["code"],"token_endpoint_auth_method":"none",
+                "scope":"email profile","client_name":"App","logo_uri":{"x":[1,2]},
+                "client_secret":null}"#,
+            4096,
+        )
+        .unwrap();
+        assert_eq!(metadata.redirect_uris.unwrap(), ["https://app.example/cb"]);
+        assert_eq!(
+            metadata.grant_types.unwrap(),
+            [GrantType::AuthorizationCode, GrantType::RefreshToken]
+        );
+        assert_eq!(
+            metadata.response_types.unwrap(),
+            [GrantType::AuthorizationCode]
+        );
+        assert_eq!(metadata.auth_method, Some(AuthMethod::None));
+        assert_eq!(metadata.scope.unwrap().as_str(), "email profile");
+        assert_eq!(metadata.client_name.as_deref(), Some("App"));
+        assert!(metadata.client_secret.is_none());
+    }
+
+    #[test]
+    fn malformed_documents_and_wrong_types_are_invalid_client_metadata() {
+        for body in [
+            "",
+            "[]",
+            "\"x\"",
+            "{",
+            "{\"redirect_uris\":\"https://app.example/cb\"}",
+            "{\"redirect_uris\":[1]}",
+            "{\"grant_types\":\"authorization_code\"}",
+            "{\"grant_types\":[\"urn:example\"]}",
+            "{\"response_types\":[\"code id_token\"]}",
+            "{\"token_endpoint_auth_method\":\"client_secret_post\"}",
+            "{\"token_endpoint_auth_method\":1}",
+            "{\"scope\":[\"profile\"]}",
+            "{\"scope\":\"bad\\\"scope\"}",
+            "{\"client_name\":\"a\\u0000b\"}",
+            "{\"scope\":\"a\",\"scope\":\"b\"}",
+        ] {
+            assert_eq!(code(body), "invalid_client_metadata", "{body}");
+        }
+    }
+
+    #[test]
+    fn too_many_or_too_long_redirect_uris_are_invalid_redirect_uri() {
+        let many = format!(
+            "{{\"redirect_uris\":[{}]}}",
+            ["\"https://app.example/cb\""; 11].join(",")
+        );
+        assert_eq!(code(&many), "invalid_redirect_uri");
+        let long = format!(
+            "{{\"redirect_uris\":[\"https://a.example/{}\"]}}",
+            "a".repeat(5000)
+        );
+        assert_eq!(code(&long), "invalid_redirect_uri");
+    }
+
+    #[test]
+    fn deep_nesting_never_overflows_the_stack() {
+        let (open, close) = ("[".repeat(100_000), "]".repeat(100_000));
+        // Skipped whole in a member grantor ignores; past serde_json's depth limit in one it reads.
+        let ignored = format!("{{\"logo_uri\":{open}{close}}}");
+        assert!(parse(ignored.as_bytes(), 4096).is_ok());
+        let read = format!("{{\"scope\":{open}{close}}}");
+        assert_eq!(code(&read), "invalid_client_metadata");
+    }
+
+    #[test]
+    fn json_content_types_allow_parameters() {
+        let yes = |v: &'static str| is_json_content_type(Some(&HeaderValue::from_static(v)));
+        assert!(yes("application/json"));
+        assert!(yes("Application/JSON; charset=utf-8"));
+        assert!(!yes("application/x-www-form-urlencoded"));
+        assert!(!yes("application/jsonx"));
+        assert!(!is_json_content_type(None));
+    }
+}

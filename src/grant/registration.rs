@@ -1,0 +1,405 @@
+//! Dynamic client registration (RFC 7591 §3) and client management (RFC 7592 §2): what a
+//! client metadata document may register under the host's [`RegistrationPolicy`], what is
+//! minted for it, and who may read, replace or delete it.
+//!
+//! A client that registers itself gets a generated id, a generated 256-bit secret for
+//! `client_secret_basic` (shown once, only its SHA-256 verifier kept) and a 256-bit
+//! registration access token (only its digest kept on the client record). Only such clients
+//! (those with a registration token digest) can be managed; an administrator's clients cannot.
+
+use std::sync::Arc;
+
+use crate::client::{Client, ClientError, GrantType, SecretVerifier, Verifier};
+use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
+use crate::clock::UnixTime;
+use crate::config::Profile;
+use crate::error::{ErrorCode, OAuthError};
+use crate::mint;
+use crate::registration::{RATE_KEY, RegistrationPolicy};
+use crate::request::{AuthMethod, ClientMetadata};
+use crate::secret::{AccessToken, ClientSecret};
+use crate::store::{Admin, AdminError, AttemptCounter, ClientStore};
+
+/// Why a registration request is refused, for the endpoint to render.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// 401 `invalid_token` (RFC 6750 §3.1): no, or the wrong, initial or registration access
+    /// token, or no such client (RFC 7592 §2.1 gives no hint which); `sent` says whether a
+    /// token came at all.
+    Unauthorized { sent: bool },
+    /// 429: past the policy's rate limit, for this many seconds more.
+    TooMany { retry_after: u64 },
+    /// Any other error: the metadata, a malformed header, a store failure.
+    Error(OAuthError),
+}
+
+impl From<OAuthError> for Refusal {
+    fn from(error: OAuthError) -> Self {
+        Self::Error(error)
+    }
+}
+
+impl From<crate::error::StoreError> for Refusal {
+    fn from(error: crate::error::StoreError) -> Self {
+        Self::Error(error.into())
+    }
+}
+
+/// A client just registered or replaced, and what is shown to it once.
+#[derive(Debug)]
+pub(crate) struct Registered {
+    pub(crate) client: Client,
+    /// The generated secret, in the clear: only in the registration answer.
+    pub(crate) client_secret: Option<ClientSecret>,
+    /// The registration access token: minted at registration, else the one presented.
+    pub(crate) registration_access_token: AccessToken,
+    /// When the client was registered; `None` when it is read or replaced (not kept).
+    pub(crate) issued_at: Option<UnixTime>,
+}
+
+/// What registration needs: the policy, where clients are looked up and kept, and the
+/// attempt counter that holds the rate limit.
+#[derive(Clone, Copy)]
+pub(crate) struct Registrar<'a> {
+    pub(crate) policy: &'a RegistrationPolicy,
+    pub(crate) profile: Profile,
+    pub(crate) registry: &'a dyn Admin,
+    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) attempts: &'a dyn AttemptCounter,
+}
+
+/// What a metadata document settles under the policy, before anything is minted.
+struct Settled {
+    redirect_uris: Vec<String>,
+    grant_types: Vec<GrantType>,
+    auth_method: AuthMethod,
+    scope: crate::scope::Scope,
+    client_name: Option<String>,
+}
+
+impl Registrar<'_> {
+    /// RFC 7591 §3: the initial access token, when the policy requires one, compared as a
+    /// digest in constant time.
+    pub(crate) fn check_initial_token(
+        &self,
+        presented: Option<&AccessToken>,
+    ) -> Result<(), Refusal> {
+        let Some(expected) = self.policy.initial_access_token_digest() else {
+            return Ok(());
+        };
+        match presented {
+            Some(token) if expected.ct_eq(&token.digest()) => Ok(()),
+            Some(_) => Err(Refusal::Unauthorized { sent: true }),
+            None => Err(Refusal::Unauthorized { sent: false }),
+        }
+    }
+
+    /// RFC 7591 §3.1, §3.2: settles the metadata, counts the registration against the rate
+    /// limit, mints the credentials and keeps the client.
+    pub(crate) async fn register(
+        &self,
+        metadata: ClientMetadata,
+        now: UnixTime,
+    ) -> Result<Registered, Refusal> {
+        let settled = self.settle(metadata)?;
+        let (max, window) = self.policy.limit();
+        let counted = self.attempts.record_attempt(RATE_KEY, window, now).await?;
+        if counted.count > max {
+            let retry_after = now.seconds_until(counted.resets_at).max(1);
+            return Err(Refusal::TooMany { retry_after });
+        }
+        let minted = mint::registration()?;
+        let (builder, client_secret) = match settled.auth_method {
+            AuthMethod::ClientSecretBasic => {
+                let verifier = SecretVerifier::digest(&minted.client_secret)
+                    .map_err(|_| OAuthError::new(ErrorCode::ServerError, "minting failed"))?;
+                let builder = Client::confidential(&minted.client_id, verifier);
+                (builder, Some(minted.client_secret))
+            }
+            AuthMethod::None => (Client::public(&minted.client_id), None),
+        };
+        let token = minted.registration_access_token;
+        let client = self.build(builder.registration_access_token(token.digest()), settled)?;
+        match self.registry.register_client(&client).await {
+            Ok(()) => {}
+            Err(AdminError::Store(error)) => return Err(error.into()),
+            // A 128-bit id already taken, or a store that refuses: nothing the client can fix.
+            Err(_) => {
+                return Err(OAuthError::new(
+                    ErrorCode::ServerError,
+                    "the client could not be registered",
+                )
+                .into());
+            }
+        }
+        Ok(Registered {
+            client,
+            client_secret,
+            registration_access_token: token,
+            issued_at: Some(now),
+        })
+    }
+
+    /// RFC 7592 §2.1: the self-registered client `client_id` whose registration access token
+    /// is `token`; anything else is the same 401, so nobody learns which clients exist.
+    pub(crate) async fn find(
+        &self,
+        client_id: &str,
+        token: &AccessToken,
+    ) -> Result<Arc<Client>, Refusal> {
+        let presented = token.digest();
+        let client = self.clients.find_client(client_id).await?;
+        match client {
+            Some(client)
+                if client
+                    .registration_access_token()
+                    .is_some_and(|expected| expected.ct_eq(&presented)) =>
+            {
+                Ok(client)
+            }
+            _ => Err(Refusal::Unauthorized { sent: true }),
+        }
+    }
+
+    /// RFC 7592 §2.2: replaces `current`'s registration with `metadata`, settled exactly as a
+    /// registration is; omitted members take their defaults. The id, the secret's verifier and
+    /// the registration access token stay; the authentication method cannot change.
+    pub(crate) async fn replace(
+        &self,
+        current: &Client,
+        metadata: ClientMetadata,
+    ) -> Result<Client, Refusal> {
+        if metadata.client_id.as_deref() != Some(current.id().as_str()) {
+            return Err(OAuthError::invalid_client_metadata(
+                "client_id must be sent and be this client's id",
+            )
+            .into());
+        }
+        if let Some(secret) = &metadata.client_secret {
+            let matches = match current.secret().map(SecretVerifier::inner) {
+                Some(Verifier::Digest(expected)) => expected.ct_eq(&secret.digest()),
+                _ => false,
+            };
+            if !matches {
+                return Err(OAuthError::invalid_client_metadata(
+                    "client_secret is not this client's secret",
+                )
+                .into());
+            }
+        }
+        let settled = self.settle(metadata)?;
+        let was = if current.is_public() {
+            AuthMethod::None
+        } else {
+            AuthMethod::ClientSecretBasic
+        };
+        if settled.auth_method != was {
+            return Err(OAuthError::invalid_client_metadata(
+                "token_endpoint_auth_method cannot change; register a new client instead",
+            )
+            .into());
+        }
+        let builder = match current.secret() {
+            Some(verifier) => Client::confidential(current.id().as_str(), verifier.clone()),
+            None => Client::public(current.id().as_str()),
+        };
+        let builder = match current.registration_access_token() {
+            Some(digest) => builder.registration_access_token(*digest),
+            None => return Err(Refusal::Unauthorized { sent: true }),
+        };
+        let client = self.build(builder, settled)?;
+        if self.registry.replace_client(&client).await? {
+            Ok(client)
+        } else {
+            // Deleted meanwhile.
+            Err(Refusal::Unauthorized { sent: true })
+        }
+    }
+
+    /// RFC 7592 §2.3: removes the client; it authenticates no more, so its refresh tokens
+    /// and codes are refused at the token endpoint from now on.
+    pub(crate) async fn delete(&self, client: &Client) -> Result<(), Refusal> {
+        if self.registry.remove_client(client.id().as_str()).await? {
+            Ok(())
+        } else {
+            Err(Refusal::Unauthorized { sent: true })
+        }
+    }
+
+    /// What `metadata` registers under the policy (RFC 7591 §2, §2.1, §3.2.2).
+    fn settle(&self, metadata: ClientMetadata) -> Result<Settled, OAuthError> {
+        let auth_method = metadata
+            .auth_method
+            .unwrap_or(AuthMethod::ClientSecretBasic);
+        if auth_method == AuthMethod::None && !self.policy.allows_public_clients() {
+            return Err(OAuthError::invalid_client_metadata(
+                "public clients (token_endpoint_auth_method none) may not register here",
+            ));
+        }
+        let grant_types = grant_types(metadata.grant_types, metadata.response_types)?;
+        for grant in &grant_types {
+            let refused_by_profile = self.profile == Profile::OAuth21
+                && matches!(grant, GrantType::Implicit | GrantType::Password);
+            if refused_by_profile || !self.policy.allows(*grant) {
+                return Err(OAuthError::invalid_client_metadata(format!(
+                    "the {} grant needs an administrator's agreement",
+                    grant.as_str()
+                )));
+            }
+        }
+        let redirect_uris = redirect_uris(metadata.redirect_uris, &grant_types)?;
+        let allowed = self.policy.allowed_scope();
+        let scope = match metadata.scope {
+            Some(scope) if !scope.is_subset_of(&allowed) => {
+                return Err(OAuthError::invalid_client_metadata(
+                    "scope asks for more than self-registered clients may be granted",
+                ));
+            }
+            Some(scope) => scope,
+            None => allowed,
+        };
+        Ok(Settled {
+            redirect_uris,
+            grant_types,
+            auth_method,
+            scope,
+            client_name: metadata.client_name,
+        })
+    }
+
+    fn build(&self, builder: ClientBuilder, settled: Settled) -> Result<Client, OAuthError> {
+        let builder = settled
+            .redirect_uris
+            .into_iter()
+            .fold(builder, ClientBuilder::redirect_uri)
+            .grant_types(settled.grant_types)
+            .scopes(settled.scope.as_str())
+            .approval(self.policy.approval_of_clients());
+        let builder = match settled.client_name {
+            Some(name) => builder.name(name),
+            None => builder,
+        };
+        builder.build().map_err(|e| match e {
+            ClientError::InvalidRedirectUri | ClientError::MissingRedirectUri => {
+                OAuthError::invalid_redirect_uri(e.to_string())
+            }
+            ClientError::PublicClientCredentials => OAuthError::invalid_client_metadata(
+                "a public client cannot use the client_credentials grant",
+            ),
+            other => OAuthError::invalid_client_metadata(other.to_string()),
+        })
+    }
+}
+
+/// RFC 7591 §2.1: `grant_types` and `response_types` agree (`code` with `authorization_code`,
+/// `token` with `implicit`). One omitted follows from the other; both omitted is the RFC's
+/// default, the authorization code grant. Repeats are dropped.
+fn grant_types(
+    grant_types: Option<Vec<GrantType>>,
+    response_types: Option<Vec<GrantType>>,
+) -> Result<Vec<GrantType>, OAuthError> {
+    let mut grants = match (grant_types, response_types) {
+        (Some(grants), Some(responses)) => {
+            let agree = [GrantType::AuthorizationCode, GrantType::Implicit]
+                .iter()
+                .all(|g| grants.contains(g) == responses.contains(g));
+            if !agree {
+                return Err(OAuthError::invalid_client_metadata(
+                    "grant_types and response_types disagree (RFC 7591 §2.1)",
+                ));
+            }
+            grants
+        }
+        (Some(grants), None) => grants,
+        (None, Some(responses)) => responses,
+        (None, None) => vec![GrantType::AuthorizationCode],
+    };
+    let mut seen = Vec::with_capacity(grants.len());
+    grants.retain(|g| {
+        let first = !seen.contains(g);
+        seen.push(*g);
+        first
+    });
+    if grants.iter().all(|g| *g == GrantType::RefreshToken) {
+        return Err(OAuthError::invalid_client_metadata(
+            "grant_types must name a grant that issues tokens",
+        ));
+    }
+    Ok(grants)
+}
+
+/// Every redirect URI `https`, or `http` on a loopback host; required for the grants that
+/// redirect. Repeats are dropped.
+fn redirect_uris(
+    uris: Option<Vec<String>>,
+    grants: &[GrantType],
+) -> Result<Vec<String>, OAuthError> {
+    let mut uris = uris.unwrap_or_default();
+    let redirects = grants
+        .iter()
+        .any(|g| matches!(g, GrantType::AuthorizationCode | GrantType::Implicit));
+    if redirects && uris.is_empty() {
+        return Err(OAuthError::invalid_redirect_uri(
+            "redirect_uris is required for the authorization_code and implicit grants",
+        ));
+    }
+    if !uris.iter().all(|uri| is_self_registrable_redirect_uri(uri)) {
+        return Err(OAuthError::invalid_redirect_uri(
+            "each redirect URI must be https, or http on a loopback host, without a fragment",
+        ));
+    }
+    let mut seen: Vec<String> = Vec::with_capacity(uris.len());
+    uris.retain(|uri| {
+        let first = !seen.contains(uri);
+        if first {
+            seen.push(uri.clone());
+        }
+        first
+    });
+    Ok(uris)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn omitted_types_follow_from_each_other_and_must_agree() {
+        use GrantType::*;
+        assert_eq!(grant_types(None, None).unwrap(), [AuthorizationCode]);
+        assert_eq!(
+            grant_types(None, Some(vec![AuthorizationCode])).unwrap(),
+            [AuthorizationCode]
+        );
+        assert_eq!(
+            grant_types(
+                Some(vec![AuthorizationCode, RefreshToken, RefreshToken]),
+                None
+            )
+            .unwrap(),
+            [AuthorizationCode, RefreshToken]
+        );
+        let disagree = grant_types(Some(vec![AuthorizationCode]), Some(vec![Implicit]));
+        assert_eq!(
+            disagree.unwrap_err().code(),
+            ErrorCode::InvalidClientMetadata
+        );
+        let refresh_only = grant_types(Some(vec![RefreshToken]), Some(vec![]));
+        assert_eq!(
+            refresh_only.unwrap_err().code(),
+            ErrorCode::InvalidClientMetadata
+        );
+    }
+
+    #[test]
+    fn redirect_uris_are_required_for_the_code_grant_and_deduplicated() {
+        let code = [GrantType::AuthorizationCode];
+        let missing = redirect_uris(None, &code).unwrap_err();
+        assert_eq!(missing.code(), ErrorCode::InvalidRedirectUri);
+        let twice = vec!["https://a.example/cb".to_owned(); 2];
+        assert_eq!(redirect_uris(Some(twice), &code).unwrap().len(), 1);
+        let plain_http = vec!["http://a.example/cb".to_owned()];
+        let refused = redirect_uris(Some(plain_http), &code).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::InvalidRedirectUri);
+    }
+}

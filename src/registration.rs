@@ -1,0 +1,183 @@
+//! [`RegistrationPolicy`]: what a client that registers itself (RFC 7591) may get.
+//!
+//! The spec lets "some client application types … generate their own credentials"; everything
+//! else an administrator agrees. The policy is that line: which grants, scopes and client
+//! authentication methods a self-registered client may ask for, whether its users see the
+//! approval page, whether an initial access token is required (RFC 7591 §3), and how many
+//! registrations the server accepts per window, so that anonymous callers cannot make it keep
+//! clients without bound.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::client::{Approval, GrantType};
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+
+/// At most this many redirect URIs per registration (each also at most the server's
+/// [parameter limit](crate::AuthorizationServerBuilder::max_parameter_bytes)).
+pub const MAX_REDIRECT_URIS: usize = 10;
+
+/// At most this many bytes of `client_name`.
+pub const MAX_CLIENT_NAME_BYTES: usize = 200;
+
+/// The attempt counter's key every registration is counted under, on every node.
+pub(crate) const RATE_KEY: &str = "grantor:register";
+
+/// What a client that registers itself may get, for
+/// [`AuthorizationServerBuilder::registration`](crate::AuthorizationServerBuilder::registration).
+///
+/// Defaults (DESIGN.md, "self-registration"): the `authorization_code` and `refresh_token`
+/// grants only (asking for `implicit`, `password`, `client_credentials` or anything else is
+/// `invalid_client_metadata`: an administrator agrees those); the approval page required; at
+/// most the server's [`scopes_supported`](crate::AuthorizationServerBuilder::scopes_supported);
+/// `token_endpoint_auth_method` `client_secret_basic` (a generated 256-bit secret, shown once)
+/// or `none` (a public client, which must use PKCE); no initial access token; at most 60
+/// registrations a minute across every node sharing the attempt counter.
+///
+/// ```
+/// use std::time::Duration;
+/// use grantor::{AuthorizationServer, MemoryStore, RegistrationPolicy, Scope};
+///
+/// let policy = RegistrationPolicy::new()
+///     .scope(&Scope::parse("profile email").unwrap())
+///     .rate_limit(10, Duration::from_secs(60));
+/// let server = AuthorizationServer::builder()
+///     .issuer("https://auth.example")
+///     .store(MemoryStore::new())
+///     .registration(policy)
+///     .build()
+///     .unwrap();
+/// # let _ = server;
+/// ```
+#[derive(Clone)]
+pub struct RegistrationPolicy {
+    grant_types: Vec<GrantType>,
+    scope: Option<Scope>,
+    approval: Approval,
+    public_clients: bool,
+    initial_access_token: Option<SecretDigest>,
+    max_registrations: u32,
+    window: Duration,
+}
+
+impl RegistrationPolicy {
+    /// The default policy (see above).
+    pub fn new() -> Self {
+        Self {
+            grant_types: vec![GrantType::AuthorizationCode, GrantType::RefreshToken],
+            scope: None,
+            approval: Approval::Required,
+            public_clients: true,
+            initial_access_token: None,
+            max_registrations: 60,
+            window: Duration::from_secs(60),
+        }
+    }
+
+    /// The grant types a self-registered client may ask for (default `authorization_code` and
+    /// `refresh_token`). The implicit and password grants are refused under
+    /// [`Profile::OAuth21`](crate::Profile::OAuth21) whatever this says, and
+    /// `client_credentials` only ever goes to confidential clients.
+    pub fn grant_types(mut self, grants: impl IntoIterator<Item = GrantType>) -> Self {
+        self.grant_types = grants.into_iter().collect();
+        self
+    }
+
+    /// Every scope a self-registered client may be granted (default: the server's
+    /// `scopes_supported`). A registration asking for more is `invalid_client_metadata`; one
+    /// asking for none gets all of it.
+    pub fn scope(mut self, scope: &Scope) -> Self {
+        self.scope = Some(scope.clone());
+        self
+    }
+
+    /// Whether users approve a self-registered client's requests (default: required; a client
+    /// nobody vetted should not act for a user who has not seen its name).
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// Whether a client may register with `token_endpoint_auth_method` `none` (a public client,
+    /// PKCE required; default: yes).
+    pub fn public_clients(mut self, allowed: bool) -> Self {
+        self.public_clients = allowed;
+        self
+    }
+
+    /// Requires an initial access token (RFC 7591 §3) as `Authorization: Bearer`, given by its
+    /// SHA-256 digest ([`SecretDigest::of`]); the token itself is never kept. Use a
+    /// high-entropy token (say 256 random bits): it is compared as a digest, in constant time,
+    /// and is not throttled. Without one, registration is open to anyone.
+    pub fn initial_access_token(mut self, digest: SecretDigest) -> Self {
+        self.initial_access_token = Some(digest);
+        self
+    }
+
+    /// At most `max` registrations per `window` across the server (default 60 a minute),
+    /// counted through the [attempt counter](crate::store::AttemptCounter) under one key, so
+    /// every node sharing it shares the limit. Past it, registration answers `429 Too Many
+    /// Requests` with `Retry-After` until the window ends. It bounds how fast anonymous callers
+    /// can make the server keep clients, not who gets the slots: a host that wants a
+    /// per-caller limit puts one in front (it sees the peer address; grantor does not).
+    pub fn rate_limit(mut self, max: u32, window: Duration) -> Self {
+        self.max_registrations = max.max(1);
+        self.window = window.max(Duration::from_secs(1));
+        self
+    }
+
+    /// The policy with its scope fixed: its own, or the server's `supported` when it has none.
+    pub(crate) fn resolve_scope(mut self, supported: &Scope) -> Self {
+        self.scope.get_or_insert_with(|| supported.clone());
+        self
+    }
+
+    pub(crate) fn allows(&self, grant: GrantType) -> bool {
+        self.grant_types.contains(&grant)
+    }
+
+    /// The policy's scope (resolved when the server is built).
+    pub(crate) fn allowed_scope(&self) -> Scope {
+        self.scope.clone().unwrap_or_default()
+    }
+
+    pub(crate) fn approval_of_clients(&self) -> Approval {
+        self.approval
+    }
+
+    pub(crate) fn allows_public_clients(&self) -> bool {
+        self.public_clients
+    }
+
+    pub(crate) fn initial_access_token_digest(&self) -> Option<&SecretDigest> {
+        self.initial_access_token.as_ref()
+    }
+
+    pub(crate) fn limit(&self) -> (u32, Duration) {
+        (self.max_registrations, self.window)
+    }
+}
+
+impl Default for RegistrationPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for RegistrationPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistrationPolicy")
+            .field("grant_types", &self.grant_types)
+            .field("scope", &self.scope)
+            .field("approval", &self.approval)
+            .field("public_clients", &self.public_clients)
+            .field(
+                "initial_access_token",
+                &self.initial_access_token.map(|_| "<redacted>"),
+            )
+            .field("max_registrations", &self.max_registrations)
+            .field("window", &self.window)
+            .finish()
+    }
+}

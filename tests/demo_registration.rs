@@ -1,0 +1,266 @@
+//! Self-registration on the demo servers over real HTTP, against `axum_server` and
+//! `actix_server` (CONTRACT.md, "Self-registration"): a public client registers, runs the code
+//! flow with PKCE through the sign-in and approval pages, calls `/api/me`, then reads and
+//! deletes its registration (RFC 7591, RFC 7592).
+
+mod demo;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use demo::Server;
+use demo::http::*;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+macro_rules! suite {
+    ($($rule:ident => $check:ident;)*) => {$(
+        mod $rule {
+            #[tokio::test]
+            async fn axum() {
+                super::$check("axum").await;
+            }
+
+            #[tokio::test]
+            async fn actix() {
+                super::$check("actix").await;
+            }
+        }
+    )*};
+}
+
+suite! {
+    a_self_registered_public_client_signs_alice_in_and_manages_its_registration => public_client;
+    what_an_administrator_agrees_and_admin_scope_are_refused => refusals;
+    a_self_registered_confidential_client_authenticates_with_its_secret => confidential_client;
+}
+
+async fn register(base: &str, metadata: &Value) -> Reply {
+    let request = browser()
+        .post(format!("{base}/api/oauth/register"))
+        .header("content-type", "application/json")
+        .body(metadata.to_string());
+    send(request).await
+}
+
+fn registered(reply: &Reply) -> Value {
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_content_type(reply, "application/json");
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
+    reply.json()
+}
+
+/// `method` on the client's `registration_client_uri` with its registration access token.
+async fn configuration(method: reqwest::Method, client: &Value, token: Option<&str>) -> Reply {
+    let uri = client["registration_client_uri"].as_str().expect("a URI");
+    let mut request = browser().request(method, uri);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    send(request).await
+}
+
+fn string<'v>(value: &'v Value, member: &str) -> &'v str {
+    value[member]
+        .as_str()
+        .unwrap_or_else(|| panic!("{member}: {value}"))
+}
+
+async fn public_client(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let metadata = metadata_document(base).await;
+    assert_eq!(
+        metadata["registration_endpoint"],
+        format!("{base}/api/oauth/register")
+    );
+    let client = registered(
+        &register(
+            base,
+            &json!({
+                "redirect_uris": [CALLBACK],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "token_endpoint_auth_method": "none",
+                "client_name": "Registered Native App",
+                "scope": "profile email",
+            }),
+        )
+        .await,
+    );
+    let client_id = string(&client, "client_id");
+    let registration_token = string(&client, "registration_access_token");
+    assert!(client.get("client_secret").is_none(), "{client}");
+    assert_eq!(
+        client["registration_client_uri"],
+        format!("{base}/api/oauth/register/{client_id}")
+    );
+
+    // The code flow with PKCE, through the sign-in and approval pages.
+    let verifier = "a-code-verifier-for-a-self-registered-client-0123456789";
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let http = browser();
+    let approval = sign_in_via_authorize(
+        &http,
+        base,
+        &[
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", CALLBACK),
+            ("scope", "profile email"),
+            ("state", "registered"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ],
+        ALICE,
+    )
+    .await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    assert!(
+        approval.body.contains("Registered Native App"),
+        "the approval page names the client: {}",
+        approval.body
+    );
+    let params = callback_query(&decide(&http, base, &approval, "approve").await);
+    assert_eq!(params.get("state").map(String::as_str), Some("registered"));
+    let code = params.get("code").expect("a code");
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", client_id),
+            ("code_verifier", verifier),
+        ],
+    )
+    .await;
+    let tokens = assert_tokens(&reply);
+    assert_scope(&tokens["scope"], "profile email");
+    let refresh_token = string(&tokens, "refresh_token").to_owned();
+    let profile = me(base, Some(access_token(&tokens))).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    assert_eq!(profile.json()["email"], ALICE.0);
+
+    // RFC 7592: read, then delete, with the registration access token.
+    let read = configuration(reqwest::Method::GET, &client, Some(registration_token)).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    assert_eq!(read.json()["client_name"], "Registered Native App");
+    let refused = configuration(reqwest::Method::GET, &client, Some("not-its-token")).await;
+    assert_oauth_error(&refused, 401, "invalid_token");
+    let challenge = refused.header("www-authenticate").unwrap_or_default();
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    let deleted = configuration(reqwest::Method::DELETE, &client, Some(registration_token)).await;
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    let gone = configuration(reqwest::Method::GET, &client, Some(registration_token)).await;
+    assert_oauth_error(&gone, 401, "invalid_token");
+    let refresh = token(
+        base,
+        None,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh_token),
+            ("client_id", client_id),
+        ],
+    )
+    .await;
+    assert_oauth_error(&refresh, 401, "invalid_client");
+    server.assert_alive_and_calm();
+}
+
+async fn refusals(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    for (metadata, error) in [
+        (
+            json!({"redirect_uris": [CALLBACK], "grant_types": ["implicit"],
+                   "response_types": ["token"]}),
+            "invalid_client_metadata",
+        ),
+        (
+            json!({"redirect_uris": [CALLBACK], "grant_types": ["password"]}),
+            "invalid_client_metadata",
+        ),
+        (
+            json!({"grant_types": ["client_credentials"], "response_types": []}),
+            "invalid_client_metadata",
+        ),
+        (
+            json!({"redirect_uris": [CALLBACK], "scope": "profile admin"}),
+            "invalid_client_metadata",
+        ),
+        (
+            json!({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"}),
+            "invalid_client_metadata",
+        ),
+        (
+            json!({"redirect_uris": ["http://app.example/callback"]}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": "not a list"}),
+            "invalid_client_metadata",
+        ),
+    ] {
+        assert_oauth_error(&register(base, &metadata).await, 400, error);
+    }
+    let form = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/register"),
+        None,
+        &[("redirect_uris", CALLBACK)],
+    )
+    .await;
+    assert_oauth_error(&form, 400, "invalid_request");
+    let get = send(browser().get(format!("{base}/api/oauth/register"))).await;
+    assert_eq!(get.status, 405);
+    server.assert_alive_and_calm();
+}
+
+async fn confidential_client(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let client = registered(&register(base, &json!({"redirect_uris": [CALLBACK]})).await);
+    assert_eq!(client["token_endpoint_auth_method"], "client_secret_basic");
+    assert_eq!(client["client_secret_expires_at"], 0);
+    let (id, secret) = (
+        string(&client, "client_id"),
+        string(&client, "client_secret"),
+    );
+    let http = browser();
+    let approval = sign_in_via_authorize(
+        &http,
+        base,
+        &[
+            ("response_type", "code"),
+            ("client_id", id),
+            ("redirect_uri", CALLBACK),
+            ("state", "confidential"),
+        ],
+        BOB,
+    )
+    .await;
+    let code = callback_query(&decide(&http, base, &approval, "approve").await)
+        .remove("code")
+        .expect("a code");
+    let redeem = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", CALLBACK),
+    ];
+    let tokens = assert_tokens(&token(base, Some((id, secret)), &redeem).await);
+    assert_scope(&tokens["scope"], "email profile");
+    let profile = me(base, Some(access_token(&tokens))).await;
+    assert_eq!(profile.json()["email"], BOB.0);
+    server.assert_alive_and_calm();
+}
+
+/// The metadata document.
+async fn metadata_document(base: &str) -> Value {
+    let reply = get(
+        &browser(),
+        &format!("{base}/.well-known/oauth-authorization-server"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.json()
+}
