@@ -6,27 +6,22 @@ use std::time::Duration;
 
 use http::HeaderValue;
 
-use crate::audience::{Audience, is_resource};
 use crate::clock::{Clock, SystemClock};
 use crate::endpoint::bearer::Refusals;
 use crate::endpoint::form::Limits;
 use crate::grant::Lifetimes;
-use crate::grant::client_auth::SecretCache;
 use crate::grant::resource::Resources;
-use crate::memory::MemoryStore;
 use crate::registration::RegistrationPolicy;
 use crate::scope::Scope;
-use crate::server::{AuthorizationServer, Inner};
-use crate::signin::SealKeys;
 use crate::store::{
     Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
 };
-use crate::throttle::{SignInThrottle, Turns};
+use crate::throttle::SignInThrottle;
 
+mod build;
 mod check;
 
 pub use check::ConfigError;
-use check::{basic_challenge, check_issuer, check_path};
 
 /// Which clients must use PKCE at the authorization endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +113,7 @@ pub const MAX_REFRESH_GRACE: Duration = Duration::from_secs(600);
 /// RECOMMENDED"); the builder refuses more.
 pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(600);
 
-/// Configures an [`AuthorizationServer`]. Defaults: code 60 s, access token 1 h, refresh token
+/// Configures an [`AuthorizationServer`](crate::AuthorizationServer). Defaults: code 60 s, access token 1 h, refresh token
 /// 30 days, authorization request 10 min; request body ≤ 16 KiB, each parameter ≤ 4 KiB; PKCE
 /// `S256` required for public clients, `plain` refused; 10 failed sign-ins per account per 10
 /// minutes; the system clock; sign-in sessions and attempt counts in this process's memory
@@ -307,8 +302,8 @@ impl AuthorizationServerBuilder {
     /// Serves dynamic client registration (RFC 7591) and client management (RFC 7592) under
     /// `policy`, at the [registration path](EndpointPaths::registration), and lists it as
     /// `registration_endpoint` in the metadata. Without it (the default),
-    /// [`register`](AuthorizationServer::register) and
-    /// [`client_configuration`](AuthorizationServer::client_configuration) answer 404.
+    /// [`register`](crate::AuthorizationServer::register) and
+    /// [`client_configuration`](crate::AuthorizationServer::client_configuration) answer 404.
     pub fn registration(mut self, policy: RegistrationPolicy) -> Self {
         self.registration = Some(policy);
         self
@@ -457,7 +452,7 @@ impl AuthorizationServerBuilder {
     }
 
     /// Issues access tokens as JWTs (RFC 9068) signed by `settings`' keys, publishes those
-    /// keys ([`AuthorizationServer::jwks`], `jwks_uri` in the metadata), and validates bearer
+    /// keys ([`AuthorizationServer::jwks`](crate::AuthorizationServer::jwks), `jwks_uri` in the metadata), and validates bearer
     /// JWTs by their signature and claims. The keys' rotation period must be at least the
     /// access-token lifetime. Feature `jwt`; see [`crate::jwt`].
     #[cfg(feature = "jwt")]
@@ -471,139 +466,5 @@ impl AuthorizationServerBuilder {
     pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
         self.throttle = throttle;
         self
-    }
-
-    fn jwt_enabled(&self) -> bool {
-        #[cfg(feature = "jwt")]
-        return self.jwt.is_some();
-        #[cfg(not(feature = "jwt"))]
-        false
-    }
-
-    /// Checks the configuration and builds the server.
-    pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
-        let jwt_access_tokens = self.jwt_enabled();
-        let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
-        check_issuer(&issuer)?;
-        let realm = self.realm.unwrap_or_else(|| issuer.clone());
-        let basic_challenge = basic_challenge(&realm)?;
-        let bearer_refusals = Refusals::new(&realm).ok_or(ConfigError::Realm)?;
-        if self.code_lifetime.is_zero() || self.code_lifetime > MAX_CODE_LIFETIME {
-            return Err(ConfigError::CodeLifetime);
-        }
-        let lifetimes = [
-            self.access_token_lifetime,
-            self.refresh_token_lifetime,
-            self.authorization_request_lifetime,
-            self.family_lifetime,
-        ];
-        if lifetimes.iter().any(|l| l.as_secs() == 0) {
-            return Err(ConfigError::ZeroLifetime);
-        }
-        if self.max_param == 0 || self.max_body < self.max_param {
-            return Err(ConfigError::Limits);
-        }
-        if self.refresh_grace > MAX_REFRESH_GRACE {
-            return Err(ConfigError::RefreshGrace);
-        }
-        if self.profile == Profile::OAuth21 && self.allow_plain_pkce {
-            return Err(ConfigError::PlainPkceInOAuth21);
-        }
-        let audience = self.audience.unwrap_or_else(|| issuer.clone());
-        let default = Audience::new(&audience).ok_or(ConfigError::Audience)?;
-        let mut known = vec![audience];
-        for resource in self.resources {
-            if !is_resource(&resource) {
-                return Err(ConfigError::Audience);
-            }
-            if !known.contains(&resource) {
-                known.push(resource);
-            }
-        }
-        let pkce = match self.profile {
-            Profile::OAuth21 => PkcePolicy::AllClients,
-            _ => self.pkce,
-        };
-        let paths = &self.endpoints;
-        let all_paths = [
-            &paths.authorization,
-            &paths.token,
-            &paths.revocation,
-            &paths.introspection,
-            &paths.jwks,
-            &paths.registration,
-        ];
-        if !all_paths.iter().all(|p| check_path(p)) {
-            return Err(ConfigError::EndpointPath);
-        }
-        if self.registration.is_some() && self.registry.is_none() {
-            return Err(ConfigError::Missing("client registry"));
-        }
-        // The tokens came from a `Scope`, so they parse again.
-        let supported = Scope::from_tokens(self.scopes_supported.iter().map(String::as_str))
-            .unwrap_or_default();
-        let registration = self
-            .registration
-            .map(|policy| policy.resolve_scope(&supported));
-        let config = Config {
-            issuer_encoded: url::form_urlencoded::byte_serialize(issuer.as_bytes()).collect(),
-            issuer,
-            realm,
-            basic_challenge,
-            bearer_refusals,
-            endpoints: self.endpoints,
-            scopes_supported: self.scopes_supported,
-            lifetimes: Lifetimes {
-                code: self.code_lifetime,
-                access_token: self.access_token_lifetime,
-                refresh_token: self.refresh_token_lifetime,
-                authorization_request: self.authorization_request_lifetime,
-                refresh_grace: self.refresh_grace,
-                family: self.family_lifetime,
-            },
-            limits: Limits {
-                max_input: self.max_body,
-                max_param: self.max_param,
-            },
-            allow_plain_pkce: self.allow_plain_pkce,
-            pkce,
-            throttle: self.throttle,
-            client_throttle: self.client_throttle,
-            profile: self.profile,
-            resources: Resources { default, known },
-            jwt_access_tokens,
-            registration,
-        };
-        // State shared by every node defaults to this process's memory (one store for both).
-        let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
-        {
-            (Some(sessions), Some(attempts), Some(single_use)) => (sessions, attempts, single_use),
-            (sessions, attempts, single_use) => {
-                let local = Arc::new(MemoryStore::new());
-                let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
-                let single_use: Arc<dyn SingleUseStore> =
-                    single_use.unwrap_or_else(|| local.clone());
-                let attempts: Arc<dyn AttemptCounter> = attempts.unwrap_or(local);
-                (sessions, attempts, single_use)
-            }
-        };
-        Ok(AuthorizationServer {
-            inner: Arc::new(Inner {
-                config,
-                clients: self.clients.ok_or(ConfigError::Missing("clients"))?,
-                registry: self.registry,
-                users: self.users.ok_or(ConfigError::Missing("users"))?,
-                tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
-                sessions,
-                attempts,
-                single_use,
-                seal_keys: SealKeys::default(),
-                turns: Turns::default(),
-                clock: self.clock,
-                secret_cache: SecretCache::new(),
-                #[cfg(feature = "jwt")]
-                jwt: self.jwt,
-            }),
-        })
     }
 }

@@ -12,23 +12,7 @@ use demo::http::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-macro_rules! suite {
-    ($($rule:ident => $check:ident;)*) => {$(
-        mod $rule {
-            #[tokio::test]
-            async fn axum() {
-                super::$check("axum").await;
-            }
-
-            #[tokio::test]
-            async fn actix() {
-                super::$check("actix").await;
-            }
-        }
-    )*};
-}
-
-suite! {
+each_framework! {
     a_self_registered_public_client_signs_alice_in_and_manages_its_registration => public_client;
     what_an_administrator_agrees_and_admin_scope_are_refused => refusals;
     a_self_registered_confidential_client_authenticates_with_its_secret => confidential_client;

@@ -8,23 +8,7 @@ mod demo;
 use demo::Server;
 use demo::http::*;
 
-macro_rules! suite {
-    ($($rule:ident => $check:ident;)*) => {$(
-        mod $rule {
-            #[tokio::test]
-            async fn axum() {
-                super::$check("axum").await;
-            }
-
-            #[tokio::test]
-            async fn actix() {
-                super::$check("actix").await;
-            }
-        }
-    )*};
-}
-
-suite! {
+each_framework! {
     a_token_for_the_other_resource_is_refused_by_the_api_and_unknown_ones_are_invalid_target => resources;
     a_jwt_access_token_verifies_with_the_jwks_alone_and_opens_the_api => jwt;
 }

@@ -8,23 +8,7 @@ mod demo;
 use demo::Server;
 use demo::http::*;
 
-macro_rules! suite {
-    ($($rule:ident => $check:ident;)*) => {$(
-        mod $rule {
-            #[tokio::test]
-            async fn axum() {
-                super::$check("axum").await;
-            }
-
-            #[tokio::test]
-            async fn actix() {
-                super::$check("actix").await;
-            }
-        }
-    )*};
-}
-
-suite! {
+each_framework! {
     a_refresh_retry_within_the_grace_window_leaves_one_live_pair => refresh_grace;
     the_oauth_2_1_profile_refuses_password_and_implicit_and_requires_pkce => oauth21;
     a_loopback_redirect_uri_matches_with_any_port => loopback_port;

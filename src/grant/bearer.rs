@@ -51,11 +51,7 @@ pub(crate) async fn check(
     if !audience.contains(demand.audience) {
         return Err(not_meant_for_this_resource());
     }
-    if let Some(required) = demand.required
-        && !required.is_subset_of(&grant.authorization.scope)
-    {
-        return Err(Refusal::InsufficientScope(required.clone()));
-    }
+    require_scope(&grant, demand)?;
     Ok(grant.with_jti(mint::jti(&digest)))
 }
 
@@ -122,12 +118,18 @@ pub(crate) async fn check_jwt(
             verified.expires_at,
         )
     };
-    if let Some(required) = demand.required
-        && !required.is_subset_of(&grant.authorization.scope)
-    {
-        return Err(Refusal::InsufficientScope(required.clone()));
-    }
+    require_scope(&grant, demand)?;
     Ok(grant.with_jti(verified.jti))
+}
+
+/// RFC 6750 §3.1 `insufficient_scope` unless the grant carries every token the resource needs.
+fn require_scope(grant: &AccessGrant, demand: Demand<'_>) -> Result<(), Refusal> {
+    match demand.required {
+        Some(required) if !required.is_subset_of(&grant.authorization.scope) => {
+            Err(Refusal::InsufficientScope(required.clone()))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn not_meant_for_this_resource() -> Refusal {

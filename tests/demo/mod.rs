@@ -255,3 +255,22 @@ fn examples_dir() -> &'static Path {
         profile_dir.join("examples")
     })
 }
+
+/// One test module per rule, with a test against each demo: `rule => check;` runs
+/// `check("axum")` and `check("actix")`.
+#[macro_export]
+macro_rules! each_framework {
+    ($($rule:ident => $check:ident;)*) => {$(
+        mod $rule {
+            #[tokio::test]
+            async fn axum() {
+                super::$check("axum").await;
+            }
+
+            #[tokio::test]
+            async fn actix() {
+                super::$check("actix").await;
+            }
+        }
+    )*};
+}

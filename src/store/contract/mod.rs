@@ -30,6 +30,7 @@
 //! an error.
 
 mod accounts;
+mod expiry;
 mod retries;
 mod state;
 mod tokens;
@@ -129,8 +130,8 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         tokens::a_refresh_token_rotated_by_many_at_once_rotates_once_and_keeps_one_successor,
         tokens::rotation_hands_on_the_family_and_reuse_is_reported_not_revoked,
         tokens::revoking_a_family_or_an_access_token_reaches_only_it,
-        tokens::expired_codes_and_tokens_are_not_found,
-        tokens::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
+        expiry::expired_codes_and_tokens_are_not_found,
+        expiry::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
         tokens::codes_and_tokens_carry_what_was_granted,
         tokens::tokens_for_an_unknown_family_are_refused,
         retries::a_retry_within_the_window_moves_on_and_leaves_one_live_pair,

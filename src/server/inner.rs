@@ -1,0 +1,94 @@
+//! What every endpoint of the server shares: its configuration and seams, and the parts of
+//! them each step of the protocol takes.
+
+use std::sync::Arc;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::grant::authorize::Rules;
+use crate::grant::client_auth::{Authenticator, SecretCache};
+use crate::grant::password::SignIn;
+use crate::grant::{Issuer, TokenGrants};
+use crate::signin::SealKeys;
+use crate::store::{
+    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+};
+use crate::throttle::Turns;
+
+/// The server's state behind its `Arc`.
+pub(crate) struct Inner {
+    pub(crate) config: Config,
+    pub(crate) clients: Arc<dyn ClientStore>,
+    /// Where self-registered clients are kept (RFC 7591, RFC 7592).
+    pub(crate) registry: Option<Arc<dyn Admin>>,
+    pub(crate) users: Arc<dyn UserStore>,
+    pub(crate) tokens: Arc<dyn TokenIssuer>,
+    pub(crate) sessions: Arc<dyn SessionStore>,
+    pub(crate) attempts: Arc<dyn AttemptCounter>,
+    pub(crate) single_use: Arc<dyn SingleUseStore>,
+    pub(crate) seal_keys: SealKeys,
+    /// Password checks of one account, one at a time on this node.
+    pub(crate) turns: Turns,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) secret_cache: SecretCache,
+    /// Set when access tokens are JWTs (RFC 9068).
+    #[cfg(feature = "jwt")]
+    pub(crate) jwt: Option<crate::jwt::JwtAccessTokens>,
+}
+
+impl Inner {
+    /// What issuing tokens needs.
+    pub(crate) fn issuer(&self) -> Issuer<'_> {
+        Issuer {
+            store: &*self.tokens,
+            lifetimes: &self.config.lifetimes,
+            resources: &self.config.resources,
+            #[cfg(feature = "jwt")]
+            issuer_id: &self.config.issuer,
+            #[cfg(feature = "jwt")]
+            jwt: self.jwt.as_ref(),
+        }
+    }
+
+    /// What client authentication needs.
+    pub(crate) fn authenticator(&self) -> Authenticator<'_> {
+        Authenticator {
+            clients: &*self.clients,
+            cache: &self.secret_cache,
+            throttle: &self.config.client_throttle,
+            attempts: &*self.attempts,
+            turns: &self.turns,
+            clock: &*self.clock,
+        }
+    }
+
+    /// What checking a password needs.
+    pub(crate) fn sign_in(&self) -> SignIn<'_> {
+        SignIn {
+            users: &*self.users,
+            throttle: &self.config.throttle,
+            attempts: &*self.attempts,
+            turns: &self.turns,
+        }
+    }
+
+    /// What the token endpoint's grants need.
+    pub(crate) fn token_grants(&self) -> TokenGrants<'_> {
+        TokenGrants {
+            clients: self.authenticator(),
+            issuer: self.issuer(),
+            sign_in: self.sign_in(),
+            profile: self.config.profile,
+        }
+    }
+
+    /// The server's rules for authorization requests.
+    pub(crate) fn authorize_rules(&self) -> Rules<'_> {
+        Rules {
+            policy: self.config.pkce,
+            allow_plain: self.config.allow_plain_pkce,
+            profile: self.config.profile,
+            resources: &self.config.resources,
+        }
+    }
+}
