@@ -191,7 +191,7 @@ async fn client_configuration(demo: AppState, request: HttpRequest, body: Payloa
 
 async fn me(demo: AppState, request: HttpRequest) -> HttpResponse {
     match to_http(&request, Bytes::new()) {
-        Ok(request) => reply(demo.me(request.headers()).await),
+        Ok(request) => reply(demo.me(&request).await),
         Err(response) => response,
     }
 }

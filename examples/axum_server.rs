@@ -14,7 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, Response};
+use axum::http::{HeaderValue, Response};
 use axum::middleware::{self, Next};
 use axum::routing::{any, get, post};
 use common::{Demo, Settings};
@@ -126,8 +126,8 @@ async fn client_configuration(State(demo): App, parts: Parts, body: Payload) -> 
     }
 }
 
-async fn me(State(demo): App, headers: HeaderMap) -> Response<String> {
-    demo.me(&headers).await
+async fn me(State(demo): App, parts: Parts) -> Response<String> {
+    demo.me(&http::Request::from_parts(parts, ())).await
 }
 
 async fn sign_in(State(demo): App, parts: Parts, body: Payload) -> Response<String> {

@@ -101,6 +101,8 @@ pub(crate) struct Config {
     pub(crate) resources: Resources,
     /// Whether access tokens are JWTs, whose keys the JWKS document publishes.
     pub(crate) jwt_access_tokens: bool,
+    /// Whether DPoP proofs are accepted (RFC 9449).
+    pub(crate) dpop: bool,
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
 }
@@ -149,6 +151,8 @@ pub struct AuthorizationServerBuilder {
     resources: Vec<String>,
     #[cfg(feature = "jwt")]
     jwt: Option<crate::jwt::JwtAccessTokens>,
+    #[cfg(feature = "dpop")]
+    dpop: Option<crate::dpop::Dpop>,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
 }
@@ -193,6 +197,8 @@ impl Default for AuthorizationServerBuilder {
             resources: Vec::new(),
             #[cfg(feature = "jwt")]
             jwt: None,
+            #[cfg(feature = "dpop")]
+            dpop: None,
             registration: None,
             registry: None,
         }
@@ -458,6 +464,18 @@ impl AuthorizationServerBuilder {
     #[cfg(feature = "jwt")]
     pub fn jwt_access_tokens(mut self, settings: crate::jwt::JwtAccessTokens) -> Self {
         self.jwt = Some(settings);
+        self
+    }
+
+    /// Accepts DPoP proofs (RFC 9449) with `settings`: bound access tokens (`token_type: DPoP`),
+    /// bound refresh tokens for public clients, `Authorization: DPoP` at
+    /// [`bearer`](crate::AuthorizationServer::bearer), and
+    /// `dpop_signing_alg_values_supported` in the metadata. Without it a `DPoP` header is
+    /// ignored (RFC 9449 §5). Proof ids are spent in the single-use store, so nodes sharing it
+    /// refuse each other's replays. Feature `dpop`; see [`crate::dpop`].
+    #[cfg(feature = "dpop")]
+    pub fn dpop(mut self, settings: crate::dpop::Dpop) -> Self {
+        self.dpop = Some(settings);
         self
     }
 

@@ -7,8 +7,8 @@ use std::fmt;
 
 use http::StatusCode;
 
-/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2, RFC 6750 §3.1 and RFC 7591 §3.2.2
-/// that grantor sends.
+/// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2, RFC 6750 §3.1, RFC 7591 §3.2.2
+/// and RFC 9449 §12.2 that grantor sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -48,6 +48,13 @@ pub enum ErrorCode {
     /// RFC 7591 §3.2.2: a client metadata field is invalid (a grant the registration policy
     /// does not allow, a scope outside it, a member of the wrong JSON type). Sent with 400.
     InvalidClientMetadata,
+    /// RFC 9449 §5, §7.1: the `DPoP` proof is missing where required, malformed, badly
+    /// signed, for another method or URI, stale or replayed. 400 at the token endpoint, 401
+    /// with a `WWW-Authenticate: DPoP` challenge at a resource.
+    InvalidDpopProof,
+    /// RFC 9449 §8, §9: the proof must carry the server's current nonce, sent with the error
+    /// in the `DPoP-Nonce` header. 400 at the token endpoint, 401 at a resource.
+    UseDpopNonce,
 }
 
 impl ErrorCode {
@@ -69,6 +76,8 @@ impl ErrorCode {
             Self::InvalidTarget => "invalid_target",
             Self::InvalidRedirectUri => "invalid_redirect_uri",
             Self::InvalidClientMetadata => "invalid_client_metadata",
+            Self::InvalidDpopProof => "invalid_dpop_proof",
+            Self::UseDpopNonce => "use_dpop_nonce",
         }
     }
 

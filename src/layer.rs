@@ -87,21 +87,22 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+    fn call(&mut self, request: Request<B>) -> Self::Future {
         // The clone that was polled ready is the one that must be called (tower's usual swap).
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let guard = self.guard.clone();
         Box::pin(async move {
             let (server, scope) = (&guard.server, guard.scope.as_ref());
+            // Checked without the body, which need not be `Sync` to be held across the await.
+            let (parts, body) = request.into_parts();
+            let head = Request::from_parts(parts, ());
             let checked = match &guard.audience {
-                Some(audience) => {
-                    server
-                        .bearer_for_audience(request.headers(), audience, scope)
-                        .await
-                }
-                None => server.bearer_headers(request.headers(), scope).await,
+                Some(audience) => server.bearer_for_audience(&head, audience, scope).await,
+                None => server.bearer(&head, scope).await,
             };
+            let (parts, ()) = head.into_parts();
+            let mut request = Request::from_parts(parts, body);
             match checked {
                 Ok(grant) => {
                     request.extensions_mut().insert::<AccessGrant>(grant);

@@ -97,6 +97,8 @@ mod audience;
 mod client;
 mod clock;
 mod config;
+#[cfg(feature = "dpop")]
+pub mod dpop;
 mod endpoint;
 mod error;
 mod grant;

@@ -306,7 +306,7 @@ impl AuthorizationServer {
         request: &Request<B>,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, request.headers(), None, required).await
+        bearer::check(&self.inner, presented(request), None, required).await
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone.
@@ -333,34 +333,40 @@ impl AuthorizationServer {
         headers: &HeaderMap,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, headers, None, required).await
+        let request = bearer::Presented {
+            target: None,
+            headers,
+        };
+        bearer::check(&self.inner, request, None, required).await
     }
 
-    /// [`AuthorizationServer::bearer_headers`] for a resource server of another `audience`
-    /// than the server's default (one of its [`resources`](AuthorizationServerBuilder::resources)):
-    /// a token not meant for `audience` is refused with 401 `invalid_token` (RFC 8707).
+    /// [`AuthorizationServer::bearer`] for a resource server of another `audience` than the
+    /// server's default (one of its [`resources`](AuthorizationServerBuilder::resources)): a
+    /// token not meant for `audience` is refused with 401 `invalid_token` (RFC 8707).
     ///
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let server = AuthorizationServer::builder().issuer("https://auth.example")
     /// #     .resources(["https://files.example/"]).store(MemoryStore::new()).build().unwrap();
-    /// let mut headers = http::HeaderMap::new();
-    /// headers.insert("authorization", "Bearer not-a-live-token".parse().unwrap());
+    /// let request = http::Request::get("/files/report")
+    ///     .header("authorization", "Bearer not-a-live-token")
+    ///     .body(())
+    ///     .unwrap();
     /// let refusal = server
-    ///     .bearer_for_audience(&headers, "https://files.example/", None)
+    ///     .bearer_for_audience(&request, "https://files.example/", None)
     ///     .await
     ///     .unwrap_err();
     /// assert_eq!(refusal.status(), 401);
     /// # }
     /// ```
-    pub async fn bearer_for_audience(
+    pub async fn bearer_for_audience<B>(
         &self,
-        headers: &HeaderMap,
+        request: &Request<B>,
         audience: &str,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, headers, Some(audience), required).await
+        bearer::check(&self.inner, presented(request), Some(audience), required).await
     }
 
     /// The authorization server metadata (RFC 8414) as `application/json`, for
@@ -465,5 +471,13 @@ impl fmt::Debug for AuthorizationServer {
         f.debug_struct("AuthorizationServer")
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
+    }
+}
+
+/// What bearer validation reads of a request: its method and URI (for DPoP proofs) and headers.
+fn presented<B>(request: &Request<B>) -> bearer::Presented<'_> {
+    bearer::Presented {
+        target: Some((request.method(), request.uri())),
+        headers: request.headers(),
     }
 }

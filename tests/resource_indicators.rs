@@ -31,10 +31,11 @@ async fn introspected(f: &Fixture, token: &str) -> serde_json::Value {
     )
 }
 
-fn bearer_headers(token: &str) -> http::HeaderMap {
-    let mut headers = http::HeaderMap::new();
-    headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
-    headers
+fn bearer_request(token: &str) -> http::Request<()> {
+    http::Request::get("/files/report")
+        .header("authorization", format!("Bearer {token}"))
+        .body(())
+        .unwrap()
 }
 
 #[tokio::test]
@@ -63,8 +64,8 @@ async fn a_token_for_another_resource_is_refused_by_the_default_resource_server(
     assert_eq!(refusal.status(), 401);
     let challenge = refusal.headers()["www-authenticate"].to_str().unwrap();
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
-    let headers = bearer_headers(&access);
-    let grant = f.server.bearer_for_audience(&headers, FILES, None).await;
+    let request = bearer_request(&access);
+    let grant = f.server.bearer_for_audience(&request, FILES, None).await;
     assert_eq!(grant.unwrap().authorization.audience.as_str(), FILES);
 }
 
@@ -102,11 +103,11 @@ async fn several_resources_give_an_audience_array() {
         introspected(&f, &access).await["aud"],
         serde_json::json!([API, FILES])
     );
-    let headers = bearer_headers(&access);
-    assert!(f.server.bearer_headers(&headers, None).await.is_ok());
+    let request = bearer_request(&access);
+    assert!(f.server.bearer(&request, None).await.is_ok());
     assert!(
         f.server
-            .bearer_for_audience(&headers, FILES, None)
+            .bearer_for_audience(&request, FILES, None)
             .await
             .is_ok()
     );

@@ -51,6 +51,7 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?)
         .registration(registration_policy()?);
+    let builder = sender_constrained(builder);
     let server = seed::open(
         &settings.store,
         &audience,
@@ -64,6 +65,18 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         flow: SignInFlow::new(server.clone()),
         server,
     })
+}
+
+/// DPoP as CONTRACT.md has it (RFC 9449): a token request with a valid proof gets a bound
+/// token; proofs stay optional, and their ids are spent in the store every node shares.
+#[cfg(feature = "dpop")]
+fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
+    builder.dpop(grantor::dpop::Dpop::new())
+}
+
+#[cfg(not(feature = "dpop"))]
+fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
+    builder
 }
 
 /// Self-registration as CONTRACT.md has it: open to anyone (no initial access token), only the
@@ -137,9 +150,10 @@ impl Demo {
         }
     }
 
-    /// `GET /api/me`: the protected resource.
-    pub async fn me(&self, headers: &HeaderMap) -> Response<String> {
-        match self.server.bearer_headers(headers, None).await {
+    /// `GET /api/me`: the protected resource, for `Authorization: Bearer` or (RFC 9449)
+    /// `Authorization: DPoP` with a proof for this method and URI.
+    pub async fn me<B>(&self, request: &http::Request<B>) -> Response<String> {
+        match self.server.bearer(request, None).await {
             Ok(grant) => {
                 let user = grant.authorization.user.as_ref();
                 let body = serde_json::json!({

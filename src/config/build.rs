@@ -28,9 +28,17 @@ impl AuthorizationServerBuilder {
         false
     }
 
+    fn dpop_enabled(&self) -> bool {
+        #[cfg(feature = "dpop")]
+        return self.dpop.is_some();
+        #[cfg(not(feature = "dpop"))]
+        false
+    }
+
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
         let jwt_access_tokens = self.jwt_enabled();
+        let dpop = self.dpop_enabled();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -120,6 +128,7 @@ impl AuthorizationServerBuilder {
             profile: self.profile,
             resources: Resources { default, known },
             jwt_access_tokens,
+            dpop,
             registration,
         };
         // State shared by every node defaults to this process's memory (one store for both).
@@ -144,13 +153,17 @@ impl AuthorizationServerBuilder {
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
                 sessions,
                 attempts,
-                single_use,
+                single_use: Arc::clone(&single_use),
                 seal_keys: SealKeys::default(),
                 turns: Turns::default(),
                 clock: self.clock,
                 secret_cache: SecretCache::new(),
                 #[cfg(feature = "jwt")]
                 jwt: self.jwt,
+                #[cfg(feature = "dpop")]
+                dpop: self
+                    .dpop
+                    .map(|settings| crate::dpop::Checker::new(settings, Arc::clone(&single_use))),
             }),
         })
     }

@@ -1,8 +1,9 @@
 //! Bearer tokens on the wire (RFC 6750 §2.1, §3): reading `Authorization: Bearer`, and the
-//! 400/401/403 refusals with their `WWW-Authenticate` challenges.
+//! 400/401/403 refusals with their `WWW-Authenticate` challenges. With DPoP on, also
+//! `Authorization: DPoP` and its proofs (RFC 9449 §7), in [`dpop`].
 
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
 use serde::Serialize;
 
 use super::render;
@@ -14,24 +15,56 @@ use crate::secret::AccessToken;
 use crate::server::Inner;
 use crate::store::AccessGrant;
 
-/// Validates the request's `Authorization: Bearer` token: meant for `audience` (the server's
-/// default audience when `None`) and, if asked, carrying every token of `required`. The grant,
-/// or the ready refusal.
+#[cfg(feature = "dpop")]
+mod dpop;
+
+/// The request a protected resource received: its method and URI (for a DPoP proof's `htm` and
+/// `htu`), when the host passed them, and its headers.
+#[derive(Clone, Copy)]
+pub(crate) struct Presented<'a> {
+    #[cfg_attr(not(feature = "dpop"), allow(dead_code))]
+    pub(crate) target: Option<(&'a Method, &'a Uri)>,
+    pub(crate) headers: &'a HeaderMap,
+}
+
+/// Validates the request's `Authorization: Bearer` token (or, with DPoP on, `Authorization:
+/// DPoP` with its proof): meant for `audience` (the server's default audience when `None`)
+/// and, if asked, carrying every token of `required`. The grant, or the ready refusal.
 pub(crate) async fn check(
     inner: &Inner,
-    headers: &HeaderMap,
+    request: Presented<'_>,
     audience: Option<&str>,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, Response<String>> {
-    let token = match read_token(headers) {
-        Ok(token) => token,
-        Err(refusal) => return Err(refuse(&inner.config, refusal)),
+    let config = &inner.config;
+    let (scheme, token) = match read_credentials(request.headers, config.dpop) {
+        Ok(credentials) => credentials,
+        Err(refusal) => return Err(refuse(config, refusal)),
     };
+    let grant = match find_grant(inner, &token, audience).await {
+        Ok(grant) => grant,
+        Err(refusal) => return Err(refuse_as(config, refusal, scheme)),
+    };
+    let grant = match (scheme, grant.jkt) {
+        (Scheme::Bearer, None) => grant,
+        #[cfg(feature = "dpop")]
+        (Scheme::Dpop, _) => dpop::check(inner, request, &token, grant).await?,
+        _ => return Err(refuse(config, Refusal::BoundAsBearer)),
+    };
+    bearer::require_scope(&grant, required).map_err(|r| refuse_as(config, r, scheme))?;
+    Ok(grant)
+}
+
+/// The grant behind `token`, meant for `audience`: from the store, or verified as a JWT.
+async fn find_grant(
+    inner: &Inner,
+    token: &AccessToken,
+    audience: Option<&str>,
+) -> Result<AccessGrant, Refusal> {
     let default = &inner.config.resources.default;
     let demand = Demand {
         audience: audience.unwrap_or(default.as_str()),
         default,
-        required,
     };
     #[cfg(feature = "jwt")]
     if let Some(jwt) = &inner.jwt
@@ -43,17 +76,26 @@ pub(crate) async fn check(
             store: &*inner.tokens,
             users: &*inner.users,
         };
-        return bearer::check_jwt(check, &token, demand, inner.clock.now())
-            .await
-            .map_err(|refusal| refuse(&inner.config, refusal));
+        return bearer::check_jwt(check, token, demand, inner.clock.now()).await;
     }
-    bearer::check(&*inner.tokens, &token, demand, inner.clock.now())
-        .await
-        .map_err(|refusal| refuse(&inner.config, refusal))
+    bearer::check(&*inner.tokens, token, demand, inner.clock.now()).await
 }
 
-/// The token of `Authorization: Bearer <b64token>`; the scheme is case-insensitive.
-pub(crate) fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
+/// How the token was presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scheme {
+    /// `Authorization: Bearer` (RFC 6750 §2.1).
+    Bearer,
+    /// `Authorization: DPoP` (RFC 9449 §7.1), read only with DPoP on.
+    Dpop,
+}
+
+/// The scheme and token of `Authorization: Bearer <b64token>` (or with `dpop`, `DPoP
+/// <b64token>`); schemes are case-insensitive.
+pub(crate) fn read_credentials(
+    headers: &HeaderMap,
+    dpop: bool,
+) -> Result<(Scheme, AccessToken), Refusal> {
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let Some(value) = values.next() else {
         return Err(Refusal::NoCredentials);
@@ -71,22 +113,26 @@ pub(crate) fn read_token(headers: &HeaderMap) -> Result<AccessToken, Refusal> {
         && is_b64token(token)
         && let Ok(token) = std::str::from_utf8(token)
     {
-        return Ok(AccessToken::hashed(token));
+        return Ok((Scheme::Bearer, AccessToken::hashed(token)));
     }
     let value = value
         .to_str()
         .map_err(|_| malformed("the Authorization header is not ASCII"))?;
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if dpop && scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
         return Err(Refusal::NoCredentials);
-    }
+    };
     let token = token.trim_matches(' ');
     if !is_b64token(token.as_bytes()) {
         return Err(malformed(
-            "the Authorization header is not a bearer token (RFC 6750 §2.1)",
+            "the Authorization header does not carry a token (RFC 6750 §2.1, RFC 9449 §7.1)",
         ));
     }
-    Ok(AccessToken::hashed(token))
+    Ok((scheme, AccessToken::hashed(token)))
 }
 
 /// RFC 6750 §2.1: `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
@@ -145,34 +191,102 @@ impl Refusals {
 }
 
 /// A challenge with an error. Descriptions and scopes hold no '"' or '\\' (RFC 6749 §5.2,
-/// §3.3), so they quote as they are.
+/// §3.3), so they quote as they are. A DPoP challenge names the proof algorithms (RFC 9449
+/// §7.1).
 fn challenge(realm: &str, code: ErrorCode, description: &str, scope: Option<&str>) -> String {
+    challenge_as(Scheme::Bearer, realm, code, description, scope)
+}
+
+fn challenge_as(
+    scheme: Scheme,
+    realm: &str,
+    code: ErrorCode,
+    description: &str,
+    scope: Option<&str>,
+) -> String {
+    let name = match scheme {
+        Scheme::Bearer => "Bearer",
+        Scheme::Dpop => "DPoP",
+    };
     let mut challenge =
-        format!("Bearer realm=\"{realm}\", error=\"{code}\", error_description=\"{description}\"");
+        format!("{name} realm=\"{realm}\", error=\"{code}\", error_description=\"{description}\"");
     if let Some(scope) = scope {
         challenge.push_str(&format!(", scope=\"{scope}\""));
+    }
+    if scheme == Scheme::Dpop {
+        challenge.push_str(&format!(", algs=\"{}\"", dpop_algorithms()));
     }
     challenge
 }
 
+/// The proof algorithms verified, space-separated (empty without the `dpop` feature).
+fn dpop_algorithms() -> String {
+    #[cfg(feature = "dpop")]
+    return crate::dpop::ALGORITHMS.join(" ");
+    #[cfg(not(feature = "dpop"))]
+    String::new()
+}
+
 /// The 400/401/403 with its `WWW-Authenticate: Bearer` challenge (RFC 6750 §3).
 fn refuse(config: &Config, refusal: Refusal) -> Response<String> {
+    refuse_as(config, refusal, Scheme::Bearer)
+}
+
+/// The 400/401/403 with its challenge in `scheme` (RFC 6750 §3, RFC 9449 §7.1).
+fn refuse_as(config: &Config, refusal: Refusal, scheme: Scheme) -> Response<String> {
     let refusals = &config.bearer_refusals;
     let (error, scope) = match refusal {
         Refusal::NoCredentials => {
             let mut response = Response::new(String::new());
             *response.status_mut() = StatusCode::UNAUTHORIZED;
-            response
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, refusals.bare.clone());
+            let headers = response.headers_mut();
+            headers.insert(WWW_AUTHENTICATE, refusals.bare.clone());
+            if config.dpop {
+                // Either scheme will do (RFC 9449 §7.1).
+                let dpop = format!(
+                    "DPoP realm=\"{}\", algs=\"{}\"",
+                    config.realm,
+                    dpop_algorithms()
+                );
+                if let Ok(value) = HeaderValue::from_str(&dpop) {
+                    headers.append(WWW_AUTHENTICATE, value);
+                }
+            }
             return response;
         }
-        Refusal::InvalidToken => {
+        Refusal::InvalidToken if scheme == Scheme::Bearer => {
             let body = refusals.invalid_token_body.clone();
             let mut response = render::json_text(StatusCode::UNAUTHORIZED, body);
             response
                 .headers_mut()
                 .insert(WWW_AUTHENTICATE, refusals.invalid_token.clone());
+            return response;
+        }
+        Refusal::InvalidToken => (
+            OAuthError::new(ErrorCode::InvalidToken, INVALID_TOKEN),
+            None,
+        ),
+        Refusal::BoundAsBearer => {
+            let error = OAuthError::new(
+                ErrorCode::InvalidToken,
+                "the access token is bound to a DPoP key: present it as Authorization: DPoP \
+                 with a proof (RFC 9449)",
+            );
+            return refuse_as(config, Refusal::Error(error), Scheme::Dpop);
+        }
+        #[cfg(feature = "dpop")]
+        Refusal::DpopNonce(nonce) => {
+            let error = OAuthError::new(
+                ErrorCode::UseDpopNonce,
+                "the DPoP proof must carry the nonce of the DPoP-Nonce header",
+            )
+            .with_status(StatusCode::UNAUTHORIZED);
+            let mut response = refuse_as(config, Refusal::Error(error), Scheme::Dpop);
+            if let Ok(value) = HeaderValue::from_str(&nonce) {
+                response
+                    .headers_mut()
+                    .insert(crate::dpop::DPOP_NONCE, value);
+            }
             return response;
         }
         Refusal::Error(error) => (error, None),
@@ -200,7 +314,7 @@ fn refuse(config: &Config, refusal: Refusal) -> Response<String> {
         return response;
     }
     let realm = &config.realm;
-    let text = challenge(realm, error.code(), error.description(), scope);
+    let text = challenge_as(scheme, realm, error.code(), error.description(), scope);
     insert_challenge(&mut response, text);
     response
 }

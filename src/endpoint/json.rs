@@ -3,8 +3,8 @@
 
 use crate::audience::Audience;
 use crate::grant::lookup::Found;
-use crate::grant::{Issued, TOKEN_TYPE};
-use crate::store::Authorization;
+use crate::grant::{DPOP_TOKEN_TYPE, Issued, TOKEN_TYPE};
+use crate::store::{Authorization, JwkThumbprint};
 
 /// The token endpoint's success body, members in the order RFC 6749 §5.1 lists them, with the
 /// spec's `jti`.
@@ -16,7 +16,7 @@ pub(crate) fn token_response(issued: &Issued) -> String {
         96 + access_token.len() + issued.jti.as_str().len() + issued.scope.as_str().len();
     let mut json = JsonObject::with_capacity(capacity + refresh_len);
     json.string("access_token", access_token)
-        .string("token_type", TOKEN_TYPE)
+        .string("token_type", issued.token_type)
         .number("expires_in", issued.expires_in)
         .string("jti", issued.jti.as_str())
         .string("scope", issued.scope.as_str());
@@ -28,13 +28,18 @@ pub(crate) fn token_response(issued: &Issued) -> String {
 
 /// An active token's description (RFC 7662 §2.2).
 pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> String {
-    let (authorization, token_type, iat, exp, jti) = match found {
+    let (authorization, token_type, iat, exp, jti, jkt) = match found {
         Found::Access(grant) => (
             &grant.authorization,
-            TOKEN_TYPE,
+            if grant.jkt.is_some() {
+                DPOP_TOKEN_TYPE
+            } else {
+                TOKEN_TYPE
+            },
             grant.issued_at,
             grant.expires_at,
             Some(grant.jti().as_str()),
+            grant.jkt,
         ),
         Found::Refresh(grant) => (
             &grant.authorization,
@@ -42,6 +47,7 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
             grant.issued_at,
             grant.expires_at,
             None,
+            grant.jkt,
         ),
     };
     let Authorization {
@@ -71,6 +77,10 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
     }
     json.audience("aud", authorization.audience.or(default))
         .string("iss", issuer);
+    if let Some(jkt) = jkt {
+        // RFC 9449 §6.2: the confirmation of a bound token.
+        json.confirmation(&jkt);
+    }
     json.finish()
 }
 
@@ -131,6 +141,16 @@ impl JsonObject {
                 self
             }
         }
+    }
+
+    /// `cnf` with the thumbprint of the key a token is bound to (RFC 9449 §6, RFC 7800 §3.1).
+    pub(crate) fn confirmation(&mut self, jkt: &JwkThumbprint) -> &mut Self {
+        self.name("cnf");
+        self.0.push_str("{\"jkt\":\"");
+        // base64url: nothing to escape.
+        self.0.push_str(&jkt.to_string());
+        self.0.push_str("\"}");
+        self
     }
 
     /// A non-negative integer member.

@@ -28,12 +28,24 @@ struct Metadata<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     scopes_supported: &'a [String],
     authorization_response_iss_parameter_supported: bool,
+    /// RFC 9449 §5.1: only when DPoP proofs are accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
+}
+
+/// The proof algorithms verified, when DPoP is on.
+fn dpop_algorithms(config: &Config) -> Option<&'static [&'static str]> {
+    #[cfg(feature = "dpop")]
+    if config.dpop {
+        return Some(&crate::dpop::ALGORITHMS);
+    }
+    let _ = config;
+    None
 }
 
 /// The metadata document as `application/json`, cacheable for an hour.
 pub(crate) fn document(config: &Config) -> Response<String> {
-    let base = config.issuer.trim_end_matches('/');
-    let url = |path: &str| format!("{base}{path}");
+    let url = |path: &str| super::absolute_url(config, path);
     let paths = &config.endpoints;
     let mut methods = vec!["S256"];
     if config.allow_plain_pkce {
@@ -83,6 +95,7 @@ pub(crate) fn document(config: &Config) -> Response<String> {
         introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
         scopes_supported: &config.scopes_supported,
         authorization_response_iss_parameter_supported: true,
+        dpop_signing_alg_values_supported: dpop_algorithms(config),
     };
     let mut response = render::json(StatusCode::OK, &metadata);
     let headers = response.headers_mut();

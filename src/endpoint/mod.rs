@@ -25,6 +25,11 @@ use crate::error::OAuthError;
 use crate::server::Inner;
 use form::{Form, FormError};
 
+/// The absolute URL of an endpoint at `path`, as the metadata names it.
+pub(crate) fn absolute_url(config: &crate::config::Config, path: &str) -> String {
+    format!("{}{path}", config.issuer.trim_end_matches('/'))
+}
+
 /// Whether a `Content-Type` is `application/x-www-form-urlencoded`, parameters (such as
 /// `charset`) allowed.
 pub(crate) fn is_form_content_type(value: Option<&HeaderValue>) -> bool {

@@ -122,8 +122,8 @@ fn registrar(inner: &Inner) -> Option<Registrar<'_>> {
 /// The bearer token of the `Authorization` header (RFC 6750 §2.1), if one was sent; a
 /// malformed header is `invalid_request`.
 fn presented_token(headers: &HeaderMap) -> Result<Option<AccessToken>, Refusal> {
-    match bearer::read_token(headers) {
-        Ok(token) => Ok(Some(token)),
+    match bearer::read_credentials(headers, false) {
+        Ok((_, token)) => Ok(Some(token)),
         Err(BearerRefusal::Error(error)) => Err(Refusal::Error(error)),
         Err(_) => Ok(None),
     }

@@ -9,10 +9,13 @@ use crate::grant::{self, Issued};
 use crate::server::Inner;
 
 pub(crate) async fn token<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Response<String> {
-    match handle(inner, request).await {
+    let response = match handle(inner, request).await {
         Ok(issued) => render::json_text(StatusCode::OK, json::token_response(&issued)),
         Err(error) => render::error(&error, &inner.config.basic_challenge),
-    }
+    };
+    #[cfg(feature = "dpop")]
+    let response = offer_nonce(inner, response).await;
+    response
 }
 
 /// Reads the request and hands it to the grant. Each step's result is bound at once (`?`), so
@@ -21,6 +24,41 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<I
     let form = super::read_post_form(inner, request)?;
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
     let token_request = parse::token_request(&form);
-    let grants = inner.token_grants();
-    grant::token(&grants, &auth, &token_request, inner.clock.now()).await
+    #[allow(unused_mut)]
+    let mut grants = inner.token_grants();
+    let now = inner.clock.now();
+    #[cfg(feature = "dpop")]
+    let presented = match &inner.dpop {
+        Some(dpop) => {
+            let url = super::absolute_url(&inner.config, &inner.config.endpoints.token);
+            dpop.at_token_endpoint(request.headers(), &url, now).await?
+        }
+        None => None,
+    };
+    #[cfg(feature = "dpop")]
+    if let Some(presented) = &presented {
+        grants.issuer.possession = Some(presented);
+    }
+    grant::token(&grants, &auth, &token_request, now).await
+}
+
+/// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's
+/// next proof can use it; a `use_dpop_nonce` error must.
+#[cfg(feature = "dpop")]
+async fn offer_nonce(inner: &Inner, mut response: Response<String>) -> Response<String> {
+    let Some(dpop) = &inner.dpop else {
+        return response;
+    };
+    match dpop.current_nonce(inner.clock.now()).await {
+        Ok(Some(nonce)) => {
+            if let Ok(value) = http::HeaderValue::from_str(&nonce) {
+                response
+                    .headers_mut()
+                    .insert(crate::dpop::DPOP_NONCE, value);
+            }
+        }
+        Ok(None) => {}
+        Err(error) => render::log(&OAuthError::from(error)),
+    }
+    response
 }

@@ -21,17 +21,21 @@ pub(crate) enum Refusal {
     Error(OAuthError),
     /// The token lacks this scope.
     InsufficientScope(Scope),
+    /// A token bound to a DPoP key was presented as a bearer token (RFC 9449 §7.2).
+    BoundAsBearer,
+    /// The DPoP proof lacks the server's current nonce, which is this (RFC 9449 §9).
+    #[cfg(feature = "dpop")]
+    DpopNonce(String),
 }
 
 /// What a protected resource asks of a token: that it is meant for `audience` (RFC 8707, RFC
-/// 9068 §4: a resource server states which audience it serves) and carries every token of
-/// `required`.
+/// 9068 §4: a resource server states which audience it serves). The scope it needs is checked
+/// last, by [`require_scope`], once the token's binding is.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Demand<'a> {
     pub(crate) audience: &'a str,
     /// The audience of tokens whose store kept none.
     pub(crate) default: &'a Audience,
-    pub(crate) required: Option<&'a Scope>,
 }
 
 /// The grant behind `token`, checked against what the resource demands.
@@ -51,7 +55,6 @@ pub(crate) async fn check(
     if !audience.contains(demand.audience) {
         return Err(not_meant_for_this_resource());
     }
-    require_scope(&grant, demand)?;
     Ok(grant.with_jti(mint::jti(&digest)))
 }
 
@@ -117,14 +120,14 @@ pub(crate) async fn check_jwt(
             verified.issued_at,
             verified.expires_at,
         )
+        .bound_to(verified.jkt)
     };
-    require_scope(&grant, demand)?;
     Ok(grant.with_jti(verified.jti))
 }
 
 /// RFC 6750 §3.1 `insufficient_scope` unless the grant carries every token the resource needs.
-fn require_scope(grant: &AccessGrant, demand: Demand<'_>) -> Result<(), Refusal> {
-    match demand.required {
+pub(crate) fn require_scope(grant: &AccessGrant, required: Option<&Scope>) -> Result<(), Refusal> {
+    match required {
         Some(required) if !required.is_subset_of(&grant.authorization.scope) => {
             Err(Refusal::InsufficientScope(required.clone()))
         }

@@ -26,10 +26,26 @@ use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
 use crate::secret::{AccessToken, RefreshToken, SecretDigest};
-use crate::store::{Authorization, Family, FamilyId, Jti, NewRefreshToken, NewTokens, TokenIssuer};
+use crate::store::{
+    Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens, TokenIssuer,
+};
 
 /// `token_type` as the spec writes it.
 pub(crate) const TOKEN_TYPE: &str = "bearer";
+
+/// `token_type` of a token bound to a DPoP key (RFC 9449 §5).
+pub(crate) const DPOP_TOKEN_TYPE: &str = "DPoP";
+
+/// A token request's proof of possession of a key (RFC 9449), checked but not yet spent: the
+/// grants bind what they issue to its key, and spend it just before.
+#[async_trait::async_trait]
+pub(crate) trait Possession: Send + Sync {
+    /// The key's thumbprint.
+    fn jkt(&self) -> JwkThumbprint;
+
+    /// Spends the proof: a second use, on any node, is refused.
+    async fn spend(&self, now: UnixTime) -> Result<(), OAuthError>;
+}
 
 /// How long what grantor issues lives.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +73,10 @@ pub(crate) struct Issuer<'a> {
     /// Set when access tokens are JWTs (RFC 9068).
     #[cfg(feature = "jwt")]
     pub(crate) jwt: Option<&'a crate::jwt::JwtAccessTokens>,
+    /// The request's DPoP proof, whose key the tokens are bound to (RFC 9449).
+    pub(crate) possession: Option<&'a dyn Possession>,
+    /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).
+    pub(crate) bind_refresh: bool,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -65,6 +85,8 @@ pub(crate) struct Issuer<'a> {
 /// every future that holds it, small; its `Debug` shows neither.
 pub(crate) struct Issued {
     access_token: String,
+    /// `bearer`, or `DPoP` for a token bound to a key.
+    pub(crate) token_type: &'static str,
     pub(crate) expires_in: u64,
     pub(crate) jti: Jti,
     pub(crate) scope: Scope,
@@ -87,6 +109,7 @@ impl std::fmt::Debug for Issued {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Issued")
             .field("access_token", &"<redacted>")
+            .field("token_type", &self.token_type)
             .field("expires_in", &self.expires_in)
             .field("jti", &self.jti)
             .field("scope", &self.scope)
@@ -112,6 +135,8 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) issuer: Issuer<'a>,
     pub(crate) sign_in: password::SignIn<'a>,
     pub(crate) profile: Profile,
+    /// Whether every client must send a DPoP proof.
+    pub(crate) dpop_required: bool,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -124,6 +149,16 @@ pub(crate) async fn token(
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let client = grants.clients.authenticate(auth).await?;
+    let issuer = Issuer {
+        bind_refresh: client.is_public(),
+        ..grants.issuer
+    };
+    if issuer.possession.is_none() && (grants.dpop_required || client.requires_dpop()) {
+        return Err(OAuthError::new(
+            ErrorCode::InvalidDpopProof,
+            "this client must send a DPoP proof with its token requests (RFC 9449)",
+        ));
+    }
     let grant_type = match request {
         Ok(request) => Some(request.grant_type()),
         Err(unreadable) => unreadable.grant_type,
@@ -141,7 +176,6 @@ pub(crate) async fn token(
         Ok(request) => request,
         Err(unreadable) => return Err(unreadable.error()),
     };
-    let issuer = grants.issuer;
     match request {
         TokenRequest::AuthorizationCode {
             code,
@@ -222,8 +256,22 @@ impl Issuer<'_> {
         let access_expires_at = now.plus(self.lifetimes.access_token);
         let jti = mint::jti(&access_token.digest());
         let scope = authorization.scope.clone();
+        let jkt = match self.possession {
+            Some(possession) => {
+                possession.spend(now).await?;
+                Some(possession.jkt())
+            }
+            None => None,
+        };
         let (access_text, access_digest) = self
-            .access_token_text(access_token, &authorization, &jti, now, access_expires_at)
+            .access_token_text(
+                access_token,
+                &authorization,
+                &jti,
+                jkt,
+                access_expires_at,
+                now,
+            )
             .await?;
         let mut record = NewTokens::new(
             family,
@@ -232,16 +280,25 @@ impl Issuer<'_> {
             access_digest,
             jti.clone(),
             access_expires_at,
-        );
+        )
+        .bound_to(jkt);
         if let Some(refresh) = &refresh_token {
             let family_end = family_end.unwrap_or_else(|| now.plus(self.lifetimes.family));
             let expires_at = now.plus(self.lifetimes.refresh_token).min(family_end);
+            let refresh_jkt = jkt.filter(|_| self.bind_refresh);
             record = record
-                .with_refresh_token(NewRefreshToken::new(refresh.digest(), expires_at))
+                .with_refresh_token(
+                    NewRefreshToken::new(refresh.digest(), expires_at).bound_to(refresh_jkt),
+                )
                 .with_family_end(family_end);
         }
         let issued = Issued {
             access_token: access_text,
+            token_type: if jkt.is_some() {
+                DPOP_TOKEN_TYPE
+            } else {
+                TOKEN_TYPE
+            },
             expires_in: now.seconds_until(access_expires_at),
             jti,
             scope,
@@ -259,8 +316,9 @@ impl Issuer<'_> {
         minted: AccessToken,
         authorization: &Authorization,
         jti: &Jti,
-        issued_at: UnixTime,
+        jkt: Option<JwkThumbprint>,
         expires_at: UnixTime,
+        issued_at: UnixTime,
     ) -> Result<(String, SecretDigest), OAuthError> {
         #[cfg(feature = "jwt")]
         if let Some(jwt) = self.jwt {
@@ -268,6 +326,7 @@ impl Issuer<'_> {
                 issuer: self.issuer_id,
                 authorization,
                 jti,
+                jkt,
                 issued_at,
                 expires_at,
             };
@@ -275,7 +334,7 @@ impl Issuer<'_> {
             let digest = SecretDigest::of(&token);
             return Ok((token, digest));
         }
-        let _ = (authorization, jti, issued_at, expires_at);
+        let _ = (authorization, jti, jkt, issued_at, expires_at);
         let digest = minted.digest();
         Ok((minted.into_secret(), digest))
     }

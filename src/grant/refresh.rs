@@ -13,7 +13,7 @@
 use super::{Issued, Issuer, checks};
 use crate::client::Client;
 use crate::clock::UnixTime;
-use crate::error::OAuthError;
+use crate::error::{ErrorCode, OAuthError};
 use crate::secret::RefreshToken;
 use crate::store::{Authorization, Rotation};
 
@@ -39,6 +39,23 @@ pub(crate) async fn exchange(
     }
     if !own {
         return Err(invalid_token());
+    }
+    // RFC 9449 §5: a bound refresh token (a public client's) needs a proof of its key.
+    if let Some(bound) = grant.jkt {
+        match issuer.possession.map(|p| p.jkt()) {
+            None => {
+                return Err(OAuthError::new(
+                    ErrorCode::InvalidDpopProof,
+                    "the refresh token is bound to a DPoP key: send a proof of it",
+                ));
+            }
+            Some(key) if key != bound => {
+                return Err(OAuthError::invalid_grant(
+                    "the refresh token is bound to another DPoP key",
+                ));
+            }
+            Some(_) => {}
+        }
     }
     // Whether this is a retry of a lost answer is the store's atomic decision.
     let retry_since = (!grace.is_zero()).then(|| now.minus(grace));

@@ -12,7 +12,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::store::{Authorization, Jti};
+use crate::store::{Authorization, Jti, JwkThumbprint};
 
 /// The JOSE `typ` of an RFC 9068 access token (§2.1).
 pub(crate) const TYP: &str = "at+jwt";
@@ -37,6 +37,15 @@ struct Claims {
     jti: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     scope: String,
+    /// RFC 9449 §6.1: the key a DPoP-bound token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cnf: Option<Confirmation>,
+}
+
+/// `cnf` (RFC 7800 §3.1) with the SHA-256 thumbprint of a DPoP key.
+#[derive(Serialize, Deserialize)]
+struct Confirmation {
+    jkt: String,
 }
 
 /// What a signed access token says.
@@ -45,6 +54,8 @@ pub(crate) struct AccessClaims<'a> {
     pub(crate) issuer: &'a str,
     pub(crate) authorization: &'a Authorization,
     pub(crate) jti: &'a Jti,
+    /// The DPoP key the token is bound to.
+    pub(crate) jkt: Option<JwkThumbprint>,
     pub(crate) issued_at: UnixTime,
     pub(crate) expires_at: UnixTime,
 }
@@ -72,6 +83,9 @@ pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String
         iat: claims.issued_at.as_secs(),
         jti: claims.jti.as_str().to_owned(),
         scope: authorization.scope.as_str().to_owned(),
+        cnf: claims.jkt.map(|jkt| Confirmation {
+            jkt: jkt.to_string(),
+        }),
     };
     let mut header = Header::new(key.algorithm().jose());
     header.typ = Some(TYP.to_owned());
@@ -125,6 +139,9 @@ pub struct VerifiedToken {
     pub issued_at: UnixTime,
     /// `exp`.
     pub expires_at: UnixTime,
+    /// `cnf.jkt`: the DPoP key the token is bound to (RFC 9449 §6.1); a resource accepts a
+    /// bound token only with a proof of that key.
+    pub jkt: Option<JwkThumbprint>,
 }
 
 impl VerifiedToken {
@@ -209,5 +226,9 @@ pub(crate) fn verify(
         jti: Jti::new(&claims.jti),
         issued_at: UnixTime::from_secs(claims.iat),
         expires_at,
+        jkt: match claims.cnf {
+            Some(cnf) => Some(JwkThumbprint::parse(&cnf.jkt).ok_or(JwtError::Malformed)?),
+            None => None,
+        },
     })
 }

@@ -16,8 +16,8 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
-    RefreshGrant, User,
+    AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, JwkThumbprint,
+    NewTokens, RefreshGrant, User,
 };
 use rotation::LastRotation;
 
@@ -109,7 +109,7 @@ impl FamilyEntry {
     }
 
     /// The authorization, with a token's narrower scope and audience when it has them.
-    fn narrowed_authorization(&self, narrowed: Option<&Narrowed>) -> Authorization {
+    fn narrowed_authorization(&self, narrowed: Option<&OwnTerms>) -> Authorization {
         let (scope, audience) = match narrowed {
             Some(narrowed) => (&narrowed.scope, &narrowed.audience),
             None => (&self.scope, &self.audience),
@@ -176,17 +176,18 @@ impl LiveCode {
 
 struct AccessEntry {
     family: Arc<FamilyEntry>,
-    /// The token's scope and audience when narrower than its family's (a code exchange or
-    /// refresh that asked for less); `None`, the usual case, for the family's own.
-    narrowed: Option<Box<Narrowed>>,
+    /// The token's own terms when they differ from its family's (a code exchange or refresh
+    /// that asked for less, or a DPoP-bound token); `None`, the usual case, for the family's.
+    own: Option<Box<OwnTerms>>,
     issued_at: Secs,
     expires_at: Secs,
 }
 
-/// An access token's own scope and audience, narrower than its family's.
-struct Narrowed {
+/// An access token's own scope and audience (its family's, or narrower) and DPoP key.
+struct OwnTerms {
     scope: Scope,
     audience: Audience,
+    jkt: Option<JwkThumbprint>,
 }
 
 struct RefreshEntry {
@@ -194,6 +195,8 @@ struct RefreshEntry {
     generation: u32,
     issued_at: Secs,
     expires_at: Secs,
+    /// The DPoP key the token is bound to (a public client's, RFC 9449 §5).
+    jkt: Option<Box<JwkThumbprint>>,
 }
 
 /// Seconds since the Unix epoch in 32 bits (enough until 2106; later instants saturate), so
@@ -308,10 +311,12 @@ impl Tokens {
         let Authorization {
             scope, audience, ..
         } = &tokens.authorization;
-        let narrowed = (*scope != family.scope || *audience != family.audience).then(|| {
-            Box::new(Narrowed {
+        let differs = *scope != family.scope || *audience != family.audience;
+        let own = (differs || tokens.jkt.is_some()).then(|| {
+            Box::new(OwnTerms {
                 scope: scope.clone(),
                 audience: audience.clone(),
+                jkt: tokens.jkt,
             })
         });
         family.extend_to(tokens.expires_at());
@@ -319,7 +324,7 @@ impl Tokens {
             Key::of(&tokens.access_token),
             AccessEntry {
                 family: Arc::clone(family),
-                narrowed,
+                own,
                 issued_at: issued_at.into(),
                 expires_at: tokens.access_expires_at.into(),
             },
@@ -333,6 +338,7 @@ impl Tokens {
                     generation,
                     issued_at: issued_at.into(),
                     expires_at: refresh.expires_at.into(),
+                    jkt: refresh.jkt.map(Box::new),
                 },
                 |e| e.is_dead(issued_at),
             );
@@ -441,7 +447,8 @@ impl Tokens {
                     entry.issued_at.into(),
                     entry.expires_at.into(),
                 )
-                .with_family_end(family.ends_at()),
+                .with_family_end(family.ends_at())
+                .bound_to(entry.jkt.as_deref().copied()),
             )
         }))
     }
@@ -455,12 +462,16 @@ impl Tokens {
         Ok(self.access.with(&key, |map| {
             let entry = map.get(&key).filter(|e| !e.is_dead(now))?;
             let family = &entry.family;
-            Some(AccessGrant::new(
-                family.narrowed_authorization(entry.narrowed.as_deref()),
-                family.id(),
-                entry.issued_at.into(),
-                entry.expires_at.into(),
-            ))
+            let own = entry.own.as_deref();
+            Some(
+                AccessGrant::new(
+                    family.narrowed_authorization(own),
+                    family.id(),
+                    entry.issued_at.into(),
+                    entry.expires_at.into(),
+                )
+                .bound_to(own.and_then(|own| own.jkt)),
+            )
         }))
     }
 

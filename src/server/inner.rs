@@ -34,6 +34,9 @@ pub(crate) struct Inner {
     /// Set when access tokens are JWTs (RFC 9068).
     #[cfg(feature = "jwt")]
     pub(crate) jwt: Option<crate::jwt::JwtAccessTokens>,
+    /// Set when DPoP proofs are accepted (RFC 9449).
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop: Option<crate::dpop::Checker>,
 }
 
 impl Inner {
@@ -47,6 +50,8 @@ impl Inner {
             issuer_id: &self.config.issuer,
             #[cfg(feature = "jwt")]
             jwt: self.jwt.as_ref(),
+            possession: None,
+            bind_refresh: false,
         }
     }
 
@@ -79,7 +84,16 @@ impl Inner {
             issuer: self.issuer(),
             sign_in: self.sign_in(),
             profile: self.config.profile,
+            dpop_required: self.dpop_required(),
         }
+    }
+
+    /// Whether every client must send DPoP proofs.
+    fn dpop_required(&self) -> bool {
+        #[cfg(feature = "dpop")]
+        return self.dpop.as_ref().is_some_and(|d| d.settings.is_required());
+        #[cfg(not(feature = "dpop"))]
+        false
     }
 
     /// The server's rules for authorization requests.

@@ -204,6 +204,7 @@ where
             .bind(columns.audiences.as_str())
             .bind(columns.resources.as_str())
             .bind(columns.registration_token.as_ref().map(|d| &d[..]))
+            .bind(client.requires_dpop())
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

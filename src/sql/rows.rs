@@ -12,7 +12,8 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Attempts, Authorization, CodeGrant, FamilyId, RefreshGrant, Session, User, UserId,
+    AccessGrant, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
+    Session, User, UserId,
 };
 
 fn corrupt(what: &str) -> StoreError {
@@ -50,6 +51,7 @@ pub(crate) struct ClientRow {
     audiences: String,
     resources: String,
     registration_token: Option<Vec<u8>>,
+    dpop_bound: bool,
 }
 
 impl ClientRow {
@@ -104,6 +106,7 @@ impl ClientRow {
             .scopes(self.scopes)
             .default_scope(self.default_scope)
             .approval(approval)
+            .require_dpop(self.dpop_bound)
             .build()
             .map_err(|e| StoreError::failed(format!("a stored client is invalid: {e}")))
     }
@@ -206,6 +209,7 @@ pub(crate) struct AccessRow {
     authorization: AuthorizationRow,
     issued_at: i64,
     expires_at: i64,
+    jkt: Option<String>,
 }
 
 impl AccessRow {
@@ -215,8 +219,15 @@ impl AccessRow {
             family_id(&self.family_id)?,
             time(self.issued_at),
             time(self.expires_at),
-        ))
+        )
+        .bound_to(thumbprint(self.jkt.as_deref())?))
     }
+}
+
+/// A DPoP key's thumbprint as the `jkt` column holds it (NULL: unbound).
+fn thumbprint(jkt: Option<&str>) -> Result<Option<JwkThumbprint>, StoreError> {
+    jkt.map(|text| JwkThumbprint::parse(text).ok_or_else(|| corrupt("key thumbprint")))
+        .transpose()
 }
 
 /// A live refresh token, its generation and its family's current one.
@@ -230,6 +241,7 @@ pub(crate) struct RefreshRow {
     issued_at: i64,
     expires_at: i64,
     family_ends_at: Option<i64>,
+    jkt: Option<String>,
 }
 
 impl RefreshRow {
@@ -251,7 +263,8 @@ impl RefreshRow {
             time(self.issued_at),
             time(self.expires_at),
         )
-        .with_family_end(self.family_ends_at.map(time)))
+        .with_family_end(self.family_ends_at.map(time))
+        .bound_to(thumbprint(self.jkt.as_deref())?))
     }
 }
 

@@ -5,18 +5,18 @@
 
 pub(crate) const FIND_CLIENT: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
     grant_types, scopes, default_scope, approval_required, audiences, resources, \
-    registration_token \
+    registration_token, dpop_bound \
     FROM grantor_clients WHERE client_id = $1";
 /// Registers a client unless its id is taken (then changes nothing).
 pub(crate) const INSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
     secret_verifier, redirect_uris, grant_types, scopes, default_scope, approval_required, \
-    audiences, resources, registration_token) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+    audiences, resources, registration_token, dpop_bound) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
     ON CONFLICT (client_id) DO NOTHING";
 pub(crate) const REPLACE_CLIENT: &str = "UPDATE grantor_clients SET name = $2, \
     secret_verifier = $3, redirect_uris = $4, grant_types = $5, scopes = $6, \
     default_scope = $7, approval_required = $8, audiences = $9, resources = $10, \
-    registration_token = $11 \
+    registration_token = $11, dpop_bound = $12 \
     WHERE client_id = $1";
 pub(crate) const DELETE_CLIENT: &str = "DELETE FROM grantor_clients WHERE client_id = $1";
 
@@ -55,23 +55,23 @@ pub(crate) const CODE_STATE: &str =
     "SELECT family_id, redeemed FROM grantor_codes WHERE digest = $1";
 
 pub(crate) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
-    (digest, family_id, scope, jti, issued_at, expires_at, audience) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 /// An active access token: its own scope and audience, the rest of its authorization from its
 /// family.
 pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
-    f.username, a.scope, a.audience, a.issued_at, a.expires_at \
+    f.username, a.scope, a.audience, a.issued_at, a.expires_at, a.jkt \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";
 
 pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \
-    (digest, family_id, generation, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)";
+    (digest, family_id, generation, issued_at, expires_at, jkt) VALUES ($1, $2, $3, $4, $5, $6)";
 /// A live refresh token (current or rotated) with its family's authorization and generation.
 pub(crate) const FIND_REFRESH: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
     f.username, f.scope, f.audience, r.generation, f.generation AS current_generation, \
     r.issued_at, \
-    r.expires_at, f.ends_at AS family_ends_at \
+    r.expires_at, f.ends_at AS family_ends_at, r.jkt \
     FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
     WHERE r.digest = $1 AND r.expires_at > $2 AND NOT f.revoked \
     AND (f.ends_at IS NULL OR f.ends_at > $2)";

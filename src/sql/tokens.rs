@@ -316,6 +316,7 @@ where
     ) -> Result<(), StoreError> {
         let family = tokens.family.id().to_bytes();
         let issued_at = secs(tokens.issued_at);
+        let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
         sqlx::query(text::INSERT_ACCESS)
             .bind(tokens.access_token.as_bytes().as_slice())
             .bind(family.as_slice())
@@ -324,6 +325,7 @@ where
             .bind(issued_at)
             .bind(secs(tokens.access_expires_at))
             .bind(tokens.authorization.audience.as_str())
+            .bind(access_jkt.as_deref())
             .execute(&mut **tx)
             .await
             .map_err(store_error::<DB>)?;
@@ -336,12 +338,14 @@ where
                 .map_err(store_error::<DB>)?;
         }
         if let Some(refresh) = &tokens.refresh_token {
+            let jkt = refresh.jkt.map(|jkt| jkt.to_string());
             sqlx::query(text::INSERT_REFRESH)
                 .bind(refresh.digest.as_bytes().as_slice())
                 .bind(family.as_slice())
                 .bind(generation)
                 .bind(issued_at)
                 .bind(secs(refresh.expires_at))
+                .bind(jkt.as_deref())
                 .execute(&mut **tx)
                 .await
                 .map_err(store_error::<DB>)?;

@@ -40,7 +40,7 @@ pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use records::{
     AccessGrant, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti,
-    NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
+    JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
 };
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 

@@ -7,7 +7,7 @@ use smol_str::SmolStr;
 
 mod ids;
 
-pub use ids::{Jti, UserId};
+pub use ids::{Jti, JwkThumbprint, UserId};
 
 use crate::audience::Audience;
 use crate::client::ClientId;
@@ -241,6 +241,9 @@ pub struct NewTokens {
     /// The family's absolute end, when it has one: set when the family's first refresh token
     /// is kept, never moved afterwards; past it nothing of the family is found.
     pub family_ends_at: Option<UnixTime>,
+    /// The DPoP key the access token is bound to (RFC 9449 `cnf.jkt`); `None` for a bearer
+    /// token. The store keeps it and gives it back with the token.
+    pub jkt: Option<JwkThumbprint>,
 }
 
 impl NewTokens {
@@ -263,7 +266,14 @@ impl NewTokens {
             access_expires_at,
             refresh_token: None,
             family_ends_at: None,
+            jkt: None,
         }
+    }
+
+    /// The same tokens with the access token bound to the DPoP key `jkt` (RFC 9449).
+    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
+        self.jkt = jkt;
+        self
     }
 
     /// The same tokens in a family that ends at `ends_at` (if it has no end yet).
@@ -293,12 +303,25 @@ pub struct NewRefreshToken {
     pub digest: SecretDigest,
     /// Its expiry.
     pub expires_at: UnixTime,
+    /// The DPoP key it is bound to: a public client's refresh token is usable only with a
+    /// proof of this key (RFC 9449 §5). `None` when unbound.
+    pub jkt: Option<JwkThumbprint>,
 }
 
 impl NewRefreshToken {
-    /// A refresh token with this digest, usable until `expires_at`.
+    /// A refresh token with this digest, usable until `expires_at`, unbound.
     pub fn new(digest: SecretDigest, expires_at: UnixTime) -> Self {
-        Self { digest, expires_at }
+        Self {
+            digest,
+            expires_at,
+            jkt: None,
+        }
+    }
+
+    /// The same refresh token bound to the DPoP key `jkt`.
+    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
+        self.jkt = jkt;
+        self
     }
 }
 
@@ -319,6 +342,8 @@ pub struct RefreshGrant {
     pub expires_at: UnixTime,
     /// The family's absolute end, if it has one.
     pub family_ends_at: Option<UnixTime>,
+    /// The DPoP key it is bound to, as it was kept ([`NewRefreshToken::jkt`]).
+    pub jkt: Option<JwkThumbprint>,
 }
 
 impl RefreshGrant {
@@ -337,12 +362,19 @@ impl RefreshGrant {
             issued_at,
             expires_at,
             family_ends_at: None,
+            jkt: None,
         }
     }
 
     /// The same grant in a family that ends at `ends_at`.
     pub fn with_family_end(mut self, ends_at: Option<UnixTime>) -> Self {
         self.family_ends_at = ends_at;
+        self
+    }
+
+    /// The same grant bound to the DPoP key `jkt`.
+    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
+        self.jkt = jkt;
         self
     }
 }
@@ -378,6 +410,9 @@ pub struct AccessGrant {
     pub issued_at: UnixTime,
     /// When it expires.
     pub expires_at: UnixTime,
+    /// The DPoP key it is bound to (RFC 9449 `cnf.jkt`), as it was kept ([`NewTokens::jkt`]);
+    /// `None` for a bearer token.
+    pub jkt: Option<JwkThumbprint>,
     /// Set by grantor from the presented token: a store need not keep it.
     jti: Jti,
 }
@@ -395,8 +430,15 @@ impl AccessGrant {
             family,
             issued_at,
             expires_at,
+            jkt: None,
             jti: Jti::new(""),
         }
+    }
+
+    /// The same grant bound to the DPoP key `jkt`.
+    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
+        self.jkt = jkt;
+        self
     }
 
     /// The token's `jti` (RFC 7662 §2.2), as the token response gave it.
@@ -412,55 +454,4 @@ impl AccessGrant {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_ids_show_their_text_and_compare_by_it() {
-        let jti = Jti::new("b8nQ1vR4x2kLmP0sT7uW9y");
-        assert_eq!(jti.as_str(), "b8nQ1vR4x2kLmP0sT7uW9y");
-        assert_eq!(jti.to_string(), "b8nQ1vR4x2kLmP0sT7uW9y");
-        assert_eq!(format!("{jti:?}"), r#"Jti("b8nQ1vR4x2kLmP0sT7uW9y")"#);
-        assert_eq!(jti, Jti::new(String::from("b8nQ1vR4x2kLmP0sT7uW9y")));
-        let long = "a user id longer than twenty-three bytes";
-        assert_eq!(UserId::new(long).as_str(), long);
-        assert_eq!(format!("{:?}", UserId::new("u1")), r#"UserId("u1")"#);
-        assert!(UserId::new("a") < UserId::new("b"));
-    }
-
-    #[test]
-    fn minted_token_records_show_no_digest_in_debug() {
-        use base64::Engine as _;
-        let (access, refresh) = (SecretDigest::of("access"), SecretDigest::of("refresh"));
-        let authorization = Authorization::new(
-            crate::client::ClientId::new("c").unwrap(),
-            None,
-            Scope::parse("a").unwrap(),
-        );
-        let at = UnixTime::from_secs(1);
-        let record = NewTokens::new(
-            Family::New(FamilyId::from_bytes([7; 16])),
-            authorization,
-            at,
-            access,
-            Jti::new("j"),
-            at,
-        )
-        .with_refresh_token(NewRefreshToken::new(refresh, at));
-        let shown = format!("{record:?}");
-        for digest in [access, refresh] {
-            let bytes = digest.as_bytes();
-            for encoded in [
-                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes),
-                format!("{bytes:?}"),
-            ] {
-                assert!(!shown.contains(&encoded), "{shown}");
-            }
-        }
-        assert_eq!(
-            shown.matches("SecretDigest(<redacted>)").count(),
-            2,
-            "{shown}"
-        );
-    }
-}
+mod tests;

@@ -128,6 +128,7 @@ fn clients() -> [Client; 3] {
             .grant_types([GrantType::AuthorizationCode])
             .resource("https://files.example/")
             .resource("https://api.example/")
+            .require_dpop(true)
             .build()
             .must("build a client"),
     ]
@@ -174,6 +175,11 @@ fn assert_same_client(found: Option<Client>, expected: &Client) {
         "resource server of"
     );
     assert_eq!(found.resources(), expected.resources(), "allowed resources");
+    assert_eq!(
+        found.requires_dpop(),
+        expected.requires_dpop(),
+        "DPoP required"
+    );
     let digest = |c: &Client| c.registration_access_token().map(|d| *d.as_bytes());
     assert_eq!(
         digest(&found),

@@ -30,6 +30,7 @@
 //! an error.
 
 mod accounts;
+mod bindings;
 mod expiry;
 mod retries;
 mod state;
@@ -134,6 +135,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         expiry::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
         tokens::codes_and_tokens_carry_what_was_granted,
         tokens::tokens_for_an_unknown_family_are_refused,
+        bindings::each_token_keeps_the_dpop_key_it_was_bound_to,
         retries::a_retry_within_the_window_moves_on_and_leaves_one_live_pair,
         retries::a_retry_past_the_window_or_without_one_is_reuse,
         retries::concurrent_retries_leave_exactly_one_live_pair,

@@ -55,3 +55,46 @@ text_id!(
     Jti,
     "A `jti` as the host's token issuer made it."
 );
+
+/// The SHA-256 JWK thumbprint (RFC 7638) of the key a token is bound to: `cnf.jkt` of a DPoP
+/// sender-constrained token (RFC 9449 §6). The hash of a public key, so not a secret; its text
+/// is the thumbprint in unpadded base64url (43 characters).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct JwkThumbprint([u8; 32]);
+
+impl JwkThumbprint {
+    /// A thumbprint from its 32 bytes.
+    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    /// The 32 bytes.
+    pub const fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// A thumbprint from its base64url text (as `cnf.jkt` writes it); `None` unless it is
+    /// exactly 32 bytes in unpadded base64url.
+    pub fn parse(text: &str) -> Option<Self> {
+        use base64::Engine as _;
+        let mut bytes = [0u8; 32];
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        match engine.decode_slice(text.as_bytes(), &mut bytes) {
+            Ok(32) if text.len() == 43 => Some(Self(bytes)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for JwkThumbprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = [0u8; crate::secret::base64url_len(32)];
+        f.write_str(crate::secret::base64url_into(&self.0, &mut text))
+    }
+}
+
+impl fmt::Debug for JwkThumbprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JwkThumbprint({self})")
+    }
+}

@@ -1,0 +1,162 @@
+//! [`ClientBuilder`]: a client's registration, checked as a whole when built.
+
+use super::uris::{check_audience, check_redirect_uri};
+use super::{Approval, Client, ClientError, ClientId, GrantType, SecretVerifier};
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+
+/// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
+#[derive(Debug)]
+#[must_use = "call .build() to get the client"]
+pub struct ClientBuilder {
+    id: String,
+    name: Option<String>,
+    secret: Option<SecretVerifier>,
+    redirect_uris: Vec<String>,
+    grant_types: Vec<GrantType>,
+    scopes: String,
+    default_scope: Option<String>,
+    approval: Approval,
+    audiences: Vec<String>,
+    resources: Vec<String>,
+    registration_access_token: Option<SecretDigest>,
+    dpop_bound: bool,
+}
+
+impl ClientBuilder {
+    pub(super) fn new(id: &str, secret: Option<SecretVerifier>) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: None,
+            secret,
+            redirect_uris: Vec::new(),
+            grant_types: Vec::new(),
+            scopes: String::new(),
+            default_scope: None,
+            approval: Approval::Required,
+            audiences: Vec::new(),
+            resources: Vec::new(),
+            registration_access_token: None,
+            dpop_bound: false,
+        }
+    }
+
+    /// The name shown to users (defaults to the client id).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Registers a redirect URI: absolute, without a fragment (RFC 6749 §3.1.2), in printable
+    /// ASCII (percent-encode anything else).
+    pub fn redirect_uri(mut self, uri: impl Into<String>) -> Self {
+        self.redirect_uris.push(uri.into());
+        self
+    }
+
+    /// The grant types agreed with the client.
+    pub fn grant_types(mut self, grants: impl IntoIterator<Item = GrantType>) -> Self {
+        self.grant_types.extend(grants);
+        self
+    }
+
+    /// Every scope the client may be granted, space-delimited.
+    pub fn scopes(mut self, scopes: impl Into<String>) -> Self {
+        self.scopes = scopes.into();
+        self
+    }
+
+    /// The scope granted when a request names none (defaults to all of [`ClientBuilder::scopes`]).
+    pub fn default_scope(mut self, scope: impl Into<String>) -> Self {
+        self.default_scope = Some(scope.into());
+        self
+    }
+
+    /// Whether users approve this client's requests (default: required).
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// Registers the client as a resource server for `audience` (an absolute URI, such as the
+    /// server's [default audience](crate::AuthorizationServerBuilder::default_audience)): it may
+    /// introspect every token of that audience (RFC 7662 §4). Only confidential clients may
+    /// serve an audience; call it once per audience.
+    pub fn resource_server(mut self, audience: impl Into<String>) -> Self {
+        self.audiences.push(audience.into());
+        self
+    }
+
+    /// Allows the client tokens for `resource` (RFC 8707), an absolute URI without a fragment
+    /// that the server [knows](crate::AuthorizationServerBuilder::resources). Once any is
+    /// allowed, the client may ask for those alone, and the first is its default audience;
+    /// with none (the default) it may ask for any resource the server knows and gets the
+    /// server's default audience. Call it once per resource.
+    pub fn resource(mut self, resource: impl Into<String>) -> Self {
+        self.resources.push(resource.into());
+        self
+    }
+
+    /// Keeps the digest of the client's registration access token (RFC 7592 §1.1): the client
+    /// registered itself and may read, replace and delete its registration with that token.
+    /// grantor's registration endpoint sets it; a store keeps it as it keeps the secret's
+    /// verifier.
+    pub fn registration_access_token(mut self, digest: SecretDigest) -> Self {
+        self.registration_access_token = Some(digest);
+        self
+    }
+
+    /// Requires the client to send a DPoP proof with every token request, so its access tokens
+    /// are all bound to its key (RFC 9449 §5.2, `dpop_bound_access_tokens`; default: proofs are
+    /// optional). Meaningful with DPoP enabled on the server (feature `dpop`).
+    pub fn require_dpop(mut self, required: bool) -> Self {
+        self.dpop_bound = required;
+        self
+    }
+
+    /// Checks and builds the client.
+    pub fn build(self) -> Result<Client, ClientError> {
+        let id = ClientId::new(&self.id)?;
+        for uri in &self.redirect_uris {
+            check_redirect_uri(uri)?;
+        }
+        let grant_types = self.grant_types.iter().fold(0u8, |bits, g| bits | g.bit());
+        let has = |g: GrantType| grant_types & g.bit() != 0;
+        if self.secret.is_none() && has(GrantType::ClientCredentials) {
+            return Err(ClientError::PublicClientCredentials);
+        }
+        if (has(GrantType::AuthorizationCode) || has(GrantType::Implicit))
+            && self.redirect_uris.is_empty()
+        {
+            return Err(ClientError::MissingRedirectUri);
+        }
+        let scopes = Scope::parse(&self.scopes).map_err(|_| ClientError::InvalidScope)?;
+        let default_scope = match &self.default_scope {
+            Some(s) => Scope::parse(s).map_err(|_| ClientError::InvalidScope)?,
+            None => scopes.clone(),
+        };
+        if !default_scope.is_subset_of(&scopes) {
+            return Err(ClientError::DefaultScopeNotAllowed);
+        }
+        if !self.audiences.is_empty() && self.secret.is_none() {
+            return Err(ClientError::PublicResourceServer);
+        }
+        for audience in self.audiences.iter().chain(&self.resources) {
+            check_audience(audience)?;
+        }
+        Ok(Client {
+            name: self.name.unwrap_or_else(|| self.id.clone()),
+            id,
+            secret: self.secret,
+            redirect_uris: self.redirect_uris,
+            grant_types,
+            scopes,
+            default_scope,
+            approval: self.approval,
+            audiences: self.audiences,
+            resources: self.resources,
+            registration_access_token: self.registration_access_token,
+            dpop_bound: self.dpop_bound,
+        })
+    }
+}

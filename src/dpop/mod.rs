@@ -1,0 +1,298 @@
+//! DPoP (RFC 9449), feature `dpop`: access tokens bound to a key the client proves it holds,
+//! so a stolen token is useless without the key.
+//!
+//! With [`AuthorizationServerBuilder::dpop`](crate::AuthorizationServerBuilder::dpop), a token
+//! request carrying a valid `DPoP` proof gets `token_type: DPoP` and an access token bound to
+//! the proof's key (its SHA-256 thumbprint, `cnf.jkt` in introspection and in JWT access
+//! tokens); a public client's refresh token is bound to the same key (RFC 9449 §5). A client
+//! may be required to send proofs ([`ClientBuilder::require_dpop`](crate::ClientBuilder::require_dpop)),
+//! or every client ([`Dpop::required`]).
+//!
+//! At a resource, [`AuthorizationServer::bearer`](crate::AuthorizationServer::bearer) accepts
+//! `Authorization: DPoP <token>` with a fresh proof for the request's method and URI whose
+//! `ath` is the token's hash, and refuses a bound token presented as a bearer token. Refusals
+//! carry RFC 9449 §7.1's `WWW-Authenticate: DPoP` challenges.
+//!
+//! What a proof is checked for: its size ([`MAX_PROOF_BYTES`]), `typ: dpop+jwt`, an
+//! asymmetric `alg` of [`ALGORITHMS`], a public `jwk` of that algorithm (no private members,
+//! RSA of 2048 to 4096 bits), the signature, `htm` and `htu` against the request, `iat` within
+//! [`Dpop::proof_window`] of now, `ath` at a resource, the server's nonce when
+//! [`Dpop::nonces`] is on, and its `jti` once: proof ids are kept in the
+//! [`SingleUseStore`], so every node sharing it refuses a replay. A proof id is kept only once
+//! the request it came with has passed every other check (a grant about to be issued, a live
+//! token bound to the proof's key), so an unauthenticated client cannot fill that store; the
+//! store's own bound (for the in-memory one,
+//! [`MAX_SINGLE_USE`](crate::memory::MAX_SINGLE_USE)) holds beyond that.
+//!
+//! Signatures and RFC 7638 thumbprints are the `jsonwebtoken` crate's (RustCrypto backend).
+
+mod nonce;
+mod proof;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use proof::{
+    ALGORITHMS, MAX_HEADER_BYTES, MAX_JTI_BYTES, MAX_PROOF_BYTES, PROOF_TYP, ProofContext,
+    ProofError, VerifiedProof, verify_proof,
+};
+
+use http::HeaderMap;
+
+use crate::clock::UnixTime;
+use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::grant::Possession;
+use crate::secret::SecretDigest;
+use crate::store::{JwkThumbprint, SingleUseStore};
+use nonce::Nonces;
+
+/// The widest proof window [`Dpop::proof_window`] accepts.
+pub const MAX_PROOF_WINDOW: Duration = Duration::from_secs(300);
+
+/// The server's DPoP settings.
+///
+/// ```
+/// use std::time::Duration;
+/// use grantor::dpop::Dpop;
+///
+/// let dpop = Dpop::new().proof_window(Duration::from_secs(30)).nonces(true);
+/// assert_eq!(dpop.window(), Duration::from_secs(30));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dpop {
+    window: Duration,
+    nonces: bool,
+    required: bool,
+}
+
+impl Default for Dpop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Dpop {
+    /// DPoP accepted from every client that sends proofs: a 60-second proof window, no server
+    /// nonces, proofs optional unless a client requires them.
+    pub fn new() -> Self {
+        Self {
+            window: Duration::from_secs(60),
+            nonces: false,
+            required: false,
+        }
+    }
+
+    /// How far a proof's `iat` may be from the server's clock, either way (default 60 s,
+    /// from 1 s to [`MAX_PROOF_WINDOW`]). A proof id is remembered this long past its `iat`.
+    pub fn proof_window(mut self, window: Duration) -> Self {
+        self.window = window.clamp(Duration::from_secs(1), MAX_PROOF_WINDOW);
+        self
+    }
+
+    /// Whether proofs must carry a nonce the server chose (RFC 9449 §8, §9; default off). A
+    /// proof without the current nonce is answered `use_dpop_nonce` with the nonce in the
+    /// `DPoP-Nonce` header, and successful token responses carry it too. Nonces change every
+    /// five minutes and the previous one stays good; every node shares them through the
+    /// single-use store.
+    pub fn nonces(mut self, on: bool) -> Self {
+        self.nonces = on;
+        self
+    }
+
+    /// Whether every client must send a proof with every token request (default: only
+    /// clients that [require it](crate::ClientBuilder::require_dpop)).
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// The proof window.
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+
+    /// Whether every client must send proofs.
+    pub fn is_required(&self) -> bool {
+        self.required
+    }
+}
+
+/// Why a proof was refused: the proof itself, a nonce the client must use, or the store.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    Proof(ProofError),
+    /// The proof lacks the current nonce, which is this.
+    Nonce(String),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Refused {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<ProofError> for Refused {
+    fn from(error: ProofError) -> Self {
+        Self::Proof(error)
+    }
+}
+
+/// The server's DPoP checks: the settings, and the shared state they need.
+pub(crate) struct Checker {
+    pub(crate) settings: Dpop,
+    single_use: Arc<dyn SingleUseStore>,
+    nonces: Option<Nonces>,
+}
+
+impl Checker {
+    pub(crate) fn new(settings: Dpop, single_use: Arc<dyn SingleUseStore>) -> Self {
+        let nonces = settings
+            .nonces
+            .then(|| Nonces::new(Arc::clone(&single_use)));
+        Self {
+            settings,
+            single_use,
+            nonces,
+        }
+    }
+
+    /// Checks `proof` (the one `DPoP` header's value) against the request, and its nonce.
+    /// The proof's `jti` is not spent yet: see [`Checker::spend`].
+    pub(crate) async fn check(
+        &self,
+        proof: &str,
+        context: ProofContext<'_>,
+    ) -> Result<VerifiedProof, Refused> {
+        let context = ProofContext {
+            window: self.settings.window,
+            ..context
+        };
+        let verified = verify_proof(proof, &context)?;
+        if let Some(nonces) = &self.nonces {
+            let now = context.now;
+            let fresh = match verified.nonce.as_deref() {
+                Some(nonce) => nonces.accepts(nonce, now).await?,
+                None => false,
+            };
+            if !fresh {
+                return Err(Refused::Nonce(nonces.current(now).await?));
+            }
+        }
+        Ok(verified)
+    }
+
+    /// Spends the proof's `jti`: of every use of one proof, on any node sharing the store, one
+    /// is accepted and the others are [`ProofError::Replayed`].
+    pub(crate) async fn spend(&self, proof: &VerifiedProof, now: UnixTime) -> Result<(), Refused> {
+        let key = replay_key(&proof.jkt, &proof.jti);
+        let until = proof.usable_until(self.settings.window);
+        if self.single_use.insert_once(&key, b"", until, now).await? {
+            Ok(())
+        } else {
+            Err(Refused::Proof(ProofError::Replayed))
+        }
+    }
+
+    /// The nonce to hand out now, when nonces are on.
+    pub(crate) async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError> {
+        match &self.nonces {
+            Some(nonces) => Ok(Some(nonces.current(now).await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The single-use key of a proof: its key and `jti` hashed together, so its length is fixed
+/// whatever the client sent and one client's ids never collide with another's.
+fn replay_key(jkt: &JwkThumbprint, jti: &str) -> String {
+    let digest = SecretDigest::of(&format!("{jkt}.{jti}"));
+    format!(
+        "grantor:dpop:{}",
+        crate::secret::base64url(digest.as_bytes())
+    )
+}
+
+/// A token request's proof, checked, with what spends it: the grants' [`Possession`].
+pub(crate) struct Presented<'a> {
+    checker: &'a Checker,
+    proof: VerifiedProof,
+}
+
+#[async_trait::async_trait]
+impl Possession for Presented<'_> {
+    fn jkt(&self) -> JwkThumbprint {
+        self.proof.jkt
+    }
+
+    async fn spend(&self, now: UnixTime) -> Result<(), OAuthError> {
+        self.checker
+            .spend(&self.proof, now)
+            .await
+            .map_err(Refused::into_error)
+    }
+}
+
+impl Refused {
+    /// The refusal as the token endpoint answers it (400, RFC 9449 §5, §8).
+    pub(crate) fn into_error(self) -> OAuthError {
+        match self {
+            Self::Proof(error) => OAuthError::new(ErrorCode::InvalidDpopProof, error.to_string()),
+            Self::Nonce(_) => OAuthError::new(
+                ErrorCode::UseDpopNonce,
+                "the DPoP proof must carry the nonce of the DPoP-Nonce header",
+            ),
+            Self::Store(error) => error.into(),
+        }
+    }
+}
+
+/// The value of the request's one `DPoP` header, if it sent one.
+pub(crate) fn proof_header(headers: &HeaderMap) -> Result<Option<&str>, ProofError> {
+    let mut values = headers.get_all(DPOP).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(ProofError::Repeated);
+    }
+    value.to_str().map(Some).map_err(|_| ProofError::Malformed)
+}
+
+/// The `DPoP` request header (RFC 9449 §4.1).
+pub(crate) const DPOP: &str = "dpop";
+
+/// The `DPoP-Nonce` response header (RFC 9449 §8.1).
+pub(crate) const DPOP_NONCE: &str = "dpop-nonce";
+
+impl Checker {
+    /// The token endpoint's proof, if the request sent one: checked for `POST` at
+    /// `token_url`, not spent yet.
+    pub(crate) async fn at_token_endpoint(
+        &self,
+        headers: &HeaderMap,
+        token_url: &str,
+        now: UnixTime,
+    ) -> Result<Option<Presented<'_>>, OAuthError> {
+        let proof = match proof_header(headers) {
+            Ok(Some(proof)) => proof,
+            Ok(None) => return Ok(None),
+            Err(error) => return Err(Refused::Proof(error).into_error()),
+        };
+        let context = ProofContext {
+            method: "POST",
+            uri: token_url,
+            access_token: None,
+            now,
+            window: self.settings.window,
+        };
+        let proof = self
+            .check(proof, context)
+            .await
+            .map_err(Refused::into_error)?;
+        Ok(Some(Presented {
+            checker: self,
+            proof,
+        }))
+    }
+}

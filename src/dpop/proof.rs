@@ -1,0 +1,290 @@
+//! A DPoP proof (RFC 9449 §4) checked on its own: its shape, its key, its signature and its
+//! claims against the request it came with. Nothing here keeps state: whether its `jti` was
+//! seen before and whether its nonce is current are the caller's questions.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::clock::UnixTime;
+use crate::store::JwkThumbprint;
+
+/// The JOSE `typ` of a DPoP proof (RFC 9449 §4.2).
+pub const PROOF_TYP: &str = "dpop+jwt";
+
+/// The longest proof accepted, in bytes: an RSA-4096 key with its signature fits with room.
+pub const MAX_PROOF_BYTES: usize = 8192;
+
+/// The longest JOSE header accepted, decoded, in bytes: it carries the public key.
+pub const MAX_HEADER_BYTES: usize = 2048;
+
+/// The longest `jti` accepted, in bytes (RFC 9449 §11.1 asks for 96 random bits; any
+/// reasonable encoding fits).
+pub const MAX_JTI_BYTES: usize = 256;
+
+/// The proof algorithms grantor verifies (asymmetric only, RFC 9449 §4.2): what the metadata
+/// lists as `dpop_signing_alg_values_supported`.
+pub const ALGORITHMS: [&str; 4] = ["ES256", "EdDSA", "RS256", "PS256"];
+
+/// JWK members that hold private key material (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2):
+/// a proof's key carrying any of them is refused.
+const PRIVATE_MEMBERS: [&str; 9] = ["d", "p", "q", "dp", "dq", "qi", "oth", "k", "priv"];
+
+/// The smallest and largest RSA modulus accepted, in bits (RFC 7518 §3.3 asks for 2048 at
+/// least; past 4096 a key only costs the verifier time).
+const RSA_BITS: (usize, usize) = (2048, 4096);
+
+/// Why a proof was refused: each variant is its own `error_description`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProofError {
+    /// No `DPoP` header where one is needed.
+    #[error("a DPoP proof is required (RFC 9449)")]
+    Missing,
+    /// More than one `DPoP` header.
+    #[error("more than one DPoP header was sent")]
+    Repeated,
+    /// Not a compact JWS of reasonable size with a JSON header and claims.
+    #[error("the DPoP proof is not a well-formed JWT")]
+    Malformed,
+    /// `typ` is not `dpop+jwt`.
+    #[error("the DPoP proof's typ must be dpop+jwt")]
+    WrongType,
+    /// `alg` is `none`, symmetric, or not one grantor verifies.
+    #[error("the DPoP proof's alg is not an asymmetric algorithm this server verifies")]
+    UnsupportedAlgorithm,
+    /// No `jwk`, or one that is not a public key of the `alg`, or too large.
+    #[error("the DPoP proof's jwk is missing, malformed or not a key for its alg")]
+    InvalidKey,
+    /// The `jwk` carries private key material.
+    #[error("the DPoP proof's jwk must not carry a private key")]
+    PrivateKey,
+    /// The signature does not verify with the `jwk`.
+    #[error("the DPoP proof's signature does not verify with its jwk")]
+    BadSignature,
+    /// `jti`, `htm`, `htu` or `iat` is missing or of the wrong type.
+    #[error("the DPoP proof lacks jti, htm, htu or iat")]
+    MissingClaim,
+    /// `htm` is not the request's method.
+    #[error("the DPoP proof's htm is not this request's method")]
+    WrongMethod,
+    /// `htu` is not the request's URI (query and fragment aside).
+    #[error("the DPoP proof's htu is not this request's URI")]
+    WrongUri,
+    /// `iat` is outside the accepted window around now.
+    #[error("the DPoP proof's iat is too old or in the future")]
+    Stale,
+    /// `ath` is missing or not the hash of the presented access token.
+    #[error("the DPoP proof's ath does not match the access token")]
+    WrongAccessTokenHash,
+    /// The proof's `jti` was used before.
+    #[error("the DPoP proof was used before")]
+    Replayed,
+    /// The proof's key is not the key the token is bound to.
+    #[error("the DPoP proof's key is not the key the token is bound to")]
+    WrongKey,
+}
+
+/// What a proof must match: the request it came with, and the time.
+#[derive(Debug, Clone, Copy)]
+pub struct ProofContext<'a> {
+    /// The request's method (`htm`), as sent (`POST`, `GET`, …).
+    pub method: &'a str,
+    /// The request's absolute URI (`htu`); its query and fragment are ignored.
+    pub uri: &'a str,
+    /// At a resource, the access token presented with the proof: its hash must be the proof's
+    /// `ath` (RFC 9449 §4.3). `None` at the token endpoint.
+    pub access_token: Option<&'a str>,
+    /// Now.
+    pub now: UnixTime,
+    /// How far `iat` may be from now, either way.
+    pub window: Duration,
+}
+
+/// A proof that passed every check that needs no state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerifiedProof {
+    /// The SHA-256 thumbprint of the proof's key (RFC 7638): what a token is bound to.
+    pub jkt: JwkThumbprint,
+    /// The proof's `jti`, to be accepted once.
+    pub jti: String,
+    /// The proof's `iat`.
+    pub issued_at: UnixTime,
+    /// The proof's `nonce`, if it carries one.
+    pub nonce: Option<String>,
+}
+
+impl VerifiedProof {
+    /// Until when the proof is usable, so how long its `jti` must be remembered.
+    pub fn usable_until(&self, window: Duration) -> UnixTime {
+        self.issued_at.plus(window).plus(Duration::from_secs(1))
+    }
+}
+
+#[derive(Deserialize)]
+struct RawHeader {
+    typ: Option<String>,
+    alg: Option<String>,
+    jwk: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    jti: Option<String>,
+    htm: Option<String>,
+    htu: Option<String>,
+    iat: Option<f64>,
+    ath: Option<String>,
+    nonce: Option<String>,
+}
+
+/// Checks `proof` against `context`: RFC 9449 §4.3's steps 2 to 9 and 11 to 12 (the nonce,
+/// step 10, and the `jti`, step 13, need state).
+pub fn verify_proof(proof: &str, context: &ProofContext<'_>) -> Result<VerifiedProof, ProofError> {
+    if proof.len() > MAX_PROOF_BYTES {
+        return Err(ProofError::Malformed);
+    }
+    let mut parts = proof.split('.');
+    let (Some(header), Some(_), Some(_), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(ProofError::Malformed);
+    };
+    if header.len() > MAX_HEADER_BYTES.div_ceil(3) * 4 {
+        return Err(ProofError::InvalidKey);
+    }
+    let header = URL_SAFE_NO_PAD
+        .decode(header)
+        .map_err(|_| ProofError::Malformed)?;
+    let header: RawHeader = serde_json::from_slice(&header).map_err(|_| ProofError::Malformed)?;
+    if !header
+        .typ
+        .as_deref()
+        .is_some_and(|typ| typ.eq_ignore_ascii_case(PROOF_TYP))
+    {
+        return Err(ProofError::WrongType);
+    }
+    let algorithm = match header.alg.as_deref() {
+        Some("ES256") => Algorithm::ES256,
+        Some("EdDSA") => Algorithm::EdDSA,
+        Some("RS256") => Algorithm::RS256,
+        Some("PS256") => Algorithm::PS256,
+        _ => return Err(ProofError::UnsupportedAlgorithm),
+    };
+    let raw_key = header.jwk.ok_or(ProofError::InvalidKey)?;
+    if PRIVATE_MEMBERS.iter().any(|m| raw_key.contains_key(*m)) {
+        return Err(ProofError::PrivateKey);
+    }
+    check_key_fits(&raw_key, algorithm)?;
+    let jwk: Jwk =
+        serde_json::from_value(Value::Object(raw_key)).map_err(|_| ProofError::InvalidKey)?;
+    let key = DecodingKey::from_jwk(&jwk).map_err(|_| ProofError::InvalidKey)?;
+    let mut validation = Validation::new(algorithm);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    let claims = match jsonwebtoken::decode::<Claims>(proof, &key, &validation) {
+        Ok(data) => data.claims,
+        Err(error) => return Err(decode_error(error.kind())),
+    };
+    let (Some(jti), Some(htm), Some(htu), Some(iat)) =
+        (claims.jti, claims.htm, claims.htu, claims.iat)
+    else {
+        return Err(ProofError::MissingClaim);
+    };
+    if jti.is_empty() || jti.len() > MAX_JTI_BYTES {
+        return Err(ProofError::MissingClaim);
+    }
+    if htm != context.method {
+        return Err(ProofError::WrongMethod);
+    }
+    if !same_target(&htu, context.uri) {
+        return Err(ProofError::WrongUri);
+    }
+    let issued_at = fresh(iat, context.now, context.window)?;
+    if let Some(token) = context.access_token {
+        let expected = crate::secret::SecretDigest::of(token);
+        let matches = claims
+            .ath
+            .as_deref()
+            .and_then(|ath| URL_SAFE_NO_PAD.decode(ath).ok())
+            .is_some_and(|ath| ath.as_slice() == expected.as_bytes().as_slice());
+        if !matches {
+            return Err(ProofError::WrongAccessTokenHash);
+        }
+    }
+    let jkt = jwk
+        .thumbprint(ThumbprintHash::SHA256)
+        .ok()
+        .and_then(|text| JwkThumbprint::parse(&text))
+        .ok_or(ProofError::InvalidKey)?;
+    Ok(VerifiedProof {
+        jkt,
+        jti,
+        issued_at,
+        nonce: claims.nonce,
+    })
+}
+
+/// The key is a public key of `algorithm`'s type and curve, of a sane size.
+fn check_key_fits(key: &Map<String, Value>, algorithm: Algorithm) -> Result<(), ProofError> {
+    let text = |member: &str| key.get(member).and_then(Value::as_str);
+    let fits = match algorithm {
+        Algorithm::ES256 => text("kty") == Some("EC") && text("crv") == Some("P-256"),
+        Algorithm::EdDSA => text("kty") == Some("OKP") && text("crv") == Some("Ed25519"),
+        _ => {
+            let bits = text("n").map_or(0, |n| n.trim_start_matches('A').len() * 6);
+            text("kty") == Some("RSA") && (RSA_BITS.0 - 5..=RSA_BITS.1 + 5).contains(&bits)
+        }
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(ProofError::InvalidKey)
+    }
+}
+
+fn decode_error(kind: &jsonwebtoken::errors::ErrorKind) -> ProofError {
+    use jsonwebtoken::errors::ErrorKind;
+    match kind {
+        ErrorKind::InvalidSignature => ProofError::BadSignature,
+        ErrorKind::InvalidEcdsaKey
+        | ErrorKind::InvalidEddsaKey
+        | ErrorKind::InvalidRsaKey(_)
+        | ErrorKind::InvalidKeyFormat
+        | ErrorKind::InvalidAlgorithm => ProofError::InvalidKey,
+        _ => ProofError::Malformed,
+    }
+}
+
+/// Whether `htu` names `uri`: the same scheme, host, port and path (RFC 9449 §4.3 step 9,
+/// ignoring query and fragment; both normalized as URLs, RFC 3986 §6.2.2, §6.2.3).
+fn same_target(htu: &str, uri: &str) -> bool {
+    let (Ok(htu), Ok(uri)) = (url::Url::parse(htu), url::Url::parse(uri)) else {
+        return false;
+    };
+    htu.scheme() == uri.scheme()
+        && htu.host_str() == uri.host_str()
+        && htu.port_or_known_default() == uri.port_or_known_default()
+        && htu.path() == uri.path()
+}
+
+/// `iat` as a time, if it is within `window` of `now`.
+fn fresh(iat: f64, now: UnixTime, window: Duration) -> Result<UnixTime, ProofError> {
+    if !iat.is_finite() || !(0.0..=1e12).contains(&iat) {
+        return Err(ProofError::Stale);
+    }
+    // Whole seconds: a fraction changes nothing at this resolution.
+    let issued_at = UnixTime::from_secs(iat as u64);
+    let (earliest, latest) = (now.minus(window), now.plus(window));
+    if issued_at < earliest || issued_at > latest {
+        return Err(ProofError::Stale);
+    }
+    Ok(issued_at)
+}
