@@ -237,14 +237,3 @@ async fn confidential_client(framework: &str) {
     assert_eq!(profile.json()["email"], BOB.0);
     server.assert_alive_and_calm();
 }
-
-/// The metadata document.
-async fn metadata_document(base: &str) -> Value {
-    let reply = get(
-        &browser(),
-        &format!("{base}/.well-known/oauth-authorization-server"),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.json()
-}

@@ -122,6 +122,17 @@ pub async fn me(base: &str, access_token: Option<&str>) -> Reply {
     send(request).await
 }
 
+/// The RFC 8414 metadata document.
+pub async fn metadata_document(base: &str) -> Value {
+    let reply = get(
+        &browser(),
+        &format!("{base}/.well-known/oauth-authorization-server"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.json()
+}
+
 pub async fn introspect(base: &str, token: &str) -> Value {
     let reply = post_form(
         &browser(),

@@ -191,6 +191,9 @@ fn enabled_features() -> Vec<&'static str> {
     if cfg!(feature = "postgres") {
         features.push("postgres");
     }
+    if cfg!(feature = "dpop") {
+        features.push("dpop");
+    }
     if cfg!(feature = "jwt") {
         features.push("jwt");
     }

@@ -1,0 +1,179 @@
+//! DPoP on the demo servers over real HTTP (CONTRACT.md, "Sender-constrained tokens"), against
+//! `axum_server` and `actix_server`: a token request with a proof gets a DPoP-bound token that
+//! `/api/me` accepts only as `Authorization: DPoP` with a fresh proof, never as a bearer token;
+//! a self-registered public client's refresh token is bound to the same key.
+
+mod demo;
+mod dpop_proofs;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use demo::Server;
+use demo::http::*;
+use dpop_proofs::ProofKey;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+each_framework! {
+    a_bound_token_works_only_with_a_proof_of_its_key => bound_token;
+    a_public_clients_refresh_token_is_bound_to_its_key => public_client;
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A token request with a `DPoP` proof of `key` (none when `key` is `None`).
+async fn token_with_proof(
+    base: &str,
+    key: Option<&ProofKey>,
+    basic: Option<(&str, &str)>,
+    pairs: &[(&str, &str)],
+) -> Reply {
+    let url = format!("{base}/api/oauth/token");
+    let mut request = browser()
+        .post(&url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(pairs));
+    if let Some(key) = key {
+        request = request.header("dpop", key.proof("POST", &url, now()));
+    }
+    if let Some((id, secret)) = basic {
+        request = request.basic_auth(id, Some(secret));
+    }
+    send(request).await
+}
+
+/// `GET /api/me` with `authorization` and, if given, a proof of `key` for `token`.
+async fn me_with(base: &str, authorization: &str, proof: Option<(&ProofKey, &str)>) -> Reply {
+    let url = format!("{base}/api/me");
+    let mut request = browser().get(&url).header("authorization", authorization);
+    if let Some((key, token)) = proof {
+        request = request.header("dpop", key.proof_for_token("GET", &url, now(), token));
+    }
+    send(request).await
+}
+
+fn bound(reply: &Reply) -> Value {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let tokens = reply.json();
+    assert_eq!(tokens["token_type"], "DPoP", "{tokens}");
+    tokens
+}
+
+async fn bound_token(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let metadata = metadata_document(base).await;
+    assert!(
+        metadata["dpop_signing_alg_values_supported"]
+            .as_array()
+            .is_some_and(|algs| algs.contains(&json!("ES256")) && algs.contains(&json!("EdDSA"))),
+        "{metadata}"
+    );
+    let key = ProofKey::es256(11);
+    let pairs = [
+        ("grant_type", "password"),
+        ("username", ALICE.0),
+        ("password", ALICE.1),
+    ];
+    let tokens = bound(&token_with_proof(base, Some(&key), Some(DEMO), &pairs).await);
+    let token = access_token(&tokens).to_owned();
+    assert_eq!(introspect(base, &token).await["cnf"]["jkt"], key.jkt());
+
+    let profile = me_with(base, &format!("DPoP {token}"), Some((&key, &token))).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    assert_eq!(profile.json()["email"], ALICE.0);
+
+    // Refused as a plain bearer token, and with another key's proof.
+    let as_bearer = me(base, Some(&token)).await;
+    assert_oauth_error(&as_bearer, 401, "invalid_token");
+    let challenge = as_bearer.header("www-authenticate").unwrap_or_default();
+    assert!(challenge.starts_with("DPoP "), "{challenge}");
+    let other = ProofKey::eddsa(12);
+    let stolen = me_with(base, &format!("DPoP {token}"), Some((&other, &token))).await;
+    assert_oauth_error(&stolen, 401, "invalid_dpop_proof");
+    let no_proof = me_with(base, &format!("DPoP {token}"), None).await;
+    assert_oauth_error(&no_proof, 401, "invalid_dpop_proof");
+
+    // A bad proof at the token endpoint, and a proof-less request still gets a bearer token.
+    let url = format!("{base}/api/oauth/token");
+    let reply = send(
+        browser()
+            .post(&url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("dpop", key.proof("GET", &url, now()))
+            .basic_auth(DEMO.0, Some(DEMO.1))
+            .body(form(&pairs)),
+    )
+    .await;
+    assert_oauth_error(&reply, 400, "invalid_dpop_proof");
+    let plain = token_with_proof(base, None, Some(DEMO), &pairs).await;
+    assert_eq!(plain.json()["token_type"], "bearer", "{}", plain.body);
+    server.assert_alive_and_calm();
+}
+
+async fn public_client(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let registration = send(
+        browser()
+            .post(format!("{base}/api/oauth/register"))
+            .header("content-type", "application/json")
+            .body(
+                json!({
+                    "redirect_uris": [CALLBACK],
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "token_endpoint_auth_method": "none",
+                    "scope": "profile",
+                })
+                .to_string(),
+            ),
+    )
+    .await;
+    assert_eq!(registration.status, 201, "{}", registration.body);
+    let client = registration.json();
+    let client_id = client["client_id"].as_str().unwrap();
+    let verifier = "a-code-verifier-for-a-dpop-bound-public-client-0123456789";
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", CALLBACK),
+        ("scope", "profile"),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ];
+    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let callback = callback_query(&decide(&http, base, &approval, "approve").await);
+    let code = callback.get("code").expect("a code");
+    let key = ProofKey::eddsa(21);
+    let exchange = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", CALLBACK),
+        ("client_id", client_id),
+        ("code_verifier", verifier),
+    ];
+    let tokens = bound(&token_with_proof(base, Some(&key), None, &exchange).await);
+    let refresh_token = tokens["refresh_token"].as_str().unwrap();
+    let refresh = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh_token),
+        ("client_id", client_id),
+    ];
+    let without = token_with_proof(base, None, None, &refresh).await;
+    assert_oauth_error(&without, 400, "invalid_dpop_proof");
+    let other = ProofKey::es256(22);
+    let stolen = token_with_proof(base, Some(&other), None, &refresh).await;
+    assert_oauth_error(&stolen, 400, "invalid_grant");
+    let refreshed = bound(&token_with_proof(base, Some(&key), None, &refresh).await);
+    let token = access_token(&refreshed);
+    let profile = me_with(base, &format!("DPoP {token}"), Some((&key, token))).await;
+    assert_eq!(profile.status, 200, "{}", profile.body);
+    server.assert_alive_and_calm();
+}
