@@ -23,6 +23,8 @@
 //! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
 //! client management (RFC 7592): [`AuthorizationServer::register`] and
 //! [`AuthorizationServer::client_configuration`].
+//! With feature `jwt`, `jwt` issues RFC 9068 access tokens and publishes their keys; with
+//! feature `dpop`, `dpop` binds tokens to a key the client proves it holds (RFC 9449).
 //!
 //! ## The authorization code flow
 //!

@@ -178,4 +178,6 @@ pub(crate) struct ClientMetadata {
     pub(crate) client_id: Option<String>,
     /// Likewise; it must be the client's current secret.
     pub(crate) client_secret: Option<ClientSecret>,
+    /// RFC 9449 §5.2 `dpop_bound_access_tokens`: the client always sends DPoP proofs.
+    pub(crate) dpop_bound: bool,
 }

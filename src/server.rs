@@ -283,6 +283,12 @@ impl AuthorizationServer {
     /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
     /// header.
     ///
+    /// With DPoP on ([`AuthorizationServerBuilder::dpop`], feature `dpop`) it also takes
+    /// `Authorization: DPoP <token>` with a `DPoP` proof of the token's key for this request's
+    /// method and URI (RFC 9449 §7.1; an origin-form URI is read against the issuer's origin),
+    /// and refuses a bound token presented as a bearer token; those refusals carry
+    /// `WWW-Authenticate: DPoP` challenges, and a missing server nonce a `DPoP-Nonce`.
+    ///
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -309,7 +315,9 @@ impl AuthorizationServer {
         bearer::check(&self.inner, presented(request), None, required).await
     }
 
-    /// [`AuthorizationServer::bearer`] on headers alone.
+    /// [`AuthorizationServer::bearer`] on headers alone. Without the request's method and URI
+    /// a DPoP proof (RFC 9449) cannot be checked, so a DPoP-bound token is refused here: use
+    /// [`AuthorizationServer::bearer`] where tokens may be bound.
     ///
     /// ```
     /// # use grantor::*;

@@ -568,3 +568,29 @@ mod fuzz {
         }
     }
 }
+
+#[tokio::test]
+async fn a_self_registered_client_may_ask_to_be_dpop_bound() {
+    let f = fixture_with(|b| {
+        b.dpop(Dpop::new()).registration(
+            RegistrationPolicy::new()
+                .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken]),
+        )
+    });
+    let metadata = json!({
+        "redirect_uris": ["https://app.example/cb"],
+        "token_endpoint_auth_method": "none",
+        "dpop_bound_access_tokens": true,
+    });
+    let request = Request::post("/api/oauth/register")
+        .header("content-type", "application/json")
+        .body(metadata.to_string())
+        .unwrap();
+    let response = f.server.register(&request).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    let client = json(&response);
+    assert_eq!(client["dpop_bound_access_tokens"], true, "{client}");
+    let id = client["client_id"].as_str().unwrap();
+    let registered = grantor::store::ClientStore::find_client(&f.store, id).await;
+    assert!(registered.unwrap().unwrap().requires_dpop());
+}

@@ -271,3 +271,41 @@ fn the_builder_refuses_resources_that_are_not_absolute_uris_without_fragment() {
         .build();
     assert_eq!(client.unwrap_err(), ClientError::InvalidAudience);
 }
+
+#[tokio::test]
+async fn approving_checks_the_clients_resources_as_they_are_now() {
+    let f = resources_fixture();
+    let client = |resource: &str| {
+        Client::public("narrowing-app")
+            .redirect_uri(REDIRECT)
+            .grant_types([GrantType::AuthorizationCode])
+            .scopes("profile")
+            .approval(Approval::NotRequired)
+            .resource(resource)
+            .build()
+            .unwrap()
+    };
+    f.register(client(FILES));
+    let query = format!(
+        "response_type=code&client_id=narrowing-app&redirect_uri={REDIRECT_ENCODED}\
+         &state=s1&resource={FILES_ENCODED}\
+         &code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
+    );
+    let pending = f.pending(&query).await;
+    assert_eq!(pending.audience().as_str(), FILES);
+    // While the user signs in, an administrator takes the files resource away from the client.
+    f.register(client(API));
+    let response = f
+        .server
+        .decide(pending, f.alice.id(), Decision::Approve)
+        .await;
+    let redirect = redirect(&response);
+    assert_eq!(redirect.base, REDIRECT);
+    assert_eq!(
+        redirect.query["error"], "invalid_target",
+        "{:?}",
+        redirect.query
+    );
+    assert_eq!(redirect.query["state"], "s1");
+    assert!(!redirect.query.contains_key("code"));
+}

@@ -35,6 +35,7 @@ struct Document {
     client_name: Option<Value>,
     client_id: Option<Value>,
     client_secret: Option<Value>,
+    dpop_bound_access_tokens: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -101,8 +102,18 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .client_secret
         .map(|v| string(v, "client_secret", max_param).map(ClientSecret::new))
         .transpose()?;
+    let dpop_bound = match document.dpop_bound_access_tokens {
+        None => false,
+        Some(Value::Bool(bound)) => bound,
+        Some(_) => {
+            return Err(OAuthError::invalid_client_metadata(
+                "dpop_bound_access_tokens must be a boolean (RFC 9449 §5.2)",
+            ));
+        }
+    };
     Ok(ClientMetadata {
         redirect_uris,
+        dpop_bound,
         grant_types,
         response_types,
         auth_method,
@@ -247,6 +258,7 @@ mod tests {
             "\"x\"",
             "{",
             "{\"redirect_uris\":\"https://app.example/cb\"}",
+            "{\"dpop_bound_access_tokens\":\"yes\"}",
             "{\"redirect_uris\":[1]}",
             "{\"grant_types\":\"authorization_code\"}",
             "{\"grant_types\":[\"urn:example\"]}",

@@ -186,6 +186,9 @@ struct Information<'a> {
     scope: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     client_name: Option<&'a str>,
+    /// RFC 9449 §5.2, when the client must send DPoP proofs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    dpop_bound_access_tokens: bool,
 }
 
 fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -225,6 +228,7 @@ fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Re
         scope: client.scopes().as_str(),
         // A client registered without a name is named by its id; none was registered.
         client_name: Some(client.name()).filter(|name| *name != id),
+        dpop_bound_access_tokens: client.requires_dpop(),
     };
     render::json(status, &body)
 }

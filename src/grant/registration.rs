@@ -75,6 +75,7 @@ struct Settled {
     auth_method: AuthMethod,
     scope: crate::scope::Scope,
     client_name: Option<String>,
+    dpop_bound: bool,
 }
 
 impl Registrar<'_> {
@@ -264,6 +265,7 @@ impl Registrar<'_> {
             auth_method,
             scope,
             client_name: metadata.client_name,
+            dpop_bound: metadata.dpop_bound,
         })
     }
 
@@ -274,7 +276,8 @@ impl Registrar<'_> {
             .fold(builder, ClientBuilder::redirect_uri)
             .grant_types(settled.grant_types)
             .scopes(settled.scope.as_str())
-            .approval(self.policy.approval_of_clients());
+            .approval(self.policy.approval_of_clients())
+            .require_dpop(settled.dpop_bound);
         let builder = match settled.client_name {
             Some(name) => builder.name(name),
             None => builder,
