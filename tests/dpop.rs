@@ -594,3 +594,17 @@ async fn a_self_registered_client_may_ask_to_be_dpop_bound() {
     let registered = grantor::store::ClientStore::find_client(&f.store, id).await;
     assert!(registered.unwrap().unwrap().requires_dpop());
 }
+
+#[test]
+fn a_proof_context_never_shows_the_access_token() {
+    let context = ProofContext {
+        method: "GET",
+        uri: ME_URL,
+        access_token: Some("a-secret-access-token"),
+        now: UnixTime::from_secs(START),
+        window: Duration::from_secs(60),
+    };
+    let shown = format!("{context:?}");
+    assert!(!shown.contains("a-secret-access-token"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}

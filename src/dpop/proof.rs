@@ -90,8 +90,9 @@ pub enum ProofError {
     WrongKey,
 }
 
-/// What a proof must match: the request it came with, and the time.
-#[derive(Debug, Clone, Copy)]
+/// What a proof must match: the request it came with, and the time. Its `Debug` never shows
+/// the access token.
+#[derive(Clone, Copy)]
 pub struct ProofContext<'a> {
     /// The request's method (`htm`), as sent (`POST`, `GET`, …).
     pub method: &'a str,
@@ -104,6 +105,18 @@ pub struct ProofContext<'a> {
     pub now: UnixTime,
     /// How far `iat` may be from now, either way.
     pub window: Duration,
+}
+
+impl std::fmt::Debug for ProofContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProofContext")
+            .field("method", &self.method)
+            .field("uri", &self.uri)
+            .field("access_token", &self.access_token.map(|_| "<redacted>"))
+            .field("now", &self.now)
+            .field("window", &self.window)
+            .finish()
+    }
 }
 
 /// A proof that passed every check that needs no state.
