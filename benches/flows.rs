@@ -15,7 +15,6 @@ mod common;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -30,16 +29,6 @@ use tokio::runtime::Runtime;
 
 use common::*;
 
-/// Fast flows: short warm-up and measurement keep the whole suite under ~3 minutes.
-fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
-    let mut group = c.benchmark_group(name);
-    group
-        .sample_size(30)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2));
-    group
-}
-
 /// Flows dominated by one Argon2id verification (tens of milliseconds each).
 fn slow_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut group = c.benchmark_group(name);
@@ -49,27 +38,6 @@ fn slow_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTi
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     group
-}
-
-/// Makes `n` inputs untimed, on the runtime.
-fn prepare<T>(rt: &Runtime, n: u64, mut make: impl AsyncFnMut() -> T) -> Vec<T> {
-    rt.block_on(async {
-        let mut inputs = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            inputs.push(make().await);
-        }
-        inputs
-    })
-}
-
-/// `iters` requests made one after another (so they lie in memory in the order they are used,
-/// as a freshly parsed request would be at hand), going round `pool`.
-fn requests_round<T, B>(
-    pool: &[T],
-    iters: u64,
-    make: impl Fn(&T) -> http::Request<B>,
-) -> Vec<http::Request<B>> {
-    pool.iter().cycle().take(iters as usize).map(make).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,11 +325,6 @@ fn client_credentials(c: &mut Criterion) {
 // ---------------------------------------------------------------------------------------------
 // Resource servers, introspection, revocation
 
-/// Whether criterion measures (`cargo bench`) rather than runs each benchmark once as a test.
-fn measuring() -> bool {
-    std::env::args().any(|a| a == "--bench")
-}
-
 /// How many distinct access tokens (from the whole code flow) bearer validation and
 /// introspection go round: lookups spread over a store of this size miss the CPU caches as a
 /// large store's do, instead of hitting one hot entry.
@@ -527,41 +490,6 @@ const ROWS: &[(&str, &str, Option<f64>)] = &[
         None,
     ),
 ];
-
-/// Where criterion writes its estimates (as criterion finds it, short of `cargo metadata`).
-fn criterion_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return home.into();
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("criterion")
-}
-
-/// The median (ns per iteration) criterion estimated in this run, if it ran this benchmark.
-fn median_ns(group: &str, function: &str, since: SystemTime) -> Option<f64> {
-    let path = criterion_home()
-        .join(group)
-        .join(function)
-        .join("new")
-        .join("estimates.json");
-    let written = std::fs::metadata(&path).ok()?.modified().ok()?;
-    if written < since {
-        return None; // left over from an earlier run
-    }
-    let estimates: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    estimates["median"]["point_estimate"].as_f64()
-}
-
-fn format_ns(ns: f64) -> String {
-    match ns {
-        ns if ns >= 1e6 => format!("{:.2} ms", ns / 1e6),
-        ns if ns >= 1e3 => format!("{:.2} µs", ns / 1e3),
-        ns => format!("{ns:.0} ns"),
-    }
-}
 
 fn summary(since: SystemTime) {
     let floor = median_ns("floor", "mint_secret", since);

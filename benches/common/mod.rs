@@ -1,15 +1,18 @@
 //! The fixture the benchmarks share: a server over the in-memory stores with one client of each
-//! kind, request builders, and checks of the first answer of every flow.
+//! kind (its builder open to more settings), request builders, checks of the first answer of
+//! every flow, the timing loops, and criterion's medians read back for the summary tables.
 //!
 //! Everything a timed iteration consumes (codes, refresh tokens, access tokens to revoke) is
 //! made beforehand, untimed, through grantor's own endpoints.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use grantor::*;
 use http::{Request, Response};
 use tokio::runtime::Runtime;
@@ -95,6 +98,14 @@ impl Default for Bench {
 
 impl Bench {
     pub fn new() -> Self {
+        Self::with(|builder| builder)
+    }
+
+    /// The same server, with `configure` applied to its builder last (JWT access tokens,
+    /// DPoP…).
+    pub fn with(
+        configure: impl FnOnce(AuthorizationServerBuilder) -> AuthorizationServerBuilder,
+    ) -> Self {
         let seed = seed();
         let store = MemoryStore::new();
         at_once(store.insert_user(&seed.alice, &seed.alice_hash)).expect("alice");
@@ -130,14 +141,13 @@ impl Bench {
                 .expect("legacy client"),
         );
         let tokens = store.clone();
-        let server = AuthorizationServer::builder()
+        let builder = AuthorizationServer::builder()
             .issuer(ISSUER)
             .store(store)
             // Codes are prepared in batches before they are redeemed: give them the longest
             // lifetime RFC 6749 allows so a slow batch cannot expire.
-            .code_lifetime(MAX_CODE_LIFETIME)
-            .build()
-            .expect("server");
+            .code_lifetime(MAX_CODE_LIFETIME);
+        let server = configure(builder).build().expect("server");
         let conf_id = creds.client_id.to_string();
         let conf_basic = basic(&conf_id, creds.secret.expose_secret());
         Self {
@@ -432,4 +442,76 @@ pub fn time_cycled<T, R>(
         }
         start.elapsed()
     })
+}
+
+/// Whether criterion measures (`cargo bench`) rather than runs each benchmark once as a test.
+pub fn measuring() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// A group of fast benchmarks: short warm-up and measurement keep each suite within minutes.
+pub fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    group
+}
+
+/// Makes `n` inputs untimed, on the runtime.
+pub fn prepare<T>(rt: &Runtime, n: u64, mut make: impl AsyncFnMut() -> T) -> Vec<T> {
+    rt.block_on(async {
+        let mut inputs = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            inputs.push(make().await);
+        }
+        inputs
+    })
+}
+
+/// `iters` requests made one after another (so they lie in memory in the order they are used,
+/// as a freshly parsed request would be at hand), going round `pool`.
+pub fn requests_round<T, B>(
+    pool: &[T],
+    iters: u64,
+    make: impl Fn(&T) -> Request<B>,
+) -> Vec<Request<B>> {
+    pool.iter().cycle().take(iters as usize).map(make).collect()
+}
+
+/// Where criterion writes its estimates (as criterion finds it, short of `cargo metadata`).
+pub fn criterion_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return home.into();
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("criterion")
+}
+
+/// The median (ns per iteration) criterion estimated in this run, if it ran this benchmark.
+pub fn median_ns(group: &str, function: &str, since: SystemTime) -> Option<f64> {
+    let path = criterion_home()
+        .join(group)
+        .join(function)
+        .join("new")
+        .join("estimates.json");
+    let written = std::fs::metadata(&path).ok()?.modified().ok()?;
+    if written < since {
+        return None; // left over from an earlier run
+    }
+    let estimates: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    estimates["median"]["point_estimate"].as_f64()
+}
+
+/// A time as the tables print it: ns, µs or ms.
+pub fn format_ns(ns: f64) -> String {
+    match ns {
+        ns if ns >= 1e6 => format!("{:.2} ms", ns / 1e6),
+        ns if ns >= 1e3 => format!("{:.2} µs", ns / 1e3),
+        ns => format!("{ns:.0} ns"),
+    }
 }
