@@ -326,6 +326,10 @@ async fn every_bad_proof_is_invalid_dpop_proof_with_its_reason() {
             key.sign(&json!({"jti":"j","htm":"POST","htu":TOKEN_URL})),
             "iat",
         ),
+        (
+            key.sign(&json!({"jti":"j".repeat(257),"htm":"POST","htu":TOKEN_URL,"iat":START})),
+            "jti",
+        ),
     ];
     for (proof, reason) in &cases {
         let response = client_credentials(&f, &[proof]).await;

@@ -144,6 +144,11 @@ impl AuthorizationServerBuilder {
                 (sessions, attempts, single_use)
             }
         };
+        #[cfg(feature = "dpop")]
+        let dpop_checker = self.dpop.map(|settings| {
+            let token_url = crate::endpoint::absolute_url(&config, &config.endpoints.token);
+            crate::dpop::Checker::new(settings, Arc::clone(&single_use), token_url, &config.issuer)
+        });
         Ok(AuthorizationServer {
             inner: Arc::new(Inner {
                 config,
@@ -161,9 +166,7 @@ impl AuthorizationServerBuilder {
                 #[cfg(feature = "jwt")]
                 jwt: self.jwt,
                 #[cfg(feature = "dpop")]
-                dpop: self
-                    .dpop
-                    .map(|settings| crate::dpop::Checker::new(settings, Arc::clone(&single_use))),
+                dpop: dpop_checker,
             }),
         })
     }

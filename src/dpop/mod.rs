@@ -138,22 +138,37 @@ impl From<ProofError> for Refused {
     }
 }
 
-/// The server's DPoP checks: the settings, and the shared state they need.
+/// The server's DPoP checks: the settings, the shared state they need, and the URLs proofs
+/// name, worked out once.
 pub(crate) struct Checker {
     pub(crate) settings: Dpop,
     single_use: Arc<dyn SingleUseStore>,
     nonces: Option<Nonces>,
+    /// The token endpoint's absolute URL, a token request's `htu`.
+    token_url: String,
+    /// The issuer's origin, against which an origin-form resource URI is read.
+    pub(crate) origin: String,
 }
 
 impl Checker {
-    pub(crate) fn new(settings: Dpop, single_use: Arc<dyn SingleUseStore>) -> Self {
+    pub(crate) fn new(
+        settings: Dpop,
+        single_use: Arc<dyn SingleUseStore>,
+        token_url: String,
+        issuer: &str,
+    ) -> Self {
         let nonces = settings
             .nonces
             .then(|| Nonces::new(Arc::clone(&single_use)));
+        let origin = url::Url::parse(issuer)
+            .map(|url| url.origin().ascii_serialization())
+            .unwrap_or_default();
         Self {
             settings,
             single_use,
             nonces,
+            token_url,
+            origin,
         }
     }
 
@@ -266,12 +281,11 @@ pub(crate) const DPOP: &str = "dpop";
 pub(crate) const DPOP_NONCE: &str = "dpop-nonce";
 
 impl Checker {
-    /// The token endpoint's proof, if the request sent one: checked for `POST` at
-    /// `token_url`, not spent yet.
+    /// The token endpoint's proof, if the request sent one: checked for `POST` at the token
+    /// endpoint, not spent yet.
     pub(crate) async fn at_token_endpoint(
         &self,
         headers: &HeaderMap,
-        token_url: &str,
         now: UnixTime,
     ) -> Result<Option<Presented<'_>>, OAuthError> {
         let proof = match proof_header(headers) {
@@ -281,7 +295,7 @@ impl Checker {
         };
         let context = ProofContext {
             method: "POST",
-            uri: token_url,
+            uri: &self.token_url,
             access_token: None,
             now,
             window: self.settings.window,

@@ -67,8 +67,9 @@ pub enum ProofError {
     /// The signature does not verify with the `jwk`.
     #[error("the DPoP proof's signature does not verify with its jwk")]
     BadSignature,
-    /// `jti`, `htm`, `htu` or `iat` is missing or of the wrong type.
-    #[error("the DPoP proof lacks jti, htm, htu or iat")]
+    /// `jti`, `htm`, `htu` or `iat` is missing or of the wrong type, or `jti` is empty or
+    /// longer than [`MAX_JTI_BYTES`].
+    #[error("the DPoP proof's jti, htm, htu or iat is missing or malformed")]
     MissingClaim,
     /// `htm` is not the request's method.
     #[error("the DPoP proof's htm is not this request's method")]

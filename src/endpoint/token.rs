@@ -29,10 +29,7 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<I
     let now = inner.clock.now();
     #[cfg(feature = "dpop")]
     let presented = match &inner.dpop {
-        Some(dpop) => {
-            let url = super::absolute_url(&inner.config, &inner.config.endpoints.token);
-            dpop.at_token_endpoint(request.headers(), &url, now).await?
-        }
+        Some(dpop) => dpop.at_token_endpoint(request.headers(), now).await?,
         None => None,
     };
     #[cfg(feature = "dpop")]

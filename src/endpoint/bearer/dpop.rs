@@ -44,7 +44,7 @@ pub(super) async fn check(
         )));
     };
     let now = inner.clock.now();
-    let uri = absolute(&inner.config.issuer, uri);
+    let uri = absolute(&checker.origin, uri);
     let context = ProofContext {
         method: method.as_str(),
         uri: &uri,
@@ -67,14 +67,11 @@ pub(super) async fn check(
 }
 
 /// The request's URI as an absolute URL: as it is when the host passed one in absolute form,
-/// else its path read against the issuer's origin.
-fn absolute(issuer: &str, uri: &http::Uri) -> String {
+/// else its path read against the issuer's `origin`.
+fn absolute(origin: &str, uri: &http::Uri) -> String {
     if uri.scheme().is_some() && uri.authority().is_some() {
         return uri.to_string();
     }
-    let origin = url::Url::parse(issuer)
-        .map(|url| url.origin().ascii_serialization())
-        .unwrap_or_default();
     format!("{origin}{}", uri.path())
 }
 
