@@ -67,16 +67,20 @@ pub enum GrantType {
     RefreshToken,
     /// `client_credentials` (RFC 6749 §4.4); confidential clients only.
     ClientCredentials,
+    /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4): the device
+    /// authorization grant, for devices without a browser.
+    DeviceCode,
 }
 
 impl GrantType {
     /// Every grant type, in a fixed order.
-    pub const ALL: [GrantType; 5] = [
+    pub const ALL: [GrantType; 6] = [
         Self::AuthorizationCode,
         Self::Implicit,
         Self::Password,
         Self::RefreshToken,
         Self::ClientCredentials,
+        Self::DeviceCode,
     ];
 
     /// The name used in `grant_type` and in client metadata (RFC 7591 §2).
@@ -87,6 +91,7 @@ impl GrantType {
             Self::Password => "password",
             Self::RefreshToken => "refresh_token",
             Self::ClientCredentials => "client_credentials",
+            Self::DeviceCode => "urn:ietf:params:oauth:grant-type:device_code",
         }
     }
 
@@ -119,6 +124,7 @@ pub struct Client {
     resources: Vec<String>,
     registration_access_token: Option<SecretDigest>,
     dpop_bound: bool,
+    par_required: bool,
 }
 
 impl Client {
@@ -226,6 +232,13 @@ impl Client {
     /// `dpop_bound_access_tokens`): a token request without a proof is refused.
     pub fn requires_dpop(&self) -> bool {
         self.dpop_bound
+    }
+
+    /// Whether the client must push its authorization requests (RFC 9126 §6,
+    /// `require_pushed_authorization_requests`): the authorization endpoint refuses its
+    /// requests that do not carry a `request_uri`.
+    pub fn requires_pushed_requests(&self) -> bool {
+        self.par_required
     }
 }
 

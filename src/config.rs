@@ -19,6 +19,10 @@ use crate::store::{
 use crate::throttle::SignInThrottle;
 
 mod build;
+mod flows;
+mod paths;
+
+pub use paths::EndpointPaths;
 mod check;
 
 pub use check::ConfigError;
@@ -43,40 +47,6 @@ pub enum Profile {
     /// OAuth 2.1 (draft-ietf-oauth-v2-1): the implicit and password grants are refused for
     /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1).
     OAuth21,
-}
-
-/// Where the endpoints live, as paths under the issuer. The defaults are the paths of the
-/// platform's token service and its companions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndpointPaths {
-    /// The authorization endpoint (default `/api/oauth/authorize`).
-    pub authorization: String,
-    /// The token endpoint (default `/api/oauth/token`).
-    pub token: String,
-    /// The revocation endpoint (default `/api/oauth/revoke`).
-    pub revocation: String,
-    /// The introspection endpoint (default `/api/oauth/introspect`).
-    pub introspection: String,
-    /// The JWKS document of the access-token signing keys, `jwks_uri` (default
-    /// `/.well-known/jwks.json`; in the metadata with JWT access tokens only).
-    pub jwks: String,
-    /// The client registration endpoint (RFC 7591 §3, default `/api/oauth/register`); each
-    /// self-registered client's configuration endpoint (RFC 7592) is this path, `/`, and its
-    /// client id. Served only with a [`RegistrationPolicy`].
-    pub registration: String,
-}
-
-impl Default for EndpointPaths {
-    fn default() -> Self {
-        Self {
-            authorization: "/api/oauth/authorize".to_owned(),
-            token: "/api/oauth/token".to_owned(),
-            revocation: "/api/oauth/revoke".to_owned(),
-            introspection: "/api/oauth/introspect".to_owned(),
-            jwks: "/.well-known/jwks.json".to_owned(),
-            registration: "/api/oauth/register".to_owned(),
-        }
-    }
 }
 
 /// Settings with DESIGN.md's defaults.
@@ -105,6 +75,10 @@ pub(crate) struct Config {
     pub(crate) dpop: bool,
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
+    /// Set when pushed authorization requests are taken (RFC 9126).
+    pub(crate) par: Option<crate::par::PushedRequests>,
+    /// Set when the device authorization grant is served (RFC 8628).
+    pub(crate) device: Option<crate::device::DeviceFlow>,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -155,6 +129,8 @@ pub struct AuthorizationServerBuilder {
     dpop: Option<crate::dpop::Dpop>,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
+    par: Option<crate::par::PushedRequests>,
+    device: Option<crate::device::DeviceFlow>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -201,6 +177,8 @@ impl Default for AuthorizationServerBuilder {
             dpop: None,
             registration: None,
             registry: None,
+            par: None,
+            device: None,
         }
     }
 }

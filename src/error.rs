@@ -8,7 +8,7 @@ use std::fmt;
 use http::StatusCode;
 
 /// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2, RFC 6750 §3.1, RFC 7591 §3.2.2
-/// and RFC 9449 §12.2 that grantor sends.
+/// RFC 8628 §3.5, RFC 9101 §6.2 and RFC 9449 §12.2 that grantor sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -55,6 +55,17 @@ pub enum ErrorCode {
     /// RFC 9449 §8, §9: the proof must carry the server's current nonce, sent with the error
     /// in the `DPoP-Nonce` header. 400 at the token endpoint, 401 at a resource.
     UseDpopNonce,
+    /// RFC 9101 §6.2 (for RFC 9126 §4): the `request_uri` is unknown, expired, already used or
+    /// pushed by another client. Shown by the host, never redirected.
+    InvalidRequestUri,
+    /// RFC 8628 §3.5: the user has not answered the device's request yet; poll again after the
+    /// interval.
+    AuthorizationPending,
+    /// RFC 8628 §3.5: the device polls faster than its interval; the interval grows by 5
+    /// seconds for this and every later poll.
+    SlowDown,
+    /// RFC 8628 §3.5: the device code expired before the user answered; start again.
+    ExpiredToken,
 }
 
 impl ErrorCode {
@@ -78,6 +89,10 @@ impl ErrorCode {
             Self::InvalidClientMetadata => "invalid_client_metadata",
             Self::InvalidDpopProof => "invalid_dpop_proof",
             Self::UseDpopNonce => "use_dpop_nonce",
+            Self::InvalidRequestUri => "invalid_request_uri",
+            Self::AuthorizationPending => "authorization_pending",
+            Self::SlowDown => "slow_down",
+            Self::ExpiredToken => "expired_token",
         }
     }
 

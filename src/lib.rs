@@ -99,6 +99,7 @@ mod audience;
 mod client;
 mod clock;
 mod config;
+pub mod device;
 #[cfg(feature = "dpop")]
 pub mod dpop;
 mod endpoint;
@@ -111,6 +112,7 @@ pub mod jwt;
 pub mod layer;
 pub mod memory;
 mod mint;
+pub mod par;
 mod pkce;
 mod registration;
 mod request;

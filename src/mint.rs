@@ -102,6 +102,12 @@ pub(crate) fn registration() -> Result<Registration, StoreError> {
     })
 }
 
+/// The reference part of a pushed request's `request_uri` (RFC 9126 §2.2): 256 bits in
+/// base64url, so it cannot be guessed within its lifetime.
+pub(crate) fn request_reference() -> Result<String, StoreError> {
+    Ok(base64url(&random_bytes::<32>()?))
+}
+
 /// A browser's cookie for an unsigned sign-in form: 128 bits in base64url.
 pub(crate) fn cookie() -> Result<String, StoreError> {
     Ok(base64url(&random_bytes::<16>()?))

@@ -6,7 +6,9 @@ use std::fmt;
 use crate::client::GrantType;
 use crate::error::OAuthError;
 use crate::scope::Scope;
-use crate::secret::{AccessToken, AuthorizationCode, ClientSecret, Password, RefreshToken};
+use crate::secret::{
+    AccessToken, AuthorizationCode, ClientSecret, DeviceCode, Password, RefreshToken,
+};
 
 /// How a token-endpoint client says who it is (RFC 6749 §2.3).
 #[derive(Debug)]
@@ -83,6 +85,8 @@ pub(crate) enum TokenRequest<'a> {
         scope: Option<&'a str>,
         resources: Vec<&'a str>,
     },
+    /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4): a device's poll.
+    DeviceCode { device_code: DeviceCode },
 }
 
 impl TokenRequest<'_> {
@@ -93,6 +97,7 @@ impl TokenRequest<'_> {
             Self::Password { .. } => GrantType::Password,
             Self::RefreshToken { .. } => GrantType::RefreshToken,
             Self::ClientCredentials { .. } => GrantType::ClientCredentials,
+            Self::DeviceCode { .. } => GrantType::DeviceCode,
         }
     }
 }
@@ -126,7 +131,7 @@ pub(crate) struct TokenQuery<'a> {
 
 /// What the authorization endpoint was asked (RFC 6749 §4.1.1, §4.2.1, RFC 7636 §4.3). Values
 /// are as sent; which are valid depends on the client, so `grant::authorize` checks them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) client_id: Option<&'a str>,
     pub(crate) redirect_uri: Option<&'a str>,
@@ -137,6 +142,8 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) code_challenge_method: Option<&'a str>,
     /// RFC 8707 `resource`s, which may repeat.
     pub(crate) resources: Vec<&'a str>,
+    /// RFC 9126 §4: the reference to a pushed request, which then stands for all the others.
+    pub(crate) request_uri: Option<&'a str>,
     /// The first parameter sent more than once (RFC 6749 §3.1), if any.
     pub(crate) repeated: Option<&'static str>,
 }
@@ -180,4 +187,6 @@ pub(crate) struct ClientMetadata {
     pub(crate) client_secret: Option<ClientSecret>,
     /// RFC 9449 §5.2 `dpop_bound_access_tokens`: the client always sends DPoP proofs.
     pub(crate) dpop_bound: bool,
+    /// RFC 9126 §6 `require_pushed_authorization_requests`: the client always pushes.
+    pub(crate) par_required: bool,
 }

@@ -163,6 +163,10 @@ secret_string!(
     AccessToken
 );
 secret_string!(
+    /// A device code (RFC 8628 §3.2): 256 random bits, the device's handle on its flow.
+    DeviceCode
+);
+secret_string!(
     /// A refresh token (RFC 6749 §1.5): 256 random bits, rotated on every use.
     RefreshToken
 );

@@ -12,6 +12,7 @@ use crate::scope::Scope;
 use crate::store::{AccessGrant, UserId};
 use authorize::Authorize;
 
+mod flows;
 mod inner;
 
 pub(crate) use inner::Inner;

@@ -29,7 +29,13 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
     Ok(vec![
         with_redirects(Client::confidential("demo-client", demo_secret))
             .name("Demo Client")
-            .grant_types(GrantType::ALL)
+            .grant_types([
+                GrantType::AuthorizationCode,
+                GrantType::Implicit,
+                GrantType::Password,
+                GrantType::RefreshToken,
+                GrantType::ClientCredentials,
+            ])
             .approval(Approval::Required)
             .build()?,
         with_redirects(Client::confidential("plain-client", plain_secret))

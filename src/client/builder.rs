@@ -21,6 +21,7 @@ pub struct ClientBuilder {
     resources: Vec<String>,
     registration_access_token: Option<SecretDigest>,
     dpop_bound: bool,
+    par_required: bool,
 }
 
 impl ClientBuilder {
@@ -38,6 +39,7 @@ impl ClientBuilder {
             resources: Vec::new(),
             registration_access_token: None,
             dpop_bound: false,
+            par_required: false,
         }
     }
 
@@ -114,6 +116,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Requires the client to push every authorization request first (RFC 9126 §6,
+    /// `require_pushed_authorization_requests`; default: pushing is optional): the
+    /// authorization endpoint then accepts only a `request_uri`. Meaningful with pushed
+    /// requests enabled on the server ([`PushedRequests`](crate::par::PushedRequests)).
+    pub fn require_pushed_requests(mut self, required: bool) -> Self {
+        self.par_required = required;
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -157,6 +168,7 @@ impl ClientBuilder {
             resources: self.resources,
             registration_access_token: self.registration_access_token,
             dpop_bound: self.dpop_bound,
+            par_required: self.par_required,
         })
     }
 }

@@ -88,9 +88,17 @@ impl AuthorizationServerBuilder {
             &paths.introspection,
             &paths.jwks,
             &paths.registration,
+            &paths.pushed_requests,
+            &paths.device_authorization,
         ];
         if !all_paths.iter().all(|p| check_path(p)) {
             return Err(ConfigError::EndpointPath);
+        }
+        if self.par.is_some_and(|p| !p.is_valid()) {
+            return Err(ConfigError::PushedRequests);
+        }
+        if let Some(device) = &self.device {
+            device.check().map_err(ConfigError::DeviceFlow)?;
         }
         if self.registration.is_some() && self.registry.is_none() {
             return Err(ConfigError::Missing("client registry"));
@@ -130,6 +138,8 @@ impl AuthorizationServerBuilder {
             jwt_access_tokens,
             dpop,
             registration,
+            par: self.par,
+            device: self.device,
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)

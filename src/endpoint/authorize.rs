@@ -52,12 +52,39 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B
     };
     let request = parse::authorization_request(&form);
     let now = inner.clock.now();
+    if let Some(request_uri) = request.request_uri {
+        return pushed(inner, request.client_id, request_uri, now).await;
+    }
     match authorize::validate(&*inner.clients, inner.authorize_rules(), &request, now).await {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
         Validated::Redirect(error, reply_to) => {
             Authorize::Redirect(error_redirect(inner, reply_to, &error))
         }
         Validated::Reject(error) => {
+            render::log(&error);
+            Authorize::Reject(error)
+        }
+    }
+}
+
+/// A request by reference to a pushed one (RFC 9126 §4): the pushed request, taken, stands for
+/// every other parameter. Without pushed requests on, `request_uri` is refused (RFC 9101 §6.2).
+async fn pushed(
+    inner: &Inner,
+    client_id: Option<&str>,
+    request_uri: &str,
+    now: crate::clock::UnixTime,
+) -> Authorize {
+    let redeemed = match inner.pushes() {
+        Some(pushes) => pushes.redeem(client_id, request_uri, now).await,
+        None => Err(OAuthError::new(
+            crate::error::ErrorCode::InvalidRequestUri,
+            "this server does not take request_uri",
+        )),
+    };
+    match redeemed {
+        Ok(pending) => Authorize::SignIn(pending),
+        Err(error) => {
             render::log(&error);
             Authorize::Reject(error)
         }
@@ -101,26 +128,76 @@ pub(crate) async fn decide(
     user: &UserId,
     decision: Decision,
 ) -> Response<String> {
-    let decide = Decide {
-        clients: &*inner.clients,
-        users: &*inner.users,
-        issuer: inner.issuer(),
-    };
-    let now = inner.clock.now();
+    let answer = answer(inner, &pending, user, decision).await;
     let reply_to = pending.reply_to();
-    let answer = decide.decide(&pending, user, decision, now).await;
+    if pending.response_type() == ResponseType::Device {
+        return match answer {
+            Ok(Answer::Device(decision)) => device_answered(decision),
+            Ok(_) => render::error(
+                &OAuthError::invalid_request("the device authorization is not valid"),
+                &inner.config.basic_challenge,
+            ),
+            Err(Refused::Redirect(error) | Refused::NotRedirectable(error)) => {
+                render::error(&error, &inner.config.basic_challenge)
+            }
+        };
+    }
     let location = match answer {
         Ok(Answer::Code(code)) => {
             let params = [("code", code.expose_secret())];
             redirect_location(inner, reply_to, &params)
         }
         Ok(Answer::Token(issued)) => fragment(inner, reply_to, &issued),
+        Ok(Answer::Device(_)) => {
+            let error = OAuthError::invalid_request("not a device authorization");
+            return render::error(&error, &inner.config.basic_challenge);
+        }
         Err(Refused::Redirect(error)) => return error_redirect(inner, reply_to, &error),
         Err(Refused::NotRedirectable(error)) => {
             return render::error(&error, &inner.config.basic_challenge);
         }
     };
     render::redirect(location).unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
+}
+
+/// The signed-in user's `decision` on `pending`, unrendered: what the sign-in flow turns into
+/// its next step.
+pub(crate) async fn answer(
+    inner: &Inner,
+    pending: &PendingAuthorization,
+    user: &UserId,
+    decision: Decision,
+) -> Result<Answer, Refused> {
+    let decide = Decide {
+        clients: &*inner.clients,
+        users: &*inner.users,
+        issuer: inner.issuer(),
+        devices: inner.devices(),
+    };
+    decide
+        .decide(pending, user, decision, inner.clock.now())
+        .await
+}
+
+/// A device flow's decision, recorded: a plain page for a host without its own (RFC 8628
+/// §3.3 leaves the wording to the host; [`SignInFlow`](crate::SignInFlow) hands the decision
+/// over instead).
+fn device_answered(decision: Decision) -> Response<String> {
+    let text = match decision {
+        Decision::Approve => "The device is approved. You may return to it.",
+        Decision::Deny => "The device's request is denied.",
+    };
+    let mut response = Response::new(text.to_owned());
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
+    response
 }
 
 /// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the fragment.
@@ -159,7 +236,7 @@ fn redirect_location(
 ) -> String {
     let redirect_uri = reply_to.redirect_uri;
     let separator = match reply_to.response_type {
-        ResponseType::Token => "#",
+        ResponseType::Token | ResponseType::Device => "#",
         ResponseType::Code if !redirect_uri.contains('?') => "?",
         ResponseType::Code if redirect_uri.ends_with(['?', '&']) => "",
         ResponseType::Code => "&",

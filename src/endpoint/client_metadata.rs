@@ -36,6 +36,16 @@ struct Document {
     client_id: Option<Value>,
     client_secret: Option<Value>,
     dpop_bound_access_tokens: Option<Value>,
+    require_pushed_authorization_requests: Option<Value>,
+}
+
+/// A boolean member, `false` when absent.
+fn flag(value: Option<Value>, wrong_type: &'static str) -> Result<bool, OAuthError> {
+    match value {
+        None => Ok(false),
+        Some(Value::Bool(set)) => Ok(set),
+        Some(_) => Err(OAuthError::invalid_client_metadata(wrong_type)),
+    }
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -102,18 +112,18 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .client_secret
         .map(|v| string(v, "client_secret", max_param).map(ClientSecret::new))
         .transpose()?;
-    let dpop_bound = match document.dpop_bound_access_tokens {
-        None => false,
-        Some(Value::Bool(bound)) => bound,
-        Some(_) => {
-            return Err(OAuthError::invalid_client_metadata(
-                "dpop_bound_access_tokens must be a boolean (RFC 9449 §5.2)",
-            ));
-        }
-    };
+    let dpop_bound = flag(
+        document.dpop_bound_access_tokens,
+        "dpop_bound_access_tokens must be a boolean (RFC 9449 §5.2)",
+    )?;
+    let par_required = flag(
+        document.require_pushed_authorization_requests,
+        "require_pushed_authorization_requests must be a boolean (RFC 9126 §6)",
+    )?;
     Ok(ClientMetadata {
         redirect_uris,
         dpop_bound,
+        par_required,
         grant_types,
         response_types,
         auth_method,

@@ -18,9 +18,17 @@ struct Metadata<'a> {
     /// RFC 8414 §2, RFC 7591 §3: only when registration is served.
     #[serde(skip_serializing_if = "Option::is_none")]
     registration_endpoint: Option<String>,
+    /// RFC 9126 §5: only when pushed requests are taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pushed_authorization_request_endpoint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    require_pushed_authorization_requests: Option<bool>,
+    /// RFC 8628 §4: only when the device grant is served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_authorization_endpoint: Option<String>,
     response_types_supported: &'static [&'static str],
     response_modes_supported: &'static [&'static str],
-    grant_types_supported: &'static [&'static str],
+    grant_types_supported: Vec<&'static str>,
     code_challenge_methods_supported: Vec<&'static str>,
     token_endpoint_auth_methods_supported: [&'static str; 2],
     revocation_endpoint_auth_methods_supported: [&'static str; 2],
@@ -75,6 +83,10 @@ pub(crate) fn document(config: &Config) -> Response<String> {
             ],
         )
     };
+    let mut grant_types = grant_types.to_vec();
+    if config.device.is_some() {
+        grant_types.push(crate::client::GrantType::DeviceCode.as_str());
+    }
     let metadata = Metadata {
         issuer: &config.issuer,
         authorization_endpoint: url(&paths.authorization),
@@ -86,6 +98,15 @@ pub(crate) fn document(config: &Config) -> Response<String> {
             .registration
             .as_ref()
             .map(|_| url(&paths.registration)),
+        pushed_authorization_request_endpoint: config
+            .par
+            .as_ref()
+            .map(|_| url(&paths.pushed_requests)),
+        require_pushed_authorization_requests: config.par.as_ref().map(|p| p.is_required()),
+        device_authorization_endpoint: config
+            .device
+            .as_ref()
+            .map(|_| url(&paths.device_authorization)),
         response_types_supported: response_types,
         response_modes_supported: response_modes,
         grant_types_supported: grant_types,

@@ -8,7 +8,7 @@ use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce;
 use crate::request::{AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, Unreadable};
-use crate::secret::{AccessToken, AuthorizationCode, Password, RefreshToken};
+use crate::secret::{AccessToken, AuthorizationCode, DeviceCode, Password, RefreshToken};
 
 /// How the client of a token, revocation or introspection request authenticates: HTTP Basic,
 /// or `client_id` alone for a public client; never a secret in the body.
@@ -44,12 +44,13 @@ pub(crate) fn token_request<'f>(form: &'f Form<'_>) -> Result<TokenRequest<'f>, 
         Some("password") => GrantType::Password,
         Some("refresh_token") => GrantType::RefreshToken,
         Some("client_credentials") => GrantType::ClientCredentials,
+        Some(name) if name == GrantType::DeviceCode.as_str() => GrantType::DeviceCode,
         Some(_) => {
             return Err(Unreadable {
                 grant_type: None,
                 error: OAuthError::new(
                     ErrorCode::UnsupportedGrantType,
-                    "grant_type must be authorization_code, password, refresh_token or client_credentials",
+                    "grant_type must be authorization_code, password, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code",
                 ),
             });
         }
@@ -104,7 +105,10 @@ fn grant_parameters<'f>(
             scope,
             resources,
         },
-        // `token_request` maps only the four token-endpoint grants here.
+        GrantType::DeviceCode => TokenRequest::DeviceCode {
+            device_code: DeviceCode::hashed(required("device_code")?),
+        },
+        // `token_request` maps only the token endpoint's grants here.
         GrantType::ClientCredentials | GrantType::Implicit => {
             TokenRequest::ClientCredentials { scope, resources }
         }
@@ -134,6 +138,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
         code_challenge: form.get("code_challenge"),
         code_challenge_method: form.get("code_challenge_method"),
         resources: form.resources(),
+        request_uri: form.get("request_uri"),
         repeated: form.repeated(),
     }
 }

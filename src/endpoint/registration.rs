@@ -189,6 +189,9 @@ struct Information<'a> {
     /// RFC 9449 §5.2, when the client must send DPoP proofs.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     dpop_bound_access_tokens: bool,
+    /// RFC 9126 §6, when the client must push its authorization requests.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    require_pushed_authorization_requests: bool,
 }
 
 fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -229,6 +232,7 @@ fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Re
         // A client registered without a name is named by its id; none was registered.
         client_name: Some(client.name()).filter(|name| *name != id),
         dpop_bound_access_tokens: client.requires_dpop(),
+        require_pushed_authorization_requests: client.requires_pushed_requests(),
     };
     render::json(status, &body)
 }

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::device::{DeviceRef, Devices};
 use super::resource::Resources;
 use super::{Issued, Issuer, authorization_code, checks, implicit};
 use crate::audience::Audience;
@@ -33,6 +34,9 @@ pub enum ResponseType {
     Code,
     /// `token`: the implicit grant, answered in the redirect's fragment.
     Token,
+    /// No redirect: the device authorization grant (RFC 8628), whose answer the device
+    /// collects by polling the token endpoint.
+    Device,
 }
 
 /// A validated authorization request waiting for the user to sign in.
@@ -53,6 +57,8 @@ pub struct PendingAuthorization {
     pub(crate) state: Option<String>,
     pub(crate) code_challenge: Option<CodeChallenge>,
     pub(crate) created_at: UnixTime,
+    /// The device flow this authorization answers (RFC 8628), for [`ResponseType::Device`].
+    pub(crate) device: Option<super::device::DeviceRef>,
 }
 
 impl PendingAuthorization {
@@ -77,7 +83,7 @@ impl PendingAuthorization {
         self.client.approval() == Approval::Required
     }
 
-    /// `code` or `token`.
+    /// `code`, `token`, or [`ResponseType::Device`] for a device flow.
     pub fn response_type(&self) -> ResponseType {
         self.response_type
     }
@@ -138,6 +144,11 @@ pub(crate) struct Rules<'a> {
     pub(crate) allow_plain: bool,
     pub(crate) profile: Profile,
     pub(crate) resources: &'a Resources,
+    /// Whether every client must push its requests (RFC 9126 §5).
+    pub(crate) require_pushed: bool,
+    /// Whether the request being validated was pushed (RFC 9126 §2.1), as clients that must
+    /// push need.
+    pub(crate) pushed: bool,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -171,6 +182,7 @@ pub(crate) async fn validate<'r>(
             state: request.state.map(str::to_owned),
             code_challenge: checked.code_challenge,
             created_at: now,
+            device: None,
         }),
         Err(error) => Validated::Redirect(error, reply_to),
     }
@@ -219,6 +231,11 @@ fn check(
     if let Some(name) = request.repeated {
         return Err(OAuthError::invalid_request(format!("{name} is repeated")));
     }
+    if !rules.pushed && (rules.require_pushed || client.requires_pushed_requests()) {
+        return Err(OAuthError::invalid_request(
+            "this client must push its authorization requests first (RFC 9126 §5)",
+        ));
+    }
     let (response_type, grant) = match request.response_type {
         Some("code") => (ResponseType::Code, GrantType::AuthorizationCode),
         Some("token") => (ResponseType::Token, GrantType::Implicit),
@@ -246,7 +263,7 @@ fn check(
     let code_challenge = match response_type {
         ResponseType::Code => code_challenge(rules, request, client)?,
         // PKCE binds a code to its redemption; the implicit grant has no redemption.
-        ResponseType::Token => None,
+        ResponseType::Token | ResponseType::Device => None,
     };
     Ok(Checked {
         response_type,
@@ -282,6 +299,8 @@ pub(crate) enum Answer {
     Code(AuthorizationCode),
     /// `response_type=token`: the token for the fragment.
     Token(Issued),
+    /// A device flow's decision, recorded for the device (RFC 8628).
+    Device(Decision),
 }
 
 /// Why a decision does not issue anything.
@@ -310,6 +329,8 @@ pub(crate) struct Decide<'a> {
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) users: &'a dyn UserStore,
     pub(crate) issuer: Issuer<'a>,
+    /// Set when the device authorization grant is served.
+    pub(crate) devices: Option<Devices<'a>>,
 }
 
 impl Decide<'_> {
@@ -325,7 +346,9 @@ impl Decide<'_> {
             .clients
             .find_client(pending.client.id().as_str())
             .await?;
-        let Some(current) = current.filter(|c| c.has_redirect_uri(&pending.redirect_uri)) else {
+        let device = pending.response_type == ResponseType::Device;
+        let Some(current) = current.filter(|c| device || c.has_redirect_uri(&pending.redirect_uri))
+        else {
             return Err(Refused::NotRedirectable(OAuthError::invalid_request(
                 "the client or its redirect URI is no longer registered",
             )));
@@ -335,6 +358,7 @@ impl Decide<'_> {
         let grant = match pending.response_type {
             ResponseType::Code => GrantType::AuthorizationCode,
             ResponseType::Token => GrantType::Implicit,
+            ResponseType::Device => GrantType::DeviceCode,
         };
         if !current.allows(grant) {
             return Err(Refused::Redirect(OAuthError::unauthorized_client(
@@ -359,6 +383,9 @@ impl Decide<'_> {
                 "the authorization request expired before the user answered",
             )));
         }
+        if let Some(device) = &pending.device {
+            return self.answer_device(device, user, decision, now).await;
+        }
         if decision == Decision::Deny {
             return Err(Refused::Redirect(OAuthError::new(
                 ErrorCode::AccessDenied,
@@ -375,6 +402,38 @@ impl Decide<'_> {
             ResponseType::Token => {
                 Answer::Token(implicit::issue_token(self.issuer, pending, user, now).await?)
             }
+            // A device authorization always carries its flow, answered above.
+            ResponseType::Device => {
+                return Err(Refused::NotRedirectable(OAuthError::invalid_request(
+                    "the device authorization is not valid",
+                )));
+            }
         })
+    }
+
+    /// RFC 8628 §3.3: the user's decision on a device flow, recorded for the device's next
+    /// poll.
+    async fn answer_device(
+        &self,
+        device: &DeviceRef,
+        user: &UserId,
+        decision: Decision,
+        now: UnixTime,
+    ) -> Result<Answer, Refused> {
+        let devices = self.devices.ok_or_else(|| {
+            Refused::NotRedirectable(OAuthError::invalid_request(
+                "this server does not serve the device authorization grant",
+            ))
+        })?;
+        let user = match decision {
+            Decision::Approve => Some(self.users.find_user(user).await?.ok_or_else(|| {
+                OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
+            })?),
+            Decision::Deny => None,
+        };
+        devices
+            .record(device, user.as_ref().map(User::id), now)
+            .await?;
+        Ok(Answer::Device(decision))
     }
 }

@@ -9,9 +9,12 @@ pub(crate) mod bearer;
 pub(crate) mod checks;
 pub(crate) mod client_auth;
 pub(crate) mod client_credentials;
+pub(crate) mod device;
 pub(crate) mod implicit;
 pub(crate) mod lookup;
 pub(crate) mod password;
+pub(crate) mod pending;
+pub(crate) mod pushed;
 pub(crate) mod refresh;
 pub(crate) mod registration;
 pub(crate) mod resource;
@@ -137,6 +140,10 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) profile: Profile,
     /// Whether every client must send a DPoP proof.
     pub(crate) dpop_required: bool,
+    /// Set when the device authorization grant is served (RFC 8628).
+    pub(crate) devices: Option<device::Devices<'a>>,
+    /// Where a device flow's user is found.
+    pub(crate) users: &'a dyn crate::store::UserStore,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -212,6 +219,20 @@ pub(crate) async fn token(
         } => refresh::exchange(issuer, &client, refresh_token, *scope, resources, now).await,
         TokenRequest::ClientCredentials { scope, resources } => {
             client_credentials::exchange(issuer, &client, *scope, resources, now).await
+        }
+        TokenRequest::DeviceCode { device_code } => {
+            let Some(devices) = grants.devices else {
+                return Err(OAuthError::new(
+                    ErrorCode::UnsupportedGrantType,
+                    "this server does not serve the device authorization grant",
+                ));
+            };
+            let poll = device::Poll {
+                devices,
+                users: grants.users,
+                issuer,
+            };
+            poll.exchange(&client, device_code, now).await
         }
     }
 }

@@ -76,6 +76,7 @@ struct Settled {
     scope: crate::scope::Scope,
     client_name: Option<String>,
     dpop_bound: bool,
+    par_required: bool,
 }
 
 impl Registrar<'_> {
@@ -266,6 +267,7 @@ impl Registrar<'_> {
             scope,
             client_name: metadata.client_name,
             dpop_bound: metadata.dpop_bound,
+            par_required: metadata.par_required,
         })
     }
 
@@ -277,7 +279,8 @@ impl Registrar<'_> {
             .grant_types(settled.grant_types)
             .scopes(settled.scope.as_str())
             .approval(self.policy.approval_of_clients())
-            .require_dpop(settled.dpop_bound);
+            .require_dpop(settled.dpop_bound)
+            .require_pushed_requests(settled.par_required);
         let builder = match settled.client_name {
             Some(name) => builder.name(name),
             None => builder,

@@ -85,6 +85,8 @@ impl Inner {
             sign_in: self.sign_in(),
             profile: self.config.profile,
             dpop_required: self.dpop_required(),
+            devices: self.devices(),
+            users: &*self.users,
         }
     }
 
@@ -103,6 +105,32 @@ impl Inner {
             allow_plain: self.config.allow_plain_pkce,
             profile: self.config.profile,
             resources: &self.config.resources,
+            require_pushed: self.config.par.as_ref().is_some_and(|p| p.is_required()),
+            pushed: false,
         }
+    }
+
+    /// What the device authorization grant needs (RFC 8628), when it is served.
+    pub(crate) fn devices(&self) -> Option<crate::grant::device::Devices<'_>> {
+        let settings = self.config.device.as_ref()?;
+        Some(crate::grant::device::Devices {
+            settings,
+            single_use: &*self.single_use,
+            attempts: &*self.attempts,
+            clients: &*self.clients,
+            resources: &self.config.resources,
+        })
+    }
+
+    /// What pushing authorization requests needs (RFC 9126), when they are taken.
+    pub(crate) fn pushes(&self) -> Option<crate::grant::pushed::Pushes<'_>> {
+        let settings = self.config.par.as_ref()?;
+        Some(crate::grant::pushed::Pushes {
+            settings,
+            clients: &*self.clients,
+            rules: self.authorize_rules(),
+            single_use: &*self.single_use,
+            attempts: &*self.attempts,
+        })
     }
 }

@@ -25,6 +25,7 @@
 //! follows, opens the first server-side session under a new session id and CSRF token: a
 //! cookie planted before the user arrived (session fixation) is worth nothing afterwards.
 
+mod device;
 mod seal;
 
 pub(crate) use seal::SealKeys;
@@ -37,11 +38,12 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{Request, Response};
 use seal::{Sealed, Unsealed};
 
+use crate::device::UserCodeProblem;
 use crate::endpoint::authorize::Authorize;
-use crate::endpoint::pending;
 use crate::error::OAuthError;
 use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::grant::password;
+use crate::grant::pending;
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::{Password, SecretDigest};
@@ -62,6 +64,13 @@ pub enum Step {
     /// authorization request (unknown client, bad redirect URI), or an expired, unknown or
     /// forged sign-in form.
     Error(OAuthError),
+    /// Show the device verification page's code form again, saying what was wrong with the
+    /// code (RFC 8628 §3.3).
+    EnterUserCode(UserCodeProblem),
+    /// A device flow was answered (RFC 8628 §3.3): tell the user to return to the device
+    /// (approved) or that it was refused (denied). Nothing is sent to the device from here; it
+    /// collects the answer on its next poll.
+    DeviceAnswered(Decision),
 }
 
 /// What the sign-in page shows and carries.
@@ -109,6 +118,10 @@ impl fmt::Debug for Step {
                 .field("status", &response.status())
                 .finish_non_exhaustive(),
             Self::Error(error) => f.debug_tuple("Error").field(error).finish(),
+            Self::EnterUserCode(problem) => f.debug_tuple("EnterUserCode").field(problem).finish(),
+            Self::DeviceAnswered(decision) => {
+                f.debug_tuple("DeviceAnswered").field(decision).finish()
+            }
         }
     }
 }
@@ -252,6 +265,11 @@ impl SignInFlow {
             Authorize::Redirect(response) => return Step::Respond(response),
             Authorize::Reject(error) => return Step::Error(error),
         };
+        self.sign_in_page(&pending).await
+    }
+
+    /// The sign-in page for `pending`, sealed into the form and bound to a new cookie value.
+    async fn sign_in_page(&self, pending: &PendingAuthorization) -> Step {
         let inner = &self.server.inner;
         let now = inner.clock.now();
         let cookie = match mint::cookie() {
@@ -259,7 +277,7 @@ impl SignInFlow {
             Err(e) => return Step::Error(e.into()),
         };
         let sealed = Sealed {
-            authorization: pending::to_session(&pending),
+            authorization: pending::to_session(pending),
             binding: SecretDigest::of(&cookie),
             expires_at: now.plus(inner.config.lifetimes.authorization_request),
         };
@@ -384,6 +402,9 @@ impl SignInFlow {
     }
 
     async fn finish(&self, pending: PendingAuthorization, user: &User, decision: Decision) -> Step {
+        if pending.response_type() == crate::ResponseType::Device {
+            return self.finish_device(&pending, user, decision).await;
+        }
         Step::Respond(self.server.decide(pending, user.id(), decision).await)
     }
 

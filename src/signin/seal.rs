@@ -35,7 +35,7 @@ const HEADER_LEN: usize = 1 + 8 + NONCE_LEN;
 
 /// What a sealed form carries.
 pub(crate) struct Sealed {
-    /// The pending authorization as [`crate::endpoint::pending`] writes it.
+    /// The pending authorization as [`crate::grant::pending`] writes it.
     pub(crate) authorization: String,
     /// The digest of the browser's cookie the form is bound to.
     pub(crate) binding: SecretDigest,

@@ -205,6 +205,7 @@ where
             .bind(columns.resources.as_str())
             .bind(columns.registration_token.as_ref().map(|d| &d[..]))
             .bind(client.requires_dpop())
+            .bind(client.requires_pushed_requests())
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

@@ -52,6 +52,7 @@ pub(crate) struct ClientRow {
     resources: String,
     registration_token: Option<Vec<u8>>,
     dpop_bound: bool,
+    par_required: bool,
 }
 
 impl ClientRow {
@@ -107,6 +108,7 @@ impl ClientRow {
             .default_scope(self.default_scope)
             .approval(approval)
             .require_dpop(self.dpop_bound)
+            .require_pushed_requests(self.par_required)
             .build()
             .map_err(|e| StoreError::failed(format!("a stored client is invalid: {e}")))
     }

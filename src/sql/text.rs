@@ -5,18 +5,18 @@
 
 pub(crate) const FIND_CLIENT: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
     grant_types, scopes, default_scope, approval_required, audiences, resources, \
-    registration_token, dpop_bound \
+    registration_token, dpop_bound, par_required \
     FROM grantor_clients WHERE client_id = $1";
 /// Registers a client unless its id is taken (then changes nothing).
 pub(crate) const INSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
     secret_verifier, redirect_uris, grant_types, scopes, default_scope, approval_required, \
-    audiences, resources, registration_token, dpop_bound) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+    audiences, resources, registration_token, dpop_bound, par_required) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
     ON CONFLICT (client_id) DO NOTHING";
 pub(crate) const REPLACE_CLIENT: &str = "UPDATE grantor_clients SET name = $2, \
     secret_verifier = $3, redirect_uris = $4, grant_types = $5, scopes = $6, \
     default_scope = $7, approval_required = $8, audiences = $9, resources = $10, \
-    registration_token = $11, dpop_bound = $12 \
+    registration_token = $11, dpop_bound = $12, par_required = $13 \
     WHERE client_id = $1";
 pub(crate) const DELETE_CLIENT: &str = "DELETE FROM grantor_clients WHERE client_id = $1";
 

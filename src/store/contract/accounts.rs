@@ -129,6 +129,7 @@ fn clients() -> [Client; 3] {
             .resource("https://files.example/")
             .resource("https://api.example/")
             .require_dpop(true)
+            .require_pushed_requests(true)
             .build()
             .must("build a client"),
     ]
@@ -179,6 +180,11 @@ fn assert_same_client(found: Option<Client>, expected: &Client) {
         found.requires_dpop(),
         expected.requires_dpop(),
         "DPoP required"
+    );
+    assert_eq!(
+        found.requires_pushed_requests(),
+        expected.requires_pushed_requests(),
+        "pushed requests required"
     );
     let digest = |c: &Client| c.registration_access_token().map(|d| *d.as_bytes());
     assert_eq!(

@@ -9,6 +9,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::{PendingAuthorization, ResponseType};
+use crate::grant::device::DeviceRef;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::store::ClientStore;
@@ -27,6 +28,9 @@ struct Stored {
     code_challenge: Option<String>,
     code_challenge_method: Option<String>,
     created_at: u64,
+    /// The device flow answered, for a device authorization (RFC 8628).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    device: Option<DeviceRef>,
 }
 
 /// `pending` as the session store keeps it.
@@ -37,6 +41,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         response_type: match pending.response_type {
             ResponseType::Code => "code",
             ResponseType::Token => "token",
+            ResponseType::Device => "device",
         }
         .to_owned(),
         redirect_uri: pending.redirect_uri.clone(),
@@ -46,9 +51,20 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         code_challenge: challenge.map(|c| c.as_str().to_owned()),
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
         created_at: pending.created_at.as_secs(),
+        device: pending.device.clone(),
     };
     // A struct of strings and integers always serializes.
     serde_json::to_string(&stored).unwrap_or_default()
+}
+
+/// The client id of a pending authorization as [`to_session`] wrote it, without looking the
+/// client up.
+pub(crate) fn client_id(text: &str) -> Result<String, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct ClientOnly {
+        client_id: String,
+    }
+    Ok(serde_json::from_str::<ClientOnly>(text)?.client_id)
 }
 
 /// The pending authorization a session holds, with its client as registered now; an error page
@@ -72,6 +88,7 @@ pub(crate) async fn from_session(
     let response_type = match stored.response_type.as_str() {
         "code" => ResponseType::Code,
         "token" => ResponseType::Token,
+        "device" if stored.device.is_some() => ResponseType::Device,
         _ => return Err(corrupt()),
     };
     let code_challenge = match (stored.code_challenge, stored.code_challenge_method) {
@@ -90,5 +107,6 @@ pub(crate) async fn from_session(
         state: stored.state,
         code_challenge,
         created_at: UnixTime::from_secs(stored.created_at),
+        device: stored.device,
     })
 }

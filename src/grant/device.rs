@@ -1,0 +1,450 @@
+//! The device authorization grant (RFC 8628): starting a flow (§3.1, §3.2), the user's code
+//! on the verification page (§3.3), the user's decision, and the device's polls (§3.4, §3.5).
+//!
+//! Everything lives in the single-use store, so every node agrees: under one digest of the
+//! device code, the flow (until twice its lifetime, to tell `expired_token` from an unknown
+//! code) and the user's decision; under the digest of the user code, the way back to the
+//! flow (until it expires). Taking the user code is what makes the user's decision single;
+//! taking the decision is what makes the device's redemption single.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::authorize::{PendingAuthorization, ResponseType};
+use super::resource::Resources;
+use super::{Issued, Issuer, checks};
+use crate::audience::Audience;
+use crate::client::{Client, GrantType};
+use crate::clock::UnixTime;
+use crate::device::{DeviceFlow, USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodeProblem};
+use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::scope::Scope;
+use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
+use crate::store::{
+    AttemptCounter, Authorization, ClientStore, SingleUseStore, User, UserId, UserStore,
+};
+
+/// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
+const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
+
+/// The attempt-counter key of wrong user codes, server-wide.
+const GUESSES_KEY: &str = "device-user-code-guesses";
+
+/// What the device flow needs.
+#[derive(Clone, Copy)]
+pub(crate) struct Devices<'a> {
+    pub(crate) settings: &'a DeviceFlow,
+    pub(crate) single_use: &'a dyn SingleUseStore,
+    pub(crate) attempts: &'a dyn AttemptCounter,
+    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) resources: &'a Resources,
+}
+
+/// A flow just started: what the device authorization endpoint answers (RFC 8628 §3.2).
+pub(crate) struct Started {
+    pub(crate) device_code: DeviceCode,
+    /// As shown to the user: `XXXX-XXXX`.
+    pub(crate) user_code: String,
+    pub(crate) expires_in: u64,
+    pub(crate) interval: u64,
+}
+
+/// Which flow a pending authorization answers: digests of its device code and user code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct DeviceRef {
+    pub(crate) device: String,
+    pub(crate) user_code: String,
+}
+
+/// A flow as the store keeps it.
+#[derive(Serialize, Deserialize)]
+struct Flow {
+    client_id: String,
+    scope: String,
+    audience: String,
+    expires_at: u64,
+}
+
+/// The user's decision as the store keeps it: the user, or none for a denial.
+#[derive(Serialize, Deserialize)]
+struct Answered {
+    user: Option<String>,
+}
+
+impl Devices<'_> {
+    /// Starts a flow for an authenticated `client` (RFC 8628 §3.1): checks the client may use
+    /// the grant, resolves the scope and resources, counts the start against the client's
+    /// limit, and keeps the flow under a new device code and user code.
+    pub(crate) async fn start(
+        &self,
+        client: &Client,
+        scope: Option<&str>,
+        resources: &[&str],
+        now: UnixTime,
+    ) -> Result<Started, OAuthError> {
+        if !client.allows(GrantType::DeviceCode) {
+            return Err(OAuthError::unauthorized_client(
+                "the client is not allowed the device authorization grant",
+            ));
+        }
+        let scope = checks::resolve_scope(scope, client)?;
+        let audience = self.resources.resolve(resources, client)?;
+        self.count_start(client, now).await?;
+        let lifetime = self.settings.lifetime_value();
+        let expires_at = now.plus(lifetime);
+        let device_code = DeviceCode::hashed(base64url(&random_bytes::<32>()?));
+        let device = digest_text(device_code.expose_secret());
+        let flow = Flow {
+            client_id: client.id().as_str().to_owned(),
+            scope: scope.as_str().to_owned(),
+            audience: audience.as_str().to_owned(),
+            expires_at: expires_at.as_secs(),
+        };
+        let value = serde_json::to_vec(&flow).map_err(|_| StoreError::failed("encoding"))?;
+        let kept_until = expires_at.plus(lifetime);
+        if !self
+            .single_use
+            .insert_once(&flow_key(&device), &value, kept_until, now)
+            .await?
+        {
+            return Err(StoreError::failed("a fresh device code was already taken").into());
+        }
+        // 20⁸ user codes: a collision with a live one is rare but possible; draw again.
+        for _ in 0..4 {
+            let user_code = new_user_code()?;
+            let key = user_code_key(&digest_text(&user_code));
+            if self
+                .single_use
+                .insert_once(&key, device.as_bytes(), expires_at, now)
+                .await?
+            {
+                return Ok(Started {
+                    device_code,
+                    user_code: format!("{}-{}", &user_code[..4], &user_code[4..]),
+                    expires_in: lifetime.as_secs(),
+                    interval: self.settings.interval_value().as_secs(),
+                });
+            }
+        }
+        Err(StoreError::unavailable("no free user code was found; try again").into())
+    }
+
+    async fn count_start(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
+        let key = format!("device:{}", digest_text(client.id().as_str()));
+        let window = self.settings.lifetime_value();
+        let counted = self.attempts.record_attempt(&key, window, now).await?;
+        if counted.count > self.settings.per_client_limit() {
+            return Err(OAuthError::new(
+                ErrorCode::TemporarilyUnavailable,
+                "this client started too many device flows; try again later",
+            )
+            .with_status(StatusCode::TOO_MANY_REQUESTS));
+        }
+        Ok(())
+    }
+
+    /// The verification page's step (RFC 8628 §3.3): the pending authorization of the flow
+    /// whose user code was typed, for the user to sign in and approve. Wrong codes count
+    /// against the server-wide limit.
+    pub(crate) async fn enter_user_code(
+        &self,
+        typed: &str,
+        now: UnixTime,
+    ) -> Result<PendingAuthorization, Entered> {
+        let normalized =
+            normalize_user_code(typed).ok_or(Entered::Problem(UserCodeProblem::Malformed))?;
+        let limit = self.settings.user_code_guess_limit();
+        if let Some(guesses) = self.attempts.attempts(GUESSES_KEY, now).await? {
+            if guesses.count >= limit {
+                let wait = Duration::from_secs(now.seconds_until(guesses.resets_at));
+                return Err(Entered::Problem(UserCodeProblem::Throttled(wait)));
+            }
+        }
+        let user_code = digest_text(&normalized);
+        let found = self.find_flow(&user_code, now).await?;
+        let Some((device, flow)) = found else {
+            let window = self.settings.lifetime_value();
+            self.attempts
+                .record_attempt(GUESSES_KEY, window, now)
+                .await?;
+            return Err(Entered::Problem(UserCodeProblem::Unknown));
+        };
+        let client = self
+            .clients
+            .find_client(&flow.client_id)
+            .await?
+            .ok_or(Entered::Problem(UserCodeProblem::Unknown))?;
+        let corrupt = || StoreError::failed("a stored device flow is malformed");
+        Ok(PendingAuthorization {
+            client,
+            response_type: ResponseType::Device,
+            redirect_uri: String::new(),
+            scope: Scope::parse(&flow.scope).map_err(|_| corrupt())?,
+            audience: Audience::from_stored(&flow.audience).ok_or_else(corrupt)?,
+            state: None,
+            code_challenge: None,
+            created_at: now,
+            device: Some(DeviceRef { device, user_code }),
+        })
+    }
+
+    /// The flow a user code leads to, while both live.
+    async fn find_flow(
+        &self,
+        user_code: &str,
+        now: UnixTime,
+    ) -> Result<Option<(String, Flow)>, StoreError> {
+        let Some(device) = self.single_use.peek(&user_code_key(user_code), now).await? else {
+            return Ok(None);
+        };
+        let device = String::from_utf8(device).map_err(|_| corrupt_flow())?;
+        let Some(flow) = self.flow(&device, now).await? else {
+            return Ok(None);
+        };
+        Ok((flow.expires_at > now.as_secs()).then_some((device, flow)))
+    }
+
+    async fn flow(&self, device: &str, now: UnixTime) -> Result<Option<Flow>, StoreError> {
+        match self.single_use.peek(&flow_key(device), now).await? {
+            Some(value) => serde_json::from_slice(&value)
+                .map(Some)
+                .map_err(|_| corrupt_flow()),
+            None => Ok(None),
+        }
+    }
+
+    /// Records the signed-in user's decision for the device to collect. Taking the user code
+    /// makes it single: a second decision, on any node, finds it gone.
+    pub(crate) async fn record(
+        &self,
+        device: &DeviceRef,
+        user: Option<&UserId>,
+        now: UnixTime,
+    ) -> Result<(), OAuthError> {
+        let gone = || {
+            OAuthError::new(
+                ErrorCode::ExpiredToken,
+                "this code has expired or was already answered; start again on the device",
+            )
+        };
+        let Some(flow) = self.flow(&device.device, now).await? else {
+            return Err(gone());
+        };
+        if self
+            .single_use
+            .take(&user_code_key(&device.user_code), now)
+            .await?
+            .is_none()
+        {
+            return Err(gone());
+        }
+        let answered = Answered {
+            user: user.map(|u| u.as_str().to_owned()),
+        };
+        let value = serde_json::to_vec(&answered).map_err(|_| StoreError::failed("encoding"))?;
+        let kept_until = UnixTime::from_secs(flow.expires_at).plus(self.settings.lifetime_value());
+        self.single_use
+            .insert_once(&decision_key(&device.device), &value, kept_until, now)
+            .await?;
+        Ok(())
+    }
+}
+
+/// What entering a user code ran into: a problem to show, or a failure.
+#[derive(Debug)]
+pub(crate) enum Entered {
+    Problem(UserCodeProblem),
+    Failed(OAuthError),
+}
+
+impl From<StoreError> for Entered {
+    fn from(error: StoreError) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+/// What polling needs besides the flows: where users are found, and the issuer.
+pub(crate) struct Poll<'a> {
+    pub(crate) devices: Devices<'a>,
+    pub(crate) users: &'a dyn UserStore,
+    pub(crate) issuer: Issuer<'a>,
+}
+
+impl Poll<'_> {
+    /// A device's poll at the token endpoint (RFC 8628 §3.4, §3.5).
+    pub(crate) async fn exchange(
+        &self,
+        client: &Client,
+        device_code: &DeviceCode,
+        now: UnixTime,
+    ) -> Result<Issued, OAuthError> {
+        let devices = &self.devices;
+        let device = URL_SAFE_NO_PAD.encode(device_code.digest().as_bytes());
+        let unknown =
+            || OAuthError::invalid_grant("the device code is unknown or was already used");
+        let flow = devices.flow(&device, now).await?.ok_or_else(unknown)?;
+        if flow.client_id != client.id().as_str() {
+            return Err(unknown());
+        }
+        if flow.expires_at <= now.as_secs() {
+            return Err(OAuthError::new(
+                ErrorCode::ExpiredToken,
+                "the device code expired before the user answered",
+            ));
+        }
+        self.pace(&device, &flow, now).await?;
+        let Some(answered) = devices.single_use.take(&decision_key(&device), now).await? else {
+            return Err(OAuthError::new(
+                ErrorCode::AuthorizationPending,
+                "the user has not answered yet",
+            ));
+        };
+        // Answered: the flow is over, whatever the answer.
+        devices.single_use.take(&flow_key(&device), now).await?;
+        let answered: Answered = serde_json::from_slice(&answered).map_err(|_| corrupt_flow())?;
+        let Some(user) = answered.user else {
+            return Err(OAuthError::new(
+                ErrorCode::AccessDenied,
+                "the user denied the request",
+            ));
+        };
+        let user = self.user(&user).await?;
+        let corrupt = || OAuthError::from(corrupt_flow());
+        let authorization = Authorization::new(
+            client.id().clone(),
+            Some(user),
+            Scope::parse(&flow.scope).map_err(|_| corrupt())?,
+        )
+        .with_audience(Audience::from_stored(&flow.audience).ok_or_else(corrupt)?);
+        let refresh = client.issues_refresh_tokens();
+        self.issuer.issue(authorization, None, refresh, now).await
+    }
+
+    async fn user(&self, id: &str) -> Result<User, OAuthError> {
+        let id = UserId::new(id);
+        self.users.find_user(&id).await?.ok_or_else(|| {
+            OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
+        })
+    }
+
+    /// RFC 8628 §3.5: a poll sooner than the interval after the last one is answered
+    /// `slow_down`, and the interval grows by 5 seconds for every later poll.
+    async fn pace(&self, device: &str, flow: &Flow, now: UnixTime) -> Result<(), OAuthError> {
+        let attempts = self.devices.attempts;
+        let slow_key = format!("device-slow:{device}");
+        let slowed = attempts
+            .attempts(&slow_key, now)
+            .await?
+            .map_or(0, |a| a.count);
+        let interval = self.devices.settings.interval_value() + SLOW_DOWN_STEP * slowed;
+        let poll_key = format!("device-poll:{device}");
+        let polled = attempts.record_attempt(&poll_key, interval, now).await?;
+        if polled.count > 1 {
+            let left = Duration::from_secs(flow.expires_at.saturating_sub(now.as_secs()).max(1));
+            attempts.record_attempt(&slow_key, left, now).await?;
+            // The longer interval counts from this poll.
+            attempts.clear_attempts(&poll_key).await?;
+            attempts
+                .record_attempt(&poll_key, interval + SLOW_DOWN_STEP, now)
+                .await?;
+            return Err(OAuthError::new(
+                ErrorCode::SlowDown,
+                "polling faster than the interval; wait 5 seconds longer between polls",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A user code as typed, normalized: upper case, without dashes or spaces; `None` when it
+/// cannot be one.
+fn normalize_user_code(typed: &str) -> Option<String> {
+    if typed.len() > 64 {
+        return None;
+    }
+    let code: String = typed
+        .chars()
+        .filter(|c| !matches!(c, '-' | ' '))
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    let valid =
+        code.len() == USER_CODE_LENGTH && code.bytes().all(|b| USER_CODE_ALPHABET.contains(&b));
+    valid.then_some(code)
+}
+
+/// A new user code from the CSPRNG, without modulo bias: bytes of 240 and above (240 being
+/// 12 × 20) are drawn again.
+fn new_user_code() -> Result<String, StoreError> {
+    let mut code = String::with_capacity(USER_CODE_LENGTH);
+    while code.len() < USER_CODE_LENGTH {
+        for byte in random_bytes::<16>()? {
+            if byte < 240 && code.len() < USER_CODE_LENGTH {
+                code.push(char::from(USER_CODE_ALPHABET[usize::from(byte % 20)]));
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// The base64url SHA-256 digest of `text`: what the store keys hold instead of codes.
+fn digest_text(text: &str) -> String {
+    URL_SAFE_NO_PAD.encode(SecretDigest::of(text).as_bytes())
+}
+
+fn flow_key(device: &str) -> String {
+    format!("grantor:device:{device}")
+}
+
+fn decision_key(device: &str) -> String {
+    format!("grantor:device-answer:{device}")
+}
+
+fn user_code_key(user_code: &str) -> String {
+    format!("grantor:user-code:{user_code}")
+}
+
+fn corrupt_flow() -> StoreError {
+    StoreError::failed("a stored device flow is malformed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_codes_are_eight_letters_of_the_alphabet() {
+        for _ in 0..200 {
+            let code = new_user_code().unwrap();
+            assert_eq!(code.len(), USER_CODE_LENGTH);
+            assert!(
+                code.bytes().all(|b| USER_CODE_ALPHABET.contains(&b)),
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn typed_user_codes_are_normalized_or_refused() {
+        assert_eq!(
+            normalize_user_code("bcdf-ghjk").as_deref(),
+            Some("BCDFGHJK")
+        );
+        assert_eq!(
+            normalize_user_code(" BCDF GHJK ").as_deref(),
+            Some("BCDFGHJK")
+        );
+        assert_eq!(normalize_user_code("BCDF-GHJ"), None);
+        assert_eq!(
+            normalize_user_code("ABCD-EFGH"),
+            None,
+            "vowels are not in the alphabet"
+        );
+        assert_eq!(normalize_user_code("BCDF-GHJ1"), None);
+        assert_eq!(normalize_user_code(&"B".repeat(100)), None);
+        assert_eq!(normalize_user_code("ḂCDF-GHJK"), None);
+    }
+}

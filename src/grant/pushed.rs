@@ -1,0 +1,156 @@
+//! Pushed authorization requests (RFC 9126): validating a pushed request exactly as the
+//! authorization endpoint would, keeping it under a single-use `request_uri`, and handing it
+//! back once to the authorization endpoint for the client that pushed it.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::StatusCode;
+
+use super::authorize::{self, PendingAuthorization, Rules, Validated};
+use super::pending;
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::mint;
+use crate::par::{PushedRequests, REQUEST_URI_PREFIX};
+use crate::request::AuthorizationRequest;
+use crate::secret::SecretDigest;
+use crate::store::{AttemptCounter, ClientStore, SingleUseStore};
+
+/// What pushing and redeeming requests needs.
+#[derive(Clone, Copy)]
+pub(crate) struct Pushes<'a> {
+    pub(crate) settings: &'a PushedRequests,
+    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) rules: Rules<'a>,
+    pub(crate) single_use: &'a dyn SingleUseStore,
+    pub(crate) attempts: &'a dyn AttemptCounter,
+}
+
+/// A request kept: what the PAR endpoint answers (RFC 9126 §2.2).
+#[derive(Debug)]
+pub(crate) struct Pushed {
+    pub(crate) request_uri: String,
+    pub(crate) expires_in: u64,
+}
+
+impl Pushes<'_> {
+    /// Validates `request` for the authenticated `client` as the authorization endpoint would
+    /// (RFC 9126 §2.1) and keeps it under a new `request_uri`. Every error is answered to the
+    /// client directly, never redirected (RFC 9126 §2.3).
+    pub(crate) async fn push(
+        &self,
+        client: &Client,
+        request: &AuthorizationRequest<'_>,
+        now: UnixTime,
+    ) -> Result<Pushed, OAuthError> {
+        if request.request_uri.is_some() {
+            return Err(OAuthError::invalid_request(
+                "a pushed request may not carry request_uri (RFC 9126 §2.1)",
+            ));
+        }
+        if request
+            .client_id
+            .is_some_and(|id| id != client.id().as_str())
+        {
+            return Err(OAuthError::invalid_request(
+                "client_id differs from the authenticated client",
+            ));
+        }
+        let request = AuthorizationRequest {
+            client_id: Some(client.id().as_str()),
+            ..request.clone()
+        };
+        let rules = Rules {
+            pushed: true,
+            ..self.rules
+        };
+        let pending = match authorize::validate(self.clients, rules, &request, now).await {
+            Validated::SignIn(pending) => pending,
+            Validated::Redirect(error, _) | Validated::Reject(error) => return Err(error),
+        };
+        self.count(client, now).await?;
+        let lifetime = self.settings.lifetime_value();
+        let reference = mint::request_reference()?;
+        let kept = self
+            .single_use
+            .insert_once(
+                &store_key(&reference),
+                pending::to_session(&pending).as_bytes(),
+                now.plus(lifetime),
+                now,
+            )
+            .await?;
+        if !kept {
+            // 256 random bits never collide; a store that says so is broken.
+            return Err(StoreError::failed("a fresh request_uri was already taken").into());
+        }
+        Ok(Pushed {
+            request_uri: format!("{REQUEST_URI_PREFIX}{reference}"),
+            expires_in: lifetime.as_secs(),
+        })
+    }
+
+    /// Counts a push against the client's limit per lifetime window.
+    async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
+        let key = format!(
+            "par:{}",
+            URL_SAFE_NO_PAD.encode(SecretDigest::of(client.id().as_str()).as_bytes())
+        );
+        let window = self.settings.lifetime_value();
+        let attempts = self.attempts.record_attempt(&key, window, now).await?;
+        if attempts.count > self.settings.per_client_limit() {
+            return Err(OAuthError::new(
+                ErrorCode::TemporarilyUnavailable,
+                "this client pushed too many requests; try again later",
+            )
+            .with_status(StatusCode::TOO_MANY_REQUESTS));
+        }
+        Ok(())
+    }
+
+    /// The pushed request behind `request_uri`, taken: it serves once, and only the client
+    /// that pushed it (RFC 9126 §4). Every error is shown by the host, never redirected: the
+    /// request's redirect URI is not known to be the client's until the request is found.
+    pub(crate) async fn redeem(
+        &self,
+        client_id: Option<&str>,
+        request_uri: &str,
+        now: UnixTime,
+    ) -> Result<PendingAuthorization, OAuthError> {
+        let client_id = client_id
+            .ok_or_else(|| OAuthError::invalid_request("client_id is missing (RFC 9126 §4)"))?;
+        let unusable = || {
+            OAuthError::new(
+                ErrorCode::InvalidRequestUri,
+                "request_uri is unknown, expired, already used or pushed by another client",
+            )
+        };
+        let reference = request_uri
+            .strip_prefix(REQUEST_URI_PREFIX)
+            .ok_or_else(unusable)?;
+        let key = store_key(reference);
+        // Looked at before it is taken, so another client naming it cannot spend it.
+        let Some(peeked) = self.single_use.peek(&key, now).await? else {
+            return Err(unusable());
+        };
+        let text = String::from_utf8(peeked).map_err(|_| corrupt())?;
+        if pending::client_id(&text).map_err(|_| corrupt())? != client_id {
+            return Err(unusable());
+        }
+        if self.single_use.take(&key, now).await?.is_none() {
+            return Err(unusable());
+        }
+        pending::from_session(&text, self.clients).await
+    }
+}
+
+/// The store key of a request reference: fixed length whatever the browser sends.
+fn store_key(reference: &str) -> String {
+    let digest = SecretDigest::of(reference);
+    format!("grantor:par:{}", URL_SAFE_NO_PAD.encode(digest.as_bytes()))
+}
+
+fn corrupt() -> OAuthError {
+    StoreError::failed("a stored pushed request is malformed").into()
+}

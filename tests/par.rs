@@ -1,0 +1,361 @@
+//! Pushed authorization requests (RFC 9126) through the public API.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use grantor::par::PushedRequests;
+use grantor::*;
+use http::{Request, Response};
+
+const PAR: &str = "/api/oauth/par";
+
+fn with_par(settings: PushedRequests) -> Fixture {
+    fixture_with(|b| b.pushed_requests(settings))
+}
+
+impl Fixture {
+    async fn push(&self, authorization: Option<&str>, body: &str) -> Response<String> {
+        self.server.par(&post(PAR, authorization, body)).await
+    }
+
+    /// Pushes `body` as the fast client and answers the `request_uri`.
+    async fn pushed(&self, body: &str) -> String {
+        let response = self.push(Some(&self.fast_basic()), body).await;
+        assert_eq!(response.status(), 201, "{}", response.body());
+        json(&response)["request_uri"].as_str().unwrap().to_owned()
+    }
+
+    async fn by_reference(&self, client_id: &str, request_uri: &str) -> Authorize {
+        let query = format!(
+            "client_id={client_id}&request_uri={}",
+            url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
+        );
+        self.server.authorize(&authorize_request(&query)).await
+    }
+}
+
+fn code_request() -> String {
+    format!("response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=email&state=s-1")
+}
+
+fn assert_reject(answer: Authorize, code: &str) {
+    match answer {
+        Authorize::Reject(error) => assert_eq!(error.code().as_str(), code, "{error}"),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_pushed_request_answers_201_with_a_request_uri_and_its_lifetime() {
+    let f = with_par(PushedRequests::new());
+    let response = f.push(Some(&f.fast_basic()), &code_request()).await;
+    assert_eq!(response.status(), 201);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let body = json(&response);
+    let request_uri = body["request_uri"].as_str().unwrap();
+    let reference = request_uri
+        .strip_prefix("urn:ietf:params:oauth:request_uri:")
+        .unwrap();
+    assert_eq!(reference.len(), 43, "256 bits in base64url");
+    assert_eq!(body["expires_in"], 60);
+}
+
+#[tokio::test]
+async fn the_authorization_endpoint_takes_the_pushed_request_by_reference() {
+    let f = with_par(PushedRequests::new());
+    let request_uri = f.pushed(&code_request()).await;
+    let Authorize::SignIn(pending) = f.by_reference(&f.fast_id, &request_uri).await else {
+        panic!("the pushed request is valid");
+    };
+    assert_eq!(pending.redirect_uri(), REDIRECT);
+    assert_eq!(pending.scope().as_str(), "email");
+    let response = f
+        .server
+        .decide(pending, f.alice.id(), Decision::Approve)
+        .await;
+    let redirect = redirect(&response);
+    assert_eq!(redirect.query["state"], "s-1");
+    let body = format!(
+        "grant_type=authorization_code&code={}&redirect_uri={REDIRECT_ENCODED}",
+        redirect.query["code"]
+    );
+    let tokens = assert_tokens(&f.token(Some(&f.fast_basic()), &body).await);
+    assert_scope(&tokens, "email");
+}
+
+#[tokio::test]
+async fn parameters_beside_request_uri_are_ignored() {
+    let f = with_par(PushedRequests::new());
+    let request_uri = f.pushed(&code_request()).await;
+    let query = format!(
+        "client_id={}&request_uri={}&scope=profile&redirect_uri=https%3A%2F%2Fevil.example%2F",
+        f.fast_id,
+        url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
+    );
+    let Authorize::SignIn(pending) = f.server.authorize(&authorize_request(&query)).await else {
+        panic!("the pushed request is valid");
+    };
+    assert_eq!(pending.redirect_uri(), REDIRECT);
+    assert_eq!(pending.scope().as_str(), "email");
+}
+
+#[tokio::test]
+async fn a_request_uri_serves_once() {
+    let f = with_par(PushedRequests::new());
+    let request_uri = f.pushed(&code_request()).await;
+    assert!(matches!(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        Authorize::SignIn(_)
+    ));
+    assert_reject(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        "invalid_request_uri",
+    );
+}
+
+#[tokio::test]
+async fn another_clients_request_uri_is_refused_and_left_for_its_owner() {
+    let f = with_par(PushedRequests::new());
+    let request_uri = f.pushed(&code_request()).await;
+    assert_reject(
+        f.by_reference("demo-client", &request_uri).await,
+        "invalid_request_uri",
+    );
+    assert!(matches!(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        Authorize::SignIn(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_request_uri_expires_after_its_lifetime() {
+    let f = with_par(PushedRequests::new().lifetime(Duration::from_secs(30)));
+    let request_uri = f.pushed(&code_request()).await;
+    f.clock.advance(Duration::from_secs(30));
+    assert_reject(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        "invalid_request_uri",
+    );
+}
+
+#[tokio::test]
+async fn unknown_malformed_or_missing_client_request_uris_are_refused() {
+    let f = with_par(PushedRequests::new());
+    let forged = "urn:ietf:params:oauth:request_uri:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    assert_reject(
+        f.by_reference(&f.fast_id, forged).await,
+        "invalid_request_uri",
+    );
+    assert_reject(
+        f.by_reference(&f.fast_id, "https://client.example/request.jwt")
+            .await,
+        "invalid_request_uri",
+    );
+    let request_uri = f.pushed(&code_request()).await;
+    let query = format!(
+        "request_uri={}",
+        url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
+    );
+    assert_reject(
+        f.server.authorize(&authorize_request(&query)).await,
+        "invalid_request",
+    );
+}
+
+#[tokio::test]
+async fn pushing_needs_client_authentication_as_at_the_token_endpoint() {
+    let f = with_par(PushedRequests::new());
+    let body = format!("client_id={}&{}", f.fast_id, code_request());
+    assert_error(&f.push(None, &body).await, 401, "invalid_client");
+    let wrong = basic(&f.fast_id, "not-the-secret");
+    assert_error(
+        &f.push(Some(&wrong), &code_request()).await,
+        401,
+        "invalid_client",
+    );
+    let in_body = format!("client_secret={}&{}", f.fast_secret, body);
+    assert_error(&f.push(None, &in_body).await, 401, "invalid_client");
+}
+
+#[tokio::test]
+async fn a_pushed_request_is_validated_as_the_authorization_endpoint_would_and_answered_in_json() {
+    let f = with_par(PushedRequests::new());
+    let basic = f.fast_basic();
+    let unregistered = "response_type=code&redirect_uri=https%3A%2F%2Fevil.example%2F";
+    assert_error(
+        &f.push(Some(&basic), unregistered).await,
+        400,
+        "invalid_request",
+    );
+    let scope = format!("response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=admin");
+    assert_error(&f.push(Some(&basic), &scope).await, 400, "invalid_scope");
+    let response_type = format!("response_type=id_token&redirect_uri={REDIRECT_ENCODED}");
+    assert_error(
+        &f.push(Some(&basic), &response_type).await,
+        400,
+        "unsupported_response_type",
+    );
+    let nested = format!("{}&request_uri=urn%3Ax", code_request());
+    assert_error(&f.push(Some(&basic), &nested).await, 400, "invalid_request");
+    let other = format!("client_id=demo-client&{}", code_request());
+    assert_error(&f.push(Some(&basic), &other).await, 400, "invalid_request");
+    let public = format!("client_id=public-client&{}", code_request());
+    assert_error(&f.push(None, &public).await, 400, "invalid_request");
+}
+
+#[tokio::test]
+async fn a_public_client_pushes_with_its_client_id_and_pkce() {
+    let f = with_par(PushedRequests::new());
+    let body = format!(
+        "client_id=public-client&{}&code_challenge={CHALLENGE}&code_challenge_method=S256",
+        code_request()
+    );
+    let response = f.push(None, &body).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    let request_uri = json(&response)["request_uri"].as_str().unwrap().to_owned();
+    let Authorize::SignIn(pending) = f.by_reference("public-client", &request_uri).await else {
+        panic!("the pushed request is valid");
+    };
+    let response = f
+        .server
+        .decide(pending, f.alice.id(), Decision::Approve)
+        .await;
+    let code = redirect(&response).query["code"].clone();
+    let exchange = format!(
+        "grant_type=authorization_code&client_id=public-client&code={code}\
+         &redirect_uri={REDIRECT_ENCODED}&code_verifier={VERIFIER}"
+    );
+    assert_tokens(&f.token(None, &exchange).await);
+}
+
+#[tokio::test]
+async fn a_client_that_must_push_is_refused_at_the_authorization_endpoint_without_a_request_uri() {
+    let f = with_par(PushedRequests::new());
+    f.register(
+        Client::public("pushing-client")
+            .redirect_uri(REDIRECT)
+            .grant_types([GrantType::AuthorizationCode])
+            .scopes("profile")
+            .require_pushed_requests(true)
+            .build()
+            .unwrap(),
+    );
+    let query = format!(
+        "response_type=code&client_id=pushing-client&redirect_uri={REDIRECT_ENCODED}\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256&state=s-2"
+    );
+    let response = match f.server.authorize(&authorize_request(&query)).await {
+        Authorize::Redirect(response) => response,
+        other => panic!("expected an error redirect, got {other:?}"),
+    };
+    let redirect = redirect(&response);
+    assert_eq!(redirect.query["error"], "invalid_request");
+    assert_eq!(redirect.query["state"], "s-2");
+    let response = f.push(None, &query).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    // Clients that need not push still may go straight to the authorization endpoint.
+    f.pending(&format!(
+        "response_type=code&client_id={}&redirect_uri={REDIRECT_ENCODED}",
+        f.fast_id
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_that_requires_pushing_refuses_every_direct_request_and_says_so_in_its_metadata() {
+    let f = with_par(PushedRequests::new().required(true));
+    let query = format!(
+        "response_type=code&client_id={}&redirect_uri={REDIRECT_ENCODED}",
+        f.fast_id
+    );
+    let Authorize::Redirect(response) = f.server.authorize(&authorize_request(&query)).await else {
+        panic!("a direct request is refused");
+    };
+    assert_eq!(redirect(&response).query["error"], "invalid_request");
+    let request_uri = f.pushed(&code_request()).await;
+    assert!(matches!(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        Authorize::SignIn(_)
+    ));
+    let metadata = json(&f.server.metadata());
+    assert_eq!(
+        metadata["pushed_authorization_request_endpoint"],
+        format!("{ISSUER}{PAR}")
+    );
+    assert_eq!(metadata["require_pushed_authorization_requests"], true);
+}
+
+#[tokio::test]
+async fn without_pushed_requests_the_endpoint_is_absent_and_request_uri_refused() {
+    let f = fixture();
+    let response = f.push(Some(&f.fast_basic()), &code_request()).await;
+    assert_error(&response, 404, "invalid_request");
+    assert_reject(
+        f.by_reference(&f.fast_id, "urn:ietf:params:oauth:request_uri:abc")
+            .await,
+        "invalid_request_uri",
+    );
+    let metadata = json(&f.server.metadata());
+    assert!(
+        metadata
+            .get("pushed_authorization_request_endpoint")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn a_client_may_push_only_so_many_requests_per_lifetime() {
+    let f = with_par(PushedRequests::new().per_client(2));
+    f.pushed(&code_request()).await;
+    f.pushed(&code_request()).await;
+    let response = f.push(Some(&f.fast_basic()), &code_request()).await;
+    assert_error(&response, 429, "temporarily_unavailable");
+    // Other clients push on.
+    let public = format!(
+        "client_id=public-client&{}&code_challenge={CHALLENGE}&code_challenge_method=S256",
+        code_request()
+    );
+    assert_eq!(f.push(None, &public).await.status(), 201);
+    f.clock.advance(Duration::from_secs(60));
+    f.pushed(&code_request()).await;
+}
+
+#[tokio::test]
+async fn the_endpoint_takes_form_posts_only() {
+    let f = with_par(PushedRequests::new());
+    let get = Request::get(format!("{PAR}?{}", code_request()))
+        .header("authorization", f.fast_basic())
+        .body(String::new())
+        .unwrap();
+    assert_error(&f.server.par(&get).await, 405, "invalid_request");
+    let json_body = Request::post(PAR)
+        .header("authorization", f.fast_basic())
+        .header("content-type", "application/json")
+        .body("{}".to_owned())
+        .unwrap();
+    assert_error(&f.server.par(&json_body).await, 400, "invalid_request");
+}
+
+#[test]
+fn the_builder_refuses_unusable_settings() {
+    let build = |settings: PushedRequests| {
+        AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(MemoryStore::new())
+            .pushed_requests(settings)
+            .build()
+            .map(|_| ())
+    };
+    assert!(build(PushedRequests::new()).is_ok());
+    for settings in [
+        PushedRequests::new().lifetime(Duration::ZERO),
+        PushedRequests::new().lifetime(Duration::from_millis(1500)),
+        PushedRequests::new().lifetime(Duration::from_secs(601)),
+        PushedRequests::new().per_client(0),
+    ] {
+        assert_eq!(build(settings), Err(ConfigError::PushedRequests));
+    }
+}
