@@ -53,6 +53,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .route("/api/oauth/revoke", web::route().to(revoke))
             .route("/api/oauth/introspect", web::route().to(introspect))
             .route("/api/oauth/register", web::route().to(register))
+            .route("/api/oauth/par", web::route().to(par))
+            .route(
+                "/api/oauth/device_authorization",
+                web::route().to(device_authorization),
+            )
             .route(
                 "/api/oauth/register/{client_id}",
                 web::route().to(client_configuration),
@@ -70,6 +75,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .service(only("/api/me", "GET,HEAD", get().to(me)))
             .service(only("/signin", "POST", web::post().to(sign_in)))
             .service(only("/approve", "POST", web::post().to(approve)))
+            .service(
+                web::resource("/device")
+                    .route(get().to(device_page))
+                    .route(web::post().to(device))
+                    .default_service(web::to(|| async {
+                        HttpResponse::MethodNotAllowed()
+                            .insert_header((ALLOW, "GET,HEAD,POST"))
+                            .finish()
+                    })),
+            )
     })
     .bind(settings.addr)?;
     for addr in server.addrs() {
@@ -170,6 +185,31 @@ async fn revoke(demo: AppState, request: HttpRequest, body: Payload) -> HttpResp
 async fn introspect(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
     match read(&demo, &request, body) {
         Ok(request) => reply(demo.server.introspect(&request).await),
+        Err(response) => response,
+    }
+}
+
+async fn par(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
+    match read(&demo, &request, body) {
+        Ok(request) => reply(demo.server.par(&request).await),
+        Err(response) => response,
+    }
+}
+
+async fn device_authorization(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
+    match read(&demo, &request, body) {
+        Ok(request) => reply(demo.server.device_authorization(&request).await),
+        Err(response) => response,
+    }
+}
+
+async fn device_page(demo: AppState, request: HttpRequest) -> HttpResponse {
+    reply(demo.device_page(request.uri().query()))
+}
+
+async fn device(demo: AppState, request: HttpRequest, body: Payload) -> HttpResponse {
+    match read(&demo, &request, body) {
+        Ok(request) => reply(demo.device(request.body()).await),
         Err(response) => response,
     }
 }

@@ -45,6 +45,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route("/api/oauth/revoke", any(revoke))
         .route("/api/oauth/introspect", any(introspect))
         .route("/api/oauth/register", any(register))
+        .route("/api/oauth/par", any(par))
+        .route("/api/oauth/device_authorization", any(device_authorization))
         .route("/api/oauth/register/{client_id}", any(client_configuration))
         .route(
             "/.well-known/oauth-authorization-server",
@@ -57,6 +59,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route("/api/me", get(me))
         .route("/signin", post(sign_in))
         .route("/approve", post(approve))
+        .route("/device", get(device_page).post(device))
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(log_request))
         .with_state(demo);
@@ -107,6 +110,31 @@ async fn revoke(State(demo): App, parts: Parts, body: Payload) -> Response<Strin
 async fn introspect(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
     match body.map(|body| http::Request::from_parts(parts, body)) {
         Ok(request) => demo.server.introspect(&request).await,
+        Err(rejection) => refuse(&demo, rejection),
+    }
+}
+
+async fn par(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
+        Ok(request) => demo.server.par(&request).await,
+        Err(rejection) => refuse(&demo, rejection),
+    }
+}
+
+async fn device_authorization(State(demo): App, parts: Parts, body: Payload) -> Response<String> {
+    match body.map(|body| http::Request::from_parts(parts, body)) {
+        Ok(request) => demo.server.device_authorization(&request).await,
+        Err(rejection) => refuse(&demo, rejection),
+    }
+}
+
+async fn device_page(State(demo): App, parts: Parts) -> Response<String> {
+    demo.device_page(parts.uri.query())
+}
+
+async fn device(State(demo): App, body: Payload) -> Response<String> {
+    match body {
+        Ok(body) => demo.device(&body).await,
         Err(rejection) => refuse(&demo, rejection),
     }
 }

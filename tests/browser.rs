@@ -1,5 +1,7 @@
 //! The demo's sign-in and approval pages in a real browser: headless Chromium, driven through
-//! chromedriver (WebDriver) with fantoccini, against the axum demo server run as a child process.
+//! chromedriver (WebDriver) with fantoccini, against the axum demo server run as a child process:
+//! an authorization code flow, then a device flow (RFC 8628) whose user enters the code on the
+//! `/device` page.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`/usr/bin/chromium`, `/usr/bin/chromedriver`;
 //! `GRANTOR_CHROMIUM` / `GRANTOR_CHROMEDRIVER` point elsewhere). `.ci/run` installs them; without
@@ -25,7 +27,7 @@ const ALICE_PASSWORD: &str = "alice-password-1";
 /// How long any single wait (server banner, driver start, an element, a navigation) may take.
 const WAIT: Duration = Duration::from_secs(10);
 /// How long the browser part of the test may take in all.
-const WHOLE_FLOW: Duration = Duration::from_secs(60);
+const WHOLE_FLOW: Duration = Duration::from_secs(90);
 
 const CHROMIUM_FLAGS: &[&str] = &[
     "--headless",
@@ -41,7 +43,7 @@ const CHROMIUM_FLAGS: &[&str] = &[
 ];
 
 #[test]
-fn sign_in_and_approve_in_headless_chromium() {
+fn sign_in_approve_and_connect_a_device_in_headless_chromium() {
     let started = Instant::now();
     let chromium = tool("GRANTOR_CHROMIUM", "/usr/bin/chromium");
     let chromedriver = tool("GRANTOR_CHROMEDRIVER", "/usr/bin/chromedriver");
@@ -63,7 +65,7 @@ fn sign_in_and_approve_in_headless_chromium() {
             flow(&server, &driver, &chromium, &profile.0, &out),
         )
         .await
-        .expect("the browser flow took longer than a minute")
+        .expect("the browser flows took longer than 90 seconds")
     });
     eprintln!(
         "browser test took {:.1}s (screenshots in {})",
@@ -208,12 +210,122 @@ async fn flow(server: &Server, driver: &ChromeDriver, chromium: &Path, profile: 
         .await
         .expect("/api/me JSON");
     assert_eq!(me["email"], ALICE, "{me}");
+
+    device_flow(&browser, &http, &base, out).await;
     // Reached only when every check passed; after a failure, dropping the driver ends the
     // session (chromedriver's /shutdown quits Chromium).
     tokio::time::timeout(WAIT, browser.close())
         .await
         .expect("closing the browser session timed out")
         .expect("close the browser session");
+}
+
+/// RFC 8628: a device starts a flow over HTTP; the person opens `verification_uri_complete`,
+/// confirms the prefilled code, signs in and approves; the device's poll then gets tokens.
+async fn device_flow(browser: &Client, http: &reqwest::Client, base: &str, out: &Path) {
+    let started: serde_json::Value = http
+        .post(format!("{base}/api/oauth/device_authorization"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("client_id=device-client&scope=profile")
+        .send()
+        .await
+        .expect("device authorization request")
+        .json()
+        .await
+        .expect("device authorization JSON");
+    let device_code = started["device_code"].as_str().expect("device_code");
+    let user_code = started["user_code"].as_str().expect("user_code");
+    assert_eq!(started["verification_uri"], format!("{base}/device"));
+    let poll = || async {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("grant_type", "urn:ietf:params:oauth:grant-type:device_code")
+            .append_pair("client_id", "device-client")
+            .append_pair("device_code", device_code)
+            .finish();
+        let response = http
+            .post(format!("{base}/api/oauth/token"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .expect("device poll");
+        let status = response.status().as_u16();
+        let body: serde_json::Value = response.json().await.expect("poll JSON");
+        (status, body)
+    };
+    let (status, body) = poll().await;
+    assert_eq!(
+        (status, &body["error"]),
+        (400, &"authorization_pending".into()),
+        "{body}"
+    );
+    let polled = Instant::now();
+
+    let complete = started["verification_uri_complete"]
+        .as_str()
+        .expect("verification_uri_complete");
+    browser
+        .goto(complete)
+        .await
+        .expect("open the verification page");
+    let input = browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("form input[name=user_code]"))
+        .await
+        .expect("the /device page has no user_code input");
+    assert_eq!(
+        input.attr("value").await.expect("value").as_deref(),
+        Some(user_code),
+        "the code is not prefilled from verification_uri_complete"
+    );
+    screenshot(browser, &out.join("device.png")).await;
+    click_to_new_page(
+        browser,
+        Locator::Css("form button[type=submit]"),
+        "Continue",
+    )
+    .await;
+    let page = text_of(browser, "main").await;
+    assert!(
+        page.contains("Device Client"),
+        "not the device's sign-in page: {page}"
+    );
+    sign_in(browser, ALICE, ALICE_PASSWORD).await;
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("button[name=decision][value=approve]"))
+        .await
+        .expect("no approval page for the device");
+    click_to_new_page(
+        browser,
+        Locator::Css("button[name=decision][value=approve]"),
+        "Approve",
+    )
+    .await;
+    let page = text_of(browser, "main").await;
+    assert!(page.contains("return to your device"), "{page}");
+    screenshot(browser, &out.join("device-connected.png")).await;
+
+    // The device polls no sooner than its interval.
+    let interval = Duration::from_secs(started["interval"].as_u64().expect("interval"));
+    tokio::time::sleep(interval.saturating_sub(polled.elapsed()) + Duration::from_millis(200))
+        .await;
+    let (status, tokens) = poll().await;
+    assert_eq!(status, 200, "the device got no tokens: {tokens}");
+    let access_token = tokens["access_token"].as_str().expect("access_token");
+    assert!(tokens["refresh_token"].is_string(), "{tokens}");
+    let me: serde_json::Value = http
+        .get(format!("{base}/api/me"))
+        .bearer_auth(access_token)
+        .send()
+        .await
+        .expect("/api/me request")
+        .json()
+        .await
+        .expect("/api/me JSON");
+    assert_eq!(me["email"], ALICE, "{me}");
 }
 
 async fn open_session(driver: &ChromeDriver, chromium: &Path, profile: &Path) -> Client {

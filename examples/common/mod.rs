@@ -12,7 +12,10 @@ use std::net::SocketAddr;
 use grantor::*;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
-use pages::{Form, approval_html, error_html, escape, layout, sign_in_html};
+use pages::{
+    Form, approval_html, device_answered_html, device_html, error_html, escape, layout,
+    sign_in_html,
+};
 pub use settings::Settings;
 
 /// Logs to stderr through `tracing` (`RUST_LOG` filters, default `info`; colors on a terminal).
@@ -50,7 +53,11 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?)
-        .registration(registration_policy()?);
+        .registration(registration_policy()?)
+        // RFC 9126: optional for every seeded client.
+        .pushed_requests(grantor::par::PushedRequests::new())
+        // RFC 8628: the verification page is `/device` (below).
+        .device_flow(grantor::device::DeviceFlow::new().lifetime(settings.device_code_ttl));
     let builder = sender_constrained(builder);
     let server = seed::open(
         &settings.store,
@@ -105,7 +112,29 @@ impl Demo {
             }
             Step::Respond(response) => response,
             Step::Error(error) => self.page(error.status(), &error_html(&error), None),
+            Step::EnterUserCode(problem) => {
+                let html = device_html("", Some(&problem.to_string()));
+                self.page(StatusCode::BAD_REQUEST, &html, None)
+            }
+            Step::DeviceAnswered(decision) => {
+                self.page(StatusCode::OK, &device_answered_html(decision), None)
+            }
         }
+    }
+
+    /// `GET /device`: the device verification page (RFC 8628 §3.3), its code prefilled from
+    /// `verification_uri_complete`'s `user_code`.
+    pub fn device_page(&self, query: Option<&str>) -> Response<String> {
+        let form = Form::parse(query.unwrap_or("").as_bytes());
+        let html = device_html(form.get("user_code"), None);
+        self.page(StatusCode::OK, &html, None)
+    }
+
+    /// `POST /device`: the code the user typed; the sign-in page next.
+    pub async fn device(&self, body: &[u8]) -> Response<String> {
+        let form = Form::parse(body);
+        let step = self.flow.enter_user_code(form.get("user_code")).await;
+        self.render(step)
     }
 
     /// `POST /signin`: the sign-in form.

@@ -1,8 +1,8 @@
 //! The host's pages: HTML for the sign-in, approval and error pages, the session cookie, and
 //! the posted forms.
 
-use grantor::OAuthError;
 use grantor::signin::{ApprovalPage, SignInPage};
+use grantor::{Decision, OAuthError};
 
 /// The sign-in session cookie.
 /// A posted HTML form (last value wins; these are the host's own forms).
@@ -35,7 +35,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;background:#f4f5f7;ma
 main{max-width:24rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:8px;\
 box-shadow:0 1px 4px rgba(0,0,0,.15)}h1{font-size:1.4rem;margin-top:0}\
 label{display:block;margin:1rem 0 .3rem;font-weight:600}\
-input[type=email],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box;\
+input[type=email],input[type=password],input[type=text]{width:100%;padding:.5rem;box-sizing:border-box;\
 border:1px solid #999;border-radius:4px}button{margin-top:1.2rem;padding:.55rem 1.2rem;\
 border:0;border-radius:4px;background:#2457c5;color:#fff;font-size:1rem;cursor:pointer}\
 button.secondary{background:#777;margin-left:.5rem}.problem{color:#a00;font-weight:600}\
@@ -99,6 +99,34 @@ fn describe_scope(scope: &str) -> &'static str {
         "profile" => "your profile (your account id)",
         "email" => "your email address",
         _ => "access named by this scope",
+    }
+}
+
+/// The device verification page: one input, `user_code`.
+pub fn device_html(user_code: &str, problem: Option<&str>) -> String {
+    let problem = problem
+        .map(|p| format!("<p class=\"problem\" role=\"alert\">{}</p>", escape(p)))
+        .unwrap_or_default();
+    format!(
+        "<h1>Connect a device</h1><p>Enter the code your device shows.</p>{problem}\
+         <form method=\"post\" action=\"/device\">\
+         <label for=\"user_code\">Code</label>\
+         <input id=\"user_code\" name=\"user_code\" type=\"text\" value=\"{code}\" \
+         autocomplete=\"off\" autocapitalize=\"characters\" spellcheck=\"false\" required autofocus>\
+         <button type=\"submit\">Continue</button></form>",
+        code = escape(user_code),
+    )
+}
+
+/// What the user sees once a device's request is answered.
+pub fn device_answered_html(decision: Decision) -> String {
+    match decision {
+        Decision::Approve => {
+            "<h1>Device connected</h1><p>You may return to your device.</p>".to_owned()
+        }
+        Decision::Deny => {
+            "<h1>Request denied</h1><p>The device was not given access.</p>".to_owned()
+        }
     }
 }
 

@@ -48,6 +48,12 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
             .grant_types([GrantType::AuthorizationCode])
             .approval(Approval::NotRequired)
             .build()?,
+        // A TV-style app: the device authorization grant (RFC 8628).
+        with_redirects(Client::public("device-client"))
+            .name("Device Client")
+            .grant_types([GrantType::DeviceCode, GrantType::RefreshToken])
+            .approval(Approval::Required)
+            .build()?,
         // The demo API's resource server: no grant, may introspect its audience's tokens.
         Client::confidential("api-server", api_secret)
             .name("Demo API")

@@ -11,6 +11,8 @@ pub struct Settings {
     pub code_ttl: Duration,
     pub profile: grantor::Profile,
     pub refresh_grace: Duration,
+    /// `--device-code-ttl`: how long device codes live (RFC 8628 `expires_in`).
+    pub device_code_ttl: Duration,
     /// `--access-tokens jwt`: RFC 9068 JWT access tokens (feature `jwt`) instead of opaque ones.
     pub jwt_access_tokens: bool,
     /// Where clients, users, codes and tokens live.
@@ -90,7 +92,7 @@ impl Settings {
     /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]), `--profile` / `GRANTOR_PROFILE`
     /// (`oauth2`, the default, or `oauth2.1`), `--refresh-grace` / `GRANTOR_REFRESH_GRACE`
     /// (seconds, default 0), `--access-tokens` / `GRANTOR_ACCESS_TOKENS` (`opaque`, the default,
-    /// or `jwt`).
+    /// or `jwt`), `--device-code-ttl` / `GRANTOR_DEVICE_CODE_TTL` (seconds, default 600).
     pub fn from_args_and_env() -> Result<Self, String> {
         let mut addr = std::env::var("GRANTOR_ADDR").ok();
         let mut issuer = std::env::var("GRANTOR_ISSUER").ok();
@@ -99,6 +101,7 @@ impl Settings {
         let mut profile = std::env::var("GRANTOR_PROFILE").ok();
         let mut refresh_grace = std::env::var("GRANTOR_REFRESH_GRACE").ok();
         let mut access_tokens = std::env::var("GRANTOR_ACCESS_TOKENS").ok();
+        let mut device_code_ttl = std::env::var("GRANTOR_DEVICE_CODE_TTL").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -113,13 +116,16 @@ impl Settings {
                 "--profile" => &mut profile,
                 "--refresh-grace" => &mut refresh_grace,
                 "--access-tokens" => &mut access_tokens,
+                "--device-code-ttl" => &mut device_code_ttl,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
                                 [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1]\n\
                                 [--refresh-grace SECONDS] [--access-tokens opaque|jwt]\n\
+                                [--device-code-ttl SECONDS]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
-                                GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS)"
+                                GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
+                                GRANTOR_DEVICE_CODE_TTL)"
                             .to_owned(),
                     );
                 }
@@ -144,6 +150,12 @@ impl Settings {
             }
             None => Duration::ZERO,
         };
+        let device_code_ttl = match device_code_ttl {
+            Some(s) => {
+                Duration::from_secs(s.parse().map_err(|e| format!("bad device code TTL: {e}"))?)
+            }
+            None => Duration::from_secs(600),
+        };
         let profile = match profile.as_deref() {
             None | Some("oauth2") => grantor::Profile::OAuth2,
             Some("oauth2.1") => grantor::Profile::OAuth21,
@@ -165,6 +177,7 @@ impl Settings {
             code_ttl,
             profile,
             refresh_grace,
+            device_code_ttl,
             jwt_access_tokens,
             store,
         })
