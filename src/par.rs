@@ -13,8 +13,11 @@
 //! lives in the [`SingleUseStore`](crate::store::SingleUseStore) for at most
 //! [`PushedRequests::lifetime`] (default 60 s, at most [`MAX_LIFETIME`]), and each client may
 //! push at most [`PushedRequests::per_client`] requests in any window of that length (default
-//! [`DEFAULT_PER_CLIENT`]; past it, 429 `temporarily_unavailable`): at most that many pushed
-//! requests per client are held at once.
+//! [`DEFAULT_PER_CLIENT`]; past it, 429 `temporarily_unavailable`), and all clients together
+//! at most [`PushedRequests::total`] (default [`DEFAULT_TOTAL`]), since anyone may register
+//! clients where self-registration is open: at most that many pushed requests are held at
+//! once, a tenth of the memory store's [`MAX_SINGLE_USE`](crate::memory::MAX_SINGLE_USE), so a
+//! flood of pushes cannot crowd out sign-in forms or DPoP proofs.
 //!
 //! [`AuthorizationServerBuilder::pushed_requests`]: crate::AuthorizationServerBuilder::pushed_requests
 
@@ -29,6 +32,9 @@ pub const MAX_LIFETIME: Duration = Duration::from_secs(600);
 
 /// How many requests one client may push in one lifetime window by default.
 pub const DEFAULT_PER_CLIENT: u32 = 1000;
+
+/// How many requests all clients together may push in one lifetime window by default.
+pub const DEFAULT_TOTAL: u32 = 10_000;
 
 /// How the server takes pushed authorization requests.
 ///
@@ -47,6 +53,7 @@ pub struct PushedRequests {
     lifetime: Duration,
     required: bool,
     per_client: u32,
+    total: u32,
 }
 
 impl Default for PushedRequests {
@@ -63,6 +70,7 @@ impl PushedRequests {
             lifetime: Duration::from_secs(60),
             required: false,
             per_client: DEFAULT_PER_CLIENT,
+            total: DEFAULT_TOTAL,
         }
     }
 
@@ -89,6 +97,13 @@ impl PushedRequests {
         self
     }
 
+    /// How many requests all clients together may push in a window of
+    /// [`lifetime`](Self::lifetime): what bounds the pushed requests held at once.
+    pub fn total(mut self, limit: u32) -> Self {
+        self.total = limit;
+        self
+    }
+
     /// Whether every client must push.
     pub fn is_required(&self) -> bool {
         self.required
@@ -102,11 +117,16 @@ impl PushedRequests {
         self.per_client
     }
 
+    pub(crate) fn total_limit(&self) -> u32 {
+        self.total
+    }
+
     /// Whether the settings are usable.
     pub(crate) fn is_valid(&self) -> bool {
         self.lifetime.as_secs() > 0
             && self.lifetime <= MAX_LIFETIME
             && self.lifetime.subsec_nanos() == 0
             && self.per_client > 0
+            && self.total > 0
     }
 }

@@ -324,6 +324,25 @@ async fn a_client_may_push_only_so_many_requests_per_lifetime() {
 }
 
 #[tokio::test]
+async fn all_clients_together_may_push_only_so_many_requests_per_lifetime() {
+    let f = with_par(PushedRequests::new().total(2));
+    f.pushed(&code_request()).await;
+    let public = format!(
+        "client_id=public-client&{}&code_challenge={CHALLENGE}&code_challenge_method=S256",
+        code_request()
+    );
+    assert_eq!(f.push(None, &public).await.status(), 201);
+    assert_error(&f.push(None, &public).await, 429, "temporarily_unavailable");
+    assert_error(
+        &f.push(Some(&f.fast_basic()), &code_request()).await,
+        429,
+        "temporarily_unavailable",
+    );
+    f.clock.advance(Duration::from_secs(60));
+    f.pushed(&code_request()).await;
+}
+
+#[tokio::test]
 async fn the_endpoint_takes_form_posts_only() {
     let f = with_par(PushedRequests::new());
     let get = Request::get(format!("{PAR}?{}", code_request()))
@@ -355,6 +374,7 @@ fn the_builder_refuses_unusable_settings() {
         PushedRequests::new().lifetime(Duration::from_millis(1500)),
         PushedRequests::new().lifetime(Duration::from_secs(601)),
         PushedRequests::new().per_client(0),
+        PushedRequests::new().total(0),
     ] {
         assert_eq!(build(settings), Err(ConfigError::PushedRequests));
     }

@@ -53,8 +53,9 @@ pub(crate) struct Started {
     pub(crate) interval: u64,
 }
 
-/// Which flow a pending authorization answers: digests of its device code and user code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Which flow a pending authorization answers: digests of its device code and user code. No
+/// `Debug`: a user code has few enough values that its digest must not be printed.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct DeviceRef {
     pub(crate) device: String,
     pub(crate) user_code: String,

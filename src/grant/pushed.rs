@@ -91,20 +91,26 @@ impl Pushes<'_> {
         })
     }
 
-    /// Counts a push against the client's limit per lifetime window.
+    /// Counts a push against the client's limit and the server's, per lifetime window.
     async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
         let key = format!(
             "par:{}",
             URL_SAFE_NO_PAD.encode(SecretDigest::of(client.id().as_str()).as_bytes())
         );
         let window = self.settings.lifetime_value();
+        let too_many = |description: &'static str| {
+            OAuthError::new(ErrorCode::TemporarilyUnavailable, description)
+                .with_status(StatusCode::TOO_MANY_REQUESTS)
+        };
         let attempts = self.attempts.record_attempt(&key, window, now).await?;
         if attempts.count > self.settings.per_client_limit() {
-            return Err(OAuthError::new(
-                ErrorCode::TemporarilyUnavailable,
+            return Err(too_many(
                 "this client pushed too many requests; try again later",
-            )
-            .with_status(StatusCode::TOO_MANY_REQUESTS));
+            ));
+        }
+        let all = self.attempts.record_attempt("par:*", window, now).await?;
+        if all.count > self.settings.total_limit() {
+            return Err(too_many("too many pushed requests; try again later"));
         }
         Ok(())
     }
