@@ -14,9 +14,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
 
+mod poll;
+
+pub(crate) use poll::Poll;
+
 use super::authorize::{PendingAuthorization, ResponseType};
+use super::checks;
 use super::resource::Resources;
-use super::{Issued, Issuer, checks};
 use crate::audience::Audience;
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
@@ -24,9 +28,7 @@ use crate::device::{DeviceFlow, USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodePr
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
-use crate::store::{
-    AttemptCounter, Authorization, ClientStore, SingleUseStore, User, UserId, UserStore,
-};
+use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId};
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
@@ -159,11 +161,11 @@ impl Devices<'_> {
         let normalized =
             normalize_user_code(typed).ok_or(Entered::Problem(UserCodeProblem::Malformed))?;
         let limit = self.settings.user_code_guess_limit();
-        if let Some(guesses) = self.attempts.attempts(GUESSES_KEY, now).await? {
-            if guesses.count >= limit {
-                let wait = Duration::from_secs(now.seconds_until(guesses.resets_at));
-                return Err(Entered::Problem(UserCodeProblem::Throttled(wait)));
-            }
+        if let Some(guesses) = self.attempts.attempts(GUESSES_KEY, now).await?
+            && guesses.count >= limit
+        {
+            let wait = Duration::from_secs(now.seconds_until(guesses.resets_at));
+            return Err(Entered::Problem(UserCodeProblem::Throttled(wait)));
         }
         let user_code = digest_text(&normalized);
         let found = self.find_flow(&user_code, now).await?;
@@ -265,99 +267,6 @@ pub(crate) enum Entered {
 impl From<StoreError> for Entered {
     fn from(error: StoreError) -> Self {
         Self::Failed(error.into())
-    }
-}
-
-/// What polling needs besides the flows: where users are found, and the issuer.
-pub(crate) struct Poll<'a> {
-    pub(crate) devices: Devices<'a>,
-    pub(crate) users: &'a dyn UserStore,
-    pub(crate) issuer: Issuer<'a>,
-}
-
-impl Poll<'_> {
-    /// A device's poll at the token endpoint (RFC 8628 §3.4, §3.5).
-    pub(crate) async fn exchange(
-        &self,
-        client: &Client,
-        device_code: &DeviceCode,
-        now: UnixTime,
-    ) -> Result<Issued, OAuthError> {
-        let devices = &self.devices;
-        let device = URL_SAFE_NO_PAD.encode(device_code.digest().as_bytes());
-        let unknown =
-            || OAuthError::invalid_grant("the device code is unknown or was already used");
-        let flow = devices.flow(&device, now).await?.ok_or_else(unknown)?;
-        if flow.client_id != client.id().as_str() {
-            return Err(unknown());
-        }
-        if flow.expires_at <= now.as_secs() {
-            return Err(OAuthError::new(
-                ErrorCode::ExpiredToken,
-                "the device code expired before the user answered",
-            ));
-        }
-        self.pace(&device, &flow, now).await?;
-        let Some(answered) = devices.single_use.take(&decision_key(&device), now).await? else {
-            return Err(OAuthError::new(
-                ErrorCode::AuthorizationPending,
-                "the user has not answered yet",
-            ));
-        };
-        // Answered: the flow is over, whatever the answer.
-        devices.single_use.take(&flow_key(&device), now).await?;
-        let answered: Answered = serde_json::from_slice(&answered).map_err(|_| corrupt_flow())?;
-        let Some(user) = answered.user else {
-            return Err(OAuthError::new(
-                ErrorCode::AccessDenied,
-                "the user denied the request",
-            ));
-        };
-        let user = self.user(&user).await?;
-        let corrupt = || OAuthError::from(corrupt_flow());
-        let authorization = Authorization::new(
-            client.id().clone(),
-            Some(user),
-            Scope::parse(&flow.scope).map_err(|_| corrupt())?,
-        )
-        .with_audience(Audience::from_stored(&flow.audience).ok_or_else(corrupt)?);
-        let refresh = client.issues_refresh_tokens();
-        self.issuer.issue(authorization, None, refresh, now).await
-    }
-
-    async fn user(&self, id: &str) -> Result<User, OAuthError> {
-        let id = UserId::new(id);
-        self.users.find_user(&id).await?.ok_or_else(|| {
-            OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
-        })
-    }
-
-    /// RFC 8628 §3.5: a poll sooner than the interval after the last one is answered
-    /// `slow_down`, and the interval grows by 5 seconds for every later poll.
-    async fn pace(&self, device: &str, flow: &Flow, now: UnixTime) -> Result<(), OAuthError> {
-        let attempts = self.devices.attempts;
-        let slow_key = format!("device-slow:{device}");
-        let slowed = attempts
-            .attempts(&slow_key, now)
-            .await?
-            .map_or(0, |a| a.count);
-        let interval = self.devices.settings.interval_value() + SLOW_DOWN_STEP * slowed;
-        let poll_key = format!("device-poll:{device}");
-        let polled = attempts.record_attempt(&poll_key, interval, now).await?;
-        if polled.count > 1 {
-            let left = Duration::from_secs(flow.expires_at.saturating_sub(now.as_secs()).max(1));
-            attempts.record_attempt(&slow_key, left, now).await?;
-            // The longer interval counts from this poll.
-            attempts.clear_attempts(&poll_key).await?;
-            attempts
-                .record_attempt(&poll_key, interval + SLOW_DOWN_STEP, now)
-                .await?;
-            return Err(OAuthError::new(
-                ErrorCode::SlowDown,
-                "polling faster than the interval; wait 5 seconds longer between polls",
-            ));
-        }
-        Ok(())
     }
 }
 
