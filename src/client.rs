@@ -67,16 +67,21 @@ pub enum GrantType {
     RefreshToken,
     /// `client_credentials` (RFC 6749 §4.4); confidential clients only.
     ClientCredentials,
+    /// Token exchange (RFC 8693 §2.1), `urn:ietf:params:oauth:grant-type:token-exchange`;
+    /// confidential clients only, and only under the server's
+    /// [`ExchangePolicy`](crate::ExchangePolicy).
+    TokenExchange,
 }
 
 impl GrantType {
     /// Every grant type, in a fixed order.
-    pub const ALL: [GrantType; 5] = [
+    pub const ALL: [GrantType; 6] = [
         Self::AuthorizationCode,
         Self::Implicit,
         Self::Password,
         Self::RefreshToken,
         Self::ClientCredentials,
+        Self::TokenExchange,
     ];
 
     /// The name used in `grant_type` and in client metadata (RFC 7591 §2).
@@ -87,6 +92,7 @@ impl GrantType {
             Self::Password => "password",
             Self::RefreshToken => "refresh_token",
             Self::ClientCredentials => "client_credentials",
+            Self::TokenExchange => "urn:ietf:params:oauth:grant-type:token-exchange",
         }
     }
 

@@ -20,6 +20,7 @@ use crate::throttle::SignInThrottle;
 
 mod build;
 mod check;
+mod exchange;
 
 pub use check::ConfigError;
 
@@ -105,6 +106,8 @@ pub(crate) struct Config {
     pub(crate) dpop: bool,
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
+    /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
+    pub(crate) token_exchange: bool,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -155,6 +158,7 @@ pub struct AuthorizationServerBuilder {
     dpop: Option<crate::dpop::Dpop>,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
+    exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -201,6 +205,7 @@ impl Default for AuthorizationServerBuilder {
             dpop: None,
             registration: None,
             registry: None,
+            exchange: None,
         }
     }
 }

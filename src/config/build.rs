@@ -130,6 +130,7 @@ impl AuthorizationServerBuilder {
             jwt_access_tokens,
             dpop,
             registration,
+            token_exchange: self.exchange.is_some(),
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -167,6 +168,7 @@ impl AuthorizationServerBuilder {
                 jwt: self.jwt,
                 #[cfg(feature = "dpop")]
                 dpop: dpop_checker,
+                exchange: self.exchange,
             }),
         })
     }

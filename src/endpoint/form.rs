@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 /// The parameters grantor reads. Others are dropped unread (RFC 6749 §3.1: unknown parameters
-/// are ignored), and may repeat: extensions such as RFC 8707's `resource` do.
+/// are ignored), and may repeat: extensions such as RFC 8707's `resource` and RFC 8693's
+/// `audience` do.
 const KNOWN: &[&str] = &[
     "client_id",
     "client_secret",
@@ -23,6 +24,12 @@ const KNOWN: &[&str] = &[
     "token",
     "token_type_hint",
     "username",
+    // Token exchange (RFC 8693 §2.1).
+    "subject_token",
+    "subject_token_type",
+    "actor_token",
+    "actor_token_type",
+    "requested_token_type",
 ];
 
 // `parse` tracks the names it has seen in a `u32`.
@@ -73,6 +80,8 @@ pub(crate) struct Form<'a> {
     repeated: Option<&'static str>,
     /// RFC 8707's `resource`, which may repeat: every non-empty value, in order.
     resources: Vec<Cow<'a, str>>,
+    /// RFC 8693's `audience`, which may repeat likewise.
+    audiences: Vec<Cow<'a, str>>,
 }
 
 impl std::fmt::Debug for Form<'_> {
@@ -87,6 +96,7 @@ impl std::fmt::Debug for Form<'_> {
             .field("present", &present.collect::<Vec<_>>())
             .field("repeated", &self.repeated)
             .field("resources", &self.resources.len())
+            .field("audiences", &self.audiences.len())
             .finish()
     }
 }
@@ -107,6 +117,11 @@ impl<'a> Form<'a> {
     /// Every non-empty `resource` value (RFC 8707 §2), in order; bounded by the input's size.
     pub(crate) fn resources(&self) -> Vec<&str> {
         self.resources.iter().map(|r| &**r).collect()
+    }
+
+    /// Every non-empty `audience` value (RFC 8693 §2.1), in order; bounded likewise.
+    pub(crate) fn audiences(&self) -> Vec<&str> {
+        self.audiences.iter().map(|a| &**a).collect()
     }
 }
 
@@ -131,6 +146,11 @@ fn slot(name: &str) -> Option<usize> {
         "token" => 13,
         "token_type_hint" => 14,
         "username" => 15,
+        "subject_token" => 16,
+        "subject_token_type" => 17,
+        "actor_token" => 18,
+        "actor_token_type" => 19,
+        "requested_token_type" => 20,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);
@@ -206,8 +226,12 @@ impl<'a> Form<'a> {
         };
         // Unknown names are dropped once their encoding has been checked.
         let Some(slot) = slot(&name) else {
-            if name == "resource" && !value.is_empty() {
-                self.resources.push(value);
+            if !value.is_empty() {
+                match &*name {
+                    "resource" => self.resources.push(value),
+                    "audience" => self.audiences.push(value),
+                    _ => {}
+                }
             }
             return Ok(());
         };

@@ -4,6 +4,7 @@ use http::{HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
 use super::render;
+use crate::client::GrantType;
 use crate::config::{Config, Profile};
 
 #[derive(Serialize)]
@@ -20,7 +21,7 @@ struct Metadata<'a> {
     registration_endpoint: Option<String>,
     response_types_supported: &'static [&'static str],
     response_modes_supported: &'static [&'static str],
-    grant_types_supported: &'static [&'static str],
+    grant_types_supported: Vec<&'static str>,
     code_challenge_methods_supported: Vec<&'static str>,
     token_endpoint_auth_methods_supported: [&'static str; 2],
     revocation_endpoint_auth_methods_supported: [&'static str; 2],
@@ -75,6 +76,10 @@ pub(crate) fn document(config: &Config) -> Response<String> {
             ],
         )
     };
+    let mut grant_types = grant_types.to_vec();
+    if config.token_exchange {
+        grant_types.push(GrantType::TokenExchange.as_str());
+    }
     let metadata = Metadata {
         issuer: &config.issuer,
         authorization_endpoint: url(&paths.authorization),

@@ -15,6 +15,7 @@ pub(crate) mod password;
 pub(crate) mod refresh;
 pub(crate) mod registration;
 pub(crate) mod resource;
+pub(crate) mod token_exchange;
 
 use std::time::Duration;
 
@@ -27,7 +28,8 @@ use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
 use crate::secret::{AccessToken, RefreshToken, SecretDigest};
 use crate::store::{
-    Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens, TokenIssuer,
+    Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
+    TokenIssuer,
 };
 
 /// `token_type` as the spec writes it.
@@ -77,6 +79,9 @@ pub(crate) struct Issuer<'a> {
     pub(crate) possession: Option<&'a dyn Possession>,
     /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).
     pub(crate) bind_refresh: bool,
+    /// Who acts for the user of the access tokens minted (RFC 8693 §4.1): set by token
+    /// exchange alone.
+    pub(crate) actor: Option<&'a Actor>,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -91,6 +96,8 @@ pub(crate) struct Issued {
     pub(crate) jti: Jti,
     pub(crate) scope: Scope,
     refresh_token: Option<String>,
+    /// RFC 8693 §2.2.1 `issued_token_type`: set by token exchange alone.
+    pub(crate) issued_token_type: Option<&'static str>,
 }
 
 impl Issued {
@@ -117,6 +124,7 @@ impl std::fmt::Debug for Issued {
                 "refresh_token",
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("issued_token_type", &self.issued_token_type)
             .finish()
     }
 }
@@ -137,6 +145,8 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) profile: Profile,
     /// Whether every client must send a DPoP proof.
     pub(crate) dpop_required: bool,
+    /// The host's token exchange policy (RFC 8693); `None`: no exchange is offered.
+    pub(crate) exchange: Option<&'a dyn crate::exchange::ExchangePolicy>,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -213,6 +223,23 @@ pub(crate) async fn token(
         TokenRequest::ClientCredentials { scope, resources } => {
             client_credentials::exchange(issuer, &client, *scope, resources, now).await
         }
+        TokenRequest::TokenExchange {
+            subject_token,
+            subject_token_type,
+            actor_token,
+            scope,
+            resources,
+            audiences,
+        } => {
+            let exchange = token_exchange::Exchange {
+                subject: (subject_token, *subject_token_type),
+                actor: actor_token.as_ref().map(|(token, kind)| (token, *kind)),
+                scope: *scope,
+                resources,
+                audiences,
+            };
+            token_exchange::exchange(issuer, grants.exchange, &client, exchange, now).await
+        }
     }
 }
 
@@ -281,7 +308,8 @@ impl Issuer<'_> {
             jti.clone(),
             access_expires_at,
         )
-        .bound_to(jkt);
+        .bound_to(jkt)
+        .acting(self.actor.cloned());
         if let Some(refresh) = &refresh_token {
             let family_end = family_end.unwrap_or_else(|| now.plus(self.lifetimes.family));
             let expires_at = now.plus(self.lifetimes.refresh_token).min(family_end);
@@ -303,6 +331,7 @@ impl Issuer<'_> {
             jti,
             scope,
             refresh_token: refresh_token.map(RefreshToken::into_secret),
+            issued_token_type: None,
         };
         Ok((issued, record))
     }
@@ -327,6 +356,7 @@ impl Issuer<'_> {
                 authorization,
                 jti,
                 jkt,
+                actor: self.actor,
                 issued_at,
                 expires_at,
             };

@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     /// Set when DPoP proofs are accepted (RFC 9449).
     #[cfg(feature = "dpop")]
     pub(crate) dpop: Option<crate::dpop::Checker>,
+    /// Set when token exchange is offered (RFC 8693).
+    pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
 }
 
 impl Inner {
@@ -52,6 +54,7 @@ impl Inner {
             jwt: self.jwt.as_ref(),
             possession: None,
             bind_refresh: false,
+            actor: None,
         }
     }
 
@@ -85,6 +88,7 @@ impl Inner {
             sign_in: self.sign_in(),
             profile: self.config.profile,
             dpop_required: self.dpop_required(),
+            exchange: self.exchange.as_deref(),
         }
     }
 
