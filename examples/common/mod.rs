@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod exchange;
 mod pages;
 mod seed;
 mod settings;
@@ -50,7 +51,8 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?)
-        .registration(registration_policy()?);
+        .registration(registration_policy()?)
+        .token_exchange(std::sync::Arc::new(exchange::DemoExchange::new(&audience)));
     let builder = sender_constrained(builder);
     let server = seed::open(
         &settings.store,
