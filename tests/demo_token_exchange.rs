@@ -70,7 +70,11 @@ async fn exchange(framework: &str) {
         ("subject_token", subject),
         ("subject_token_type", ACCESS),
     ];
-    assert_oauth_error(&token(base, Some(DEMO), &pairs).await, 400, "unauthorized_client");
+    assert_oauth_error(
+        &token(base, Some(DEMO), &pairs).await,
+        400,
+        "unauthorized_client",
+    );
     // Once Alice's client revokes it, the subject token is no longer exchangeable.
     let url = format!("{base}/api/oauth/revoke");
     let revoked = post_form(&browser(), &url, Some(DEMO), &[("token", subject)]).await;
