@@ -70,17 +70,22 @@ pub enum GrantType {
     /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4): the device
     /// authorization grant, for devices without a browser.
     DeviceCode,
+    /// Token exchange (RFC 8693 §2.1), `urn:ietf:params:oauth:grant-type:token-exchange`;
+    /// confidential clients only, and only under the server's
+    /// [`ExchangePolicy`](crate::ExchangePolicy).
+    TokenExchange,
 }
 
 impl GrantType {
     /// Every grant type, in a fixed order.
-    pub const ALL: [GrantType; 6] = [
+    pub const ALL: [GrantType; 7] = [
         Self::AuthorizationCode,
         Self::Implicit,
         Self::Password,
         Self::RefreshToken,
         Self::ClientCredentials,
         Self::DeviceCode,
+        Self::TokenExchange,
     ];
 
     /// The name used in `grant_type` and in client metadata (RFC 7591 §2).
@@ -92,6 +97,7 @@ impl GrantType {
             Self::RefreshToken => "refresh_token",
             Self::ClientCredentials => "client_credentials",
             Self::DeviceCode => "urn:ietf:params:oauth:grant-type:device_code",
+            Self::TokenExchange => "urn:ietf:params:oauth:grant-type:token-exchange",
         }
     }
 

@@ -24,6 +24,7 @@ mod paths;
 
 pub use paths::EndpointPaths;
 mod check;
+mod exchange;
 
 pub use check::ConfigError;
 
@@ -79,6 +80,8 @@ pub(crate) struct Config {
     pub(crate) par: Option<crate::par::PushedRequests>,
     /// Set when the device authorization grant is served (RFC 8628).
     pub(crate) device: Option<crate::device::DeviceFlow>,
+    /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
+    pub(crate) token_exchange: bool,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -131,6 +134,7 @@ pub struct AuthorizationServerBuilder {
     registry: Option<Arc<dyn Admin>>,
     par: Option<crate::par::PushedRequests>,
     device: Option<crate::device::DeviceFlow>,
+    exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -179,6 +183,7 @@ impl Default for AuthorizationServerBuilder {
             registry: None,
             par: None,
             device: None,
+            exchange: None,
         }
     }
 }

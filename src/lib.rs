@@ -22,7 +22,8 @@
 //! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session seam.
 //! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
 //! client management (RFC 7592): [`AuthorizationServer::register`] and
-//! [`AuthorizationServer::client_configuration`].
+//! [`AuthorizationServer::client_configuration`]. An [`ExchangePolicy`] on the builder offers
+//! token exchange (RFC 8693) at the token endpoint.
 //! With feature `jwt`, `jwt` issues RFC 9068 access tokens and publishes their keys; with
 //! feature `dpop`, `dpop` binds tokens to a key the client proves it holds (RFC 9449).
 //!
@@ -104,6 +105,7 @@ pub mod device;
 pub mod dpop;
 mod endpoint;
 mod error;
+mod exchange;
 mod grant;
 pub mod hash;
 #[cfg(feature = "jwt")]
@@ -142,6 +144,7 @@ pub use config::{
 };
 pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};
+pub use exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use memory::MemoryStore;
 pub use registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy};

@@ -87,6 +87,46 @@ pub(crate) enum TokenRequest<'a> {
     },
     /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4): a device's poll.
     DeviceCode { device_code: DeviceCode },
+    /// Token exchange (RFC 8693 §2.1); `requested_token_type` was checked when parsed (only
+    /// access tokens are issued).
+    TokenExchange {
+        /// The token the new one is for, digest computed; its `Debug` shows neither.
+        subject_token: AccessToken,
+        subject_token_type: TokenType,
+        /// For delegation: the token of the party that will act for the subject.
+        actor_token: Option<(AccessToken, TokenType)>,
+        scope: Option<&'a str>,
+        /// RFC 8707 `resource`s and RFC 8693 `audience`s, which may each repeat.
+        resources: Vec<&'a str>,
+        audiences: Vec<&'a str>,
+    },
+}
+
+/// A token type identifier (RFC 8693 §3) grantor accepts for a subject or actor token: its
+/// own access tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenType {
+    /// `urn:ietf:params:oauth:token-type:access_token`: any access token grantor issued.
+    AccessToken,
+    /// `urn:ietf:params:oauth:token-type:jwt`: one of grantor's JWT access tokens (RFC 9068).
+    Jwt,
+}
+
+impl TokenType {
+    /// The identifier of an access token (RFC 8693 §3), also the `issued_token_type` of
+    /// every exchange.
+    pub(crate) const ACCESS_TOKEN: &'static str = "urn:ietf:params:oauth:token-type:access_token";
+    /// The identifier of a JWT (RFC 8693 §3).
+    pub(crate) const JWT: &'static str = "urn:ietf:params:oauth:token-type:jwt";
+
+    /// The type `identifier` names, if grantor accepts it.
+    pub(crate) fn parse(identifier: &str) -> Option<Self> {
+        match identifier {
+            Self::ACCESS_TOKEN => Some(Self::AccessToken),
+            Self::JWT => Some(Self::Jwt),
+            _ => None,
+        }
+    }
 }
 
 impl TokenRequest<'_> {
@@ -98,6 +138,7 @@ impl TokenRequest<'_> {
             Self::RefreshToken { .. } => GrantType::RefreshToken,
             Self::ClientCredentials { .. } => GrantType::ClientCredentials,
             Self::DeviceCode { .. } => GrantType::DeviceCode,
+            Self::TokenExchange { .. } => GrantType::TokenExchange,
         }
     }
 }

@@ -612,3 +612,65 @@ fn a_proof_context_never_shows_the_access_token() {
     assert!(!shown.contains("a-secret-access-token"), "{shown}");
     assert!(shown.contains("<redacted>"), "{shown}");
 }
+
+/// Allows every token exchange grantor found valid.
+struct AllowExchanges;
+
+#[async_trait::async_trait]
+impl ExchangePolicy for AllowExchanges {
+    async fn decide(&self, _request: &ExchangeRequest<'_>) -> Result<(), ExchangeRefusal> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_bound_subject_token_is_exchanged_only_with_a_proof_of_its_key() {
+    let f = fixture_with(|b| {
+        b.dpop(Dpop::new())
+            .token_exchange(std::sync::Arc::new(AllowExchanges))
+    });
+    let creds = ClientCredentials::generate().unwrap();
+    f.register(
+        Client::confidential(creds.client_id.as_str(), creds.verifier)
+            .grant_types([GrantType::TokenExchange])
+            .scopes("profile email")
+            .build()
+            .unwrap(),
+    );
+    let exchanger = basic(creds.client_id.as_str(), creds.secret.expose_secret());
+    let key = ProofKey::es256(11);
+    let bound =
+        assert_bound_tokens(&client_credentials(&f, &[&key.proof("POST", TOKEN_URL, START)]).await);
+    let subject = bound["access_token"].as_str().unwrap();
+    let body = format!(
+        "grant_type=urn:ietf:params:oauth:grant-type:token-exchange&subject_token={subject}\
+         &subject_token_type=urn:ietf:params:oauth:token-type:access_token"
+    );
+    let without = f
+        .server
+        .token(&with_proof(Some(&exchanger), &body, &[]))
+        .await;
+    assert_error(&without, 400, "invalid_request");
+    let other = ProofKey::eddsa(12).proof("POST", TOKEN_URL, START);
+    let wrong = f
+        .server
+        .token(&with_proof(Some(&exchanger), &body, &[&other]))
+        .await;
+    assert_error(&wrong, 400, "invalid_request");
+    let proof = key.proof("POST", TOKEN_URL, START);
+    let exchanged = f
+        .server
+        .token(&with_proof(Some(&exchanger), &body, &[&proof]))
+        .await;
+    let exchanged = assert_bound_tokens(&exchanged);
+    let token = exchanged["access_token"].as_str().unwrap();
+    let seen = json(
+        &f.introspect(Some(&exchanger), &format!("token={token}"))
+            .await,
+    );
+    assert_eq!(
+        seen["cnf"]["jkt"],
+        key.jkt(),
+        "bound to the same key: {seen}"
+    );
+}

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod exchange;
 mod pages;
 mod seed;
 mod settings;
@@ -57,7 +58,9 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         // RFC 9126: optional for every seeded client.
         .pushed_requests(grantor::par::PushedRequests::new())
         // RFC 8628: the verification page is `/device` (below).
-        .device_flow(grantor::device::DeviceFlow::new().lifetime(settings.device_code_ttl));
+        .device_flow(grantor::device::DeviceFlow::new().lifetime(settings.device_code_ttl))
+        // RFC 8693: service-client only (examples/common/exchange.rs).
+        .token_exchange(std::sync::Arc::new(exchange::DemoExchange::new(&audience)));
     let builder = sender_constrained(builder);
     let server = seed::open(
         &settings.store,

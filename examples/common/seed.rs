@@ -26,6 +26,7 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
     let demo_secret = SecretVerifier::argon2id(&ClientSecret::new("demo-secret"))?;
     let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
     let api_secret = SecretVerifier::argon2id(&ClientSecret::new("api-secret"))?;
+    let service_secret = SecretVerifier::argon2id(&ClientSecret::new("service-secret"))?;
     Ok(vec![
         with_redirects(Client::confidential("demo-client", demo_secret))
             .name("Demo Client")
@@ -58,6 +59,12 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
         Client::confidential("api-server", api_secret)
             .name("Demo API")
             .resource_server(audience)
+            .build()?,
+        // A backend that exchanges users' tokens (RFC 8693) under the demo's exchange policy.
+        with_redirects(Client::confidential("service-client", service_secret))
+            .name("Service Client")
+            .grant_types([GrantType::ClientCredentials, GrantType::TokenExchange])
+            .approval(Approval::NotRequired)
             .build()?,
     ])
 }

@@ -140,6 +140,7 @@ impl AuthorizationServerBuilder {
             registration,
             par: self.par,
             device: self.device,
+            token_exchange: self.exchange.is_some(),
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -177,6 +178,7 @@ impl AuthorizationServerBuilder {
                 jwt: self.jwt,
                 #[cfg(feature = "dpop")]
                 dpop: dpop_checker,
+                exchange: self.exchange,
             }),
         })
     }

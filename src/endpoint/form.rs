@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 /// The parameters grantor reads. Others are dropped unread (RFC 6749 §3.1: unknown parameters
-/// are ignored), and may repeat: extensions such as RFC 8707's `resource` do.
+/// are ignored), and may repeat: extensions such as RFC 8707's `resource` and RFC 8693's
+/// `audience` do.
 const KNOWN: &[&str] = &[
     "client_id",
     "client_secret",
@@ -25,6 +26,12 @@ const KNOWN: &[&str] = &[
     "username",
     "device_code",
     "request_uri",
+    // Token exchange (RFC 8693 §2.1).
+    "subject_token",
+    "subject_token_type",
+    "actor_token",
+    "actor_token_type",
+    "requested_token_type",
 ];
 
 // `parse` tracks the names it has seen in a `u32`.
@@ -75,6 +82,8 @@ pub(crate) struct Form<'a> {
     repeated: Option<&'static str>,
     /// RFC 8707's `resource`, which may repeat: every non-empty value, in order.
     resources: Vec<Cow<'a, str>>,
+    /// RFC 8693's `audience`, which may repeat likewise.
+    audiences: Vec<Cow<'a, str>>,
 }
 
 impl std::fmt::Debug for Form<'_> {
@@ -89,6 +98,7 @@ impl std::fmt::Debug for Form<'_> {
             .field("present", &present.collect::<Vec<_>>())
             .field("repeated", &self.repeated)
             .field("resources", &self.resources.len())
+            .field("audiences", &self.audiences.len())
             .finish()
     }
 }
@@ -109,6 +119,11 @@ impl<'a> Form<'a> {
     /// Every non-empty `resource` value (RFC 8707 §2), in order; bounded by the input's size.
     pub(crate) fn resources(&self) -> Vec<&str> {
         self.resources.iter().map(|r| &**r).collect()
+    }
+
+    /// Every non-empty `audience` value (RFC 8693 §2.1), in order; bounded likewise.
+    pub(crate) fn audiences(&self) -> Vec<&str> {
+        self.audiences.iter().map(|a| &**a).collect()
     }
 }
 
@@ -135,6 +150,11 @@ fn slot(name: &str) -> Option<usize> {
         "username" => 15,
         "device_code" => 16,
         "request_uri" => 17,
+        "subject_token" => 18,
+        "subject_token_type" => 19,
+        "actor_token" => 20,
+        "actor_token_type" => 21,
+        "requested_token_type" => 22,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);
@@ -210,8 +230,12 @@ impl<'a> Form<'a> {
         };
         // Unknown names are dropped once their encoding has been checked.
         let Some(slot) = slot(&name) else {
-            if name == "resource" && !value.is_empty() {
-                self.resources.push(value);
+            if !value.is_empty() {
+                match &*name {
+                    "resource" => self.resources.push(value),
+                    "audience" => self.audiences.push(value),
+                    _ => {}
+                }
             }
             return Ok(());
         };

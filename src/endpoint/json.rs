@@ -4,7 +4,7 @@
 use crate::audience::Audience;
 use crate::grant::lookup::Found;
 use crate::grant::{DPOP_TOKEN_TYPE, Issued, TOKEN_TYPE};
-use crate::store::{Authorization, JwkThumbprint};
+use crate::store::{Actor, Authorization, JwkThumbprint};
 
 /// The token endpoint's success body, members in the order RFC 6749 §5.1 lists them, with the
 /// spec's `jti`.
@@ -14,9 +14,13 @@ pub(crate) fn token_response(issued: &Issued) -> String {
     let refresh_len = refresh_token.map_or(0, |t| t.len() + 20);
     let capacity =
         96 + access_token.len() + issued.jti.as_str().len() + issued.scope.as_str().len();
-    let mut json = JsonObject::with_capacity(capacity + refresh_len);
-    json.string("access_token", access_token)
-        .string("token_type", issued.token_type)
+    let mut json = JsonObject::with_capacity(capacity + refresh_len + 64);
+    json.string("access_token", access_token);
+    if let Some(issued_token_type) = issued.issued_token_type {
+        // RFC 8693 §2.2.1: the type of what token exchange issued.
+        json.string("issued_token_type", issued_token_type);
+    }
+    json.string("token_type", issued.token_type)
         .number("expires_in", issued.expires_in)
         .string("jti", issued.jti.as_str())
         .string("scope", issued.scope.as_str());
@@ -28,6 +32,10 @@ pub(crate) fn token_response(issued: &Issued) -> String {
 
 /// An active token's description (RFC 7662 §2.2).
 pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> String {
+    let actor = match found {
+        Found::Access(grant) => grant.actor.as_ref(),
+        Found::Refresh(_) => None,
+    };
     let (authorization, token_type, iat, exp, jti, jkt) = match found {
         Found::Access(grant) => (
             &grant.authorization,
@@ -80,6 +88,10 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
     if let Some(jkt) = jkt {
         // RFC 9449 §6.2: the confirmation of a bound token.
         json.confirmation(&jkt);
+    }
+    if let Some(actor) = actor {
+        // RFC 8693 §4.1, which RFC 7662 §2.2 allows as any claim of the token.
+        json.actor(actor);
     }
     json.finish()
 }
@@ -141,6 +153,15 @@ impl JsonObject {
                 self
             }
         }
+    }
+
+    /// `act`, the actor of a token issued by delegation (RFC 8693 §4.1), nested as it nests.
+    pub(crate) fn actor(&mut self, actor: &Actor) -> &mut Self {
+        self.name("act");
+        // Nested strings cannot fail to serialize; serde escapes what they hold.
+        self.0
+            .push_str(&serde_json::to_string(actor).unwrap_or_else(|_| "null".to_owned()));
+        self
     }
 
     /// `cnf` with the thumbprint of the key a token is bound to (RFC 9449 §6, RFC 7800 §3.1).

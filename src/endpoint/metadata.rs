@@ -4,6 +4,7 @@ use http::{HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
 use super::render;
+use crate::client::GrantType;
 use crate::config::{Config, Profile};
 
 #[derive(Serialize)]
@@ -85,7 +86,10 @@ pub(crate) fn document(config: &Config) -> Response<String> {
     };
     let mut grant_types = grant_types.to_vec();
     if config.device.is_some() {
-        grant_types.push(crate::client::GrantType::DeviceCode.as_str());
+        grant_types.push(GrantType::DeviceCode.as_str());
+    }
+    if config.token_exchange {
+        grant_types.push(GrantType::TokenExchange.as_str());
     }
     let metadata = Metadata {
         issuer: &config.issuer,

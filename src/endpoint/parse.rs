@@ -7,7 +7,9 @@ use super::form::Form;
 use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce;
-use crate::request::{AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, Unreadable};
+use crate::request::{
+    AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, TokenType, Unreadable,
+};
 use crate::secret::{AccessToken, AuthorizationCode, DeviceCode, Password, RefreshToken};
 
 /// How the client of a token, revocation or introspection request authenticates: HTTP Basic,
@@ -45,12 +47,15 @@ pub(crate) fn token_request<'f>(form: &'f Form<'_>) -> Result<TokenRequest<'f>, 
         Some("refresh_token") => GrantType::RefreshToken,
         Some("client_credentials") => GrantType::ClientCredentials,
         Some(name) if name == GrantType::DeviceCode.as_str() => GrantType::DeviceCode,
+        Some(name) if name == GrantType::TokenExchange.as_str() => GrantType::TokenExchange,
         Some(_) => {
             return Err(Unreadable {
                 grant_type: None,
                 error: OAuthError::new(
                     ErrorCode::UnsupportedGrantType,
-                    "grant_type must be authorization_code, password, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code",
+                    "grant_type must be authorization_code, password, refresh_token, \
+                     client_credentials, urn:ietf:params:oauth:grant-type:device_code \
+                     or urn:ietf:params:oauth:grant-type:token-exchange",
                 ),
             });
         }
@@ -108,10 +113,65 @@ fn grant_parameters<'f>(
         GrantType::DeviceCode => TokenRequest::DeviceCode {
             device_code: DeviceCode::hashed(required("device_code")?),
         },
-        // `token_request` maps only the token endpoint's grants here.
+        GrantType::TokenExchange => token_exchange(form, scope, resources)?,
+        // `token_request` maps only the token-endpoint grants here.
         GrantType::ClientCredentials | GrantType::Implicit => {
             TokenRequest::ClientCredentials { scope, resources }
         }
+    })
+}
+
+/// A token exchange request (RFC 8693 §2.1): the subject token and its type, the actor token
+/// and its type (both or neither), and a `requested_token_type` grantor can issue.
+fn token_exchange<'f>(
+    form: &'f Form<'_>,
+    scope: Option<&'f str>,
+    resources: Vec<&'f str>,
+) -> Result<TokenRequest<'f>, OAuthError> {
+    let token_type = |name: &'static str| match form.get(name).map(TokenType::parse) {
+        Some(Some(token_type)) => Ok(token_type),
+        Some(None) => Err(OAuthError::invalid_request(format!(
+            "{name} is not supported: only access tokens this server issued are exchanged \
+             (urn:ietf:params:oauth:token-type:access_token, or :jwt for its JWT access tokens)"
+        ))),
+        None => Err(OAuthError::invalid_request(format!("{name} is missing"))),
+    };
+    let subject_token = form
+        .get("subject_token")
+        .map(AccessToken::hashed)
+        .ok_or_else(|| OAuthError::invalid_request("subject_token is missing"))?;
+    let subject_token_type = token_type("subject_token_type")?;
+    // RFC 8693 §2.1: actor_token_type is required with actor_token, forbidden without it.
+    let actor_token = match (form.get("actor_token"), form.get("actor_token_type")) {
+        (Some(token), Some(_)) => {
+            Some((AccessToken::hashed(token), token_type("actor_token_type")?))
+        }
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(OAuthError::invalid_request("actor_token_type is missing"));
+        }
+        (None, Some(_)) => {
+            return Err(OAuthError::invalid_request(
+                "actor_token_type was sent without an actor_token",
+            ));
+        }
+    };
+    match form.get("requested_token_type") {
+        None | Some(TokenType::ACCESS_TOKEN) => {}
+        Some(_) => {
+            return Err(OAuthError::invalid_request(
+                "requested_token_type is not supported: only access tokens are issued \
+                 (urn:ietf:params:oauth:token-type:access_token)",
+            ));
+        }
+    }
+    Ok(TokenRequest::TokenExchange {
+        subject_token,
+        subject_token_type,
+        actor_token,
+        scope,
+        resources,
+        audiences: form.audiences(),
     })
 }
 
@@ -192,6 +252,45 @@ mod tests {
         let unreadable = read("grant_type=implicit", |r| r.unwrap_err());
         assert_eq!(unreadable.grant_type, None);
         assert_eq!(unreadable.error.code(), ErrorCode::UnsupportedGrantType);
+    }
+
+    #[test]
+    fn a_token_exchange_reads_its_tokens_and_never_shows_them() {
+        let access = TokenType::ACCESS_TOKEN;
+        let body = format!(
+            "grant_type=urn:ietf:params:oauth:grant-type:token-exchange\
+             &subject_token=subject-secret&subject_token_type={access}\
+             &actor_token=actor-secret&actor_token_type={access}\
+             &audience=https://a.example/&resource=https://b.example/&audience=https://c.example/"
+        );
+        read(&body, |r| {
+            let request = r.unwrap();
+            let shown = format!("{request:?}");
+            assert!(!shown.contains("subject-secret") && !shown.contains("actor-secret"));
+            let TokenRequest::TokenExchange {
+                subject_token,
+                actor_token: Some((actor_token, TokenType::AccessToken)),
+                audiences,
+                resources,
+                ..
+            } = request
+            else {
+                panic!("a delegation request: {shown}");
+            };
+            assert_eq!(subject_token.expose_secret(), "subject-secret");
+            assert_eq!(actor_token.expose_secret(), "actor-secret");
+            assert_eq!(audiences, ["https://a.example/", "https://c.example/"]);
+            assert_eq!(resources, ["https://b.example/"]);
+        });
+        let half = "grant_type=urn:ietf:params:oauth:grant-type:token-exchange\
+                    &subject_token=s&subject_token_type=urn:ietf:params:oauth:token-type:jwt\
+                    &actor_token=a";
+        let unreadable = read(half, |r| r.unwrap_err());
+        assert_eq!(unreadable.grant_type, Some(GrantType::TokenExchange));
+        assert_eq!(
+            unreadable.error.description(),
+            "actor_token_type is missing"
+        );
     }
 
     #[test]

@@ -121,6 +121,7 @@ pub(crate) async fn check_jwt(
             verified.expires_at,
         )
         .bound_to(verified.jkt)
+        .acting(verified.actor)
     };
     Ok(grant.with_jti(verified.jti))
 }

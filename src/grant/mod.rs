@@ -18,6 +18,7 @@ pub(crate) mod pushed;
 pub(crate) mod refresh;
 pub(crate) mod registration;
 pub(crate) mod resource;
+pub(crate) mod token_exchange;
 
 use std::time::Duration;
 
@@ -30,7 +31,8 @@ use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
 use crate::secret::{AccessToken, RefreshToken, SecretDigest};
 use crate::store::{
-    Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens, TokenIssuer,
+    Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
+    TokenIssuer,
 };
 
 /// `token_type` as the spec writes it.
@@ -80,6 +82,9 @@ pub(crate) struct Issuer<'a> {
     pub(crate) possession: Option<&'a dyn Possession>,
     /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).
     pub(crate) bind_refresh: bool,
+    /// Who acts for the user of the access tokens minted (RFC 8693 §4.1): set by token
+    /// exchange alone.
+    pub(crate) actor: Option<&'a Actor>,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -94,6 +99,8 @@ pub(crate) struct Issued {
     pub(crate) jti: Jti,
     pub(crate) scope: Scope,
     refresh_token: Option<String>,
+    /// RFC 8693 §2.2.1 `issued_token_type`: set by token exchange alone.
+    pub(crate) issued_token_type: Option<&'static str>,
 }
 
 impl Issued {
@@ -120,6 +127,7 @@ impl std::fmt::Debug for Issued {
                 "refresh_token",
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("issued_token_type", &self.issued_token_type)
             .finish()
     }
 }
@@ -144,6 +152,8 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) devices: Option<device::Devices<'a>>,
     /// Where a device flow's user is found.
     pub(crate) users: &'a dyn crate::store::UserStore,
+    /// The host's token exchange policy (RFC 8693); `None`: no exchange is offered.
+    pub(crate) exchange: Option<&'a dyn crate::exchange::ExchangePolicy>,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -234,6 +244,23 @@ pub(crate) async fn token(
             };
             poll.exchange(&client, device_code, now).await
         }
+        TokenRequest::TokenExchange {
+            subject_token,
+            subject_token_type,
+            actor_token,
+            scope,
+            resources,
+            audiences,
+        } => {
+            let exchange = token_exchange::Exchange {
+                subject: (subject_token, *subject_token_type),
+                actor: actor_token.as_ref().map(|(token, kind)| (token, *kind)),
+                scope: *scope,
+                resources,
+                audiences,
+            };
+            token_exchange::exchange(issuer, grants.exchange, &client, exchange, now).await
+        }
     }
 }
 
@@ -302,7 +329,8 @@ impl Issuer<'_> {
             jti.clone(),
             access_expires_at,
         )
-        .bound_to(jkt);
+        .bound_to(jkt)
+        .acting(self.actor.cloned());
         if let Some(refresh) = &refresh_token {
             let family_end = family_end.unwrap_or_else(|| now.plus(self.lifetimes.family));
             let expires_at = now.plus(self.lifetimes.refresh_token).min(family_end);
@@ -324,6 +352,7 @@ impl Issuer<'_> {
             jti,
             scope,
             refresh_token: refresh_token.map(RefreshToken::into_secret),
+            issued_token_type: None,
         };
         Ok((issued, record))
     }
@@ -348,6 +377,7 @@ impl Issuer<'_> {
                 authorization,
                 jti,
                 jkt,
+                actor: self.actor,
                 issued_at,
                 expires_at,
             };

@@ -12,7 +12,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::store::{Authorization, Jti, JwkThumbprint};
+use crate::store::{Actor, Authorization, Jti, JwkThumbprint};
 
 /// The JOSE `typ` of an RFC 9068 access token (§2.1).
 pub(crate) const TYP: &str = "at+jwt";
@@ -40,6 +40,9 @@ struct Claims {
     /// RFC 9449 §6.1: the key a DPoP-bound token is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cnf: Option<Confirmation>,
+    /// RFC 8693 §4.1: who acts for `sub`, in a token issued by delegation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    act: Option<Actor>,
 }
 
 /// `cnf` (RFC 7800 §3.1) with the SHA-256 thumbprint of a DPoP key.
@@ -56,6 +59,8 @@ pub(crate) struct AccessClaims<'a> {
     pub(crate) jti: &'a Jti,
     /// The DPoP key the token is bound to.
     pub(crate) jkt: Option<JwkThumbprint>,
+    /// Who acts for the user (RFC 8693 §4.1).
+    pub(crate) actor: Option<&'a Actor>,
     pub(crate) issued_at: UnixTime,
     pub(crate) expires_at: UnixTime,
 }
@@ -86,6 +91,7 @@ pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String
         cnf: claims.jkt.map(|jkt| Confirmation {
             jkt: jkt.to_string(),
         }),
+        act: claims.actor.cloned(),
     };
     let mut header = Header::new(key.algorithm().jose());
     header.typ = Some(TYP.to_owned());
@@ -142,6 +148,8 @@ pub struct VerifiedToken {
     /// `cnf.jkt`: the DPoP key the token is bound to (RFC 9449 §6.1); a resource accepts a
     /// bound token only with a proof of that key.
     pub jkt: Option<JwkThumbprint>,
+    /// `act`: who acts for `sub` in a token issued by delegation (RFC 8693 §4.1).
+    pub actor: Option<Actor>,
 }
 
 impl VerifiedToken {
@@ -230,5 +238,6 @@ pub(crate) fn verify(
             Some(cnf) => Some(JwkThumbprint::parse(&cnf.jkt).ok_or(JwtError::Malformed)?),
             None => None,
         },
+        actor: claims.act,
     })
 }

@@ -16,7 +16,7 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, JwkThumbprint,
+    AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, JwkThumbprint,
     NewTokens, RefreshGrant, User,
 };
 use rotation::LastRotation;
@@ -183,11 +183,12 @@ struct AccessEntry {
     expires_at: Secs,
 }
 
-/// An access token's own scope and audience (its family's, or narrower) and DPoP key.
+/// An access token's own scope and audience (its family's, or narrower), DPoP key and actor.
 struct OwnTerms {
     scope: Scope,
     audience: Audience,
     jkt: Option<JwkThumbprint>,
+    actor: Option<Actor>,
 }
 
 struct RefreshEntry {
@@ -312,11 +313,12 @@ impl Tokens {
             scope, audience, ..
         } = &tokens.authorization;
         let differs = *scope != family.scope || *audience != family.audience;
-        let own = (differs || tokens.jkt.is_some()).then(|| {
+        let own = (differs || tokens.jkt.is_some() || tokens.actor.is_some()).then(|| {
             Box::new(OwnTerms {
                 scope: scope.clone(),
                 audience: audience.clone(),
                 jkt: tokens.jkt,
+                actor: tokens.actor.clone(),
             })
         });
         family.extend_to(tokens.expires_at());
@@ -470,7 +472,8 @@ impl Tokens {
                     entry.issued_at.into(),
                     entry.expires_at.into(),
                 )
-                .bound_to(own.and_then(|own| own.jkt)),
+                .bound_to(own.and_then(|own| own.jkt))
+                .acting(own.and_then(|own| own.actor.clone())),
             )
         }))
     }

@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     /// Set when DPoP proofs are accepted (RFC 9449).
     #[cfg(feature = "dpop")]
     pub(crate) dpop: Option<crate::dpop::Checker>,
+    /// Set when token exchange is offered (RFC 8693).
+    pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
 }
 
 impl Inner {
@@ -52,6 +54,7 @@ impl Inner {
             jwt: self.jwt.as_ref(),
             possession: None,
             bind_refresh: false,
+            actor: None,
         }
     }
 
@@ -87,6 +90,7 @@ impl Inner {
             dpop_required: self.dpop_required(),
             devices: self.devices(),
             users: &*self.users,
+            exchange: self.exchange.as_deref(),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
+    AccessGrant, Actor, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
     Session, User, UserId,
 };
 
@@ -212,6 +212,8 @@ pub(crate) struct AccessRow {
     issued_at: i64,
     expires_at: i64,
     jkt: Option<String>,
+    /// The RFC 8693 §4.1 `act` claim as JSON text (NULL: no actor).
+    act: Option<String>,
 }
 
 impl AccessRow {
@@ -222,7 +224,12 @@ impl AccessRow {
             time(self.issued_at),
             time(self.expires_at),
         )
-        .bound_to(thumbprint(self.jkt.as_deref())?))
+        .bound_to(thumbprint(self.jkt.as_deref())?)
+        .acting(
+            self.act
+                .map(|act| Actor::from_stored(&act).ok_or_else(|| corrupt("actor")))
+                .transpose()?,
+        ))
     }
 }
 

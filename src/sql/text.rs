@@ -55,12 +55,12 @@ pub(crate) const CODE_STATE: &str =
     "SELECT family_id, redeemed FROM grantor_codes WHERE digest = $1";
 
 pub(crate) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
-    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
-/// An active access token: its own scope and audience, the rest of its authorization from its
-/// family.
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// An active access token: its own scope, audience, key and actor, the rest of its
+/// authorization from its family.
 pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
-    f.username, a.scope, a.audience, a.issued_at, a.expires_at, a.jkt \
+    f.username, a.scope, a.audience, a.issued_at, a.expires_at, a.jkt, a.act \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";

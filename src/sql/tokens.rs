@@ -11,7 +11,7 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
+    AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
     RefreshGrant, Rotation, TokenIssuer,
 };
 
@@ -317,6 +317,7 @@ where
         let family = tokens.family.id().to_bytes();
         let issued_at = secs(tokens.issued_at);
         let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+        let actor = tokens.actor.as_ref().map(Actor::to_stored);
         sqlx::query(text::INSERT_ACCESS)
             .bind(tokens.access_token.as_bytes().as_slice())
             .bind(family.as_slice())
@@ -326,6 +327,7 @@ where
             .bind(secs(tokens.access_expires_at))
             .bind(tokens.authorization.audience.as_str())
             .bind(access_jkt.as_deref())
+            .bind(actor.as_deref())
             .execute(&mut **tx)
             .await
             .map_err(store_error::<DB>)?;

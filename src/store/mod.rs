@@ -39,8 +39,8 @@ pub use crate::error::{StoreError, StoreErrorKind};
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use records::{
-    AccessGrant, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, Jti,
-    JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
+    AccessGrant, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId,
+    Jti, JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
 };
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 

@@ -5,8 +5,10 @@ use std::fmt;
 
 use smol_str::SmolStr;
 
+mod actor;
 mod ids;
 
+pub use actor::Actor;
 pub use ids::{Jti, JwkThumbprint, UserId};
 
 use crate::audience::Audience;
@@ -244,6 +246,10 @@ pub struct NewTokens {
     /// The DPoP key the access token is bound to (RFC 9449 `cnf.jkt`); `None` for a bearer
     /// token. The store keeps it and gives it back with the token.
     pub jkt: Option<JwkThumbprint>,
+    /// Who acts for the user (RFC 8693 §4.1 `act`): set on an access token issued by token
+    /// exchange with an actor token, `None` otherwise. The store keeps it with the access token
+    /// ([`Actor::to_stored`]) and gives it back.
+    pub actor: Option<Actor>,
 }
 
 impl NewTokens {
@@ -267,7 +273,14 @@ impl NewTokens {
             refresh_token: None,
             family_ends_at: None,
             jkt: None,
+            actor: None,
         }
+    }
+
+    /// The same tokens with `actor` acting for the access token's user (RFC 8693 §4.1).
+    pub fn acting(mut self, actor: Option<Actor>) -> Self {
+        self.actor = actor;
+        self
     }
 
     /// The same tokens with the access token bound to the DPoP key `jkt` (RFC 9449).
@@ -413,6 +426,9 @@ pub struct AccessGrant {
     /// The DPoP key it is bound to (RFC 9449 `cnf.jkt`), as it was kept ([`NewTokens::jkt`]);
     /// `None` for a bearer token.
     pub jkt: Option<JwkThumbprint>,
+    /// Who acts for the token's user (RFC 8693 §4.1 `act`), as it was kept
+    /// ([`NewTokens::actor`]); `None` unless the token came from a delegating token exchange.
+    pub actor: Option<Actor>,
     /// Set by grantor from the presented token: a store need not keep it.
     jti: Jti,
 }
@@ -431,8 +447,15 @@ impl AccessGrant {
             issued_at,
             expires_at,
             jkt: None,
+            actor: None,
             jti: Jti::new(""),
         }
+    }
+
+    /// The same grant with `actor` acting for its user (RFC 8693 §4.1).
+    pub fn acting(mut self, actor: Option<Actor>) -> Self {
+        self.actor = actor;
+        self
     }
 
     /// The same grant bound to the DPoP key `jkt`.

@@ -1,8 +1,9 @@
-//! The rules of DPoP bindings (RFC 9449): a store keeps the key thumbprint an access token and
-//! a refresh token are bound to, each its own, and gives it back.
+//! The rules of what a token is bound to: a store keeps the DPoP key thumbprint (RFC 9449) an
+//! access token and a refresh token are bound to, each its own, and the actor (RFC 8693 §4.1)
+//! of an access token issued by delegation, and gives them back.
 
 use super::{ContractStore, Minted, Must as _, NOW, at, family_id};
-use crate::store::{Family, JwkThumbprint, Rotation};
+use crate::store::{Actor, Family, JwkThumbprint, Rotation};
 
 /// A token's key (thumbprints are hashes of public keys; any 32 bytes will do).
 fn key(byte: u8) -> JwkThumbprint {
@@ -57,4 +58,54 @@ pub(super) async fn each_token_keeps_the_dpop_key_it_was_bound_to<S: ContractSto
         Some(Some(key(1))),
         "the first access token keeps its key"
     );
+}
+
+/// An access token issued by delegation (RFC 8693) keeps its actor, a chain of them as deep as
+/// [`Actor::MAX_DEPTH`] whole and in order; another token of the same authorization reads as
+/// having none.
+pub(super) async fn an_access_token_keeps_its_actor<S: ContractStore>(store: &S) {
+    let mut chain = Actor::new("prior-7").must_exist();
+    for depth in (0..Actor::MAX_DEPTH - 1).rev() {
+        chain = Actor::new(&format!("actor {depth} \"quoted\""))
+            .must_exist()
+            .then(&chain)
+            .must_exist();
+    }
+    let delegated = Minted::now(Family::New(family_id()), false);
+    let record = delegated.record.clone().acting(Some(chain.clone()));
+    store.insert_tokens(record).await.must("insert_tokens");
+    let plain = Minted::now(Family::New(family_id()), false);
+    store
+        .insert_tokens(plain.record.clone())
+        .await
+        .must("insert_tokens");
+    let found = store.find_access_token(&delegated.access, NOW).await;
+    let found = found.must("find_access_token").map(|grant| grant.actor);
+    assert_eq!(
+        found,
+        Some(Some(chain)),
+        "the delegated token's actor chain"
+    );
+    let found = store.find_access_token(&plain.access, NOW).await;
+    let found = found.must("find_access_token").map(|grant| grant.actor);
+    assert_eq!(
+        found,
+        Some(None),
+        "a token without an actor reads without one"
+    );
+}
+
+/// A value the rule built itself and knows is there.
+trait MustExist<T> {
+    fn must_exist(self) -> T;
+}
+
+impl<T> MustExist<T> for Option<T> {
+    #[track_caller]
+    fn must_exist(self) -> T {
+        match self {
+            Some(value) => value,
+            None => panic!("the rule built an invalid actor"),
+        }
+    }
 }

@@ -7,8 +7,8 @@
 //! grantor does (digests in, records out, fixed instants instead of a clock) and asserts what
 //! the traits promise: single use under concurrent callers, replays and reuse reported with
 //! their family and never revoked by the store itself, expiry, purging, records that carry what
-//! was granted, case-insensitive usernames, the administrator's answers, and the session,
-//! attempt-counter and single-use seams.
+//! was granted (a DPoP key, a delegation's actor), case-insensitive usernames, the
+//! administrator's answers, and the session, attempt-counter and single-use seams.
 //!
 //! ```rust,ignore
 //! // tests/store_contract.rs of your crate, with grantor's feature `test-util` in
@@ -136,6 +136,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         tokens::codes_and_tokens_carry_what_was_granted,
         tokens::tokens_for_an_unknown_family_are_refused,
         bindings::each_token_keeps_the_dpop_key_it_was_bound_to,
+        bindings::an_access_token_keeps_its_actor,
         retries::a_retry_within_the_window_moves_on_and_leaves_one_live_pair,
         retries::a_retry_past_the_window_or_without_one_is_reuse,
         retries::concurrent_retries_leave_exactly_one_live_pair,
