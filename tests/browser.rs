@@ -200,15 +200,7 @@ async fn flow(server: &Server, driver: &ChromeDriver, chromium: &Path, profile: 
             .is_some_and(|t| t.eq_ignore_ascii_case("bearer")),
         "{body}"
     );
-    let me: serde_json::Value = http
-        .get(format!("{base}/api/me"))
-        .bearer_auth(access_token)
-        .send()
-        .await
-        .expect("/api/me request")
-        .json()
-        .await
-        .expect("/api/me JSON");
+    let me = me(&http, &base, access_token).await;
     assert_eq!(me["email"], ALICE, "{me}");
 
     device_flow(&browser, &http, &base, out).await;
@@ -316,16 +308,20 @@ async fn device_flow(browser: &Client, http: &reqwest::Client, base: &str, out: 
     assert_eq!(status, 200, "the device got no tokens: {tokens}");
     let access_token = tokens["access_token"].as_str().expect("access_token");
     assert!(tokens["refresh_token"].is_string(), "{tokens}");
-    let me: serde_json::Value = http
-        .get(format!("{base}/api/me"))
+    let me = me(http, base, access_token).await;
+    assert_eq!(me["email"], ALICE, "{me}");
+}
+
+/// `/api/me` for `access_token`.
+async fn me(http: &reqwest::Client, base: &str, access_token: &str) -> serde_json::Value {
+    http.get(format!("{base}/api/me"))
         .bearer_auth(access_token)
         .send()
         .await
         .expect("/api/me request")
         .json()
         .await
-        .expect("/api/me JSON");
-    assert_eq!(me["email"], ALICE, "{me}");
+        .expect("/api/me JSON")
 }
 
 async fn open_session(driver: &ChromeDriver, chromium: &Path, profile: &Path) -> Client {

@@ -58,21 +58,27 @@ impl Fixture {
 
     /// Alice enters `user_code`, signs in and answers `decision`.
     async fn answer(&self, flow: &SignInFlow, user_code: &str, decision: Decision) -> Step {
-        let Step::SignIn(page) = flow.enter_user_code(user_code).await else {
-            panic!("the user code is live");
-        };
-        let password = Password::new(ALICE_PASSWORD);
-        let Step::Approve(approval) = flow
-            .sign_in(&page.session, &page.csrf, ALICE, &password)
-            .await
-        else {
-            panic!("the TV's approval is required");
-        };
+        let approval = approval_page(flow, user_code).await;
         assert_eq!(approval.client_name, "Living Room TV");
         assert_eq!(approval.scope.as_str(), "profile");
         flow.decide(&approval.session, &approval.csrf, decision)
             .await
     }
+}
+
+/// Alice enters `user_code` and signs in: the approval page.
+async fn approval_page(flow: &SignInFlow, user_code: &str) -> grantor::signin::ApprovalPage {
+    let Step::SignIn(page) = flow.enter_user_code(user_code).await else {
+        panic!("the user code is live");
+    };
+    let password = Password::new(ALICE_PASSWORD);
+    let Step::Approve(approval) = flow
+        .sign_in(&page.session, &page.csrf, ALICE, &password)
+        .await
+    else {
+        panic!("the device's approval is required");
+    };
+    approval
 }
 
 #[tokio::test]
@@ -198,16 +204,7 @@ async fn an_answer_after_the_code_expired_is_refused() {
     let f = devices(DeviceFlow::new().lifetime(Duration::from_secs(60)));
     let started = f.started().await;
     let flow = SignInFlow::new(f.server.clone());
-    let Step::SignIn(page) = flow.enter_user_code(&started.user_code).await else {
-        panic!("the user code is live");
-    };
-    let password = Password::new(ALICE_PASSWORD);
-    let Step::Approve(approval) = flow
-        .sign_in(&page.session, &page.csrf, ALICE, &password)
-        .await
-    else {
-        panic!("approval is required");
-    };
+    let approval = approval_page(&flow, &started.user_code).await;
     f.clock.advance(Duration::from_secs(61));
     let step = flow
         .decide(&approval.session, &approval.csrf, Decision::Approve)
