@@ -4,13 +4,15 @@
 //! form with a CSRF token, throttles password guesses per account, and ends in the redirect to
 //! the client.
 //!
-//! The host maps HTTP to three calls and renders what they answer:
+//! The host maps HTTP to these calls and renders what they answer (the last only with the device
+//! authorization grant on):
 //!
 //! | host route | call | then |
 //! |---|---|---|
 //! | `GET`/`POST` authorization endpoint | [`SignInFlow::authorize`] | render [`Step`] |
 //! | `POST` of the sign-in form | [`SignInFlow::sign_in`] | render [`Step`] |
 //! | `POST` of the approval form | [`SignInFlow::decide`] | render [`Step`] |
+//! | `POST` of the device page's code form (RFC 8628 §3.3) | [`SignInFlow::enter_user_code`] | render [`Step`] |
 //!
 //! Rendering a [`Step::SignIn`] or [`Step::Approve`] page means: set the session cookie to the
 //! page's `session` with [`SignInFlow::set_cookie`] (`HttpOnly`, `SameSite=Lax`; on `https`,
