@@ -427,3 +427,47 @@ fn the_builder_refuses_unusable_settings() {
         );
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Whatever is typed as a user code or polled as a device code, the answer is the code
+    /// form again or a 400 RFC error: never a panic, a 500, or someone else's flow.
+    #[test]
+    fn arbitrary_user_and_device_codes_are_refused_cleanly(
+        typed in "\\PC{0,40}",
+        device_code in "\\PC{0,60}",
+        scope in "\\PC{0,20}",
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let f = devices(DeviceFlow::new());
+        let flow = SignInFlow::new(f.server.clone());
+        runtime.block_on(async {
+            f.started().await;
+            let step = flow.enter_user_code(&typed).await;
+            proptest::prop_assert!(matches!(step, Step::EnterUserCode(_)), "{:?}", step);
+            let body = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("grant_type", GRANT)
+                .append_pair("client_id", "tv")
+                .append_pair("device_code", &device_code)
+                .finish();
+            let response = f.token(None, &body).await;
+            proptest::prop_assert_eq!(response.status(), 400, "{}", response.body());
+            let error = json(&response)["error"].as_str().unwrap().to_owned();
+            proptest::prop_assert!(
+                ["invalid_grant", "invalid_request"].contains(&error.as_str()),
+                "{}", error
+            );
+            let start = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("client_id", "tv")
+                .append_pair("scope", &scope)
+                .finish();
+            let response = f.start(None, &start).await;
+            proptest::prop_assert!(
+                [200, 400].contains(&response.status().as_u16()),
+                "{}", response.body()
+            );
+            Ok(())
+        })?;
+    }
+}

@@ -379,3 +379,39 @@ fn the_builder_refuses_unusable_settings() {
         assert_eq!(build(settings), Err(ConfigError::PushedRequests));
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Whatever a browser sends as `request_uri`, and whatever a client pushes, the answer is
+    /// an error page, a 201 or a 4xx RFC error: never a panic, a 500, or another request.
+    #[test]
+    fn arbitrary_request_uris_and_pushes_are_refused_cleanly(
+        request_uri in "(urn:ietf:params:oauth:request_uri:)?\\PC{0,60}",
+        values in proptest::collection::vec("\\PC{0,24}", 5),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let f = with_par(PushedRequests::new());
+        runtime.block_on(async {
+            f.pushed(&code_request()).await;
+            let answer = f.by_reference(&f.fast_id, &request_uri).await;
+            let Authorize::Reject(error) = answer else {
+                return Err(proptest::test_runner::TestCaseError::fail("not refused"));
+            };
+            // An empty request_uri is no request_uri: then redirect_uri is missing.
+            proptest::prop_assert!(
+                [ErrorCode::InvalidRequestUri, ErrorCode::InvalidRequest].contains(&error.code()),
+                "{}", error
+            );
+            let names = ["response_type", "redirect_uri", "scope", "code_challenge", "resource"];
+            let mut body = url::form_urlencoded::Serializer::new(String::new());
+            for (name, value) in names.iter().zip(&values) {
+                body.append_pair(name, value);
+            }
+            let response = f.push(Some(&f.fast_basic()), &body.finish()).await;
+            let status = response.status().as_u16();
+            proptest::prop_assert!(status == 201 || status == 400, "{}", response.body());
+            Ok(())
+        })?;
+    }
+}
