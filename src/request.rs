@@ -180,4 +180,7 @@ pub(crate) struct ClientMetadata {
     pub(crate) client_secret: Option<ClientSecret>,
     /// RFC 9449 §5.2 `dpop_bound_access_tokens`: the client always sends DPoP proofs.
     pub(crate) dpop_bound: bool,
+    /// `rotate_client_secret: true` in an update (RFC 7592 §2.2): grantor's extension asking
+    /// for a new secret in the answer.
+    pub(crate) rotate_secret: bool,
 }

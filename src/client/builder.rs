@@ -2,6 +2,7 @@
 
 use super::uris::{check_audience, check_redirect_uri};
 use super::{Approval, Client, ClientError, ClientId, GrantType, SecretVerifier};
+use crate::clock::UnixTime;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 
@@ -21,6 +22,7 @@ pub struct ClientBuilder {
     resources: Vec<String>,
     registration_access_token: Option<SecretDigest>,
     dpop_bound: bool,
+    retiring: Option<(SecretVerifier, UnixTime)>,
 }
 
 impl ClientBuilder {
@@ -38,6 +40,7 @@ impl ClientBuilder {
             resources: Vec::new(),
             registration_access_token: None,
             dpop_bound: false,
+            retiring: None,
         }
     }
 
@@ -114,6 +117,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Keeps the verifier of the client's previous secret, accepted strictly before `until`
+    /// besides the current one: what a secret rotation leaves
+    /// ([`AuthorizationServer::rotate_client_secret`](crate::AuthorizationServer::rotate_client_secret)).
+    /// A store restores it with this; only a confidential client may have one.
+    pub fn retiring_secret(mut self, verifier: SecretVerifier, until: UnixTime) -> Self {
+        self.retiring = Some((verifier, until));
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -138,6 +150,9 @@ impl ClientBuilder {
         if !default_scope.is_subset_of(&scopes) {
             return Err(ClientError::DefaultScopeNotAllowed);
         }
+        if self.retiring.is_some() && self.secret.is_none() {
+            return Err(ClientError::PublicRetiringSecret);
+        }
         if !self.audiences.is_empty() && self.secret.is_none() {
             return Err(ClientError::PublicResourceServer);
         }
@@ -157,6 +172,7 @@ impl ClientBuilder {
             resources: self.resources,
             registration_access_token: self.registration_access_token,
             dpop_bound: self.dpop_bound,
+            retiring: self.retiring,
         })
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod password;
 pub(crate) mod refresh;
 pub(crate) mod registration;
 pub(crate) mod resource;
+pub(crate) mod secrets;
 
 use std::time::Duration;
 
