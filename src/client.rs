@@ -5,6 +5,7 @@ use std::fmt;
 
 use smol_str::SmolStr;
 
+use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
 use crate::secret::{ClientSecret, SecretDigest};
@@ -131,6 +132,8 @@ pub struct Client {
     registration_access_token: Option<SecretDigest>,
     dpop_bound: bool,
     par_required: bool,
+    /// The previous secret's verifier after a rotation, and until when it still works.
+    retiring: Option<(SecretVerifier, UnixTime)>,
 }
 
 impl Client {
@@ -246,6 +249,30 @@ impl Client {
     pub fn requires_pushed_requests(&self) -> bool {
         self.par_required
     }
+
+    /// After a secret rotation, the previous secret's verifier and the instant it stops
+    /// working: client authentication accepts it strictly before then, so a client's
+    /// deployments can move to the new secret one by one. `None` for a client never rotated
+    /// (or a public one).
+    pub fn retiring_secret(&self) -> Option<(&SecretVerifier, UnixTime)> {
+        self.retiring.as_ref().map(|(v, until)| (v, *until))
+    }
+
+    /// This client with `secret` as its verifier and its current one retiring until `until`
+    /// (replacing any earlier retiring one); `None` for a public client, which has no secret
+    /// to rotate.
+    pub(crate) fn with_rotated_secret(
+        &self,
+        secret: SecretVerifier,
+        until: UnixTime,
+    ) -> Option<Self> {
+        let previous = self.secret.clone()?;
+        Some(Self {
+            secret: Some(secret),
+            retiring: Some((previous, until)),
+            ..self.clone()
+        })
+    }
 }
 
 /// A registration that grantor refuses.
@@ -283,6 +310,9 @@ pub enum ClientError {
     /// A digest verifier was asked for a secret too short to resist guessing.
     #[error("a SHA-256 verifier needs a high-entropy secret of at least 32 characters")]
     WeakSecretForDigest,
+    /// A public client was given a retiring secret: it has no secret to rotate.
+    #[error("a public client cannot have a retiring secret")]
+    PublicRetiringSecret,
     /// A stored verifier is neither `sha256:` nor an Argon2id PHC string.
     #[error("the stored secret verifier is malformed")]
     MalformedVerifier,

@@ -146,8 +146,11 @@ pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};
 pub use exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
+pub use grant::secrets::SecretRotationError;
 pub use memory::MemoryStore;
-pub use registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy};
+pub use registration::{
+    DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
+};
 pub use scope::{Scope, ScopeError};
 pub use secret::{ClientSecret, Password};
 pub use server::AuthorizationServer;

@@ -82,6 +82,11 @@ pub(crate) fn client_credentials() -> Result<(String, String), StoreError> {
     Ok((base64url(&draw[..16]), base64url(&draw[16..])))
 }
 
+/// A new client secret for a rotation: 256 bits in base64url.
+pub(crate) fn client_secret() -> Result<ClientSecret, StoreError> {
+    Ok(ClientSecret::new(base64url(&random_bytes::<32>()?)))
+}
+
 /// What a client that registers itself gets (RFC 7591 §3.2.1), in the clear to show it once.
 pub(crate) struct Registration {
     /// 128 bits, base64url.

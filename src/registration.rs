@@ -21,6 +21,11 @@ pub const MAX_REDIRECT_URIS: usize = 10;
 /// At most this many bytes of `client_name`.
 pub const MAX_CLIENT_NAME_BYTES: usize = 200;
 
+/// How long a self-registered client's previous secret keeps working after it asked for a new
+/// one, by default ([`RegistrationPolicy::secret_rotation_overlap`]): a day, time for every
+/// deployment of a client to pick the new secret up.
+pub const DEFAULT_SECRET_ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
+
 /// The attempt counter's key every registration is counted under, on every node.
 pub(crate) const RATE_KEY: &str = "grantor:register";
 
@@ -59,6 +64,7 @@ pub struct RegistrationPolicy {
     initial_access_token: Option<SecretDigest>,
     max_registrations: u32,
     window: Duration,
+    rotation_overlap: Duration,
 }
 
 impl RegistrationPolicy {
@@ -72,6 +78,7 @@ impl RegistrationPolicy {
             initial_access_token: None,
             max_registrations: 60,
             window: Duration::from_secs(60),
+            rotation_overlap: DEFAULT_SECRET_ROTATION_OVERLAP,
         }
     }
 
@@ -127,6 +134,24 @@ impl RegistrationPolicy {
         self
     }
 
+    /// How long a confidential self-registered client's previous secret keeps working after the
+    /// client asks for a new one (default [`DEFAULT_SECRET_ROTATION_OVERLAP`], a day; zero ends
+    /// it at once).
+    ///
+    /// RFC 7592 §2.2 lets the server hand out a new `client_secret` in the answer to an update;
+    /// grantor does when the update (`PUT` with the registration access token) carries
+    /// `"rotate_client_secret": true`, an extension member that servers without it ignore (RFC
+    /// 7591 §2). The answer holds the new secret once; the previous one authenticates until
+    /// this overlap ends, so the client's deployments can switch one by one.
+    pub fn secret_rotation_overlap(mut self, overlap: Duration) -> Self {
+        self.rotation_overlap = overlap;
+        self
+    }
+
+    pub(crate) fn rotation_overlap(&self) -> Duration {
+        self.rotation_overlap
+    }
+
     /// The policy with its scope fixed: its own, or the server's `supported` when it has none.
     pub(crate) fn resolve_scope(mut self, supported: &Scope) -> Self {
         self.scope.get_or_insert_with(|| supported.clone());
@@ -178,6 +203,7 @@ impl fmt::Debug for RegistrationPolicy {
             )
             .field("max_registrations", &self.max_registrations)
             .field("window", &self.window)
+            .field("rotation_overlap", &self.rotation_overlap)
             .finish()
     }
 }

@@ -230,4 +230,7 @@ pub(crate) struct ClientMetadata {
     pub(crate) dpop_bound: bool,
     /// RFC 9126 §6 `require_pushed_authorization_requests`: the client always pushes.
     pub(crate) par_required: bool,
+    /// `rotate_client_secret: true` in an update (RFC 7592 §2.2): grantor's extension asking
+    /// for a new secret in the answer.
+    pub(crate) rotate_secret: bool,
 }

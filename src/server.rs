@@ -14,6 +14,7 @@ use authorize::Authorize;
 
 mod flows;
 mod inner;
+mod secrets;
 
 pub(crate) use inner::Inner;
 
@@ -247,7 +248,9 @@ impl AuthorizationServer {
     /// `GET` answers 200 with the client's metadata; `PUT` replaces it with a full metadata
     /// document checked as a registration is (it must carry the `client_id`, and a
     /// `client_secret` only if it is the current one; omitted members take their defaults;
-    /// the secret is not re-issued and the authentication method cannot change) and answers
+    /// the authentication method cannot change; the secret is re-issued only when the document
+    /// carries `"rotate_client_secret": true`, the previous one then working for the policy's
+    /// [overlap](crate::RegistrationPolicy::secret_rotation_overlap)) and answers
     /// 200; `DELETE` removes the client and answers 204. A missing or wrong token, or an
     /// unknown client, or one an administrator registered, is the same 401 `invalid_token`
     /// with a `WWW-Authenticate: Bearer` challenge; other methods 405 with `Allow`. Without a

@@ -1,7 +1,8 @@
 //! Self-registration on the demo servers over real HTTP, against `axum_server` and
 //! `actix_server` (CONTRACT.md, "Self-registration"): a public client registers, runs the code
 //! flow with PKCE through the sign-in and approval pages, calls `/api/me`, then reads and
-//! deletes its registration (RFC 7591, RFC 7592).
+//! deletes its registration (RFC 7591, RFC 7592); a confidential client rotates its secret with
+//! an update (RFC 7592 §2.2) and uses the old and the new one during the overlap.
 
 mod demo;
 
@@ -16,6 +17,7 @@ each_framework! {
     a_self_registered_public_client_signs_alice_in_and_manages_its_registration => public_client;
     what_an_administrator_agrees_and_admin_scope_are_refused => refusals;
     a_self_registered_confidential_client_authenticates_with_its_secret => confidential_client;
+    a_confidential_client_rotates_its_secret_and_both_work_in_the_overlap => rotation;
 }
 
 async fn register(base: &str, metadata: &Value) -> Reply {
@@ -211,21 +213,7 @@ async fn confidential_client(framework: &str) {
         string(&client, "client_secret"),
     );
     let http = browser();
-    let approval = sign_in_via_authorize(
-        &http,
-        base,
-        &[
-            ("response_type", "code"),
-            ("client_id", id),
-            ("redirect_uri", CALLBACK),
-            ("state", "confidential"),
-        ],
-        BOB,
-    )
-    .await;
-    let code = callback_query(&decide(&http, base, &approval, "approve").await)
-        .remove("code")
-        .expect("a code");
+    let code = approved_code(&http, base, id, BOB).await;
     let redeem = [
         ("grant_type", "authorization_code"),
         ("code", code.as_str()),
@@ -235,5 +223,70 @@ async fn confidential_client(framework: &str) {
     assert_scope(&tokens["scope"], "email profile");
     let profile = me(base, Some(access_token(&tokens))).await;
     assert_eq!(profile.json()["email"], BOB.0);
+    server.assert_alive_and_calm();
+}
+
+async fn rotation(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let metadata = json!({
+        "redirect_uris": [CALLBACK],
+        "grant_types": ["authorization_code", "refresh_token"],
+    });
+    let client = registered(&register(base, &metadata).await);
+    let (id, old) = (
+        string(&client, "client_id"),
+        string(&client, "client_secret"),
+    );
+    let mut update = metadata.clone();
+    update["client_id"] = json!(id);
+    update["rotate_client_secret"] = json!(true);
+    let uri = string(&client, "registration_client_uri");
+    let request = browser()
+        .put(uri)
+        .bearer_auth(string(&client, "registration_access_token"))
+        .header("content-type", "application/json")
+        .body(update.to_string());
+    let reply = send(request).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let updated = reply.json();
+    let new = string(&updated, "client_secret");
+    assert_ne!(new, old);
+    assert_eq!(updated["client_secret_expires_at"], 0);
+    assert!(
+        !server.log().contains(new),
+        "the new secret is never logged"
+    );
+
+    // The old secret redeems a code, the new one refreshes, both revoke: the demo's policy
+    // keeps the old secret for the default overlap (a day).
+    let http = browser();
+    let code = approved_code(&http, base, id, ALICE).await;
+    let redeem = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", CALLBACK),
+    ];
+    let tokens = assert_tokens(&token(base, Some((id, old)), &redeem).await);
+    let refresh_token = string(&tokens, "refresh_token");
+    let refresh = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh_token),
+    ];
+    let refreshed = assert_tokens(&token(base, Some((id, new)), &refresh).await);
+    let revoke_url = format!("{base}/api/oauth/revoke");
+    for secret in [old, new] {
+        let pairs = [("token", access_token(&refreshed))];
+        let revoked = post_form(&http, &revoke_url, Some((id, secret)), &pairs).await;
+        assert_eq!(revoked.status, 200, "{}", revoked.body);
+    }
+    let wrong = post_form(
+        &http,
+        &revoke_url,
+        Some((id, "not-a-secret")),
+        &[("token", "x")],
+    )
+    .await;
+    assert_oauth_error(&wrong, 401, "invalid_client");
     server.assert_alive_and_calm();
 }

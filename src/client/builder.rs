@@ -2,6 +2,7 @@
 
 use super::uris::{check_audience, check_redirect_uri};
 use super::{Approval, Client, ClientError, ClientId, GrantType, SecretVerifier};
+use crate::clock::UnixTime;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 
@@ -22,6 +23,7 @@ pub struct ClientBuilder {
     registration_access_token: Option<SecretDigest>,
     dpop_bound: bool,
     par_required: bool,
+    retiring: Option<(SecretVerifier, UnixTime)>,
 }
 
 impl ClientBuilder {
@@ -40,6 +42,7 @@ impl ClientBuilder {
             registration_access_token: None,
             dpop_bound: false,
             par_required: false,
+            retiring: None,
         }
     }
 
@@ -125,6 +128,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Keeps the verifier of the client's previous secret, accepted strictly before `until`
+    /// besides the current one: what a secret rotation leaves
+    /// ([`AuthorizationServer::rotate_client_secret`](crate::AuthorizationServer::rotate_client_secret)).
+    /// A store restores it with this; only a confidential client may have one.
+    pub fn retiring_secret(mut self, verifier: SecretVerifier, until: UnixTime) -> Self {
+        self.retiring = Some((verifier, until));
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -149,6 +161,9 @@ impl ClientBuilder {
         if !default_scope.is_subset_of(&scopes) {
             return Err(ClientError::DefaultScopeNotAllowed);
         }
+        if self.retiring.is_some() && self.secret.is_none() {
+            return Err(ClientError::PublicRetiringSecret);
+        }
         if !self.audiences.is_empty() && self.secret.is_none() {
             return Err(ClientError::PublicResourceServer);
         }
@@ -169,6 +184,7 @@ impl ClientBuilder {
             registration_access_token: self.registration_access_token,
             dpop_bound: self.dpop_bound,
             par_required: self.par_required,
+            retiring: self.retiring,
         })
     }
 }

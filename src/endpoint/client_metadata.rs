@@ -37,15 +37,7 @@ struct Document {
     client_secret: Option<Value>,
     dpop_bound_access_tokens: Option<Value>,
     require_pushed_authorization_requests: Option<Value>,
-}
-
-/// A boolean member, `false` when absent.
-fn flag(value: Option<Value>, wrong_type: &'static str) -> Result<bool, OAuthError> {
-    match value {
-        None => Ok(false),
-        Some(Value::Bool(set)) => Ok(set),
-        Some(_) => Err(OAuthError::invalid_client_metadata(wrong_type)),
-    }
+    rotate_client_secret: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -112,13 +104,17 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .client_secret
         .map(|v| string(v, "client_secret", max_param).map(ClientSecret::new))
         .transpose()?;
-    let dpop_bound = flag(
+    let dpop_bound = boolean(
         document.dpop_bound_access_tokens,
         "dpop_bound_access_tokens must be a boolean (RFC 9449 §5.2)",
     )?;
-    let par_required = flag(
+    let par_required = boolean(
         document.require_pushed_authorization_requests,
         "require_pushed_authorization_requests must be a boolean (RFC 9126 §6)",
+    )?;
+    let rotate_secret = boolean(
+        document.rotate_client_secret,
+        "rotate_client_secret must be a boolean",
     )?;
     Ok(ClientMetadata {
         redirect_uris,
@@ -131,7 +127,17 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         client_name,
         client_id,
         client_secret,
+        rotate_secret,
     })
+}
+
+/// A boolean member, `false` when absent.
+fn boolean(value: Option<Value>, refusal: &'static str) -> Result<bool, OAuthError> {
+    match value {
+        None => Ok(false),
+        Some(Value::Bool(value)) => Ok(value),
+        Some(_) => Err(OAuthError::invalid_client_metadata(refusal)),
+    }
 }
 
 fn string(value: Value, member: &'static str, max_len: usize) -> Result<String, OAuthError> {
@@ -269,6 +275,7 @@ mod tests {
             "{",
             "{\"redirect_uris\":\"https://app.example/cb\"}",
             "{\"dpop_bound_access_tokens\":\"yes\"}",
+            "{\"rotate_client_secret\":1}",
             "{\"redirect_uris\":[1]}",
             "{\"grant_types\":\"authorization_code\"}",
             "{\"grant_types\":[\"urn:example\"]}",

@@ -88,11 +88,12 @@ async fn handle_configuration<B: AsRef<[u8]>>(
     let client_id = client_id_in_path(request.uri().path(), registration_path)
         .ok_or(Refusal::Unauthorized { sent: true })?;
     let client = registrar.find(client_id, &token).await?;
-    let client = match *method {
-        Method::GET => Client::clone(&client),
+    let (client, client_secret) = match *method {
+        Method::GET => (Client::clone(&client), None),
         Method::PUT => {
             let metadata = read_metadata(inner, request)?;
-            registrar.replace(&client, metadata).await?
+            let now = inner.clock.now();
+            registrar.replace(&client, metadata, now).await?
         }
         _ => {
             registrar.delete(&client).await?;
@@ -100,10 +101,11 @@ async fn handle_configuration<B: AsRef<[u8]>>(
         }
     };
     // The registration access token is not kept, only its digest: the answer carries the one
-    // just presented (RFC 7592 §3 requires it in the answer; it is not rotated).
+    // just presented (RFC 7592 §3 requires it in the answer; it is not rotated). A secret is
+    // in the answer only when the update rotated it (RFC 7592 §2.2).
     Ok(Some(Registered {
         client,
-        client_secret: None,
+        client_secret,
         registration_access_token: token,
         issued_at: None,
     }))

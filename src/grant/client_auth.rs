@@ -48,7 +48,10 @@ impl Authenticator<'_> {
                 let verified = match client.secret() {
                     // A public client has no secret; Basic with an empty one only names it.
                     None => secret.is_empty(),
-                    Some(verifier) => self.verify(&client, verifier.inner(), secret).await?,
+                    Some(verifier) => {
+                        self.verify(&client, verifier.inner(), secret).await?
+                            || self.verify_retiring(&client, secret).await?
+                    }
                 };
                 if !verified {
                     return Err(failed());
@@ -75,6 +78,17 @@ impl Authenticator<'_> {
             .find_client(client_id)
             .await?
             .ok_or_else(failed)
+    }
+
+    /// After a rotation, the previous secret, strictly before its deadline on the server's
+    /// clock; checked only once the current secret failed, with the same cache and throttle.
+    async fn verify_retiring(&self, client: &Client, secret: &str) -> Result<bool, OAuthError> {
+        match client.retiring_secret() {
+            Some((verifier, until)) if self.clock.now() < until => {
+                self.verify(client, verifier.inner(), secret).await
+            }
+            _ => Ok(false),
+        }
     }
 
     async fn verify(

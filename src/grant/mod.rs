@@ -18,6 +18,7 @@ pub(crate) mod pushed;
 pub(crate) mod refresh;
 pub(crate) mod registration;
 pub(crate) mod resource;
+pub(crate) mod secrets;
 pub(crate) mod token_exchange;
 
 use std::time::Duration;

@@ -165,12 +165,15 @@ impl Registrar<'_> {
 
     /// RFC 7592 §2.2: replaces `current`'s registration with `metadata`, settled exactly as a
     /// registration is; omitted members take their defaults. The id, the secret's verifier and
-    /// the registration access token stay; the authentication method cannot change.
+    /// the registration access token stay; the authentication method cannot change. With
+    /// `rotate_client_secret`, a confidential client gets a new secret (answered once) and its
+    /// current one retires at `now` plus the policy's overlap, in the same write.
     pub(crate) async fn replace(
         &self,
         current: &Client,
         metadata: ClientMetadata,
-    ) -> Result<Client, Refusal> {
+        now: UnixTime,
+    ) -> Result<(Client, Option<ClientSecret>), Refusal> {
         if metadata.client_id.as_deref() != Some(current.id().as_str()) {
             return Err(OAuthError::invalid_client_metadata(
                 "client_id must be sent and be this client's id",
@@ -189,6 +192,13 @@ impl Registrar<'_> {
                 .into());
             }
         }
+        let rotate = metadata.rotate_secret;
+        if rotate && current.is_public() {
+            return Err(OAuthError::invalid_client_metadata(
+                "a public client has no secret to rotate",
+            )
+            .into());
+        }
         let settled = self.settle(metadata)?;
         let was = if current.is_public() {
             AuthMethod::None
@@ -201,9 +211,23 @@ impl Registrar<'_> {
             )
             .into());
         }
-        let builder = match current.secret() {
-            Some(verifier) => Client::confidential(current.id().as_str(), verifier.clone()),
-            None => Client::public(current.id().as_str()),
+        let mut new_secret = None;
+        let builder = match (current.secret(), rotate) {
+            (Some(verifier), true) => {
+                let (secret, new_verifier) = crate::grant::secrets::new_secret()?;
+                new_secret = Some(secret);
+                let until = now.plus(self.policy.rotation_overlap());
+                Client::confidential(current.id().as_str(), new_verifier)
+                    .retiring_secret(verifier.clone(), until)
+            }
+            (Some(verifier), false) => {
+                let builder = Client::confidential(current.id().as_str(), verifier.clone());
+                match current.retiring_secret() {
+                    Some((retiring, until)) => builder.retiring_secret(retiring.clone(), until),
+                    None => builder,
+                }
+            }
+            (None, _) => Client::public(current.id().as_str()),
         };
         let builder = match current.registration_access_token() {
             Some(digest) => builder.registration_access_token(*digest),
@@ -211,7 +235,7 @@ impl Registrar<'_> {
         };
         let client = self.build(builder, settled)?;
         if self.registry.replace_client(&client).await? {
-            Ok(client)
+            Ok((client, new_secret))
         } else {
             // Deleted meanwhile.
             Err(Refusal::Unauthorized { sent: true })

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 
-use crate::client::Client;
+use crate::client::{Client, SecretVerifier};
+use crate::clock::UnixTime;
 
 type Map = HashMap<Box<str>, Arc<Client>>;
 
@@ -43,6 +44,29 @@ impl Clients {
                 map.insert(client.id().as_str().into(), Arc::new(client.clone()));
             }
             apply
+        })
+    }
+
+    /// Rotates the secret of the confidential client `client_id` (see
+    /// [`Admin::rotate_client_secret`](crate::store::Admin::rotate_client_secret)); answers
+    /// whether there was one. Under the writer lock, so no concurrent change is lost.
+    pub(crate) fn rotate_secret(
+        &self,
+        client_id: &str,
+        secret: &SecretVerifier,
+        until: UnixTime,
+    ) -> bool {
+        self.update(|map| {
+            let rotated = map
+                .get(client_id)
+                .and_then(|client| client.with_rotated_secret(secret.clone(), until));
+            match rotated {
+                Some(client) => {
+                    map.insert(client_id.into(), Arc::new(client));
+                    true
+                }
+                None => false,
+            }
         })
     }
 

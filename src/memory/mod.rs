@@ -26,7 +26,7 @@ use async_trait::async_trait;
 pub(crate) use sharded::{ShardKey, Sharded};
 pub use state::{MAX_COUNTED_KEYS, MAX_SESSIONS, MAX_SINGLE_USE};
 
-use crate::client::Client;
+use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::{Password, SecretDigest};
@@ -265,6 +265,18 @@ impl Admin for MemoryStore {
 
     async fn replace_client(&self, client: &Client) -> Result<bool, StoreError> {
         Ok(self.parts.clients.put(client, When::Registered))
+    }
+
+    async fn rotate_client_secret(
+        &self,
+        client_id: &str,
+        secret: &SecretVerifier,
+        retire_until: UnixTime,
+    ) -> Result<bool, StoreError> {
+        Ok(self
+            .parts
+            .clients
+            .rotate_secret(client_id, secret, retire_until))
     }
 
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {

@@ -10,7 +10,7 @@ use super::backend::Backend;
 use super::columns::{ClientColumns, secs, store_error};
 use super::rows::{AccountRow, ClientRow, UserRow};
 use super::{SqlStore, text};
-use crate::client::Client;
+use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::hash;
@@ -101,6 +101,7 @@ where
     for<'q> Option<&'q str>: Encode<'q, DB>,
     for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
     for<'q> Option<&'q [u8]>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'r> String: Decode<'r, DB> + Type<DB>,
@@ -116,6 +117,22 @@ where
 
     async fn replace_client(&self, client: &Client) -> Result<bool, StoreError> {
         self.write_client(text::REPLACE_CLIENT, client).await
+    }
+
+    async fn rotate_client_secret(
+        &self,
+        client_id: &str,
+        secret: &SecretVerifier,
+        retire_until: UnixTime,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(text::ROTATE_CLIENT_SECRET)
+            .bind(client_id)
+            .bind(secret.to_stored().as_str())
+            .bind(secs(retire_until))
+            .execute(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(DB::rows_affected(&done) > 0)
     }
 
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
@@ -187,6 +204,7 @@ where
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
     for<'q> Option<&'q [u8]>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
 {
     /// Runs [`text::INSERT_CLIENT`] or [`text::REPLACE_CLIENT`] for `client`; answers whether a
     /// row changed. Only its secret's verifier is stored.
@@ -206,6 +224,8 @@ where
             .bind(columns.registration_token.as_ref().map(|d| &d[..]))
             .bind(client.requires_dpop())
             .bind(client.requires_pushed_requests())
+            .bind(columns.previous_secret_verifier.as_deref())
+            .bind(columns.previous_secret_expires_at)
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

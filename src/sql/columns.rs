@@ -71,6 +71,9 @@ pub(crate) struct ClientColumns {
     pub(crate) resources: String,
     /// The digest of a self-registered client's registration access token (RFC 7592).
     pub(crate) registration_token: Option<[u8; 32]>,
+    /// After a rotation: the previous secret's verifier and its deadline (Unix seconds).
+    pub(crate) previous_secret_verifier: Option<String>,
+    pub(crate) previous_secret_expires_at: Option<i64>,
 }
 
 impl ClientColumns {
@@ -89,6 +92,8 @@ impl ClientColumns {
             audiences: serde_json::to_string(client.audiences()).unwrap_or_default(),
             resources: serde_json::to_string(client.resources()).unwrap_or_default(),
             registration_token: client.registration_access_token().map(|d| *d.as_bytes()),
+            previous_secret_verifier: client.retiring_secret().map(|(v, _)| v.to_stored()),
+            previous_secret_expires_at: client.retiring_secret().map(|(_, until)| secs(until)),
         }
     }
 }

@@ -53,6 +53,8 @@ pub(crate) struct ClientRow {
     registration_token: Option<Vec<u8>>,
     dpop_bound: bool,
     par_required: bool,
+    previous_secret_verifier: Option<String>,
+    previous_secret_expires_at: Option<i64>,
 }
 
 impl ClientRow {
@@ -92,6 +94,17 @@ impl ClientRow {
         let builder = resources
             .into_iter()
             .fold(builder, |b, resource| b.resource(resource));
+        let builder = match (
+            self.previous_secret_verifier,
+            self.previous_secret_expires_at,
+        ) {
+            (Some(stored), Some(until)) => builder.retiring_secret(
+                SecretVerifier::from_stored(&stored)
+                    .map_err(|_| corrupt("previous secret verifier"))?,
+                UnixTime::from_secs(u64::try_from(until).unwrap_or(0)),
+            ),
+            _ => builder,
+        };
         let builder = match self.registration_token {
             Some(bytes) => {
                 let bytes = <[u8; 32]>::try_from(bytes)

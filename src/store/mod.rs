@@ -164,6 +164,17 @@ pub trait Admin: Send + Sync {
     /// is registered then).
     async fn replace_client(&self, client: &Client) -> Result<bool, StoreError>;
 
+    /// Rotates a confidential client's secret in one atomic step: its current verifier becomes
+    /// the retiring one, accepted until `retire_until` (replacing any earlier retiring one), and
+    /// `secret` becomes current. `false`, changing nothing, if no confidential client is
+    /// registered under `client_id`. Only verifiers cross this seam, never a secret.
+    async fn rotate_client_secret(
+        &self,
+        client_id: &str,
+        secret: &crate::client::SecretVerifier,
+        retire_until: UnixTime,
+    ) -> Result<bool, StoreError>;
+
     /// Removes the client registered under `client_id`; `false` if there was none.
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError>;
 

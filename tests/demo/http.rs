@@ -173,6 +173,26 @@ pub async fn sign_in_via_authorize(
     sign_in(http, base, &sign_in_form(&page), user).await
 }
 
+/// A code for `client_id` at [`CALLBACK`]: `user` signs in through the authorization endpoint
+/// and approves on the approval page (the step every self-registered client has).
+pub async fn approved_code(
+    http: &reqwest::Client,
+    base: &str,
+    client_id: &str,
+    user: (&str, &str),
+) -> String {
+    let params = [
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", CALLBACK),
+        ("state", "approved"),
+    ];
+    let approval = sign_in_via_authorize(http, base, &params, user).await;
+    callback_query(&decide(http, base, &approval, "approve").await)
+        .remove("code")
+        .expect("a code")
+}
+
 /// Posts the approval page's form with the button `decision` (`approve` or `deny`).
 pub async fn decide(http: &reqwest::Client, base: &str, approval: &Reply, decision: &str) -> Reply {
     let form = HtmlForm::parse(&approval.body);

@@ -146,13 +146,13 @@ fn renamed_public_client() -> Client {
         .must("build a client")
 }
 
-async fn find(store: &impl ClientStore, client_id: &str) -> Option<Client> {
+pub(super) async fn find(store: &impl ClientStore, client_id: &str) -> Option<Client> {
     let found = store.find_client(client_id).await.must("find_client");
     found.map(|client| Client::clone(&client))
 }
 
 #[track_caller]
-fn assert_same_client(found: Option<Client>, expected: &Client) {
+pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
     let Some(found) = found else {
         panic!("client {} is not found", expected.id().as_str());
     };
@@ -186,6 +186,8 @@ fn assert_same_client(found: Option<Client>, expected: &Client) {
         expected.requires_pushed_requests(),
         "pushed requests required"
     );
+    let retiring = |c: &Client| c.retiring_secret().map(|(v, until)| (v.to_stored(), until));
+    assert_eq!(retiring(&found), retiring(expected), "the retiring secret");
     let digest = |c: &Client| c.registration_access_token().map(|d| *d.as_bytes());
     assert_eq!(
         digest(&found),
