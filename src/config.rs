@@ -105,6 +105,8 @@ pub(crate) struct Config {
     pub(crate) dpop: bool,
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
+    /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
+    pub(crate) jwks_uri: bool,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -155,6 +157,8 @@ pub struct AuthorizationServerBuilder {
     dpop: Option<crate::dpop::Dpop>,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
+    #[cfg(feature = "private-key-jwt")]
+    pub(crate) client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -201,6 +205,8 @@ impl Default for AuthorizationServerBuilder {
             dpop: None,
             registration: None,
             registry: None,
+            #[cfg(feature = "private-key-jwt")]
+            client_keys: None,
         }
     }
 }

@@ -97,6 +97,8 @@
 
 mod audience;
 mod client;
+#[cfg(feature = "private-key-jwt")]
+pub mod client_assertion;
 mod clock;
 mod config;
 #[cfg(feature = "dpop")]
@@ -105,6 +107,8 @@ mod endpoint;
 mod error;
 mod grant;
 pub mod hash;
+#[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
+mod jose;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 #[cfg(feature = "tower")]
@@ -130,8 +134,8 @@ struct ReadmeDoctests;
 
 pub use audience::{Audience, MAX_RESOURCES, is_resource};
 pub use client::{
-    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, GrantType,
-    SecretVerifier,
+    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, ClientKeys,
+    GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use config::{

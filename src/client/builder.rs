@@ -1,7 +1,7 @@
 //! [`ClientBuilder`]: a client's registration, checked as a whole when built.
 
 use super::uris::{check_audience, check_redirect_uri};
-use super::{Approval, Client, ClientError, ClientId, GrantType, SecretVerifier};
+use super::{Approval, Client, ClientError, ClientId, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
@@ -23,6 +23,7 @@ pub struct ClientBuilder {
     registration_access_token: Option<SecretDigest>,
     dpop_bound: bool,
     retiring: Option<(SecretVerifier, UnixTime)>,
+    keys: Option<ClientKeys>,
 }
 
 impl ClientBuilder {
@@ -41,6 +42,7 @@ impl ClientBuilder {
             registration_access_token: None,
             dpop_bound: false,
             retiring: None,
+            keys: None,
         }
     }
 
@@ -126,6 +128,12 @@ impl ClientBuilder {
         self
     }
 
+    /// The keys of a `private_key_jwt` client ([`Client::private_key_jwt`]).
+    pub(super) fn keys(mut self, keys: ClientKeys) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -134,7 +142,8 @@ impl ClientBuilder {
         }
         let grant_types = self.grant_types.iter().fold(0u8, |bits, g| bits | g.bit());
         let has = |g: GrantType| grant_types & g.bit() != 0;
-        if self.secret.is_none() && has(GrantType::ClientCredentials) {
+        let public = self.secret.is_none() && self.keys.is_none();
+        if public && has(GrantType::ClientCredentials) {
             return Err(ClientError::PublicClientCredentials);
         }
         if (has(GrantType::AuthorizationCode) || has(GrantType::Implicit))
@@ -153,7 +162,7 @@ impl ClientBuilder {
         if self.retiring.is_some() && self.secret.is_none() {
             return Err(ClientError::PublicRetiringSecret);
         }
-        if !self.audiences.is_empty() && self.secret.is_none() {
+        if !self.audiences.is_empty() && public {
             return Err(ClientError::PublicResourceServer);
         }
         for audience in self.audiences.iter().chain(&self.resources) {
@@ -173,6 +182,7 @@ impl ClientBuilder {
             registration_access_token: self.registration_access_token,
             dpop_bound: self.dpop_bound,
             retiring: self.retiring,
+            keys: self.keys,
         })
     }
 }

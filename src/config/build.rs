@@ -35,10 +35,18 @@ impl AuthorizationServerBuilder {
         false
     }
 
+    fn jwks_uri_resolvable(&self) -> bool {
+        #[cfg(feature = "private-key-jwt")]
+        return self.client_keys.is_some();
+        #[cfg(not(feature = "private-key-jwt"))]
+        false
+    }
+
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
         let jwt_access_tokens = self.jwt_enabled();
         let dpop = self.dpop_enabled();
+        let jwks_uri = self.jwks_uri_resolvable();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -130,6 +138,7 @@ impl AuthorizationServerBuilder {
             jwt_access_tokens,
             dpop,
             registration,
+            jwks_uri,
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -167,6 +176,8 @@ impl AuthorizationServerBuilder {
                 jwt: self.jwt,
                 #[cfg(feature = "dpop")]
                 dpop: dpop_checker,
+                #[cfg(feature = "private-key-jwt")]
+                client_keys: self.client_keys,
             }),
         })
     }

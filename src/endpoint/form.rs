@@ -23,6 +23,8 @@ const KNOWN: &[&str] = &[
     "token",
     "token_type_hint",
     "username",
+    "client_assertion",
+    "client_assertion_type",
 ];
 
 // `parse` tracks the names it has seen in a `u32`.
@@ -131,6 +133,8 @@ fn slot(name: &str) -> Option<usize> {
         "token" => 13,
         "token_type_hint" => 14,
         "username" => 15,
+        "client_assertion" => 16,
+        "client_assertion_type" => 17,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

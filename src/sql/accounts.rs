@@ -225,6 +225,8 @@ where
             .bind(client.requires_dpop())
             .bind(columns.previous_secret_verifier.as_deref())
             .bind(columns.previous_secret_expires_at)
+            .bind(columns.jwks.as_deref())
+            .bind(columns.jwks_uri.as_deref())
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;
