@@ -11,10 +11,14 @@ use crate::scope::Scope;
 use crate::secret::{ClientSecret, SecretDigest};
 
 mod builder;
+mod keys;
 mod uris;
 mod verifier;
 
 pub use builder::ClientBuilder;
+#[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
+pub(crate) use keys::PRIVATE_MEMBERS;
+pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};
 pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::same_loopback_but_port;
 pub use verifier::SecretVerifier;
@@ -134,12 +138,22 @@ pub struct Client {
     par_required: bool,
     /// The previous secret's verifier after a rotation, and until when it still works.
     retiring: Option<(SecretVerifier, UnixTime)>,
+    /// The public keys of a `private_key_jwt` client (RFC 7523 §2.2).
+    keys: Option<ClientKeys>,
 }
 
 impl Client {
     /// Starts a confidential client (RFC 6749 §2.1): it authenticates with HTTP Basic.
     pub fn confidential(id: impl AsRef<str>, secret: SecretVerifier) -> ClientBuilder {
         ClientBuilder::new(id.as_ref(), Some(secret))
+    }
+
+    /// Starts a confidential client that authenticates with a JWT it signs with one of its
+    /// private keys (`private_key_jwt`, RFC 7523 §2.2, RFC 7521 §4.2): `keys` are the public
+    /// halves. Verified with feature `private-key-jwt`; without it such a client cannot
+    /// authenticate.
+    pub fn private_key_jwt(id: impl AsRef<str>, keys: ClientKeys) -> ClientBuilder {
+        ClientBuilder::new(id.as_ref(), None).keys(keys)
     }
 
     /// Starts a public client: no secret; it sends `client_id` in the request and must use PKCE.
@@ -162,9 +176,14 @@ impl Client {
         self.secret.as_ref()
     }
 
-    /// Whether the client is public (has no secret).
+    /// Whether the client is public: it has neither a secret nor keys to authenticate with.
     pub fn is_public(&self) -> bool {
-        self.secret.is_none()
+        self.secret.is_none() && self.keys.is_none()
+    }
+
+    /// The public keys of a `private_key_jwt` client (RFC 7523 §2.2); `None` for any other.
+    pub fn keys(&self) -> Option<&ClientKeys> {
+        self.keys.as_ref()
     }
 
     /// The registered redirect URIs, matched exactly.
@@ -313,6 +332,10 @@ pub enum ClientError {
     /// A public client was given a retiring secret: it has no secret to rotate.
     #[error("a public client cannot have a retiring secret")]
     PublicRetiringSecret,
+    /// A `jwks` is not a JWK Set of public keys within the limits, or a `jwks_uri` is not an
+    /// `https` URL without a fragment (RFC 7591 §2).
+    #[error("the client's keys must be a JWK Set of public keys or an https jwks_uri")]
+    InvalidKeys,
     /// A stored verifier is neither `sha256:` nor an Argon2id PHC string.
     #[error("the stored secret verifier is malformed")]
     MalformedVerifier,

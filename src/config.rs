@@ -82,6 +82,8 @@ pub(crate) struct Config {
     pub(crate) device: Option<crate::device::DeviceFlow>,
     /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
     pub(crate) token_exchange: bool,
+    /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
+    pub(crate) jwks_uri: bool,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
@@ -135,6 +137,8 @@ pub struct AuthorizationServerBuilder {
     par: Option<crate::par::PushedRequests>,
     device: Option<crate::device::DeviceFlow>,
     exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
+    #[cfg(feature = "private-key-jwt")]
+    pub(crate) client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -184,6 +188,8 @@ impl Default for AuthorizationServerBuilder {
             par: None,
             device: None,
             exchange: None,
+            #[cfg(feature = "private-key-jwt")]
+            client_keys: None,
         }
     }
 }

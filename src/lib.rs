@@ -98,6 +98,8 @@
 
 mod audience;
 mod client;
+#[cfg(feature = "private-key-jwt")]
+pub mod client_assertion;
 mod clock;
 mod config;
 pub mod device;
@@ -108,6 +110,8 @@ mod error;
 mod exchange;
 mod grant;
 pub mod hash;
+#[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
+mod jose;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 #[cfg(feature = "tower")]
@@ -134,8 +138,8 @@ struct ReadmeDoctests;
 
 pub use audience::{Audience, MAX_RESOURCES, is_resource};
 pub use client::{
-    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, GrantType,
-    SecretVerifier,
+    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, ClientKeys,
+    GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use config::{

@@ -17,8 +17,27 @@ pub(crate) enum ClientAuth<'a> {
     Basic(Credentials),
     /// `client_id` alone in the body: a public client (`none`).
     ClientId(&'a str),
+    /// A JWT signed with one of the client's private keys (`private_key_jwt`, RFC 7523 §2.2),
+    /// with the client id it claims (its `sub`, unverified).
+    Assertion {
+        client_id: String,
+        assertion: Assertion<'a>,
+    },
     /// No credentials at all.
     Anonymous,
+}
+
+/// A client assertion as sent (RFC 7521 §4.2 `client_assertion`). A bearer credential until
+/// its `jti` is spent: its `Debug` never shows it.
+// Read only where assertions are verified (feature `private-key-jwt`).
+#[cfg_attr(not(feature = "private-key-jwt"), allow(dead_code))]
+#[derive(Clone, Copy)]
+pub(crate) struct Assertion<'a>(pub(crate) &'a str);
+
+impl fmt::Debug for Assertion<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Assertion(<redacted>)")
+    }
 }
 
 /// A client id and secret, decoded, in one buffer: `id:secret`, split at `colon` (the id may
@@ -52,6 +71,31 @@ impl fmt::Debug for Credentials {
             .field("secret", &"<redacted>")
             .finish()
     }
+}
+
+/// The `sub` of a JWT client assertion, read without checking anything else: which client it
+/// claims to be, so its keys can be looked up. `None` unless `assertion` is a compact JWS of
+/// at most 4096 bytes whose claims are a JSON object with a non-empty string `sub`.
+pub(crate) fn claimed_subject(assertion: &str) -> Option<String> {
+    use base64::Engine as _;
+    #[derive(serde::Deserialize)]
+    struct Subject {
+        sub: Option<String>,
+    }
+    if assertion.len() > 4096 {
+        return None;
+    }
+    let mut parts = assertion.split('.');
+    let (Some(_), Some(payload), Some(_), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    let subject: Subject = serde_json::from_slice(&payload).ok()?;
+    subject.sub.filter(|sub| !sub.is_empty())
 }
 
 /// A token request (RFC 6749 §4.1.3, §4.3.2, §4.4.2, §6), one variant per grant.
@@ -197,6 +241,8 @@ pub(crate) enum AuthMethod {
     ClientSecretBasic,
     /// `none`: a public client, which must use PKCE.
     None,
+    /// `private_key_jwt` (RFC 7523 §2.2): a JWT signed with one of the client's keys.
+    PrivateKeyJwt,
 }
 
 impl AuthMethod {
@@ -205,6 +251,18 @@ impl AuthMethod {
         match self {
             Self::ClientSecretBasic => "client_secret_basic",
             Self::None => "none",
+            Self::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+
+    /// How `client` authenticates.
+    pub(crate) fn of(client: &crate::client::Client) -> Self {
+        if client.keys().is_some() {
+            Self::PrivateKeyJwt
+        } else if client.is_public() {
+            Self::None
+        } else {
+            Self::ClientSecretBasic
         }
     }
 }
@@ -230,6 +288,8 @@ pub(crate) struct ClientMetadata {
     pub(crate) dpop_bound: bool,
     /// RFC 9126 §6 `require_pushed_authorization_requests`: the client always pushes.
     pub(crate) par_required: bool,
+    /// `jwks` (as JSON text) or `jwks_uri` (RFC 7591 §2), read into their type.
+    pub(crate) keys: Option<crate::client::ClientKeys>,
     /// `rotate_client_secret: true` in an update (RFC 7592 §2.2): grantor's extension asking
     /// for a new secret in the answer.
     pub(crate) rotate_secret: bool,

@@ -363,7 +363,7 @@ async fn unknown_members_are_ignored() {
     let f = open();
     let mut metadata = public_metadata();
     metadata["logo_uri"] = json!("https://app.example/logo.png");
-    metadata["jwks"] = json!({"keys": [{"kty": "EC"}]});
+    metadata["tos_uri"] = json!({"keys": [{"kty": "EC"}]});
     metadata["software_statement"] = json!("eyJ...");
     metadata["client_id_issued_at"] = json!("not even a number");
     let client = registered(&f, &metadata).await;

@@ -1,7 +1,7 @@
 //! [`ClientBuilder`]: a client's registration, checked as a whole when built.
 
 use super::uris::{check_audience, check_redirect_uri};
-use super::{Approval, Client, ClientError, ClientId, GrantType, SecretVerifier};
+use super::{Approval, Client, ClientError, ClientId, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
@@ -24,6 +24,7 @@ pub struct ClientBuilder {
     dpop_bound: bool,
     par_required: bool,
     retiring: Option<(SecretVerifier, UnixTime)>,
+    keys: Option<ClientKeys>,
 }
 
 impl ClientBuilder {
@@ -43,6 +44,7 @@ impl ClientBuilder {
             dpop_bound: false,
             par_required: false,
             retiring: None,
+            keys: None,
         }
     }
 
@@ -137,6 +139,12 @@ impl ClientBuilder {
         self
     }
 
+    /// The keys of a `private_key_jwt` client ([`Client::private_key_jwt`]).
+    pub(super) fn keys(mut self, keys: ClientKeys) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -145,7 +153,8 @@ impl ClientBuilder {
         }
         let grant_types = self.grant_types.iter().fold(0u8, |bits, g| bits | g.bit());
         let has = |g: GrantType| grant_types & g.bit() != 0;
-        if self.secret.is_none() && has(GrantType::ClientCredentials) {
+        let public = self.secret.is_none() && self.keys.is_none();
+        if public && has(GrantType::ClientCredentials) {
             return Err(ClientError::PublicClientCredentials);
         }
         if (has(GrantType::AuthorizationCode) || has(GrantType::Implicit))
@@ -164,7 +173,7 @@ impl ClientBuilder {
         if self.retiring.is_some() && self.secret.is_none() {
             return Err(ClientError::PublicRetiringSecret);
         }
-        if !self.audiences.is_empty() && self.secret.is_none() {
+        if !self.audiences.is_empty() && public {
             return Err(ClientError::PublicResourceServer);
         }
         for audience in self.audiences.iter().chain(&self.resources) {
@@ -185,6 +194,7 @@ impl ClientBuilder {
             dpop_bound: self.dpop_bound,
             par_required: self.par_required,
             retiring: self.retiring,
+            keys: self.keys,
         })
     }
 }

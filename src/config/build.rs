@@ -35,10 +35,18 @@ impl AuthorizationServerBuilder {
         false
     }
 
+    fn jwks_uri_resolvable(&self) -> bool {
+        #[cfg(feature = "private-key-jwt")]
+        return self.client_keys.is_some();
+        #[cfg(not(feature = "private-key-jwt"))]
+        false
+    }
+
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
         let jwt_access_tokens = self.jwt_enabled();
         let dpop = self.dpop_enabled();
+        let jwks_uri = self.jwks_uri_resolvable();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -141,6 +149,7 @@ impl AuthorizationServerBuilder {
             par: self.par,
             device: self.device,
             token_exchange: self.exchange.is_some(),
+            jwks_uri,
         };
         // State shared by every node defaults to this process's memory (one store for both).
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
@@ -179,6 +188,8 @@ impl AuthorizationServerBuilder {
                 #[cfg(feature = "dpop")]
                 dpop: dpop_checker,
                 exchange: self.exchange,
+                #[cfg(feature = "private-key-jwt")]
+                client_keys: self.client_keys,
             }),
         })
     }

@@ -7,11 +7,12 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::clock::UnixTime;
+use crate::jose;
 use crate::store::JwkThumbprint;
 
 /// The JOSE `typ` of a DPoP proof (RFC 9449 §4.2).
@@ -29,15 +30,7 @@ pub const MAX_JTI_BYTES: usize = 256;
 
 /// The proof algorithms grantor verifies (asymmetric only, RFC 9449 §4.2): what the metadata
 /// lists as `dpop_signing_alg_values_supported`.
-pub const ALGORITHMS: [&str; 4] = ["ES256", "EdDSA", "RS256", "PS256"];
-
-/// JWK members that hold private key material (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2):
-/// a proof's key carrying any of them is refused.
-const PRIVATE_MEMBERS: [&str; 9] = ["d", "p", "q", "dp", "dq", "qi", "oth", "k", "priv"];
-
-/// The smallest and largest RSA modulus accepted, in bits (RFC 7518 §3.3 asks for 2048 at
-/// least; past 4096 a key only costs the verifier time).
-const RSA_BITS: (usize, usize) = (2048, 4096);
+pub const ALGORITHMS: [&str; 4] = crate::jose::ALGORITHMS;
 
 /// Why a proof was refused: each variant is its own `error_description`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -164,19 +157,12 @@ pub fn verify_proof(proof: &str, context: &ProofContext<'_>) -> Result<VerifiedP
     if proof.len() > MAX_PROOF_BYTES {
         return Err(ProofError::Malformed);
     }
-    let mut parts = proof.split('.');
-    let (Some(header), Some(_), Some(_), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(ProofError::Malformed);
-    };
+    let [header, _, _] = jose::parts(proof).ok_or(ProofError::Malformed)?;
     if header.len() > MAX_HEADER_BYTES.div_ceil(3) * 4 {
         return Err(ProofError::InvalidKey);
     }
-    let header = URL_SAFE_NO_PAD
-        .decode(header)
-        .map_err(|_| ProofError::Malformed)?;
-    let header: RawHeader = serde_json::from_slice(&header).map_err(|_| ProofError::Malformed)?;
+    let header: RawHeader =
+        jose::decode_part(header, MAX_HEADER_BYTES).ok_or(ProofError::Malformed)?;
     if !header
         .typ
         .as_deref()
@@ -184,18 +170,18 @@ pub fn verify_proof(proof: &str, context: &ProofContext<'_>) -> Result<VerifiedP
     {
         return Err(ProofError::WrongType);
     }
-    let algorithm = match header.alg.as_deref() {
-        Some("ES256") => Algorithm::ES256,
-        Some("EdDSA") => Algorithm::EdDSA,
-        Some("RS256") => Algorithm::RS256,
-        Some("PS256") => Algorithm::PS256,
-        _ => return Err(ProofError::UnsupportedAlgorithm),
-    };
+    let algorithm =
+        jose::algorithm(header.alg.as_deref()).ok_or(ProofError::UnsupportedAlgorithm)?;
     let raw_key = header.jwk.ok_or(ProofError::InvalidKey)?;
-    if PRIVATE_MEMBERS.iter().any(|m| raw_key.contains_key(*m)) {
+    if jose::PRIVATE_MEMBERS
+        .iter()
+        .any(|m| raw_key.contains_key(*m))
+    {
         return Err(ProofError::PrivateKey);
     }
-    check_key_fits(&raw_key, algorithm)?;
+    if !jose::key_fits(&raw_key, algorithm) {
+        return Err(ProofError::InvalidKey);
+    }
     let jwk: Jwk =
         serde_json::from_value(Value::Object(raw_key)).map_err(|_| ProofError::InvalidKey)?;
     let key = DecodingKey::from_jwk(&jwk).map_err(|_| ProofError::InvalidKey)?;
@@ -246,34 +232,11 @@ pub fn verify_proof(proof: &str, context: &ProofContext<'_>) -> Result<VerifiedP
     })
 }
 
-/// The key is a public key of `algorithm`'s type and curve, of a sane size.
-fn check_key_fits(key: &Map<String, Value>, algorithm: Algorithm) -> Result<(), ProofError> {
-    let text = |member: &str| key.get(member).and_then(Value::as_str);
-    let fits = match algorithm {
-        Algorithm::ES256 => text("kty") == Some("EC") && text("crv") == Some("P-256"),
-        Algorithm::EdDSA => text("kty") == Some("OKP") && text("crv") == Some("Ed25519"),
-        _ => {
-            let bits = text("n").map_or(0, |n| n.trim_start_matches('A').len() * 6);
-            text("kty") == Some("RSA") && (RSA_BITS.0 - 5..=RSA_BITS.1 + 5).contains(&bits)
-        }
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(ProofError::InvalidKey)
-    }
-}
-
 fn decode_error(kind: &jsonwebtoken::errors::ErrorKind) -> ProofError {
-    use jsonwebtoken::errors::ErrorKind;
-    match kind {
-        ErrorKind::InvalidSignature => ProofError::BadSignature,
-        ErrorKind::InvalidEcdsaKey
-        | ErrorKind::InvalidEddsaKey
-        | ErrorKind::InvalidRsaKey(_)
-        | ErrorKind::InvalidKeyFormat
-        | ErrorKind::InvalidAlgorithm => ProofError::InvalidKey,
-        _ => ProofError::Malformed,
+    match jose::failure(kind) {
+        jose::Failure::Signature => ProofError::BadSignature,
+        jose::Failure::Key => ProofError::InvalidKey,
+        jose::Failure::Malformed => ProofError::Malformed,
     }
 }
 

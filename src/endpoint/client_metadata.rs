@@ -13,7 +13,7 @@ use http::HeaderValue;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::client::GrantType;
+use crate::client::{ClientError, ClientKeys, GrantType};
 use crate::error::OAuthError;
 use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
 use crate::request::{AuthMethod, ClientMetadata};
@@ -38,6 +38,8 @@ struct Document {
     dpop_bound_access_tokens: Option<Value>,
     require_pushed_authorization_requests: Option<Value>,
     rotate_client_secret: Option<Value>,
+    jwks: Option<Value>,
+    jwks_uri: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -77,8 +79,9 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .map(|v| match v.as_str() {
             Some("client_secret_basic") => Ok(AuthMethod::ClientSecretBasic),
             Some("none") => Ok(AuthMethod::None),
+            Some("private_key_jwt") => Ok(AuthMethod::PrivateKeyJwt),
             _ => Err(OAuthError::invalid_client_metadata(
-                "token_endpoint_auth_method must be client_secret_basic or none",
+                "token_endpoint_auth_method must be client_secret_basic, private_key_jwt or none",
             )),
         })
         .transpose()?;
@@ -116,7 +119,9 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         document.rotate_client_secret,
         "rotate_client_secret must be a boolean",
     )?;
+    let keys = keys(document.jwks, document.jwks_uri, max_param)?;
     Ok(ClientMetadata {
+        keys,
         redirect_uris,
         dpop_bound,
         par_required,
@@ -129,6 +134,33 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         client_secret,
         rotate_secret,
     })
+}
+
+/// RFC 7591 §2: `jwks` (a JWK Set object) or `jwks_uri`, never both.
+fn keys(
+    jwks: Option<Value>,
+    jwks_uri: Option<Value>,
+    max_param: usize,
+) -> Result<Option<ClientKeys>, OAuthError> {
+    let refused = |_| {
+        OAuthError::invalid_client_metadata(
+            "jwks must be a JWK Set of public keys, jwks_uri an https URL (RFC 7591 §2)",
+        )
+    };
+    match (jwks, jwks_uri) {
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(OAuthError::invalid_client_metadata(
+            "jwks and jwks_uri must not both be sent (RFC 7591 §2)",
+        )),
+        (Some(jwks @ Value::Object(_)), None) => ClientKeys::jwks(&jwks.to_string())
+            .map(Some)
+            .map_err(refused),
+        (Some(_), None) => Err(refused(ClientError::InvalidKeys)),
+        (None, Some(uri)) => {
+            let uri = string(uri, "jwks_uri", max_param)?;
+            ClientKeys::jwks_uri(&uri).map(Some).map_err(refused)
+        }
+    }
 }
 
 /// A boolean member, `false` when absent.

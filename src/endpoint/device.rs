@@ -53,7 +53,10 @@ async fn start<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<St
     };
     let form = super::read_post_form(inner, request)?;
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner.authenticator().authenticate(&auth).await?;
+    let client = inner
+        .authenticator(&inner.config.endpoints.device_authorization)
+        .authenticate(&auth)
+        .await?;
     let resources = form.resources();
     devices
         .start(&client, form.get("scope"), &resources, inner.clock.now())

@@ -32,6 +32,8 @@ const KNOWN: &[&str] = &[
     "actor_token",
     "actor_token_type",
     "requested_token_type",
+    "client_assertion",
+    "client_assertion_type",
 ];
 
 // `parse` tracks the names it has seen in a `u32`.
@@ -155,6 +157,8 @@ fn slot(name: &str) -> Option<usize> {
         "actor_token" => 20,
         "actor_token_type" => 21,
         "requested_token_type" => 22,
+        "client_assertion" => 23,
+        "client_assertion_type" => 24,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

@@ -32,7 +32,10 @@ async fn handle<B: AsRef<[u8]>>(
 ) -> Result<Option<Found>, OAuthError> {
     let form = super::read_post_form(inner, request)?;
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner.authenticator().authenticate(&auth).await?;
+    let client = inner
+        .authenticator(&inner.config.endpoints.introspection)
+        .authenticate(&auth)
+        .await?;
     let query = parse::token_query(&form)?;
     let audience = &inner.config.resources.default;
     lookup::introspect(&*inner.tokens, &client, audience, &query, inner.clock.now()).await

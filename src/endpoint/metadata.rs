@@ -31,9 +31,16 @@ struct Metadata<'a> {
     response_modes_supported: &'static [&'static str],
     grant_types_supported: Vec<&'static str>,
     code_challenge_methods_supported: Vec<&'static str>,
-    token_endpoint_auth_methods_supported: [&'static str; 2],
-    revocation_endpoint_auth_methods_supported: [&'static str; 2],
-    introspection_endpoint_auth_methods_supported: [&'static str; 1],
+    token_endpoint_auth_methods_supported: &'static [&'static str],
+    revocation_endpoint_auth_methods_supported: &'static [&'static str],
+    introspection_endpoint_auth_methods_supported: &'static [&'static str],
+    /// RFC 8414 §2: the algorithms of `private_key_jwt` assertions, with that feature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_endpoint_auth_signing_alg_values_supported: Option<&'static [&'static str]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    revocation_endpoint_auth_signing_alg_values_supported: Option<&'static [&'static str]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    introspection_endpoint_auth_signing_alg_values_supported: Option<&'static [&'static str]>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     scopes_supported: &'a [String],
     authorization_response_iss_parameter_supported: bool,
@@ -52,6 +59,29 @@ fn dpop_algorithms(config: &Config) -> Option<&'static [&'static str]> {
     None
 }
 
+/// The client authentication methods of the token and revocation endpoints, of the
+/// introspection endpoint, and the assertion algorithms when `private_key_jwt` is one.
+type AuthMethods = (
+    &'static [&'static str],
+    &'static [&'static str],
+    Option<&'static [&'static str]>,
+);
+
+fn auth_methods() -> AuthMethods {
+    #[cfg(feature = "private-key-jwt")]
+    return (
+        &["client_secret_basic", "private_key_jwt", "none"],
+        &["client_secret_basic", "private_key_jwt"],
+        Some(&crate::client_assertion::ALGORITHMS),
+    );
+    #[cfg(not(feature = "private-key-jwt"))]
+    (
+        &["client_secret_basic", "none"],
+        &["client_secret_basic"],
+        None,
+    )
+}
+
 /// The metadata document as `application/json`, cacheable for an hour.
 pub(crate) fn document(config: &Config) -> Response<String> {
     let url = |path: &str| super::absolute_url(config, path);
@@ -60,10 +90,11 @@ pub(crate) fn document(config: &Config) -> Response<String> {
     if config.allow_plain_pkce {
         methods.push("plain");
     }
-    // What is really accepted: HTTP Basic for confidential clients, `client_id` alone
-    // (`none`) for public ones; never `client_secret_post`. Introspection needs a client that
+    // What is really accepted: HTTP Basic for confidential clients, with feature
+    // `private-key-jwt` signed assertions (RFC 7523 §2.2), `client_id` alone (`none`) for
+    // public ones; never `client_secret_post`. Introspection needs a client that
     // authenticates (RFC 7662 §2.1), so not `none`.
-    let auth_methods = ["client_secret_basic", "none"];
+    let (auth_methods, introspection_methods, assertion_algs) = auth_methods();
     let oauth21 = config.profile == Profile::OAuth21;
     let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {
         (
@@ -117,7 +148,10 @@ pub(crate) fn document(config: &Config) -> Response<String> {
         code_challenge_methods_supported: methods,
         token_endpoint_auth_methods_supported: auth_methods,
         revocation_endpoint_auth_methods_supported: auth_methods,
-        introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
+        introspection_endpoint_auth_methods_supported: introspection_methods,
+        token_endpoint_auth_signing_alg_values_supported: assertion_algs,
+        revocation_endpoint_auth_signing_alg_values_supported: assertion_algs,
+        introspection_endpoint_auth_signing_alg_values_supported: assertion_algs,
         scopes_supported: &config.scopes_supported,
         authorization_response_iss_parameter_supported: true,
         dpop_signing_alg_values_supported: dpop_algorithms(config),

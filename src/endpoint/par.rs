@@ -31,7 +31,10 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<P
     };
     let form = super::read_post_form(inner, request)?;
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner.authenticator().authenticate(&auth).await?;
+    let client = inner
+        .authenticator(&inner.config.endpoints.pushed_requests)
+        .authenticate(&auth)
+        .await?;
     let authorization = parse::authorization_request(&form);
     pushes
         .push(&client, &authorization, inner.clock.now())

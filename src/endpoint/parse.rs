@@ -8,12 +8,13 @@ use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce;
 use crate::request::{
-    AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, TokenType, Unreadable,
+    Assertion, AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, TokenType, Unreadable,
 };
 use crate::secret::{AccessToken, AuthorizationCode, DeviceCode, Password, RefreshToken};
 
 /// How the client of a token, revocation or introspection request authenticates: HTTP Basic,
-/// or `client_id` alone for a public client; never a secret in the body.
+/// a JWT client assertion (RFC 7523 §2.2), or `client_id` alone for a public client; never a
+/// secret in the body, and one method at most.
 pub(crate) fn client_auth<'f>(
     headers: &HeaderMap,
     form: &'f Form<'_>,
@@ -25,8 +26,12 @@ pub(crate) fn client_auth<'f>(
         ));
     }
     let body_id = form.get("client_id");
+    let assertion = client_assertion(form, body_id)?;
     match basic::parse(headers, max_len) {
         BasicAuth::Malformed(why) => Err(OAuthError::invalid_client(why)),
+        BasicAuth::Present(_) if assertion.is_some() => Err(OAuthError::invalid_request(
+            "use one client authentication method, not HTTP Basic and a client assertion",
+        )),
         BasicAuth::Present(credentials) => {
             if body_id.is_some_and(|id| id != credentials.client_id()) {
                 return Err(OAuthError::invalid_request(
@@ -35,9 +40,52 @@ pub(crate) fn client_auth<'f>(
             }
             Ok(ClientAuth::Basic(credentials))
         }
-        BasicAuth::Absent => Ok(body_id.map_or(ClientAuth::Anonymous, ClientAuth::ClientId)),
+        BasicAuth::Absent => Ok(match assertion {
+            Some(assertion) => assertion,
+            None => body_id.map_or(ClientAuth::Anonymous, ClientAuth::ClientId),
+        }),
     }
 }
+
+/// RFC 7521 §4.2: `client_assertion_type` and `client_assertion` together; the assertion's
+/// `sub` (read, not yet verified) names the client, and `client_id`, if sent, must be it.
+fn client_assertion<'f>(
+    form: &'f Form<'_>,
+    body_id: Option<&str>,
+) -> Result<Option<ClientAuth<'f>>, OAuthError> {
+    let (kind, assertion) = match (
+        form.get("client_assertion_type"),
+        form.get("client_assertion"),
+    ) {
+        (None, None) => return Ok(None),
+        (Some(kind), Some(assertion)) => (kind, assertion),
+        _ => {
+            return Err(OAuthError::invalid_request(
+                "client_assertion and client_assertion_type go together (RFC 7521 §4.2)",
+            ));
+        }
+    };
+    if kind != JWT_BEARER_ASSERTION {
+        return Err(OAuthError::invalid_client(
+            "client_assertion_type must be urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        ));
+    }
+    let client_id = crate::request::claimed_subject(assertion).ok_or_else(|| {
+        OAuthError::invalid_client("the client assertion is not a JWT with a sub (RFC 7523 §3)")
+    })?;
+    if body_id.is_some_and(|id| id != client_id) {
+        return Err(OAuthError::invalid_client(
+            "client_id in the body differs from the client assertion's sub",
+        ));
+    }
+    Ok(Some(ClientAuth::Assertion {
+        client_id,
+        assertion: Assertion(assertion),
+    }))
+}
+
+/// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
+const JWT_BEARER_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// The token request of `grant_type`, with the parameters its grant needs.
 pub(crate) fn token_request<'f>(form: &'f Form<'_>) -> Result<TokenRequest<'f>, Unreadable> {

@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use serde::Serialize;
 
 use super::{bearer, client_metadata, render};
-use crate::client::{Client, GrantType};
+use crate::client::{Client, ClientKeys, GrantType};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::Refusal as BearerRefusal;
 use crate::grant::registration::{Refusal, Registered, Registrar};
@@ -118,6 +118,7 @@ fn registrar(inner: &Inner) -> Option<Registrar<'_>> {
         registry: inner.registry.as_deref()?,
         clients: &*inner.clients,
         attempts: &*inner.attempts,
+        jwks_uri: inner.config.jwks_uri,
     })
 }
 
@@ -194,6 +195,11 @@ struct Information<'a> {
     /// RFC 9126 §6, when the client must push its authorization requests.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     require_pushed_authorization_requests: bool,
+    /// RFC 7591 §2, for a `private_key_jwt` client: its JWK Set, or where it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jwks: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jwks_uri: Option<&'a str>,
 }
 
 fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -213,10 +219,12 @@ fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Re
     if client.allows(GrantType::Implicit) {
         response_types.push("token");
     }
-    let auth_method = if client.is_public() {
-        AuthMethod::None
-    } else {
-        AuthMethod::ClientSecretBasic
+    let auth_method = AuthMethod::of(client);
+    let (jwks, jwks_uri) = match client.keys() {
+        // Checked JSON when the client was built.
+        Some(ClientKeys::Jwks(json)) => (serde_json::from_str(json).ok(), None),
+        Some(ClientKeys::JwksUri(uri)) => (None, Some(uri.as_str())),
+        None => (None, None),
     };
     let secret = registered.client_secret.as_ref();
     let body = Information {
@@ -235,6 +243,8 @@ fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Re
         client_name: Some(client.name()).filter(|name| *name != id),
         dpop_bound_access_tokens: client.requires_dpop(),
         require_pushed_authorization_requests: client.requires_pushed_requests(),
+        jwks,
+        jwks_uri,
     };
     render::json(status, &body)
 }

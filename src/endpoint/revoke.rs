@@ -21,7 +21,10 @@ pub(crate) async fn revoke<B: AsRef<[u8]>>(
 async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<(), OAuthError> {
     let form = super::read_post_form(inner, request)?;
     let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner.authenticator().authenticate(&auth).await?;
+    let client = inner
+        .authenticator(&inner.config.endpoints.revocation)
+        .authenticate(&auth)
+        .await?;
     let query = parse::token_query(&form)?;
     lookup::revoke(&*inner.tokens, &client, &query, inner.clock.now()).await
 }

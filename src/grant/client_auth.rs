@@ -32,6 +32,10 @@ pub(crate) struct Authenticator<'a> {
     pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) turns: &'a Turns,
     pub(crate) clock: &'a dyn Clock,
+    /// What `private_key_jwt` needs: where spent `jti`s go, the issuer and endpoint URLs an
+    /// assertion's `aud` may name, the host's `jwks_uri` resolver.
+    #[cfg(feature = "private-key-jwt")]
+    pub(crate) assertions: super::client_assertion::Assertions<'a>,
 }
 
 impl Authenticator<'_> {
@@ -47,7 +51,7 @@ impl Authenticator<'_> {
                 let secret = credentials.secret();
                 let verified = match client.secret() {
                     // A public client has no secret; Basic with an empty one only names it.
-                    None => secret.is_empty(),
+                    None => client.is_public() && secret.is_empty(),
                     Some(verifier) => {
                         self.verify(&client, verifier.inner(), secret).await?
                             || self.verify_retiring(&client, secret).await?
@@ -62,9 +66,17 @@ impl Authenticator<'_> {
                 let client = self.find(client_id).await?;
                 if !client.is_public() {
                     return Err(OAuthError::invalid_client(
-                        "this client must authenticate with HTTP Basic",
+                        "this client must authenticate (HTTP Basic or a client assertion)",
                     ));
                 }
+                Ok(client)
+            }
+            ClientAuth::Assertion {
+                ref client_id,
+                assertion,
+            } => {
+                let client = self.find(client_id).await?;
+                self.check_assertion(&client, assertion).await?;
                 Ok(client)
             }
             ClientAuth::Anonymous => Err(OAuthError::invalid_client(
@@ -144,6 +156,20 @@ impl Authenticator<'_> {
             self.attempts.clear_attempts(&key).await?;
         }
         Ok(ok)
+    }
+}
+
+#[cfg(not(feature = "private-key-jwt"))]
+impl Authenticator<'_> {
+    /// Without feature `private-key-jwt`, no assertion authenticates.
+    async fn check_assertion(
+        &self,
+        _client: &Client,
+        _assertion: crate::request::Assertion<'_>,
+    ) -> Result<(), OAuthError> {
+        Err(OAuthError::invalid_client(
+            "this server does not accept client assertions (private_key_jwt)",
+        ))
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::client::{Client, ClientError, GrantType, SecretVerifier, Verifier};
+use crate::client::{Client, ClientError, ClientKeys, GrantType, SecretVerifier, Verifier};
 use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
 use crate::config::Profile;
@@ -66,6 +66,8 @@ pub(crate) struct Registrar<'a> {
     pub(crate) registry: &'a dyn Admin,
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) attempts: &'a dyn AttemptCounter,
+    /// Whether the host resolves `jwks_uri`s (a `ClientKeyResolver` is set).
+    pub(crate) jwks_uri: bool,
 }
 
 /// What a metadata document settles under the policy, before anything is minted.
@@ -77,6 +79,7 @@ struct Settled {
     client_name: Option<String>,
     dpop_bound: bool,
     par_required: bool,
+    keys: Option<ClientKeys>,
 }
 
 impl Registrar<'_> {
@@ -119,6 +122,7 @@ impl Registrar<'_> {
                 (builder, Some(minted.client_secret))
             }
             AuthMethod::None => (Client::public(&minted.client_id), None),
+            AuthMethod::PrivateKeyJwt => (keyed(&minted.client_id, &settled)?, None),
         };
         let token = minted.registration_access_token;
         let client = self.build(builder.registration_access_token(token.digest()), settled)?;
@@ -200,12 +204,7 @@ impl Registrar<'_> {
             .into());
         }
         let settled = self.settle(metadata)?;
-        let was = if current.is_public() {
-            AuthMethod::None
-        } else {
-            AuthMethod::ClientSecretBasic
-        };
-        if settled.auth_method != was {
+        if settled.auth_method != AuthMethod::of(current) {
             return Err(OAuthError::invalid_client_metadata(
                 "token_endpoint_auth_method cannot change; register a new client instead",
             )
@@ -227,7 +226,9 @@ impl Registrar<'_> {
                     None => builder,
                 }
             }
-            (None, _) => Client::public(current.id().as_str()),
+            (None, _) if current.is_public() => Client::public(current.id().as_str()),
+            // A `private_key_jwt` client's keys are replaced with the document's.
+            (None, _) => keyed(current.id().as_str(), &settled)?,
         };
         let builder = match current.registration_access_token() {
             Some(digest) => builder.registration_access_token(*digest),
@@ -273,6 +274,7 @@ impl Registrar<'_> {
                 )));
             }
         }
+        let keys = self.keys(auth_method, metadata.keys)?;
         let redirect_uris = redirect_uris(metadata.redirect_uris, &grant_types)?;
         let allowed = self.policy.allowed_scope();
         let scope = match metadata.scope {
@@ -292,7 +294,32 @@ impl Registrar<'_> {
             client_name: metadata.client_name,
             dpop_bound: metadata.dpop_bound,
             par_required: metadata.par_required,
+            keys,
         })
+    }
+
+    /// RFC 7591 §2: `jwks` or `jwks_uri` with `private_key_jwt` (the latter only where the host
+    /// resolves it), and only with it.
+    fn keys(
+        &self,
+        auth_method: AuthMethod,
+        keys: Option<ClientKeys>,
+    ) -> Result<Option<ClientKeys>, OAuthError> {
+        let refuse = |why: &'static str| Err(OAuthError::invalid_client_metadata(why));
+        match (auth_method, keys) {
+            (AuthMethod::PrivateKeyJwt, _) if !cfg!(feature = "private-key-jwt") => {
+                refuse("private_key_jwt is not supported by this server")
+            }
+            (AuthMethod::PrivateKeyJwt, None) => {
+                refuse("private_key_jwt needs the client's public keys as jwks or jwks_uri")
+            }
+            (AuthMethod::PrivateKeyJwt, Some(ClientKeys::JwksUri(_))) if !self.jwks_uri => {
+                refuse("this server does not fetch jwks_uri; register the keys as jwks")
+            }
+            (AuthMethod::PrivateKeyJwt, keys) => Ok(keys),
+            (_, Some(_)) => refuse("jwks and jwks_uri go with private_key_jwt only"),
+            (_, None) => Ok(None),
+        }
     }
 
     fn build(&self, builder: ClientBuilder, settled: Settled) -> Result<Client, OAuthError> {
@@ -318,6 +345,16 @@ impl Registrar<'_> {
             ),
             other => OAuthError::invalid_client_metadata(other.to_string()),
         })
+    }
+}
+
+/// A `private_key_jwt` client under `id` with the settled keys (`settle` made sure of them).
+fn keyed(id: &str, settled: &Settled) -> Result<ClientBuilder, OAuthError> {
+    match &settled.keys {
+        Some(keys) => Ok(Client::private_key_jwt(id, keys.clone())),
+        None => Err(OAuthError::invalid_client_metadata(
+            "private_key_jwt needs the client's public keys as jwks or jwks_uri",
+        )),
     }
 }
 

@@ -19,7 +19,8 @@ pub enum SecretRotationError {
     /// No client is registered under this id.
     #[error("no client is registered under this id")]
     UnknownClient,
-    /// The client is public: it has no secret to rotate (RFC 6749 §2.1).
+    /// The client has no secret to rotate: a public client (RFC 6749 §2.1), or one that
+    /// authenticates with `private_key_jwt`.
     #[error("a public client has no secret to rotate")]
     PublicClient,
     /// The server was built without a [client registry](crate::AuthorizationServerBuilder::client_registry).
@@ -44,7 +45,7 @@ pub(crate) async fn rotate(
         .find_client(client_id)
         .await?
         .ok_or(SecretRotationError::UnknownClient)?;
-    if client.is_public() {
+    if client.secret().is_none() {
         return Err(SecretRotationError::PublicClient);
     }
     let (secret, verifier) = new_secret()?;

@@ -39,6 +39,9 @@ pub(crate) struct Inner {
     pub(crate) dpop: Option<crate::dpop::Checker>,
     /// Set when token exchange is offered (RFC 8693).
     pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
+    /// Resolves `private_key_jwt` clients' `jwks_uri`s (RFC 7591 §2).
+    #[cfg(feature = "private-key-jwt")]
+    pub(crate) client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
 }
 
 impl Inner {
@@ -58,9 +61,20 @@ impl Inner {
         }
     }
 
-    /// What client authentication needs.
-    pub(crate) fn authenticator(&self) -> Authenticator<'_> {
+    /// What client authentication at the endpoint at `endpoint_path` needs (a client
+    /// assertion's `aud` may name that endpoint's URL, RFC 7523 §3).
+    pub(crate) fn authenticator<'a>(&'a self, endpoint_path: &'a str) -> Authenticator<'a> {
+        #[cfg(not(feature = "private-key-jwt"))]
+        let _ = endpoint_path;
         Authenticator {
+            #[cfg(feature = "private-key-jwt")]
+            assertions: crate::grant::client_assertion::Assertions {
+                single_use: &*self.single_use,
+                resolver: self.client_keys.as_deref(),
+                issuer: &self.config.issuer,
+                token_path: &self.config.endpoints.token,
+                endpoint_path,
+            },
             clients: &*self.clients,
             cache: &self.secret_cache,
             throttle: &self.config.client_throttle,
@@ -83,7 +97,7 @@ impl Inner {
     /// What the token endpoint's grants need.
     pub(crate) fn token_grants(&self) -> TokenGrants<'_> {
         TokenGrants {
-            clients: self.authenticator(),
+            clients: self.authenticator(&self.config.endpoints.token),
             issuer: self.issuer(),
             sign_in: self.sign_in(),
             profile: self.config.profile,

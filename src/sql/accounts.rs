@@ -226,6 +226,8 @@ where
             .bind(client.requires_pushed_requests())
             .bind(columns.previous_secret_verifier.as_deref())
             .bind(columns.previous_secret_expires_at)
+            .bind(columns.jwks.as_deref())
+            .bind(columns.jwks_uri.as_deref())
             .execute(&self.pool)
             .await
             .map_err(store_error::<DB>)?;

@@ -1,6 +1,6 @@
 //! From records to column values, and from sqlx errors to [`StoreError`]s.
 
-use crate::client::{Approval, Client, GrantType, SecretVerifier};
+use crate::client::{Approval, Client, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::store::Authorization;
@@ -74,6 +74,9 @@ pub(crate) struct ClientColumns {
     /// After a rotation: the previous secret's verifier and its deadline (Unix seconds).
     pub(crate) previous_secret_verifier: Option<String>,
     pub(crate) previous_secret_expires_at: Option<i64>,
+    /// A `private_key_jwt` client's JWK Set (JSON) or its URL.
+    pub(crate) jwks: Option<String>,
+    pub(crate) jwks_uri: Option<String>,
 }
 
 impl ClientColumns {
@@ -94,6 +97,14 @@ impl ClientColumns {
             registration_token: client.registration_access_token().map(|d| *d.as_bytes()),
             previous_secret_verifier: client.retiring_secret().map(|(v, _)| v.to_stored()),
             previous_secret_expires_at: client.retiring_secret().map(|(_, until)| secs(until)),
+            jwks: match client.keys() {
+                Some(ClientKeys::Jwks(json)) => Some(json.to_string()),
+                _ => None,
+            },
+            jwks_uri: match client.keys() {
+                Some(ClientKeys::JwksUri(uri)) => Some(uri.clone()),
+                _ => None,
+            },
         }
     }
 }

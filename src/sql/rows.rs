@@ -5,7 +5,7 @@
 use sqlx::FromRow;
 
 use crate::audience::Audience;
-use crate::client::{Approval, Client, ClientId, GrantType, SecretVerifier};
+use crate::client::{Approval, Client, ClientId, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::pkce::CodeChallenge;
@@ -55,6 +55,8 @@ pub(crate) struct ClientRow {
     par_required: bool,
     previous_secret_verifier: Option<String>,
     previous_secret_expires_at: Option<i64>,
+    jwks: Option<String>,
+    jwks_uri: Option<String>,
 }
 
 impl ClientRow {
@@ -65,7 +67,17 @@ impl ClientRow {
                 &self.client_id,
                 SecretVerifier::from_stored(&stored).map_err(|_| corrupt("secret verifier"))?,
             ),
-            None => Client::public(&self.client_id),
+            None => match (self.jwks, self.jwks_uri) {
+                (Some(jwks), _) => Client::private_key_jwt(
+                    &self.client_id,
+                    ClientKeys::jwks(&jwks).map_err(|_| corrupt("jwks"))?,
+                ),
+                (None, Some(uri)) => Client::private_key_jwt(
+                    &self.client_id,
+                    ClientKeys::jwks_uri(&uri).map_err(|_| corrupt("jwks_uri"))?,
+                ),
+                (None, None) => Client::public(&self.client_id),
+            },
         };
         let uris: Vec<String> =
             serde_json::from_str(&self.redirect_uris).map_err(|_| corrupt("redirect URI list"))?;

@@ -197,6 +197,9 @@ fn enabled_features() -> Vec<&'static str> {
     if cfg!(feature = "jwt") {
         features.push("jwt");
     }
+    if cfg!(feature = "private-key-jwt") {
+        features.push("private-key-jwt");
+    }
     features
 }
 

@@ -186,6 +186,7 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
         expected.requires_pushed_requests(),
         "pushed requests required"
     );
+    assert_eq!(found.keys(), expected.keys(), "the private_key_jwt keys");
     let retiring = |c: &Client| c.retiring_secret().map(|(v, until)| (v.to_stored(), until));
     assert_eq!(retiring(&found), retiring(expected), "the retiring secret");
     let digest = |c: &Client| c.registration_access_token().map(|d| *d.as_bytes());

@@ -2,7 +2,7 @@
 
 use super::accounts::{assert_same_client, find};
 use super::{ContractStore, Must, at};
-use crate::client::{Client, ClientCredentials, GrantType, SecretVerifier};
+use crate::client::{Client, ClientCredentials, ClientKeys, GrantType, SecretVerifier};
 use crate::secret::ClientSecret;
 
 fn verifier() -> SecretVerifier {
@@ -91,4 +91,31 @@ pub(super) async fn a_rotated_client_keeps_both_verifiers_and_round_trips<S: Con
         "a public client rotates"
     );
     assert_same_client(find(store, "public-rotated").await, &public);
+}
+
+/// A `private_key_jwt` client (RFC 7523 §2.2) keeps its JWK Set, or its `jwks_uri`, through
+/// registering and replacing, and is neither public nor given a secret.
+pub(super) async fn a_private_key_jwt_client_keeps_its_keys<S: ContractStore>(store: &S) {
+    let jwks = r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}"#;
+    let keys = ClientKeys::jwks(jwks).must("read a JWK Set");
+    let client = Client::private_key_jwt("keyed", keys)
+        .grant_types([GrantType::ClientCredentials])
+        .build()
+        .must("build a client");
+    store.register_client(&client).await.must("register_client");
+    let found = find(store, "keyed").await;
+    assert!(
+        found
+            .as_ref()
+            .is_some_and(|c| !c.is_public() && c.secret().is_none()),
+        "a private_key_jwt client is confidential without a secret"
+    );
+    assert_same_client(found, &client);
+    let uri = ClientKeys::jwks_uri("https://app.example/jwks.json").must("read a jwks_uri");
+    let replaced = Client::private_key_jwt("keyed", uri)
+        .grant_types([GrantType::ClientCredentials])
+        .build()
+        .must("build a client");
+    assert!(store.replace_client(&replaced).await.must("replace_client"));
+    assert_same_client(find(store, "keyed").await, &replaced);
 }

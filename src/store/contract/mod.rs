@@ -149,6 +149,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         accounts::registering_refuses_a_taken_id_and_replace_and_remove_say_if_there_was_one,
         accounts::a_registration_access_token_digest_round_trips,
         clients::a_rotated_client_keeps_both_verifiers_and_round_trips,
+        clients::a_private_key_jwt_client_keeps_its_keys,
         state::sessions_are_kept_under_the_digest_of_their_id,
         state::a_session_taken_by_many_at_once_goes_to_exactly_one,
         state::expired_sessions_are_neither_found_nor_taken,

@@ -1,0 +1,130 @@
+//! `private_key_jwt` client authentication (RFC 7523 §2.2, RFC 7521 §4.2), feature
+//! `private-key-jwt`: a client registered with its public keys
+//! ([`Client::private_key_jwt`](crate::Client::private_key_jwt)) authenticates at the token,
+//! revocation and introspection endpoints with
+//! `client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer` and
+//! `client_assertion=<JWS>` in the form body, instead of HTTP Basic.
+//!
+//! What an assertion is checked for (RFC 7523 §3): at most [`MAX_ASSERTION_BYTES`]; an
+//! asymmetric `alg` of [`ALGORITHMS`] (never `none` or HMAC); a signature by one of the
+//! client's keys (the key named by `kid` when there is one, else each key suiting the `alg`);
+//! `iss` and `sub` both the client id (and `client_id` in the body, if sent, the same); `aud`
+//! naming the issuer identifier, the token endpoint's URL or the URL of the endpoint called;
+//! `exp` present, not past, and at most [`MAX_ASSERTION_LIFETIME`] ahead; `nbf` and `iat`, if
+//! present, not in the future; all within [`CLOCK_SKEW`]; a `jti` of at most [`MAX_JTI_BYTES`],
+//! accepted once.
+//!
+//! **What it makes the server keep**: a spent `jti` goes to the
+//! [`SingleUseStore`](crate::store::SingleUseStore) under a fixed-length key (a SHA-256 digest
+//! of client id and `jti`) until the assertion's `exp`, so every node sharing the store
+//! refuses a replay. It is kept only once the signature and every claim check out, so only a
+//! holder of a registered client's private key can add entries, each for at most
+//! [`MAX_ASSERTION_LIFETIME`] plus [`CLOCK_SKEW`]; the store's own bound (for the in-memory one,
+//! [`MAX_SINGLE_USE`](crate::memory::MAX_SINGLE_USE)) holds beyond that.
+//!
+//! A client may instead register a `jwks_uri`: the host fetches (and caches) its key set
+//! through a [`ClientKeyResolver`] set with
+//! [`AuthorizationServerBuilder::client_key_resolver`](crate::AuthorizationServerBuilder::client_key_resolver);
+//! without one, self-registration refuses `jwks_uri` with `invalid_client_metadata`.
+
+mod verify;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::client::ClientId;
+use crate::config::AuthorizationServerBuilder;
+use crate::error::StoreError;
+
+pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};
+
+/// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
+pub const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// The `token_endpoint_auth_method` (RFC 7591 §2) of these clients.
+pub const AUTH_METHOD: &str = "private_key_jwt";
+
+/// The algorithms verified (asymmetric only, as for DPoP proofs): what the metadata lists as
+/// `token_endpoint_auth_signing_alg_values_supported`.
+pub const ALGORITHMS: [&str; 4] = crate::jose::ALGORITHMS;
+
+/// The longest assertion accepted, in bytes: an RSA-4096 signature fits with room.
+pub const MAX_ASSERTION_BYTES: usize = 4096;
+
+/// The longest JOSE header accepted, decoded, in bytes.
+pub const MAX_HEADER_BYTES: usize = 1024;
+
+/// The longest `jti` accepted, in bytes.
+pub const MAX_JTI_BYTES: usize = 256;
+
+/// How far ahead `exp` may be: an assertion is made for one request, so it need not live
+/// long, and its `jti` is remembered until `exp`.
+pub const MAX_ASSERTION_LIFETIME: Duration = Duration::from_secs(300);
+
+/// How far the client's clock may be from the server's, either way, for `exp`, `nbf` and
+/// `iat` (RFC 7519 §4.1.4 allows "some small leeway").
+pub const CLOCK_SKEW: Duration = Duration::from_secs(30);
+
+/// Why an assertion was refused: each variant is its own `error_description` of an
+/// `invalid_client` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AssertionError {
+    /// Not a compact JWS of reasonable size with a JSON header and claims.
+    #[error("the client assertion is not a well-formed JWT")]
+    Malformed,
+    /// `alg` is `none`, symmetric, or not one grantor verifies.
+    #[error("the client assertion's alg is not an asymmetric algorithm this server verifies")]
+    UnsupportedAlgorithm,
+    /// No registered key of the client verifies the signature.
+    #[error("the client assertion is not signed by a key of this client")]
+    BadSignature,
+    /// `iss` or `sub` is missing or not the client id (RFC 7523 §3 items 1, 2).
+    #[error("the client assertion's iss and sub must both be the client id")]
+    WrongIssuer,
+    /// `aud` names neither the issuer, the token endpoint, nor this endpoint (§3 item 3).
+    #[error("the client assertion's aud does not name this server")]
+    WrongAudience,
+    /// `exp` is missing (§3 item 4).
+    #[error("the client assertion has no exp")]
+    MissingExpiry,
+    /// `exp` is past.
+    #[error("the client assertion has expired")]
+    Expired,
+    /// `exp` is further ahead than [`MAX_ASSERTION_LIFETIME`].
+    #[error("the client assertion's exp is too far in the future")]
+    TooLong,
+    /// `nbf` or `iat` is in the future (§3 items 5, 6).
+    #[error("the client assertion is not valid yet")]
+    NotYetValid,
+    /// `jti` is missing, empty or longer than [`MAX_JTI_BYTES`] (§3 item 7).
+    #[error("the client assertion needs a jti of at most 256 bytes")]
+    MissingJti,
+    /// The assertion's `jti` was used before.
+    #[error("the client assertion was used before")]
+    Replayed,
+}
+
+/// Resolves a client's `jwks_uri` into its JWK Set: the host's seam, as it owns outbound HTTP
+/// (timeouts, allowed hosts, caching; RFC 7591 §2 asks for keys fetched over TLS).
+///
+/// Called on every assertion of such a client, before its signature is checked: cache the set
+/// (and refetch on a `kid` it lacks, as a client adds keys), and never let a request wait on a
+/// slow host for long.
+#[async_trait]
+pub trait ClientKeyResolver: Send + Sync {
+    /// The JWK Set (RFC 7517 §5) at `jwks_uri`, as JSON text. An error is a store failure:
+    /// the client is answered `server_error`, not refused.
+    async fn resolve(&self, client_id: &ClientId, jwks_uri: &str) -> Result<String, StoreError>;
+}
+
+impl AuthorizationServerBuilder {
+    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
+    /// register their `jwks` itself).
+    pub fn client_key_resolver(mut self, resolver: Arc<dyn ClientKeyResolver>) -> Self {
+        self.client_keys = Some(resolver);
+        self
+    }
+}
