@@ -513,3 +513,64 @@ proptest! {
         prop_assert!(matches!(response.status().as_u16(), 400 | 401), "{}", response.body());
     }
 }
+
+#[tokio::test]
+async fn a_good_assertion_authenticates_at_the_par_and_device_authorization_endpoints() {
+    let f = fixture_with(|b| {
+        b.pushed_requests(grantor::par::PushedRequests::new())
+            .device_flow(grantor::device::DeviceFlow::new())
+    });
+    f.register(
+        Client::private_key_jwt(CLIENT, ClientKeys::jwks(&jwks(&client_keys())).unwrap())
+            .redirect_uri(REDIRECT)
+            .grant_types([GrantType::AuthorizationCode, GrantType::DeviceCode])
+            .scopes("profile")
+            .build()
+            .unwrap(),
+    );
+    let par = "http://127.0.0.1:8080/api/oauth/par";
+    let device = "http://127.0.0.1:8080/api/oauth/device_authorization";
+    for aud in [ISSUER, TOKEN_URL, par] {
+        let assertion = sign(&es256(), Some("es"), &claims(CLIENT, aud));
+        let body = form(
+            &assertion,
+            &format!("&response_type=code&redirect_uri={REDIRECT_ENCODED}"),
+        );
+        let response = f.server.par(&post("/api/oauth/par", None, &body)).await;
+        assert_eq!(response.status(), 201, "aud {aud}: {}", response.body());
+    }
+    for aud in [ISSUER, TOKEN_URL, device] {
+        let assertion = sign(&es256(), Some("es"), &claims(CLIENT, aud));
+        let body = form(&assertion, "&scope=profile");
+        let response = f
+            .server
+            .device_authorization(&post("/api/oauth/device_authorization", None, &body))
+            .await;
+        assert_eq!(response.status(), 200, "aud {aud}: {}", response.body());
+    }
+    // One endpoint's URL is no audience at another, and an assertion serves once.
+    let assertion = sign(&es256(), Some("es"), &claims(CLIENT, device));
+    let body = form(
+        &assertion,
+        &format!("&response_type=code&redirect_uri={REDIRECT_ENCODED}"),
+    );
+    let response = f.server.par(&post("/api/oauth/par", None, &body)).await;
+    assert_error(&response, 401, "invalid_client");
+    let assertion = sign(&es256(), Some("es"), &claims(CLIENT, par));
+    let body = form(
+        &assertion,
+        &format!("&response_type=code&redirect_uri={REDIRECT_ENCODED}"),
+    );
+    assert_eq!(
+        f.server
+            .par(&post("/api/oauth/par", None, &body))
+            .await
+            .status(),
+        201
+    );
+    assert_error(
+        &f.server.par(&post("/api/oauth/par", None, &body)).await,
+        401,
+        "invalid_client",
+    );
+}
