@@ -46,13 +46,24 @@ async fn metadata_describes_the_server_as_configured() {
         m["code_challenge_methods_supported"],
         serde_json::json!(["S256"])
     );
-    let auth = serde_json::json!(["client_secret_basic", "none"]);
+    // `private_key_jwt` (RFC 7523) where the feature is built.
+    let keys = cfg!(feature = "private-key-jwt");
+    let auth = if keys {
+        serde_json::json!(["client_secret_basic", "private_key_jwt", "none"])
+    } else {
+        serde_json::json!(["client_secret_basic", "none"])
+    };
     assert_eq!(m["token_endpoint_auth_methods_supported"], auth);
     assert_eq!(m["revocation_endpoint_auth_methods_supported"], auth);
     // Introspection needs an authenticated client (RFC 7662 §2.1): never `none`.
+    let authenticated = if keys {
+        serde_json::json!(["client_secret_basic", "private_key_jwt"])
+    } else {
+        serde_json::json!(["client_secret_basic"])
+    };
     assert_eq!(
         m["introspection_endpoint_auth_methods_supported"],
-        serde_json::json!(["client_secret_basic"])
+        authenticated
     );
     assert_eq!(
         m["scopes_supported"],

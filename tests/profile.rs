@@ -95,9 +95,14 @@ fn the_metadata_offers_only_what_the_profile_allows() {
         serde_json::json!(["S256"])
     );
     let m = json(&fixture().server.metadata());
+    let authenticated = if cfg!(feature = "private-key-jwt") {
+        serde_json::json!(["client_secret_basic", "private_key_jwt"])
+    } else {
+        serde_json::json!(["client_secret_basic"])
+    };
     assert_eq!(
         m["introspection_endpoint_auth_methods_supported"],
-        serde_json::json!(["client_secret_basic"])
+        authenticated
     );
     assert!(
         m["grant_types_supported"]
