@@ -17,9 +17,12 @@
 //! consonants without vowels (no words) or look-alike digits (RFC 8628 §6.1), shown as
 //! `XXXX-XXXX`: 20⁸ ≈ 2^34.6 values. Guessing is throttled server-wide: at most
 //! [`DeviceFlow::user_code_guesses`] wrong codes (default [`DEFAULT_USER_CODE_GUESSES`]) in any
-//! window of the device code lifetime, after which every code entry is refused until the
-//! window ends. With 1,000 live codes and the defaults, one window of guessing finds one with
-//! probability about 1,000 × 1,000 / 20⁸ ≈ 4 × 10⁻⁵.
+//! [`GUESS_WINDOW`] (a minute), after which every code entry is refused until the window ends.
+//! The window is short so that a flood of wrong codes locks real users out for a minute at
+//! most; the limit is low so that guessing stays hopeless: with 1,000 live codes and the
+//! defaults, an hour of guessing at the limit finds one with probability about
+//! 6,000 × 1,000 / 20⁸ ≈ 2.3 × 10⁻⁴. A host that knows where requests come from can add
+//! per-address limits in front of its verification page.
 //!
 //! **What an unauthenticated request can make the server keep**: a public client
 //! authenticates with its `client_id` alone, so anyone may start device flows in its name.
@@ -47,8 +50,11 @@ pub const MAX_LIFETIME: Duration = Duration::from_secs(1800);
 /// How many device flows one client may start in one lifetime window by default.
 pub const DEFAULT_PER_CLIENT: u32 = 1000;
 
-/// How many wrong user codes the whole server accepts in one lifetime window by default.
-pub const DEFAULT_USER_CODE_GUESSES: u32 = 1000;
+/// How many wrong user codes the whole server accepts in one [`GUESS_WINDOW`] by default.
+pub const DEFAULT_USER_CODE_GUESSES: u32 = 100;
+
+/// The window in which wrong user codes are counted.
+pub const GUESS_WINDOW: Duration = Duration::from_secs(60);
 
 /// How the server runs the device authorization grant.
 ///
@@ -117,7 +123,7 @@ impl DeviceFlow {
         self
     }
 
-    /// How many wrong user codes the server accepts in a window of the lifetime, from
+    /// How many wrong user codes the server accepts in a [`GUESS_WINDOW`], from
     /// everyone together, before it refuses every code entry until the window ends.
     pub fn user_code_guesses(mut self, limit: u32) -> Self {
         self.user_code_guesses = limit;

@@ -170,7 +170,7 @@ impl Devices<'_> {
         let user_code = digest_text(&normalized);
         let found = self.find_flow(&user_code, now).await?;
         let Some((device, flow)) = found else {
-            let window = self.settings.lifetime_value();
+            let window = crate::device::GUESS_WINDOW;
             self.attempts
                 .record_attempt(GUESSES_KEY, window, now)
                 .await?;
