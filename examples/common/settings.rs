@@ -31,11 +31,14 @@ pub enum StoreChoice {
 }
 
 impl StoreChoice {
-    /// The default: a SQLite file in the OS temporary directory when built with the `sqlite`
-    /// feature (state survives restarts, nothing to install), else memory.
-    pub fn default_for_build() -> Self {
+    /// The default: a SQLite file in the OS temporary directory, named for the listen address
+    /// (`grantor-demo-127.0.0.1_8080.sqlite3`), when built with the `sqlite` feature (on by
+    /// default): state survives a restart on the same address, servers on other addresses
+    /// share nothing, and there is nothing to install. Without the feature, memory.
+    pub fn default_for(addr: SocketAddr) -> Self {
         if cfg!(feature = "sqlite") {
-            let path = std::env::temp_dir().join("grantor-demo.sqlite3");
+            let name = addr.to_string().replace([':', '[', ']'], "_");
+            let path = std::env::temp_dir().join(format!("grantor-demo-{name}.sqlite3"));
             Self::Sqlite(path.to_string_lossy().into_owned())
         } else {
             Self::Memory
@@ -169,7 +172,7 @@ impl Settings {
         };
         let store = match store {
             Some(spec) => StoreChoice::parse(&spec)?,
-            None => StoreChoice::default_for_build(),
+            None => StoreChoice::default_for(addr),
         };
         Ok(Self {
             addr,

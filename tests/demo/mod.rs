@@ -12,6 +12,24 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// How to start a demo server: its arguments (besides `--addr`), extra environment, and a
+/// port of the caller's choosing (else a free one).
+pub struct Launch<'a> {
+    pub args: &'a [&'a str],
+    pub env: Vec<(&'a str, &'a str)>,
+    pub port: Option<u16>,
+}
+
+impl<'a> Launch<'a> {
+    pub fn new(args: &'a [&'a str]) -> Self {
+        Self {
+            args,
+            env: Vec::new(),
+            port: None,
+        }
+    }
+}
+
 /// A running demo server, killed when dropped.
 pub struct Server {
     pub base: String,
@@ -35,11 +53,20 @@ impl Server {
 
     /// Starts `examples/{framework}_server` with `--store {store}` and `extra` arguments.
     pub fn start_with_args(framework: &str, store: &str, extra: &[&str]) -> Self {
+        let mut args = vec!["--store", store];
+        args.extend_from_slice(extra);
+        Self::launch(framework, &Launch::new(&args))
+    }
+
+    /// Starts `examples/{framework}_server` as `launch` says.
+    pub fn launch(framework: &str, launch: &Launch<'_>) -> Self {
         let binary = examples_dir().join(format!("{framework}_server"));
         let mut failures = Vec::new();
-        // A free port can be taken by someone else before the server binds it: try again.
-        for _ in 0..3 {
-            match Self::try_start(framework, &binary, store, extra) {
+        // A free port can be taken by someone else before the server binds it: try again
+        // (unless the caller chose the port).
+        let tries = if launch.port.is_some() { 1 } else { 3 };
+        for _ in 0..tries {
+            match Self::try_start(framework, &binary, launch) {
                 Ok(server) => return server,
                 Err(failure) => failures.push(failure),
             }
@@ -50,16 +77,13 @@ impl Server {
         );
     }
 
-    fn try_start(
-        framework: &str,
-        binary: &Path,
-        store: &str,
-        extra: &[&str],
-    ) -> Result<Self, String> {
-        let port = free_port();
+    fn try_start(framework: &str, binary: &Path, launch: &Launch<'_>) -> Result<Self, String> {
+        let port = launch.port.unwrap_or_else(free_port);
+        let extra = launch.args;
         let mut child = Command::new(binary)
-            .args(["--addr", &format!("127.0.0.1:{port}"), "--store", store])
+            .args(["--addr", &format!("127.0.0.1:{port}")])
             .args(extra)
+            .envs(launch.env.iter().copied())
             .env("RUST_LOG", "info")
             .env_remove("GRANTOR_ISSUER")
             .env_remove("GRANTOR_CODE_TTL")
