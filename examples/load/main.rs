@@ -16,6 +16,7 @@
 mod flows;
 mod http;
 mod measure;
+mod setup;
 
 use std::sync::Arc;
 use std::time::Duration;
