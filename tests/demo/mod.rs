@@ -249,41 +249,43 @@ pub fn free_port() -> u16 {
 /// (`<target dir>/<profile>/deps/demo_http-…`).
 fn examples_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("<target dir>/<profile>/deps/");
-        let target_dir = profile_dir.parent().expect("<target dir>/<profile>");
-        let mut cargo = Command::new(env!("CARGO"));
-        cargo
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args([
-                "build",
-                "--example",
-                "axum_server",
-                "--example",
-                "actix_server",
-            ])
-            .arg("--target-dir")
-            .arg(target_dir);
-        match profile_dir.file_name().and_then(|name| name.to_str()) {
-            Some("debug") | None => {}
-            Some(profile) => {
-                cargo.args(["--profile", profile]);
-            }
+    DIR.get_or_init(|| build_examples(&["axum_server", "actix_server"]))
+}
+
+/// Builds `examples/{name}` the way the demo servers are built (same profile, features and
+/// target directory) and answers its path.
+pub fn example(name: &str) -> PathBuf {
+    build_examples(&[name]).join(name)
+}
+
+fn build_examples(names: &[&str]) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("<target dir>/<profile>/deps/");
+    let target_dir = profile_dir.parent().expect("<target dir>/<profile>");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo.current_dir(env!("CARGO_MANIFEST_DIR")).arg("build");
+    for name in names {
+        cargo.args(["--example", name]);
+    }
+    cargo.arg("--target-dir").arg(target_dir);
+    match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") | None => {}
+        Some(profile) => {
+            cargo.args(["--profile", profile]);
         }
-        // The features this test was built with, so the build reuses the library `cargo test`
-        // already built for it (under `--all-features` it is a no-op).
-        let features = enabled_features();
-        if !features.is_empty() {
-            cargo.args(["--features", &features.join(",")]);
-        }
-        let status = cargo.status().expect("cargo runs");
-        assert!(status.success(), "cargo build of the examples: {status}");
-        profile_dir.join("examples")
-    })
+    }
+    // The features this test was built with, so the build reuses the library `cargo test`
+    // already built for it (under `--all-features` it is a no-op).
+    let features = enabled_features();
+    if !features.is_empty() {
+        cargo.args(["--features", &features.join(",")]);
+    }
+    let status = cargo.status().expect("cargo runs");
+    assert!(status.success(), "cargo build of the examples: {status}");
+    profile_dir.join("examples")
 }
 
 /// One test module per rule, with a test against each demo: `rule => check;` runs

@@ -1,0 +1,191 @@
+//! What the flows need made before their timed window: tokens, refresh chains and codes,
+//! over the workers' own connections, all at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use hyper::Method;
+use hyper::header::HeaderValue;
+
+use crate::flows::{ALICE, CALLBACK, Worker, password_form};
+use crate::http::{Conn, form};
+
+/// A client-credentials access token of demo-client (audience: the demo API).
+pub async fn client_credentials_token(
+    conn: &mut Conn,
+    demo: &HeaderValue,
+) -> Result<String, String> {
+    let body = form(&[("grant_type", "client_credentials")]);
+    let request = conn.target().request(
+        Method::POST,
+        "/api/oauth/token",
+        Some(demo),
+        Some(body),
+        &[],
+    )?;
+    let reply = conn.send(request).await?;
+    match reply.json()["access_token"].as_str() {
+        Some(token) => Ok(token.to_owned()),
+        None => Err(format!("client credentials: {}", reply.describe())),
+    }
+}
+
+/// Alice's access and refresh tokens from the password grant (demo-client, scope `profile`).
+pub async fn password_grant(
+    conn: &mut Conn,
+    demo: &HeaderValue,
+) -> Result<(String, String), String> {
+    let request = conn.target().request(
+        Method::POST,
+        "/api/oauth/token",
+        Some(demo),
+        Some(password_form()),
+        &[],
+    )?;
+    let reply = conn.send(request).await?;
+    let json = reply.json();
+    match (
+        json["access_token"].as_str(),
+        json["refresh_token"].as_str(),
+    ) {
+        (Some(access), Some(refresh)) => Ok((access.to_owned(), refresh.to_owned())),
+        _ => Err(format!("password grant: {}", reply.describe())),
+    }
+}
+
+/// A code for plain-client (no approval step) the way a browser gets one: the authorization
+/// URL, then the sign-in form with its CSRF token and the session cookie it set.
+pub async fn signed_in_code(conn: &mut Conn) -> Result<String, String> {
+    let query = form(&[
+        ("response_type", "code"),
+        ("client_id", "plain-client"),
+        ("redirect_uri", CALLBACK),
+        ("scope", "profile"),
+    ]);
+    let path = format!("/api/oauth/authorize?{query}");
+    let page = conn
+        .send(conn.target().request(Method::GET, &path, None, None, &[])?)
+        .await?;
+    let html = String::from_utf8_lossy(&page.body);
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or_else(|| format!("no CSRF token on the sign-in page: {}", page.describe()))?;
+    // The cookie jar of one sign-in: every cookie the page set, sent back as `name=value`.
+    let cookies: Vec<&str> = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter_map(|value| value.split(';').next())
+        .collect();
+    let body = form(&[("csrf", csrf), ("username", ALICE.0), ("password", ALICE.1)]);
+    let request = conn.target().request(
+        Method::POST,
+        "/signin",
+        None,
+        Some(body),
+        &[("cookie", &cookies.join("; "))],
+    )?;
+    let reply = conn.send(request).await?;
+    let location = reply
+        .headers
+        .get("location")
+        .and_then(|value| value.to_str().ok())
+        .filter(|_| reply.status == 303)
+        .ok_or_else(|| format!("sign-in did not redirect: {}", reply.describe()))?;
+    let url = url::Url::parse(location).map_err(|e| format!("bad Location {location}: {e}"))?;
+    url.query_pairs()
+        .find(|(name, _)| name == "code")
+        .map(|(_, code)| code.into_owned())
+        .ok_or_else(|| format!("no code in {location}"))
+}
+
+/// Runs `make` on every connection at once (each task owns its connection and hands it back);
+/// one answer per connection, in order.
+pub async fn join_all<T, F, Fut>(workers: &mut [Worker], make: F) -> Vec<Result<T, String>>
+where
+    F: Fn(Conn) -> Fut,
+    Fut: Future<Output = (Conn, Result<T, String>)> + Send + 'static,
+    T: Send + 'static,
+{
+    let handles: Vec<_> = workers
+        .iter_mut()
+        .map(|worker| {
+            let spare = Conn::new(worker.conn.target().clone());
+            tokio::spawn(make(std::mem::replace(&mut worker.conn, spare)))
+        })
+        .collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for (worker, handle) in workers.iter_mut().zip(handles) {
+        match handle.await {
+            Ok((conn, answer)) => {
+                worker.conn = conn;
+                out.push(answer);
+            }
+            Err(error) => out.push(Err(format!("a setup task failed: {error}"))),
+        }
+    }
+    out
+}
+
+/// Makes up to `cap` one-use items with `make`, over every connection at once, for at most
+/// `time`. Fails only if nothing could be made.
+pub async fn fill<F, Fut>(
+    workers: &mut [Worker],
+    cap: usize,
+    time: Duration,
+    make: F,
+) -> Result<Vec<String>, String>
+where
+    F: Fn(Conn) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = (Conn, Result<String, String>)> + Send + 'static,
+{
+    let deadline = Instant::now() + time;
+    let claimed = Arc::new(AtomicUsize::new(0));
+    let batches = join_all(workers, |conn| {
+        let claimed = Arc::clone(&claimed);
+        let make = make.clone();
+        async move {
+            let mut conn = conn;
+            let mut made = Vec::new();
+            let mut failures = 0;
+            let mut last_error = None;
+            // A server that keeps refusing is not worth the whole time budget.
+            while failures < 20
+                && Instant::now() < deadline
+                && claimed.fetch_add(1, Ordering::Relaxed) < cap
+            {
+                let (back, item) = make(conn).await;
+                conn = back;
+                match item {
+                    Ok(item) => made.push(item),
+                    Err(error) => {
+                        failures += 1;
+                        last_error = Some(error);
+                    }
+                }
+            }
+            let answer = match last_error {
+                Some(error) if made.is_empty() => Err(error),
+                _ => Ok(made),
+            };
+            (conn, answer)
+        }
+    })
+    .await;
+    let mut pool = Vec::new();
+    let mut error = None;
+    for batch in batches {
+        match batch {
+            Ok(items) => pool.extend(items),
+            Err(e) => error = Some(e),
+        }
+    }
+    match error {
+        Some(error) if pool.is_empty() => Err(error),
+        _ => Ok(pool),
+    }
+}
