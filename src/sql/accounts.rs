@@ -129,7 +129,7 @@ where
             .bind(client_id)
             .bind(secret.to_stored().as_str())
             .bind(secs(retire_until))
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(DB::rows_affected(&done) > 0)
@@ -138,7 +138,7 @@ where
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query(text::DELETE_CLIENT)
             .bind(client_id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(DB::rows_affected(&done) > 0)
@@ -151,7 +151,7 @@ where
             .bind(user.username())
             .bind(key.as_str())
             .bind(password_hash)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         if DB::rows_affected(&done) == 0 {
@@ -168,7 +168,7 @@ where
         let done = sqlx::query(text::SET_PASSWORD_HASH)
             .bind(user.as_str())
             .bind(password_hash)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(DB::rows_affected(&done) > 0)
@@ -183,7 +183,10 @@ where
             } else {
                 query
             };
-            let done = query.execute(&self.pool).await.map_err(store_error::<DB>)?;
+            let done = query
+                .execute(&self.writer)
+                .await
+                .map_err(store_error::<DB>)?;
             deleted += DB::rows_affected(&done);
         }
         Ok(deleted)
@@ -228,7 +231,7 @@ where
             .bind(columns.previous_secret_expires_at)
             .bind(columns.jwks.as_deref())
             .bind(columns.jwks_uri.as_deref())
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(DB::rows_affected(&done) > 0)

@@ -138,6 +138,11 @@ const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
 /// seam at once.
 pub struct SqlStore<DB: sqlx::Database> {
     pool: sqlx::Pool<DB>,
+    /// Where writes go: on a SQLite file, a pool of one connection, so writers queue here in
+    /// order instead of contending for SQLite's write lock (which answers `SQLITE_BUSY` and
+    /// makes each loser sleep and retry: seconds of tail latency under load); elsewhere the
+    /// same pool as reads.
+    writer: sqlx::Pool<DB>,
 }
 
 /// The stores on SQLite: for one node, nothing to install.
@@ -153,12 +158,35 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     /// call [`SqlStore::migrate`]. Give the pool a short `acquire_timeout` (see
     /// [`ACQUIRE_TIMEOUT`]) so that requests fail fast while the database is down.
     pub fn from_pool(pool: sqlx::Pool<DB>) -> Self {
-        Self { pool }
+        Self {
+            writer: pool.clone(),
+            pool,
+        }
     }
 
-    /// The connection pool, for the host's own queries, its metrics, or closing it.
+    /// Reads go to `pool`, writes to `writer`.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn with_writer(pool: sqlx::Pool<DB>, writer: sqlx::Pool<DB>) -> Self {
+        Self { pool, writer }
+    }
+
+    /// The connection pool reads use, for the host's own queries or its metrics. On a SQLite
+    /// file, writes go through [`writer`](Self::writer); elsewhere it is the same pool.
     pub fn pool(&self) -> &sqlx::Pool<DB> {
         &self.pool
+    }
+
+    /// The connection pool writes use: one connection on a SQLite file
+    /// ([`SqlStore::connect`]), else the same as [`pool`](Self::pool).
+    pub fn writer(&self) -> &sqlx::Pool<DB> {
+        &self.writer
+    }
+
+    /// Closes both pools, waiting for their connections to be returned: every later call
+    /// answers [`StoreError::unavailable`](crate::store::StoreError::unavailable).
+    pub async fn close(&self) {
+        self.pool.close().await;
+        self.writer.close().await;
     }
 }
 
@@ -181,6 +209,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
         Self {
             pool: self.pool.clone(),
+            writer: self.writer.clone(),
         }
     }
 }

@@ -49,7 +49,8 @@ impl SqlStore<Sqlite> {
     /// Connects with `options`, creating the file if it is missing, and applies pending
     /// migrations.
     ///
-    /// A file database is put in WAL mode (readers never wait for the writer), keeps SQLite's
+    /// A file database is put in WAL mode (readers never wait for the writer), gets one
+    /// connection for every write (writers queue for it in order) beside a pool for reads, keeps SQLite's
     /// `synchronous = FULL` (every commit durable; `options.synchronous(SqliteSynchronous::Normal)`
     /// trades the last commits before a power loss for speed), and waits at most
     /// [`ACQUIRE_TIMEOUT`] for a busy database or a free connection. An in-memory database gets
@@ -75,10 +76,23 @@ impl SqlStore<Sqlite> {
         };
         let pool = pool
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(store_error::<Sqlite>)?;
-        let store = Self::from_pool(pool);
+        let store = if memory {
+            Self::from_pool(pool)
+        } else {
+            // One writer connection: SQLite takes one writer at a time anyway, and writers that
+            // queue for the connection wait in order, where writers that contend for the lock
+            // get `SQLITE_BUSY` and sleep before retrying.
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_with(options)
+                .await
+                .map_err(store_error::<Sqlite>)?;
+            Self::with_writer(pool, writer)
+        };
         store.migrate().await?;
         Ok(store)
     }

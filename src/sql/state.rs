@@ -46,7 +46,7 @@ where
             .bind(user.map(|u| u.id().as_str()))
             .bind(user.map(|u| u.username()))
             .bind(secs(session.expires_at))
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(())
@@ -57,7 +57,7 @@ where
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<Session>, StoreError> {
-        self.session(text::FIND_SESSION, id, now).await
+        self.session(&self.pool, text::FIND_SESSION, id, now).await
     }
 
     async fn take_session(
@@ -65,7 +65,8 @@ where
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<Session>, StoreError> {
-        self.session(text::TAKE_SESSION, id, now).await
+        self.session(&self.writer, text::TAKE_SESSION, id, now)
+            .await
     }
 }
 
@@ -94,7 +95,7 @@ where
             .bind(key)
             .bind(secs(now.plus(window)))
             .bind(secs(now))
-            .fetch_one(&self.pool)
+            .fetch_one(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(row.into_attempts())
@@ -113,7 +114,7 @@ where
     async fn clear_attempts(&self, key: &str) -> Result<(), StoreError> {
         sqlx::query(text::CLEAR_ATTEMPTS)
             .bind(key)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(())
@@ -147,18 +148,18 @@ where
             .bind(value)
             .bind(secs(expires_at))
             .bind(secs(now))
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(DB::rows_affected(&done) > 0)
     }
 
     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        self.value(text::PEEK, key, now).await
+        self.value(&self.pool, text::PEEK, key, now).await
     }
 
     async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        self.value(text::TAKE, key, now).await
+        self.value(&self.writer, text::TAKE, key, now).await
     }
 }
 
@@ -176,9 +177,11 @@ where
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
 {
-    /// The live session under `id`, as `statement` (a find or a take) answers it.
+    /// The live session under `id`, as `statement` (a find or a take, run on `pool`: the
+    /// readers' or the writer's) answers it.
     async fn session(
         &self,
+        pool: &sqlx::Pool<DB>,
         statement: &'static str,
         id: &SecretDigest,
         now: UnixTime,
@@ -186,15 +189,17 @@ where
         let row: Option<SessionRow> = sqlx::query_as(statement)
             .bind(id.as_bytes().as_slice())
             .bind(secs(now))
-            .fetch_optional(&self.pool)
+            .fetch_optional(pool)
             .await
             .map_err(store_error::<DB>)?;
         row.map(SessionRow::into_session).transpose()
     }
 
-    /// The live value under `key`, as `statement` (a peek or a take) answers it.
+    /// The live value under `key`, as `statement` (a peek or a take, run on `pool`: the
+    /// readers' or the writer's) answers it.
     async fn value(
         &self,
+        pool: &sqlx::Pool<DB>,
         statement: &'static str,
         key: &str,
         now: UnixTime,
@@ -202,7 +207,7 @@ where
         let row: Option<ValueRow> = sqlx::query_as(statement)
             .bind(key)
             .bind(secs(now))
-            .fetch_optional(&self.pool)
+            .fetch_optional(pool)
             .await
             .map_err(store_error::<DB>)?;
         Ok(row.map(|row| row.value))

@@ -72,7 +72,7 @@ where
         let redeemed: Option<CodeRow> = sqlx::query_as(text::REDEEM_CODE)
             .bind(code.as_bytes().as_slice())
             .bind(secs(now))
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         if let Some(row) = redeemed {
@@ -187,7 +187,7 @@ where
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
         sqlx::query(text::DELETE_ACCESS)
             .bind(token.as_bytes().as_slice())
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(())
@@ -196,7 +196,7 @@ where
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         sqlx::query(text::REVOKE_FAMILY)
             .bind(family.to_bytes().as_slice())
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error::<DB>)?;
         Ok(())
@@ -219,7 +219,7 @@ where
 {
     /// Begins a transaction that will write (on SQLite, holding the write lock from the start).
     async fn begin_write(&self) -> Result<Transaction<'static, DB>, StoreError> {
-        self.pool
+        self.writer
             .begin_with(DB::BEGIN_WRITE)
             .await
             .map_err(store_error::<DB>)

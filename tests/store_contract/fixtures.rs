@@ -161,7 +161,8 @@ macro_rules! sql_store {
             }
 
             async fn close(&self) {
-                self.pool().close().await;
+                // Both pools: reads and, on a SQLite file, the one writer connection.
+                <$store>::close(self).await;
             }
         }
     };
