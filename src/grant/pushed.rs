@@ -27,8 +27,8 @@ pub(crate) struct Pushes<'a> {
     pub(crate) attempts: &'a dyn AttemptCounter,
 }
 
-/// A request kept: what the PAR endpoint answers (RFC 9126 §2.2).
-#[derive(Debug)]
+/// A request kept: what the PAR endpoint answers (RFC 9126 §2.2). No `Debug`: the reference
+/// starts the authorization it names, so it stays out of logs.
 pub(crate) struct Pushed {
     pub(crate) request_uri: String,
     pub(crate) expires_in: u64,
