@@ -140,8 +140,8 @@ pub struct SqlStore<DB: sqlx::Database> {
     pool: sqlx::Pool<DB>,
     /// Where writes go: on a SQLite file, a pool of one connection, so writers queue here in
     /// order instead of contending for SQLite's write lock (which answers `SQLITE_BUSY` and
-    /// makes each loser sleep and retry: seconds of tail latency under load); elsewhere the
-    /// same pool as reads.
+    /// makes each loser sleep and retry: a p99 over 100 ms under load, benches/README.md);
+    /// elsewhere the same pool as reads.
     writer: sqlx::Pool<DB>,
 }
 

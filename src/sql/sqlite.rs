@@ -50,8 +50,8 @@ impl SqlStore<Sqlite> {
     /// migrations.
     ///
     /// A file database is put in WAL mode (readers never wait for the writer), gets one
-    /// connection for every write (writers queue for it in order) beside a pool for reads, keeps SQLite's
-    /// `synchronous = FULL` (every commit durable; `options.synchronous(SqliteSynchronous::Normal)`
+    /// connection for every write (writers queue for it in order) beside a pool for reads,
+    /// keeps SQLite's `synchronous = FULL` (every commit durable; `options.synchronous(SqliteSynchronous::Normal)`
     /// trades the last commits before a power loss for speed), and waits at most
     /// [`ACQUIRE_TIMEOUT`] for a busy database or a free connection. An in-memory database gets
     /// one connection that is never closed, so it lives as long as the store.
