@@ -23,6 +23,12 @@ pub trait Backend: sqlx::Database<Connection: Migrate> {
     /// The statement that begins a transaction that will write.
     const BEGIN_WRITE: &'static str;
 
+    /// Whether a new family and its access token go in as one statement
+    /// ([`INSERT_FAMILY_WITH_ACCESS`](super::text::INSERT_FAMILY_WITH_ACCESS), a data-modifying
+    /// `WITH`, which SQLite lacks): one round trip instead of four (`BEGIN`, two inserts,
+    /// `COMMIT`) for a client credentials token.
+    const ONE_STATEMENT_FAMILY: bool;
+
     /// The embedded migrations of this database's schema.
     fn migrator() -> &'static Migrator;
 

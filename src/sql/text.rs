@@ -44,6 +44,15 @@ pub(crate) const FIND_USER_BY_ID: &str = "SELECT id, username FROM grantor_users
 pub(crate) const INSERT_FAMILY: &str = "INSERT INTO grantor_families \
     (id, client_id, user_id, username, scope, expires_at, audience) \
     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+/// A new family and its one access token in one statement, one round trip (PostgreSQL: the
+/// foreign key is checked at the statement's end, when both rows exist). `$1`–`$7` as in
+/// [`INSERT_FAMILY`], `$8`–`$15` as `$1`, `$3`–`$9` of [`INSERT_ACCESS`].
+pub(crate) const INSERT_FAMILY_WITH_ACCESS: &str = "WITH family AS (INSERT INTO grantor_families \
+    (id, client_id, user_id, username, scope, expires_at, audience) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7)) \
+    INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";
 /// Extends an existing family to `$2` and answers its current refresh generation.
 pub(crate) const EXTEND_FAMILY: &str = "UPDATE grantor_families \
     SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \

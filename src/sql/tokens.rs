@@ -94,6 +94,13 @@ where
     }
 
     async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        if let (true, Family::New(id), None) = (
+            DB::ONE_STATEMENT_FAMILY,
+            tokens.family,
+            &tokens.refresh_token,
+        ) {
+            return self.insert_family_with_access(id, &tokens).await;
+        }
         let mut tx = self.begin_write().await?;
         let generation = match tokens.family {
             Family::New(id) => {
@@ -226,6 +233,37 @@ where
     }
 
     /// Starts family `id` for `authorization`, living until `expires_at`.
+    /// A new family and its one access token (no refresh token) in one statement.
+    async fn insert_family_with_access(
+        &self,
+        id: FamilyId,
+        tokens: &NewTokens,
+    ) -> Result<(), StoreError> {
+        let columns = AuthorizationColumns::of(&tokens.authorization);
+        let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+        let actor = tokens.actor.as_ref().map(Actor::to_stored);
+        sqlx::query(text::INSERT_FAMILY_WITH_ACCESS)
+            .bind(id.to_bytes().as_slice())
+            .bind(columns.client_id)
+            .bind(columns.user_id)
+            .bind(columns.username)
+            .bind(columns.scope)
+            .bind(secs(tokens.expires_at()))
+            .bind(columns.audience)
+            .bind(tokens.access_token.as_bytes().as_slice())
+            .bind(tokens.authorization.scope.as_str())
+            .bind(tokens.jti.as_str())
+            .bind(secs(tokens.issued_at))
+            .bind(secs(tokens.access_expires_at))
+            .bind(tokens.authorization.audience.as_str())
+            .bind(access_jkt.as_deref())
+            .bind(actor.as_deref())
+            .execute(&self.writer)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(())
+    }
+
     async fn insert_family(
         tx: &mut Transaction<'static, DB>,
         id: FamilyId,
