@@ -101,6 +101,12 @@ impl SecretDigest {
         &self.0
     }
 
+    /// The digest in unpadded base64url (43 characters): how store keys name a secret without
+    /// holding it.
+    pub(crate) fn to_base64url(&self) -> String {
+        base64url(&self.0)
+    }
+
     /// Constant-time equality, for comparing against a presented secret's digest.
     pub fn ct_eq(&self, other: &Self) -> bool {
         self.0.ct_eq(&other.0).into()

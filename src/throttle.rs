@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
+use crate::client::ClientId;
 use crate::clock::UnixTime;
+use crate::error::{ErrorCode, OAuthError};
 use crate::secret::SecretDigest;
-use crate::store::Attempts;
+use crate::store::{AttemptCounter, Attempts};
 
 /// How many failed sign-ins an account tolerates within a window before further attempts are
 /// refused without checking the password. The window starts at the account's first failure.
@@ -51,10 +50,7 @@ impl SignInThrottle {
             return None;
         }
         let digest = SecretDigest::of(&username.to_lowercase());
-        Some(format!(
-            "signin:{}",
-            URL_SAFE_NO_PAD.encode(digest.as_bytes())
-        ))
+        Some(format!("signin:{}", digest.to_base64url()))
     }
 
     /// How long until an account whose attempt was just counted as `reserved` may try again;
@@ -62,6 +58,44 @@ impl SignInThrottle {
     pub(crate) fn wait(&self, reserved: Attempts, now: UnixTime) -> Option<Duration> {
         (reserved.count > self.max_failures)
             .then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
+    }
+}
+
+/// The attempt counter's key for one client under `prefix`: the prefix, `:` and the base64url
+/// SHA-256 digest of the client id, so every key has the same short length whatever the id.
+pub(crate) fn client_key(prefix: &str, client: &ClientId) -> String {
+    format!(
+        "{prefix}:{}",
+        SecretDigest::of(client.as_str()).to_base64url()
+    )
+}
+
+/// A limit on how often something may happen in a window, counted under one key through the
+/// attempt counter (so every node shares it): what bounds the state a caller can make the
+/// server keep.
+pub(crate) struct Quota<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) window: Duration,
+    pub(crate) limit: u32,
+    /// The description of the 429 `temporarily_unavailable` past the limit.
+    pub(crate) refusal: &'static str,
+}
+
+impl Quota<'_> {
+    /// Counts one use; past the limit, the 429 refusal.
+    pub(crate) async fn count(
+        &self,
+        attempts: &dyn AttemptCounter,
+        now: UnixTime,
+    ) -> Result<(), OAuthError> {
+        let counted = attempts.record_attempt(self.key, self.window, now).await?;
+        if counted.count > self.limit {
+            return Err(
+                OAuthError::new(ErrorCode::TemporarilyUnavailable, self.refusal)
+                    .with_status(http::StatusCode::TOO_MANY_REQUESTS),
+            );
+        }
+        Ok(())
     }
 }
 

@@ -10,9 +10,6 @@ use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 use subtle::ConstantTimeEq as _;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
 use crate::client::{Client, ClientId, Verifier};
 use crate::clock::Clock;
 use crate::error::OAuthError;
@@ -20,7 +17,7 @@ use crate::hash;
 use crate::request::ClientAuth;
 use crate::secret::{SecretDigest, random_bytes};
 use crate::store::{AttemptCounter, ClientStore};
-use crate::throttle::{SignInThrottle, Turns};
+use crate::throttle::{self, SignInThrottle, Turns};
 
 /// What client authentication needs: the registered clients, the cache of verified secrets,
 /// and what throttles failed Argon2id checks per client id.
@@ -133,10 +130,7 @@ impl Authenticator<'_> {
         phc: &Arc<str>,
         secret: &str,
     ) -> Result<bool, OAuthError> {
-        let key = format!(
-            "client:{}",
-            URL_SAFE_NO_PAD.encode(SecretDigest::of(client.id().as_str()).as_bytes())
-        );
+        let key = throttle::client_key("client", client.id());
         let _turn = self.turns.take(&key).await;
         // Whoever held the turn may have verified this very secret meanwhile.
         if self.cache.recalls(client.id(), phc, secret) {

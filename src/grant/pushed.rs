@@ -2,10 +2,6 @@
 //! authorization endpoint would, keeping it under a single-use `request_uri`, and handing it
 //! back once to the authorization endpoint for the client that pushed it.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use http::StatusCode;
-
 use super::authorize::{self, PendingAuthorization, Rules, Validated};
 use super::pending;
 use crate::client::Client;
@@ -16,6 +12,7 @@ use crate::par::{PushedRequests, REQUEST_URI_PREFIX};
 use crate::request::AuthorizationRequest;
 use crate::secret::SecretDigest;
 use crate::store::{AttemptCounter, ClientStore, SingleUseStore};
+use crate::throttle::{self, Quota};
 
 /// What pushing and redeeming requests needs.
 #[derive(Clone, Copy)]
@@ -93,26 +90,21 @@ impl Pushes<'_> {
 
     /// Counts a push against the client's limit and the server's, per lifetime window.
     async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
-        let key = format!(
-            "par:{}",
-            URL_SAFE_NO_PAD.encode(SecretDigest::of(client.id().as_str()).as_bytes())
-        );
         let window = self.settings.lifetime_value();
-        let too_many = |description: &'static str| {
-            OAuthError::new(ErrorCode::TemporarilyUnavailable, description)
-                .with_status(StatusCode::TOO_MANY_REQUESTS)
+        let per_client = Quota {
+            key: &throttle::client_key("par", client.id()),
+            window,
+            limit: self.settings.per_client_limit(),
+            refusal: "this client pushed too many requests; try again later",
         };
-        let attempts = self.attempts.record_attempt(&key, window, now).await?;
-        if attempts.count > self.settings.per_client_limit() {
-            return Err(too_many(
-                "this client pushed too many requests; try again later",
-            ));
-        }
-        let all = self.attempts.record_attempt("par:*", window, now).await?;
-        if all.count > self.settings.total_limit() {
-            return Err(too_many("too many pushed requests; try again later"));
-        }
-        Ok(())
+        per_client.count(self.attempts, now).await?;
+        let all = Quota {
+            key: "par:*",
+            window,
+            limit: self.settings.total_limit(),
+            refusal: "too many pushed requests; try again later",
+        };
+        all.count(self.attempts, now).await
     }
 
     /// The pushed request behind `request_uri`, taken: it serves once, and only the client
@@ -154,7 +146,7 @@ impl Pushes<'_> {
 /// The store key of a request reference: fixed length whatever the browser sends.
 fn store_key(reference: &str) -> String {
     let digest = SecretDigest::of(reference);
-    format!("grantor:par:{}", URL_SAFE_NO_PAD.encode(digest.as_bytes()))
+    format!("grantor:par:{}", digest.to_base64url())
 }
 
 fn corrupt() -> OAuthError {

@@ -35,8 +35,6 @@ pub(crate) use seal::SealKeys;
 use std::fmt;
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{Request, Response};
 use seal::{Sealed, Unsealed};
 
@@ -350,7 +348,7 @@ impl SignInFlow {
         // them, RFC 9700 §4.3 on session fixation) cannot reuse them once they have served.
         let used = format!(
             "grantor:signed-in:{}",
-            URL_SAFE_NO_PAD.encode(SecretDigest::of(form).as_bytes())
+            SecretDigest::of(form).to_base64url()
         );
         match inner
             .single_use

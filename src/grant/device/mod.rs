@@ -9,9 +9,6 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 mod poll;
@@ -29,6 +26,7 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
 use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId};
+use crate::throttle::{self, Quota};
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
@@ -137,17 +135,13 @@ impl Devices<'_> {
     }
 
     async fn count_start(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
-        let key = format!("device:{}", digest_text(client.id().as_str()));
-        let window = self.settings.lifetime_value();
-        let counted = self.attempts.record_attempt(&key, window, now).await?;
-        if counted.count > self.settings.per_client_limit() {
-            return Err(OAuthError::new(
-                ErrorCode::TemporarilyUnavailable,
-                "this client started too many device flows; try again later",
-            )
-            .with_status(StatusCode::TOO_MANY_REQUESTS));
-        }
-        Ok(())
+        let quota = Quota {
+            key: &throttle::client_key("device", client.id()),
+            window: self.settings.lifetime_value(),
+            limit: self.settings.per_client_limit(),
+            refusal: "this client started too many device flows; try again later",
+        };
+        quota.count(self.attempts, now).await
     }
 
     /// The verification page's step (RFC 8628 §3.3): the pending authorization of the flow
@@ -302,7 +296,7 @@ fn new_user_code() -> Result<String, StoreError> {
 
 /// The base64url SHA-256 digest of `text`: what the store keys hold instead of codes.
 fn digest_text(text: &str) -> String {
-    URL_SAFE_NO_PAD.encode(SecretDigest::of(text).as_bytes())
+    SecretDigest::of(text).to_base64url()
 }
 
 fn flow_key(device: &str) -> String {

@@ -3,9 +3,6 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
 use super::{Answered, Devices, Flow, SLOW_DOWN_STEP, corrupt_flow, decision_key, flow_key};
 use crate::audience::Audience;
 use crate::client::Client;
@@ -32,7 +29,7 @@ impl Poll<'_> {
         now: UnixTime,
     ) -> Result<Issued, OAuthError> {
         let devices = &self.devices;
-        let device = URL_SAFE_NO_PAD.encode(device_code.digest().as_bytes());
+        let device = device_code.digest().to_base64url();
         let unknown =
             || OAuthError::invalid_grant("the device code is unknown or was already used");
         let flow = devices.flow(&device, now).await?.ok_or_else(unknown)?;
