@@ -415,3 +415,49 @@ proptest::proptest! {
         })?;
     }
 }
+
+#[tokio::test]
+async fn a_self_registered_client_may_ask_to_push_every_request() {
+    let f = fixture_with(|b| {
+        b.pushed_requests(PushedRequests::new())
+            .registration(RegistrationPolicy::new().public_clients(true))
+    });
+    let metadata = serde_json::json!({
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+        "require_pushed_authorization_requests": true,
+    });
+    let request = Request::post("/api/oauth/register")
+        .header("content-type", "application/json")
+        .body(metadata.to_string())
+        .unwrap();
+    let response = f.server.register(&request).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    let client = json(&response);
+    assert_eq!(client["require_pushed_authorization_requests"], true);
+    let id = client["client_id"].as_str().unwrap();
+    let query = format!(
+        "response_type=code&client_id={id}&redirect_uri={REDIRECT_ENCODED}\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256"
+    );
+    let Authorize::Redirect(refused) = f.server.authorize(&authorize_request(&query)).await else {
+        panic!("a direct request is refused");
+    };
+    assert_eq!(redirect(&refused).query["error"], "invalid_request");
+    let pushed = f.push(None, &query).await;
+    assert_eq!(pushed.status(), 201, "{}", pushed.body());
+    let wrong = serde_json::json!({
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+        "require_pushed_authorization_requests": "yes",
+    });
+    let request = Request::post("/api/oauth/register")
+        .header("content-type", "application/json")
+        .body(wrong.to_string())
+        .unwrap();
+    assert_error(
+        &f.server.register(&request).await,
+        400,
+        "invalid_client_metadata",
+    );
+}

@@ -260,6 +260,37 @@ async fn the_exchanged_token_never_outlives_its_subject() {
 }
 
 #[tokio::test]
+async fn a_delegated_token_never_outlives_its_actor_token_either() {
+    let x = exchange_fixture(None);
+    let actor = x.own_token().await;
+    x.f.clock.advance(Duration::from_secs(3300));
+    let subject = alice_token(&x.f).await;
+    let extra = format!("&actor_token={actor}&actor_token_type={ACCESS}");
+    let body = assert_exchanged(&x.exchange(&subject, &extra).await);
+    assert_eq!(body["expires_in"], 300, "the actor token had 300 s left");
+}
+
+#[tokio::test]
+async fn a_chain_of_actors_longer_than_eight_is_refused() {
+    let x = exchange_fixture(None);
+    let mut subject = alice_token(&x.f).await;
+    for depth in 1..=8 {
+        let actor = x.own_token().await;
+        let extra = format!("&actor_token={actor}&actor_token_type={ACCESS}");
+        let body = assert_exchanged(&x.exchange(&subject, &extra).await);
+        subject = access_token(&body).to_owned();
+        let mut act = &x.introspect(&subject).await["act"];
+        for _ in 1..depth {
+            act = &act["act"];
+        }
+        assert!(act["sub"].is_string(), "{depth} actors kept");
+    }
+    let actor = x.own_token().await;
+    let extra = format!("&actor_token={actor}&actor_token_type={ACCESS}");
+    assert_error(&x.exchange(&subject, &extra).await, 400, "invalid_request");
+}
+
+#[tokio::test]
 async fn token_types_other_than_access_tokens_are_invalid_requests() {
     let x = exchange_fixture(None);
     let subject = alice_token(&x.f).await;
