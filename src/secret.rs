@@ -103,7 +103,7 @@ impl SecretDigest {
 
     /// The digest in unpadded base64url (43 characters): how store keys name a secret without
     /// holding it.
-    pub(crate) fn to_base64url(&self) -> String {
+    pub(crate) fn to_base64url(self) -> String {
         base64url(&self.0)
     }
 
