@@ -11,7 +11,8 @@
 # Stores: memory, a fresh SQLite file, and PostgreSQL only when GRANTOR_BENCH_POSTGRES_URL is
 # set (`.ci/postgres start` starts a throwaway cluster and prints its URL). The demo seeds the
 # database it is given and adds tokens to it: point it at a database you can spare.
-# Environment: FLOWS (comma-separated, default all), CONNECTIONS (32), DURATION (10 seconds),
+# Environment: FLOWS (comma-separated, default all), STORES (comma-separated, default
+# memory,sqlite,postgres), CONNECTIONS (32), DURATION (10 seconds),
 # WARMUP (1 second), LOAD_ARGS (more flags for the load generator, e.g. "--codes 500"),
 # RUST_LOG (the demo's log filter, default info: every request is logged, as the demo runs).
 set -euo pipefail
@@ -80,9 +81,12 @@ stop_demo() {
   SERVER_PID=
 }
 
-STORES=(memory "sqlite:$WORK/bench.sqlite3")
+ONLY="${STORES:-memory,sqlite,postgres}"
+STORES=()
+case ",$ONLY," in *,memory,*) STORES+=(memory) ;; esac
+case ",$ONLY," in *,sqlite,*) STORES+=("sqlite:$WORK/bench.sqlite3") ;; esac
 if [ -n "${GRANTOR_BENCH_POSTGRES_URL:-}" ]; then
-  STORES+=("postgres:$GRANTOR_BENCH_POSTGRES_URL")
+  case ",$ONLY," in *,postgres,*) STORES+=("postgres:$GRANTOR_BENCH_POSTGRES_URL") ;; esac
 fi
 
 echo "## HTTP load: the axum demo (release), $CONNECTIONS connections, ${DURATION} s per flow"

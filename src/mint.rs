@@ -2,6 +2,8 @@
 //! self-registered client's credentials grantor hands out is made here, from [`random_bytes`], the one function over the operating system's
 //! CSPRNG. Stores receive digests and records; they never generate anything.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use crate::error::StoreError;
 use crate::secret::{
     AccessToken, AuthorizationCode, ClientSecret, RefreshToken, SecretDigest, base64url,
@@ -15,8 +17,9 @@ use crate::store::{FamilyId, Jti, UserId};
 // can be.
 
 /// A new authorization code (256 bits, its digest computed at once: it is stored next) and the
-/// id of the family it starts: the second half of the code's SHA-256 digest, as random as the
-/// code and revealing nothing of it, so the draw stays at 32 bytes.
+/// id of the family it starts, whose random part is cut from the second half of the code's
+/// SHA-256 digest, as random as the code and revealing nothing of it, so the draw stays at 32
+/// bytes.
 pub(crate) fn code() -> Result<(AuthorizationCode, FamilyId), StoreError> {
     let code = AuthorizationCode::hashed(base64url(&random_bytes::<32>()?));
     let family = family_id(&code.digest().as_bytes()[16..]);
@@ -29,7 +32,7 @@ pub(crate) struct Tokens {
     pub(crate) access: AccessToken,
     /// 256 bits, digest computed; when asked for.
     pub(crate) refresh: Option<RefreshToken>,
-    /// 128 bits, when the tokens start a family of their own.
+    /// When the tokens start a family of their own (see `family_id`).
     pub(crate) family: Option<FamilyId>,
 }
 
@@ -56,9 +59,18 @@ fn cut(draw: &[u8], with_refresh: bool, family: Option<&[u8]>) -> Tokens {
     }
 }
 
-fn family_id(bytes: &[u8]) -> FamilyId {
+/// A family id: the time in milliseconds (48 bits, laid out as in a UUIDv7) and then 80 bits of
+/// `random`, so that ids minted later sort later. Databases then add each new family at the end
+/// of their indexes on family ids, where the last page is already being written, instead of on a
+/// random page of each (with random ids, a SQLite commit of a few dozen tokens wrote a random page
+/// per family to disk in each of three indexes).
+fn family_id(random: &[u8]) -> FamilyId {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis());
     let mut id = [0u8; 16];
-    id.copy_from_slice(bytes);
+    id[..6].copy_from_slice(&millis.to_be_bytes()[10..]);
+    id[6..].copy_from_slice(&random[..10]);
     FamilyId::from_bytes(id)
 }
 

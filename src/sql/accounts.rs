@@ -9,7 +9,7 @@ use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 use super::backend::Backend;
 use super::columns::{ClientColumns, secs, store_error};
 use super::rows::{AccountRow, ClientRow, UserRow};
-use super::{SqlStore, text};
+use super::{SqlStore, Statements, text};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -125,35 +125,41 @@ where
         secret: &SecretVerifier,
         retire_until: UnixTime,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(text::ROTATE_CLIENT_SECRET)
-            .bind(client_id)
-            .bind(secret.to_stored().as_str())
-            .bind(secs(retire_until))
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::ROTATE_CLIENT_SECRET)
+                .bind(client_id)
+                .bind(secret.to_stored().as_str())
+                .bind(secs(retire_until))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
         Ok(DB::rows_affected(&done) > 0)
     }
 
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query(text::DELETE_CLIENT)
-            .bind(client_id)
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::DELETE_CLIENT)
+                .bind(client_id)
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
         Ok(DB::rows_affected(&done) > 0)
     }
 
     async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
         let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
-        let done = sqlx::query(text::INSERT_USER)
-            .bind(user.id().as_str())
-            .bind(user.username())
-            .bind(key.as_str())
-            .bind(password_hash)
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::INSERT_USER)
+                .bind(user.id().as_str())
+                .bind(user.username())
+                .bind(key.as_str())
+                .bind(password_hash)
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
         if DB::rows_affected(&done) == 0 {
             return Err(AdminError::UsernameTaken);
         }
@@ -165,28 +171,31 @@ where
         user: &UserId,
         password_hash: &str,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(text::SET_PASSWORD_HASH)
-            .bind(user.as_str())
-            .bind(password_hash)
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::SET_PASSWORD_HASH)
+                .bind(user.as_str())
+                .bind(password_hash)
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
         Ok(DB::rows_affected(&done) > 0)
     }
 
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
         let mut deleted = 0;
+        // Each statement on its own: a long purge does not hold back other writes as one
+        // transaction would.
         for statement in text::PURGE {
-            let query = sqlx::query(statement);
-            let query = if statement.contains("$1") {
-                query.bind(secs(now))
-            } else {
-                query
-            };
-            let done = query
-                .execute(&self.writer)
-                .await
-                .map_err(store_error::<DB>)?;
+            let done = store_write!(self, Statements::One, |conn| {
+                let query = sqlx::query(statement);
+                let query = if statement.contains("$1") {
+                    query.bind(secs(now))
+                } else {
+                    query
+                };
+                query.execute(&mut *conn).await.map_err(store_error::<DB>)
+            })?;
             deleted += DB::rows_affected(&done);
         }
         Ok(deleted)
@@ -213,27 +222,29 @@ where
     /// row changed. Only its secret's verifier is stored.
     async fn write_client(&self, statement: &str, client: &Client) -> Result<bool, StoreError> {
         let columns = ClientColumns::of(client);
-        let done = sqlx::query(statement)
-            .bind(client.id().as_str())
-            .bind(client.name())
-            .bind(columns.secret_verifier.as_deref())
-            .bind(columns.redirect_uris.as_str())
-            .bind(columns.grant_types.as_str())
-            .bind(client.scopes().as_str())
-            .bind(client.default_scope().as_str())
-            .bind(columns.approval_required)
-            .bind(columns.audiences.as_str())
-            .bind(columns.resources.as_str())
-            .bind(columns.registration_token.as_ref().map(|d| &d[..]))
-            .bind(client.requires_dpop())
-            .bind(client.requires_pushed_requests())
-            .bind(columns.previous_secret_verifier.as_deref())
-            .bind(columns.previous_secret_expires_at)
-            .bind(columns.jwks.as_deref())
-            .bind(columns.jwks_uri.as_deref())
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(statement)
+                .bind(client.id().as_str())
+                .bind(client.name())
+                .bind(columns.secret_verifier.as_deref())
+                .bind(columns.redirect_uris.as_str())
+                .bind(columns.grant_types.as_str())
+                .bind(client.scopes().as_str())
+                .bind(client.default_scope().as_str())
+                .bind(columns.approval_required)
+                .bind(columns.audiences.as_str())
+                .bind(columns.resources.as_str())
+                .bind(columns.registration_token.as_ref().map(|d| &d[..]))
+                .bind(client.requires_dpop())
+                .bind(client.requires_pushed_requests())
+                .bind(columns.previous_secret_verifier.as_deref())
+                .bind(columns.previous_secret_expires_at)
+                .bind(columns.jwks.as_deref())
+                .bind(columns.jwks_uri.as_deref())
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
         Ok(DB::rows_affected(&done) > 0)
     }
 }

@@ -23,10 +23,14 @@ pub trait Backend: sqlx::Database<Connection: Migrate> {
     /// The statement that begins a transaction that will write.
     const BEGIN_WRITE: &'static str;
 
-    /// Whether a new family and its access token go in as one statement
-    /// ([`INSERT_FAMILY_WITH_ACCESS`](super::text::INSERT_FAMILY_WITH_ACCESS), a data-modifying
-    /// `WITH`, which SQLite lacks): one round trip instead of four (`BEGIN`, two inserts,
-    /// `COMMIT`) for a client credentials token.
+    /// A new family and its one access token, in one request to the database: `$1`–`$7` the
+    /// family as in [`INSERT_FAMILY`](super::text::INSERT_FAMILY), `$8`–`$15` the token as
+    /// `$1`, `$3`–`$9` of [`INSERT_ACCESS`](super::text::INSERT_ACCESS). For a client
+    /// credentials token, one round trip instead of four (`BEGIN`, two inserts, `COMMIT`).
+    const INSERT_FAMILY_WITH_ACCESS: &'static str;
+
+    /// Whether [`INSERT_FAMILY_WITH_ACCESS`](Self::INSERT_FAMILY_WITH_ACCESS) is one statement,
+    /// atomic by itself (else it needs a transaction).
     const ONE_STATEMENT_FAMILY: bool;
 
     /// The embedded migrations of this database's schema.

@@ -104,6 +104,7 @@
 //! no database.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use sqlx;
@@ -116,6 +117,8 @@ use crate::store::{
 
 use crate::error::StoreError;
 use backend::Backend;
+use columns::store_error;
+use group::GroupCommit;
 
 #[cfg(feature = "postgres")]
 use sqlx::Postgres;
@@ -143,6 +146,9 @@ pub struct SqlStore<DB: sqlx::Database> {
     /// makes each loser sleep and retry: a p99 over 100 ms under load, benches/README.md);
     /// elsewhere the same pool as reads.
     writer: sqlx::Pool<DB>,
+    /// On a SQLite file, the batching of concurrent writes into shared commits (`group.rs`);
+    /// elsewhere every write commits on its own.
+    group: Option<Arc<GroupCommit<DB>>>,
 }
 
 /// The stores on SQLite: for one node, nothing to install.
@@ -161,13 +167,18 @@ impl<DB: sqlx::Database> SqlStore<DB> {
         Self {
             writer: pool.clone(),
             pool,
+            group: None,
         }
     }
 
-    /// Reads go to `pool`, writes to `writer`.
+    /// Reads go to `pool`; writes go to `writer` (one connection), committed in groups.
     #[cfg(feature = "sqlite")]
     pub(crate) fn with_writer(pool: sqlx::Pool<DB>, writer: sqlx::Pool<DB>) -> Self {
-        Self { pool, writer }
+        Self {
+            pool,
+            group: Some(Arc::new(GroupCommit::new(writer.clone()))),
+            writer,
+        }
     }
 
     /// The connection pool reads use, for the host's own queries or its metrics. On a SQLite
@@ -177,17 +188,108 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     }
 
     /// The connection pool writes use: one connection on a SQLite file
-    /// ([`SqlStore::connect`]), else the same as [`pool`](Self::pool).
+    /// ([`SqlStore::connect`]), else the same as [`pool`](Self::pool). On a SQLite file the
+    /// store keeps that connection while a batch of its writes is open (until their commit), so
+    /// a host's own writes through this pool wait for that commit.
     pub fn writer(&self) -> &sqlx::Pool<DB> {
         &self.writer
     }
+}
 
-    /// Closes both pools, waiting for their connections to be returned: every later call
-    /// answers [`StoreError::unavailable`](crate::store::StoreError::unavailable).
+impl<DB: Backend> SqlStore<DB>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    /// Commits the writes whose callers went away before their commit (see `group.rs`), then
+    /// closes both pools, waiting for their connections to be returned: every later call answers
+    /// [`StoreError::unavailable`](crate::store::StoreError::unavailable).
     pub async fn close(&self) {
+        if let Some(group) = &self.group {
+            group.close().await;
+        }
         self.pool.close().await;
         self.writer.close().await;
     }
+
+    /// Begins one write (see [`store_write!`]): joins the open batch on a SQLite file, else
+    /// takes a connection, in a transaction of its own for several statements.
+    pub(crate) async fn begin_write(
+        &self,
+        statements: Statements,
+    ) -> Result<Write<'_, DB>, StoreError> {
+        if let Some(group) = &self.group {
+            return Ok(Write::Batch(group.join().await?));
+        }
+        Ok(match statements {
+            Statements::One => {
+                Write::Alone(self.writer.acquire().await.map_err(store_error::<DB>)?)
+            }
+            Statements::Many => Write::Transaction(
+                self.writer
+                    .begin_with(DB::BEGIN_WRITE)
+                    .await
+                    .map_err(store_error::<DB>)?,
+            ),
+        })
+    }
+}
+
+/// One write under way: its connection, and how it ends.
+pub(crate) enum Write<'s, DB: sqlx::Database> {
+    /// In the open batch of a SQLite file (`group.rs`).
+    Batch(group::Member<'s, DB>),
+    /// One statement, committed by itself.
+    Alone(sqlx::pool::PoolConnection<DB>),
+    /// Several statements in a transaction of their own.
+    Transaction(sqlx::Transaction<'static, DB>),
+}
+
+/// How a write ended: answered, or to run again (its batch was rolled back for another's sake).
+pub(crate) enum Finished<T> {
+    Done(Result<T, StoreError>),
+    Again,
+}
+
+impl<DB: Backend> Write<'_, DB> {
+    /// Where the write's statements run.
+    pub(crate) fn connection(&mut self) -> &mut DB::Connection {
+        match self {
+            Write::Batch(member) => member.connection(),
+            Write::Alone(connection) => connection,
+            Write::Transaction(tx) => tx,
+        }
+    }
+
+    /// Ends the write with what its statements answered: commits (or rolls back on an error),
+    /// and answers once the write is durable. `attempt` counts from 1.
+    pub(crate) async fn finish<T>(
+        self,
+        answer: Result<T, StoreError>,
+        attempt: usize,
+    ) -> Finished<T> {
+        match (self, answer) {
+            (Write::Batch(member), answer) => member.finish(answer, attempt).await,
+            (Write::Alone(_), answer) => Finished::Done(answer),
+            (Write::Transaction(tx), Ok(answer)) => Finished::Done(
+                tx.commit()
+                    .await
+                    .map(|()| answer)
+                    .map_err(store_error::<DB>),
+            ),
+            // Dropping the transaction rolls it back.
+            (Write::Transaction(_), Err(error)) => Finished::Done(Err(error)),
+        }
+    }
+}
+
+/// How many statements a write runs, so that a lone statement (atomic by itself) needs no
+/// transaction of its own where writes are not grouped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Statements {
+    /// One statement.
+    One,
+    /// Several, which must happen together.
+    Many,
 }
 
 impl<DB: Backend> SqlStore<DB> {
@@ -210,6 +312,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
         Self {
             pool: self.pool.clone(),
             writer: self.writer.clone(),
+            group: self.group.clone(),
         }
     }
 }
@@ -224,9 +327,37 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
     }
 }
 
+/// Runs `$body`, a block answering `Result<T, StoreError>` that runs the statements of one write
+/// on `$conn: &mut DB::Connection`, and answers once they are committed: on a SQLite file in the
+/// open batch of writes (`group.rs`), where `$body` runs again if that batch is rolled back for
+/// another writer's failure; elsewhere one statement on its own and several in a transaction of
+/// their own. A macro rather than a function taking an async closure: the futures of the seams
+/// must be `Send`, which the compiler cannot prove through an async closure's borrowed argument.
+macro_rules! store_write {
+    ($store:expr, $statements:expr, |$conn:ident| $body:block) => {{
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut write = match $store.begin_write($statements).await {
+                Ok(write) => write,
+                Err(error) => break Err(error),
+            };
+            let answer = {
+                let $conn = write.connection();
+                async { $body }.await
+            };
+            match write.finish(answer, attempt).await {
+                $crate::sql::Finished::Done(answer) => break answer,
+                $crate::sql::Finished::Again => continue,
+            }
+        }
+    }};
+}
+
 mod accounts;
 mod backend;
 mod columns;
+mod group;
 mod rows;
 mod state;
 mod text;

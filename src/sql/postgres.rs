@@ -23,6 +23,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/postgres");
 
 impl Backend for Postgres {
     const BEGIN_WRITE: &'static str = "BEGIN";
+    const INSERT_FAMILY_WITH_ACCESS: &'static str = super::text::INSERT_FAMILY_WITH_ACCESS;
     const ONE_STATEMENT_FAMILY: bool = true;
 
     fn migrator() -> &'static Migrator {

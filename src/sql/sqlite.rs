@@ -20,6 +20,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/sqlite");
 
 impl Backend for Sqlite {
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    const INSERT_FAMILY_WITH_ACCESS: &'static str = super::text::INSERT_FAMILY_THEN_ACCESS;
     const ONE_STATEMENT_FAMILY: bool = false;
 
     fn migrator() -> &'static Migrator {

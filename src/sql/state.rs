@@ -10,7 +10,7 @@ use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 use super::backend::Backend;
 use super::columns::{secs, store_error};
 use super::rows::{AttemptsRow, SessionRow, ValueRow};
-use super::{SqlStore, text};
+use super::{SqlStore, Statements, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
@@ -39,17 +39,19 @@ where
     ) -> Result<(), StoreError> {
         // Expired sessions are never found; `purge_expired` deletes them.
         let user = session.user.as_ref();
-        sqlx::query(text::UPSERT_SESSION)
-            .bind(id.as_bytes().as_slice())
-            .bind(session.authorization.as_str())
-            .bind(session.csrf.as_bytes().as_slice())
-            .bind(user.map(|u| u.id().as_str()))
-            .bind(user.map(|u| u.username()))
-            .bind(secs(session.expires_at))
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(())
+        store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::UPSERT_SESSION)
+                .bind(id.as_bytes().as_slice())
+                .bind(session.authorization.as_str())
+                .bind(session.csrf.as_bytes().as_slice())
+                .bind(user.map(|u| u.id().as_str()))
+                .bind(user.map(|u| u.username()))
+                .bind(secs(session.expires_at))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(())
+        })
     }
 
     async fn find_session(
@@ -57,7 +59,7 @@ where
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<Session>, StoreError> {
-        self.session(&self.pool, text::FIND_SESSION, id, now).await
+        session(&self.pool, text::FIND_SESSION, id, now).await
     }
 
     async fn take_session(
@@ -65,8 +67,9 @@ where
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<Session>, StoreError> {
-        self.session(&self.writer, text::TAKE_SESSION, id, now)
-            .await
+        store_write!(self, Statements::One, |conn| {
+            session(&mut *conn, text::TAKE_SESSION, id, now).await
+        })
     }
 }
 
@@ -91,14 +94,16 @@ where
         window: Duration,
         now: UnixTime,
     ) -> Result<Attempts, StoreError> {
-        let row: AttemptsRow = sqlx::query_as(text::RECORD_ATTEMPT)
-            .bind(key)
-            .bind(secs(now.plus(window)))
-            .bind(secs(now))
-            .fetch_one(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(row.into_attempts())
+        store_write!(self, Statements::One, |conn| {
+            let row: AttemptsRow = sqlx::query_as(text::RECORD_ATTEMPT)
+                .bind(key)
+                .bind(secs(now.plus(window)))
+                .bind(secs(now))
+                .fetch_one(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(row.into_attempts())
+        })
     }
 
     async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {
@@ -112,12 +117,14 @@ where
     }
 
     async fn clear_attempts(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query(text::CLEAR_ATTEMPTS)
-            .bind(key)
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(())
+        store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::CLEAR_ATTEMPTS)
+                .bind(key)
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(())
+        })
     }
 }
 
@@ -143,73 +150,78 @@ where
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(text::INSERT_ONCE)
-            .bind(key)
-            .bind(value)
-            .bind(secs(expires_at))
-            .bind(secs(now))
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(DB::rows_affected(&done) > 0)
+        store_write!(self, Statements::One, |conn| {
+            let done = sqlx::query(text::INSERT_ONCE)
+                .bind(key)
+                .bind(value)
+                .bind(secs(expires_at))
+                .bind(secs(now))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(DB::rows_affected(&done) > 0)
+        })
     }
 
     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        self.value(&self.pool, text::PEEK, key, now).await
+        value(&self.pool, text::PEEK, key, now).await
     }
 
     async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        self.value(&self.writer, text::TAKE, key, now).await
+        store_write!(self, Statements::One, |conn| {
+            value(&mut *conn, text::TAKE, key, now).await
+        })
     }
 }
 
-impl<DB> SqlStore<DB>
+/// The live session under `id`, as `statement` (a find or a take) answers it on `executor`.
+async fn session<'e, DB, E>(
+    executor: E,
+    statement: &'static str,
+    id: &SecretDigest,
+    now: UnixTime,
+) -> Result<Option<Session>, StoreError>
 where
     DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    E: Executor<'e, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+    for<'r> Option<String>: Decode<'r, DB>,
+{
+    let row: Option<SessionRow> = sqlx::query_as(statement)
+        .bind(id.as_bytes().as_slice())
+        .bind(secs(now))
+        .fetch_optional(executor)
+        .await
+        .map_err(store_error::<DB>)?;
+    row.map(SessionRow::into_session).transpose()
+}
+
+/// The live value under `key`, as `statement` (a peek or a take) answers it on `executor`.
+async fn value<'e, DB, E>(
+    executor: E,
+    statement: &'static str,
+    key: &str,
+    now: UnixTime,
+) -> Result<Option<Vec<u8>>, StoreError>
+where
+    DB: Backend,
+    E: Executor<'e, Database = DB>,
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     for<'r> &'r str: ColumnIndex<DB::Row>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
     for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
 {
-    /// The live session under `id`, as `statement` (a find or a take, run on `pool`: the
-    /// readers' or the writer's) answers it.
-    async fn session(
-        &self,
-        pool: &sqlx::Pool<DB>,
-        statement: &'static str,
-        id: &SecretDigest,
-        now: UnixTime,
-    ) -> Result<Option<Session>, StoreError> {
-        let row: Option<SessionRow> = sqlx::query_as(statement)
-            .bind(id.as_bytes().as_slice())
-            .bind(secs(now))
-            .fetch_optional(pool)
-            .await
-            .map_err(store_error::<DB>)?;
-        row.map(SessionRow::into_session).transpose()
-    }
-
-    /// The live value under `key`, as `statement` (a peek or a take, run on `pool`: the
-    /// readers' or the writer's) answers it.
-    async fn value(
-        &self,
-        pool: &sqlx::Pool<DB>,
-        statement: &'static str,
-        key: &str,
-        now: UnixTime,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        let row: Option<ValueRow> = sqlx::query_as(statement)
-            .bind(key)
-            .bind(secs(now))
-            .fetch_optional(pool)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(row.map(|row| row.value))
-    }
+    let row: Option<ValueRow> = sqlx::query_as(statement)
+        .bind(key)
+        .bind(secs(now))
+        .fetch_optional(executor)
+        .await
+        .map_err(store_error::<DB>)?;
+    Ok(row.map(|row| row.value))
 }

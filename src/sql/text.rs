@@ -47,9 +47,19 @@ pub(crate) const INSERT_FAMILY: &str = "INSERT INTO grantor_families \
 /// A new family and its one access token in one statement, one round trip (PostgreSQL: the
 /// foreign key is checked at the statement's end, when both rows exist). `$1`–`$7` as in
 /// [`INSERT_FAMILY`], `$8`–`$15` as `$1`, `$3`–`$9` of [`INSERT_ACCESS`].
+#[cfg(feature = "postgres")]
 pub(crate) const INSERT_FAMILY_WITH_ACCESS: &str = "WITH family AS (INSERT INTO grantor_families \
     (id, client_id, user_id, username, scope, expires_at, audience) \
     VALUES ($1, $2, $3, $4, $5, $6, $7)) \
+    INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";
+/// The same on SQLite, which has no data-modifying `WITH`: two statements, sent to the
+/// database in one request (sqlx runs every statement of a query and binds `$N` in each).
+#[cfg(feature = "sqlite")]
+pub(crate) const INSERT_FAMILY_THEN_ACCESS: &str = "INSERT INTO grantor_families \
+    (id, client_id, user_id, username, scope, expires_at, audience) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7); \
     INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";

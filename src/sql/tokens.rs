@@ -1,12 +1,12 @@
 //! Codes, tokens and their families: [`TokenIssuer`].
 
 use async_trait::async_trait;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Transaction, Type};
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
 use super::backend::Backend;
 use super::columns::{AuthorizationColumns, secs, store_error};
 use super::rows::{AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow};
-use super::{REPLAY_MEMORY, SqlStore, text};
+use super::{REPLAY_MEMORY, SqlStore, Statements, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
@@ -40,28 +40,29 @@ where
         let id = family.to_bytes();
         let authorization = AuthorizationColumns::of(&grant.authorization);
         let challenge = grant.code_challenge.as_ref();
-        let mut tx = self.begin_write().await?;
-        // The family first: a code without its family would be refused as revoked. It lives as
-        // long as the code's tombstone.
-        Self::insert_family(&mut tx, family, &grant.authorization, forget_at).await?;
-        sqlx::query(text::INSERT_CODE)
-            .bind(code.as_bytes().as_slice())
-            .bind(id.as_slice())
-            .bind(authorization.client_id)
-            .bind(authorization.user_id)
-            .bind(authorization.username)
-            .bind(authorization.scope)
-            .bind(grant.redirect_uri.as_str())
-            .bind(challenge.map(|c| c.as_str()))
-            .bind(challenge.map(|c| c.method().as_str()))
-            .bind(secs(grant.issued_at))
-            .bind(secs(grant.expires_at))
-            .bind(secs(forget_at))
-            .bind(authorization.audience)
-            .execute(&mut *tx)
-            .await
-            .map_err(store_error::<DB>)?;
-        tx.commit().await.map_err(store_error::<DB>)
+        store_write!(self, Statements::Many, |conn| {
+            // The family first: a code without its family would be refused as revoked. It lives
+            // as long as the code's tombstone.
+            Self::insert_family(conn, family, &grant.authorization, forget_at).await?;
+            sqlx::query(text::INSERT_CODE)
+                .bind(code.as_bytes().as_slice())
+                .bind(id.as_slice())
+                .bind(authorization.client_id)
+                .bind(authorization.user_id)
+                .bind(authorization.username)
+                .bind(authorization.scope)
+                .bind(grant.redirect_uri.as_str())
+                .bind(challenge.map(|c| c.as_str()))
+                .bind(challenge.map(|c| c.method().as_str()))
+                .bind(secs(grant.issued_at))
+                .bind(secs(grant.expires_at))
+                .bind(secs(forget_at))
+                .bind(authorization.audience)
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(())
+        })
     }
 
     async fn redeem_code(
@@ -69,51 +70,59 @@ where
         code: &SecretDigest,
         now: UnixTime,
     ) -> Result<CodeRedemption, StoreError> {
-        let redeemed: Option<CodeRow> = sqlx::query_as(text::REDEEM_CODE)
-            .bind(code.as_bytes().as_slice())
-            .bind(secs(now))
-            .fetch_optional(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        if let Some(row) = redeemed {
-            let (family, grant) = row.into_grant()?;
-            return Ok(CodeRedemption::Redeemed { grant, family });
-        }
-        // Not ours: redeemed before (a replay), or unknown, expired or revoked.
-        let seen: Option<CodeStateRow> = sqlx::query_as(text::CODE_STATE)
-            .bind(code.as_bytes().as_slice())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(match seen {
-            Some(row) if row.redeemed => CodeRedemption::Replayed {
-                family: row.family()?,
-            },
-            _ => CodeRedemption::Invalid,
+        // One statement writes; the second only reads, on the same connection, so it sees a
+        // redemption still waiting for its commit in the same batch.
+        store_write!(self, Statements::One, |conn| {
+            let redeemed: Option<CodeRow> = sqlx::query_as(text::REDEEM_CODE)
+                .bind(code.as_bytes().as_slice())
+                .bind(secs(now))
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            if let Some(row) = redeemed {
+                let (family, grant) = row.into_grant()?;
+                return Ok(CodeRedemption::Redeemed { grant, family });
+            }
+            // Not ours: redeemed before (a replay), or unknown, expired or revoked.
+            let seen: Option<CodeStateRow> = sqlx::query_as(text::CODE_STATE)
+                .bind(code.as_bytes().as_slice())
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(match seen {
+                Some(row) if row.redeemed => CodeRedemption::Replayed {
+                    family: row.family()?,
+                },
+                _ => CodeRedemption::Invalid,
+            })
         })
     }
 
     async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
-        if let (true, Family::New(id), None) = (
-            DB::ONE_STATEMENT_FAMILY,
-            tokens.family,
-            &tokens.refresh_token,
-        ) {
-            return self.insert_family_with_access(id, &tokens).await;
+        if let (Family::New(id), None) = (tokens.family, &tokens.refresh_token) {
+            let statements = if DB::ONE_STATEMENT_FAMILY {
+                Statements::One
+            } else {
+                Statements::Many
+            };
+            return store_write!(self, statements, |conn| {
+                Self::insert_family_with_access(conn, id, &tokens).await
+            });
         }
-        let mut tx = self.begin_write().await?;
-        let generation = match tokens.family {
-            Family::New(id) => {
-                Self::insert_family(&mut tx, id, &tokens.authorization, tokens.expires_at())
-                    .await?;
-                0
-            }
-            Family::Existing(id) => Self::extend_family(&mut tx, id, tokens.expires_at())
-                .await?
-                .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
-        };
-        Self::keep_tokens(&mut tx, &tokens, generation).await?;
-        tx.commit().await.map_err(store_error::<DB>)
+        store_write!(self, Statements::Many, |conn| {
+            let generation =
+                match tokens.family {
+                    Family::New(id) => {
+                        Self::insert_family(conn, id, &tokens.authorization, tokens.expires_at())
+                            .await?;
+                        0
+                    }
+                    Family::Existing(id) => Self::extend_family(conn, id, tokens.expires_at())
+                        .await?
+                        .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
+                };
+            Self::keep_tokens(conn, &tokens, generation).await
+        })
     }
 
     async fn find_refresh_token(
@@ -139,42 +148,40 @@ where
         let now = secs(successor.issued_at);
         let family = successor.family.id();
         // One transaction: the token is retired and its successor kept together, or neither.
-        let mut tx = self.begin_write().await?;
-        let rotated: Option<GenerationRow> = sqlx::query_as(text::ROTATE)
-            .bind(token.as_bytes().as_slice())
-            .bind(now)
-            .bind(family.to_bytes().as_slice())
-            .bind(secs(successor.expires_at()))
-            .bind(successor.access_token.as_bytes().as_slice())
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(store_error::<DB>)?;
-        if let Some(row) = rotated {
-            Self::keep_tokens(&mut tx, &successor, row.generation).await?;
-            tx.commit().await.map_err(store_error::<DB>)?;
-            return Ok(Rotation::Rotated);
-        }
-        if let Some(since) = retry_since
-            && let Some(rotation) = Self::retry(&mut tx, token, &successor, secs(since)).await?
-        {
-            tx.commit().await.map_err(store_error::<DB>)?;
-            return Ok(rotation);
-        }
-        // Not ours: rotated before (reuse), or unknown, expired, revoked or of another family.
-        // Nothing was written; grantor revokes after a reuse, the store does not.
-        let seen: Option<RefreshRow> = sqlx::query_as(text::FIND_REFRESH)
-            .bind(token.as_bytes().as_slice())
-            .bind(now)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(store_error::<DB>)?;
-        tx.rollback().await.map_err(store_error::<DB>)?;
-        match seen {
-            Some(row) if row.rotated() && row.family()? == family => {
-                Ok(Rotation::Reused { family })
+        store_write!(self, Statements::Many, |conn| {
+            let rotated: Option<GenerationRow> = sqlx::query_as(text::ROTATE)
+                .bind(token.as_bytes().as_slice())
+                .bind(now)
+                .bind(family.to_bytes().as_slice())
+                .bind(secs(successor.expires_at()))
+                .bind(successor.access_token.as_bytes().as_slice())
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            if let Some(row) = rotated {
+                Self::keep_tokens(conn, &successor, row.generation).await?;
+                return Ok(Rotation::Rotated);
             }
-            _ => Ok(Rotation::Invalid),
-        }
+            if let Some(since) = retry_since
+                && let Some(rotation) = Self::retry(conn, token, &successor, secs(since)).await?
+            {
+                return Ok(rotation);
+            }
+            // Not ours: rotated before (reuse), or unknown, expired, revoked or of another
+            // family. Nothing was written; grantor revokes after a reuse, the store does not.
+            let seen: Option<RefreshRow> = sqlx::query_as(text::FIND_REFRESH)
+                .bind(token.as_bytes().as_slice())
+                .bind(now)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            match seen {
+                Some(row) if row.rotated() && row.family()? == family => {
+                    Ok(Rotation::Reused { family })
+                }
+                _ => Ok(Rotation::Invalid),
+            }
+        })
     }
 
     async fn find_access_token(
@@ -192,21 +199,25 @@ where
     }
 
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
-        sqlx::query(text::DELETE_ACCESS)
-            .bind(token.as_bytes().as_slice())
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(())
+        store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::DELETE_ACCESS)
+                .bind(token.as_bytes().as_slice())
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(())
+        })
     }
 
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
-        sqlx::query(text::REVOKE_FAMILY)
-            .bind(family.to_bytes().as_slice())
-            .execute(&self.writer)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(())
+        store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::REVOKE_FAMILY)
+                .bind(family.to_bytes().as_slice())
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(())
+        })
     }
 }
 
@@ -224,25 +235,16 @@ where
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
 {
-    /// Begins a transaction that will write (on SQLite, holding the write lock from the start).
-    async fn begin_write(&self) -> Result<Transaction<'static, DB>, StoreError> {
-        self.writer
-            .begin_with(DB::BEGIN_WRITE)
-            .await
-            .map_err(store_error::<DB>)
-    }
-
-    /// Starts family `id` for `authorization`, living until `expires_at`.
-    /// A new family and its one access token (no refresh token) in one statement.
+    /// A new family and its one access token (no refresh token) in one request.
     async fn insert_family_with_access(
-        &self,
+        conn: &mut DB::Connection,
         id: FamilyId,
         tokens: &NewTokens,
     ) -> Result<(), StoreError> {
         let columns = AuthorizationColumns::of(&tokens.authorization);
         let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
         let actor = tokens.actor.as_ref().map(Actor::to_stored);
-        sqlx::query(text::INSERT_FAMILY_WITH_ACCESS)
+        sqlx::query(DB::INSERT_FAMILY_WITH_ACCESS)
             .bind(id.to_bytes().as_slice())
             .bind(columns.client_id)
             .bind(columns.user_id)
@@ -258,14 +260,15 @@ where
             .bind(tokens.authorization.audience.as_str())
             .bind(access_jkt.as_deref())
             .bind(actor.as_deref())
-            .execute(&self.writer)
+            .execute(conn)
             .await
             .map_err(store_error::<DB>)?;
         Ok(())
     }
 
+    /// Starts family `id` for `authorization`, living until `expires_at`.
     async fn insert_family(
-        tx: &mut Transaction<'static, DB>,
+        conn: &mut DB::Connection,
         id: FamilyId,
         authorization: &Authorization,
         expires_at: UnixTime,
@@ -279,7 +282,7 @@ where
             .bind(columns.scope)
             .bind(secs(expires_at))
             .bind(columns.audience)
-            .execute(&mut **tx)
+            .execute(&mut *conn)
             .await
             .map_err(store_error::<DB>)?;
         Ok(())
@@ -288,26 +291,25 @@ where
     /// Extends family `id` to live until `expires_at` at least; answers its current refresh
     /// generation, or `None` if there is no such family.
     async fn extend_family(
-        tx: &mut Transaction<'static, DB>,
+        conn: &mut DB::Connection,
         id: FamilyId,
         expires_at: UnixTime,
     ) -> Result<Option<i64>, StoreError> {
         let row: Option<GenerationRow> = sqlx::query_as(text::EXTEND_FAMILY)
             .bind(id.to_bytes().as_slice())
             .bind(secs(expires_at))
-            .fetch_optional(&mut **tx)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(store_error::<DB>)?;
         Ok(row.map(|row| row.generation))
     }
 
-    /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
-    /// Within `tx`: a retry of the rotation that replaced `token`, if it is one (rotated at or
-    /// after `since`): the access token that rotation issued goes, `successor` is kept, and the
-    /// answer is [`Rotation::Retried`]; [`Rotation::Invalid`] if a concurrent retry won;
-    /// `None` when it is no retry at all.
+    /// Inside the rotation's transaction: a retry of the rotation that replaced `token`, if it
+    /// is one (rotated at or after `since`): the access token that rotation issued goes,
+    /// `successor` is kept, and the answer is [`Rotation::Retried`]; [`Rotation::Invalid`] if a
+    /// concurrent retry won; `None` when it is no retry at all.
     async fn retry(
-        tx: &mut Transaction<'static, DB>,
+        conn: &mut DB::Connection,
         token: &SecretDigest,
         successor: &NewTokens,
         since: i64,
@@ -318,7 +320,7 @@ where
             .bind(token.as_bytes().as_slice())
             .bind(now)
             .bind(family.as_slice())
-            .fetch_optional(&mut **tx)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(store_error::<DB>)?;
         let Some(lost_access) = last.and_then(|row| row.retry_of(since)) else {
@@ -332,7 +334,7 @@ where
             .bind(successor.access_token.as_bytes().as_slice())
             .bind(since)
             .bind(lost_access.as_slice())
-            .fetch_optional(&mut **tx)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(store_error::<DB>)?;
         let Some(row) = moved else {
@@ -340,15 +342,16 @@ where
         };
         sqlx::query(text::DELETE_ACCESS)
             .bind(lost_access.as_slice())
-            .execute(&mut **tx)
+            .execute(&mut *conn)
             .await
             .map_err(store_error::<DB>)?;
-        Self::keep_tokens(tx, successor, row.generation).await?;
+        Self::keep_tokens(conn, successor, row.generation).await?;
         Ok(Some(Rotation::Retried))
     }
 
+    /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
     async fn keep_tokens(
-        tx: &mut Transaction<'static, DB>,
+        conn: &mut DB::Connection,
         tokens: &NewTokens,
         generation: i64,
     ) -> Result<(), StoreError> {
@@ -366,14 +369,14 @@ where
             .bind(tokens.authorization.audience.as_str())
             .bind(access_jkt.as_deref())
             .bind(actor.as_deref())
-            .execute(&mut **tx)
+            .execute(&mut *conn)
             .await
             .map_err(store_error::<DB>)?;
         if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
             sqlx::query(text::END_FAMILY)
                 .bind(family.as_slice())
                 .bind(secs(ends_at))
-                .execute(&mut **tx)
+                .execute(&mut *conn)
                 .await
                 .map_err(store_error::<DB>)?;
         }
@@ -386,7 +389,7 @@ where
                 .bind(issued_at)
                 .bind(secs(refresh.expires_at))
                 .bind(jkt.as_deref())
-                .execute(&mut **tx)
+                .execute(&mut *conn)
                 .await
                 .map_err(store_error::<DB>)?;
         }

@@ -113,8 +113,9 @@ impl Authorization {
     }
 }
 
-/// The identifier of a family of codes and tokens descending from one authorization: 128
-/// random bits grantor mints. Not a secret.
+/// The identifier of a family of codes and tokens descending from one authorization, which
+/// grantor mints: the time in milliseconds (48 bits, as in a UUIDv7) and 80 random bits, so that
+/// later families sort later and a database index on family ids grows at its end. Not a secret.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FamilyId(u128);
 
