@@ -154,7 +154,22 @@ mod tests {
         let (code, family) = code().unwrap();
         assert_eq!(code.expose_secret().len(), 43);
         assert_ne!(Some(family), minted.family);
-        assert_eq!(&family.to_bytes()[..], &code.digest().as_bytes()[16..]);
+        assert_eq!(&family.to_bytes()[6..], &code.digest().as_bytes()[16..26]);
+        // The family id starts with the time in milliseconds, so later ids sort later.
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        let mut stamp = [0u8; 8];
+        stamp[2..].copy_from_slice(&family.to_bytes()[..6]);
+        let stamp = u128::from(u64::from_be_bytes(stamp));
+        assert!(
+            stamp <= millis && millis - stamp < 60_000,
+            "{stamp} vs {millis}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let later = tokens(false, true).unwrap().family.unwrap();
+        assert!(later > family, "a later family id sorts later");
         let (session, csrf) = session().unwrap();
         assert_eq!((session.len(), csrf.len()), (22, 22));
         assert_ne!(session, csrf);

@@ -58,6 +58,8 @@ struct Open<DB: sqlx::Database> {
     lent: bool,
     /// A commit was under way when its future was dropped: whether it happened is unknown.
     committing: bool,
+    /// Commits so far (the tests check that writes share them).
+    commits: u64,
 }
 
 /// One transaction's writes, waiting for its commit.
@@ -91,6 +93,7 @@ impl<DB: sqlx::Database> GroupCommit<DB> {
                 batch: Arc::default(),
                 lent: false,
                 committing: false,
+                commits: 0,
             }),
         }
     }
@@ -126,6 +129,12 @@ impl<DB: Backend> GroupCommit<DB> {
         }
     }
 
+    /// How many commits the writes took so far.
+    #[cfg(test)]
+    pub(crate) async fn commits(&self) -> u64 {
+        self.open.lock().await.commits
+    }
+
     /// How `batch` ended: committed by another writer meanwhile, or now by this one.
     async fn committed(&self, batch: &Batch) -> Outcome {
         if let Some(outcome) = batch.outcome.get() {
@@ -141,7 +150,7 @@ impl<DB: Backend> GroupCommit<DB> {
     }
 }
 
-impl<DB: Backend> Member<'_, DB> {
+impl<'g, DB: Backend> Member<'g, DB> {
     /// The writer connection, inside the batch's transaction.
     pub(crate) fn connection(&mut self) -> &mut DB::Connection {
         &mut self.tx
@@ -155,27 +164,39 @@ impl<DB: Backend> Member<'_, DB> {
         answer: Result<T, StoreError>,
         attempt: usize,
     ) -> Finished<T> {
+        match answer {
+            Ok(answer) => {
+                let (group, batch) = self.hand_back();
+                group.committed(&batch).await.finish(answer, attempt)
+            }
+            Err(error) => {
+                self.roll_back().await;
+                Finished::Done(Err(error))
+            }
+        }
+    }
+
+    /// Puts the transaction back for the next writer and lets go of the connection; answers the
+    /// batch to wait for.
+    fn hand_back(self) -> (&'g GroupCommit<DB>, Arc<Batch>) {
         let Member {
             group,
             mut open,
             tx,
         } = self;
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(error) => {
-                // A failed rollback leaves nothing to keep either: the connection goes back
-                // to the pool, which closes it if it is broken.
-                let _ = tx.rollback().await;
-                open.lent = false;
-                open.answer(Outcome::RolledBack);
-                return Finished::Done(Err(error));
-            }
-        };
         open.tx = Some(tx);
         open.lent = false;
-        let batch = Arc::clone(&open.batch);
-        drop(open);
-        group.committed(&batch).await.finish(answer, attempt)
+        (group, Arc::clone(&open.batch))
+    }
+
+    /// Rolls the batch back: the other writers in it run their statements again.
+    async fn roll_back(self) {
+        let Member { mut open, tx, .. } = self;
+        // A failed rollback leaves nothing to keep either: the connection goes back to the
+        // pool, which closes it if it is broken.
+        let _ = tx.rollback().await;
+        open.lent = false;
+        open.answer(Outcome::RolledBack);
     }
 }
 
@@ -229,7 +250,10 @@ impl<DB: Backend> Open<DB> {
         let committed = tx.commit().await;
         self.committing = false;
         match committed {
-            Ok(()) => self.answer(Outcome::Committed),
+            Ok(()) => {
+                self.commits += 1;
+                self.answer(Outcome::Committed)
+            }
             Err(error) => {
                 let error = store_error::<DB>(error);
                 self.answer(Outcome::Failed(error.kind(), error.to_string().into()))
@@ -244,3 +268,6 @@ impl<DB: Backend> Open<DB> {
         outcome
     }
 }
+
+#[cfg(test)]
+mod tests;

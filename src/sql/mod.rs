@@ -211,6 +211,12 @@ where
         self.writer.close().await;
     }
 
+    /// The group commit of a SQLite file store.
+    #[cfg(test)]
+    pub(crate) fn group(&self) -> Option<&GroupCommit<DB>> {
+        self.group.as_deref()
+    }
+
     /// Begins one write (see [`store_write!`]): joins the open batch on a SQLite file, else
     /// takes a connection, in a transaction of its own for several statements.
     pub(crate) async fn begin_write(
