@@ -11,11 +11,13 @@ use crate::scope::Scope;
 use crate::secret::{ClientSecret, SecretDigest};
 
 mod builder;
+pub(crate) mod cache;
 mod keys;
 mod uris;
 mod verifier;
 
 pub use builder::ClientBuilder;
+pub use cache::CLIENT_CACHE_CAPACITY;
 #[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
 pub(crate) use keys::PRIVATE_MEMBERS;
 pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};

@@ -138,8 +138,8 @@ struct ReadmeDoctests;
 
 pub use audience::{Audience, MAX_RESOURCES, is_resource};
 pub use client::{
-    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, ClientKeys,
-    GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
+    Approval, CLIENT_CACHE_CAPACITY, Client, ClientBuilder, ClientCredentials, ClientError,
+    ClientId, ClientKeys, GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use config::{

@@ -60,7 +60,10 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         // RFC 8628: the verification page is `/device` (below).
         .device_flow(grantor::device::DeviceFlow::new().lifetime(settings.device_code_ttl))
         // RFC 8693: service-client only (examples/common/exchange.rs).
-        .token_exchange(std::sync::Arc::new(exchange::DemoExchange::new(&audience)));
+        .token_exchange(std::sync::Arc::new(exchange::DemoExchange::new(&audience)))
+        // Clients change only through the server here (registration), which the cache sees at
+        // once; it saves a store round trip on nearly every request.
+        .cache_clients(std::time::Duration::from_secs(1));
     let builder = sender_constrained(builder);
     let server = seed::open(
         &settings.store,

@@ -8,6 +8,7 @@ use super::{
     PkcePolicy, Profile,
 };
 use crate::audience::{Audience, is_resource};
+use crate::client::cache::{ClientCache, ForgetfulRegistry};
 use crate::endpoint::bearer::Refusals;
 use crate::endpoint::form::Limits;
 use crate::grant::Lifetimes;
@@ -17,7 +18,7 @@ use crate::memory::MemoryStore;
 use crate::scope::Scope;
 use crate::server::{AuthorizationServer, Inner};
 use crate::signin::SealKeys;
-use crate::store::{AttemptCounter, SessionStore, SingleUseStore};
+use crate::store::{Admin, AttemptCounter, SessionStore, SingleUseStore};
 use crate::throttle::Turns;
 
 impl AuthorizationServerBuilder {
@@ -169,11 +170,23 @@ impl AuthorizationServerBuilder {
             let token_url = crate::endpoint::absolute_url(&config, &config.endpoints.token);
             crate::dpop::Checker::new(settings, Arc::clone(&single_use), token_url, &config.issuer)
         });
+        let mut clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
+        let mut registry = self.registry;
+        if let Some(ttl) = self.client_cache {
+            let cache = Arc::new(ClientCache::new(clients, ttl));
+            registry = registry.map(|registry| -> Arc<dyn Admin> {
+                Arc::new(ForgetfulRegistry {
+                    registry,
+                    cache: Arc::clone(&cache),
+                })
+            });
+            clients = cache;
+        }
         Ok(AuthorizationServer {
             inner: Arc::new(Inner {
                 config,
-                clients: self.clients.ok_or(ConfigError::Missing("clients"))?,
-                registry: self.registry,
+                clients,
+                registry,
                 users: self.users.ok_or(ConfigError::Missing("users"))?,
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
                 sessions,

@@ -67,7 +67,30 @@
 //! Writes of more than one statement (a code with its family, tokens with their family, a
 //! rotation with its successor) run in one transaction. On SQLite it begins with `BEGIN
 //! IMMEDIATE`, taking the write lock first: a transaction that read and then wrote could fail
-//! with `SQLITE_BUSY` instead of waiting. Nothing holds a lock across more than one request.
+//! with `SQLITE_BUSY` instead of waiting.
+//!
+//! # Group commit (SQLite files)
+//!
+//! With `synchronous = FULL` every SQLite commit waits for the disk, so one commit per write
+//! would cap a store at the disk's sync rate. A SQLite file store therefore writes through one
+//! connection and commits in groups: each write runs its statements inside the transaction open
+//! on that connection (beginning one if none is), seeing every write before it, then queues
+//! again, first come, first served, and either finds its batch committed by a writer ahead of
+//! it or commits it, for every write since the transaction began. A write is answered only
+//! once it is committed, so an acknowledged token survives a power cut, and under load one sync
+//! covers the dozens of writes that arrived during the previous one.
+//!
+//! - A write whose statements fail rolls its batch back and answers its error; the others of
+//!   that batch, not yet answered, run their statements again in the next (at most three times
+//!   each). A failed commit fails every write of its batch.
+//! - A write whose future is dropped halfway leaves nothing: sqlx rolls the transaction back,
+//!   and the rest of its batch runs again. One dropped after its statements is committed with
+//!   its batch, as if it had been answered and the answer lost.
+//! - What a batch holds is bounded by the writes under way, that is by the requests the host
+//!   serves at once: the store keeps nothing of its own per write beyond the open transaction.
+//!
+//! PostgreSQL commits every write on its own connection from the pool (PostgreSQL groups
+//! concurrent commits to its log itself).
 //!
 //! # Indexes and purging
 //!

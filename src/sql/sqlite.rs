@@ -52,9 +52,11 @@ impl SqlStore<Sqlite> {
     /// migrations.
     ///
     /// A file database is put in WAL mode (readers never wait for the writer), gets one
-    /// connection for every write (writers queue for it in order) beside a pool for reads,
-    /// keeps SQLite's `synchronous = FULL` (every commit durable; `options.synchronous(SqliteSynchronous::Normal)`
-    /// trades the last commits before a power loss for speed), and waits at most
+    /// connection for every write, whose writes commit in groups (see the [module
+    /// docs](crate::sql#group-commit-sqlite-files)), beside a pool for reads, keeps SQLite's
+    /// `synchronous = FULL` (a write is answered once it is on disk;
+    /// `options.synchronous(SqliteSynchronous::Normal)` trades the last commits before a power
+    /// loss for speed), and waits at most
     /// [`ACQUIRE_TIMEOUT`] for a busy database or a free connection. An in-memory database gets
     /// one connection that is never closed, so it lives as long as the store.
     pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self, StoreError> {
