@@ -33,6 +33,12 @@ pub trait Backend: sqlx::Database<Connection: Migrate> {
     /// atomic by itself (else it needs a transaction).
     const ONE_STATEMENT_FAMILY: bool;
 
+    /// [`ROTATE_WITH_TOKENS`](super::text::ROTATE_WITH_TOKENS) and
+    /// [`JOIN_FAMILY_WITH_TOKENS`](super::text::JOIN_FAMILY_WITH_TOKENS) where the database has
+    /// data-modifying `WITH` (PostgreSQL): a rotation, or tokens joining a family, in one round
+    /// trip. `None` on SQLite, whose group commit makes the round trips cheap instead.
+    const ONE_STATEMENT_TOKENS: Option<(&'static str, &'static str)>;
+
     /// The embedded migrations of this database's schema.
     fn migrator() -> &'static Migrator;
 

@@ -22,6 +22,7 @@ impl Backend for Sqlite {
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const INSERT_FAMILY_WITH_ACCESS: &'static str = super::text::INSERT_FAMILY_THEN_ACCESS;
     const ONE_STATEMENT_FAMILY: bool = false;
+    const ONE_STATEMENT_TOKENS: Option<(&'static str, &'static str)> = None;
 
     fn migrator() -> &'static Migrator {
         &MIGRATOR

@@ -135,6 +135,46 @@ pub(crate) const ROTATE: &str = "UPDATE grantor_families \
               WHERE digest = $1 AND expires_at > $2) \
     AND generation = (SELECT generation FROM grantor_refresh_tokens WHERE digest = $1) \
     RETURNING generation";
+/// PostgreSQL: [`ROTATE`] and, when it rotates, the successor's access and refresh tokens (and
+/// the family's end, if it has none yet) in one statement, one round trip instead of six
+/// (`BEGIN`, the rotation, two inserts, the end, `COMMIT`). `$1`–`$5` as in [`ROTATE`]; the
+/// access token's scope `$6`, `jti` `$7`, expiry `$8`, audience `$9`, key `$10`, actor `$11`;
+/// the refresh token's digest `$12`, expiry `$13`, key `$14`; the family's end `$15` (NULL for
+/// none). Answers the new generation; no row (and nothing written) when the token is not its
+/// family's current one.
+#[cfg(feature = "postgres")]
+pub(crate) const ROTATE_WITH_TOKENS: &str = "WITH rotated AS (UPDATE grantor_families \
+    SET generation = generation + 1, replaced_generation = generation, rotated_at = $2, \
+        current_access = $5, \
+        expires_at = CASE WHEN expires_at < $4 THEN $4 ELSE expires_at END, \
+        ends_at = COALESCE(ends_at, $15) \
+    WHERE id = $3 AND NOT revoked AND (ends_at IS NULL OR ends_at > $2) \
+    AND id = (SELECT family_id FROM grantor_refresh_tokens \
+              WHERE digest = $1 AND expires_at > $2) \
+    AND generation = (SELECT generation FROM grantor_refresh_tokens WHERE digest = $1) \
+    RETURNING generation), \
+    access AS (INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    SELECT $5, $3, $6, $7, $2, $8, $9, $10, $11 FROM rotated) \
+    INSERT INTO grantor_refresh_tokens (digest, family_id, generation, issued_at, expires_at, jkt) \
+    SELECT $12, $3, generation, $2, $13, $14 FROM rotated RETURNING generation";
+/// PostgreSQL: tokens joining an existing family in one statement: the family extended to `$2`
+/// (and ended at `$3` if it has no end yet; NULL for none), the access token (`$4` digest,
+/// scope `$5`, `jti` `$6`, issued `$7`, expiry `$8`, audience `$9`, key `$10`, actor `$11`),
+/// and the refresh token when `$12` (its digest) is not NULL (expiry `$13`, key `$14`) as the
+/// family's current generation. Answers that generation; no row when there is no such family.
+#[cfg(feature = "postgres")]
+pub(crate) const JOIN_FAMILY_WITH_TOKENS: &str = "WITH family AS (UPDATE grantor_families \
+    SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END, \
+        ends_at = COALESCE(ends_at, $3) \
+    WHERE id = $1 RETURNING generation), \
+    access AS (INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    SELECT $4, $1, $5, $6, $7, $8, $9, $10, $11 FROM family), \
+    refresh AS (INSERT INTO grantor_refresh_tokens \
+    (digest, family_id, generation, issued_at, expires_at, jkt) \
+    SELECT $12, $1, generation, $7, $13, $14 FROM family WHERE $12 IS NOT NULL) \
+    SELECT generation FROM family";
 
 // Sign-in sessions, attempt counters, single-use values.
 

@@ -29,6 +29,8 @@ where
     for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
 {
     async fn insert_code(
         &self,
@@ -109,6 +111,14 @@ where
                 Self::insert_family_with_access(conn, id, &tokens).await
             });
         }
+        if let (Some((_, join)), Family::Existing(id)) = (DB::ONE_STATEMENT_TOKENS, tokens.family) {
+            let joined = store_write!(self, Statements::One, |conn| {
+                Self::join_family(conn, join, id, &tokens).await
+            })?;
+            return joined
+                .map(|_| ())
+                .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"));
+        }
         store_write!(self, Statements::Many, |conn| {
             let generation =
                 match tokens.family {
@@ -147,6 +157,16 @@ where
     ) -> Result<Rotation, StoreError> {
         let now = secs(successor.issued_at);
         let family = successor.family.id();
+        if let (Some((rotate, _)), Some(_)) = (DB::ONE_STATEMENT_TOKENS, &successor.refresh_token) {
+            let rotated = store_write!(self, Statements::One, |conn| {
+                Self::rotate_at_once(conn, rotate, token, &successor).await
+            })?;
+            if rotated.is_some() {
+                return Ok(Rotation::Rotated);
+            }
+            // Not rotated, nothing written: a retry, a reuse or an invalid token, told apart
+            // below.
+        }
         // One transaction: the token is retired and its successor kept together, or neither.
         store_write!(self, Statements::Many, |conn| {
             let rotated: Option<GenerationRow> = sqlx::query_as(text::ROTATE)
@@ -234,7 +254,76 @@ where
     for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
 {
+    /// [`text::ROTATE_WITH_TOKENS`]: `token` rotated and `successor` (which has a refresh
+    /// token) kept, in one statement; `None` when `token` is not its family's current one.
+    async fn rotate_at_once(
+        conn: &mut DB::Connection,
+        statement: &'static str,
+        token: &SecretDigest,
+        successor: &NewTokens,
+    ) -> Result<Option<GenerationRow>, StoreError> {
+        let refresh = successor.refresh_token.as_ref();
+        let access_jkt = successor.jkt.map(|jkt| jkt.to_string());
+        let refresh_jkt = refresh.and_then(|r| r.jkt).map(|jkt| jkt.to_string());
+        let actor = successor.actor.as_ref().map(Actor::to_stored);
+        sqlx::query_as(statement)
+            .bind(token.as_bytes().as_slice())
+            .bind(secs(successor.issued_at))
+            .bind(successor.family.id().to_bytes().as_slice())
+            .bind(secs(successor.expires_at()))
+            .bind(successor.access_token.as_bytes().as_slice())
+            .bind(successor.authorization.scope.as_str())
+            .bind(successor.jti.as_str())
+            .bind(secs(successor.access_expires_at))
+            .bind(successor.authorization.audience.as_str())
+            .bind(access_jkt.as_deref())
+            .bind(actor.as_deref())
+            .bind(refresh.map(|r| r.digest.as_bytes().as_slice()))
+            .bind(refresh.map(|r| secs(r.expires_at)))
+            .bind(refresh_jkt.as_deref())
+            .bind(successor.family_ends_at.map(secs))
+            .fetch_optional(conn)
+            .await
+            .map_err(store_error::<DB>)
+    }
+
+    /// [`text::JOIN_FAMILY_WITH_TOKENS`]: `tokens` kept in family `id`, in one statement;
+    /// `None` when there is no such family.
+    async fn join_family(
+        conn: &mut DB::Connection,
+        statement: &'static str,
+        id: FamilyId,
+        tokens: &NewTokens,
+    ) -> Result<Option<GenerationRow>, StoreError> {
+        let refresh = tokens.refresh_token.as_ref();
+        // As `keep_tokens`: the family's end is fixed by its first refresh token.
+        let ends_at = refresh.and(tokens.family_ends_at).map(secs);
+        let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+        let refresh_jkt = refresh.and_then(|r| r.jkt).map(|jkt| jkt.to_string());
+        let actor = tokens.actor.as_ref().map(Actor::to_stored);
+        sqlx::query_as(statement)
+            .bind(id.to_bytes().as_slice())
+            .bind(secs(tokens.expires_at()))
+            .bind(ends_at)
+            .bind(tokens.access_token.as_bytes().as_slice())
+            .bind(tokens.authorization.scope.as_str())
+            .bind(tokens.jti.as_str())
+            .bind(secs(tokens.issued_at))
+            .bind(secs(tokens.access_expires_at))
+            .bind(tokens.authorization.audience.as_str())
+            .bind(access_jkt.as_deref())
+            .bind(actor.as_deref())
+            .bind(refresh.map(|r| r.digest.as_bytes().as_slice()))
+            .bind(refresh.map(|r| secs(r.expires_at)))
+            .bind(refresh_jkt.as_deref())
+            .fetch_optional(conn)
+            .await
+            .map_err(store_error::<DB>)
+    }
+
     /// A new family and its one access token (no refresh token) in one request.
     async fn insert_family_with_access(
         conn: &mut DB::Connection,

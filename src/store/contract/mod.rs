@@ -142,6 +142,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         retries::a_retry_past_the_window_or_without_one_is_reuse,
         retries::concurrent_retries_leave_exactly_one_live_pair,
         retries::a_family_past_its_end_is_gone_and_its_end_never_moves,
+        retries::tokens_joining_a_code_family_fix_its_end,
         accounts::users_authenticate_by_case_insensitive_email_and_password,
         accounts::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
         accounts::setting_a_password_changes_what_authenticates,

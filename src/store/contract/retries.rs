@@ -4,10 +4,10 @@
 use futures_util::future::join_all;
 
 use super::tokens::{access_found, new_tokens, refresh_found, successor};
-use super::{ContractStore, Minted, Must as _, at};
+use super::{ContractStore, Minted, Must as _, at, authorization};
 use crate::clock::UnixTime;
 use crate::secret::SecretDigest;
-use crate::store::{Family, Rotation, TokenIssuer};
+use crate::store::{CodeRedemption, Family, Rotation, TokenIssuer};
 
 async fn rotate(
     store: &impl TokenIssuer,
@@ -170,4 +170,28 @@ where
     let late = successor(family, "profile", at(100));
     let answer = rotate(store, &next.refresh(), &late, None).await;
     assert_eq!(answer, Rotation::Invalid, "rotated past its end");
+}
+
+pub(super) async fn tokens_joining_a_code_family_fix_its_end<S>(store: &S)
+where
+    S: ContractStore,
+{
+    // A code starts the family; the tokens of its exchange join it and bring its end.
+    let (code, family) = super::tokens::new_code(store).await;
+    let redeemed = store.redeem_code(&code, at(10)).await.must("redeem_code");
+    assert!(matches!(redeemed, CodeRedemption::Redeemed { .. }));
+    let mut joined = Minted::new(Family::Existing(family), authorization(), true, at(10));
+    joined.record = joined.record.clone().with_family_end(at(100));
+    store
+        .insert_tokens(joined.record.clone())
+        .await
+        .must("insert_tokens");
+    let found = store.find_refresh_token(&joined.refresh(), at(50)).await;
+    let found = found.must("find_refresh_token");
+    assert_eq!(found.as_ref().map(|g| g.rotated), Some(false));
+    assert_eq!(found.and_then(|g| g.family_ends_at), Some(at(100)));
+    assert!(
+        !refresh_found(store, &joined.refresh(), at(100)).await,
+        "found past its end"
+    );
 }
