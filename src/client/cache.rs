@@ -10,7 +10,7 @@
 //! database or on another node, is seen within `ttl`.
 
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -24,11 +24,14 @@ use crate::{Client, SecretVerifier, User};
 /// How many clients the cache holds at most.
 pub const CLIENT_CACHE_CAPACITY: usize = 10_000;
 
+/// Found clients by id, each with the instant it is forgotten.
+type Entries = LruCache<Box<str>, (Arc<Client>, Instant)>;
+
 /// Found clients, each until its time is up.
 pub(crate) struct ClientCache {
     store: Arc<dyn ClientStore>,
     ttl: Duration,
-    entries: Mutex<LruCache<Box<str>, (Arc<Client>, Instant)>>,
+    entries: Mutex<Entries>,
 }
 
 impl ClientCache {
@@ -46,7 +49,7 @@ impl ClientCache {
         self.entries().pop(client_id);
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, LruCache<Box<str>, (Arc<Client>, Instant)>> {
+    fn entries(&self) -> MutexGuard<'_, Entries> {
         // A panic elsewhere while holding the lock left nothing half-done: the map is whole.
         self.entries
             .lock()
