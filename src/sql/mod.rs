@@ -387,6 +387,7 @@ mod accounts;
 mod backend;
 mod columns;
 mod group;
+mod listing;
 mod rows;
 mod state;
 mod text;

@@ -8,6 +8,12 @@ pub(crate) const FIND_CLIENT: &str = "SELECT client_id, name, secret_verifier, r
     registration_token, dpop_bound, par_required, previous_secret_verifier, \
     previous_secret_expires_at, jwks, jwks_uri \
     FROM grantor_clients WHERE client_id = $1";
+/// Every client, by id (for an administrator's listing).
+pub(crate) const LIST_CLIENTS: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
+    grant_types, scopes, default_scope, approval_required, audiences, resources, \
+    registration_token, dpop_bound, par_required, previous_secret_verifier, \
+    previous_secret_expires_at, jwks, jwks_uri \
+    FROM grantor_clients ORDER BY client_id";
 /// Registers a client unless its id is taken (then changes nothing).
 pub(crate) const INSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
     secret_verifier, redirect_uris, grant_types, scopes, default_scope, approval_required, \
@@ -35,6 +41,9 @@ pub(crate) const INSERT_USER: &str = "INSERT INTO grantor_users \
     (id, username, username_key, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
 pub(crate) const SET_PASSWORD_HASH: &str =
     "UPDATE grantor_users SET password_hash = $2 WHERE id = $1";
+/// An account by its lowercase username, without its password hash.
+pub(crate) const FIND_USER_BY_KEY: &str =
+    "SELECT id, username FROM grantor_users WHERE username_key = $1";
 pub(crate) const FIND_ACCOUNT_BY_KEY: &str =
     "SELECT id, username, password_hash FROM grantor_users WHERE username_key = $1";
 pub(crate) const FIND_USER_BY_ID: &str = "SELECT id, username FROM grantor_users WHERE id = $1";

@@ -1,0 +1,348 @@
+//! `grantor`: the administrator's command for grantor's SQL stores (feature `cli`).
+//!
+//! ```text
+//! grantor --database sqlite:/var/lib/auth/grantor.db client add my-app \
+//!     --grant authorization_code --grant refresh_token \
+//!     --redirect-uri https://app.example/cb --scope "profile email"
+//! grantor client list                       # the database from GRANTOR_DATABASE_URL
+//! grantor client rotate-secret my-app --overlap 86400
+//! grantor client remove my-app
+//! echo 'a long passphrase' | grantor user add alice@example.com
+//! echo 'another passphrase' | grantor user set-password alice@example.com
+//! grantor purge
+//! ```
+//!
+//! A confidential client's secret is generated (256 bits from grantor's CSPRNG), printed once
+//! and kept only as its SHA-256 verifier. Passwords are read from the first line of standard
+//! input, never from the command line (where other users of the machine could read them), and
+//! kept only as Argon2id hashes. The database is `sqlite:PATH` (created and migrated if
+//! missing) or, with the `postgres` feature, `postgres://…`; migrations are applied first.
+//!
+//! Exit status: 0 done, 1 refused (unknown client or user, a taken id or username, an invalid
+//! client), 2 a usage error, 3 the database failed.
+
+use std::io::BufRead as _;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use grantor::sql::SqliteStore;
+use grantor::store::{Admin as _, AdminError, StoreError};
+use grantor::{Approval, Client, ClientCredentials, GrantType, Password, UnixTime};
+
+/// Administers grantor's SQL stores: clients, users, and purging what expired.
+#[derive(Parser)]
+#[command(name = "grantor", version)]
+struct Cli {
+    /// The database: `sqlite:PATH` (created if missing) or `postgres://…` (feature `postgres`).
+    #[arg(long, env = "GRANTOR_DATABASE_URL", hide_env_values = true)]
+    database: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Registers, lists, rotates the secret of, or removes clients.
+    #[command(subcommand)]
+    Client(ClientCommand),
+    /// Adds users or resets their passwords (read from standard input).
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Deletes expired codes, tokens, sessions and counters, and revoked families.
+    Purge,
+}
+
+#[derive(Subcommand)]
+enum ClientCommand {
+    /// Registers a client; a confidential one's generated secret is printed once.
+    Add(AddClient),
+    /// Lists every client: id, kind, name, grant types, scopes, redirect URIs.
+    List,
+    /// Gives a confidential client a new generated secret (printed once); the old one keeps
+    /// working for `--overlap` seconds.
+    RotateSecret {
+        /// The client's id.
+        client_id: String,
+        /// How long the old secret keeps working, in seconds.
+        #[arg(long, default_value_t = 86_400)]
+        overlap: u64,
+    },
+    /// Removes a client.
+    Remove {
+        /// The client's id.
+        client_id: String,
+    },
+}
+
+#[derive(Args)]
+struct AddClient {
+    /// The client's id.
+    client_id: String,
+    /// Its name, shown on the approval page (default: the id).
+    #[arg(long)]
+    name: Option<String>,
+    /// A grant type it may use (repeat for several).
+    #[arg(long = "grant", value_enum, required = true)]
+    grants: Vec<Grant>,
+    /// A redirect URI (repeat for several; needed for the code and implicit grants).
+    #[arg(long = "redirect-uri")]
+    redirect_uris: Vec<String>,
+    /// The scopes it may ask for, space-separated.
+    #[arg(long, default_value = "")]
+    scope: String,
+    /// A public client (no secret: an app on a user's device; PKCE is required).
+    #[arg(long)]
+    public: bool,
+    /// Skip the approval page: signing in is approval (first-party clients).
+    #[arg(long)]
+    no_approval: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Grant {
+    #[value(name = "authorization_code")]
+    AuthorizationCode,
+    #[value(name = "implicit")]
+    Implicit,
+    #[value(name = "password")]
+    Password,
+    #[value(name = "refresh_token")]
+    RefreshToken,
+    #[value(name = "client_credentials")]
+    ClientCredentials,
+    #[value(name = "device_code")]
+    DeviceCode,
+    #[value(name = "token_exchange")]
+    TokenExchange,
+}
+
+impl From<Grant> for GrantType {
+    fn from(grant: Grant) -> Self {
+        match grant {
+            Grant::AuthorizationCode => GrantType::AuthorizationCode,
+            Grant::Implicit => GrantType::Implicit,
+            Grant::Password => GrantType::Password,
+            Grant::RefreshToken => GrantType::RefreshToken,
+            Grant::ClientCredentials => GrantType::ClientCredentials,
+            Grant::DeviceCode => GrantType::DeviceCode,
+            Grant::TokenExchange => GrantType::TokenExchange,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Adds a user (an email address); the password is the first line of standard input.
+    Add {
+        /// The username: an email address, unique in any case.
+        username: String,
+    },
+    /// Replaces a user's password with the first line of standard input.
+    SetPassword {
+        /// The username.
+        username: String,
+    },
+}
+
+/// Why a command failed, and its exit status.
+enum Failure {
+    /// The store refused (1).
+    Refused(String),
+    /// The database failed (3).
+    Store(StoreError),
+}
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<AdminError> for Failure {
+    fn from(error: AdminError) -> Self {
+        match error {
+            AdminError::Store(error) => Self::Store(error),
+            refused => Self::Refused(refused.to_string()),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("grantor: cannot start: {error}");
+            return ExitCode::from(3);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Refused(why)) => {
+            eprintln!("grantor: {why}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Store(error)) => {
+            eprintln!("grantor: the database failed: {error}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+/// Runs `$body` with `$store` bound to the store the URL names.
+macro_rules! with_store {
+    ($database:expr, |$store:ident| $body:expr) => {{
+        let database: &str = $database;
+        #[cfg(feature = "postgres")]
+        if database.starts_with("postgres:") || database.starts_with("postgresql:") {
+            let $store = grantor::sql::PostgresStore::connect(database).await?;
+            let done = $body;
+            $store.close().await;
+            return done;
+        }
+        if !database.starts_with("sqlite:") {
+            return Err(Failure::Refused(format!(
+                "unsupported database URL (expected sqlite:PATH{})",
+                if cfg!(feature = "postgres") {
+                    " or postgres://…"
+                } else {
+                    "; PostgreSQL needs the postgres feature"
+                }
+            )));
+        }
+        let $store = SqliteStore::connect(database).await?;
+        let done = $body;
+        $store.close().await;
+        done
+    }};
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    let command = cli.command;
+    with_store!(&cli.database, |store| match command {
+        Command::Client(ClientCommand::Add(add)) => add_client(&store, add).await,
+        Command::Client(ClientCommand::List) => {
+            for client in store.clients().await? {
+                println!("{}", describe(&client));
+            }
+            Ok(())
+        }
+        Command::Client(ClientCommand::RotateSecret { client_id, overlap }) => {
+            let fresh = ClientCredentials::generate()?;
+            let until = now().plus(Duration::from_secs(overlap));
+            if !store
+                .rotate_client_secret(&client_id, &fresh.verifier, until)
+                .await?
+            {
+                return Err(Failure::Refused(format!(
+                    "no confidential client {client_id:?}"
+                )));
+            }
+            println!("client_id: {client_id}");
+            println!("client_secret: {}", fresh.secret.expose_secret());
+            Ok(())
+        }
+        Command::Client(ClientCommand::Remove { client_id }) => {
+            if store.remove_client(&client_id).await? {
+                Ok(())
+            } else {
+                Err(Failure::Refused(format!("no client {client_id:?}")))
+            }
+        }
+        Command::User(UserCommand::Add { username }) => {
+            let password = read_password()?;
+            let user = store.add_user(&username, &password).await?;
+            println!("user_id: {}", user.id().as_str());
+            Ok(())
+        }
+        Command::User(UserCommand::SetPassword { username }) => {
+            let password = read_password()?;
+            let user = store
+                .find_user_by_username(&username)
+                .await?
+                .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))?;
+            store.set_password(user.id(), &password).await?;
+            Ok(())
+        }
+        Command::Purge => {
+            let purged = store.purge_expired(now()).await?;
+            println!("purged: {purged}");
+            Ok(())
+        }
+    })
+}
+
+async fn add_client<S: grantor::store::Admin>(store: &S, add: AddClient) -> Result<(), Failure> {
+    let credentials = (!add.public)
+        .then(ClientCredentials::generate)
+        .transpose()?;
+    let builder = match &credentials {
+        Some(credentials) => Client::confidential(&add.client_id, credentials.verifier.clone()),
+        None => Client::public(&add.client_id),
+    };
+    let mut builder = builder
+        .name(add.name.unwrap_or_else(|| add.client_id.clone()))
+        .grant_types(add.grants.into_iter().map(GrantType::from))
+        .scopes(add.scope)
+        .approval(if add.no_approval {
+            Approval::NotRequired
+        } else {
+            Approval::Required
+        });
+    for uri in add.redirect_uris {
+        builder = builder.redirect_uri(uri);
+    }
+    let client = builder
+        .build()
+        .map_err(|error| Failure::Refused(format!("invalid client: {error}")))?;
+    store.register_client(&client).await?;
+    println!("client_id: {}", add.client_id);
+    if let Some(credentials) = credentials {
+        println!("client_secret: {}", credentials.secret.expose_secret());
+    }
+    Ok(())
+}
+
+/// One line of `client list`, tab-separated.
+fn describe(client: &Client) -> String {
+    let kind = if client.is_public() {
+        "public"
+    } else {
+        "confidential"
+    };
+    let grants: Vec<&str> = GrantType::ALL
+        .into_iter()
+        .filter(|grant| client.allows(*grant))
+        .map(GrantType::as_str)
+        .collect();
+    format!(
+        "{}\t{kind}\t{}\t{}\t{}\t{}",
+        client.id().as_str(),
+        client.name(),
+        grants.join(" "),
+        client.scopes().as_str(),
+        client.redirect_uris().join(" "),
+    )
+}
+
+/// The first line of standard input, without its line ending.
+fn read_password() -> Result<Password, Failure> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|error| Failure::Refused(format!("cannot read the password: {error}")))?;
+    let password = line.trim_end_matches(['\r', '\n']);
+    if password.is_empty() {
+        return Err(Failure::Refused("no password on standard input".to_owned()));
+    }
+    Ok(Password::new(password))
+}
+
+fn now() -> UnixTime {
+    UnixTime::from(SystemTime::now())
+}

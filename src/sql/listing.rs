@@ -1,0 +1,48 @@
+//! What an administrator reads besides the seams: every client, and an account by its username
+//! (the `grantor` command's `client list` and `user set-password`).
+
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+
+use super::backend::Backend;
+use super::columns::store_error;
+use super::rows::{ClientRow, UserRow};
+use super::{SqlStore, text};
+use crate::client::Client;
+use crate::error::StoreError;
+use crate::store::{User, username_key};
+
+impl<DB> SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    /// Every registered client, ordered by id: for an administrator (the request path looks
+    /// clients up one by one).
+    pub async fn clients(&self) -> Result<Vec<Client>, StoreError> {
+        let rows: Vec<ClientRow> = sqlx::query_as(text::LIST_CLIENTS)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        rows.into_iter().map(ClientRow::into_client).collect()
+    }
+
+    /// The account with this username (matched in any case), if any.
+    pub async fn find_user_by_username(&self, username: &str) -> Result<Option<User>, StoreError> {
+        let Some(key) = username_key(username) else {
+            return Ok(None);
+        };
+        let row: Option<UserRow> = sqlx::query_as(text::FIND_USER_BY_KEY)
+            .bind(key.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(row.map(UserRow::into_user))
+    }
+}

@@ -1,0 +1,277 @@
+//! The `grantor` command (feature `cli`) against a temporary SQLite file: every subcommand, its
+//! output and exit status, and what it leaves in the store, checked through grantor's own
+//! endpoints.
+
+mod common;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use common::{basic, token_request};
+use grantor::sql::SqliteStore;
+use grantor::store::UserStore as _;
+use grantor::{AuthorizationServer, Password};
+
+/// A database file of its own, removed (with its WAL) when the test ends.
+struct Database(PathBuf);
+
+impl Database {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "grantor-admin-cli-{name}-{}.sqlite3",
+            std::process::id()
+        ));
+        let database = Self(path);
+        database.remove();
+        database
+    }
+
+    fn url(&self) -> String {
+        format!("sqlite:{}", self.0.display())
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// Runs `grantor --database <this> args…` with `stdin` on its standard input.
+    fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_grantor"))
+            .arg("--database")
+            .arg(self.url())
+            .args(args)
+            .env_remove("GRANTOR_DATABASE_URL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the grantor command starts");
+        child
+            .stdin
+            .take()
+            .expect("its standard input")
+            .write_all(stdin.as_bytes())
+            .expect("written");
+        child.wait_with_output().expect("it ends")
+    }
+
+    /// Runs the command, which must succeed; answers its standard output.
+    fn ok(&self, args: &[&str]) -> String {
+        self.ok_with(args, "")
+    }
+
+    fn ok_with(&self, args: &[&str], stdin: &str) -> String {
+        let output = self.run(args, stdin);
+        assert!(
+            output.status.success(),
+            "grantor {args:?}: {:?}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("UTF-8 output")
+    }
+
+    async fn server(&self) -> (AuthorizationServer, SqliteStore) {
+        let store = SqliteStore::connect(&self.url()).await.expect("the store");
+        let server = AuthorizationServer::builder()
+            .issuer("https://auth.example")
+            .store(store.clone())
+            .build()
+            .expect("a server");
+        (server, store)
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// The value of `name: value` in the command's output.
+fn field<'a>(output: &'a str, name: &str) -> &'a str {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("no {name} in {output:?}"))
+}
+
+async fn client_credentials_status(server: &AuthorizationServer, id: &str, secret: &str) -> u16 {
+    let request = token_request(Some(&basic(id, secret)), "grant_type=client_credentials");
+    server.token(&request).await.status().as_u16()
+}
+
+#[tokio::test]
+async fn a_client_is_added_listed_rotated_and_removed() {
+    let db = Database::new("clients");
+    let added = db.ok(&[
+        "client",
+        "add",
+        "reporting",
+        "--name",
+        "Reporting job",
+        "--grant",
+        "client_credentials",
+        "--scope",
+        "read write",
+    ]);
+    assert_eq!(field(&added, "client_id"), "reporting");
+    let secret = field(&added, "client_secret").to_owned();
+    assert_eq!(secret.len(), 43, "256 bits in base64url");
+
+    db.ok(&[
+        "client",
+        "add",
+        "spa",
+        "--public",
+        "--grant",
+        "authorization_code",
+        "--redirect-uri",
+        "https://spa.example/cb",
+    ]);
+    let listed = db.ok(&["client", "list"]);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "reporting\tconfidential\tReporting job\tclient_credentials\tread write\t",
+            "spa\tpublic\tspa\tauthorization_code\t\thttps://spa.example/cb",
+        ]
+    );
+    assert!(!listed.contains(&secret), "a listing never shows a secret");
+
+    {
+        let (server, store) = db.server().await;
+        assert_eq!(
+            client_credentials_status(&server, "reporting", &secret).await,
+            200
+        );
+        store.close().await;
+    }
+
+    let rotated = db.ok(&["client", "rotate-secret", "reporting", "--overlap", "0"]);
+    let fresh = field(&rotated, "client_secret").to_owned();
+    assert_ne!(fresh, secret);
+    {
+        let (server, store) = db.server().await;
+        assert_eq!(
+            client_credentials_status(&server, "reporting", &fresh).await,
+            200
+        );
+        assert_eq!(
+            client_credentials_status(&server, "reporting", &secret).await,
+            401
+        );
+        store.close().await;
+    }
+
+    db.ok(&["client", "remove", "reporting"]);
+    assert_eq!(db.ok(&["client", "list"]).lines().count(), 1);
+    let again = db.run(&["client", "remove", "reporting"], "");
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "removing an unknown client is refused"
+    );
+}
+
+#[tokio::test]
+async fn invalid_or_taken_clients_are_refused_with_status_1() {
+    let db = Database::new("refused");
+    // The code grant needs a redirect URI.
+    let invalid = db.run(
+        &["client", "add", "app", "--grant", "authorization_code"],
+        "",
+    );
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&invalid.stderr).contains("invalid client"));
+    db.ok(&["client", "add", "app", "--grant", "client_credentials"]);
+    let taken = db.run(
+        &["client", "add", "app", "--grant", "client_credentials"],
+        "",
+    );
+    assert_eq!(taken.status.code(), Some(1));
+    let rotate = db.run(&["client", "rotate-secret", "nobody"], "");
+    assert_eq!(rotate.status.code(), Some(1));
+    let usage = db.run(&["client", "add", "app"], "");
+    assert_eq!(usage.status.code(), Some(2), "no --grant is a usage error");
+}
+
+#[tokio::test]
+async fn users_are_added_and_their_passwords_reset_from_standard_input() {
+    let db = Database::new("users");
+    let added = db.ok_with(
+        &["user", "add", "Alice@Example.com"],
+        "correct horse battery staple\n",
+    );
+    let id = field(&added, "user_id").to_owned();
+    assert!(!added.contains("staple"), "the password is never printed");
+    {
+        let store = SqliteStore::connect(&db.url()).await.unwrap();
+        let user = store
+            .authenticate(
+                "alice@example.com",
+                &Password::new("correct horse battery staple"),
+            )
+            .await
+            .unwrap()
+            .expect("the password authenticates");
+        assert_eq!(user.id().as_str(), id);
+        store.close().await;
+    }
+
+    db.ok_with(
+        &["user", "set-password", "alice@example.com"],
+        "a different passphrase\r\n",
+    );
+    {
+        let store = SqliteStore::connect(&db.url()).await.unwrap();
+        let old = Password::new("correct horse battery staple");
+        assert!(
+            store
+                .authenticate("alice@example.com", &old)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let new = Password::new("a different passphrase");
+        assert!(
+            store
+                .authenticate("alice@example.com", &new)
+                .await
+                .unwrap()
+                .is_some()
+        );
+        store.close().await;
+    }
+
+    let taken = db.run(&["user", "add", "alice@example.com"], "another one\n");
+    assert_eq!(taken.status.code(), Some(1));
+    let nobody = db.run(&["user", "set-password", "bob@example.com"], "x\n");
+    assert_eq!(nobody.status.code(), Some(1));
+    let empty = db.run(&["user", "add", "carol@example.com"], "");
+    assert_eq!(
+        empty.status.code(),
+        Some(1),
+        "no password on standard input"
+    );
+}
+
+#[tokio::test]
+async fn purge_reports_what_it_deleted_and_bad_urls_are_refused() {
+    let db = Database::new("purge");
+    let purged = db.ok(&["purge"]);
+    assert_eq!(field(&purged, "purged"), "0");
+    let output = Command::new(env!("CARGO_BIN_EXE_grantor"))
+        .args(["--database", "mysql://localhost/x", "purge"])
+        .env_remove("GRANTOR_DATABASE_URL")
+        .output()
+        .expect("it runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unsupported database URL"));
+}
