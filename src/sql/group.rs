@@ -16,6 +16,10 @@
 //! So a writer is answered only once its writes are durable, and under load a batch holds about
 //! as many writes as arrived while the previous one was committing: one sync for all of them.
 //!
+//! **Waiting.** A writer waits for the connection at most
+//! [`ACQUIRE_TIMEOUT`](super::ACQUIRE_TIMEOUT), in either step, then answers
+//! [`StoreError::unavailable`] (503), as it would for a pool with no free connection.
+//!
 //! **Failures.** A writer whose statements fail rolls the open transaction back, so nothing of
 //! it stays, and answers its error; the other writers of that batch, not yet answered, run their
 //! statements again in the next one (at most [`ATTEMPTS`] times in all). A failed commit fails
@@ -33,10 +37,13 @@ use std::sync::{Arc, OnceLock};
 use sqlx::{Pool, Transaction};
 use tokio::sync::{Mutex, MutexGuard};
 
-use super::Finished;
 use super::backend::Backend;
 use super::columns::store_error;
+use super::{ACQUIRE_TIMEOUT, Finished};
 use crate::error::{StoreError, StoreErrorKind};
+
+/// Why a write waited for the writer connection in vain.
+const BUSY: &str = "the SQLite writer connection stayed busy for longer than the acquire timeout";
 
 /// How many times a write runs its statements before giving up, when other writers' failures
 /// keep rolling its batch back.
@@ -102,7 +109,7 @@ impl<DB: sqlx::Database> GroupCommit<DB> {
 impl<DB: Backend> GroupCommit<DB> {
     /// Waits for the connection and joins the open batch (beginning one if none is open).
     pub(crate) async fn join(&self) -> Result<Member<'_, DB>, StoreError> {
-        let mut open = self.open.lock().await;
+        let mut open = self.lock().await?;
         open.recover();
         let tx = match open.tx.take() {
             Some(tx) => tx,
@@ -118,6 +125,14 @@ impl<DB: Backend> GroupCommit<DB> {
             open,
             tx,
         })
+    }
+
+    /// The connection, waited for at most [`ACQUIRE_TIMEOUT`] (a write that holds it longer,
+    /// such as a purge of millions of rows, makes the others answer unavailable).
+    async fn lock(&self) -> Result<MutexGuard<'_, Open<DB>>, StoreError> {
+        tokio::time::timeout(ACQUIRE_TIMEOUT, self.open.lock())
+            .await
+            .map_err(|_| StoreError::unavailable(BUSY))
     }
 
     /// Commits what is open (the writes of dropped futures) before the pools close.
@@ -140,7 +155,10 @@ impl<DB: Backend> GroupCommit<DB> {
         if let Some(outcome) = batch.outcome.get() {
             return outcome.clone();
         }
-        let mut open = self.open.lock().await;
+        let Ok(mut open) = self.lock().await else {
+            // Whether the batch commits is not known here: as a lost answer.
+            return Outcome::Failed(StoreErrorKind::Unavailable, BUSY.into());
+        };
         open.recover();
         match batch.outcome.get() {
             Some(outcome) => outcome.clone(),

@@ -86,6 +86,8 @@
 //! - A write whose future is dropped halfway leaves nothing: sqlx rolls the transaction back,
 //!   and the rest of its batch runs again. One dropped after its statements is committed with
 //!   its batch, as if it had been answered and the answer lost.
+//! - A write waits for the writer connection at most [`ACQUIRE_TIMEOUT`], then answers
+//!   [`StoreError::unavailable`](crate::store::StoreError::unavailable).
 //! - What a batch holds is bounded by the writes under way, that is by the requests the host
 //!   serves at once: the store keeps nothing of its own per write beyond the open transaction.
 //!

@@ -246,3 +246,28 @@ async fn a_write_dropped_halfway_rolls_back_the_batch_it_was_in() {
     }
     store.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_cannot_get_the_connection_in_time_is_unavailable() {
+    let file = File::new("busy");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let group = store.group().expect("a file store commits in groups");
+    let now = now();
+    // Another writer holds the connection for longer than the acquire timeout.
+    let member = group.join().await.expect("the writer connection");
+    let started = std::time::Instant::now();
+    let error = store
+        .insert_once("waiting", b"value", now.plus(Duration::from_secs(60)), now)
+        .await
+        .expect_err("no connection in time");
+    assert_eq!(error.kind(), StoreErrorKind::Unavailable);
+    assert!(started.elapsed() >= crate::sql::ACQUIRE_TIMEOUT);
+    drop(member);
+    assert!(
+        store
+            .insert_once("next", b"value", now.plus(Duration::from_secs(60)), now)
+            .await
+            .expect("the connection is free again")
+    );
+    store.close().await;
+}
