@@ -25,6 +25,7 @@ mod paths;
 pub use paths::EndpointPaths;
 mod check;
 mod exchange;
+mod seams;
 
 pub use check::ConfigError;
 
@@ -108,6 +109,7 @@ pub struct AuthorizationServerBuilder {
     scopes_supported: Vec<String>,
     clients: Option<Arc<dyn ClientStore>>,
     client_cache: Option<Duration>,
+    events: Option<Arc<dyn crate::events::Events>>,
     users: Option<Arc<dyn UserStore>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
     sessions: Option<Arc<dyn SessionStore>>,
@@ -160,6 +162,7 @@ impl Default for AuthorizationServerBuilder {
             scopes_supported: Vec::new(),
             clients: None,
             client_cache: None,
+            events: None,
             users: None,
             tokens: None,
             sessions: None,

@@ -107,6 +107,7 @@ pub mod device;
 pub mod dpop;
 mod endpoint;
 mod error;
+pub mod events;
 mod exchange;
 mod grant;
 pub mod hash;

@@ -51,6 +51,7 @@ suite! {
     password_grant_gives_plain_client_no_refresh_token => check_password_grant_plain_client(base);
     wrong_password_is_invalid_grant => check_wrong_password(base);
     client_credentials_has_no_refresh_token_and_no_user => check_client_credentials(base);
+    events_are_json_lines_on_stdout => check_events(server);
     refresh_rotates_and_reuse_revokes_the_family => check_refresh_rotation(base);
     secret_in_body_is_invalid_client => check_secret_in_body(base);
     token_revoke_and_introspect_answer_get_with_405 => check_get_is_405(base);
@@ -153,6 +154,49 @@ async fn check_wrong_password(base: &str) {
     )
     .await;
     assert_oauth_error(&reply, 400, "invalid_grant");
+}
+
+async fn check_events(server: Server) {
+    let base = server.base.as_str();
+    let reply = token(base, Some(DEMO), &[("grant_type", "client_credentials")]).await;
+    let tokens = assert_tokens(&reply);
+    let jti = tokens["jti"].as_str().expect("a jti");
+    let events = server.events_with(jti).await;
+    let issued: serde_json::Value = events
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a JSON line"))
+        .find(|event| event["jti"] == jti)
+        .unwrap_or_else(|| panic!("no event for the token in {events:?}"));
+    assert_eq!(issued["event"], "token_issued", "{issued}");
+    assert_eq!(issued["grant_type"], "client_credentials", "{issued}");
+    assert_eq!(issued["client_id"], DEMO.0, "{issued}");
+    assert!(
+        issued["family"].as_str().is_some_and(|f| f.len() == 32),
+        "{issued}"
+    );
+    assert!(issued["at"].as_u64().is_some(), "{issued}");
+    assert!(issued.get("user_id").is_none(), "{issued}");
+    assert!(
+        !events.contains(access_token(&tokens)),
+        "an event shows the token"
+    );
+
+    let refused = token(
+        base,
+        Some((DEMO.0, "not-the-secret")),
+        &[("grant_type", "client_credentials")],
+    )
+    .await;
+    assert_oauth_error(&refused, 401, "invalid_client");
+    let events = server.events_with("client_authentication_failed").await;
+    assert!(
+        events.lines().any(
+            |line| line.contains("\"event\":\"client_authentication_failed\"")
+                && line.contains(DEMO.0)
+        ),
+        "{events}"
+    );
+    assert!(!events.contains("not-the-secret"));
 }
 
 async fn check_client_credentials(base: &str) {

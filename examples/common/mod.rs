@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod events;
 mod exchange;
 mod pages;
 mod seed;
@@ -63,7 +64,9 @@ pub async fn demo(settings: &Settings) -> Result<Demo, Box<dyn std::error::Error
         .token_exchange(std::sync::Arc::new(exchange::DemoExchange::new(&audience)))
         // Clients change only through the server here (registration), which the cache sees at
         // once; it saves a store round trip on nearly every request.
-        .cache_clients(std::time::Duration::from_secs(1));
+        .cache_clients(std::time::Duration::from_secs(1))
+        // Every event as a JSON line on standard output (the request log goes to stderr).
+        .events(std::sync::Arc::new(events::JsonLines));
     let builder = sender_constrained(builder);
     let server = seed::open(
         &settings.store,

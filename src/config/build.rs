@@ -187,6 +187,9 @@ impl AuthorizationServerBuilder {
                 config,
                 clients,
                 registry,
+                events: self
+                    .events
+                    .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),
                 users: self.users.ok_or(ConfigError::Missing("users"))?,
                 tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
                 sessions,

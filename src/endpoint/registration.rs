@@ -119,6 +119,7 @@ fn registrar(inner: &Inner) -> Option<Registrar<'_>> {
         clients: &*inner.clients,
         attempts: &*inner.attempts,
         jwks_uri: inner.config.jwks_uri,
+        events: &*inner.events,
     })
 }
 

@@ -26,5 +26,6 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<(
         .authenticate(&auth)
         .await?;
     let query = parse::token_query(&form)?;
-    lookup::revoke(&*inner.tokens, &client, &query, inner.clock.now()).await
+    let now = inner.clock.now();
+    lookup::revoke(&*inner.tokens, &*inner.events, &client, &query, now).await
 }

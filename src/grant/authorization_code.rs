@@ -4,9 +4,10 @@
 
 use super::authorize::PendingAuthorization;
 use super::{Issued, Issuer, checks};
-use crate::client::Client;
+use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
+use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::secret::AuthorizationCode;
 use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, User};
@@ -61,7 +62,8 @@ pub(crate) async fn exchange(
         Err(Failure::Replayed(family)) => family,
     };
     // RFC 6749 §4.1.2: a code used twice revokes what it was exchanged for.
-    issuer.revoke_after_replay(replayed).await?;
+    let event = Event::new(EventKind::CodeReplayed, now).client(client.id());
+    issuer.revoke_after_replay(replayed, event).await?;
     Err(OAuthError::invalid_grant(
         "the authorization code was already used; tokens issued for it are revoked",
     ))
@@ -105,7 +107,13 @@ async fn redeem_and_issue(
     let authorization = authorization_of(grant).with_audience(audience);
     let refresh = client.issues_refresh_tokens();
     Ok(issuer
-        .issue(authorization, Some(family), refresh, now)
+        .issue(
+            GrantType::AuthorizationCode,
+            authorization,
+            Some(family),
+            refresh,
+            now,
+        )
         .await?)
 }
 

@@ -12,7 +12,8 @@ use subtle::ConstantTimeEq as _;
 
 use crate::client::{Client, ClientId, Verifier};
 use crate::clock::Clock;
-use crate::error::OAuthError;
+use crate::error::{ErrorCode, OAuthError};
+use crate::events::{Event, EventKind, Events};
 use crate::hash;
 use crate::request::ClientAuth;
 use crate::secret::{SecretDigest, random_bytes};
@@ -29,6 +30,8 @@ pub(crate) struct Authenticator<'a> {
     pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) turns: &'a Turns,
     pub(crate) clock: &'a dyn Clock,
+    /// Where a refusal is reported ([`EventKind::ClientAuthenticationFailed`]).
+    pub(crate) events: &'a dyn Events,
     /// What `private_key_jwt` needs: where spent `jti`s go, the issuer and endpoint URLs an
     /// assertion's `aud` may name, the host's `jwks_uri` resolver.
     #[cfg(feature = "private-key-jwt")]
@@ -37,11 +40,30 @@ pub(crate) struct Authenticator<'a> {
 
 impl Authenticator<'_> {
     /// The client the request authenticates as, its credentials checked: HTTP Basic for
-    /// confidential clients, `client_id` alone for public ones.
+    /// confidential clients, `client_id` alone for public ones. A refusal (`invalid_client`)
+    /// is reported as an event with the client id presented, if it is a well-formed one.
     pub(crate) async fn authenticate(
         &self,
         auth: &ClientAuth<'_>,
     ) -> Result<Arc<Client>, OAuthError> {
+        let answer = self.check(auth).await;
+        if let Err(error) = &answer
+            && error.code() == ErrorCode::InvalidClient
+        {
+            let presented = match auth {
+                ClientAuth::Basic(credentials) => Some(credentials.client_id()),
+                ClientAuth::ClientId(client_id) => Some(*client_id),
+                ClientAuth::Assertion { client_id, .. } => Some(client_id.as_str()),
+                ClientAuth::Anonymous => None,
+            };
+            let mut event = Event::new(EventKind::ClientAuthenticationFailed, self.clock.now());
+            event.client_id = presented.and_then(|id| ClientId::new(id).ok());
+            self.events.record(&event);
+        }
+        answer
+    }
+
+    async fn check(&self, auth: &ClientAuth<'_>) -> Result<Arc<Client>, OAuthError> {
         match *auth {
             ClientAuth::Basic(ref credentials) => {
                 let client = self.find(credentials.client_id()).await?;

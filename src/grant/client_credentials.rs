@@ -23,5 +23,13 @@ pub(crate) async fn exchange(
     let audience = issuer.resources.resolve(resources, client)?;
     let authorization =
         Authorization::new(client.id().clone(), None, scope).with_audience(audience);
-    issuer.issue(authorization, None, false, now).await
+    issuer
+        .issue(
+            crate::client::GrantType::ClientCredentials,
+            authorization,
+            None,
+            false,
+            now,
+        )
+        .await
 }

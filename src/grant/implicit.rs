@@ -20,5 +20,13 @@ pub(crate) async fn issue_token(
         pending.scope.clone(),
     )
     .with_audience(pending.audience.clone());
-    issuer.issue(authorization, None, false, now).await
+    issuer
+        .issue(
+            crate::client::GrantType::Implicit,
+            authorization,
+            None,
+            false,
+            now,
+        )
+        .await
 }

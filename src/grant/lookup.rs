@@ -6,10 +6,11 @@ use crate::audience::Audience;
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
+use crate::events::{Event, EventKind, Events};
 use crate::mint;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, Authorization, RefreshGrant, TokenIssuer};
+use crate::store::{AccessGrant, Authorization, RefreshGrant, TokenIssuer, User};
 
 /// A token found in the store.
 #[derive(Debug)]
@@ -108,20 +109,30 @@ fn jti_of(token: &AccessToken) -> crate::store::Jti {
 
 /// RFC 7009 §2.1: revokes `client`'s own token. An unknown token, and another client's, are
 /// left alone (the endpoint answers 200 all the same, RFC 7009 §2.2, so a client does not learn
-/// another's token exists).
+/// another's token exists). What is revoked is reported to `events`.
 pub(crate) async fn revoke(
     store: &dyn TokenIssuer,
+    events: &dyn Events,
     client: &Client,
     query: &TokenQuery<'_>,
     now: UnixTime,
 ) -> Result<(), OAuthError> {
     let found = find(store, &query.token, query.hint, now).await?;
     let own = client.id().as_str();
+    let revoked = Event::new(EventKind::TokenRevoked, now).client(client.id());
     match found.filter(|found| found.client_id() == own) {
-        Some(Found::Access(_)) => store.revoke_access_token(&query.token.digest()).await?,
+        Some(Found::Access(grant)) => {
+            store.revoke_access_token(&query.token.digest()).await?;
+            let user = grant.authorization.user.as_ref().map(User::id);
+            events.record(&revoked.user(user).jti(&jti_of(&query.token)));
+        }
         // Revoking a refresh token revokes the grant it came from and the access tokens issued
         // under it.
-        Some(Found::Refresh(grant)) => store.revoke_family(grant.family).await?,
+        Some(Found::Refresh(grant)) => {
+            store.revoke_family(grant.family).await?;
+            let user = grant.authorization.user.as_ref().map(User::id);
+            events.record(&revoked.user(user).family(grant.family));
+        }
         None => {}
     }
     Ok(())

@@ -26,9 +26,11 @@ pub(crate) mod token_exchange;
 use std::time::Duration;
 
 use crate::audience::Audience;
+use crate::client::GrantType;
 use crate::clock::UnixTime;
 use crate::config::Profile;
 use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
@@ -88,6 +90,8 @@ pub(crate) struct Issuer<'a> {
     /// Who acts for the user of the access tokens minted (RFC 8693 §4.1): set by token
     /// exchange alone.
     pub(crate) actor: Option<&'a Actor>,
+    /// Where events go.
+    pub(crate) events: &'a dyn crate::events::Events,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -270,8 +274,10 @@ pub(crate) async fn token(
 impl Issuer<'_> {
     /// Mints an access token for `authorization`, with a refresh token when `with_refresh`, and
     /// hands the store their digests: in a new family, or in `family` (a redeemed code's).
+    /// `grant` names the grant in the [`EventKind::TokenIssued`] event.
     pub(crate) async fn issue(
         &self,
+        grant: GrantType,
         authorization: Authorization,
         family: Option<FamilyId>,
         with_refresh: bool,
@@ -280,7 +286,9 @@ impl Issuer<'_> {
         let (issued, record) = self
             .mint(family, None, authorization, with_refresh, now)
             .await?;
+        let event = Event::new(EventKind::TokenIssued(grant), now).about(&record);
         self.store.insert_tokens(record).await?;
+        self.events.record(&event);
         Ok(issued)
     }
 
@@ -394,9 +402,16 @@ impl Issuer<'_> {
     }
 
     /// Revokes `family` after a replayed code or a reused refresh token (RFC 6749 §4.1.2,
-    /// RFC 9700 §4.14.2): the one place grantor does, so no store decides it.
-    pub(crate) async fn revoke_after_replay(&self, family: FamilyId) -> Result<(), OAuthError> {
+    /// RFC 9700 §4.14.2): the one place grantor does, so no store decides it. `event` says
+    /// which ([`EventKind::CodeReplayed`] or [`EventKind::RefreshReuseDetected`]) and is
+    /// recorded once the family is revoked.
+    pub(crate) async fn revoke_after_replay(
+        &self,
+        family: FamilyId,
+        event: Event,
+    ) -> Result<(), OAuthError> {
         self.store.revoke_family(family).await?;
+        self.events.record(&event.family(family));
         Ok(())
     }
 }

@@ -5,8 +5,10 @@
 
 use super::{Granted, Issued, Issuer};
 use crate::client::Client;
+use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
+use crate::events::{Event, EventKind, Events};
 use crate::secret::Password;
 use crate::signin::SignInProblem;
 use crate::store::{AttemptCounter, Authorization, User, UserStore};
@@ -18,6 +20,8 @@ pub(crate) struct SignIn<'a> {
     pub(crate) throttle: &'a SignInThrottle,
     pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) turns: &'a Turns,
+    /// Where sign-ins are reported.
+    pub(crate) events: &'a dyn Events,
 }
 
 /// The token request of RFC 6749 §4.3.2; scope and audience are already resolved for the
@@ -31,11 +35,21 @@ pub(crate) async fn exchange(
     granted: Granted,
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
-    let user = sign_in.authenticate(username, password, now).await?;
+    let user = sign_in
+        .authenticate(client.id(), username, password, now)
+        .await?;
     let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
         .with_audience(granted.audience);
     let refresh = client.issues_refresh_tokens();
-    issuer.issue(authorization, None, refresh, now).await
+    issuer
+        .issue(
+            crate::client::GrantType::Password,
+            authorization,
+            None,
+            refresh,
+            now,
+        )
+        .await
 }
 
 /// Why a sign-in failed.
@@ -72,7 +86,32 @@ impl SignIn<'_> {
     /// On each node, checks of one account take turns, so a user's own concurrent sign-ins
     /// wait rather than throttle each other. A success clears the account's count; a failure
     /// leaves its reservation counted.
+    ///
+    /// The outcome is reported as an event for `client` (the one the user signs in to):
+    /// succeeded (with the user), failed or throttled (without saying which account).
     pub(crate) async fn authenticate(
+        &self,
+        client: &ClientId,
+        username: &str,
+        password: &Password,
+        now: UnixTime,
+    ) -> Result<User, Failure> {
+        let answer = self.check(username, password, now).await;
+        let kind = match &answer {
+            Ok(_) => Some(EventKind::SignInSucceeded),
+            Err(Failure::Problem(SignInProblem::WrongCredentials)) => Some(EventKind::SignInFailed),
+            Err(Failure::Problem(SignInProblem::Throttled(_))) => Some(EventKind::AccountThrottled),
+            Err(_) => None,
+        };
+        if let Some(kind) = kind {
+            let user = answer.as_ref().ok().map(User::id);
+            self.events
+                .record(&Event::new(kind, now).client(client).user(user));
+        }
+        answer
+    }
+
+    async fn check(
         &self,
         username: &str,
         password: &Password,

@@ -14,8 +14,9 @@ use super::{Issued, Issuer, checks};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::events::{Event, EventKind};
 use crate::secret::RefreshToken;
-use crate::store::{Authorization, Rotation};
+use crate::store::{Authorization, Rotation, User};
 
 pub(crate) async fn exchange(
     issuer: Issuer<'_>,
@@ -34,7 +35,10 @@ pub(crate) async fn exchange(
     let own = grant.authorization.client_id == *client.id();
     let grace = issuer.lifetimes.refresh_grace;
     if grant.rotated && (!own || grace.is_zero()) {
-        issuer.revoke_after_replay(grant.family).await?;
+        let event = Event::new(EventKind::RefreshReuseDetected, now)
+            .client(&grant.authorization.client_id)
+            .user(grant.authorization.user.as_ref().map(User::id));
+        issuer.revoke_after_replay(grant.family, event).await?;
         return Err(reused());
     }
     if !own {
@@ -71,14 +75,21 @@ pub(crate) async fn exchange(
     let (issued, successor) = issuer
         .mint(Some(grant.family), family_end, authorization, true, now)
         .await?;
+    let refreshed = Event::new(EventKind::TokenRefreshed, now).about(&successor);
     match issuer
         .store
         .rotate_refresh_token(&digest, successor, retry_since)
         .await?
     {
-        Rotation::Rotated | Rotation::Retried => Ok(issued),
+        Rotation::Rotated | Rotation::Retried => {
+            issuer.events.record(&refreshed);
+            Ok(issued)
+        }
         Rotation::Reused { family } => {
-            issuer.revoke_after_replay(family).await?;
+            let mut event = refreshed;
+            event.kind = EventKind::RefreshReuseDetected;
+            event.jti = None;
+            issuer.revoke_after_replay(family, event).await?;
             Err(reused())
         }
         _ => Err(invalid_token()),

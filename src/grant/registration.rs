@@ -14,6 +14,7 @@ use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
 use crate::config::Profile;
 use crate::error::{ErrorCode, OAuthError};
+use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::registration::{RATE_KEY, RegistrationPolicy};
 use crate::request::{AuthMethod, ClientMetadata};
@@ -68,6 +69,8 @@ pub(crate) struct Registrar<'a> {
     pub(crate) attempts: &'a dyn AttemptCounter,
     /// Whether the host resolves `jwks_uri`s (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
+    /// Where registrations are reported.
+    pub(crate) events: &'a dyn crate::events::Events,
 }
 
 /// What a metadata document settles under the policy, before anything is minted.
@@ -127,7 +130,9 @@ impl Registrar<'_> {
         let token = minted.registration_access_token;
         let client = self.build(builder.registration_access_token(token.digest()), settled)?;
         match self.registry.register_client(&client).await {
-            Ok(()) => {}
+            Ok(()) => self
+                .events
+                .record(&Event::new(EventKind::ClientRegistered, now).client(client.id())),
             Err(AdminError::Store(error)) => return Err(error.into()),
             // A 128-bit id already taken, or a store that refuses: nothing the client can fix.
             Err(_) => {

@@ -94,7 +94,15 @@ pub(crate) async fn exchange(
     };
     let authorization = Authorization::new(client.id().clone(), subject.authorization.user, scope)
         .with_audience(audience);
-    let mut issued = issuer.issue(authorization, None, false, now).await?;
+    let mut issued = issuer
+        .issue(
+            crate::client::GrantType::TokenExchange,
+            authorization,
+            None,
+            false,
+            now,
+        )
+        .await?;
     issued.issued_token_type = Some(TokenType::ACCESS_TOKEN);
     Ok(issued)
 }

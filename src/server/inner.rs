@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::events::Events;
 use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, SecretCache};
 use crate::grant::password::SignIn;
@@ -31,6 +32,8 @@ pub(crate) struct Inner {
     pub(crate) turns: Turns,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) secret_cache: SecretCache,
+    /// Where events go (an audit trail).
+    pub(crate) events: Arc<dyn Events>,
     /// Set when access tokens are JWTs (RFC 9068).
     #[cfg(feature = "jwt")]
     pub(crate) jwt: Option<crate::jwt::JwtAccessTokens>,
@@ -58,6 +61,7 @@ impl Inner {
             possession: None,
             bind_refresh: false,
             actor: None,
+            events: &*self.events,
         }
     }
 
@@ -81,6 +85,7 @@ impl Inner {
             attempts: &*self.attempts,
             turns: &self.turns,
             clock: &*self.clock,
+            events: &*self.events,
         }
     }
 
@@ -91,6 +96,7 @@ impl Inner {
             throttle: &self.config.throttle,
             attempts: &*self.attempts,
             turns: &self.turns,
+            events: &*self.events,
         }
     }
 

@@ -331,7 +331,11 @@ impl SignInFlow {
         let pending = pending::from_session(&sealed.authorization, &*inner.clients)
             .await
             .map_err(Step::Error)?;
-        let user = match inner.sign_in().authenticate(username, password, now).await {
+        let user = match inner
+            .sign_in()
+            .authenticate(pending.client().id(), username, password, now)
+            .await
+        {
             Ok(user) => user,
             Err(password::Failure::Problem(problem)) => {
                 return Ok(Step::SignIn(SignInPage {

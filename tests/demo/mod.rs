@@ -36,6 +36,8 @@ pub struct Server {
     child: Mutex<Child>,
     /// Everything the server wrote to stderr (its request log).
     log: Arc<Mutex<String>>,
+    /// Everything it wrote to stdout after its banner (its events).
+    out: Arc<Mutex<String>>,
 }
 
 impl Server {
@@ -108,9 +110,18 @@ impl Server {
         });
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
         let (lines, banner) = mpsc::channel();
+        let out = Arc::new(Mutex::new(String::new()));
+        let events = Arc::clone(&out);
         std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                let _ = lines.send(line);
+            let mut stdout = stdout.lines().map_while(Result::ok);
+            if let Some(first) = stdout.next() {
+                let _ = lines.send(first);
+            }
+            // After the banner: the demo's events, one JSON object a line.
+            for line in stdout {
+                let mut events = events.lock().unwrap_or_else(|p| p.into_inner());
+                events.push_str(&line);
+                events.push('\n');
             }
         });
         let base = format!("http://127.0.0.1:{port}");
@@ -118,6 +129,7 @@ impl Server {
             base,
             child: Mutex::new(child),
             log,
+            out,
         };
         let issuer = extra
             .windows(2)
@@ -140,6 +152,23 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(200));
                 Err(format!("no banner; stderr:\n{}", server.log()))
             }
+        }
+    }
+
+    /// The server's standard output after its banner so far: its events as JSON lines.
+    pub fn events(&self) -> String {
+        self.out.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits (up to 5 s) until the events hold `needle`; answers them.
+    pub async fn events_with(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let events = self.events();
+            if events.contains(needle) || Instant::now() > deadline {
+                return events;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 

@@ -67,7 +67,15 @@ impl Poll<'_> {
         )
         .with_audience(Audience::from_stored(&flow.audience).ok_or_else(corrupt)?);
         let refresh = client.issues_refresh_tokens();
-        self.issuer.issue(authorization, None, refresh, now).await
+        self.issuer
+            .issue(
+                crate::client::GrantType::DeviceCode,
+                authorization,
+                None,
+                refresh,
+                now,
+            )
+            .await
     }
 
     async fn user(&self, id: &str) -> Result<User, OAuthError> {
