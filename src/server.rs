@@ -6,7 +6,7 @@ use std::sync::Arc;
 use http::{HeaderMap, Request, Response};
 
 use crate::config::AuthorizationServerBuilder;
-use crate::endpoint::{authorize, bearer, introspect, metadata, registration, revoke, token};
+use crate::endpoint::{authorize, bearer, introspect, metadata, registration, revoke, span, token};
 use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::scope::Scope;
 use crate::store::{AccessGrant, UserId};
@@ -75,7 +75,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
-        authorize::authorize(&self.inner, request).await
+        span::traced_authorize(authorize::authorize(&self.inner, request)).await
     }
 
     /// Completes a pending authorization after the host's sign-in (and approval page, when
@@ -109,7 +109,11 @@ impl AuthorizationServer {
         user: &UserId,
         decision: Decision,
     ) -> Response<String> {
-        authorize::decide(&self.inner, pending, user, decision).await
+        span::traced(
+            "decide",
+            authorize::decide(&self.inner, pending, user, decision),
+        )
+        .await
     }
 
     /// The token endpoint (RFC 6749 §3.2): every grant, always a ready response (token JSON or
@@ -141,7 +145,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        token::token(&self.inner, request).await
+        span::traced("token", token::token(&self.inner, request)).await
     }
 
     /// Token revocation (RFC 7009), `POST`: a client revokes its own access or refresh token.
@@ -168,7 +172,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        revoke::revoke(&self.inner, request).await
+        span::traced("revoke", revoke::revoke(&self.inner, request)).await
     }
 
     /// Token introspection (RFC 7662), `POST`, client authentication required: an active
@@ -195,7 +199,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        introspect::introspect(&self.inner, request).await
+        span::traced("introspect", introspect::introspect(&self.inner, request)).await
     }
 
     /// The client registration endpoint (RFC 7591 §3), `POST {registration path}` (default
@@ -237,7 +241,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn register<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        registration::register(&self.inner, request).await
+        span::traced("register", registration::register(&self.inner, request)).await
     }
 
     /// The client configuration endpoint (RFC 7592 §2): `GET`, `PUT` or `DELETE` on
@@ -274,7 +278,8 @@ impl AuthorizationServer {
         &self,
         request: &Request<B>,
     ) -> Response<String> {
-        registration::configuration(&self.inner, request).await
+        let call = registration::configuration(&self.inner, request);
+        span::traced("client_configuration", call).await
     }
 
     /// Bearer token validation for resource servers (RFC 6750): the grant behind the request's

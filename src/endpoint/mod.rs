@@ -17,6 +17,7 @@ pub(crate) mod parse;
 pub(crate) mod registration;
 pub(crate) mod render;
 pub(crate) mod revoke;
+pub(crate) mod span;
 pub(crate) mod token;
 
 use http::header::CONTENT_TYPE;

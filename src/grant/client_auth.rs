@@ -47,6 +47,9 @@ impl Authenticator<'_> {
         auth: &ClientAuth<'_>,
     ) -> Result<Arc<Client>, OAuthError> {
         let answer = self.check(auth).await;
+        if let Ok(client) = &answer {
+            crate::endpoint::span::record("client_id", client.id().as_str());
+        }
         if let Err(error) = &answer
             && error.code() == ErrorCode::InvalidClient
         {

@@ -4,7 +4,7 @@
 use http::{Request, Response};
 
 use super::AuthorizationServer;
-use crate::endpoint::{device, par};
+use crate::endpoint::{device, par, span};
 
 impl AuthorizationServer {
     /// The pushed authorization request endpoint (RFC 9126 §2), `POST` with the client
@@ -50,7 +50,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn par<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        par::par(&self.inner, request).await
+        span::traced("par", par::par(&self.inner, request)).await
     }
 
     /// The device authorization endpoint (RFC 8628 §3.1), `POST` with the client
@@ -93,6 +93,7 @@ impl AuthorizationServer {
         &self,
         request: &Request<B>,
     ) -> Response<String> {
-        device::device_authorization(&self.inner, request).await
+        let call = device::device_authorization(&self.inner, request);
+        span::traced("device_authorization", call).await
     }
 }

@@ -1,0 +1,76 @@
+//! One `tracing` span per endpoint call, named `grantor` at `INFO`, with these fields (the names
+//! are stable; none ever holds a secret):
+//!
+//! | field | value |
+//! |---|---|
+//! | `endpoint` | `authorize`, `decide`, `token`, `revoke`, `introspect`, `par`, `device_authorization`, `register`, `client_configuration` |
+//! | `grant_type` | the token request's `grant_type`, once it is read (after the client is authenticated) |
+//! | `client_id` | the client, once it is authenticated (or, at the authorization endpoint, identified) |
+//! | `outcome` | `ok`; the RFC error code (`invalid_grant`, `invalid_client`, …); or `sign_in` when the authorization endpoint hands over to the sign-in page |
+//! | `status` | the HTTP status of the answer |
+//!
+//! Events and log lines made during the call are inside the span, so a subscriber that prints
+//! spans (`tracing_subscriber::fmt`) shows them with the endpoint and the client.
+
+use std::future::Future;
+
+use http::Response;
+use tracing::Instrument as _;
+use tracing::field::Empty;
+
+/// The span of a call of `endpoint`, its later fields still empty.
+fn span(endpoint: &'static str) -> tracing::Span {
+    tracing::info_span!(
+        "grantor",
+        endpoint,
+        grant_type = Empty,
+        client_id = Empty,
+        outcome = Empty,
+        status = Empty
+    )
+}
+
+/// Runs `call` in the span of `endpoint` and records its answer's status (and `ok` for a
+/// success: an error's code is recorded where it is rendered).
+pub(crate) async fn traced<F>(endpoint: &'static str, call: F) -> Response<String>
+where
+    F: Future<Output = Response<String>>,
+{
+    let span = span(endpoint);
+    let response = call.instrument(span.clone()).await;
+    finish(&span, &response);
+    response
+}
+
+/// The authorization endpoint's call in its span: `sign_in` when the request is valid.
+pub(crate) async fn traced_authorize<F>(call: F) -> crate::Authorize
+where
+    F: Future<Output = crate::Authorize>,
+{
+    let span = span("authorize");
+    let answer = call.instrument(span.clone()).await;
+    match &answer {
+        crate::Authorize::SignIn(_) => {
+            span.record("outcome", "sign_in");
+        }
+        crate::Authorize::Redirect(response) => finish(&span, response),
+        crate::Authorize::Reject(error) => {
+            span.record("outcome", error.code().as_str());
+            span.record("status", error.status().as_u16());
+        }
+    }
+    answer
+}
+
+fn finish(span: &tracing::Span, response: &Response<String>) {
+    let status = response.status();
+    span.record("status", status.as_u16());
+    if status.is_success() || status.is_redirection() {
+        span.record("outcome", "ok");
+    }
+}
+
+/// Records `name` = `value` on the current endpoint span (nothing outside one).
+pub(crate) fn record(name: &'static str, value: &str) {
+    tracing::Span::current().record(name, value);
+}
