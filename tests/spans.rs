@@ -99,7 +99,10 @@ fn token_endpoint_calls_carry_grant_type_client_outcome_and_status() {
             .await;
         assert_error(&refused, 401, "invalid_client");
         let unknown = f
-            .token(Some(&basic(&id, &secret)), "grant_type=refresh_token&refresh_token=x")
+            .token(
+                Some(&basic(&id, &secret)),
+                "grant_type=refresh_token&refresh_token=x",
+            )
             .await;
         assert_error(&unknown, 400, "invalid_grant");
     });
@@ -128,7 +131,10 @@ fn token_endpoint_calls_carry_grant_type_client_outcome_and_status() {
             ]),
         ]
     );
-    assert!(!format!("{spans:?}").contains(&secret), "a span shows a secret");
+    assert!(
+        !format!("{spans:?}").contains(&secret),
+        "a span shows a secret"
+    );
 }
 
 #[test]
