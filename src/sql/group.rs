@@ -92,6 +92,7 @@ pub(crate) struct Member<'g, DB: sqlx::Database> {
 
 impl<DB: sqlx::Database> GroupCommit<DB> {
     /// Writes through `writer`, which should be a pool of one connection.
+    #[cfg(feature = "sqlite")]
     pub(crate) fn new(writer: Pool<DB>) -> Self {
         Self {
             writer,
