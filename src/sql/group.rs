@@ -288,5 +288,5 @@ impl<DB: Backend> Open<DB> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests;
