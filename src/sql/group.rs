@@ -146,7 +146,7 @@ impl<DB: Backend> GroupCommit<DB> {
     }
 
     /// How many commits the writes took so far.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "sqlite"))]
     pub(crate) async fn commits(&self) -> u64 {
         self.open.lock().await.commits
     }

@@ -237,7 +237,7 @@ where
     }
 
     /// The group commit of a SQLite file store.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "sqlite"))]
     pub(crate) fn group(&self) -> Option<&GroupCommit<DB>> {
         self.group.as_deref()
     }
