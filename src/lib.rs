@@ -109,6 +109,7 @@ mod endpoint;
 mod error;
 pub mod events;
 mod exchange;
+mod glue;
 mod grant;
 pub mod hash;
 #[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
@@ -150,6 +151,12 @@ pub use config::{
 pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};
 pub use exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
+#[cfg(any(feature = "axum", feature = "actix"))]
+pub use glue::RequiredScope;
+#[cfg(feature = "actix")]
+pub use glue::actix;
+#[cfg(feature = "axum")]
+pub use glue::axum;
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use grant::secrets::SecretRotationError;
 pub use memory::MemoryStore;
