@@ -1,4 +1,23 @@
-//! actix-web glue (feature `actix`): the bearer-validated grant of a request as an extractor.
+//! actix-web glue (feature `actix`): grantor's endpoints as a service configuration
+//! ([`endpoints`]), and the bearer-validated grant of a request as an extractor ([`Bearer`],
+//! [`ScopedBearer`]).
+//!
+//! ```no_run
+//! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
+//! use actix_web::{App, HttpServer, web};
+//!
+//! // Token, revocation, introspection, metadata, registration, PAR and device authorization,
+//! // at the server's paths; the host adds its sign-in pages and its API beside them.
+//! HttpServer::new(move || {
+//!     App::new()
+//!         .app_data(web::Data::new(server.clone()))
+//!         .configure(grantor::actix::endpoints(&server))
+//! })
+//! .bind("127.0.0.1:8080")?
+//! .run()
+//! .await
+//! # }
+//! ```
 //!
 //! ```no_run
 //! use actix_web::{App, HttpResponse, web};
@@ -34,6 +53,8 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
+use actix_web::web::Bytes;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
 
 pub use super::RequiredScope;
@@ -96,6 +117,17 @@ impl ResponseError for Refusal {
             builder.append_header((name.as_str(), value.as_bytes()));
         }
         builder.body(self.0.body().clone())
+    }
+}
+
+impl Refusal {
+    /// The refusal (or any answer of grantor) as an actix response, without copying the body.
+    fn into_actix(self) -> HttpResponse {
+        let mut builder = HttpResponse::build(self.status_code());
+        for (name, value) in self.0.headers() {
+            builder.append_header((name.as_str(), value.as_bytes()));
+        }
+        builder.body(self.0.into_body())
     }
 }
 
@@ -183,4 +215,118 @@ fn server_error(why: &'static str) -> Refusal {
         http::HeaderValue::from_static("application/json"),
     );
     Refusal::from(response)
+}
+
+/// Every endpoint grantor serves, at the server's [`EndpointPaths`](crate::EndpointPaths), for
+/// [`App::configure`](actix_web::App::configure): token, revocation, introspection,
+/// registration and each registered client's configuration (RFC 7591, 7592), pushed
+/// authorization requests (RFC 9126), device authorization (RFC 8628), the metadata at
+/// `/.well-known/oauth-authorization-server` (RFC 8414), and with JWT access tokens the JWKS.
+/// Every method reaches grantor, which answers the ones an endpoint does not take with its own
+/// 405. Bodies are read up to [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer
+/// one gets grantor's 413. Endpoints the server was not configured for answer 404.
+///
+/// The authorization endpoint is not here: it hands over to the host's sign-in page (see
+/// [`SignInFlow`](crate::SignInFlow)).
+pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    let server = server.clone();
+    move |config: &mut web::ServiceConfig| {
+        let paths = &server.inner.config.endpoints;
+        let limit = web::PayloadConfig::new(server.max_body_bytes());
+        let configuration = format!("{}/{{client_id}}", paths.registration.trim_end_matches('/'));
+        let routes: [(&str, Endpoint); 7] = [
+            (&paths.token, |s, r| {
+                Box::pin(async move { s.token(&r).await })
+            }),
+            (&paths.revocation, |s, r| {
+                Box::pin(async move { s.revoke(&r).await })
+            }),
+            (&paths.introspection, |s, r| {
+                Box::pin(async move { s.introspect(&r).await })
+            }),
+            (&paths.registration, |s, r| {
+                Box::pin(async move { s.register(&r).await })
+            }),
+            (&configuration, |s, r| {
+                Box::pin(async move { s.client_configuration(&r).await })
+            }),
+            (&paths.pushed_requests, |s, r| {
+                Box::pin(async move { s.par(&r).await })
+            }),
+            (&paths.device_authorization, |s, r| {
+                Box::pin(async move { s.device_authorization(&r).await })
+            }),
+        ];
+        for (path, call) in routes {
+            let server = server.clone();
+            config.service(
+                web::resource(path)
+                    .app_data(limit.clone())
+                    .route(web::route().to(
+                        move |request: HttpRequest, body: Result<Bytes, actix_web::Error>| {
+                            let server = server.clone();
+                            async move { answer(&server, &request, body, call).await }
+                        },
+                    )),
+            );
+        }
+        let metadata = server.clone();
+        config.route(
+            "/.well-known/oauth-authorization-server",
+            web::get().to(move || {
+                let response = metadata.metadata();
+                async move { reply(response) }
+            }),
+        );
+        #[cfg(feature = "jwt")]
+        {
+            let jwks = server.clone();
+            config.route(
+                &paths.jwks,
+                web::get().to(move || {
+                    let jwks = jwks.clone();
+                    async move { reply(jwks.jwks().await) }
+                }),
+            );
+        }
+    }
+}
+
+/// An endpoint call on the request in `http` types.
+type Endpoint = fn(
+    AuthorizationServer,
+    http::Request<Bytes>,
+) -> Pin<Box<dyn Future<Output = http::Response<String>>>>;
+
+async fn answer(
+    server: &AuthorizationServer,
+    request: &HttpRequest,
+    body: Result<Bytes, actix_web::Error>,
+    call: Endpoint,
+) -> HttpResponse {
+    let body = match body {
+        Ok(body) => body,
+        Err(error) => {
+            return match error.as_error::<PayloadError>() {
+                Some(PayloadError::Overflow) => reply(server.payload_too_large()),
+                _ => error.error_response(),
+            };
+        }
+    };
+    let mut builder = http::Request::builder()
+        .method(request.method().as_str())
+        .uri(request.uri().to_string());
+    for (name, value) in request.headers() {
+        builder = builder.header(name.as_str(), value.as_bytes());
+    }
+    match builder.body(body) {
+        Ok(request) => reply(call(server.clone(), request).await),
+        // actix parsed the same grammar: nothing to refuse here in practice.
+        Err(_) => HttpResponse::BadRequest().finish(),
+    }
+}
+
+/// grantor's answer as an actix response: status, every header (repeated ones too), body.
+fn reply(response: http::Response<String>) -> HttpResponse {
+    Refusal::from(response).into_actix()
 }

@@ -1,4 +1,16 @@
-//! axum glue (feature `axum`): the bearer-validated grant of a request as an extractor.
+//! axum glue (feature `axum`): grantor's endpoints as a [`Router`](::axum::Router)
+//! ([`endpoints`]), and the bearer-validated grant of a request as an extractor ([`Bearer`],
+//! [`ScopedBearer`]).
+//!
+//! ```no_run
+//! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
+//! // Token, revocation, introspection, metadata, registration, PAR and device authorization,
+//! // at the server's paths; the host adds its sign-in pages and its API beside them.
+//! let app: axum::Router = grantor::axum::endpoints(&server);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
 //!
 //! ```no_run
 //! use axum::{Router, routing::get};
@@ -30,8 +42,12 @@
 
 use std::marker::PhantomData;
 
-use ::axum::extract::{FromRef, FromRequestParts};
+use ::axum::Router;
+use ::axum::body::Bytes;
+use ::axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use ::axum::extract::{DefaultBodyLimit, FromRef, FromRequestParts};
 use ::axum::response::{IntoResponse, Response};
+use ::axum::routing::{MethodRouter, any, get};
 use http::request::Parts;
 
 pub use super::RequiredScope;
@@ -123,4 +139,112 @@ async fn check(
     bearer::check(&server.inner, presented, None, required)
         .await
         .map_err(Refusal::from)
+}
+
+/// Every endpoint grantor serves, at the server's [`EndpointPaths`](crate::EndpointPaths):
+/// token, revocation, introspection, registration and each registered client's configuration
+/// (RFC 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628),
+/// the metadata at `/.well-known/oauth-authorization-server` (RFC 8414), and with JWT access
+/// tokens the JWKS. Every method reaches grantor, which answers the ones an endpoint does not
+/// take with its own 405. Bodies are read up to
+/// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
+/// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
+///
+/// The authorization endpoint is not here: it hands over to the host's sign-in page (see
+/// [`SignInFlow`](crate::SignInFlow)).
+pub fn endpoints<S>(server: &AuthorizationServer) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let paths = &server.inner.config.endpoints;
+    let configuration = format!("{}/{{client_id}}", paths.registration.trim_end_matches('/'));
+    let router = Router::new()
+        .route(
+            &paths.token,
+            endpoint(server, |s, r| Box::pin(async move { s.token(&r).await })),
+        )
+        .route(
+            &paths.revocation,
+            endpoint(server, |s, r| Box::pin(async move { s.revoke(&r).await })),
+        )
+        .route(
+            &paths.introspection,
+            endpoint(server, |s, r| {
+                Box::pin(async move { s.introspect(&r).await })
+            }),
+        )
+        .route(
+            &paths.registration,
+            endpoint(server, |s, r| Box::pin(async move { s.register(&r).await })),
+        )
+        .route(
+            &configuration,
+            endpoint(server, |s, r| {
+                Box::pin(async move { s.client_configuration(&r).await })
+            }),
+        )
+        .route(
+            &paths.pushed_requests,
+            endpoint(server, |s, r| Box::pin(async move { s.par(&r).await })),
+        )
+        .route(
+            &paths.device_authorization,
+            endpoint(server, |s, r| {
+                Box::pin(async move { s.device_authorization(&r).await })
+            }),
+        );
+    let metadata = server.clone();
+    let router = router.route(
+        "/.well-known/oauth-authorization-server",
+        get(move || std::future::ready(metadata.metadata())),
+    );
+    #[cfg(feature = "jwt")]
+    let router = {
+        let jwks = server.clone();
+        router.route(
+            &paths.jwks,
+            get(move || {
+                let jwks = jwks.clone();
+                async move { jwks.jwks().await }
+            }),
+        )
+    };
+    router.layer(DefaultBodyLimit::max(server.max_body_bytes()))
+}
+
+/// A boxed endpoint call (boxed once per request, as axum boxes handlers anyway).
+type Call = std::pin::Pin<Box<dyn std::future::Future<Output = http::Response<String>> + Send>>;
+
+/// An endpoint taking any method: the request with its body read, handed to `call`.
+fn endpoint<S>(
+    server: &AuthorizationServer,
+    call: fn(AuthorizationServer, http::Request<Bytes>) -> Call,
+) -> MethodRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let server = server.clone();
+    any(move |parts: Parts, body: Result<Bytes, BytesRejection>| {
+        let server = server.clone();
+        async move {
+            match body {
+                Ok(body) => call(server, http::Request::from_parts(parts, body)).await,
+                Err(rejection) => refuse(&server, rejection),
+            }
+        }
+    })
+}
+
+/// A body that could not be read: grantor's 413 for one over its limit, axum's 400 otherwise.
+fn refuse(server: &AuthorizationServer, rejection: BytesRejection) -> http::Response<String> {
+    if let BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) = rejection {
+        return server.payload_too_large();
+    }
+    let mut response = http::Response::new(rejection.body_text());
+    *response.status_mut() = rejection.status();
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }

@@ -1,7 +1,7 @@
-//! The bearer extractors of the framework glue (features `axum` and `actix`): a live token
-//! reaches the handler with its grant; no token, an unknown one and one without the required
-//! scope get grantor's RFC 6750 refusals (401 with the `Bearer` challenge, 403
-//! `insufficient_scope`).
+//! The framework glue (features `axum` and `actix`): the endpoints mounted in one call answer
+//! as grantor does (tokens, 405 for another method, 413 for a body over the limit, metadata),
+//! and the bearer extractors hand a live token's grant to the handler and refuse the rest as
+//! RFC 6750 says (401 with the `Bearer` challenge, 403 `insufficient_scope`).
 
 mod common;
 
@@ -39,6 +39,14 @@ const REFUSALS: [(&str, u16, &str); 3] = [
     ("/any", 401, "error=\"invalid_token\""),
     ("/email", 403, "error=\"insufficient_scope\""),
 ];
+
+/// The body of a token request over the server's limit.
+fn oversized(f: &Fixture) -> String {
+    format!(
+        "grant_type=client_credentials&scope={}",
+        "a".repeat(f.server.max_body_bytes())
+    )
+}
 
 mod with_axum {
     use super::*;
@@ -107,6 +115,112 @@ mod with_axum {
             assert_eq!(got, status, "{path} with {token:?}");
             assert!(header.contains(challenge), "{path}: {header}");
         }
+    }
+}
+
+mod with_axum_endpoints {
+    use super::*;
+    use ::axum::body::Body;
+    use http::Request;
+    use tower::ServiceExt as _;
+
+    async fn send(app: &::axum::Router, request: Request<Body>) -> (u16, String) {
+        let response = app.clone().oneshot(request).await.unwrap();
+        let status = response.status().as_u16();
+        let body = ::axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    fn token(basic: &str, body: String) -> Request<Body> {
+        Request::post("/api/oauth/token")
+            .header("authorization", basic)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_endpoints_answer_as_grantor_does() {
+        let f = fixture();
+        let app: ::axum::Router = grantor::axum::endpoints(&f.server);
+        let basic = basic(&f.fast_id, &f.fast_secret);
+
+        let (status, body) =
+            send(&app, token(&basic, "grant_type=client_credentials".into())).await;
+        assert_eq!(status, 200, "{body}");
+        let tokens: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(tokens["access_token"].is_string());
+
+        let get = Request::get("/api/oauth/token")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(send(&app, get).await.0, 405);
+        let (status, body) = send(&app, token(&basic, oversized(&f))).await;
+        assert_eq!(status, 413, "{body}");
+
+        let introspect = Request::post("/api/oauth/introspect")
+            .header("authorization", &basic)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from("token=unknown"))
+            .unwrap();
+        assert_eq!(
+            send(&app, introspect).await,
+            (200, r#"{"active":false}"#.to_owned())
+        );
+
+        let metadata = Request::get("/.well-known/oauth-authorization-server")
+            .body(Body::empty())
+            .unwrap();
+        let (status, body) = send(&app, metadata).await;
+        assert_eq!(status, 200);
+        let metadata: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let expected = format!("{}/api/oauth/token", f.server.issuer());
+        assert_eq!(metadata["token_endpoint"], expected.as_str());
+    }
+}
+
+mod with_actix_endpoints {
+    use super::*;
+    use ::actix_web::{App, test};
+
+    #[actix_web::test]
+    async fn the_endpoints_answer_as_grantor_does() {
+        let f = fixture();
+        let app =
+            test::init_service(App::new().configure(grantor::actix::endpoints(&f.server))).await;
+        let basic = basic(&f.fast_id, &f.fast_secret);
+        let token = |body: String| {
+            test::TestRequest::post()
+                .uri("/api/oauth/token")
+                .insert_header(("authorization", basic.clone()))
+                .insert_header(("content-type", "application/x-www-form-urlencoded"))
+                .set_payload(body)
+                .to_request()
+        };
+
+        let response =
+            test::call_service(&app, token("grant_type=client_credentials".into())).await;
+        assert_eq!(response.status().as_u16(), 200);
+        let tokens: serde_json::Value = test::read_body_json(response).await;
+        assert!(tokens["access_token"].is_string());
+
+        let get = test::TestRequest::get()
+            .uri("/api/oauth/token")
+            .to_request();
+        assert_eq!(test::call_service(&app, get).await.status().as_u16(), 405);
+        let response = test::call_service(&app, token(oversized(&f))).await;
+        assert_eq!(response.status().as_u16(), 413);
+
+        let metadata = test::TestRequest::get()
+            .uri("/.well-known/oauth-authorization-server")
+            .to_request();
+        let response = test::call_service(&app, metadata).await;
+        assert_eq!(response.status().as_u16(), 200);
+        let metadata: serde_json::Value = test::read_body_json(response).await;
+        let expected = format!("{}/api/oauth/token", f.server.issuer());
+        assert_eq!(metadata["token_endpoint"], expected.as_str());
     }
 }
 
