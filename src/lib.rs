@@ -109,6 +109,7 @@ mod endpoint;
 mod error;
 pub mod events;
 mod exchange;
+#[cfg(any(feature = "axum", feature = "actix"))]
 mod glue;
 mod grant;
 pub mod hash;

@@ -11,10 +11,8 @@ use crate::secret::{
 };
 use crate::store::{FamilyId, Jti, UserId};
 
-// Each operation draws once: the `getrandom` system call costs more than everything else of
-// minting together. Up to 32 bytes come from one ChaCha block in the kernel; anything longer
-// takes a second, so what one operation mints is cut from a single draw, of 32 bytes where it
-// can be.
+// Each operation draws once from `random_bytes` (a per-thread ChaCha12 generator seeded from
+// the OS) and cuts what it mints from that one draw.
 
 /// A new authorization code (256 bits, its digest computed at once: it is stored next) and the
 /// id of the family it starts, whose random part is cut from the second half of the code's
@@ -37,8 +35,8 @@ pub(crate) struct Tokens {
 }
 
 /// A new access token, a refresh token when `with_refresh`, and a family id when
-/// `new_family`. The draw is one ChaCha block of the kernel (64 bytes) except for a refresh
-/// token in a new family, which takes 80.
+/// `new_family`. The draw is 64 bytes except for a refresh token in a new family, which takes
+/// 80.
 pub(crate) fn tokens(with_refresh: bool, new_family: bool) -> Result<Tokens, StoreError> {
     if with_refresh && new_family {
         let draw = random_bytes::<80>()?;
