@@ -47,7 +47,6 @@
 //! }
 //! ```
 
-use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -57,53 +56,11 @@ use actix_web::error::PayloadError;
 use actix_web::web::Bytes;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
 
-pub use super::RequiredScope;
+pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
 use crate::endpoint::bearer::{self, Presented};
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
 use crate::store::AccessGrant;
-
-/// The grant of a request's valid bearer (or DPoP) token for the server's default audience,
-/// any scope. Refused with grantor's RFC 6750 answer ([`Refusal`]).
-#[derive(Debug)]
-pub struct Bearer(pub AccessGrant);
-
-/// The same, requiring every scope token of `R::SCOPE`: a token without them is refused 403
-/// `insufficient_scope` (RFC 6750 §3.1).
-pub struct ScopedBearer<R: RequiredScope>(pub AccessGrant, pub PhantomData<R>);
-
-impl<R: RequiredScope> std::fmt::Debug for ScopedBearer<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("ScopedBearer")
-            .field(&self.0)
-            .field(&R::SCOPE)
-            .finish()
-    }
-}
-
-/// An RFC 6750 refusal (401 with `WWW-Authenticate: Bearer …`, 400 or 403), as grantor
-/// rendered it.
-#[derive(Debug)]
-pub struct Refusal(Box<http::Response<String>>);
-
-impl Refusal {
-    /// The refusal as grantor rendered it.
-    pub fn response(&self) -> &http::Response<String> {
-        &self.0
-    }
-}
-
-impl From<http::Response<String>> for Refusal {
-    fn from(response: http::Response<String>) -> Self {
-        Self(Box::new(response))
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bearer token refused ({})", self.0.status())
-    }
-}
 
 impl ResponseError for Refusal {
     fn status_code(&self) -> actix_web::http::StatusCode {

@@ -1,8 +1,55 @@
-//! What the framework glue shares: the scope an extractor requires.
+//! What the framework glue shares: the extractors' types (each framework module implements its
+//! traits for them) and the scope an extractor requires.
+
+use std::marker::PhantomData;
 
 use crate::scope::Scope;
+use crate::store::AccessGrant;
 
-/// The scope a [`ScopedBearer`](crate::axum::ScopedBearer) extractor requires, as a type (one
+/// The grant of a request's valid bearer (or DPoP) token for the server's default audience,
+/// any scope: an extractor for axum and actix-web handlers. Refused with grantor's RFC 6750
+/// answer ([`Refusal`]).
+#[derive(Debug)]
+pub struct Bearer(pub AccessGrant);
+
+/// The same, requiring every scope token of `R::SCOPE`: a token without them is refused 403
+/// `insufficient_scope` (RFC 6750 §3.1).
+pub struct ScopedBearer<R: RequiredScope>(pub AccessGrant, pub PhantomData<R>);
+
+impl<R: RequiredScope> std::fmt::Debug for ScopedBearer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ScopedBearer")
+            .field(&self.0)
+            .field(&R::SCOPE)
+            .finish()
+    }
+}
+
+/// An RFC 6750 refusal (401 with `WWW-Authenticate: Bearer …`, 400 or 403), as grantor
+/// rendered it: the extractors' rejection.
+#[derive(Debug)]
+pub struct Refusal(Box<http::Response<String>>);
+
+impl Refusal {
+    /// The refusal as grantor rendered it.
+    pub fn response(&self) -> &http::Response<String> {
+        &self.0
+    }
+}
+
+impl From<http::Response<String>> for Refusal {
+    fn from(response: http::Response<String>) -> Self {
+        Self(Box::new(response))
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bearer token refused ({})", self.0.status())
+    }
+}
+
+/// The scope a [`ScopedBearer`] extractor requires, as a type (one
 /// per set of handlers): `const SCOPE: &str = "profile email";`.
 pub trait RequiredScope: Send + Sync + 'static {
     /// Space-separated scope tokens (RFC 6749 §3.3), all of which the token must carry.
