@@ -321,7 +321,7 @@ impl AuthorizationServer {
         request: &Request<B>,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, presented(request), None, required).await
+        bearer::check(&self.inner, bearer::Presented::of(request), None, required).await
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone. Without the request's method and URI
@@ -383,7 +383,8 @@ impl AuthorizationServer {
         audience: &str,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, presented(request), Some(audience), required).await
+        let presented = bearer::Presented::of(request);
+        bearer::check(&self.inner, presented, Some(audience), required).await
     }
 
     /// The authorization server metadata (RFC 8414) as `application/json`, for
@@ -488,13 +489,5 @@ impl fmt::Debug for AuthorizationServer {
         f.debug_struct("AuthorizationServer")
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
-    }
-}
-
-/// What bearer validation reads of a request: its method and URI (for DPoP proofs) and headers.
-fn presented<B>(request: &Request<B>) -> bearer::Presented<'_> {
-    bearer::Presented {
-        target: Some((request.method(), request.uri())),
-        headers: request.headers(),
     }
 }

@@ -27,6 +27,17 @@ pub(crate) struct Presented<'a> {
     pub(crate) headers: &'a HeaderMap,
 }
 
+impl<'a> Presented<'a> {
+    /// What bearer validation reads of `request`: its method and URI (for DPoP proofs) and
+    /// headers.
+    pub(crate) fn of<B>(request: &'a http::Request<B>) -> Self {
+        Self {
+            target: Some((request.method(), request.uri())),
+            headers: request.headers(),
+        }
+    }
+}
+
 /// Validates the request's `Authorization: Bearer` token (or, with DPoP on, `Authorization:
 /// DPoP` with its proof): meant for `audience` (the server's default audience when `None`)
 /// and, if asked, carrying every token of `required`. The grant, or the ready refusal.
