@@ -40,7 +40,8 @@ struct ErrorBody<'a> {
 /// An RFC 6749 §5.2 error. `invalid_client` carries a Basic challenge for `realm`.
 pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String> {
     log(error);
-    super::span::record("outcome", error.code().as_str());
+    // The endpoint call's span (`span.rs`), if there is one.
+    tracing::Span::current().record("outcome", error.code().as_str());
     let body = ErrorBody {
         error: error.code().as_str(),
         error_description: error.description(),

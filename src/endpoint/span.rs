@@ -69,8 +69,3 @@ fn finish(span: &tracing::Span, response: &Response<String>) {
         span.record("outcome", "ok");
     }
 }
-
-/// Records `name` = `value` on the current endpoint span (nothing outside one).
-pub(crate) fn record(name: &'static str, value: &str) {
-    tracing::Span::current().record(name, value);
-}

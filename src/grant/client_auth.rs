@@ -48,7 +48,8 @@ impl Authenticator<'_> {
     ) -> Result<Arc<Client>, OAuthError> {
         let answer = self.check(auth).await;
         if let Ok(client) = &answer {
-            crate::endpoint::span::record("client_id", client.id().as_str());
+            // The endpoint call's span (see `endpoint::span`), if there is one.
+            tracing::Span::current().record("client_id", client.id().as_str());
         }
         if let Err(error) = &answer
             && error.code() == ErrorCode::InvalidClient

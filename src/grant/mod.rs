@@ -188,7 +188,7 @@ pub(crate) async fn token(
         Err(unreadable) => unreadable.grant_type,
     };
     if let Some(grant_type) = grant_type {
-        crate::endpoint::span::record("grant_type", grant_type.as_str());
+        tracing::Span::current().record("grant_type", grant_type.as_str());
         if !checks::offered(grants.profile, grant_type) {
             return Err(OAuthError::new(
                 ErrorCode::UnsupportedGrantType,
