@@ -167,6 +167,6 @@ pub use registration::{
 pub use scope::{Scope, ScopeError};
 pub use secret::{ClientSecret, Password};
 pub use server::AuthorizationServer;
-pub use signin::{SignInFlow, Step};
+pub use signin::{Pages, PlainPages, SignInFlow, Site, Step};
 pub use store::{AccessGrant, Admin, AdminError, User, UserId};
 pub use throttle::SignInThrottle;

@@ -1,17 +1,19 @@
-//! actix-web glue (feature `actix`): grantor's endpoints as a service configuration
-//! ([`endpoints`]), and the bearer-validated grant of a request as an extractor ([`Bearer`],
+//! actix-web glue (feature `actix`): grantor as a service configuration ([`routes`]: every
+//! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone), and the bearer-validated grant of a request as an extractor ([`Bearer`],
 //! [`ScopedBearer`]).
 //!
 //! ```no_run
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
 //! use actix_web::{App, HttpServer, web};
 //!
-//! // Token, revocation, introspection, metadata, registration, PAR and device authorization,
-//! // at the server's paths; the host adds its sign-in pages and its API beside them.
+//! // Every endpoint at the server's paths, and the authorization endpoint's sign-in, approval
+//! // and device pages in grantor's plain HTML; the host adds its API beside them (the server
+//! // in the app data is for the extractors).
+//! let site = grantor::Site::new(&server);
 //! HttpServer::new(move || {
 //!     App::new()
 //!         .app_data(web::Data::new(server.clone()))
-//!         .configure(grantor::actix::endpoints(&server))
+//!         .configure(grantor::actix::routes(&site))
 //! })
 //! .bind("127.0.0.1:8080")?
 //! .run()
@@ -60,6 +62,7 @@ pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
 use crate::endpoint::bearer::{self, Presented};
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
+use crate::signin::Site;
 use crate::store::AccessGrant;
 
 impl ResponseError for Refusal {
@@ -183,15 +186,14 @@ fn server_error(why: &'static str) -> Refusal {
 /// 405. Bodies are read up to [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer
 /// one gets grantor's 413. Endpoints the server was not configured for answer 404.
 ///
-/// The authorization endpoint is not here: it hands over to the host's sign-in page (see
-/// [`SignInFlow`](crate::SignInFlow)).
+/// The authorization endpoint is not here: it hands over to the sign-in pages, which
+/// [`routes`] mounts too.
 pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfig) + Clone {
     let server = server.clone();
     move |config: &mut web::ServiceConfig| {
         let paths = &server.inner.config.endpoints;
-        let limit = web::PayloadConfig::new(server.max_body_bytes());
         let configuration = format!("{}/{{client_id}}", paths.registration.trim_end_matches('/'));
-        let routes: [(&str, Endpoint); 7] = [
+        let routes: [(&str, Endpoint<AuthorizationServer>); 7] = [
             (&paths.token, |s, r| {
                 Box::pin(async move { s.token(&r).await })
             }),
@@ -215,57 +217,125 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
             }),
         ];
         for (path, call) in routes {
-            let server = server.clone();
-            config.service(
-                web::resource(path)
-                    .app_data(limit.clone())
-                    .route(web::route().to(
-                        move |request: HttpRequest, body: Result<Bytes, actix_web::Error>| {
-                            let server = server.clone();
-                            async move { answer(&server, &request, body, call).await }
-                        },
-                    )),
-            );
+            config.service(resource(path, &server, &server, call));
         }
         let metadata = server.clone();
-        config.route(
+        config.service(document(
             "/.well-known/oauth-authorization-server",
-            web::get().to(move || {
+            web::route().to(move || {
                 let response = metadata.metadata();
-                async move { reply(response) }
+                async move { respond(response) }
             }),
-        );
+        ));
         #[cfg(feature = "jwt")]
         {
             let jwks = server.clone();
-            config.route(
+            config.service(document(
                 &paths.jwks,
-                web::get().to(move || {
+                web::route().to(move || {
                     let jwks = jwks.clone();
-                    async move { reply(jwks.jwks().await) }
+                    async move { respond(jwks.jwks().await) }
                 }),
-            );
+            ));
         }
     }
 }
 
-/// An endpoint call on the request in `http` types.
-type Endpoint = fn(
-    AuthorizationServer,
-    http::Request<Bytes>,
-) -> Pin<Box<dyn Future<Output = http::Response<String>>>>;
+/// A document served to `GET` and `HEAD` (actix sends no body to `HEAD`); any other method
+/// gets 405 with `Allow`, as axum's `get` answers.
+fn document(path: &str, route: actix_web::Route) -> actix_web::Resource {
+    use actix_web::guard;
+    web::resource(path)
+        .route(route.guard(guard::Any(guard::Get()).or(guard::Head())))
+        .default_service(web::to(|| async {
+            HttpResponse::MethodNotAllowed()
+                .insert_header((actix_web::http::header::ALLOW, "GET,HEAD"))
+                .finish()
+        }))
+}
 
-async fn answer(
+/// Everything grantor serves, the browser's side too, for
+/// [`App::configure`](actix_web::App::configure): [`endpoints`], and `site`'s authorization
+/// endpoint, sign-in and approval forms and (with the device authorization grant) device
+/// verification page, rendered with its [`Pages`](crate::Pages). The host adds its own routes
+/// beside them. (A service configuration rather than a `Scope`: a scope at `/` would answer
+/// 404 for every path after it, the host's own included. To mount grantor under a prefix,
+/// configure a `web::scope` with it and give the server paths and issuer under that prefix.)
+///
+/// ```no_run
+/// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
+/// use actix_web::{App, HttpServer};
+/// use grantor::Site;
+///
+/// let site = Site::new(&server);
+/// HttpServer::new(move || App::new().configure(grantor::actix::routes(&site)))
+///     .bind("127.0.0.1:8080")?
+///     .run()
+///     .await
+/// # }
+/// ```
+pub fn routes(site: &Site) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    let site = site.clone();
+    move |config: &mut web::ServiceConfig| {
+        let server = site.server();
+        let pages: [(&str, Endpoint<Site>); 3] = [
+            (site.authorization_path(), |s, r| {
+                Box::pin(async move { s.authorize(&r).await })
+            }),
+            (site.sign_in_at(), |s, r| {
+                Box::pin(async move { s.sign_in(&r).await })
+            }),
+            (site.approval_at(), |s, r| {
+                Box::pin(async move { s.approve(&r).await })
+            }),
+        ];
+        for (path, call) in pages {
+            config.service(resource(path, server, &site, call));
+        }
+        if let Some(device) = site.device_path() {
+            config.service(resource(device, server, &site, |s, r| {
+                Box::pin(async move { s.device(&r).await })
+            }));
+        }
+        endpoints(server)(config);
+    }
+}
+
+/// An endpoint call on the request in `http` types, with the server or the [`Site`].
+type Endpoint<T> =
+    fn(T, http::Request<Bytes>) -> Pin<Box<dyn Future<Output = http::Response<String>>>>;
+
+/// `call` at `path`, for every method, with the body read up to the server's limit.
+fn resource<T: Clone + 'static>(
+    path: &str,
     server: &AuthorizationServer,
+    state: &T,
+    call: Endpoint<T>,
+) -> actix_web::Resource {
+    let limit = web::PayloadConfig::new(server.max_body_bytes());
+    let server = server.clone();
+    let state = state.clone();
+    web::resource(path).app_data(limit).route(web::route().to(
+        move |request: HttpRequest, body: Result<Bytes, actix_web::Error>| {
+            let server = server.clone();
+            let state = state.clone();
+            async move { answer(&server, state, &request, body, call).await }
+        },
+    ))
+}
+
+async fn answer<T>(
+    server: &AuthorizationServer,
+    state: T,
     request: &HttpRequest,
     body: Result<Bytes, actix_web::Error>,
-    call: Endpoint,
+    call: Endpoint<T>,
 ) -> HttpResponse {
     let body = match body {
         Ok(body) => body,
         Err(error) => {
             return match error.as_error::<PayloadError>() {
-                Some(PayloadError::Overflow) => reply(server.payload_too_large()),
+                Some(PayloadError::Overflow) => respond(server.payload_too_large()),
                 _ => error.error_response(),
             };
         }
@@ -277,13 +347,15 @@ async fn answer(
         builder = builder.header(name.as_str(), value.as_bytes());
     }
     match builder.body(body) {
-        Ok(request) => reply(call(server.clone(), request).await),
+        Ok(request) => respond(call(state, request).await),
         // actix parsed the same grammar: nothing to refuse here in practice.
         Err(_) => HttpResponse::BadRequest().finish(),
     }
 }
 
-/// grantor's answer as an actix response: status, every header (repeated ones too), body.
-fn reply(response: http::Response<String>) -> HttpResponse {
+/// A grantor answer (any `http::Response<String>` its calls return) as an actix-web response:
+/// status, every header (repeated ones too), body. For the host's own routes around grantor's
+/// calls.
+pub fn respond(response: http::Response<String>) -> HttpResponse {
     Refusal::from(response).into_actix()
 }

@@ -1,12 +1,12 @@
-//! axum glue (feature `axum`): grantor's endpoints as a [`Router`](::axum::Router)
-//! ([`endpoints`]), and the bearer-validated grant of a request as an extractor ([`Bearer`],
-//! [`ScopedBearer`]).
+//! axum glue (feature `axum`): grantor as a [`Router`](::axum::Router) ([`router`]: every
+//! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone), and the
+//! bearer-validated grant of a request as an extractor ([`Bearer`], [`ScopedBearer`]).
 //!
 //! ```no_run
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
-//! // Token, revocation, introspection, metadata, registration, PAR and device authorization,
-//! // at the server's paths; the host adds its sign-in pages and its API beside them.
-//! let app: axum::Router = grantor::axum::endpoints(&server);
+//! // Every endpoint at the server's paths, and the authorization endpoint's sign-in, approval
+//! // and device pages in grantor's plain HTML; the host adds its API beside them.
+//! let app: axum::Router = grantor::axum::router(&grantor::Site::new(&server));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! axum::serve(listener, app).await
 //! # }
@@ -54,6 +54,7 @@ pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
 use crate::endpoint::bearer::{self, Presented};
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
+use crate::signin::Site;
 use crate::store::AccessGrant;
 
 impl IntoResponse for Refusal {
@@ -114,8 +115,8 @@ async fn check(
 /// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
 /// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
 ///
-/// The authorization endpoint is not here: it hands over to the host's sign-in page (see
-/// [`SignInFlow`](crate::SignInFlow)).
+/// The authorization endpoint is not here: it hands over to the sign-in pages, which
+/// [`router`] mounts too.
 pub fn endpoints<S>(server: &AuthorizationServer) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
@@ -125,35 +126,43 @@ where
     let router = Router::new()
         .route(
             &paths.token,
-            endpoint(server, |s, r| Box::pin(async move { s.token(&r).await })),
+            endpoint(server, server, |s, r| {
+                Box::pin(async move { s.token(&r).await })
+            }),
         )
         .route(
             &paths.revocation,
-            endpoint(server, |s, r| Box::pin(async move { s.revoke(&r).await })),
+            endpoint(server, server, |s, r| {
+                Box::pin(async move { s.revoke(&r).await })
+            }),
         )
         .route(
             &paths.introspection,
-            endpoint(server, |s, r| {
+            endpoint(server, server, |s, r| {
                 Box::pin(async move { s.introspect(&r).await })
             }),
         )
         .route(
             &paths.registration,
-            endpoint(server, |s, r| Box::pin(async move { s.register(&r).await })),
+            endpoint(server, server, |s, r| {
+                Box::pin(async move { s.register(&r).await })
+            }),
         )
         .route(
             &configuration,
-            endpoint(server, |s, r| {
+            endpoint(server, server, |s, r| {
                 Box::pin(async move { s.client_configuration(&r).await })
             }),
         )
         .route(
             &paths.pushed_requests,
-            endpoint(server, |s, r| Box::pin(async move { s.par(&r).await })),
+            endpoint(server, server, |s, r| {
+                Box::pin(async move { s.par(&r).await })
+            }),
         )
         .route(
             &paths.device_authorization,
-            endpoint(server, |s, r| {
+            endpoint(server, server, |s, r| {
                 Box::pin(async move { s.device_authorization(&r).await })
             }),
         );
@@ -176,23 +185,80 @@ where
     router.layer(DefaultBodyLimit::max(server.max_body_bytes()))
 }
 
-/// A boxed endpoint call (boxed once per request, as axum boxes handlers anyway).
-type Call = std::pin::Pin<Box<dyn std::future::Future<Output = http::Response<String>> + Send>>;
-
-/// An endpoint taking any method: the request with its body read, handed to `call`.
-fn endpoint<S>(
-    server: &AuthorizationServer,
-    call: fn(AuthorizationServer, http::Request<Bytes>) -> Call,
-) -> MethodRouter<S>
+/// Everything grantor serves, the browser's side too: [`endpoints`], and `site`'s
+/// authorization endpoint, sign-in and approval forms and (with the device authorization
+/// grant) device verification page, rendered with its [`Pages`](crate::Pages). The host adds
+/// its own routes (its API, its home page) beside them.
+///
+/// ```no_run
+/// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
+/// use grantor::{PlainPages, Site};
+///
+/// let site = Site::new(&server).pages(PlainPages);
+/// let app: axum::Router = grantor::axum::router(&site);
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// axum::serve(listener, app).await
+/// # }
+/// ```
+pub fn router<S>(site: &Site) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
+    let server = site.server();
+    let mut router = Router::new()
+        .route(
+            site.authorization_path(),
+            endpoint(server, site, |s, r| {
+                Box::pin(async move { s.authorize(&r).await })
+            }),
+        )
+        .route(
+            site.sign_in_at(),
+            endpoint(server, site, |s, r| {
+                Box::pin(async move { s.sign_in(&r).await })
+            }),
+        )
+        .route(
+            site.approval_at(),
+            endpoint(server, site, |s, r| {
+                Box::pin(async move { s.approve(&r).await })
+            }),
+        );
+    if let Some(device) = site.device_path() {
+        router = router.route(
+            device,
+            endpoint(server, site, |s, r| {
+                Box::pin(async move { s.device(&r).await })
+            }),
+        );
+    }
+    router
+        .layer(DefaultBodyLimit::max(server.max_body_bytes()))
+        .merge(endpoints(server))
+}
+
+/// A boxed endpoint call (boxed once per request, as axum boxes handlers anyway).
+type Call = std::pin::Pin<Box<dyn std::future::Future<Output = http::Response<String>> + Send>>;
+
+/// An endpoint taking any method: the request with its body read, handed to `call` with
+/// `state` (the server, or the [`Site`]).
+fn endpoint<T, S>(
+    server: &AuthorizationServer,
+    state: &T,
+    call: fn(T, http::Request<Bytes>) -> Call,
+) -> MethodRouter<S>
+where
+    T: Clone + Send + Sync + 'static,
+    S: Clone + Send + Sync + 'static,
+{
     let server = server.clone();
+    let state = state.clone();
     any(move |parts: Parts, body: Result<Bytes, BytesRejection>| {
+        let state = state.clone();
         let server = server.clone();
         async move {
             match body {
-                Ok(body) => call(server, http::Request::from_parts(parts, body)).await,
+                Ok(body) => call(state, http::Request::from_parts(parts, body)).await,
                 Err(rejection) => refuse(&server, rejection),
             }
         }

@@ -4,7 +4,10 @@
 //! form with a CSRF token, throttles password guesses per account, and ends in the redirect to
 //! the client.
 //!
-//! The host maps HTTP to these calls and renders what they answer (the last only with the device
+//! Most hosts need no more than [`Site`]: the same steps as HTTP, each page rendered by the
+//! host's [`Pages`] (grantor's [`PlainPages`] by default), with the cookie, the CSRF tokens and
+//! the security headers handled; the axum and actix-web glue mount it. Below it, the host maps
+//! HTTP to these calls itself and renders what they answer (the last only with the device
 //! authorization grant on):
 //!
 //! | host route | call | then |
@@ -28,7 +31,12 @@
 //! cookie planted before the user arrived (session fixation) is worth nothing afterwards.
 
 mod device;
+mod pages;
 mod seal;
+mod site;
+
+pub use pages::{DEFAULT_CONTENT_SECURITY_POLICY, DevicePage, Pages, PlainPages, escape_html};
+pub use site::{DEFAULT_APPROVAL_PATH, DEFAULT_SIGN_IN_PATH, Site};
 
 pub(crate) use seal::SealKeys;
 

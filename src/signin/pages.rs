@@ -1,0 +1,256 @@
+//! The HTML of the sign-in flow: the [`Pages`] a host implements, and the plain ones grantor
+//! ships ([`PlainPages`]).
+
+use crate::device::UserCodeProblem;
+use crate::error::OAuthError;
+use crate::grant::authorize::Decision;
+use crate::signin::{ApprovalPage, SignInPage};
+
+/// The Content-Security-Policy of every page, unless [`Pages::content_security_policy`] says
+/// otherwise: nothing loads but inline styles, no framing, no `<base>`. (No `form-action`:
+/// browsers apply it to the redirect that follows a form, which leads to the client.)
+pub const DEFAULT_CONTENT_SECURITY_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The host's HTML for the sign-in flow's pages: each method answers a whole document. The glue
+/// sends it with `Content-Type: text/html; charset=utf-8`, `Cache-Control: no-store`, framing
+/// forbidden (`X-Frame-Options: DENY` and the CSP's `frame-ancestors 'none'`),
+/// `Referrer-Policy: no-referrer` and `X-Content-Type-Options: nosniff`, and sets the session
+/// cookie itself: a page only has to carry its form's fields.
+///
+/// Every method has a default, the plain page grantor ships ([`PlainPages`]), so a host
+/// overrides only the pages it styles. Text from the request (the client's name, a username, a
+/// user code) must be HTML-escaped; [`escape_html`] does it.
+///
+/// ```
+/// use grantor::Pages;
+/// use grantor::signin::{SignInPage, escape_html};
+///
+/// struct Branded;
+///
+/// impl Pages for Branded {
+///     fn sign_in(&self, page: &SignInPage, action: &str) -> String {
+///         format!(
+///             "<!doctype html><title>Acme</title><h1>Sign in to {client}</h1>\
+///              <form method=post action=\"{action}\">\
+///              <input type=hidden name=csrf value=\"{csrf}\">\
+///              <input name=username type=email><input name=password type=password>\
+///              <button>Sign in</button></form>",
+///             client = escape_html(&page.client_name),
+///             action = escape_html(action),
+///             csrf = escape_html(&page.csrf),
+///         )
+///     }
+///     // The approval, device and error pages stay grantor's plain ones.
+/// }
+/// ```
+pub trait Pages: Send + Sync + 'static {
+    /// The sign-in page: a form `POST`ing to `action` the fields `username`, `password` and
+    /// `csrf` (hidden, with `page.csrf`). `page.problem` says why the last attempt failed.
+    fn sign_in(&self, page: &SignInPage, action: &str) -> String {
+        layout(&sign_in_body(page, action))
+    }
+
+    /// The approval page: names `page.client_name` and `page.scope`, and holds a form
+    /// `POST`ing to `action` the hidden `csrf` (`page.csrf`) and `decision`, `approve` or
+    /// `deny` (two submit buttons `name="decision"`).
+    fn approval(&self, page: &ApprovalPage, action: &str) -> String {
+        layout(&approval_body(page, action))
+    }
+
+    /// The device verification page (RFC 8628 §3.3): a form `POST`ing `user_code` to
+    /// `page.action`, prefilled with `page.user_code`, saying `page.problem` when there is one.
+    fn device(&self, page: &DevicePage<'_>) -> String {
+        layout(&device_body(page))
+    }
+
+    /// What the user sees once a device's request is answered.
+    fn device_answered(&self, decision: Decision) -> String {
+        layout(match decision {
+            Decision::Approve => "<h1>Device connected</h1><p>You may return to your device.</p>",
+            Decision::Deny => "<h1>Request denied</h1><p>The device was not given access.</p>",
+        })
+    }
+
+    /// A request that cannot continue and cannot go back to the client: an invalid
+    /// authorization request (unknown client, unregistered redirect URI), an expired or forged
+    /// form. Sent with [`OAuthError::status`].
+    fn error(&self, error: &OAuthError) -> String {
+        layout(&format!(
+            "<h1>This request cannot continue</h1><p class=\"problem\">{}</p>\
+             <p>Error code: <code>{}</code></p>",
+            escape_html(error.description()),
+            error.code()
+        ))
+    }
+
+    /// The `Content-Security-Policy` the pages are sent with. It must keep
+    /// `frame-ancestors 'none'`.
+    fn content_security_policy(&self) -> &str {
+        DEFAULT_CONTENT_SECURITY_POLICY
+    }
+}
+
+/// grantor's own pages: plain, accessible HTML with inline styles and no script.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlainPages;
+
+impl Pages for PlainPages {}
+
+/// What the device verification page shows and posts.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct DevicePage<'a> {
+    /// Where the form posts `user_code`.
+    pub action: &'a str,
+    /// The code to prefill: from `verification_uri_complete`'s `user_code`, or as typed.
+    pub user_code: &'a str,
+    /// Why the code typed was not accepted, if it was not.
+    pub problem: Option<UserCodeProblem>,
+}
+
+/// Escapes text for HTML content and for quoted attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A whole document around `body`.
+fn layout(body: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Sign in</title><style>{STYLE}</style></head>\
+         <body><main>{body}</main></body></html>\n"
+    )
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0}\
+main{max-width:24rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:8px;\
+box-shadow:0 1px 4px rgba(0,0,0,.15)}h1{font-size:1.4rem;margin-top:0}\
+label{display:block;margin:1rem 0 .3rem;font-weight:600}\
+input[type=email],input[type=password],input[type=text]{width:100%;padding:.5rem;box-sizing:border-box;\
+border:1px solid #999;border-radius:4px}button{margin-top:1.2rem;padding:.55rem 1.2rem;\
+border:0;border-radius:4px;background:#2457c5;color:#fff;font-size:1rem;cursor:pointer}\
+button.secondary{background:#777;margin-left:.5rem}.problem{color:#a00;font-weight:600}\
+ul{padding-left:1.2rem}";
+
+/// A problem line, announced to screen readers.
+fn problem(text: Option<String>) -> String {
+    text.map(|p| {
+        format!(
+            "<p class=\"problem\" role=\"alert\">{}</p>",
+            escape_html(&p)
+        )
+    })
+    .unwrap_or_default()
+}
+
+fn sign_in_body(page: &SignInPage, action: &str) -> String {
+    format!(
+        "<h1>Sign in</h1><p><strong>{client}</strong> wants to access your account.</p>{problem}\
+         <form method=\"post\" action=\"{action}\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label for=\"username\">Email</label>\
+         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required autofocus>\
+         <label for=\"password\">Password</label>\
+         <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
+         <button type=\"submit\">Sign in</button></form>",
+        client = escape_html(&page.client_name),
+        problem = problem(page.problem.map(|p| p.to_string())),
+        action = escape_html(action),
+        csrf = escape_html(&page.csrf),
+    )
+}
+
+fn approval_body(page: &ApprovalPage, action: &str) -> String {
+    let scopes: String = if page.scope.is_empty() {
+        "<li>Only to know that you signed in</li>".to_owned()
+    } else {
+        page.scope
+            .iter()
+            .map(|s| {
+                format!(
+                    "<li><strong>{}</strong>: {}</li>",
+                    escape_html(s),
+                    describe_scope(s)
+                )
+            })
+            .collect()
+    };
+    format!(
+        "<h1>Allow access?</h1><p>Signed in as {user}.</p>\
+         <p><strong>{client}</strong> asks for:</p><ul>{scopes}</ul>\
+         <form method=\"post\" action=\"{action}\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
+         <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button>\
+         </form>",
+        user = escape_html(&page.username),
+        client = escape_html(&page.client_name),
+        action = escape_html(action),
+        csrf = escape_html(&page.csrf),
+    )
+}
+
+fn describe_scope(scope: &str) -> &'static str {
+    match scope {
+        "openid" => "to know who you are",
+        "profile" => "your profile (your account id)",
+        "email" => "your email address",
+        "offline_access" => "access while you are away",
+        _ => "access named by this scope",
+    }
+}
+
+fn device_body(page: &DevicePage<'_>) -> String {
+    format!(
+        "<h1>Connect a device</h1><p>Enter the code your device shows.</p>{problem}\
+         <form method=\"post\" action=\"{action}\">\
+         <label for=\"user_code\">Code</label>\
+         <input id=\"user_code\" name=\"user_code\" type=\"text\" value=\"{code}\" \
+         autocomplete=\"off\" autocapitalize=\"characters\" spellcheck=\"false\" required autofocus>\
+         <button type=\"submit\">Continue</button></form>",
+        problem = problem(page.problem.map(|p| p.to_string())),
+        action = escape_html(page.action),
+        code = escape_html(page.user_code),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_html_covers_content_and_quoted_attributes() {
+        assert_eq!(
+            escape_html(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn the_device_page_escapes_what_was_typed() {
+        let html = PlainPages.device(&DevicePage {
+            action: "/device",
+            user_code: "\"><script>",
+            problem: Some(UserCodeProblem::Unknown),
+        });
+        assert!(
+            html.contains("value=\"&quot;&gt;&lt;script&gt;\""),
+            "{html}"
+        );
+        assert!(!html.contains("<script>"));
+        assert!(html.contains("role=\"alert\""));
+    }
+}

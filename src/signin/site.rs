@@ -1,0 +1,325 @@
+//! [`Site`]: the browser's side of the server as HTTP (the authorization endpoint, the sign-in,
+//! approval and device verification pages), rendered with the host's [`Pages`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::header::{
+    ALLOW, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, SET_COOKIE,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+
+use super::pages::{DevicePage, Pages, PlainPages};
+use super::{SignInFlow, Step};
+use crate::error::OAuthError;
+use crate::grant::authorize::Decision;
+use crate::secret::Password;
+use crate::server::AuthorizationServer;
+
+/// The sign-in form's path unless [`Site::sign_in_path`] says otherwise.
+pub const DEFAULT_SIGN_IN_PATH: &str = "/signin";
+/// The approval form's path unless [`Site::approval_path`] says otherwise.
+pub const DEFAULT_APPROVAL_PATH: &str = "/approve";
+
+/// The part of the server a browser sees, as HTTP: the authorization endpoint, the sign-in and
+/// approval forms, and with the device authorization grant the verification page. It drives a
+/// [`SignInFlow`] and renders each step with the host's [`Pages`] ([`PlainPages`] unless
+/// [`pages`](Self::pages) says otherwise), so a host writes HTML and nothing else:
+///
+/// - pages go out with `Cache-Control: no-store`, framing forbidden (`X-Frame-Options: DENY`,
+///   CSP `frame-ancestors 'none'`), `Referrer-Policy: no-referrer` and
+///   `X-Content-Type-Options: nosniff`;
+/// - the session cookie is set and read here ([`SignInFlow::set_cookie`]: `HttpOnly`,
+///   `SameSite=Lax`, and `Secure` with the `__Host-` prefix on an `https` issuer);
+/// - every form carries its CSRF token, checked against the cookie;
+/// - forms are read up to the server's [`max_body_bytes`](AuthorizationServer::max_body_bytes)
+///   and only from `POST` (other methods get 405 with `Allow`).
+///
+/// The axum and actix-web glue (features `axum`, `actix`) mount it at its paths; on any other
+/// framework, route the paths to [`authorize`](Self::authorize), [`sign_in`](Self::sign_in),
+/// [`approve`](Self::approve) and [`device`](Self::device).
+///
+/// What an unauthenticated browser can make the server keep through it: nothing (see
+/// [`signin`](crate::signin)).
+#[derive(Clone)]
+pub struct Site {
+    flow: SignInFlow,
+    pages: Arc<dyn Pages>,
+    sign_in: Arc<str>,
+    approval: Arc<str>,
+    device: Option<Arc<str>>,
+}
+
+impl fmt::Debug for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Site")
+            .field("issuer", &self.server().issuer())
+            .field("sign_in", &self.sign_in)
+            .field("approval", &self.approval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Site {
+    /// `server`'s pages, plain ([`PlainPages`]), the forms at `/signin` and `/approve`.
+    pub fn new(server: &AuthorizationServer) -> Self {
+        Self {
+            flow: SignInFlow::new(server.clone()),
+            pages: Arc::new(PlainPages),
+            sign_in: DEFAULT_SIGN_IN_PATH.into(),
+            approval: DEFAULT_APPROVAL_PATH.into(),
+            device: device_path(server),
+        }
+    }
+
+    /// Renders the pages with `pages`.
+    #[must_use]
+    pub fn pages(mut self, pages: impl Pages) -> Self {
+        self.pages = Arc::new(pages);
+        self
+    }
+
+    /// The path the sign-in form posts to (a path starting with `/`).
+    #[must_use]
+    pub fn sign_in_path(mut self, path: impl Into<String>) -> Self {
+        self.sign_in = path.into().into();
+        self
+    }
+
+    /// The path the approval form posts to (a path starting with `/`).
+    #[must_use]
+    pub fn approval_path(mut self, path: impl Into<String>) -> Self {
+        self.approval = path.into().into();
+        self
+    }
+
+    /// The server behind the pages.
+    pub fn server(&self) -> &AuthorizationServer {
+        self.flow.server()
+    }
+
+    /// The authorization endpoint's path (the server's [`EndpointPaths`](crate::EndpointPaths)).
+    pub fn authorization_path(&self) -> &str {
+        &self.server().inner.config.endpoints.authorization
+    }
+
+    /// Where the sign-in form posts.
+    pub fn sign_in_at(&self) -> &str {
+        &self.sign_in
+    }
+
+    /// Where the approval form posts.
+    pub fn approval_at(&self) -> &str {
+        &self.approval
+    }
+
+    /// The device verification page's path (the path of
+    /// [`DeviceFlow::verification_uri`](crate::device::DeviceFlow::verification_uri)), when
+    /// the server serves the device authorization grant.
+    pub fn device_path(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
+
+    /// The authorization endpoint (`GET`, or `POST` with a form): the sign-in page, the
+    /// redirect to the client, or an error page.
+    pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        let step = self.flow.authorize(request).await;
+        self.render(step)
+    }
+
+    /// The sign-in form's `POST` (`username`, `password`, `csrf`).
+    pub async fn sign_in<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        let form = match self.form(request, "POST") {
+            Ok(form) => form,
+            Err(refused) => return *refused,
+        };
+        let password = Password::new(form.get("password"));
+        let session = self.flow.cookie(request.headers());
+        let step = self
+            .flow
+            .sign_in(session, form.get("csrf"), form.get("username"), &password)
+            .await;
+        self.render(step)
+    }
+
+    /// The approval form's `POST` (`csrf`, `decision` = `approve` or anything else for deny).
+    pub async fn approve<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        let form = match self.form(request, "POST") {
+            Ok(form) => form,
+            Err(refused) => return *refused,
+        };
+        let decision = match form.get("decision") {
+            "approve" => Decision::Approve,
+            _ => Decision::Deny,
+        };
+        let session = self.flow.cookie(request.headers());
+        let step = self.flow.decide(session, form.get("csrf"), decision).await;
+        self.render(step)
+    }
+
+    /// The device verification page (RFC 8628 §3.3): `GET` shows the code form, prefilled
+    /// from the query's `user_code` (`verification_uri_complete`); `POST` takes the code typed
+    /// and goes on to the sign-in page.
+    pub async fn device<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        let Some(action) = self.device_path() else {
+            let error = OAuthError::invalid_request(
+                "this server does not serve the device authorization grant",
+            );
+            return self.page(StatusCode::NOT_FOUND, &self.pages.error(&error), None);
+        };
+        if matches!(*request.method(), Method::GET | Method::HEAD) {
+            let query = Form::parse(request.uri().query().unwrap_or("").as_bytes());
+            let page = DevicePage {
+                action,
+                user_code: query.get("user_code"),
+                problem: None,
+            };
+            return self.page(StatusCode::OK, &self.pages.device(&page), None);
+        }
+        let form = match self.form(request, "GET, HEAD, POST") {
+            Ok(form) => form,
+            Err(refused) => return *refused,
+        };
+        let step = self.flow.enter_user_code(form.get("user_code")).await;
+        match step {
+            Step::EnterUserCode(problem) => {
+                let page = DevicePage {
+                    action,
+                    user_code: form.get("user_code"),
+                    problem: Some(problem),
+                };
+                self.page(StatusCode::BAD_REQUEST, &self.pages.device(&page), None)
+            }
+            step => self.render(step),
+        }
+    }
+
+    /// A step as the browser gets it: a page (with the session cookie when the step has
+    /// one), the redirect to the client as it is, or an error page with the error's status.
+    pub fn render(&self, step: Step) -> Response<String> {
+        match step {
+            Step::SignIn(page) => {
+                let html = self.pages.sign_in(&page, &self.sign_in);
+                self.page(StatusCode::OK, &html, Some(&page.session))
+            }
+            Step::Approve(page) => {
+                let html = self.pages.approval(&page, &self.approval);
+                self.page(StatusCode::OK, &html, Some(&page.session))
+            }
+            Step::Respond(response) => response,
+            Step::Error(error) => self.page(error.status(), &self.pages.error(&error), None),
+            Step::EnterUserCode(problem) => {
+                let page = DevicePage {
+                    action: self.device_path().unwrap_or("/device"),
+                    user_code: "",
+                    problem: Some(problem),
+                };
+                self.page(StatusCode::BAD_REQUEST, &self.pages.device(&page), None)
+            }
+            Step::DeviceAnswered(decision) => {
+                self.page(StatusCode::OK, &self.pages.device_answered(decision), None)
+            }
+        }
+    }
+
+    /// A posted form, or the page refusing it: 405 (with `Allow: allow`) for another method,
+    /// 413 for a body over the server's limit.
+    fn form<B: AsRef<[u8]>>(
+        &self,
+        request: &Request<B>,
+        allow: &'static str,
+    ) -> Result<Form, Box<Response<String>>> {
+        if request.method() != Method::POST {
+            let error = OAuthError::invalid_request("this form takes POST");
+            let mut response = self.page(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &self.pages.error(&error),
+                None,
+            );
+            response
+                .headers_mut()
+                .insert(ALLOW, HeaderValue::from_static(allow));
+            return Err(Box::new(response));
+        }
+        let body = request.body().as_ref();
+        if body.len() > self.server().max_body_bytes() {
+            let error = OAuthError::invalid_request("the form is larger than this server accepts");
+            let html = self.pages.error(&error);
+            return Err(Box::new(self.page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &html,
+                None,
+            )));
+        }
+        Ok(Form::parse(body))
+    }
+
+    /// A page of the host's own (a home page, say) with the headers of the flow's pages
+    /// (framing forbidden, `no-store`, the CSP of [`Pages::content_security_policy`]).
+    pub fn html_page(&self, status: StatusCode, html: &str) -> Response<String> {
+        self.page(status, html, None)
+    }
+
+    /// An HTML page with the headers every page of the flow carries.
+    fn page(&self, status: StatusCode, html: &str, session: Option<&str>) -> Response<String> {
+        let mut response = Response::new(html.to_owned());
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        let fixed = [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (CACHE_CONTROL, "no-store"),
+            (X_FRAME_OPTIONS, "DENY"),
+            (REFERRER_POLICY, "no-referrer"),
+            (X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ];
+        for (name, value) in fixed {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+        let policy = HeaderValue::from_str(self.pages.content_security_policy()).unwrap_or(
+            HeaderValue::from_static(super::pages::DEFAULT_CONTENT_SECURITY_POLICY),
+        );
+        headers.insert(CONTENT_SECURITY_POLICY, policy);
+        // The cookie value is the flow's own (URL-safe base64): always a valid header.
+        if let Some(session) = session
+            && let Ok(value) = HeaderValue::from_str(&self.flow.set_cookie(session))
+        {
+            headers.insert(SET_COOKIE, value);
+        }
+        response
+    }
+}
+
+/// The path of the device flow's verification URI, when the server serves the grant: the
+/// setting itself, or the path of an absolute URL (both checked when the server was built).
+fn device_path(server: &AuthorizationServer) -> Option<Arc<str>> {
+    let configured = server
+        .inner
+        .config
+        .device
+        .as_ref()?
+        .verification_uri_value();
+    if configured.starts_with('/') {
+        return Some(configured.into());
+    }
+    url::Url::parse(configured)
+        .ok()
+        .map(|url| url.path().into())
+}
+
+/// A posted HTML form of the host's own pages: the last value of a name wins.
+struct Form(Vec<(String, String)>);
+
+impl Form {
+    fn parse(body: &[u8]) -> Self {
+        Self(url::form_urlencoded::parse(body).into_owned().collect())
+    }
+
+    fn get(&self, name: &str) -> &str {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
