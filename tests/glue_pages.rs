@@ -1,0 +1,276 @@
+//! The browser's side of the glue over real HTTP, on axum and on actix-web: a host's own
+//! [`Pages`] render the sign-in page (grantor's plain ones the rest), the glue sets the session
+//! cookie and the pages' security headers, checks every form's CSRF token, refuses other
+//! methods, and the code flow ends in the redirect and a code the token endpoint of the same
+//! router exchanges. The device verification page is mounted only with the device flow.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use common::*;
+use grantor::signin::{SignInPage, escape_html};
+use grantor::{Pages, Site};
+use reqwest::header::{HeaderMap, LOCATION};
+
+/// A host's sign-in page; the other pages stay grantor's.
+struct Branded;
+
+impl Pages for Branded {
+    fn sign_in(&self, page: &SignInPage, action: &str) -> String {
+        let problem = page.problem.map(|p| p.to_string()).unwrap_or_default();
+        format!(
+            "<!doctype html><title>Acme</title><h1>Acme sign-in for {client}</h1><p>{problem}</p>\
+             <form method=post action=\"{action}\">\
+             <input type=hidden name=\"csrf\" value=\"{csrf}\">\
+             <input name=username><input name=password type=password><button>Go</button></form>",
+            client = escape_html(&page.client_name),
+            problem = escape_html(&problem),
+            action = escape_html(action),
+            csrf = escape_html(&page.csrf),
+        )
+    }
+}
+
+/// Serves `site` through `grantor::axum::router` on a free loopback port.
+async fn serve_axum(site: Site) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app: ::axum::Router = grantor::axum::router(&site);
+    tokio::spawn(async move { ::axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// Serves `site` through `grantor::actix::routes` on a free loopback port, on a thread of its
+/// own (actix-web runs its own runtime); it lives as long as the test binary.
+fn serve_actix(site: Site) -> String {
+    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            let server = actix_web::HttpServer::new(move || {
+                actix_web::App::new().configure(grantor::actix::routes(&site))
+            })
+            .workers(1)
+            .bind("127.0.0.1:0")
+            .unwrap();
+            sender.send(server.addrs()[0]).unwrap();
+            server.run().await
+        })
+    });
+    format!("http://{}", receiver.recv().unwrap())
+}
+
+/// A browser: keeps cookies, does not follow redirects.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// A form `POST` as a browser sends it.
+fn form(request: reqwest::RequestBuilder, fields: &[(&str, &str)]) -> reqwest::RequestBuilder {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    request
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+}
+
+struct Reply {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+async fn send(request: reqwest::RequestBuilder) -> Reply {
+    let response = request.send().await.unwrap();
+    Reply {
+        status: response.status().as_u16(),
+        headers: response.headers().clone(),
+        body: response.text().await.unwrap(),
+    }
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .map_or("", |value| value.to_str().unwrap())
+    }
+
+    /// The form's hidden `csrf` value.
+    fn csrf(&self) -> String {
+        let start = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .expect("a csrf input")
+            + 19;
+        let end = start + self.body[start..].find('"').unwrap();
+        self.body[start..end].to_owned()
+    }
+
+    /// Sent as every page of the flow must be.
+    fn assert_page(&self) {
+        assert_eq!(self.header("content-type"), "text/html; charset=utf-8");
+        assert_eq!(self.header("cache-control"), "no-store");
+        assert_eq!(self.header("x-frame-options"), "DENY");
+        assert!(
+            self.header("content-security-policy")
+                .contains("frame-ancestors 'none'")
+        );
+        assert_eq!(self.header("x-content-type-options"), "nosniff");
+        assert!(self.headers.get(LOCATION).is_none(), "a page, no redirect");
+    }
+
+    /// Sets the session cookie as the flow must.
+    fn assert_cookie(&self) {
+        let cookie = self.header("set-cookie");
+        assert!(cookie.starts_with("grantor-signin="), "{cookie}");
+        assert!(cookie.contains("HttpOnly"), "{cookie}");
+        assert!(cookie.contains("SameSite=Lax"), "{cookie}");
+    }
+}
+
+async fn check_code_flow(base: &str) {
+    let http = browser();
+    let authorize = format!(
+        "{base}/api/oauth/authorize?response_type=code&client_id=demo-client\
+         &redirect_uri={REDIRECT_ENCODED}&scope=profile&state=s1"
+    );
+    let page = send(http.get(&authorize)).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.assert_page();
+    page.assert_cookie();
+    assert!(
+        page.body.contains("Acme sign-in for Demo Client"),
+        "{}",
+        page.body
+    );
+
+    let sign_in = |csrf: String, password: &'static str| {
+        form(
+            http.post(format!("{base}/signin")),
+            &[
+                ("csrf", csrf.as_str()),
+                ("username", ALICE),
+                ("password", password),
+            ],
+        )
+    };
+    let again = send(sign_in(page.csrf(), "wrong-password")).await;
+    assert_eq!(again.status, 200);
+    again.assert_page();
+    assert!(again.body.contains("incorrect"), "{}", again.body);
+
+    let approval = send(sign_in(again.csrf(), ALICE_PASSWORD)).await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    approval.assert_page();
+    approval.assert_cookie();
+    assert!(
+        approval.body.contains("Allow access?"),
+        "the plain approval page"
+    );
+    assert!(approval.body.contains("Demo Client"));
+
+    let forged = form(
+        http.post(format!("{base}/approve")),
+        &[("csrf", "forged"), ("decision", "approve")],
+    );
+    let refused = send(forged).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    refused.assert_page();
+
+    let csrf = approval.csrf();
+    let approve = form(
+        http.post(format!("{base}/approve")),
+        &[("csrf", csrf.as_str()), ("decision", "approve")],
+    );
+    let redirect = send(approve).await;
+    assert_eq!(redirect.status, 303, "{}", redirect.body);
+    let location = url::Url::parse(redirect.header("location")).unwrap();
+    assert!(location.as_str().starts_with(REDIRECT), "{location}");
+    let query: std::collections::HashMap<_, _> = location.query_pairs().into_owned().collect();
+    assert_eq!(query["state"], "s1");
+
+    let exchange = form(
+        http.post(format!("{base}/api/oauth/token"))
+            .basic_auth("demo-client", Some("demo-secret")),
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", query["code"].as_str()),
+            ("redirect_uri", REDIRECT),
+        ],
+    );
+    let tokens = send(exchange).await;
+    assert_eq!(tokens.status, 200, "{}", tokens.body);
+    assert!(tokens.body.contains("\"access_token\""), "{}", tokens.body);
+
+    for path in ["/signin", "/approve"] {
+        let get = send(http.get(format!("{base}{path}"))).await;
+        assert_eq!(get.status, 405, "GET {path}");
+        assert_eq!(get.header("allow"), "POST", "GET {path}");
+        get.assert_page();
+    }
+    // Without the device flow there is no verification page.
+    assert_eq!(send(http.get(format!("{base}/device"))).await.status, 404);
+}
+
+/// The device verification page: prefilled from the query, escaped, and the code form again
+/// (400) for a code no device holds.
+async fn check_device_page(base: &str) {
+    let http = browser();
+    let page = send(http.get(format!("{base}/device?user_code=%22%3E%3Cb%3E"))).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.assert_page();
+    assert!(
+        page.body.contains("value=\"&quot;&gt;&lt;b&gt;\""),
+        "{}",
+        page.body
+    );
+
+    let unknown = form(
+        http.post(format!("{base}/device")),
+        &[("user_code", "BCDF-GHJK")],
+    );
+    let again = send(unknown).await;
+    assert_eq!(again.status, 400, "{}", again.body);
+    again.assert_page();
+    assert!(again.body.contains("not valid"), "{}", again.body);
+    assert!(again.body.contains("name=\"user_code\""));
+
+    let put = send(http.put(format!("{base}/device"))).await;
+    assert_eq!(put.status, 405);
+    assert_eq!(put.header("allow"), "GET, HEAD, POST");
+}
+
+fn site() -> Site {
+    Site::new(&fixture().server).pages(Branded)
+}
+
+fn device_site() -> Site {
+    let f = fixture_with(|b| b.device_flow(grantor::device::DeviceFlow::new()));
+    Site::new(&f.server)
+}
+
+#[tokio::test]
+async fn axum_serves_the_code_flow_with_the_hosts_pages() {
+    check_code_flow(&serve_axum(site()).await).await;
+}
+
+#[tokio::test]
+async fn actix_serves_the_code_flow_with_the_hosts_pages() {
+    check_code_flow(&serve_actix(site())).await;
+}
+
+#[tokio::test]
+async fn axum_serves_the_device_page() {
+    check_device_page(&serve_axum(device_site()).await).await;
+}
+
+#[tokio::test]
+async fn actix_serves_the_device_page() {
+    check_device_page(&serve_actix(device_site())).await;
+}
