@@ -19,7 +19,10 @@
 //! seams those stores implement, their records and, with feature `test-util`, the contract
 //! suite a store of your own can run. `mint` (private) draws every code, token, `jti` and
 //! session id from one CSPRNG function. [`memory`] and `sql` (features `sqlite`, `postgres`) are
-//! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session seam.
+//! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session
+//! seam, and [`Site`] serves them as HTTP with the host's [`Pages`]. With feature `axum` or
+//! `actix`, `grantor::axum` and `grantor::actix` mount every endpoint and the pages in one call
+//! and give handlers the bearer-validated grant as an extractor.
 //! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
 //! client management (RFC 7592): [`AuthorizationServer::register`] and
 //! [`AuthorizationServer::client_configuration`]. An [`ExchangePolicy`] on the builder offers

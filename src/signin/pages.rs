@@ -98,7 +98,7 @@ pub struct PlainPages;
 impl Pages for PlainPages {}
 
 /// What the device verification page shows and posts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct DevicePage<'a> {
     /// Where the form posts `user_code`.
@@ -107,6 +107,17 @@ pub struct DevicePage<'a> {
     pub user_code: &'a str,
     /// Why the code typed was not accepted, if it was not.
     pub problem: Option<UserCodeProblem>,
+}
+
+// A user code approves a device's request once signed in: `Debug` does not show it.
+impl std::fmt::Debug for DevicePage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevicePage")
+            .field("action", &self.action)
+            .field("user_code", &"<redacted>")
+            .field("problem", &self.problem)
+            .finish()
+    }
 }
 
 /// Escapes text for HTML content and for quoted attribute values.
