@@ -1,6 +1,5 @@
-//! The demo deployment on actix-web 4: grantor's routes (every endpoint, the sign-in, approval
-//! and device pages in grantor's plain HTML) plus the demo's home page and API. It serves
-//! exactly what `axum_server` serves.
+//! The demo deployment on actix-web 4, exactly what `axum_server` serves: grantor's routes
+//! (every endpoint, the sign-in, approval and device pages) plus the demo's home and API.
 //!
 //! ```sh
 //! cargo run --example actix_server -- --addr 127.0.0.1:8080
@@ -38,11 +37,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .wrap_fn(log_request)
             .configure(grantor::actix::routes(&site))
             .service(get("/", {
-                let site = site.clone();
-                move || {
-                    let page = common::index(&site);
-                    async move { respond(page) }
-                }
+                let page = common::index(&site);
+                move || std::future::ready(respond(page.clone()))
             }))
             // A valid bearer (or DPoP) token for the demo API, or grantor's RFC 6750 refusal.
             .service(get("/api/me", |Bearer(grant): Bearer| async move {
@@ -50,9 +46,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             }))
     })
     .bind(settings.addr)?;
-    for addr in http.addrs() {
-        common::announce("actix", addr, &settings.issuer);
-    }
+    common::announce("actix", http.addrs()[0], &settings.issuer);
     // actix's server stops gracefully on SIGINT (Ctrl-C), SIGTERM and SIGQUIT by itself.
     http.run().await?;
     tracing::info!("stopped");
