@@ -120,7 +120,7 @@ pub fn index(site: &Site) -> Response<String> {
          <a href=\"/.well-known/oauth-authorization-server\">{issuer}/.well-known/oauth-authorization-server</a>\
          </p></body></html>\n"
     );
-    site.html_page(http::StatusCode::OK, &html)
+    site.html_page(http::StatusCode::OK, html)
 }
 
 /// Resolves on Ctrl-C or SIGTERM (actix-web stops on them by itself).

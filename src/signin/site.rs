@@ -166,7 +166,7 @@ impl Site {
             let error = OAuthError::invalid_request(
                 "this server does not serve the device authorization grant",
             );
-            return self.page(StatusCode::NOT_FOUND, &self.pages.error(&error), None);
+            return self.page(StatusCode::NOT_FOUND, self.pages.error(&error), None);
         };
         if matches!(*request.method(), Method::GET | Method::HEAD) {
             let query = Form::parse(request.uri().query().unwrap_or("").as_bytes());
@@ -175,7 +175,7 @@ impl Site {
                 user_code: query.get("user_code"),
                 problem: None,
             };
-            return self.page(StatusCode::OK, &self.pages.device(&page), None);
+            return self.page(StatusCode::OK, self.pages.device(&page), None);
         }
         let form = match self.form(request, "GET, HEAD, POST") {
             Ok(form) => form,
@@ -189,7 +189,7 @@ impl Site {
                     user_code: form.get("user_code"),
                     problem: Some(problem),
                 };
-                self.page(StatusCode::BAD_REQUEST, &self.pages.device(&page), None)
+                self.page(StatusCode::BAD_REQUEST, self.pages.device(&page), None)
             }
             step => self.render(step),
         }
@@ -201,24 +201,24 @@ impl Site {
         match step {
             Step::SignIn(page) => {
                 let html = self.pages.sign_in(&page, &self.sign_in);
-                self.page(StatusCode::OK, &html, Some(&page.session))
+                self.page(StatusCode::OK, html, Some(&page.session))
             }
             Step::Approve(page) => {
                 let html = self.pages.approval(&page, &self.approval);
-                self.page(StatusCode::OK, &html, Some(&page.session))
+                self.page(StatusCode::OK, html, Some(&page.session))
             }
             Step::Respond(response) => response,
-            Step::Error(error) => self.page(error.status(), &self.pages.error(&error), None),
+            Step::Error(error) => self.page(error.status(), self.pages.error(&error), None),
             Step::EnterUserCode(problem) => {
                 let page = DevicePage {
                     action: self.device_path().unwrap_or("/device"),
                     user_code: "",
                     problem: Some(problem),
                 };
-                self.page(StatusCode::BAD_REQUEST, &self.pages.device(&page), None)
+                self.page(StatusCode::BAD_REQUEST, self.pages.device(&page), None)
             }
             Step::DeviceAnswered(decision) => {
-                self.page(StatusCode::OK, &self.pages.device_answered(decision), None)
+                self.page(StatusCode::OK, self.pages.device_answered(decision), None)
             }
         }
     }
@@ -234,7 +234,7 @@ impl Site {
             let error = OAuthError::invalid_request("this form takes POST");
             let mut response = self.page(
                 StatusCode::METHOD_NOT_ALLOWED,
-                &self.pages.error(&error),
+                self.pages.error(&error),
                 None,
             );
             response
@@ -248,7 +248,7 @@ impl Site {
             let html = self.pages.error(&error);
             return Err(Box::new(self.page(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                &html,
+                html,
                 None,
             )));
         }
@@ -257,13 +257,13 @@ impl Site {
 
     /// A page of the host's own (a home page, say) with the headers of the flow's pages
     /// (framing forbidden, `no-store`, the CSP of [`Pages::content_security_policy`]).
-    pub fn html_page(&self, status: StatusCode, html: &str) -> Response<String> {
-        self.page(status, html, None)
+    pub fn html_page(&self, status: StatusCode, html: impl Into<String>) -> Response<String> {
+        self.page(status, html.into(), None)
     }
 
     /// An HTML page with the headers every page of the flow carries.
-    fn page(&self, status: StatusCode, html: &str, session: Option<&str>) -> Response<String> {
-        let mut response = Response::new(html.to_owned());
+    fn page(&self, status: StatusCode, html: String, session: Option<&str>) -> Response<String> {
+        let mut response = Response::new(html);
         *response.status_mut() = status;
         let headers = response.headers_mut();
         let fixed = [
