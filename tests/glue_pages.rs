@@ -1,7 +1,7 @@
 //! The browser's side of the glue over real HTTP, on axum and on actix-web: a host's own
 //! [`Pages`] render the sign-in page (grantor's plain ones the rest), the glue sets the session
 //! cookie and the pages' security headers, checks every form's CSRF token, refuses other
-//! methods, and the code flow ends in the redirect and a code the token endpoint of the same
+//! methods and forms over the body limit, and the code flow ends in the redirect and a code the token endpoint of the same
 //! router exchanges. The device verification page is mounted only with the device flow.
 
 mod common;
@@ -214,6 +214,11 @@ async fn check_code_flow(base: &str) {
         assert_eq!(get.header("allow"), "POST", "GET {path}");
         get.assert_page();
     }
+    // A form over the server's body limit (16 KiB by default) is refused.
+    let oversized = format!("csrf={}", "a".repeat(256 * 1024));
+    let refused = send(http.post(format!("{base}/signin")).body(oversized)).await;
+    assert_eq!(refused.status, 413);
+
     // Without the device flow there is no verification page.
     assert_eq!(send(http.get(format!("{base}/device"))).await.status, 404);
 }
