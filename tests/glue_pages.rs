@@ -1,8 +1,8 @@
 //! The browser's side of the glue over real HTTP, on axum and on actix-web: a host's own
 //! [`Pages`] render the sign-in page (grantor's plain ones the rest), the glue sets the session
 //! cookie and the pages' security headers, checks every form's CSRF token, refuses other
-//! methods and forms over the body limit, and the code flow ends in the redirect and a code the token endpoint of the same
-//! router exchanges. The device verification page is mounted only with the device flow.
+//! methods and forms over the body limit, and the code flow ends in the redirect and a code
+//! the token endpoint of the same router exchanges. The device verification page is mounted only with the device flow.
 
 mod common;
 
