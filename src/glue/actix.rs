@@ -67,28 +67,27 @@ use crate::store::AccessGrant;
 
 impl ResponseError for Refusal {
     fn status_code(&self) -> actix_web::http::StatusCode {
-        actix_web::http::StatusCode::from_u16(self.0.status().as_u16())
-            .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR)
+        status(&self.0)
     }
 
     fn error_response(&self) -> HttpResponse {
-        let mut builder = HttpResponse::build(self.status_code());
-        for (name, value) in self.0.headers() {
-            builder.append_header((name.as_str(), value.as_bytes()));
-        }
-        builder.body(self.0.body().clone())
+        builder(&self.0).body(self.0.body().clone())
     }
 }
 
-impl Refusal {
-    /// The refusal (or any answer of grantor) as an actix response, without copying the body.
-    fn into_actix(self) -> HttpResponse {
-        let mut builder = HttpResponse::build(self.status_code());
-        for (name, value) in self.0.headers() {
-            builder.append_header((name.as_str(), value.as_bytes()));
-        }
-        builder.body(self.0.into_body())
+/// `response`'s status in actix-web's `http` 0.2 type (every `http` 1 status fits).
+fn status(response: &http::Response<String>) -> actix_web::http::StatusCode {
+    actix_web::http::StatusCode::from_u16(response.status().as_u16())
+        .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+/// An actix response builder with `response`'s status and every header (repeated ones too).
+fn builder(response: &http::Response<String>) -> actix_web::HttpResponseBuilder {
+    let mut builder = HttpResponse::build(status(response));
+    for (name, value) in response.headers() {
+        builder.append_header((name.as_str(), value.as_bytes()));
     }
+    builder
 }
 
 type Extracted<T> = Pin<Box<dyn Future<Output = Result<T, Refusal>>>>;
@@ -357,5 +356,5 @@ async fn answer<T>(
 /// status, every header (repeated ones too), body. For the host's own routes around grantor's
 /// calls.
 pub fn respond(response: http::Response<String>) -> HttpResponse {
-    Refusal::from(response).into_actix()
+    builder(&response).body(response.into_body())
 }

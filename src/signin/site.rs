@@ -12,6 +12,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 
 use super::pages::{DevicePage, Pages, PlainPages};
 use super::{SignInFlow, Step};
+use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::secret::Password;
@@ -170,12 +171,7 @@ impl Site {
         };
         if matches!(*request.method(), Method::GET | Method::HEAD) {
             let query = Form::parse(request.uri().query().unwrap_or("").as_bytes());
-            let page = DevicePage {
-                action,
-                user_code: query.get("user_code"),
-                problem: None,
-            };
-            return self.page(StatusCode::OK, self.pages.device(&page), None);
+            return self.code_form(action, query.get("user_code"), None);
         }
         let form = match self.form(request, "GET, HEAD, POST") {
             Ok(form) => form,
@@ -183,13 +179,9 @@ impl Site {
         };
         let step = self.flow.enter_user_code(form.get("user_code")).await;
         match step {
+            // Shown again with the code as typed, to correct it.
             Step::EnterUserCode(problem) => {
-                let page = DevicePage {
-                    action,
-                    user_code: form.get("user_code"),
-                    problem: Some(problem),
-                };
-                self.page(StatusCode::BAD_REQUEST, self.pages.device(&page), None)
+                self.code_form(action, form.get("user_code"), Some(problem))
             }
             step => self.render(step),
         }
@@ -210,17 +202,32 @@ impl Site {
             Step::Respond(response) => response,
             Step::Error(error) => self.page(error.status(), self.pages.error(&error), None),
             Step::EnterUserCode(problem) => {
-                let page = DevicePage {
-                    action: self.device_path().unwrap_or("/device"),
-                    user_code: "",
-                    problem: Some(problem),
-                };
-                self.page(StatusCode::BAD_REQUEST, self.pages.device(&page), None)
+                let action = self.device_path().unwrap_or("/device");
+                self.code_form(action, "", Some(problem))
             }
             Step::DeviceAnswered(decision) => {
                 self.page(StatusCode::OK, self.pages.device_answered(decision), None)
             }
         }
+    }
+
+    /// The device page's code form: 200, or 400 saying what was wrong with the code.
+    fn code_form(
+        &self,
+        action: &str,
+        user_code: &str,
+        problem: Option<UserCodeProblem>,
+    ) -> Response<String> {
+        let status = match problem {
+            None => StatusCode::OK,
+            Some(_) => StatusCode::BAD_REQUEST,
+        };
+        let page = DevicePage {
+            action,
+            user_code,
+            problem,
+        };
+        self.page(status, self.pages.device(&page), None)
     }
 
     /// A posted form, or the page refusing it: 405 (with `Allow: allow`) for another method,
