@@ -79,6 +79,13 @@ fn form(request: reqwest::RequestBuilder, fields: &[(&str, &str)]) -> reqwest::R
         .body(body)
 }
 
+/// A page's hidden `csrf` value.
+fn csrf(page: &str) -> String {
+    let start = page.find("name=\"csrf\" value=\"").expect("a csrf input") + 19;
+    let end = start + page[start..].find('"').unwrap();
+    page[start..end].to_owned()
+}
+
 struct Reply {
     status: u16,
     headers: HeaderMap,
@@ -278,4 +285,56 @@ async fn axum_serves_the_device_page() {
 #[tokio::test]
 async fn actix_serves_the_device_page() {
     check_device_page(&serve_actix(device_site())).await;
+}
+
+/// A host's own policy for its pages.
+struct Strict;
+
+impl Pages for Strict {
+    fn content_security_policy(&self) -> &str {
+        "default-src 'none'; frame-ancestors 'none'"
+    }
+}
+
+/// Without a framework: the host calls the site itself, at paths of its choosing, and the forms
+/// post where it said; its policy goes out with every page.
+#[tokio::test]
+async fn a_site_at_paths_of_the_hosts_choosing_without_a_framework() {
+    let f = fixture();
+    let site = Site::new(&f.server)
+        .pages(Strict)
+        .sign_in_path("/login")
+        .approval_path("/consent");
+    let authorize = authorize_request(&format!(
+        "response_type=code&client_id=demo-client&redirect_uri={REDIRECT_ENCODED}&scope=profile"
+    ));
+    let page = site.authorize(&authorize).await;
+    assert_eq!(page.status(), 200, "{}", page.body());
+    assert_eq!(
+        page.headers()["content-security-policy"],
+        "default-src 'none'; frame-ancestors 'none'"
+    );
+    assert!(page.body().contains("action=\"/login\""), "{}", page.body());
+
+    let cookie = page.headers()["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let csrf = csrf(page.body());
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("csrf", csrf.as_str()),
+            ("username", ALICE),
+            ("password", ALICE_PASSWORD),
+        ])
+        .finish();
+    let sign_in = http::Request::post("/login")
+        .header("cookie", cookie)
+        .body(body)
+        .unwrap();
+    let approval = site.sign_in(&sign_in).await;
+    assert_eq!(approval.status(), 200, "{}", approval.body());
+    assert!(
+        approval.body().contains("action=\"/consent\""),
+        "{}",
+        approval.body()
+    );
 }
