@@ -441,7 +441,8 @@ impl AuthorizationServer {
     }
 
     /// The 413 `invalid_request` answer for a body over [`AuthorizationServer::max_body_bytes`],
-    /// for hosts that cap the body while reading it.
+    /// for hosts that cap the body while reading it. It carries `Connection: close`: the rest of
+    /// the body is unread, so the client must send its next request on a new connection.
     ///
     /// ```
     /// # use grantor::*;
@@ -456,6 +457,7 @@ impl AuthorizationServer {
     /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
     /// let response = server.payload_too_large();
     /// assert_eq!(response.status(), 413);
+    /// assert_eq!(response.headers()["connection"], "close");
     /// assert!(response.body().contains("invalid_request"));
     /// # }
     /// ```

@@ -225,6 +225,9 @@ async fn check_code_flow(base: &str) {
     let oversized = format!("csrf={}", "a".repeat(256 * 1024));
     let refused = send(http.post(format!("{base}/signin")).body(oversized)).await;
     assert_eq!(refused.status, 413);
+    // The rest of that body is unread: the connection closes, and the client's next request
+    // goes on a new one.
+    assert_eq!(refused.header("connection"), "close");
 
     // Without the device flow there is no verification page.
     assert_eq!(send(http.get(format!("{base}/device"))).await.status, 404);

@@ -85,7 +85,14 @@ pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
 pub(crate) fn payload_too_large(inner: &Inner) -> http::Response<String> {
     let error = OAuthError::invalid_request("the request is larger than this server accepts")
         .with_status(StatusCode::PAYLOAD_TOO_LARGE);
-    render::error(&error, &inner.config.basic_challenge)
+    let mut response = render::error(&error, &inner.config.basic_challenge);
+    // The rest of the body is unread: the connection cannot carry another request (RFC 9112
+    // §9.6), and saying so keeps a client from sending its next one on it.
+    response.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    response
 }
 
 /// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five

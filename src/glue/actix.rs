@@ -82,9 +82,17 @@ fn status(response: &http::Response<String>) -> actix_web::http::StatusCode {
 }
 
 /// An actix response builder with `response`'s status and every header (repeated ones too).
+/// actix-web writes the `Connection` header itself, so `Connection: close` becomes its
+/// force-close.
 fn builder(response: &http::Response<String>) -> actix_web::HttpResponseBuilder {
     let mut builder = HttpResponse::build(status(response));
     for (name, value) in response.headers() {
+        if name == http::header::CONNECTION {
+            if value.as_bytes().eq_ignore_ascii_case(b"close") {
+                builder.force_close();
+            }
+            continue;
+        }
         builder.append_header((name.as_str(), value.as_bytes()));
     }
     builder
