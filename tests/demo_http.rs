@@ -279,6 +279,7 @@ async fn check_get_is_405(base: &str) {
 }
 
 async fn check_oversized_body(base: &str) {
+    let http = browser();
     let body = format!("grant_type=password&username={}", "a".repeat(17 * 1024));
     for path in [
         "/api/oauth/token",
@@ -288,17 +289,24 @@ async fn check_oversized_body(base: &str) {
         "/signin",
         "/approve",
     ] {
-        // A client per request: the server may close the connection without reading the body.
         let reply = send(
-            browser()
-                .post(format!("{base}{path}"))
+            http.post(format!("{base}{path}"))
                 .basic_auth(DEMO.0, Some(DEMO.1))
                 .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .body(body.clone()),
         )
         .await;
         assert_oauth_error(&reply, 413, "invalid_request");
+        // The rest of the body is unread: the server closes the connection and says so, so
+        // the same client's next request goes on a new one.
+        assert_eq!(reply.header("connection"), Some("close"), "{path}");
     }
+    let metadata = get(
+        &http,
+        &format!("{base}/.well-known/oauth-authorization-server"),
+    )
+    .await;
+    assert_eq!(metadata.status, 200);
 }
 
 async fn check_unreadable_body(base: &str) {
