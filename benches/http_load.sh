@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The HTTP load benchmark (benches/README.md, "HTTP load"): builds the axum demo and the load
+# The HTTP load benchmark (benches/README.md, "HTTP load"): builds a demo server and the load
 # generator (examples/load) in release mode, then for each store starts the demo on a free
 # loopback port, runs every flow against it and stops it. Prints one Markdown table per store,
 # with the machine and the date. Nothing to install beyond the Rust toolchain.
 #
 #   benches/http_load.sh
 #   FLOWS=refresh,bearer CONNECTIONS=8 DURATION=3 benches/http_load.sh
+#   SERVER=actix_server STORES=memory benches/http_load.sh
 #   GRANTOR_BENCH_POSTGRES_URL="$(.ci/postgres start)" benches/http_load.sh
 #
 # Stores: memory, a fresh SQLite file, and PostgreSQL only when GRANTOR_BENCH_POSTGRES_URL is
 # set (`.ci/postgres start` starts a throwaway cluster and prints its URL). The demo seeds the
 # database it is given and adds tokens to it: point it at a database you can spare.
-# Environment: FLOWS (comma-separated, default all), STORES (comma-separated, default
+# Environment: SERVER (the demo: axum_server, the default, or actix_server), FLOWS
+# (comma-separated, default all), STORES (comma-separated, default
 # memory,sqlite,postgres), CONNECTIONS (32), DURATION (10 seconds),
 # WARMUP (1 second), LOAD_ARGS (more flags for the load generator, e.g. "--codes 500"),
 # RUST_LOG (the demo's log filter, default info: every request is logged, as the demo runs).
@@ -24,12 +26,17 @@ CONNECTIONS="${CONNECTIONS:-32}"
 DURATION="${DURATION:-10}"
 WARMUP="${WARMUP:-1}"
 LOAD_ARGS="${LOAD_ARGS:-}"
+SERVER="${SERVER:-axum_server}"
+case "$SERVER" in
+  axum_server | actix_server) ;;
+  *) echo "SERVER is axum_server or actix_server, not $SERVER" >&2; exit 2 ;;
+esac
 
 echo "building the demo and the load generator (release)..." >&2
-cargo build --release --quiet --features sqlite,postgres --example axum_server --example load
+cargo build --release --quiet --features sqlite,postgres --example "$SERVER" --example load
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-DEMO="$TARGET_DIR/release/examples/axum_server"
+DEMO="$TARGET_DIR/release/examples/$SERVER"
 LOAD="$TARGET_DIR/release/examples/load"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/grantor-http-load.XXXXXX")"
@@ -89,7 +96,7 @@ if [ -n "${GRANTOR_BENCH_POSTGRES_URL:-}" ]; then
   case ",$ONLY," in *,postgres,*) STORES+=("postgres:$GRANTOR_BENCH_POSTGRES_URL") ;; esac
 fi
 
-echo "## HTTP load: the axum demo (release), $CONNECTIONS connections, ${DURATION} s per flow"
+echo "## HTTP load: the ${SERVER%_server} demo (release), $CONNECTIONS connections, ${DURATION} s per flow"
 echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), Linux $(uname -r)"

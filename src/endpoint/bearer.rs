@@ -18,6 +18,12 @@ use crate::store::AccessGrant;
 #[cfg(feature = "dpop")]
 mod dpop;
 
+/// Every request header [`check`] reads (`Authorization`, and `DPoP` for a proof): a glue that
+/// has to copy a request's headers into `http` types copies these alone.
+#[cfg(feature = "actix")]
+pub(crate) const READ_HEADERS: [http::HeaderName; 2] =
+    [AUTHORIZATION, http::HeaderName::from_static("dpop")];
+
 /// The request a protected resource received: its method and URI (for a DPoP proof's `htm` and
 /// `htu`), when the host passed them, and its headers.
 #[derive(Clone, Copy)]

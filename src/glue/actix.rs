@@ -124,7 +124,8 @@ impl<R: RequiredScope> FromRequest for ScopedBearer<R> {
     }
 }
 
-/// What the check needs from the request, in `http` 1 types (actix-web 4 has its own).
+/// What the check needs from the request, in `http` 1 types (actix-web 4 has its own): the
+/// method and URI (for a DPoP proof) and the headers it reads.
 struct Found {
     server: AuthorizationServer,
     method: http::Method,
@@ -143,13 +144,13 @@ impl Found {
             .map_err(|_| server_error("an unreadable method"))?;
         let uri = http::Uri::try_from(request.uri().to_string())
             .map_err(|_| server_error("an unreadable URI"))?;
+        // Only the headers the check reads: most requests carry a dozen others.
         let mut headers = http::HeaderMap::new();
-        for (name, value) in request.headers() {
-            if let (Ok(name), Ok(value)) = (
-                http::HeaderName::from_bytes(name.as_str().as_bytes()),
-                http::HeaderValue::from_bytes(value.as_bytes()),
-            ) {
-                headers.append(name, value);
+        for name in bearer::READ_HEADERS {
+            for value in request.headers().get_all(name.as_str()) {
+                if let Ok(value) = http::HeaderValue::from_bytes(value.as_bytes()) {
+                    headers.append(name.clone(), value);
+                }
             }
         }
         Ok(Self {
