@@ -341,3 +341,98 @@ async fn a_site_at_paths_of_the_hosts_choosing_without_a_framework() {
         approval.body()
     );
 }
+
+/// Every path under `/auth`: the endpoints' paths and the forms' (the routes are mounted at
+/// the root, as the glue documents for a deployment under a prefix).
+fn prefixed_site() -> Site {
+    let mut paths = grantor::EndpointPaths::default();
+    for path in [
+        &mut paths.authorization,
+        &mut paths.token,
+        &mut paths.revocation,
+        &mut paths.introspection,
+        &mut paths.jwks,
+        &mut paths.registration,
+        &mut paths.pushed_requests,
+        &mut paths.device_authorization,
+    ] {
+        *path = format!("/auth{path}");
+    }
+    let f = fixture_with(|b| b.endpoints(paths));
+    Site::new(&f.server)
+        .sign_in_path("/auth/signin")
+        .approval_path("/auth/approve")
+}
+
+/// The `action` of a page's form.
+fn action(page: &Reply) -> String {
+    let start = page.body.find("action=\"").expect("a form") + 8;
+    let end = start + page.body[start..].find('"').unwrap();
+    page.body[start..end].to_owned()
+}
+
+/// The code flow under `/auth`, following the forms where they post; nothing at the bare paths.
+async fn check_prefixed(base: &str) {
+    let http = browser();
+    let page = send(http.get(format!(
+        "{base}/auth/api/oauth/authorize?response_type=code&client_id=demo-client\
+         &redirect_uri={REDIRECT_ENCODED}&scope=profile&state=p"
+    )))
+    .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(action(&page), "/auth/signin");
+    let approval = send(form(
+        http.post(format!("{base}{}", action(&page))),
+        &[
+            ("csrf", page.csrf().as_str()),
+            ("username", ALICE),
+            ("password", ALICE_PASSWORD),
+        ],
+    ))
+    .await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    assert_eq!(action(&approval), "/auth/approve");
+    let redirect = send(form(
+        http.post(format!("{base}{}", action(&approval))),
+        &[("csrf", approval.csrf().as_str()), ("decision", "approve")],
+    ))
+    .await;
+    assert_eq!(redirect.status, 303, "{}", redirect.body);
+    let location = url::Url::parse(redirect.header("location")).unwrap();
+    let code = location
+        .query_pairs()
+        .find(|(name, _)| name == "code")
+        .expect("a code")
+        .1
+        .into_owned();
+    let exchange = form(
+        http.post(format!("{base}/auth/api/oauth/token"))
+            .basic_auth("demo-client", Some("demo-secret")),
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", REDIRECT),
+        ],
+    );
+    let tokens = send(exchange).await;
+    assert_eq!(tokens.status, 200, "{}", tokens.body);
+    for bare in [
+        "/api/oauth/token",
+        "/api/oauth/authorize",
+        "/signin",
+        "/approve",
+    ] {
+        let status = send(http.post(format!("{base}{bare}"))).await.status;
+        assert_eq!(status, 404, "{bare}");
+    }
+}
+
+#[tokio::test]
+async fn axum_serves_a_deployment_under_a_prefix() {
+    check_prefixed(&serve_axum(prefixed_site()).await).await;
+}
+
+#[tokio::test]
+async fn actix_serves_a_deployment_under_a_prefix() {
+    check_prefixed(&serve_actix(prefixed_site())).await;
+}

@@ -267,8 +267,13 @@ fn document(path: &str, route: actix_web::Route) -> actix_web::Resource {
 /// endpoint, sign-in and approval forms and (with the device authorization grant) device
 /// verification page, rendered with its [`Pages`](crate::Pages). The host adds its own routes
 /// beside them. (A service configuration rather than a `Scope`: a scope at `/` would answer
-/// 404 for every path after it, the host's own included. To mount grantor under a prefix,
-/// configure a `web::scope` with it and give the server paths and issuer under that prefix.)
+/// 404 for every path after it, the host's own included.)
+///
+/// The routes are the server's [`EndpointPaths`](crate::EndpointPaths) and the site's form
+/// paths as they are: to serve grantor under a prefix, give those paths the prefix
+/// (`/auth/api/oauth/token`, `Site::sign_in_path("/auth/signin")`, ...) and configure the app
+/// with these routes at its root, not inside a `web::scope`, since the pages' forms post to
+/// the paths they were given.
 ///
 /// ```no_run
 /// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {

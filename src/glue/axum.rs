@@ -190,6 +190,11 @@ where
 /// grant) device verification page, rendered with its [`Pages`](crate::Pages). The host adds
 /// its own routes (its API, its home page) beside them.
 ///
+/// The routes are the server's [`EndpointPaths`](crate::EndpointPaths) and the site's form
+/// paths as they are: to serve grantor under a prefix, give those paths the prefix
+/// (`/auth/api/oauth/token`, `Site::sign_in_path("/auth/signin")`, ...) and merge this router
+/// at the root rather than `nest` it, since the pages' forms post to the paths they were given.
+///
 /// ```no_run
 /// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
 /// use grantor::{PlainPages, Site};
