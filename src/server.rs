@@ -388,7 +388,9 @@ impl AuthorizationServer {
     }
 
     /// The authorization server metadata (RFC 8414) as `application/json`, for
-    /// `GET /.well-known/oauth-authorization-server`.
+    /// `GET /.well-known/oauth-authorization-server` (followed by the issuer's path when it
+    /// has one, RFC 8414 §3.1: `/.well-known/oauth-authorization-server/tenant` for the issuer
+    /// `https://host/tenant`).
     ///
     /// ```
     /// # use grantor::*;

@@ -342,23 +342,14 @@ async fn a_site_at_paths_of_the_hosts_choosing_without_a_framework() {
     );
 }
 
-/// Every path under `/auth`: the endpoints' paths and the forms' (the routes are mounted at
-/// the root, as the glue documents for a deployment under a prefix).
+/// Everything under `/auth`: the issuer has that path (so the endpoints, the metadata and the
+/// device page move under it) and the forms are given it; the routes are mounted at the root,
+/// as the glue documents for a deployment under a prefix.
 fn prefixed_site() -> Site {
-    let mut paths = grantor::EndpointPaths::default();
-    for path in [
-        &mut paths.authorization,
-        &mut paths.token,
-        &mut paths.revocation,
-        &mut paths.introspection,
-        &mut paths.jwks,
-        &mut paths.registration,
-        &mut paths.pushed_requests,
-        &mut paths.device_authorization,
-    ] {
-        *path = format!("/auth{path}");
-    }
-    let f = fixture_with(|b| b.endpoints(paths));
+    let f = fixture_with(|b| {
+        b.issuer(format!("{ISSUER}/auth"))
+            .device_flow(grantor::device::DeviceFlow::new())
+    });
     Site::new(&f.server)
         .sign_in_path("/auth/signin")
         .approval_path("/auth/approve")
@@ -371,11 +362,42 @@ fn action(page: &Reply) -> String {
     page.body[start..end].to_owned()
 }
 
-/// The code flow under `/auth`, following the forms where they post; nothing at the bare paths.
+/// The path of an endpoint URL the metadata gives.
+fn advertised(metadata: &serde_json::Value, name: &str) -> String {
+    let url = metadata[name]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} in {metadata}"));
+    let url = url::Url::parse(url).unwrap();
+    assert_eq!(url.origin().ascii_serialization(), ISSUER, "{name}");
+    url.path().to_owned()
+}
+
+/// Under `/auth`: the metadata at its RFC 8414 place, every endpoint it names served there,
+/// the code flow following the forms where they post, and nothing at the bare paths.
 async fn check_prefixed(base: &str) {
     let http = browser();
+    let metadata = send(http.get(format!(
+        "{base}/.well-known/oauth-authorization-server/auth"
+    )))
+    .await;
+    assert_eq!(metadata.status, 200, "{}", metadata.body);
+    let metadata: serde_json::Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(metadata["issuer"], format!("{ISSUER}/auth"));
+    let authorize = advertised(&metadata, "authorization_endpoint");
+    let token = advertised(&metadata, "token_endpoint");
+    assert_eq!(authorize, "/auth/api/oauth/authorize");
+    for name in [
+        "revocation_endpoint",
+        "introspection_endpoint",
+        "device_authorization_endpoint",
+    ] {
+        let path = advertised(&metadata, name);
+        let answer = send(http.post(format!("{base}{path}"))).await;
+        assert_ne!(answer.status, 404, "{name} at {path}");
+    }
+
     let page = send(http.get(format!(
-        "{base}/auth/api/oauth/authorize?response_type=code&client_id=demo-client\
+        "{base}{authorize}?response_type=code&client_id=demo-client\
          &redirect_uri={REDIRECT_ENCODED}&scope=profile&state=p"
     )))
     .await;
@@ -406,7 +428,7 @@ async fn check_prefixed(base: &str) {
         .1
         .into_owned();
     let exchange = form(
-        http.post(format!("{base}/auth/api/oauth/token"))
+        http.post(format!("{base}{token}"))
             .basic_auth("demo-client", Some("demo-secret")),
         &[
             ("grant_type", "authorization_code"),
@@ -416,11 +438,19 @@ async fn check_prefixed(base: &str) {
     );
     let tokens = send(exchange).await;
     assert_eq!(tokens.status, 200, "{}", tokens.body);
+
+    // The device page is where the device authorization endpoint sends the user.
+    let device = send(http.get(format!("{base}/auth/device"))).await;
+    assert_eq!(device.status, 200, "{}", device.body);
+    device.assert_page();
+
     for bare in [
+        "/.well-known/oauth-authorization-server",
         "/api/oauth/token",
         "/api/oauth/authorize",
         "/signin",
         "/approve",
+        "/device",
     ] {
         let status = send(http.post(format!("{base}{bare}"))).await.status;
         assert_eq!(status, 404, "{bare}");

@@ -32,6 +32,31 @@ pub(crate) fn absolute_url(config: &crate::config::Config, path: &str) -> String
     format!("{}{path}", config.issuer.trim_end_matches('/'))
 }
 
+/// The path an endpoint at `path` is served at, the path of its [`absolute_url`]: the
+/// issuer's own path (none for an issuer that is an origin), then `path`.
+pub(crate) fn served_path(config: &crate::config::Config, path: &str) -> String {
+    format!("{}{path}", issuer_path(&config.issuer))
+}
+
+/// Where the metadata document is served (RFC 8414 §3.1): the well-known name, then the
+/// issuer's own path (`/.well-known/oauth-authorization-server/tenant` for the issuer
+/// `https://host/tenant`).
+pub(crate) fn metadata_path(config: &crate::config::Config) -> String {
+    format!(
+        "/.well-known/oauth-authorization-server{}",
+        issuer_path(&config.issuer)
+    )
+}
+
+/// The path of an issuer (checked at build: a URL with no query or fragment), without its
+/// trailing `/`: empty for `https://host` and `https://host/`.
+fn issuer_path(issuer: &str) -> &str {
+    let after_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
+    after_scheme
+        .find('/')
+        .map_or("", |start| after_scheme[start..].trim_end_matches('/'))
+}
+
 /// Whether a `Content-Type` is `application/x-www-form-urlencoded`, parameters (such as
 /// `charset`) allowed.
 pub(crate) fn is_form_content_type(value: Option<&HeaderValue>) -> bool {
@@ -116,5 +141,19 @@ pub(crate) async fn jwks(inner: &Inner) -> http::Response<String> {
             response
         }
         Err(error) => render::error(&error.into(), &inner.config.basic_challenge),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::issuer_path;
+
+    #[test]
+    fn an_issuers_path_is_what_follows_its_authority_without_the_trailing_slash() {
+        assert_eq!(issuer_path("https://auth.example"), "");
+        assert_eq!(issuer_path("https://auth.example/"), "");
+        assert_eq!(issuer_path("http://127.0.0.1:8080"), "");
+        assert_eq!(issuer_path("https://host/tenant"), "/tenant");
+        assert_eq!(issuer_path("https://host:8443/realms/one/"), "/realms/one");
     }
 }

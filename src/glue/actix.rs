@@ -58,6 +58,7 @@ use actix_web::error::PayloadError;
 use actix_web::web::Bytes;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
 
+use super::RoutePaths;
 pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
 use crate::endpoint::bearer::{self, Presented};
 use crate::scope::Scope;
@@ -185,11 +186,13 @@ fn server_error(why: &'static str) -> Refusal {
     Refusal::from(response)
 }
 
-/// Every endpoint grantor serves, at the server's [`EndpointPaths`](crate::EndpointPaths), for
-/// [`App::configure`](actix_web::App::configure): token, revocation, introspection,
+/// Every endpoint grantor serves, for [`App::configure`](actix_web::App::configure), each
+/// where the metadata says it is (the issuer's own path, if it has one, then the server's
+/// [`EndpointPaths`](crate::EndpointPaths) path): token, revocation, introspection,
 /// registration and each registered client's configuration (RFC 7591, 7592), pushed
 /// authorization requests (RFC 9126), device authorization (RFC 8628), the metadata at
-/// `/.well-known/oauth-authorization-server` (RFC 8414), and with JWT access tokens the JWKS.
+/// `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC 8414 §3.1),
+/// and with JWT access tokens the JWKS.
 /// Every method reaches grantor, which answers the ones an endpoint does not take with its own
 /// 405. Bodies are read up to [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer
 /// one gets grantor's 413. Endpoints the server was not configured for answer 404.
@@ -199,8 +202,8 @@ fn server_error(why: &'static str) -> Refusal {
 pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfig) + Clone {
     let server = server.clone();
     move |config: &mut web::ServiceConfig| {
-        let paths = &server.inner.config.endpoints;
-        let configuration = format!("{}/{{client_id}}", paths.registration.trim_end_matches('/'));
+        let settings = &server.inner.config;
+        let paths = &RoutePaths::of(settings);
         let routes: [(&str, Endpoint<AuthorizationServer>); 7] = [
             (&paths.token, |s, r| {
                 Box::pin(async move { s.token(&r).await })
@@ -214,7 +217,7 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
             (&paths.registration, |s, r| {
                 Box::pin(async move { s.register(&r).await })
             }),
-            (&configuration, |s, r| {
+            (&paths.configuration, |s, r| {
                 Box::pin(async move { s.client_configuration(&r).await })
             }),
             (&paths.pushed_requests, |s, r| {
@@ -229,7 +232,7 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
         }
         let metadata = server.clone();
         config.service(document(
-            "/.well-known/oauth-authorization-server",
+            &crate::endpoint::metadata_path(settings),
             web::route().to(move || {
                 let response = metadata.metadata();
                 async move { respond(response) }
@@ -269,11 +272,11 @@ fn document(path: &str, route: actix_web::Route) -> actix_web::Resource {
 /// beside them. (A service configuration rather than a `Scope`: a scope at `/` would answer
 /// 404 for every path after it, the host's own included.)
 ///
-/// The routes are the server's [`EndpointPaths`](crate::EndpointPaths) and the site's form
-/// paths as they are: to serve grantor under a prefix, give those paths the prefix
-/// (`/auth/api/oauth/token`, `Site::sign_in_path("/auth/signin")`, ...) and configure the app
-/// with these routes at its root, not inside a `web::scope`, since the pages' forms post to
-/// the paths they were given.
+/// The endpoints are where the metadata says, the forms at the site's paths as given. To
+/// serve grantor under a prefix, give the issuer that path (`https://host/auth`: the
+/// endpoints, the metadata and the device page move under it) and the forms the prefix
+/// (`Site::sign_in_path("/auth/signin")`), and configure the app with these routes at its
+/// root, not inside a `web::scope`: the pages' forms post to the paths they were given.
 ///
 /// ```no_run
 /// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {

@@ -50,6 +50,7 @@ use ::axum::response::{IntoResponse, Response};
 use ::axum::routing::{MethodRouter, any, get};
 use http::request::Parts;
 
+use super::RoutePaths;
 pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
 use crate::endpoint::bearer::{self, Presented};
 use crate::scope::Scope;
@@ -106,11 +107,12 @@ async fn check(
         .map_err(Refusal::from)
 }
 
-/// Every endpoint grantor serves, at the server's [`EndpointPaths`](crate::EndpointPaths):
-/// token, revocation, introspection, registration and each registered client's configuration
-/// (RFC 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628),
-/// the metadata at `/.well-known/oauth-authorization-server` (RFC 8414), and with JWT access
-/// tokens the JWKS. Every method reaches grantor, which answers the ones an endpoint does not
+/// Every endpoint grantor serves, each where the metadata says it is (the issuer's own path,
+/// if it has one, then the server's [`EndpointPaths`](crate::EndpointPaths) path): token,
+/// revocation, introspection, registration and each registered client's configuration (RFC
+/// 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628), the
+/// metadata at `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC
+/// 8414 §3.1), and with JWT access tokens the JWKS. Every method reaches grantor, which answers the ones an endpoint does not
 /// take with its own 405. Bodies are read up to
 /// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
 /// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
@@ -121,8 +123,8 @@ pub fn endpoints<S>(server: &AuthorizationServer) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    let paths = &server.inner.config.endpoints;
-    let configuration = format!("{}/{{client_id}}", paths.registration.trim_end_matches('/'));
+    let config = &server.inner.config;
+    let paths = &RoutePaths::of(config);
     let router = Router::new()
         .route(
             &paths.token,
@@ -149,7 +151,7 @@ where
             }),
         )
         .route(
-            &configuration,
+            &paths.configuration,
             endpoint(server, server, |s, r| {
                 Box::pin(async move { s.client_configuration(&r).await })
             }),
@@ -168,7 +170,7 @@ where
         );
     let metadata = server.clone();
     let router = router.route(
-        "/.well-known/oauth-authorization-server",
+        &crate::endpoint::metadata_path(config),
         get(move || std::future::ready(metadata.metadata())),
     );
     #[cfg(feature = "jwt")]
@@ -190,10 +192,11 @@ where
 /// grant) device verification page, rendered with its [`Pages`](crate::Pages). The host adds
 /// its own routes (its API, its home page) beside them.
 ///
-/// The routes are the server's [`EndpointPaths`](crate::EndpointPaths) and the site's form
-/// paths as they are: to serve grantor under a prefix, give those paths the prefix
-/// (`/auth/api/oauth/token`, `Site::sign_in_path("/auth/signin")`, ...) and merge this router
-/// at the root rather than `nest` it, since the pages' forms post to the paths they were given.
+/// The endpoints are where the metadata says, the forms at the site's paths as given. To
+/// serve grantor under a prefix, give the issuer that path (`https://host/auth`: the
+/// endpoints, the metadata and the device page move under it) and the forms the prefix
+/// (`Site::sign_in_path("/auth/signin")`), and merge this router at the root rather than
+/// `nest` it: the pages' forms post to the paths they were given.
 ///
 /// ```no_run
 /// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {

@@ -3,8 +3,43 @@
 
 use std::marker::PhantomData;
 
+use crate::config::Config;
+use crate::endpoint::served_path;
 use crate::scope::Scope;
 use crate::store::AccessGrant;
+
+/// Where the glue serves each endpoint: the path of the URL the metadata gives it (the
+/// issuer's own path, then the endpoint's [`EndpointPaths`](crate::EndpointPaths) path).
+pub(crate) struct RoutePaths {
+    pub(crate) token: String,
+    pub(crate) revocation: String,
+    pub(crate) introspection: String,
+    pub(crate) registration: String,
+    /// Each registered client's configuration endpoint (RFC 7592): the registration path,
+    /// `/`, and the client id as a route parameter.
+    pub(crate) configuration: String,
+    pub(crate) pushed_requests: String,
+    pub(crate) device_authorization: String,
+    #[cfg_attr(not(feature = "jwt"), allow(dead_code))]
+    pub(crate) jwks: String,
+}
+
+impl RoutePaths {
+    pub(crate) fn of(config: &Config) -> Self {
+        let paths = &config.endpoints;
+        let registration = served_path(config, &paths.registration);
+        Self {
+            token: served_path(config, &paths.token),
+            revocation: served_path(config, &paths.revocation),
+            introspection: served_path(config, &paths.introspection),
+            configuration: format!("{}/{{client_id}}", registration.trim_end_matches('/')),
+            registration,
+            pushed_requests: served_path(config, &paths.pushed_requests),
+            device_authorization: served_path(config, &paths.device_authorization),
+            jwks: served_path(config, &paths.jwks),
+        }
+    }
+}
 
 /// The grant of a request's valid bearer (or DPoP) token for the server's default audience,
 /// any scope: an extractor for axum and actix-web handlers. Refused with grantor's RFC 6750

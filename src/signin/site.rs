@@ -13,6 +13,8 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use super::pages::{DevicePage, Pages, PlainPages};
 use super::{SignInFlow, Step};
 use crate::device::UserCodeProblem;
+use crate::endpoint::device::verification_uri;
+use crate::endpoint::served_path;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::secret::Password;
@@ -47,6 +49,7 @@ pub const DEFAULT_APPROVAL_PATH: &str = "/approve";
 pub struct Site {
     flow: SignInFlow,
     pages: Arc<dyn Pages>,
+    authorization: Arc<str>,
     sign_in: Arc<str>,
     approval: Arc<str>,
     device: Option<Arc<str>>,
@@ -68,6 +71,11 @@ impl Site {
         Self {
             flow: SignInFlow::new(server.clone()),
             pages: Arc::new(PlainPages),
+            authorization: served_path(
+                &server.inner.config,
+                &server.inner.config.endpoints.authorization,
+            )
+            .into(),
             sign_in: DEFAULT_SIGN_IN_PATH.into(),
             approval: DEFAULT_APPROVAL_PATH.into(),
             device: device_path(server),
@@ -100,9 +108,11 @@ impl Site {
         self.flow.server()
     }
 
-    /// The authorization endpoint's path (the server's [`EndpointPaths`](crate::EndpointPaths)).
+    /// The path the authorization endpoint is served at: the path of its URL in the metadata
+    /// (the issuer's own path, if it has one, then the server's
+    /// [`EndpointPaths::authorization`](crate::EndpointPaths::authorization)).
     pub fn authorization_path(&self) -> &str {
-        &self.server().inner.config.endpoints.authorization
+        &self.authorization
     }
 
     /// Where the sign-in form posts.
@@ -115,9 +125,10 @@ impl Site {
         &self.approval
     }
 
-    /// The device verification page's path (the path of
-    /// [`DeviceFlow::verification_uri`](crate::device::DeviceFlow::verification_uri)), when
-    /// the server serves the device authorization grant.
+    /// The device verification page's path, when the server serves the device authorization
+    /// grant: the path of the `verification_uri` its endpoint hands out
+    /// ([`DeviceFlow::verification_uri`](crate::device::DeviceFlow::verification_uri), under
+    /// the issuer when that is a path).
     pub fn device_path(&self) -> Option<&str> {
         self.device.as_deref()
     }
@@ -297,19 +308,12 @@ impl Site {
     }
 }
 
-/// The path of the device flow's verification URI, when the server serves the grant: the
-/// setting itself, or the path of an absolute URL (both checked when the server was built).
+/// The path of the verification URI the device authorization endpoint hands out, when the
+/// server serves the grant (a setting that is a path is under the issuer).
 fn device_path(server: &AuthorizationServer) -> Option<Arc<str>> {
-    let configured = server
-        .inner
-        .config
-        .device
-        .as_ref()?
-        .verification_uri_value();
-    if configured.starts_with('/') {
-        return Some(configured.into());
-    }
-    url::Url::parse(configured)
+    server.inner.config.device.as_ref()?;
+    let advertised = verification_uri(&server.inner);
+    url::Url::parse(&advertised)
         .ok()
         .map(|url| url.path().into())
 }
