@@ -40,7 +40,8 @@ pub(crate) fn served_path(config: &crate::config::Config, path: &str) -> String 
 
 /// Where the metadata document is served (RFC 8414 §3.1): the well-known name, then the
 /// issuer's own path (`/.well-known/oauth-authorization-server/tenant` for the issuer
-/// `https://host/tenant`).
+/// `https://host/tenant`). For the framework glue.
+#[cfg(any(feature = "axum", feature = "actix"))]
 pub(crate) fn metadata_path(config: &crate::config::Config) -> String {
     format!(
         "/.well-known/oauth-authorization-server{}",
