@@ -112,8 +112,8 @@ async fn check(
 /// revocation, introspection, registration and each registered client's configuration (RFC
 /// 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628), the
 /// metadata at `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC
-/// 8414 §3.1), and with JWT access tokens the JWKS. Every method reaches grantor, which answers the ones an endpoint does not
-/// take with its own 405. Bodies are read up to
+/// 8414 §3.1), and with JWT access tokens the JWKS. Every method reaches grantor, which
+/// answers the ones an endpoint does not take with its own 405. Bodies are read up to
 /// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
 /// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
 ///
