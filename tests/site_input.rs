@@ -15,17 +15,6 @@ use proptest::prelude::*;
 
 const CASES: u32 = 600;
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
-
 /// One site for every case (the sessions and the throttle carry over, as on a live server).
 fn site() -> &'static Site {
     static SITE: OnceLock<Site> = OnceLock::new();

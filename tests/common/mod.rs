@@ -147,6 +147,19 @@ pub fn fixture_with(
     }
 }
 
+/// One multi-threaded runtime per test binary, for property tests that drive async calls
+/// from synchronous cases.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
 /// The answer of a future that is ready at once, as every call into the memory store is.
 pub fn at_once<F: std::future::Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
