@@ -141,6 +141,22 @@ impl Reply {
     }
 }
 
+/// Exchanges `code` (issued to the demo client for [`REDIRECT`]) at `token_url`: tokens.
+async fn exchange(http: &reqwest::Client, token_url: &str, code: &str) -> Reply {
+    let request = form(
+        http.post(token_url)
+            .basic_auth("demo-client", Some("demo-secret")),
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+        ],
+    );
+    let tokens = send(request).await;
+    assert_eq!(tokens.status, 200, "{}", tokens.body);
+    tokens
+}
+
 async fn check_code_flow(base: &str) {
     let http = browser();
     let authorize = format!(
@@ -202,17 +218,7 @@ async fn check_code_flow(base: &str) {
     let query: std::collections::HashMap<_, _> = location.query_pairs().into_owned().collect();
     assert_eq!(query["state"], "s1");
 
-    let exchange = form(
-        http.post(format!("{base}/api/oauth/token"))
-            .basic_auth("demo-client", Some("demo-secret")),
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", query["code"].as_str()),
-            ("redirect_uri", REDIRECT),
-        ],
-    );
-    let tokens = send(exchange).await;
-    assert_eq!(tokens.status, 200, "{}", tokens.body);
+    let tokens = exchange(&http, &format!("{base}/api/oauth/token"), &query["code"]).await;
     assert!(tokens.body.contains("\"access_token\""), "{}", tokens.body);
 
     for path in ["/signin", "/approve"] {
@@ -427,17 +433,7 @@ async fn check_prefixed(base: &str) {
         .expect("a code")
         .1
         .into_owned();
-    let exchange = form(
-        http.post(format!("{base}{token}"))
-            .basic_auth("demo-client", Some("demo-secret")),
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", code.as_str()),
-            ("redirect_uri", REDIRECT),
-        ],
-    );
-    let tokens = send(exchange).await;
-    assert_eq!(tokens.status, 200, "{}", tokens.body);
+    exchange(&http, &format!("{base}{token}"), &code).await;
 
     // The device page is where the device authorization endpoint sends the user.
     let device = send(http.get(format!("{base}/auth/device"))).await;

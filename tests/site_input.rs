@@ -193,7 +193,11 @@ async fn prepare(site: &Site, session: Session) -> (String, String) {
     assert_eq!(signed_in.status(), 200, "{}", signed_in.body());
     let (renewed, csrf) = live_parts(&signed_in);
     // A signed-in session gets a new id: the new cookie replaces the old.
-    (if renewed.is_empty() { cookie } else { renewed }, csrf)
+    assert!(
+        !renewed.is_empty() && renewed != cookie,
+        "a new session cookie"
+    );
+    (renewed, csrf)
 }
 
 fn request(

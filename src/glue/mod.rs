@@ -20,7 +20,7 @@ pub(crate) struct RoutePaths {
     pub(crate) configuration: String,
     pub(crate) pushed_requests: String,
     pub(crate) device_authorization: String,
-    #[cfg_attr(not(feature = "jwt"), allow(dead_code))]
+    #[cfg(feature = "jwt")]
     pub(crate) jwks: String,
 }
 
@@ -36,6 +36,7 @@ impl RoutePaths {
             registration,
             pushed_requests: served_path(config, &paths.pushed_requests),
             device_authorization: served_path(config, &paths.device_authorization),
+            #[cfg(feature = "jwt")]
             jwks: served_path(config, &paths.jwks),
         }
     }
