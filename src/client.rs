@@ -1,23 +1,19 @@
 //! Registered clients (RFC 6749 §2): identity, credentials verifier, redirect URIs, agreed
 //! grants and scopes.
 
-use std::fmt;
-
-use smol_str::SmolStr;
-
 use crate::clock::UnixTime;
+pub use crate::error::ClientError;
 use crate::error::StoreError;
+pub use crate::id::ClientId;
 use crate::scope::Scope;
 use crate::secret::{ClientSecret, SecretDigest};
 
 mod builder;
-pub(crate) mod cache;
 mod keys;
 mod uris;
 mod verifier;
 
 pub use builder::ClientBuilder;
-pub use cache::CLIENT_CACHE_CAPACITY;
 #[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
 pub(crate) use keys::PRIVATE_MEMBERS;
 pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};
@@ -25,40 +21,6 @@ pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::same_loopback_but_port;
 pub use verifier::SecretVerifier;
 pub(crate) use verifier::Verifier;
-
-/// A client identifier (RFC 6749 §2.2). Not a secret. Held inline up to 23 bytes, so clones
-/// copy it rather than share a reference count between threads.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ClientId(SmolStr);
-
-impl ClientId {
-    /// A client id; RFC 6749 §A.1 allows printable ASCII (`%x20-7E`), and grantor also refuses
-    /// the empty id.
-    pub fn new(id: impl AsRef<str>) -> Result<Self, ClientError> {
-        let id = id.as_ref();
-        if id.is_empty() || !id.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
-            return Err(ClientError::InvalidClientId);
-        }
-        Ok(Self(SmolStr::new(id)))
-    }
-
-    /// The id as a string.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ClientId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for ClientId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ClientId({:?})", &*self.0)
-    }
-}
 
 /// A grant type an administrator can agree with a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -294,53 +256,6 @@ impl Client {
             ..self.clone()
         })
     }
-}
-
-/// A registration that grantor refuses.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The client id is empty or holds characters outside printable ASCII.
-    #[error("the client id must be non-empty printable ASCII")]
-    InvalidClientId,
-    /// A redirect URI is not an absolute URI in printable ASCII, or carries a fragment.
-    #[error("a redirect URI must be an absolute URI in printable ASCII without a fragment")]
-    InvalidRedirectUri,
-    /// A resource server's audience, or a resource the client may ask for, is not an absolute
-    /// URI without a fragment in printable ASCII (RFC 8707 §2).
-    #[error(
-        "an audience or resource must be an absolute URI in printable ASCII without a fragment"
-    )]
-    InvalidAudience,
-    /// A public client was registered as a resource server: it could not authenticate to
-    /// introspect.
-    #[error("only a confidential client may be a resource server")]
-    PublicResourceServer,
-    /// The authorization code or implicit grant was agreed without a redirect URI.
-    #[error("the authorization code and implicit grants need at least one redirect URI")]
-    MissingRedirectUri,
-    /// A public client cannot use the client credentials grant (RFC 6749 §4.4).
-    #[error("a public client cannot be agreed for client_credentials")]
-    PublicClientCredentials,
-    /// The scopes or the default scope break RFC 6749 §3.3 syntax.
-    #[error("the client's scopes are malformed")]
-    InvalidScope,
-    /// The default scope holds a token the client may not be granted.
-    #[error("the default scope must be a subset of the client's scopes")]
-    DefaultScopeNotAllowed,
-    /// A digest verifier was asked for a secret too short to resist guessing.
-    #[error("a SHA-256 verifier needs a high-entropy secret of at least 32 characters")]
-    WeakSecretForDigest,
-    /// A public client was given a retiring secret: it has no secret to rotate.
-    #[error("a public client cannot have a retiring secret")]
-    PublicRetiringSecret,
-    /// A `jwks` is not a JWK Set of public keys within the limits, or a `jwks_uri` is not an
-    /// `https` URL without a fragment (RFC 7591 §2).
-    #[error("the client's keys must be a JWK Set of public keys or an https jwks_uri")]
-    InvalidKeys,
-    /// A stored verifier is neither `sha256:` nor an Argon2id PHC string.
-    #[error("the stored secret verifier is malformed")]
-    MalformedVerifier,
 }
 
 /// Fresh credentials for a new confidential client: a random id, a 256-bit secret to show the

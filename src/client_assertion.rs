@@ -29,13 +29,11 @@
 
 mod verify;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::client::ClientId;
-use crate::config::AuthorizationServerBuilder;
 use crate::error::StoreError;
 
 pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};
@@ -118,13 +116,4 @@ pub trait ClientKeyResolver: Send + Sync {
     /// The JWK Set (RFC 7517 §5) at `jwks_uri`, as JSON text. An error is a store failure:
     /// the client is answered `server_error`, not refused.
     async fn resolve(&self, client_id: &ClientId, jwks_uri: &str) -> Result<String, StoreError>;
-}
-
-impl AuthorizationServerBuilder {
-    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
-    /// register their `jwks` itself).
-    pub fn client_key_resolver(mut self, resolver: Arc<dyn ClientKeyResolver>) -> Self {
-        self.client_keys = Some(resolver);
-        self
-    }
 }

@@ -6,7 +6,7 @@
 //! Enable it with [`AuthorizationServerBuilder::device_flow`]; the endpoint is
 //! [`AuthorizationServer::device_authorization`](crate::AuthorizationServer::device_authorization),
 //! the grant `urn:ietf:params:oauth:grant-type:device_code` at the token endpoint, and the
-//! verification page's steps are [`SignInFlow::enter_user_code`](crate::SignInFlow::enter_user_code)
+//! verification page's steps are [`AuthorizationServer::enter_user_code`](crate::AuthorizationServer::enter_user_code)
 //! followed by the usual sign-in and approval.
 //!
 //! Every device code lives in the [`SingleUseStore`](crate::store::SingleUseStore) (so every
@@ -111,7 +111,7 @@ impl DeviceFlow {
 
     /// The host's verification page (`verification_uri`, RFC 8628 §3.2): a path under the
     /// issuer (`/device`) or an absolute `https`/`http` URL. Its form posts the `user_code`
-    /// to the host, which calls [`SignInFlow::enter_user_code`](crate::SignInFlow::enter_user_code).
+    /// to the host, which calls [`AuthorizationServer::enter_user_code`](crate::AuthorizationServer::enter_user_code).
     pub fn verification_uri(mut self, uri: impl Into<String>) -> Self {
         self.verification_uri = uri.into();
         self

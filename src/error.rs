@@ -285,6 +285,53 @@ fn sanitize(description: Cow<'static, str>) -> Cow<'static, str> {
     )
 }
 
+/// A registration that grantor refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The client id is empty or holds characters outside printable ASCII.
+    #[error("the client id must be non-empty printable ASCII")]
+    InvalidClientId,
+    /// A redirect URI is not an absolute URI in printable ASCII, or carries a fragment.
+    #[error("a redirect URI must be an absolute URI in printable ASCII without a fragment")]
+    InvalidRedirectUri,
+    /// A resource server's audience, or a resource the client may ask for, is not an absolute
+    /// URI without a fragment in printable ASCII (RFC 8707 §2).
+    #[error(
+        "an audience or resource must be an absolute URI in printable ASCII without a fragment"
+    )]
+    InvalidAudience,
+    /// A public client was registered as a resource server: it could not authenticate to
+    /// introspect.
+    #[error("only a confidential client may be a resource server")]
+    PublicResourceServer,
+    /// The authorization code or implicit grant was agreed without a redirect URI.
+    #[error("the authorization code and implicit grants need at least one redirect URI")]
+    MissingRedirectUri,
+    /// A public client cannot use the client credentials grant (RFC 6749 §4.4).
+    #[error("a public client cannot be agreed for client_credentials")]
+    PublicClientCredentials,
+    /// The scopes or the default scope break RFC 6749 §3.3 syntax.
+    #[error("the client's scopes are malformed")]
+    InvalidScope,
+    /// The default scope holds a token the client may not be granted.
+    #[error("the default scope must be a subset of the client's scopes")]
+    DefaultScopeNotAllowed,
+    /// A digest verifier was asked for a secret too short to resist guessing.
+    #[error("a SHA-256 verifier needs a high-entropy secret of at least 32 characters")]
+    WeakSecretForDigest,
+    /// A public client was given a retiring secret: it has no secret to rotate.
+    #[error("a public client cannot have a retiring secret")]
+    PublicRetiringSecret,
+    /// A `jwks` is not a JWK Set of public keys within the limits, or a `jwks_uri` is not an
+    /// `https` URL without a fragment (RFC 7591 §2).
+    #[error("the client's keys must be a JWK Set of public keys or an https jwks_uri")]
+    InvalidKeys,
+    /// A stored verifier is neither `sha256:` nor an Argon2id PHC string.
+    #[error("the stored secret verifier is malformed")]
+    MalformedVerifier,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,9 +57,9 @@ impl RequireBearer {
 impl<S> Layer<S> for RequireBearer {
     type Service = BearerService<S>;
 
-    fn layer(&self, inner: S) -> Self::Service {
+    fn layer(&self, service: S) -> Self::Service {
         BearerService {
-            inner,
+            service,
             guard: self.clone(),
         }
     }
@@ -68,7 +68,7 @@ impl<S> Layer<S> for RequireBearer {
 /// A service that lets through only requests with a valid bearer token.
 #[derive(Debug, Clone)]
 pub struct BearerService<S> {
-    inner: S,
+    service: S,
     guard: RequireBearer,
 }
 
@@ -84,13 +84,13 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
+        self.service.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         // The clone that was polled ready is the one that must be called (tower's usual swap).
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let clone = self.service.clone();
+        let mut service = std::mem::replace(&mut self.service, clone);
         let guard = self.guard.clone();
         Box::pin(async move {
             let (server, scope) = (&guard.server, guard.scope.as_ref());
@@ -106,7 +106,7 @@ where
             match checked {
                 Ok(grant) => {
                     request.extensions_mut().insert::<AccessGrant>(grant);
-                    inner.call(request).await
+                    service.call(request).await
                 }
                 Err(refusal) => Ok(refusal.map(ResBody::from)),
             }

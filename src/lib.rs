@@ -100,11 +100,11 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 
 mod audience;
+mod builder;
 mod client;
 #[cfg(feature = "private-key-jwt")]
 pub mod client_assertion;
 mod clock;
-mod config;
 pub mod device;
 #[cfg(feature = "dpop")]
 pub mod dpop;
@@ -116,6 +116,7 @@ mod exchange;
 mod glue;
 mod grant;
 pub mod hash;
+mod id;
 #[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
 mod jose;
 #[cfg(feature = "jwt")]
@@ -131,6 +132,7 @@ mod request;
 mod scope;
 mod secret;
 mod server;
+mod settings;
 pub mod signin;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;
@@ -143,15 +145,12 @@ mod throttle;
 struct ReadmeDoctests;
 
 pub use audience::{Audience, MAX_RESOURCES, is_resource};
+pub use builder::{AuthorizationServerBuilder, ConfigError};
 pub use client::{
-    Approval, CLIENT_CACHE_CAPACITY, Client, ClientBuilder, ClientCredentials, ClientError,
-    ClientId, ClientKeys, GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
+    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, ClientKeys,
+    GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
 };
 pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
-pub use config::{
-    AuthorizationServerBuilder, ConfigError, EndpointPaths, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE,
-    PkcePolicy, Profile,
-};
 pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};
 pub use exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
@@ -170,6 +169,7 @@ pub use registration::{
 pub use scope::{Scope, ScopeError};
 pub use secret::{ClientSecret, Password};
 pub use server::AuthorizationServer;
-pub use signin::{Pages, PlainPages, SignInFlow, Site, Step};
+pub use settings::{EndpointPaths, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile};
+pub use signin::{Pages, PlainPages, Site, Step};
 pub use store::{AccessGrant, Admin, AdminError, User, UserId};
 pub use throttle::SignInThrottle;

@@ -5,11 +5,11 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::StoreError;
+use crate::id::{FamilyId, Jti, UserId};
 use crate::secret::{
     AccessToken, AuthorizationCode, ClientSecret, RefreshToken, SecretDigest, base64url,
     base64url_into, base64url_len, random_bytes,
 };
-use crate::store::{FamilyId, Jti, UserId};
 
 // Each operation draws once from `random_bytes` (a per-thread ChaCha12 generator seeded from
 // the OS) and cuts what it mints from that one draw.

@@ -5,44 +5,30 @@ use std::sync::Arc;
 
 use http::{HeaderMap, Request, Response};
 
-use crate::config::AuthorizationServerBuilder;
 use crate::endpoint::{authorize, bearer, introspect, metadata, registration, revoke, span, token};
 use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::scope::Scope;
+use crate::settings::Settings;
 use crate::store::{AccessGrant, UserId};
 use authorize::Authorize;
 
 mod flows;
 mod inner;
 mod secrets;
+mod signin;
 
 pub(crate) use inner::Inner;
+pub use signin::{ApprovalPage, SignInPage, Step};
 
 /// The authorization server: hand it requests, get responses.
 ///
 /// Cheap to clone (an `Arc` inside); share one between a host's handlers.
 #[derive(Clone)]
 pub struct AuthorizationServer {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
 impl AuthorizationServer {
-    /// Starts configuring a server.
-    ///
-    /// ```
-    /// use grantor::{AuthorizationServer, MemoryStore};
-    ///
-    /// let server = AuthorizationServer::builder()
-    ///     .issuer("https://auth.example")
-    ///     .store(MemoryStore::new())
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(server.issuer(), "https://auth.example");
-    /// ```
-    pub fn builder() -> AuthorizationServerBuilder {
-        AuthorizationServerBuilder::default()
-    }
-
     /// The authorization endpoint (RFC 6749 §3.1), `GET` with a query or `POST` with a form.
     ///
     /// Validates the request and answers one of: [`Authorize::SignIn`] with a pending
@@ -75,7 +61,13 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
-        span::traced_authorize(authorize::authorize(&self.inner, request)).await
+        let inner = &*self.inner;
+        let authorization = authorize::Authorization {
+            clients: &*inner.clients,
+            rules: inner.authorize_rules(),
+            pushes: inner.pushes(),
+        };
+        span::traced_authorize(authorize::authorize(inner.wire(), authorization, request)).await
     }
 
     /// Completes a pending authorization after the host's sign-in (and approval page, when
@@ -111,7 +103,13 @@ impl AuthorizationServer {
     ) -> Response<String> {
         span::traced(
             "decide",
-            authorize::decide(&self.inner, pending, user, decision),
+            authorize::decide(
+                self.inner.wire(),
+                self.inner.decider(),
+                pending,
+                user,
+                decision,
+            ),
         )
         .await
     }
@@ -145,7 +143,13 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        span::traced("token", token::token(&self.inner, request)).await
+        let inner = &*self.inner;
+        let endpoint = token::TokenEndpoint {
+            grants: inner.token_grants(),
+            #[cfg(feature = "dpop")]
+            dpop: inner.dpop.as_ref(),
+        };
+        span::traced("token", token::token(inner.wire(), endpoint, request)).await
     }
 
     /// Token revocation (RFC 7009), `POST`: a client revokes its own access or refresh token.
@@ -172,7 +176,13 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        span::traced("revoke", revoke::revoke(&self.inner, request)).await
+        let inner = &*self.inner;
+        let revocation = revoke::Revocation {
+            clients: inner.authenticator(&inner.config.endpoints.revocation),
+            tokens: &*inner.tokens,
+            events: &*inner.events,
+        };
+        span::traced("revoke", revoke::revoke(inner.wire(), revocation, request)).await
     }
 
     /// Token introspection (RFC 7662), `POST`, client authentication required: an active
@@ -199,7 +209,13 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        span::traced("introspect", introspect::introspect(&self.inner, request)).await
+        let inner = &*self.inner;
+        let introspection = introspect::Introspection {
+            clients: inner.authenticator(&inner.config.endpoints.introspection),
+            tokens: &*inner.tokens,
+        };
+        let call = introspect::introspect(inner.wire(), introspection, request);
+        span::traced("introspect", call).await
     }
 
     /// The client registration endpoint (RFC 7591 §3), `POST {registration path}` (default
@@ -241,7 +257,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn register<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        span::traced("register", registration::register(&self.inner, request)).await
+        let call = registration::register(self.inner.wire(), self.inner.registrar(), request);
+        span::traced("register", call).await
     }
 
     /// The client configuration endpoint (RFC 7592 §2): `GET`, `PUT` or `DELETE` on
@@ -278,13 +295,13 @@ impl AuthorizationServer {
         &self,
         request: &Request<B>,
     ) -> Response<String> {
-        let call = registration::configuration(&self.inner, request);
+        let call = registration::configuration(self.inner.wire(), self.inner.registrar(), request);
         span::traced("client_configuration", call).await
     }
 
     /// Bearer token validation for resource servers (RFC 6750): the grant behind the request's
     /// `Authorization: Bearer` token, checked to be meant for the server's
-    /// [default audience](AuthorizationServerBuilder::default_audience) (RFC 8707; see
+    /// [default audience](crate::AuthorizationServerBuilder::default_audience) (RFC 8707; see
     /// [`bearer_for_audience`](Self::bearer_for_audience) for another) and to carry every token
     /// of `required` scope, or the ready refusal: 401 with a bare
     /// `WWW-Authenticate: Bearer realm=".."` challenge without credentials, 401
@@ -292,7 +309,7 @@ impl AuthorizationServer {
     /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
     /// header.
     ///
-    /// With DPoP on ([`AuthorizationServerBuilder::dpop`], feature `dpop`) it also takes
+    /// With DPoP on ([`AuthorizationServerBuilder::dpop`](crate::AuthorizationServerBuilder::dpop), feature `dpop`) it also takes
     /// `Authorization: DPoP <token>` with a `DPoP` proof of the token's key for this request's
     /// method and URI (RFC 9449 §7.1; an origin-form URI is read against the issuer's origin),
     /// and refuses a bound token presented as a bearer token; those refusals carry
@@ -321,7 +338,8 @@ impl AuthorizationServer {
         request: &Request<B>,
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
-        bearer::check(&self.inner, bearer::Presented::of(request), None, required).await
+        self.check_bearer(bearer::Presented::of(request), None, required)
+            .await
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone. Without the request's method and URI
@@ -354,11 +372,11 @@ impl AuthorizationServer {
             target: None,
             headers,
         };
-        bearer::check(&self.inner, request, None, required).await
+        self.check_bearer(request, None, required).await
     }
 
     /// [`AuthorizationServer::bearer`] for a resource server of another `audience` than the
-    /// server's default (one of its [`resources`](AuthorizationServerBuilder::resources)): a
+    /// server's default (one of its [`resources`](crate::AuthorizationServerBuilder::resources)): a
     /// token not meant for `audience` is refused with 401 `invalid_token` (RFC 8707).
     ///
     /// ```
@@ -384,7 +402,7 @@ impl AuthorizationServer {
         required: Option<&Scope>,
     ) -> Result<AccessGrant, Response<String>> {
         let presented = bearer::Presented::of(request);
-        bearer::check(&self.inner, presented, Some(audience), required).await
+        self.check_bearer(presented, Some(audience), required).await
     }
 
     /// The authorization server metadata (RFC 8414) as `application/json`, for
@@ -418,7 +436,7 @@ impl AuthorizationServer {
     /// Feature `jwt`.
     #[cfg(feature = "jwt")]
     pub async fn jwks(&self) -> Response<String> {
-        crate::endpoint::jwks(&self.inner).await
+        crate::endpoint::jwks(self.inner.wire(), self.inner.jwt.as_ref()).await
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this
@@ -464,7 +482,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub fn payload_too_large(&self) -> Response<String> {
-        crate::endpoint::payload_too_large(&self.inner)
+        crate::endpoint::payload_too_large(&self.inner.rendered)
     }
 
     /// The issuer identifier this server was built with.
@@ -485,6 +503,39 @@ impl AuthorizationServer {
     /// ```
     pub fn issuer(&self) -> &str {
         &self.inner.config.issuer
+    }
+}
+
+impl AuthorizationServer {
+    /// The server the builder assembled.
+    pub(crate) fn assembled(inner: Inner) -> Self {
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The settings it was built with, for the pages and the glue above it.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.inner.config
+    }
+
+    /// Bearer validation of what a request presented, for `audience` (the default when
+    /// `None`): the one path every public bearer method and the glue's extractors take.
+    pub(crate) async fn check_bearer(
+        &self,
+        presented: bearer::Presented<'_>,
+        audience: Option<&str>,
+        required: Option<&Scope>,
+    ) -> Result<AccessGrant, Response<String>> {
+        let inner = &*self.inner;
+        bearer::check(
+            inner.wire(),
+            inner.validation(),
+            presented,
+            audience,
+            required,
+        )
+        .await
     }
 }
 

@@ -126,3 +126,56 @@ async fn secrets_never_appear_in_debug_output() {
         assert!(!rendered.contains(secret), "{secret} leaked: {rendered}");
     }
 }
+
+/// The host's own user store, given before `store`, is the one users sign in against; the
+/// store supplies every other seam. The same holds with the calls the other way round.
+#[tokio::test]
+async fn a_user_store_given_before_the_store_is_kept() {
+    let host_users = MemoryStore::new();
+    host_users
+        .add_user("carol@example.com", &Password::new("carol-password-3"))
+        .await
+        .unwrap();
+    let host_users = Arc::new(host_users);
+    let rest = MemoryStore::new();
+    let creds = ClientCredentials::generate().unwrap();
+    let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
+        .grant_types([GrantType::Password])
+        .scopes("profile")
+        .build()
+        .unwrap();
+    rest.register_client(&client).await.unwrap();
+    rest.add_user("dave@example.com", &Password::new("dave-password-4"))
+        .await
+        .unwrap();
+    let basic = basic(creds.client_id.as_str(), creds.secret.expose_secret());
+    let users_first = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .users(host_users.clone())
+        .store(rest.clone())
+        .build()
+        .unwrap();
+    let users_last = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .store(rest)
+        .users(host_users)
+        .build()
+        .unwrap();
+    for server in [users_first, users_last] {
+        let password = |user: &str, pw: &str| {
+            token_request(
+                Some(&basic),
+                &format!("grant_type=password&username={user}&password={pw}"),
+            )
+        };
+        let carol = server
+            .token(&password("carol%40example.com", "carol-password-3"))
+            .await;
+        assert_eq!(carol.status(), 200, "{}", carol.body());
+        // The store's own users are not the server's: its user seam is the host's.
+        let dave = server
+            .token(&password("dave%40example.com", "dave-password-4"))
+            .await;
+        assert_error(&dave, 400, "invalid_grant");
+    }
+}

@@ -56,13 +56,13 @@ async fn no_public_value_shows_a_secret_in_debug() {
     shown.extend(both(&AuthorizationCode::new("a-code-value-1234")));
 
     // The sign-in flow: pages, steps, the approval, the redirect with a code.
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let query = format!(
         "response_type=code&client_id=demo-client&redirect_uri={REDIRECT_ENCODED}&state={STATE}"
     );
     let pending = f.pending(&query).await;
     shown.extend(both(&pending));
-    let step = flow.authorize(&authorize_request(&query)).await;
+    let step = flow.begin_sign_in(&authorize_request(&query)).await;
     let Step::SignIn(page) = &step else {
         panic!("expected the sign-in page");
     };
@@ -84,7 +84,7 @@ async fn no_public_value_shows_a_secret_in_debug() {
     shown.extend(both(&step));
     let (approval_session, approval_csrf) = (approval_session.clone(), approval_csrf.clone());
     let step = flow
-        .decide(&approval_session, &approval_csrf, Decision::Approve)
+        .answer_approval(&approval_session, &approval_csrf, Decision::Approve)
         .await;
     let Step::Respond(response) = &step else {
         panic!("expected the redirect");

@@ -57,17 +57,25 @@ impl Fixture {
     }
 
     /// Alice enters `user_code`, signs in and answers `decision`.
-    async fn answer(&self, flow: &SignInFlow, user_code: &str, decision: Decision) -> Step {
+    async fn answer(
+        &self,
+        flow: &AuthorizationServer,
+        user_code: &str,
+        decision: Decision,
+    ) -> Step {
         let approval = approval_page(flow, user_code).await;
         assert_eq!(approval.client_name, "Living Room TV");
         assert_eq!(approval.scope.as_str(), "profile");
-        flow.decide(&approval.session, &approval.csrf, decision)
+        flow.answer_approval(&approval.session, &approval.csrf, decision)
             .await
     }
 }
 
 /// Alice enters `user_code` and signs in: the approval page.
-async fn approval_page(flow: &SignInFlow, user_code: &str) -> grantor::signin::ApprovalPage {
+async fn approval_page(
+    flow: &AuthorizationServer,
+    user_code: &str,
+) -> grantor::signin::ApprovalPage {
     let Step::SignIn(page) = flow.enter_user_code(user_code).await else {
         panic!("the user code is live");
     };
@@ -117,7 +125,7 @@ async fn a_device_gets_tokens_once_the_user_enters_the_code_signs_in_and_approve
         400,
         "authorization_pending",
     );
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let typed = started.user_code.to_lowercase().replace('-', " ");
     let step = f.answer(&flow, &typed, Decision::Approve).await;
     assert_eq!(format!("{step:?}"), "DeviceAnswered(Approve)");
@@ -153,7 +161,7 @@ fn bearer_request(token: &str) -> http::Request<()> {
 async fn a_denial_reaches_the_device_as_access_denied_once() {
     let f = devices(DeviceFlow::new());
     let started = f.started().await;
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let step = f.answer(&flow, &started.user_code, Decision::Deny).await;
     assert!(
         matches!(step, Step::DeviceAnswered(Decision::Deny)),
@@ -189,7 +197,7 @@ async fn an_expired_device_code_answers_expired_token_then_is_forgotten() {
     let started = f.started().await;
     f.clock.advance(Duration::from_secs(60));
     assert_error(&f.poll(&started.device_code).await, 400, "expired_token");
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let step = flow.enter_user_code(&started.user_code).await;
     assert!(
         matches!(step, Step::EnterUserCode(UserCodeProblem::Unknown)),
@@ -203,11 +211,11 @@ async fn an_expired_device_code_answers_expired_token_then_is_forgotten() {
 async fn an_answer_after_the_code_expired_is_refused() {
     let f = devices(DeviceFlow::new().lifetime(Duration::from_secs(60)));
     let started = f.started().await;
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let approval = approval_page(&flow, &started.user_code).await;
     f.clock.advance(Duration::from_secs(61));
     let step = flow
-        .decide(&approval.session, &approval.csrf, Decision::Approve)
+        .answer_approval(&approval.session, &approval.csrf, Decision::Approve)
         .await;
     let Step::Error(error) = step else {
         panic!("expected an error page, got {step:?}");
@@ -220,7 +228,7 @@ async fn an_answer_after_the_code_expired_is_refused() {
 async fn a_user_code_is_answered_once() {
     let f = devices(DeviceFlow::new());
     let started = f.started().await;
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     // Two sign-ins for one code (two tabs, or someone else who read the code).
     let Step::SignIn(first) = flow.enter_user_code(&started.user_code).await else {
         panic!()
@@ -241,12 +249,16 @@ async fn a_user_code_is_answered_once() {
     else {
         panic!()
     };
-    let step = flow.decide(&a.session, &a.csrf, Decision::Approve).await;
+    let step = flow
+        .answer_approval(&a.session, &a.csrf, Decision::Approve)
+        .await;
     assert!(
         matches!(step, Step::DeviceAnswered(Decision::Approve)),
         "{step:?}"
     );
-    let step = flow.decide(&b.session, &b.csrf, Decision::Deny).await;
+    let step = flow
+        .answer_approval(&b.session, &b.csrf, Decision::Deny)
+        .await;
     assert!(matches!(step, Step::Error(_)), "{step:?}");
     assert_tokens(&f.poll(&started.device_code).await);
 }
@@ -255,7 +267,7 @@ async fn a_user_code_is_answered_once() {
 async fn wrong_and_malformed_user_codes_are_shown_again_and_guessing_is_throttled() {
     let f = devices(DeviceFlow::new().user_code_guesses(3));
     let started = f.started().await;
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let step = flow.enter_user_code("12345678").await;
     assert!(
         matches!(step, Step::EnterUserCode(UserCodeProblem::Malformed)),
@@ -392,7 +404,7 @@ async fn without_the_device_flow_its_endpoint_and_grant_are_absent() {
         400,
         "unauthorized_client",
     );
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     assert!(matches!(
         flow.enter_user_code("BCDF-GHJK").await,
         Step::Error(_)
@@ -441,7 +453,7 @@ proptest::proptest! {
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let f = devices(DeviceFlow::new());
-        let flow = SignInFlow::new(f.server.clone());
+        let flow = f.server.clone();
         runtime.block_on(async {
             f.started().await;
             let step = flow.enter_user_code(&typed).await;

@@ -15,8 +15,8 @@ fn query(client: &str) -> String {
     )
 }
 
-async fn start(flow: &SignInFlow, client: &str) -> SignInPage {
-    match flow.authorize(&authorize_request(&query(client))).await {
+async fn start(flow: &AuthorizationServer, client: &str) -> SignInPage {
+    match flow.begin_sign_in(&authorize_request(&query(client))).await {
         Step::SignIn(page) => page,
         other => panic!("expected the sign-in page, got {other:?}"),
     }
@@ -29,7 +29,7 @@ fn password(value: &str) -> Password {
 #[tokio::test]
 async fn a_valid_request_seals_itself_into_the_form_and_opens_no_session() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "demo-client").await;
     assert_eq!(page.client_name, "Demo Client");
     assert_eq!(page.scope.as_str(), "email");
@@ -46,7 +46,7 @@ async fn a_valid_request_seals_itself_into_the_form_and_opens_no_session() {
     assert_ne!(other.session, page.session);
     // Nothing was kept: there is no session to answer from before the sign-in.
     let step = flow
-        .decide(&page.session, &page.csrf, Decision::Approve)
+        .answer_approval(&page.session, &page.csrf, Decision::Approve)
         .await;
     assert!(matches!(step, Step::Error(_)), "{step:?}");
 }
@@ -54,7 +54,7 @@ async fn a_valid_request_seals_itself_into_the_form_and_opens_no_session() {
 #[tokio::test]
 async fn signing_in_issues_a_new_session_id_and_csrf_token_and_the_planted_ones_die() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     // An attacker starts a sign-in and plants its cookie and form in the victim's browser.
     let planted = start(&flow, "demo-client").await;
     let step = flow
@@ -73,11 +73,11 @@ async fn signing_in_issues_a_new_session_id_and_csrf_token_and_the_planted_ones_
     assert_eq!(approval.session.len(), 22);
     // What the attacker knows answers nothing: not the approval, not another sign-in.
     let step = flow
-        .decide(&planted.session, &planted.csrf, Decision::Approve)
+        .answer_approval(&planted.session, &planted.csrf, Decision::Approve)
         .await;
     assert!(matches!(step, Step::Error(_)), "{step:?}");
     let step = flow
-        .decide(&planted.session, &approval.csrf, Decision::Approve)
+        .answer_approval(&planted.session, &approval.csrf, Decision::Approve)
         .await;
     assert!(matches!(step, Step::Error(_)), "{step:?}");
     let step = flow
@@ -91,7 +91,7 @@ async fn signing_in_issues_a_new_session_id_and_csrf_token_and_the_planted_ones_
     assert!(matches!(step, Step::Error(_)), "{step:?}");
     // The new ones carry the user's decision.
     let step = flow
-        .decide(&approval.session, &approval.csrf, Decision::Approve)
+        .answer_approval(&approval.session, &approval.csrf, Decision::Approve)
         .await;
     let Step::Respond(response) = step else {
         panic!("expected the redirect, got {step:?}");
@@ -102,7 +102,7 @@ async fn signing_in_issues_a_new_session_id_and_csrf_token_and_the_planted_ones_
 #[tokio::test]
 async fn a_wrong_password_shows_the_page_again_and_never_redirects() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "plain-client").await;
     let step = flow
         .sign_in(&page.session, &page.csrf, ALICE, &password("wrong"))
@@ -122,7 +122,7 @@ async fn a_wrong_password_shows_the_page_again_and_never_redirects() {
 #[tokio::test]
 async fn a_client_needing_approval_gets_the_approval_page_then_the_code() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "demo-client").await;
     let step = flow
         .sign_in(&page.session, &page.csrf, ALICE, &password(ALICE_PASSWORD))
@@ -134,7 +134,7 @@ async fn a_client_needing_approval_gets_the_approval_page_then_the_code() {
     assert_eq!(approval.client_name, "Demo Client");
     assert_eq!(approval.scope.as_str(), "email");
     let Step::Respond(response) = flow
-        .decide(&approval.session, &approval.csrf, Decision::Approve)
+        .answer_approval(&approval.session, &approval.csrf, Decision::Approve)
         .await
     else {
         panic!("expected the redirect");
@@ -150,7 +150,7 @@ async fn a_client_needing_approval_gets_the_approval_page_then_the_code() {
     assert_eq!(tokens["scope"], "email");
     // The session is spent.
     let again = flow
-        .decide(&approval.session, &approval.csrf, Decision::Approve)
+        .answer_approval(&approval.session, &approval.csrf, Decision::Approve)
         .await;
     assert!(matches!(again, Step::Error(_)), "{again:?}");
 }
@@ -158,7 +158,7 @@ async fn a_client_needing_approval_gets_the_approval_page_then_the_code() {
 #[tokio::test]
 async fn deny_redirects_access_denied() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "demo-client").await;
     let Step::Approve(approval) = flow
         .sign_in(&page.session, &page.csrf, BOB, &password(BOB_PASSWORD))
@@ -167,7 +167,7 @@ async fn deny_redirects_access_denied() {
         panic!("expected the approval page");
     };
     let Step::Respond(response) = flow
-        .decide(&approval.session, &approval.csrf, Decision::Deny)
+        .answer_approval(&approval.session, &approval.csrf, Decision::Deny)
         .await
     else {
         panic!("expected the redirect");
@@ -178,7 +178,7 @@ async fn deny_redirects_access_denied() {
 #[tokio::test]
 async fn forms_need_the_right_csrf_token_and_a_live_session() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "demo-client").await;
     let right = password(ALICE_PASSWORD);
     for (session, csrf) in [
@@ -195,7 +195,7 @@ async fn forms_need_the_right_csrf_token_and_a_live_session() {
         assert_eq!(error.status(), 400);
     }
     let early = flow
-        .decide(&page.session, &page.csrf, Decision::Approve)
+        .answer_approval(&page.session, &page.csrf, Decision::Approve)
         .await;
     assert!(
         matches!(early, Step::Error(_)),
@@ -209,11 +209,13 @@ async fn forms_need_the_right_csrf_token_and_a_live_session() {
 #[tokio::test]
 async fn invalid_requests_never_open_a_session() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
-    let unknown = flow.authorize(&authorize_request(&query("nobody"))).await;
+    let flow = f.server.clone();
+    let unknown = flow
+        .begin_sign_in(&authorize_request(&query("nobody")))
+        .await;
     assert!(matches!(unknown, Step::Error(_)), "{unknown:?}");
     let admin = format!("{}%20admin", query("demo-client"));
-    let Step::Respond(response) = flow.authorize(&authorize_request(&admin)).await else {
+    let Step::Respond(response) = flow.begin_sign_in(&authorize_request(&admin)).await else {
         panic!("expected an error redirect");
     };
     assert_eq!(redirect(&response).query["error"], "invalid_scope");
@@ -222,7 +224,7 @@ async fn invalid_requests_never_open_a_session() {
 #[tokio::test]
 async fn repeated_wrong_passwords_throttle_the_account_at_the_page_and_the_token_endpoint() {
     let f = fixture_with(|b| b.sign_in_throttle(SignInThrottle::new(3, Duration::from_secs(300))));
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "plain-client").await;
     for _ in 0..3 {
         let step = flow
@@ -267,7 +269,7 @@ async fn repeated_wrong_passwords_throttle_the_account_at_the_page_and_the_token
 #[tokio::test]
 async fn pages_and_steps_never_show_the_session_id_csrf_token_or_code_in_debug() {
     let f = fixture();
-    let flow = SignInFlow::new(f.server.clone());
+    let flow = f.server.clone();
     let page = start(&flow, "plain-client").await;
     let shown = format!("{page:?} {:?}", Step::SignIn(page.clone()));
     assert!(

@@ -5,22 +5,24 @@
 use http::header::CONTENT_TYPE;
 use http::{Method, Request, Response, StatusCode};
 
+use super::Wire;
 use super::form::{self, Form, FormError};
 use super::{is_form_content_type, parse, render};
 use crate::error::OAuthError;
 use crate::grant::Issued;
+use crate::grant::authorize::Rules;
 use crate::grant::authorize::{
     Answer, Decide, Decision, PendingAuthorization, Refused, ReplyTo, ResponseType, Validated,
 };
+use crate::grant::pushed::Pushes;
 use crate::grant::{TOKEN_TYPE, authorize};
-use crate::server::Inner;
-use crate::store::UserId;
+use crate::store::{ClientStore, UserId};
 
 /// What the authorization endpoint decided about a request.
 #[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]
 pub enum Authorize {
     /// The request is valid: keep the pending authorization where the browser cannot alter it
-    /// ([`SignInFlow`](crate::SignInFlow) seals it into the form) and show the sign-in
+    /// ([`AuthorizationServer::begin_sign_in`](crate::AuthorizationServer::begin_sign_in) seals it into the form) and show the sign-in
     /// page (and the approval page when [`PendingAuthorization::needs_approval`]).
     SignIn(PendingAuthorization),
     /// An error for the client, already rendered as a redirect to its redirect URI: send it as
@@ -45,20 +47,33 @@ impl std::fmt::Debug for Authorize {
     }
 }
 
-pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Authorize {
-    let form = match read_request(inner, request) {
+/// What the authorization endpoint decides with: the client store, the server's rules and,
+/// when pushed requests are taken, what redeeming one needs.
+pub(crate) struct Authorization<'a> {
+    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) rules: Rules<'a>,
+    pub(crate) pushes: Option<Pushes<'a>>,
+}
+
+pub(crate) async fn authorize<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    authorization: Authorization<'_>,
+    request: &Request<B>,
+) -> Authorize {
+    let form = match read_request(wire, request) {
         Ok(form) => form,
         Err(error) => return Authorize::Reject(error),
     };
     let request = parse::authorization_request(&form);
-    let now = inner.clock.now();
+    let now = wire.now;
     if let Some(request_uri) = request.request_uri {
-        return pushed(inner, request.client_id, request_uri, now).await;
+        return pushed(authorization.pushes, request.client_id, request_uri, now).await;
     }
-    match authorize::validate(&*inner.clients, inner.authorize_rules(), &request, now).await {
+    let Authorization { clients, rules, .. } = authorization;
+    match authorize::validate(clients, rules, &request, now).await {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
         Validated::Redirect(error, reply_to) => {
-            Authorize::Redirect(error_redirect(inner, reply_to, &error))
+            Authorize::Redirect(error_redirect(wire, reply_to, &error))
         }
         Validated::Reject(error) => {
             render::log(&error);
@@ -70,12 +85,12 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B
 /// A request by reference to a pushed one (RFC 9126 §4): the pushed request, taken, stands for
 /// every other parameter. Without pushed requests on, `request_uri` is refused (RFC 9101 §6.2).
 async fn pushed(
-    inner: &Inner,
+    pushes: Option<Pushes<'_>>,
     client_id: Option<&str>,
     request_uri: &str,
     now: crate::clock::UnixTime,
 ) -> Authorize {
-    let redeemed = match inner.pushes() {
+    let redeemed = match pushes {
         Some(pushes) => pushes.redeem(client_id, request_uri, now).await,
         None => Err(OAuthError::new(
             crate::error::ErrorCode::InvalidRequestUri,
@@ -93,10 +108,10 @@ async fn pushed(
 
 /// `GET` with a query, or `POST` with a form body (RFC 6749 §3.1).
 fn read_request<'r, B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
     request: &'r Request<B>,
 ) -> Result<Form<'r>, OAuthError> {
-    let limits = inner.config.limits;
+    let limits = wire.settings.limits;
     let parsed = if request.method() == Method::GET {
         form::parse(request.uri().query().unwrap_or("").as_bytes(), limits)
     } else if request.method() == Method::POST {
@@ -123,64 +138,43 @@ fn read_request<'r, B: AsRef<[u8]>>(
 }
 
 pub(crate) async fn decide(
-    inner: &Inner,
+    wire: Wire<'_>,
+    decide: Decide<'_>,
     pending: PendingAuthorization,
     user: &UserId,
     decision: Decision,
 ) -> Response<String> {
-    let answer = answer(inner, &pending, user, decision).await;
+    let answer = decide.decide(&pending, user, decision, wire.now).await;
     let reply_to = pending.reply_to();
     if pending.response_type() == ResponseType::Device {
         return match answer {
             Ok(Answer::Device(decision)) => device_answered(decision),
-            Ok(_) => render::error(
-                &OAuthError::invalid_request("the device authorization is not valid"),
-                &inner.config.basic_challenge,
-            ),
-            Err(Refused::Redirect(error) | Refused::NotRedirectable(error)) => {
-                render::error(&error, &inner.config.basic_challenge)
-            }
+            Ok(_) => wire.error(&OAuthError::invalid_request(
+                "the device authorization is not valid",
+            )),
+            Err(Refused::Redirect(error) | Refused::NotRedirectable(error)) => wire.error(&error),
         };
     }
     let location = match answer {
         Ok(Answer::Code(code)) => {
             let params = [("code", code.expose_secret())];
-            redirect_location(inner, reply_to, &params)
+            redirect_location(wire, reply_to, &params)
         }
-        Ok(Answer::Token(issued)) => fragment(inner, reply_to, &issued),
+        Ok(Answer::Token(issued)) => fragment(wire, reply_to, &issued),
         Ok(Answer::Device(_)) => {
             let error = OAuthError::invalid_request("not a device authorization");
-            return render::error(&error, &inner.config.basic_challenge);
+            return wire.error(&error);
         }
-        Err(Refused::Redirect(error)) => return error_redirect(inner, reply_to, &error),
+        Err(Refused::Redirect(error)) => return error_redirect(wire, reply_to, &error),
         Err(Refused::NotRedirectable(error)) => {
-            return render::error(&error, &inner.config.basic_challenge);
+            return wire.error(&error);
         }
     };
-    render::redirect(location).unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
-}
-
-/// The signed-in user's `decision` on `pending`, unrendered: what the sign-in flow turns into
-/// its next step.
-pub(crate) async fn answer(
-    inner: &Inner,
-    pending: &PendingAuthorization,
-    user: &UserId,
-    decision: Decision,
-) -> Result<Answer, Refused> {
-    let decide = Decide {
-        clients: &*inner.clients,
-        users: &*inner.users,
-        issuer: inner.issuer(),
-        devices: inner.devices(),
-    };
-    decide
-        .decide(pending, user, decision, inner.clock.now())
-        .await
+    render::redirect(location).unwrap_or_else(|e| wire.error(&e))
 }
 
 /// A device flow's decision, recorded: a plain page for a host without its own (RFC 8628
-/// §3.3 leaves the wording to the host; [`SignInFlow`](crate::SignInFlow) hands the decision
+/// §3.3 leaves the wording to the host; [`AuthorizationServer::answer_approval`](crate::AuthorizationServer::answer_approval) hands the decision
 /// over instead).
 fn device_answered(decision: Decision) -> Response<String> {
     let text = match decision {
@@ -201,7 +195,7 @@ fn device_answered(decision: Decision) -> Response<String> {
 }
 
 /// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the fragment.
-fn fragment(inner: &Inner, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
+fn fragment(wire: Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
         ("access_token", issued.access_token()),
@@ -210,18 +204,17 @@ fn fragment(inner: &Inner, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
         ("scope", issued.scope.as_str()),
         ("jti", issued.jti.as_str()),
     ];
-    redirect_location(inner, reply_to, &params)
+    redirect_location(wire, reply_to, &params)
 }
 
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
-fn error_redirect(inner: &Inner, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
+fn error_redirect(wire: Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
     render::log(error);
     let params = [
         ("error", error.code().as_str()),
         ("error_description", error.description()),
     ];
-    render::redirect(redirect_location(inner, reply_to, &params))
-        .unwrap_or_else(|e| render::error(&e, &inner.config.basic_challenge))
+    render::redirect(redirect_location(wire, reply_to, &params)).unwrap_or_else(|e| wire.error(&e))
 }
 
 /// Adds `params`, then `state` and `iss`, to the redirect URI: to its query for `code`, as its
@@ -230,7 +223,7 @@ fn error_redirect(inner: &Inner, reply_to: ReplyTo<'_>, error: &OAuthError) -> R
 /// exactly as registered. Written into one buffer of the exact length, which becomes the
 /// `Location` header without a copy.
 fn redirect_location(
-    inner: &Inner,
+    wire: Wire<'_>,
     reply_to: ReplyTo<'_>,
     params: &[(&'static str, &str)],
 ) -> String {
@@ -241,7 +234,7 @@ fn redirect_location(
         ResponseType::Code if redirect_uri.ends_with(['?', '&']) => "",
         ResponseType::Code => "&",
     };
-    let issuer = inner.config.issuer_encoded.as_str();
+    let issuer = wire.rendered.issuer_encoded.as_str();
     let state = reply_to.state.map(|state| ("state", state));
     let pairs = || params.iter().copied().chain(state);
     // Each pair is `name=value&`; `iss=` ends the list without an `&`.

@@ -6,14 +6,12 @@ use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
 use serde::Serialize;
 
-use super::render;
-use crate::config::Config;
+use super::{Wire, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::{self, Demand, Refusal};
 use crate::scope::Scope;
 use crate::secret::AccessToken;
-use crate::server::Inner;
-use crate::store::AccessGrant;
+use crate::store::{AccessGrant, TokenIssuer, UserStore};
 
 #[cfg(feature = "dpop")]
 mod dpop;
@@ -44,58 +42,72 @@ impl<'a> Presented<'a> {
     }
 }
 
+/// What finding the grant behind a token needs: the token store, the user store (for a JWT's
+/// user), and the feature's verifiers where they are on.
+#[derive(Clone, Copy)]
+pub(crate) struct Validation<'a> {
+    pub(crate) tokens: &'a dyn TokenIssuer,
+    #[cfg_attr(not(feature = "jwt"), allow(dead_code))]
+    pub(crate) users: &'a dyn UserStore,
+    #[cfg(feature = "jwt")]
+    pub(crate) jwt: Option<&'a crate::jwt::JwtAccessTokens>,
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop: Option<&'a crate::dpop::Checker>,
+}
+
 /// Validates the request's `Authorization: Bearer` token (or, with DPoP on, `Authorization:
 /// DPoP` with its proof): meant for `audience` (the server's default audience when `None`)
 /// and, if asked, carrying every token of `required`. The grant, or the ready refusal.
 pub(crate) async fn check(
-    inner: &Inner,
+    wire: Wire<'_>,
+    validation: Validation<'_>,
     request: Presented<'_>,
     audience: Option<&str>,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, Response<String>> {
-    let config = &inner.config;
-    let (scheme, token) = match read_credentials(request.headers, config.dpop) {
+    let (scheme, token) = match read_credentials(request.headers, wire.settings.dpop) {
         Ok(credentials) => credentials,
-        Err(refusal) => return Err(refuse(config, refusal)),
+        Err(refusal) => return Err(refuse(wire, refusal)),
     };
-    let grant = match find_grant(inner, &token, audience).await {
+    let grant = match find_grant(wire, validation, &token, audience).await {
         Ok(grant) => grant,
-        Err(refusal) => return Err(refuse_as(config, refusal, scheme)),
+        Err(refusal) => return Err(refuse_as(wire, refusal, scheme)),
     };
     let grant = match (scheme, grant.jkt) {
         (Scheme::Bearer, None) => grant,
         #[cfg(feature = "dpop")]
-        (Scheme::Dpop, _) => dpop::check(inner, request, &token, grant).await?,
-        _ => return Err(refuse(config, Refusal::BoundAsBearer)),
+        (Scheme::Dpop, _) => dpop::check(wire, validation.dpop, request, &token, grant).await?,
+        _ => return Err(refuse(wire, Refusal::BoundAsBearer)),
     };
-    bearer::require_scope(&grant, required).map_err(|r| refuse_as(config, r, scheme))?;
+    bearer::require_scope(&grant, required).map_err(|r| refuse_as(wire, r, scheme))?;
     Ok(grant)
 }
 
 /// The grant behind `token`, meant for `audience`: from the store, or verified as a JWT.
 async fn find_grant(
-    inner: &Inner,
+    wire: Wire<'_>,
+    validation: Validation<'_>,
     token: &AccessToken,
     audience: Option<&str>,
 ) -> Result<AccessGrant, Refusal> {
-    let default = &inner.config.resources.default;
+    let default = &wire.settings.resources.default;
     let demand = Demand {
         audience: audience.unwrap_or(default.as_str()),
         default,
     };
     #[cfg(feature = "jwt")]
-    if let Some(jwt) = &inner.jwt
+    if let Some(jwt) = validation.jwt
         && crate::jwt::looks_like_jwt(token.expose_secret())
     {
         let check = bearer::JwtCheck {
             jwt,
-            issuer: &inner.config.issuer,
-            store: &*inner.tokens,
-            users: &*inner.users,
+            issuer: &wire.settings.issuer,
+            store: validation.tokens,
+            users: validation.users,
         };
-        return bearer::check_jwt(check, token, demand, inner.clock.now()).await;
+        return bearer::check_jwt(check, token, demand, wire.now).await;
     }
-    bearer::check(&*inner.tokens, token, demand, inner.clock.now()).await
+    bearer::check(validation.tokens, token, demand, wire.now).await
 }
 
 /// How the token was presented.
@@ -245,24 +257,24 @@ fn dpop_algorithms() -> String {
 }
 
 /// The 400/401/403 with its `WWW-Authenticate: Bearer` challenge (RFC 6750 §3).
-fn refuse(config: &Config, refusal: Refusal) -> Response<String> {
-    refuse_as(config, refusal, Scheme::Bearer)
+fn refuse(wire: Wire<'_>, refusal: Refusal) -> Response<String> {
+    refuse_as(wire, refusal, Scheme::Bearer)
 }
 
 /// The 400/401/403 with its challenge in `scheme` (RFC 6750 §3, RFC 9449 §7.1).
-fn refuse_as(config: &Config, refusal: Refusal, scheme: Scheme) -> Response<String> {
-    let refusals = &config.bearer_refusals;
+fn refuse_as(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<String> {
+    let refusals = &wire.rendered.bearer_refusals;
     let (error, scope) = match refusal {
         Refusal::NoCredentials => {
             let mut response = Response::new(String::new());
             *response.status_mut() = StatusCode::UNAUTHORIZED;
             let headers = response.headers_mut();
             headers.insert(WWW_AUTHENTICATE, refusals.bare.clone());
-            if config.dpop {
+            if wire.settings.dpop {
                 // Either scheme will do (RFC 9449 §7.1).
                 let dpop = format!(
                     "DPoP realm=\"{}\", algs=\"{}\"",
-                    config.realm,
+                    wire.settings.realm,
                     dpop_algorithms()
                 );
                 if let Ok(value) = HeaderValue::from_str(&dpop) {
@@ -289,7 +301,7 @@ fn refuse_as(config: &Config, refusal: Refusal, scheme: Scheme) -> Response<Stri
                 "the access token is bound to a DPoP key: present it as Authorization: DPoP \
                  with a proof (RFC 9449)",
             );
-            return refuse_as(config, Refusal::Error(error), Scheme::Dpop);
+            return refuse_as(wire, Refusal::Error(error), Scheme::Dpop);
         }
         #[cfg(feature = "dpop")]
         Refusal::DpopNonce(nonce) => {
@@ -298,7 +310,7 @@ fn refuse_as(config: &Config, refusal: Refusal, scheme: Scheme) -> Response<Stri
                 "the DPoP proof must carry the nonce of the DPoP-Nonce header",
             )
             .with_status(StatusCode::UNAUTHORIZED);
-            let mut response = refuse_as(config, Refusal::Error(error), Scheme::Dpop);
+            let mut response = refuse_as(wire, Refusal::Error(error), Scheme::Dpop);
             if let Ok(value) = HeaderValue::from_str(&nonce) {
                 response
                     .headers_mut()
@@ -330,7 +342,7 @@ fn refuse_as(config: &Config, refusal: Refusal, scheme: Scheme) -> Response<Stri
         // A store failure is not the token's fault: no challenge to answer.
         return response;
     }
-    let realm = &config.realm;
+    let realm = &wire.settings.realm;
     let text = challenge_as(scheme, realm, error.code(), error.description(), scope);
     insert_challenge(&mut response, text);
     response

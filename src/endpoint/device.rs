@@ -5,10 +5,12 @@
 use http::{Request, Response, StatusCode};
 use serde::Serialize;
 
-use super::{absolute_url, form, parse, render};
+use super::{Wire, form, parse, render};
 use crate::error::OAuthError;
+use crate::grant::client_auth::Authenticator;
+use crate::grant::device::Devices;
 use crate::grant::device::Started;
-use crate::server::Inner;
+use crate::settings::Settings;
 
 #[derive(Serialize)]
 struct Answer<'a> {
@@ -20,15 +22,19 @@ struct Answer<'a> {
     interval: u64,
 }
 
+/// `devices` is `None` when the device flow is not served; `clients` authenticates at this
+/// endpoint.
 pub(crate) async fn device_authorization<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
+    devices: Option<Devices<'_>>,
+    clients: Authenticator<'_>,
     request: &Request<B>,
 ) -> Response<String> {
-    let started = match start(inner, request).await {
+    let started = match start(wire, devices, clients, request).await {
         Ok(started) => started,
-        Err(error) => return render::error(&error, &inner.config.basic_challenge),
+        Err(error) => return wire.error(&error),
     };
-    let verification_uri = verification_uri(inner);
+    let verification_uri = verification_uri(wire.settings);
     let mut complete = verification_uri.clone();
     complete.push_str(if complete.contains('?') { "&" } else { "?" });
     complete.push_str("user_code=");
@@ -44,35 +50,36 @@ pub(crate) async fn device_authorization<B: AsRef<[u8]>>(
     render::json(StatusCode::OK, &answer)
 }
 
-async fn start<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Started, OAuthError> {
-    let Some(devices) = inner.devices() else {
+async fn start<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    devices: Option<Devices<'_>>,
+    clients: Authenticator<'_>,
+    request: &Request<B>,
+) -> Result<Started, OAuthError> {
+    let Some(devices) = devices else {
         return Err(OAuthError::invalid_request(
             "this server does not serve the device authorization grant",
         )
         .with_status(StatusCode::NOT_FOUND));
     };
-    let form = super::read_post_form(inner, request)?;
-    let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner
-        .authenticator(&inner.config.endpoints.device_authorization)
-        .authenticate(&auth)
-        .await?;
+    let form = super::read_post_form(wire.settings.limits, request)?;
+    let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
+    let client = clients.authenticate(&auth).await?;
     let resources = form.resources();
     devices
-        .start(&client, form.get("scope"), &resources, inner.clock.now())
+        .start(&client, form.get("scope"), &resources, wire.now)
         .await
 }
 
 /// The host's verification page as an absolute URL: the setting as it is, or under the
 /// issuer when it is a path.
-pub(crate) fn verification_uri(inner: &Inner) -> String {
-    let configured = inner
-        .config
+pub(crate) fn verification_uri(settings: &Settings) -> String {
+    let configured = settings
         .device
         .as_ref()
         .map_or("/device", |d| d.verification_uri_value());
     if configured.starts_with('/') {
-        absolute_url(&inner.config, configured)
+        settings.absolute_url(configured)
     } else {
         configured.to_owned()
     }

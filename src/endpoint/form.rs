@@ -4,6 +4,8 @@
 
 use std::borrow::Cow;
 
+use crate::settings::Limits;
+
 /// The parameters grantor reads. Others are dropped unread (RFC 6749 §3.1: unknown parameters
 /// are ignored), and may repeat: extensions such as RFC 8707's `resource` and RFC 8693's
 /// `audience` do.
@@ -38,15 +40,6 @@ const KNOWN: &[&str] = &[
 
 // `parse` tracks the names it has seen in a `u32`.
 const _: () = assert!(KNOWN.len() <= 32);
-
-/// Size limits for a form or query string.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    /// Largest encoded input, in bytes.
-    pub(crate) max_input: usize,
-    /// Largest decoded parameter value, in bytes.
-    pub(crate) max_param: usize,
-}
 
 /// Why a form could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]

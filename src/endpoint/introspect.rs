@@ -3,40 +3,47 @@
 
 use http::{Request, Response, StatusCode};
 
+use super::Wire;
 use super::{json, parse, render};
 use crate::error::OAuthError;
+use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup::{self, Found};
-use crate::server::Inner;
+use crate::store::TokenIssuer;
+
+/// What introspection needs: client authentication at this endpoint and the tokens.
+pub(crate) struct Introspection<'a> {
+    pub(crate) clients: Authenticator<'a>,
+    pub(crate) tokens: &'a dyn TokenIssuer,
+}
 
 pub(crate) async fn introspect<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
+    introspection: Introspection<'_>,
     request: &Request<B>,
 ) -> Response<String> {
-    match handle(inner, request).await {
+    match handle(wire, introspection, request).await {
         Ok(Some(found)) => render::json_text(
             StatusCode::OK,
             json::introspection(
                 &found,
-                &inner.config.issuer,
-                &inner.config.resources.default,
+                &wire.settings.issuer,
+                &wire.settings.resources.default,
             ),
         ),
         Ok(None) => render::json_text(StatusCode::OK, r#"{"active":false}"#.to_owned()),
-        Err(error) => render::error(&error, &inner.config.basic_challenge),
+        Err(error) => wire.error(&error),
     }
 }
 
 async fn handle<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
+    introspection: Introspection<'_>,
     request: &Request<B>,
 ) -> Result<Option<Found>, OAuthError> {
-    let form = super::read_post_form(inner, request)?;
-    let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner
-        .authenticator(&inner.config.endpoints.introspection)
-        .authenticate(&auth)
-        .await?;
+    let form = super::read_post_form(wire.settings.limits, request)?;
+    let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
+    let client = introspection.clients.authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
-    let audience = &inner.config.resources.default;
-    lookup::introspect(&*inner.tokens, &client, audience, &query, inner.clock.now()).await
+    let audience = &wire.settings.resources.default;
+    lookup::introspect(introspection.tokens, &client, audience, &query, wire.now).await
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::render;
 use crate::client::GrantType;
-use crate::config::{Config, Profile};
+use crate::settings::{Profile, Settings};
 
 #[derive(Serialize)]
 struct Metadata<'a> {
@@ -50,7 +50,7 @@ struct Metadata<'a> {
 }
 
 /// The proof algorithms verified, when DPoP is on.
-fn dpop_algorithms(config: &Config) -> Option<&'static [&'static str]> {
+fn dpop_algorithms(config: &Settings) -> Option<&'static [&'static str]> {
     #[cfg(feature = "dpop")]
     if config.dpop {
         return Some(&crate::dpop::ALGORITHMS);
@@ -83,8 +83,8 @@ fn auth_methods() -> AuthMethods {
 }
 
 /// The metadata document as `application/json`, cacheable for an hour.
-pub(crate) fn document(config: &Config) -> Response<String> {
-    let url = |path: &str| super::absolute_url(config, path);
+pub(crate) fn document(config: &Settings) -> Response<String> {
+    let url = |path: &str| config.absolute_url(path);
     let paths = &config.endpoints;
     let mut methods = vec!["S256"];
     if config.allow_plain_pkce {

@@ -21,41 +21,61 @@ pub(crate) mod span;
 pub(crate) mod token;
 
 use http::header::CONTENT_TYPE;
-use http::{HeaderValue, Method, Request, StatusCode};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
 
+use crate::clock::UnixTime;
 use crate::error::OAuthError;
-use crate::server::Inner;
+use crate::settings::Limits;
+use crate::settings::Settings;
 use form::{Form, FormError};
 
-/// The absolute URL of an endpoint at `path`, as the metadata names it.
-pub(crate) fn absolute_url(config: &crate::config::Config, path: &str) -> String {
-    format!("{}{path}", config.issuer.trim_end_matches('/'))
+/// What every endpoint reads and renders with: the server's settings, the headers rendered
+/// from them once at build, and the time the request is served at. An endpoint takes this and
+/// the grant contexts it uses, never the server's state.
+#[derive(Clone, Copy)]
+pub(crate) struct Wire<'a> {
+    pub(crate) settings: &'a Settings,
+    pub(crate) rendered: &'a Rendered,
+    pub(crate) now: UnixTime,
 }
 
-/// The path an endpoint at `path` is served at, the path of its [`absolute_url`]: the
-/// issuer's own path (none for an issuer that is an origin), then `path`.
-pub(crate) fn served_path(config: &crate::config::Config, path: &str) -> String {
-    format!("{}{path}", issuer_path(&config.issuer))
+impl Wire<'_> {
+    /// `error` as a JSON error response, with the Basic challenge where it is `invalid_client`.
+    pub(crate) fn error(&self, error: &OAuthError) -> Response<String> {
+        render::error(error, &self.rendered.basic_challenge)
+    }
 }
 
-/// Where the metadata document is served (RFC 8414 §3.1): the well-known name, then the
-/// issuer's own path (`/.well-known/oauth-authorization-server/tenant` for the issuer
-/// `https://host/tenant`). For the framework glue.
-#[cfg(any(feature = "axum", feature = "actix"))]
-pub(crate) fn metadata_path(config: &crate::config::Config) -> String {
-    format!(
-        "/.well-known/oauth-authorization-server{}",
-        issuer_path(&config.issuer)
-    )
+/// What the endpoints send that depends only on the settings, rendered once when the server is
+/// built: the challenges and the form-encoded issuer.
+#[derive(Debug, Clone)]
+pub(crate) struct Rendered {
+    /// The issuer form-urlencoded, as the `iss` parameter of every authorization response.
+    pub(crate) issuer_encoded: String,
+    /// `Basic realm="…"`, for `invalid_client` answers.
+    pub(crate) basic_challenge: HeaderValue,
+    /// The Bearer challenges that carry no request-specific part.
+    pub(crate) bearer_refusals: bearer::Refusals,
 }
 
-/// The path of an issuer (checked at build: a URL with no query or fragment), without its
-/// trailing `/`: empty for `https://host` and `https://host/`.
-fn issuer_path(issuer: &str) -> &str {
-    let after_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
-    after_scheme
-        .find('/')
-        .map_or("", |start| after_scheme[start..].trim_end_matches('/'))
+impl Rendered {
+    /// `None` when the realm cannot be written into a challenge: it must be printable ASCII
+    /// without '"' or '\\'.
+    pub(crate) fn new(settings: &Settings) -> Option<Self> {
+        let realm = &settings.realm;
+        if realm
+            .chars()
+            .any(|c| c == '"' || c == '\\' || !(' '..='~').contains(&c))
+        {
+            return None;
+        }
+        Some(Self {
+            issuer_encoded: url::form_urlencoded::byte_serialize(settings.issuer.as_bytes())
+                .collect(),
+            basic_challenge: HeaderValue::from_str(&format!("Basic realm=\"{realm}\"")).ok()?,
+            bearer_refusals: bearer::Refusals::new(realm)?,
+        })
+    }
 }
 
 /// Whether a `Content-Type` is `application/x-www-form-urlencoded`, parameters (such as
@@ -79,7 +99,7 @@ pub(crate) fn is_form_content_type(value: Option<&HeaderValue>) -> bool {
 /// The checks every `POST`-only, form-encoded endpoint (token, revocation, introspection) makes
 /// before anything is looked up: method, Content-Type, size, encoding, repeated parameters.
 pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
-    inner: &Inner,
+    limits: Limits,
     request: &'r Request<B>,
 ) -> Result<Form<'r>, OAuthError> {
     if request.method() != Method::POST {
@@ -93,7 +113,7 @@ pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
             "Content-Type must be application/x-www-form-urlencoded",
         ));
     }
-    let form = form::parse(request.body().as_ref(), inner.config.limits).map_err(|e| {
+    let form = form::parse(request.body().as_ref(), limits).map_err(|e| {
         let error = OAuthError::invalid_request(e.description());
         if e == FormError::TooLarge {
             error.with_status(StatusCode::PAYLOAD_TOO_LARGE)
@@ -108,10 +128,10 @@ pub(crate) fn read_post_form<'r, B: AsRef<[u8]>>(
 }
 
 /// The 413 `invalid_request` answer for a body over the server's limit.
-pub(crate) fn payload_too_large(inner: &Inner) -> http::Response<String> {
+pub(crate) fn payload_too_large(rendered: &Rendered) -> http::Response<String> {
     let error = OAuthError::invalid_request("the request is larger than this server accepts")
         .with_status(StatusCode::PAYLOAD_TOO_LARGE);
-    let mut response = render::error(&error, &inner.config.basic_challenge);
+    let mut response = render::error(&error, &rendered.basic_challenge);
     // The rest of the body is unread: the connection cannot carry another request (RFC 9112
     // §9.6), and saying so keeps a client from sending its next one on it.
     response.headers_mut().insert(
@@ -124,13 +144,16 @@ pub(crate) fn payload_too_large(inner: &Inner) -> http::Response<String> {
 /// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five
 /// minutes; 404 without JWT access tokens, 503 when the keys cannot be read.
 #[cfg(feature = "jwt")]
-pub(crate) async fn jwks(inner: &Inner) -> http::Response<String> {
-    let Some(jwt) = &inner.jwt else {
+pub(crate) async fn jwks(
+    wire: Wire<'_>,
+    jwt: Option<&crate::jwt::JwtAccessTokens>,
+) -> http::Response<String> {
+    let Some(jwt) = jwt else {
         let mut response = http::Response::new(String::new());
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
     };
-    match jwt.jwks(inner.clock.now()).await {
+    match jwt.jwks(wire.now).await {
         Ok(document) => {
             let mut response = render::json_text(StatusCode::OK, document);
             let headers = response.headers_mut();
@@ -141,20 +164,6 @@ pub(crate) async fn jwks(inner: &Inner) -> http::Response<String> {
             );
             response
         }
-        Err(error) => render::error(&error.into(), &inner.config.basic_challenge),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::issuer_path;
-
-    #[test]
-    fn an_issuers_path_is_what_follows_its_authority_without_the_trailing_slash() {
-        assert_eq!(issuer_path("https://auth.example"), "");
-        assert_eq!(issuer_path("https://auth.example/"), "");
-        assert_eq!(issuer_path("http://127.0.0.1:8080"), "");
-        assert_eq!(issuer_path("https://host/tenant"), "/tenant");
-        assert_eq!(issuer_path("https://host:8443/realms/one/"), "/realms/one");
+        Err(error) => wire.error(&error.into()),
     }
 }

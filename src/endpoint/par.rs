@@ -4,13 +4,22 @@
 
 use http::{Request, Response, StatusCode};
 
+use super::Wire;
 use super::{parse, render};
 use crate::error::OAuthError;
+use crate::grant::client_auth::Authenticator;
 use crate::grant::pushed::Pushed;
-use crate::server::Inner;
+use crate::grant::pushed::Pushes;
 
-pub(crate) async fn par<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Response<String> {
-    match handle(inner, request).await {
+/// `pushes` is `None` when pushed requests are not taken; `clients` authenticates at this
+/// endpoint.
+pub(crate) async fn par<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    pushes: Option<Pushes<'_>>,
+    clients: Authenticator<'_>,
+    request: &Request<B>,
+) -> Response<String> {
+    match handle(wire, pushes, clients, request).await {
         Ok(pushed) => {
             let body = serde_json::json!({
                 "request_uri": pushed.request_uri,
@@ -18,25 +27,25 @@ pub(crate) async fn par<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> 
             });
             render::json(StatusCode::CREATED, &body)
         }
-        Err(error) => render::error(&error, &inner.config.basic_challenge),
+        Err(error) => wire.error(&error),
     }
 }
 
-async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Pushed, OAuthError> {
-    let Some(pushes) = inner.pushes() else {
+async fn handle<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    pushes: Option<Pushes<'_>>,
+    clients: Authenticator<'_>,
+    request: &Request<B>,
+) -> Result<Pushed, OAuthError> {
+    let Some(pushes) = pushes else {
         return Err(OAuthError::invalid_request(
             "this server does not take pushed authorization requests",
         )
         .with_status(StatusCode::NOT_FOUND));
     };
-    let form = super::read_post_form(inner, request)?;
-    let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner
-        .authenticator(&inner.config.endpoints.pushed_requests)
-        .authenticate(&auth)
-        .await?;
+    let form = super::read_post_form(wire.settings.limits, request)?;
+    let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
+    let client = clients.authenticate(&auth).await?;
     let authorization = parse::authorization_request(&form);
-    pushes
-        .push(&client, &authorization, inner.clock.now())
-        .await
+    pushes.push(&client, &authorization, wire.now).await
 }

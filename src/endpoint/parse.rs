@@ -254,7 +254,8 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::endpoint::form::{Limits, parse};
+    use crate::endpoint::form::parse;
+    use crate::settings::Limits;
 
     const LIMITS: Limits = Limits {
         max_input: 4096,

@@ -8,14 +8,13 @@ use http::header::{ALLOW, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use serde::Serialize;
 
-use super::{bearer, client_metadata, render};
+use super::{Wire, bearer, client_metadata, render};
 use crate::client::{Client, ClientKeys, GrantType};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::Refusal as BearerRefusal;
 use crate::grant::registration::{Refusal, Registered, Registrar};
 use crate::request::{AuthMethod, ClientMetadata};
 use crate::secret::AccessToken;
-use crate::server::Inner;
 
 const ALLOW_REGISTER: HeaderValue = HeaderValue::from_static("POST");
 const ALLOW_CONFIGURATION: HeaderValue = HeaderValue::from_static("GET, PUT, DELETE");
@@ -23,21 +22,23 @@ const INVALID_TOKEN: &str = "a valid access token for client registration is req
 
 /// `POST {registration path}`: registers a client (RFC 7591 §3.1) and answers 201 with its
 /// credentials and metadata (§3.2.1).
+/// `registrar` is `None` when the server has no registration policy.
 pub(crate) async fn register<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
+    registrar: Option<Registrar<'_>>,
     request: &Request<B>,
 ) -> Response<String> {
-    let Some(registrar) = registrar(inner) else {
+    let Some(registrar) = registrar else {
         return not_enabled();
     };
-    match handle_register(inner, registrar, request).await {
-        Ok(registered) => information(inner, StatusCode::CREATED, &registered),
-        Err(refusal) => refuse(inner, refusal, ALLOW_REGISTER),
+    match handle_register(wire, registrar, request).await {
+        Ok(registered) => information(wire, StatusCode::CREATED, &registered),
+        Err(refusal) => refuse(wire, refusal, ALLOW_REGISTER),
     }
 }
 
 async fn handle_register<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
     registrar: Registrar<'_>,
     request: &Request<B>,
 ) -> Result<Registered, Refusal> {
@@ -50,32 +51,33 @@ async fn handle_register<B: AsRef<[u8]>>(
         None => None,
     };
     registrar.check_initial_token(token.as_ref())?;
-    let metadata = read_metadata(inner, request)?;
-    registrar.register(metadata, inner.clock.now()).await
+    let metadata = read_metadata(wire, request)?;
+    registrar.register(metadata, wire.now).await
 }
 
 /// `GET`, `PUT` or `DELETE {registration path}/{client_id}` with the client's registration
 /// access token (RFC 7592 §2.1, §2.2, §2.3).
 pub(crate) async fn configuration<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
+    registrar: Option<Registrar<'_>>,
     request: &Request<B>,
 ) -> Response<String> {
-    let Some(registrar) = registrar(inner) else {
+    let Some(registrar) = registrar else {
         return not_enabled();
     };
-    match handle_configuration(inner, registrar, request).await {
-        Ok(Some(registered)) => information(inner, StatusCode::OK, &registered),
+    match handle_configuration(wire, registrar, request).await {
+        Ok(Some(registered)) => information(wire, StatusCode::OK, &registered),
         Ok(None) => {
             let mut response = Response::new(String::new());
             *response.status_mut() = StatusCode::NO_CONTENT;
             response
         }
-        Err(refusal) => refuse(inner, refusal, ALLOW_CONFIGURATION),
+        Err(refusal) => refuse(wire, refusal, ALLOW_CONFIGURATION),
     }
 }
 
 async fn handle_configuration<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
     registrar: Registrar<'_>,
     request: &Request<B>,
 ) -> Result<Option<Registered>, Refusal> {
@@ -84,15 +86,15 @@ async fn handle_configuration<B: AsRef<[u8]>>(
         return Err(method_not_allowed());
     }
     let token = presented_token(request.headers())?.ok_or(Refusal::Unauthorized { sent: false })?;
-    let registration_path = &inner.config.endpoints.registration;
+    let registration_path = &wire.settings.endpoints.registration;
     let client_id = client_id_in_path(request.uri().path(), registration_path)
         .ok_or(Refusal::Unauthorized { sent: true })?;
     let client = registrar.find(client_id, &token).await?;
     let (client, client_secret) = match *method {
         Method::GET => (Client::clone(&client), None),
         Method::PUT => {
-            let metadata = read_metadata(inner, request)?;
-            let now = inner.clock.now();
+            let metadata = read_metadata(wire, request)?;
+            let now = wire.now;
             registrar.replace(&client, metadata, now).await?
         }
         _ => {
@@ -109,18 +111,6 @@ async fn handle_configuration<B: AsRef<[u8]>>(
         registration_access_token: token,
         issued_at: None,
     }))
-}
-
-fn registrar(inner: &Inner) -> Option<Registrar<'_>> {
-    Some(Registrar {
-        policy: inner.config.registration.as_ref()?,
-        profile: inner.config.profile,
-        registry: inner.registry.as_deref()?,
-        clients: &*inner.clients,
-        attempts: &*inner.attempts,
-        jwks_uri: inner.config.jwks_uri,
-        events: &*inner.events,
-    })
 }
 
 /// The bearer token of the `Authorization` header (RFC 6750 §2.1), if one was sent; a
@@ -144,7 +134,7 @@ fn client_id_in_path<'p>(path: &'p str, registration_path: &str) -> Option<&'p s
 /// The body as a client metadata document: `application/json` (RFC 7591 §3.1), within the
 /// server's body limit (413 past it).
 fn read_metadata<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
     request: &Request<B>,
 ) -> Result<ClientMetadata, OAuthError> {
     if !client_metadata::is_json_content_type(request.headers().get(CONTENT_TYPE)) {
@@ -152,7 +142,7 @@ fn read_metadata<B: AsRef<[u8]>>(
             "Content-Type must be application/json (RFC 7591 §3.1)",
         ));
     }
-    let limits = inner.config.limits;
+    let limits = wire.settings.limits;
     let body = request.body().as_ref();
     if body.len() > limits.max_input {
         return Err(
@@ -203,11 +193,11 @@ struct Information<'a> {
     jwks_uri: Option<&'a str>,
 }
 
-fn information(inner: &Inner, status: StatusCode, registered: &Registered) -> Response<String> {
+fn information(wire: Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
     let client = &registered.client;
     let id = client.id().as_str();
-    let issuer = inner.config.issuer.trim_end_matches('/');
-    let path = &inner.config.endpoints.registration;
+    let issuer = wire.settings.issuer.trim_end_matches('/');
+    let path = &wire.settings.endpoints.registration;
     let grant_types = GrantType::ALL
         .into_iter()
         .filter(|g| client.allows(*g))
@@ -257,12 +247,12 @@ fn not_enabled() -> Response<String> {
     render::error(&error, &HeaderValue::from_static("Basic"))
 }
 
-fn refuse(inner: &Inner, refusal: Refusal, allow: HeaderValue) -> Response<String> {
+fn refuse(wire: Wire<'_>, refusal: Refusal, allow: HeaderValue) -> Response<String> {
     match refusal {
         Refusal::Unauthorized { sent } => {
             let error = OAuthError::new(ErrorCode::InvalidToken, INVALID_TOKEN);
-            let mut response = render::error(&error, &inner.config.basic_challenge);
-            let realm = &inner.config.realm;
+            let mut response = wire.error(&error);
+            let realm = &wire.settings.realm;
             // RFC 6750 §3.1: no error in the challenge when no token was sent.
             let challenge = if sent {
                 format!(
@@ -286,14 +276,14 @@ fn refuse(inner: &Inner, refusal: Refusal, allow: HeaderValue) -> Response<Strin
                 "too many clients registered lately; try again later",
             )
             .with_status(StatusCode::TOO_MANY_REQUESTS);
-            let mut response = render::error(&error, &inner.config.basic_challenge);
+            let mut response = wire.error(&error);
             response
                 .headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(retry_after));
             response
         }
         Refusal::Error(error) => {
-            let mut response = render::error(&error, &inner.config.basic_challenge);
+            let mut response = wire.error(&error);
             if response.status() == StatusCode::METHOD_NOT_ALLOWED {
                 response.headers_mut().insert(ALLOW, allow);
             }

@@ -3,29 +3,41 @@
 
 use http::{Request, Response, StatusCode};
 
+use super::Wire;
 use super::{parse, render};
 use crate::error::OAuthError;
+use crate::events::Events;
+use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup;
-use crate::server::Inner;
+use crate::store::TokenIssuer;
+
+/// What revocation needs: client authentication at this endpoint, the tokens, the audit trail.
+pub(crate) struct Revocation<'a> {
+    pub(crate) clients: Authenticator<'a>,
+    pub(crate) tokens: &'a dyn TokenIssuer,
+    pub(crate) events: &'a dyn Events,
+}
 
 pub(crate) async fn revoke<B: AsRef<[u8]>>(
-    inner: &Inner,
+    wire: Wire<'_>,
+    revocation: Revocation<'_>,
     request: &Request<B>,
 ) -> Response<String> {
-    match handle(inner, request).await {
+    match handle(wire, revocation, request).await {
         Ok(()) => render::json_text(StatusCode::OK, "{}".to_owned()),
-        Err(error) => render::error(&error, &inner.config.basic_challenge),
+        Err(error) => wire.error(&error),
     }
 }
 
-async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<(), OAuthError> {
-    let form = super::read_post_form(inner, request)?;
-    let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
-    let client = inner
-        .authenticator(&inner.config.endpoints.revocation)
-        .authenticate(&auth)
-        .await?;
+async fn handle<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    revocation: Revocation<'_>,
+    request: &Request<B>,
+) -> Result<(), OAuthError> {
+    let form = super::read_post_form(wire.settings.limits, request)?;
+    let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
+    let client = revocation.clients.authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
-    let now = inner.clock.now();
-    lookup::revoke(&*inner.tokens, &*inner.events, &client, &query, now).await
+    let Revocation { tokens, events, .. } = revocation;
+    lookup::revoke(tokens, events, &client, &query, wire.now).await
 }

@@ -3,32 +3,50 @@
 
 use http::{Request, Response, StatusCode};
 
+use super::Wire;
 use super::{json, parse, render};
 use crate::error::OAuthError;
 use crate::grant::{self, Issued};
-use crate::server::Inner;
 
-pub(crate) async fn token<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Response<String> {
-    let response = match handle(inner, request).await {
+/// What the token endpoint needs beyond the wire: its grants and, with DPoP on, the proof
+/// checker.
+pub(crate) struct TokenEndpoint<'a> {
+    pub(crate) grants: grant::TokenGrants<'a>,
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop: Option<&'a crate::dpop::Checker>,
+}
+
+pub(crate) async fn token<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    endpoint: TokenEndpoint<'_>,
+    request: &Request<B>,
+) -> Response<String> {
+    #[cfg(feature = "dpop")]
+    let dpop = endpoint.dpop;
+    let response = match handle(wire, endpoint, request).await {
         Ok(issued) => render::json_text(StatusCode::OK, json::token_response(&issued)),
-        Err(error) => render::error(&error, &inner.config.basic_challenge),
+        Err(error) => wire.error(&error),
     };
     #[cfg(feature = "dpop")]
-    let response = offer_nonce(inner, response).await;
+    let response = offer_nonce(wire, dpop, response).await;
     response
 }
 
 /// Reads the request and hands it to the grant. Each step's result is bound at once (`?`), so
 /// no parse result is kept twice in this future while the grant runs.
-async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<Issued, OAuthError> {
-    let form = super::read_post_form(inner, request)?;
-    let auth = parse::client_auth(request.headers(), &form, inner.config.limits.max_param)?;
+async fn handle<B: AsRef<[u8]>>(
+    wire: Wire<'_>,
+    endpoint: TokenEndpoint<'_>,
+    request: &Request<B>,
+) -> Result<Issued, OAuthError> {
+    let form = super::read_post_form(wire.settings.limits, request)?;
+    let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let token_request = parse::token_request(&form);
     #[allow(unused_mut)]
-    let mut grants = inner.token_grants();
-    let now = inner.clock.now();
+    let mut grants = endpoint.grants;
+    let now = wire.now;
     #[cfg(feature = "dpop")]
-    let presented = match &inner.dpop {
+    let presented = match endpoint.dpop {
         Some(dpop) => dpop.at_token_endpoint(request.headers(), now).await?,
         None => None,
     };
@@ -42,11 +60,15 @@ async fn handle<B: AsRef<[u8]>>(inner: &Inner, request: &Request<B>) -> Result<I
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's
 /// next proof can use it; a `use_dpop_nonce` error must.
 #[cfg(feature = "dpop")]
-async fn offer_nonce(inner: &Inner, mut response: Response<String>) -> Response<String> {
-    let Some(dpop) = &inner.dpop else {
+async fn offer_nonce(
+    wire: Wire<'_>,
+    dpop: Option<&crate::dpop::Checker>,
+    mut response: Response<String>,
+) -> Response<String> {
+    let Some(dpop) = dpop else {
         return response;
     };
-    match dpop.current_nonce(inner.clock.now()).await {
+    match dpop.current_nonce(wire.now).await {
         Ok(Some(nonce)) => {
             if let Ok(value) = http::HeaderValue::from_str(&nonce) {
                 response

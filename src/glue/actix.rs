@@ -167,7 +167,8 @@ impl Found {
             target: Some((&self.method, &self.uri)),
             headers: &self.headers,
         };
-        bearer::check(&self.server.inner, presented, None, required)
+        self.server
+            .check_bearer(presented, None, required)
             .await
             .map_err(Refusal::from)
     }
@@ -202,7 +203,7 @@ fn server_error(why: &'static str) -> Refusal {
 pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfig) + Clone {
     let server = server.clone();
     move |config: &mut web::ServiceConfig| {
-        let settings = &server.inner.config;
+        let settings = server.settings();
         let paths = &RoutePaths::of(settings);
         let routes: [(&str, Endpoint<AuthorizationServer>); 7] = [
             (&paths.token, |s, r| {
@@ -232,7 +233,7 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
         }
         let metadata = server.clone();
         config.service(document(
-            &crate::endpoint::metadata_path(settings),
+            &settings.metadata_path(),
             web::route().to(move || {
                 let response = metadata.metadata();
                 async move { respond(response) }

@@ -52,7 +52,7 @@ use http::request::Parts;
 
 use super::RoutePaths;
 pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
-use crate::endpoint::bearer::{self, Presented};
+use crate::endpoint::bearer::Presented;
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
 use crate::signin::Site;
@@ -102,7 +102,8 @@ async fn check(
         target: Some((&parts.method, &parts.uri)),
         headers: &parts.headers,
     };
-    bearer::check(&server.inner, presented, None, required)
+    server
+        .check_bearer(presented, None, required)
         .await
         .map_err(Refusal::from)
 }
@@ -123,7 +124,7 @@ pub fn endpoints<S>(server: &AuthorizationServer) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    let config = &server.inner.config;
+    let config = server.settings();
     let paths = &RoutePaths::of(config);
     let router = Router::new()
         .route(
@@ -170,7 +171,7 @@ where
         );
     let metadata = server.clone();
     let router = router.route(
-        &crate::endpoint::metadata_path(config),
+        &config.metadata_path(),
         get(move || std::future::ready(metadata.metadata())),
     );
     #[cfg(feature = "jwt")]

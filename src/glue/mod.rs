@@ -3,9 +3,8 @@
 
 use std::marker::PhantomData;
 
-use crate::config::Config;
-use crate::endpoint::served_path;
 use crate::scope::Scope;
+use crate::settings::Settings;
 use crate::store::AccessGrant;
 
 /// Where the glue serves each endpoint: the path of the URL the metadata gives it (the
@@ -25,19 +24,19 @@ pub(crate) struct RoutePaths {
 }
 
 impl RoutePaths {
-    pub(crate) fn of(config: &Config) -> Self {
+    pub(crate) fn of(config: &Settings) -> Self {
         let paths = &config.endpoints;
-        let registration = served_path(config, &paths.registration);
+        let registration = config.served_path(&paths.registration);
         Self {
-            token: served_path(config, &paths.token),
-            revocation: served_path(config, &paths.revocation),
-            introspection: served_path(config, &paths.introspection),
+            token: config.served_path(&paths.token),
+            revocation: config.served_path(&paths.revocation),
+            introspection: config.served_path(&paths.introspection),
             configuration: format!("{}/{{client_id}}", registration.trim_end_matches('/')),
             registration,
-            pushed_requests: served_path(config, &paths.pushed_requests),
-            device_authorization: served_path(config, &paths.device_authorization),
+            pushed_requests: config.served_path(&paths.pushed_requests),
+            device_authorization: config.served_path(&paths.device_authorization),
             #[cfg(feature = "jwt")]
-            jwks: served_path(config, &paths.jwks),
+            jwks: config.served_path(&paths.jwks),
         }
     }
 }

@@ -5,17 +5,17 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::device::{DeviceRef, Devices};
-use super::resource::Resources;
 use super::{Issued, Issuer, authorization_code, checks, implicit};
 use crate::audience::Audience;
 use crate::client::{Approval, Client, GrantType};
 use crate::clock::UnixTime;
-use crate::config::{PkcePolicy, Profile};
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce::CodeChallenge;
 use crate::request::AuthorizationRequest;
 use crate::scope::Scope;
 use crate::secret::AuthorizationCode;
+use crate::settings::Resources;
+use crate::settings::{PkcePolicy, Profile};
 use crate::store::{ClientStore, User, UserId, UserStore};
 
 /// The user's answer on the approval page (or the host's, for clients without one).
@@ -43,7 +43,7 @@ pub enum ResponseType {
 ///
 /// Only [`AuthorizationServer::authorize`](crate::AuthorizationServer::authorize) makes one,
 /// and it cannot be changed: the host keeps it where the browser cannot alter it (server-side,
-/// or sealed as [`SignInFlow`](crate::SignInFlow) does until the sign-in, then in the session
+/// or sealed as [`AuthorizationServer::begin_sign_in`](crate::AuthorizationServer::begin_sign_in) does until the sign-in, then in the session
 /// seam) while its sign-in page runs, then hands it to
 /// [`AuthorizationServer::decide`](crate::AuthorizationServer::decide). Nothing the browser
 /// sends afterwards can alter the client, redirect URI, scope or PKCE challenge it carries.

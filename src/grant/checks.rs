@@ -2,9 +2,9 @@
 //! granted, unit-tested here.
 
 use crate::client::{Client, GrantType};
-use crate::config::Profile;
 use crate::error::OAuthError;
 use crate::scope::Scope;
+use crate::settings::Profile;
 use crate::store::CodeGrant;
 
 /// Whether the administrator agreed `grant` with `client` (RFC 6749 §5.2 `unauthorized_client`).

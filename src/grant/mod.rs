@@ -21,20 +21,19 @@ pub(crate) mod refresh;
 pub(crate) mod registration;
 pub(crate) mod resource;
 pub(crate) mod secrets;
+pub(crate) mod signin;
 pub(crate) mod token_exchange;
-
-use std::time::Duration;
 
 use crate::audience::Audience;
 use crate::client::GrantType;
 use crate::clock::UnixTime;
-use crate::config::Profile;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
 use crate::secret::{AccessToken, RefreshToken, SecretDigest};
+use crate::settings::{Lifetimes, Profile, Resources};
 use crate::store::{
     Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
     TokenIssuer,
@@ -57,26 +56,13 @@ pub(crate) trait Possession: Send + Sync {
     async fn spend(&self, now: UnixTime) -> Result<(), OAuthError>;
 }
 
-/// How long what grantor issues lives.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Lifetimes {
-    pub(crate) code: Duration,
-    pub(crate) access_token: Duration,
-    pub(crate) refresh_token: Duration,
-    pub(crate) authorization_request: Duration,
-    /// How long after a rotation the replaced refresh token may retry it (zero: never).
-    pub(crate) refresh_grace: Duration,
-    /// How long a family lives at most, from its first refresh token.
-    pub(crate) family: Duration,
-}
-
 /// What issuing tokens needs: where they are kept and how long they live.
 #[derive(Clone, Copy)]
 pub(crate) struct Issuer<'a> {
     pub(crate) store: &'a dyn TokenIssuer,
     pub(crate) lifetimes: &'a Lifetimes,
     /// What tokens may be aimed at (RFC 8707).
-    pub(crate) resources: &'a resource::Resources,
+    pub(crate) resources: &'a Resources,
     /// The issuer identifier, the `iss` of JWT access tokens.
     #[cfg(feature = "jwt")]
     pub(crate) issuer_id: &'a str,

@@ -3,6 +3,9 @@
 //! attempts are throttled per account through the attempt-counter seam, so every node counts
 //! the guesses made at every node.
 
+use std::fmt;
+use std::time::Duration;
+
 use super::{Granted, Issued, Issuer};
 use crate::client::Client;
 use crate::client::ClientId;
@@ -10,7 +13,6 @@ use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
 use crate::secret::Password;
-use crate::signin::SignInProblem;
 use crate::store::{AttemptCounter, Authorization, User, UserStore};
 use crate::throttle::{SignInThrottle, Turns};
 
@@ -146,6 +148,32 @@ impl SignIn<'_> {
                 Ok(user)
             }
             None => Err(Failure::Problem(SignInProblem::WrongCredentials)),
+        }
+    }
+}
+
+/// Why a sign-in attempt failed; shown on the sign-in page, never sent to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SignInProblem {
+    /// The email or the password is wrong (the page does not say which).
+    WrongCredentials,
+    /// Too many attempts for this account; try again after the duration.
+    Throttled(Duration),
+    /// What was typed is not an email address (checked before any password hashing).
+    MalformedUsername,
+}
+
+impl fmt::Display for SignInProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::WrongCredentials => f.write_str("The email or password is incorrect."),
+            Self::MalformedUsername => f.write_str("Enter your email address."),
+            Self::Throttled(wait) => write!(
+                f,
+                "Too many failed sign-ins for this account. Try again in {} minute(s).",
+                wait.as_secs().div_ceil(60).max(1)
+            ),
         }
     }
 }

@@ -12,13 +12,13 @@ use std::sync::Arc;
 use crate::client::{Client, ClientError, ClientKeys, GrantType, SecretVerifier, Verifier};
 use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
-use crate::config::Profile;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::registration::{RATE_KEY, RegistrationPolicy};
 use crate::request::{AuthMethod, ClientMetadata};
 use crate::secret::{AccessToken, ClientSecret};
+use crate::settings::Profile;
 use crate::store::{Admin, AdminError, AttemptCounter, ClientStore};
 
 /// Why a registration request is refused, for the endpoint to render.

@@ -4,15 +4,7 @@
 use crate::audience::{Audience, MAX_RESOURCES};
 use crate::client::Client;
 use crate::error::{ErrorCode, OAuthError};
-
-/// The resources the server knows and its default audience: tokens may be aimed at these alone.
-#[derive(Debug, Clone)]
-pub(crate) struct Resources {
-    /// The audience of a request that names no resource (itself a known resource).
-    pub(crate) default: Audience,
-    /// Every resource the server knows, the default's among them.
-    pub(crate) known: Vec<String>,
-}
+use crate::settings::Resources;
 
 impl Resources {
     fn knows(&self, resource: &str) -> bool {

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use super::{Issued, Issuer, Lifetimes, checks};
+use super::{Issued, Issuer, checks};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
@@ -20,6 +20,7 @@ use crate::exchange::{ExchangePolicy, ExchangeRequest};
 use crate::request::TokenType;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
+use crate::settings::Lifetimes;
 use crate::store::{AccessGrant, Actor, Authorization};
 
 /// What the client asked for, parsed (RFC 8693 §2.1).

@@ -50,7 +50,10 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn par<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        span::traced("par", par::par(&self.inner, request)).await
+        let inner = &*self.inner;
+        let clients = inner.authenticator(&inner.config.endpoints.pushed_requests);
+        let call = par::par(inner.wire(), inner.pushes(), clients, request);
+        span::traced("par", call).await
     }
 
     /// The device authorization endpoint (RFC 8628 §3.1), `POST` with the client
@@ -93,7 +96,9 @@ impl AuthorizationServer {
         &self,
         request: &Request<B>,
     ) -> Response<String> {
-        let call = device::device_authorization(&self.inner, request);
+        let inner = &*self.inner;
+        let clients = inner.authenticator(&inner.config.endpoints.device_authorization);
+        let call = device::device_authorization(inner.wire(), inner.devices(), clients, request);
         span::traced("device_authorization", call).await
     }
 }

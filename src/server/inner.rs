@@ -3,14 +3,18 @@
 
 use std::sync::Arc;
 
-use crate::clock::Clock;
-use crate::config::Config;
+use crate::clock::{Clock, UnixTime};
+use crate::endpoint::bearer::Validation;
+use crate::endpoint::{Rendered, Wire};
 use crate::events::Events;
+use crate::grant::authorize::Decide;
 use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, SecretCache};
 use crate::grant::password::SignIn;
+use crate::grant::registration::Registrar;
+use crate::grant::signin::{SealKeys, SignInForms};
 use crate::grant::{Issuer, TokenGrants};
-use crate::signin::SealKeys;
+use crate::settings::Settings;
 use crate::store::{
     Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
 };
@@ -18,7 +22,9 @@ use crate::throttle::Turns;
 
 /// The server's state behind its `Arc`.
 pub(crate) struct Inner {
-    pub(crate) config: Config,
+    pub(crate) config: Settings,
+    /// What the endpoints send that depends only on the settings, rendered once.
+    pub(crate) rendered: Rendered,
     pub(crate) clients: Arc<dyn ClientStore>,
     /// Where self-registered clients are kept (RFC 7591, RFC 7592).
     pub(crate) registry: Option<Arc<dyn Admin>>,
@@ -48,6 +54,42 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// The time now, by the server's clock.
+    pub(crate) fn now(&self) -> UnixTime {
+        self.clock.now()
+    }
+
+    /// What an endpoint reads and renders with, for a request served now.
+    pub(crate) fn wire(&self) -> Wire<'_> {
+        Wire {
+            settings: &self.config,
+            rendered: &self.rendered,
+            now: self.now(),
+        }
+    }
+
+    /// What the signed-in user's decision on a pending authorization needs.
+    pub(crate) fn decider(&self) -> Decide<'_> {
+        Decide {
+            clients: &*self.clients,
+            users: &*self.users,
+            issuer: self.issuer(),
+            devices: self.devices(),
+        }
+    }
+
+    /// What the sign-in steps of the host's pages need.
+    pub(crate) fn sign_in_forms(&self) -> SignInForms<'_> {
+        SignInForms {
+            seal_keys: &self.seal_keys,
+            single_use: &*self.single_use,
+            sessions: &*self.sessions,
+            clients: &*self.clients,
+            password: self.sign_in(),
+            form_lifetime: self.config.lifetimes.authorization_request,
+        }
+    }
+
     /// What issuing tokens needs.
     pub(crate) fn issuer(&self) -> Issuer<'_> {
         Issuer {
@@ -155,6 +197,32 @@ impl Inner {
             rules: self.authorize_rules(),
             single_use: &*self.single_use,
             attempts: &*self.attempts,
+        })
+    }
+
+    /// What bearer validation needs (RFC 6750, and RFC 9449 with DPoP on).
+    pub(crate) fn validation(&self) -> Validation<'_> {
+        Validation {
+            tokens: &*self.tokens,
+            users: &*self.users,
+            #[cfg(feature = "jwt")]
+            jwt: self.jwt.as_ref(),
+            #[cfg(feature = "dpop")]
+            dpop: self.dpop.as_ref(),
+        }
+    }
+
+    /// What dynamic registration and client management need (RFC 7591, RFC 7592), when the
+    /// builder was given a policy.
+    pub(crate) fn registrar(&self) -> Option<Registrar<'_>> {
+        Some(Registrar {
+            policy: self.config.registration.as_ref()?,
+            profile: self.config.profile,
+            registry: self.registry.as_deref()?,
+            clients: &*self.clients,
+            attempts: &*self.attempts,
+            jwks_uri: self.config.jwks_uri,
+            events: &*self.events,
         })
     }
 }

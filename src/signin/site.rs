@@ -10,11 +10,10 @@ use http::header::{
 };
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 
+use super::Step;
 use super::pages::{DevicePage, Pages, PlainPages};
-use super::{SignInFlow, Step};
 use crate::device::UserCodeProblem;
 use crate::endpoint::device::verification_uri;
-use crate::endpoint::served_path;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::secret::Password;
@@ -27,13 +26,13 @@ pub const DEFAULT_APPROVAL_PATH: &str = "/approve";
 
 /// The part of the server a browser sees, as HTTP: the authorization endpoint, the sign-in and
 /// approval forms, and with the device authorization grant the verification page. It drives a
-/// [`SignInFlow`] and renders each step with the host's [`Pages`] ([`PlainPages`] unless
+/// the server's sign-in steps and renders each step with the host's [`Pages`] ([`PlainPages`] unless
 /// [`pages`](Self::pages) says otherwise), so a host writes HTML and nothing else:
 ///
 /// - pages go out with `Cache-Control: no-store`, framing forbidden (`X-Frame-Options: DENY`,
 ///   CSP `frame-ancestors 'none'`), `Referrer-Policy: no-referrer` and
 ///   `X-Content-Type-Options: nosniff`;
-/// - the session cookie is set and read here ([`SignInFlow::set_cookie`]: `HttpOnly`,
+/// - the session cookie is set and read here ([`AuthorizationServer::set_sign_in_cookie`]: `HttpOnly`,
 ///   `SameSite=Lax`, and `Secure` with the `__Host-` prefix on an `https` issuer);
 /// - every form carries its CSRF token, checked against the cookie;
 /// - forms are read up to the server's [`max_body_bytes`](AuthorizationServer::max_body_bytes)
@@ -47,7 +46,7 @@ pub const DEFAULT_APPROVAL_PATH: &str = "/approve";
 /// [`signin`](crate::signin)).
 #[derive(Clone)]
 pub struct Site {
-    flow: SignInFlow,
+    server: AuthorizationServer,
     pages: Arc<dyn Pages>,
     authorization: Arc<str>,
     sign_in: Arc<str>,
@@ -69,13 +68,14 @@ impl Site {
     /// `server`'s pages, plain ([`PlainPages`]), the forms at `/signin` and `/approve`.
     pub fn new(server: &AuthorizationServer) -> Self {
         Self {
-            flow: SignInFlow::new(server.clone()),
+            server: server.clone(),
             pages: Arc::new(PlainPages),
-            authorization: served_path(
-                &server.inner.config,
-                &server.inner.config.endpoints.authorization,
-            )
-            .into(),
+            authorization: {
+                let settings = server.settings();
+                settings
+                    .served_path(&settings.endpoints.authorization)
+                    .into()
+            },
             sign_in: DEFAULT_SIGN_IN_PATH.into(),
             approval: DEFAULT_APPROVAL_PATH.into(),
             device: device_path(server),
@@ -105,7 +105,7 @@ impl Site {
 
     /// The server behind the pages.
     pub fn server(&self) -> &AuthorizationServer {
-        self.flow.server()
+        &self.server
     }
 
     /// The path the authorization endpoint is served at: the path of its URL in the metadata
@@ -136,7 +136,7 @@ impl Site {
     /// The authorization endpoint (`GET`, or `POST` with a form): the sign-in page, the
     /// redirect to the client, or an error page.
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let step = self.flow.authorize(request).await;
+        let step = self.server.begin_sign_in(request).await;
         self.render(step)
     }
 
@@ -147,9 +147,9 @@ impl Site {
             Err(refused) => return *refused,
         };
         let password = Password::new(form.get("password"));
-        let session = self.flow.cookie(request.headers());
+        let session = self.server.sign_in_cookie(request.headers());
         let step = self
-            .flow
+            .server
             .sign_in(session, form.get("csrf"), form.get("username"), &password)
             .await;
         self.render(step)
@@ -165,8 +165,11 @@ impl Site {
             "approve" => Decision::Approve,
             _ => Decision::Deny,
         };
-        let session = self.flow.cookie(request.headers());
-        let step = self.flow.decide(session, form.get("csrf"), decision).await;
+        let session = self.server.sign_in_cookie(request.headers());
+        let step = self
+            .server
+            .answer_approval(session, form.get("csrf"), decision)
+            .await;
         self.render(step)
     }
 
@@ -188,7 +191,7 @@ impl Site {
             Ok(form) => form,
             Err(refused) => return *refused,
         };
-        let step = self.flow.enter_user_code(form.get("user_code")).await;
+        let step = self.server.enter_user_code(form.get("user_code")).await;
         match step {
             // Shown again with the code as typed, to correct it.
             Step::EnterUserCode(problem) => {
@@ -300,7 +303,7 @@ impl Site {
         headers.insert(CONTENT_SECURITY_POLICY, policy);
         // The cookie value is the flow's own (URL-safe base64): always a valid header.
         if let Some(session) = session
-            && let Ok(value) = HeaderValue::from_str(&self.flow.set_cookie(session))
+            && let Ok(value) = HeaderValue::from_str(&self.server.set_sign_in_cookie(session))
         {
             headers.insert(SET_COOKIE, value);
         }
@@ -311,8 +314,9 @@ impl Site {
 /// The path of the verification URI the device authorization endpoint hands out, when the
 /// server serves the grant (a setting that is a path is under the issuer).
 fn device_path(server: &AuthorizationServer) -> Option<Arc<str>> {
-    server.inner.config.device.as_ref()?;
-    let advertised = verification_uri(&server.inner);
+    let settings = server.settings();
+    settings.device.as_ref()?;
+    let advertised = verification_uri(settings);
     url::Url::parse(&advertised)
         .ok()
         .map(|url| url.path().into())

@@ -23,8 +23,10 @@
 //! share. With feature `test-util`, `grantor::store::contract` checks a store of the host's own
 //! against the same rules grantor's stores pass.
 
+pub(crate) mod client_cache;
 #[cfg(feature = "test-util")]
 pub mod contract;
+pub use client_cache::CLIENT_CACHE_CAPACITY;
 mod records;
 mod state;
 

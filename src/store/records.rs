@@ -1,20 +1,17 @@
 //! The records that cross the seams, and the answers stores give. Each record is
 //! `#[non_exhaustive]` with a constructor, so it can grow without breaking a host's store.
 
-use std::fmt;
-
 use smol_str::SmolStr;
 
 mod actor;
-mod ids;
 
+pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
-pub use ids::{Jti, JwkThumbprint, UserId};
 
 use crate::audience::Audience;
-use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::id::ClientId;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
@@ -110,39 +107,6 @@ impl Authorization {
     pub fn with_audience(mut self, audience: Audience) -> Self {
         self.audience = audience;
         self
-    }
-}
-
-/// The identifier of a family of codes and tokens descending from one authorization, which
-/// grantor mints: the time in milliseconds (48 bits, as in a UUIDv7) and 80 random bits, so that
-/// later families sort later and a database index on family ids grows at its end. Not a secret.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FamilyId(u128);
-
-impl FamilyId {
-    /// The family of a grant verified from a self-contained (JWT) access token alone, which
-    /// does not name its family: grantor never mints this id.
-    pub const UNKNOWN: FamilyId = FamilyId(0);
-
-    /// A family id from its 16 bytes (for instance read back from a database).
-    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
-        Self(u128::from_be_bytes(bytes))
-    }
-
-    /// The 16 bytes of the id, as a database keeps them.
-    pub const fn to_bytes(self) -> [u8; 16] {
-        self.0.to_be_bytes()
-    }
-
-    /// The id as one number.
-    pub const fn as_u128(self) -> u128 {
-        self.0
-    }
-}
-
-impl fmt::Debug for FamilyId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FamilyId({:032x})", self.0)
     }
 }
 

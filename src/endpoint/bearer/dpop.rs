@@ -4,22 +4,24 @@
 use http::Response;
 
 use super::{Presented, Scheme, refuse_as};
+use crate::dpop::Checker;
 use crate::dpop::{ProofContext, ProofError, Refused, proof_header};
+use crate::endpoint::Wire;
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::Refusal;
 use crate::secret::AccessToken;
-use crate::server::Inner;
 use crate::store::AccessGrant;
 
 /// `grant` (found for `token`) if it is bound to the key of the request's proof.
 pub(super) async fn check(
-    inner: &Inner,
+    wire: Wire<'_>,
+    checker: Option<&Checker>,
     request: Presented<'_>,
     token: &AccessToken,
     grant: AccessGrant,
 ) -> Result<AccessGrant, Response<String>> {
-    let refuse = |refusal| refuse_as(&inner.config, refusal, Scheme::Dpop);
-    let Some(checker) = &inner.dpop else {
+    let refuse = |refusal| refuse_as(wire, refusal, Scheme::Dpop);
+    let Some(checker) = checker else {
         return Err(refuse(Refusal::NoCredentials));
     };
     let Some(bound) = grant.jkt else {
@@ -43,7 +45,7 @@ pub(super) async fn check(
             .with_status(http::StatusCode::UNAUTHORIZED),
         )));
     };
-    let now = inner.clock.now();
+    let now = wire.now;
     let uri = absolute(&checker.origin, uri);
     let context = ProofContext {
         method: method.as_str(),

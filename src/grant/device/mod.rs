@@ -17,7 +17,6 @@ pub(crate) use poll::Poll;
 
 use super::authorize::{PendingAuthorization, ResponseType};
 use super::checks;
-use super::resource::Resources;
 use crate::audience::Audience;
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
@@ -25,6 +24,7 @@ use crate::device::{DeviceFlow, USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodePr
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
+use crate::settings::Resources;
 use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId};
 use crate::throttle::{self, Quota};
 

@@ -1,99 +1,30 @@
-//! Configuration: [`AuthorizationServerBuilder`] with DESIGN.md's defaults, and the settings it
-//! checks.
+//! The builder: [`AuthorizationServerBuilder`] with DESIGN.md's defaults, the one place that
+//! knows every layer. It checks the settings into [`Settings`](crate::settings::Settings),
+//! renders what the endpoints send once, and wires the seams, the features and the server
+//! together; nothing below it imports it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::HeaderValue;
-
 use crate::clock::{Clock, SystemClock};
-use crate::endpoint::bearer::Refusals;
-use crate::endpoint::form::Limits;
-use crate::grant::Lifetimes;
-use crate::grant::resource::Resources;
 use crate::registration::RegistrationPolicy;
 use crate::scope::Scope;
+use crate::server::AuthorizationServer;
+use crate::settings::{PkcePolicy, Profile};
 use crate::store::{
     Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
 };
 use crate::throttle::SignInThrottle;
 
 mod build;
-mod flows;
-mod paths;
-
-pub use paths::EndpointPaths;
 mod check;
 mod exchange;
+mod flows;
 mod seams;
 
+use crate::settings::EndpointPaths;
+
 pub use check::ConfigError;
-
-/// Which clients must use PKCE at the authorization endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PkcePolicy {
-    /// Public clients must; confidential clients may (the default).
-    PublicClients,
-    /// Every client must use PKCE with `response_type=code` (RFC 9700 §2.1.1 recommends it).
-    AllClients,
-}
-
-/// Which OAuth the server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Profile {
-    /// OAuth 2.0 (RFC 6749) hardened by RFC 9700 (the default): the implicit and password
-    /// grants only for clients agreed for them; PKCE as [`PkcePolicy`] says.
-    #[default]
-    OAuth2,
-    /// OAuth 2.1 (draft-ietf-oauth-v2-1): the implicit and password grants are refused for
-    /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1).
-    OAuth21,
-}
-
-/// Settings with DESIGN.md's defaults.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub(crate) issuer: String,
-    /// The issuer form-urlencoded, as the `iss` parameter of every authorization response.
-    pub(crate) issuer_encoded: String,
-    pub(crate) realm: String,
-    pub(crate) basic_challenge: HeaderValue,
-    pub(crate) bearer_refusals: Refusals,
-    pub(crate) endpoints: EndpointPaths,
-    pub(crate) scopes_supported: Vec<String>,
-    pub(crate) lifetimes: Lifetimes,
-    pub(crate) limits: Limits,
-    pub(crate) allow_plain_pkce: bool,
-    pub(crate) pkce: PkcePolicy,
-    pub(crate) throttle: SignInThrottle,
-    pub(crate) client_throttle: SignInThrottle,
-    pub(crate) profile: Profile,
-    /// The resources tokens may be aimed at and the default audience (RFC 8707).
-    pub(crate) resources: Resources,
-    /// Whether access tokens are JWTs, whose keys the JWKS document publishes.
-    pub(crate) jwt_access_tokens: bool,
-    /// Whether DPoP proofs are accepted (RFC 9449).
-    pub(crate) dpop: bool,
-    /// What self-registered clients may get, its scope resolved; `None`: no registration.
-    pub(crate) registration: Option<RegistrationPolicy>,
-    /// Set when pushed authorization requests are taken (RFC 9126).
-    pub(crate) par: Option<crate::par::PushedRequests>,
-    /// Set when the device authorization grant is served (RFC 8628).
-    pub(crate) device: Option<crate::device::DeviceFlow>,
-    /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
-    pub(crate) token_exchange: bool,
-    /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
-    pub(crate) jwks_uri: bool,
-}
-
-/// The longest refresh retry window accepted: enough for any lost answer, short enough that
-/// reuse detection (RFC 9700 §4.14.2) still means something.
-pub const MAX_REFRESH_GRACE: Duration = Duration::from_secs(600);
-
-/// The longest code lifetime RFC 6749 §4.1.2 allows ("a maximum lifetime of 10 minutes is
-/// RECOMMENDED"); the builder refuses more.
-pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(600);
 
 /// Configures an [`AuthorizationServer`](crate::AuthorizationServer). Defaults: code 60 s, access token 1 h, refresh token
 /// 30 days, authorization request 10 min; request body ≤ 16 KiB, each parameter ≤ 4 KiB; PKCE
@@ -141,7 +72,25 @@ pub struct AuthorizationServerBuilder {
     device: Option<crate::device::DeviceFlow>,
     exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
     #[cfg(feature = "private-key-jwt")]
-    pub(crate) client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
+    client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
+}
+
+impl AuthorizationServer {
+    /// Starts configuring a server.
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.issuer(), "https://auth.example");
+    /// ```
+    pub fn builder() -> AuthorizationServerBuilder {
+        AuthorizationServerBuilder::default()
+    }
 }
 
 impl std::fmt::Debug for AuthorizationServerBuilder {
@@ -248,7 +197,27 @@ impl AuthorizationServerBuilder {
     /// [`MemoryStore`](crate::MemoryStore) or the SQL stores: clients, users, tokens, sign-in
     /// sessions, attempt counters and single-use values, and its [`Admin`] API as the
     /// [client registry](Self::client_registry).
-    pub fn store<S>(self, store: S) -> Self
+    ///
+    /// A seam set before, whatever the order of the calls, is kept: `.users(mine).store(sql)`
+    /// signs users in against `mine` and keeps everything else in `sql`, as
+    /// `.store(sql).users(mine)` does. The store's [`Admin`] API becomes the client registry
+    /// only when its clients are the server's (no [`clients`](Self::clients) set before), so
+    /// registration never writes where lookups do not read.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let users = Arc::new(MemoryStore::new()); // the host's own user store, say
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .users(users)
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn store<S>(mut self, store: S) -> Self
     where
         S: ClientStore
             + UserStore
@@ -260,13 +229,16 @@ impl AuthorizationServerBuilder {
             + 'static,
     {
         let store = Arc::new(store);
-        self.client_registry(store.clone())
-            .clients(store.clone())
-            .users(store.clone())
-            .tokens(store.clone())
-            .sessions(store.clone())
-            .single_use(store.clone())
-            .attempt_counter(store)
+        if self.clients.is_none() {
+            self.clients = Some(store.clone());
+            self.registry.get_or_insert(store.clone());
+        }
+        self.users.get_or_insert(store.clone());
+        self.tokens.get_or_insert(store.clone());
+        self.sessions.get_or_insert(store.clone());
+        self.single_use.get_or_insert(store.clone());
+        self.attempts.get_or_insert(store);
+        self
     }
 
     /// Where single-use values live: the keys that seal sign-in forms, and the marks that
@@ -474,7 +446,7 @@ impl AuthorizationServerBuilder {
     }
 
     /// How failed password attempts are throttled per account, at the password grant and in
-    /// [`SignInFlow`](crate::SignInFlow) (default: 10 failures per 10 minutes).
+    /// [`AuthorizationServer::sign_in`](crate::AuthorizationServer::sign_in) (default: 10 failures per 10 minutes).
     pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
         self.throttle = throttle;
         self

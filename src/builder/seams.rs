@@ -11,7 +11,7 @@ impl AuthorizationServerBuilder {
     /// Remembers each client the client store found for `ttl`, so that a request does not look
     /// its client up again (over a database, a round trip saved on nearly every request). Off
     /// by default. Only found clients are kept, at most
-    /// [`CLIENT_CACHE_CAPACITY`](crate::CLIENT_CACHE_CAPACITY), the least recently used going
+    /// [`CLIENT_CACHE_CAPACITY`](crate::store::CLIENT_CACHE_CAPACITY), the least recently used going
     /// first; an unknown `client_id` always asks the store. Changes through the server
     /// (registration management, [secret
     /// rotation](crate::AuthorizationServer::rotate_client_secret)) forget the client at once;
@@ -29,6 +29,19 @@ impl AuthorizationServerBuilder {
     /// emits them through `tracing` (target `grantor::events`).
     pub fn events(mut self, events: Arc<dyn Events>) -> Self {
         self.events = Some(events);
+        self
+    }
+}
+
+#[cfg(feature = "private-key-jwt")]
+impl AuthorizationServerBuilder {
+    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
+    /// register their `jwks` itself).
+    pub fn client_key_resolver(
+        mut self,
+        resolver: Arc<dyn crate::client_assertion::ClientKeyResolver>,
+    ) -> Self {
+        self.client_keys = Some(resolver);
         self
     }
 }

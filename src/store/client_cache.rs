@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use lru::LruCache;
 
+use super::{AdminError, ClientStore, UserId};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::store::{AdminError, ClientStore, UserId};
 use crate::{Client, SecretVerifier, User};
 
 /// How many clients the cache holds at most.

@@ -6,7 +6,7 @@
 //! encryption: nobody without the key can read or alter it) into the sign-in form's hidden
 //! input, together with its expiry and the digest of a random value the browser holds as its
 //! cookie. Only a browser that holds both can post the form; only a successful sign-in creates
-//! server state (a session under a new id, see [`SignInFlow`](super::SignInFlow)).
+//! server state (a session under a new id, see [`AuthorizationServer::sign_in`](crate::AuthorizationServer::sign_in)).
 //!
 //! The keys are shared by every node through the single-use seam: one key per UTC day, under
 //! `grantor:seal:<day>`, made by the first node that needs it (`insert_once`) and read by the

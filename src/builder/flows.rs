@@ -17,7 +17,7 @@ impl AuthorizationServerBuilder {
     /// Serves the device authorization grant (RFC 8628): the device authorization endpoint at
     /// [`EndpointPaths::device_authorization`](crate::EndpointPaths::device_authorization),
     /// its grant at the token endpoint, and the user's verification through
-    /// [`SignInFlow::enter_user_code`](crate::SignInFlow::enter_user_code). Off by default.
+    /// [`AuthorizationServer::enter_user_code`](crate::AuthorizationServer::enter_user_code). Off by default.
     pub fn device_flow(mut self, settings: DeviceFlow) -> Self {
         self.device = Some(settings);
         self

@@ -1,9 +1,46 @@
-//! The public identifiers that cross the seams and are not secrets: a user's id and an access
-//! token's `jti`.
+//! The public identifiers grantor hands out and the seams carry, none of them a secret: a
+//! client's id, a user's id, an access token's `jti`, a token family's id and the thumbprint of
+//! the key a token is bound to. A leaf: everything else may name them, they name nothing above.
 
 use std::fmt;
 
 use smol_str::SmolStr;
+
+use crate::error::ClientError;
+
+/// A client identifier (RFC 6749 §2.2). Not a secret. Held inline up to 23 bytes, so clones
+/// copy it rather than share a reference count between threads.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientId(SmolStr);
+
+impl ClientId {
+    /// A client id; RFC 6749 §A.1 allows printable ASCII (`%x20-7E`), and grantor also refuses
+    /// the empty id.
+    pub fn new(id: impl AsRef<str>) -> Result<Self, ClientError> {
+        let id = id.as_ref();
+        if id.is_empty() || !id.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+            return Err(ClientError::InvalidClientId);
+        }
+        Ok(Self(SmolStr::new(id)))
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ClientId({:?})", &*self.0)
+    }
+}
 
 /// Defines a public identifier that is not a secret: text held inline up to 23 bytes, so making
 /// and cloning one copies bytes instead of allocating or sharing a reference count between
@@ -96,5 +133,38 @@ impl fmt::Display for JwkThumbprint {
 impl fmt::Debug for JwkThumbprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "JwkThumbprint({self})")
+    }
+}
+
+/// The identifier of a family of codes and tokens descending from one authorization, which
+/// grantor mints: the time in milliseconds (48 bits, as in a UUIDv7) and 80 random bits, so that
+/// later families sort later and a database index on family ids grows at its end. Not a secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FamilyId(u128);
+
+impl FamilyId {
+    /// The family of a grant verified from a self-contained (JWT) access token alone, which
+    /// does not name its family: grantor never mints this id.
+    pub const UNKNOWN: FamilyId = FamilyId(0);
+
+    /// A family id from its 16 bytes (for instance read back from a database).
+    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+        Self(u128::from_be_bytes(bytes))
+    }
+
+    /// The 16 bytes of the id, as a database keeps them.
+    pub const fn to_bytes(self) -> [u8; 16] {
+        self.0.to_be_bytes()
+    }
+
+    /// The id as one number.
+    pub const fn as_u128(self) -> u128 {
+        self.0
+    }
+}
+
+impl fmt::Debug for FamilyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FamilyId({:032x})", self.0)
     }
 }

@@ -1,9 +1,7 @@
 //! The checks `build` runs on a configuration, and the error it answers.
 
-use http::HeaderValue;
-
 #[cfg(doc)]
-use super::{MAX_REFRESH_GRACE, Profile};
+use crate::settings::{MAX_REFRESH_GRACE, Profile};
 
 pub(super) fn check_issuer(issuer: &str) -> Result<(), ConfigError> {
     let url = url::Url::parse(issuer).map_err(|_| ConfigError::Issuer)?;
@@ -23,16 +21,6 @@ pub(super) fn check_path(path: &str) -> bool {
         && path
             .bytes()
             .all(|b| b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'"' | b'\\'))
-}
-
-pub(super) fn basic_challenge(realm: &str) -> Result<HeaderValue, ConfigError> {
-    if realm
-        .chars()
-        .any(|c| c == '"' || c == '\\' || !(' '..='~').contains(&c))
-    {
-        return Err(ConfigError::Realm);
-    }
-    HeaderValue::from_str(&format!("Basic realm=\"{realm}\"")).map_err(|_| ConfigError::Realm)
 }
 
 /// A configuration the builder refuses.

@@ -2,22 +2,20 @@
 
 use std::sync::Arc;
 
-use super::check::{basic_challenge, check_issuer, check_path};
-use super::{
-    AuthorizationServerBuilder, Config, ConfigError, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE,
-    PkcePolicy, Profile,
-};
+use super::check::{check_issuer, check_path};
+use super::{AuthorizationServerBuilder, ConfigError};
 use crate::audience::{Audience, is_resource};
-use crate::client::cache::{ClientCache, ForgetfulRegistry};
-use crate::endpoint::bearer::Refusals;
-use crate::endpoint::form::Limits;
-use crate::grant::Lifetimes;
+use crate::endpoint::Rendered;
 use crate::grant::client_auth::SecretCache;
-use crate::grant::resource::Resources;
+use crate::grant::signin::SealKeys;
 use crate::memory::MemoryStore;
 use crate::scope::Scope;
 use crate::server::{AuthorizationServer, Inner};
-use crate::signin::SealKeys;
+use crate::settings::{
+    Lifetimes, Limits, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile, Resources,
+    Settings,
+};
+use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
 use crate::store::{Admin, AttemptCounter, SessionStore, SingleUseStore};
 use crate::throttle::Turns;
 
@@ -51,8 +49,6 @@ impl AuthorizationServerBuilder {
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
-        let basic_challenge = basic_challenge(&realm)?;
-        let bearer_refusals = Refusals::new(&realm).ok_or(ConfigError::Realm)?;
         if self.code_lifetime.is_zero() || self.code_lifetime > MAX_CODE_LIFETIME {
             return Err(ConfigError::CodeLifetime);
         }
@@ -118,12 +114,9 @@ impl AuthorizationServerBuilder {
         let registration = self
             .registration
             .map(|policy| policy.resolve_scope(&supported));
-        let config = Config {
-            issuer_encoded: url::form_urlencoded::byte_serialize(issuer.as_bytes()).collect(),
+        let config = Settings {
             issuer,
             realm,
-            basic_challenge,
-            bearer_refusals,
             endpoints: self.endpoints,
             scopes_supported: self.scopes_supported,
             lifetimes: Lifetimes {
@@ -167,7 +160,7 @@ impl AuthorizationServerBuilder {
         };
         #[cfg(feature = "dpop")]
         let dpop_checker = self.dpop.map(|settings| {
-            let token_url = crate::endpoint::absolute_url(&config, &config.endpoints.token);
+            let token_url = config.absolute_url(&config.endpoints.token);
             crate::dpop::Checker::new(settings, Arc::clone(&single_use), token_url, &config.issuer)
         });
         let mut clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
@@ -182,31 +175,31 @@ impl AuthorizationServerBuilder {
             });
             clients = cache;
         }
-        Ok(AuthorizationServer {
-            inner: Arc::new(Inner {
-                config,
-                clients,
-                registry,
-                events: self
-                    .events
-                    .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),
-                users: self.users.ok_or(ConfigError::Missing("users"))?,
-                tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
-                sessions,
-                attempts,
-                single_use: Arc::clone(&single_use),
-                seal_keys: SealKeys::default(),
-                turns: Turns::default(),
-                clock: self.clock,
-                secret_cache: SecretCache::new(),
-                #[cfg(feature = "jwt")]
-                jwt: self.jwt,
-                #[cfg(feature = "dpop")]
-                dpop: dpop_checker,
-                exchange: self.exchange,
-                #[cfg(feature = "private-key-jwt")]
-                client_keys: self.client_keys,
-            }),
-        })
+        let rendered = Rendered::new(&config).ok_or(ConfigError::Realm)?;
+        Ok(AuthorizationServer::assembled(Inner {
+            config,
+            rendered,
+            clients,
+            registry,
+            events: self
+                .events
+                .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),
+            users: self.users.ok_or(ConfigError::Missing("users"))?,
+            tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
+            sessions,
+            attempts,
+            single_use: Arc::clone(&single_use),
+            seal_keys: SealKeys::default(),
+            turns: Turns::default(),
+            clock: self.clock,
+            secret_cache: SecretCache::new(),
+            #[cfg(feature = "jwt")]
+            jwt: self.jwt,
+            #[cfg(feature = "dpop")]
+            dpop: dpop_checker,
+            exchange: self.exchange,
+            #[cfg(feature = "private-key-jwt")]
+            client_keys: self.client_keys,
+        }))
     }
 }

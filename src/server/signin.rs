@@ -1,0 +1,324 @@
+//! Sign-in for the host's pages, as server methods: each takes what a browser posted (the
+//! cookie, the form's fields) and answers the next [`Step`] to render. The decisions (the
+//! sealed form, the password check, spending the form, the session, CSRF) are the grant's;
+//! here they meet the authorization endpoint and the redirect.
+//!
+//! Most hosts need no more than [`Site`](crate::Site): the same steps as HTTP, each page
+//! rendered by the host's [`Pages`](crate::Pages), with the cookie, the CSRF tokens and the
+//! security headers handled; the axum and actix-web glue mount it. Below it, the host maps HTTP
+//! to these calls itself and renders what they answer (the last only with the device
+//! authorization grant on):
+//!
+//! | host route | call | then |
+//! |---|---|---|
+//! | `GET`/`POST` authorization endpoint | [`AuthorizationServer::begin_sign_in`] | render [`Step`] |
+//! | `POST` of the sign-in form | [`AuthorizationServer::sign_in`] | render [`Step`] |
+//! | `POST` of the approval form | [`AuthorizationServer::answer_approval`] | render [`Step`] |
+//! | `POST` of the device page's code form (RFC 8628 §3.3) | [`AuthorizationServer::enter_user_code`] | render [`Step`] |
+//!
+//! Rendering a [`Step::SignIn`] or [`Step::Approve`] page means: set the session cookie to the
+//! page's `session` with [`AuthorizationServer::set_sign_in_cookie`] (`HttpOnly`,
+//! `SameSite=Lax`; on `https`, `Secure` and the `__Host-` name prefix), put its `csrf` in a
+//! hidden input, send the page with `Cache-Control: no-store` and framing forbidden. Read the
+//! cookie back with [`AuthorizationServer::sign_in_cookie`].
+
+use std::fmt;
+
+use http::{HeaderMap, Request, Response};
+
+use super::AuthorizationServer;
+use crate::device::UserCodeProblem;
+use crate::endpoint::authorize::Authorize;
+use crate::error::OAuthError;
+use crate::grant::authorize::{Answer, Decision, PendingAuthorization, Refused, ResponseType};
+use crate::grant::device::Entered;
+use crate::grant::password::SignInProblem;
+use crate::grant::signin::SignedIn;
+use crate::scope::Scope;
+use crate::secret::Password;
+use crate::store::User;
+
+/// What the host shows or sends next.
+#[must_use = "the host must render the step"]
+pub enum Step {
+    /// Show the sign-in form (with [`SignInPage::problem`] after a failed attempt).
+    SignIn(SignInPage),
+    /// Show the approval page.
+    Approve(ApprovalPage),
+    /// Send this response as it is: the redirect to the client, with a code, a token or an
+    /// error.
+    Respond(Response<String>),
+    /// Show an error page, without redirecting, with [`OAuthError::status`]: an invalid
+    /// authorization request (unknown client, bad redirect URI), or an expired, unknown or
+    /// forged sign-in form.
+    Error(OAuthError),
+    /// Show the device verification page's code form again, saying what was wrong with the
+    /// code (RFC 8628 §3.3).
+    EnterUserCode(UserCodeProblem),
+    /// A device flow was answered (RFC 8628 §3.3): tell the user to return to the device
+    /// (approved) or that it was refused (denied). Nothing is sent to the device from here; it
+    /// collects the answer on its next poll.
+    DeviceAnswered(Decision),
+}
+
+/// What the sign-in page shows and carries.
+#[derive(Clone)]
+pub struct SignInPage {
+    /// The value of the host's session cookie: a random value the form is bound to (no
+    /// session exists on the server yet).
+    pub session: String,
+    /// The form's hidden input: the pending authorization, sealed and bound to `session`, so
+    /// it also serves as the form's CSRF token (a few hundred bytes to a few KiB).
+    pub csrf: String,
+    /// The name of the client asking.
+    pub client_name: String,
+    /// The scope it asks for.
+    pub scope: Scope,
+    /// Why the last attempt failed, if it did.
+    pub problem: Option<SignInProblem>,
+}
+
+/// What the approval page shows and carries.
+#[derive(Clone)]
+pub struct ApprovalPage {
+    /// The session id: the value of the host's session cookie.
+    pub session: String,
+    /// The CSRF token for the form's hidden input.
+    pub csrf: String,
+    /// The name of the client asking.
+    pub client_name: String,
+    /// The scope it asks for.
+    pub scope: Scope,
+    /// The signed-in user's username (email).
+    pub username: String,
+}
+
+// The session id and CSRF token are secrets, and a response may carry a code or a token in its
+// `Location`: `Debug` shows none of them.
+
+impl fmt::Debug for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SignIn(page) => f.debug_tuple("SignIn").field(page).finish(),
+            Self::Approve(page) => f.debug_tuple("Approve").field(page).finish(),
+            Self::Respond(response) => f
+                .debug_struct("Respond")
+                .field("status", &response.status())
+                .finish_non_exhaustive(),
+            Self::Error(error) => f.debug_tuple("Error").field(error).finish(),
+            Self::EnterUserCode(problem) => f.debug_tuple("EnterUserCode").field(problem).finish(),
+            Self::DeviceAnswered(decision) => {
+                f.debug_tuple("DeviceAnswered").field(decision).finish()
+            }
+        }
+    }
+}
+
+impl fmt::Debug for SignInPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SignInPage")
+            .field("session", &"<redacted>")
+            .field("csrf", &"<redacted>")
+            .field("client_name", &self.client_name)
+            .field("scope", &self.scope)
+            .field("problem", &self.problem)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ApprovalPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApprovalPage")
+            .field("session", &"<redacted>")
+            .field("csrf", &"<redacted>")
+            .field("client_name", &self.client_name)
+            .field("scope", &self.scope)
+            .field("username", &self.username)
+            .finish()
+    }
+}
+
+impl AuthorizationServer {
+    /// The name of the host's session cookie: `__Host-grantor-signin` when the issuer is
+    /// `https`, else `grantor-signin`. With the `__Host-` prefix a browser keeps the cookie only
+    /// if it is `Secure`, has `Path=/` and no `Domain` (RFC 6265bis §4.1.3.2), so neither a
+    /// sibling subdomain nor a plain-http page can plant or overwrite it.
+    pub fn sign_in_cookie_name(&self) -> &'static str {
+        if self.https() {
+            "__Host-grantor-signin"
+        } else {
+            "grantor-signin"
+        }
+    }
+
+    /// The `Set-Cookie` value for a page's `session`: [`sign_in_cookie_name`](Self::sign_in_cookie_name),
+    /// `Path=/; HttpOnly; SameSite=Lax`, a `Max-Age` of the authorization request's lifetime,
+    /// and `Secure` when the issuer is `https`.
+    ///
+    /// ```
+    /// # use grantor::{AuthorizationServer, MemoryStore};
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example.com")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(
+    ///     server.set_sign_in_cookie("abc"),
+    ///     "__Host-grantor-signin=abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=600; Secure"
+    /// );
+    /// ```
+    pub fn set_sign_in_cookie(&self, session: &str) -> String {
+        let max_age = self.inner.config.lifetimes.authorization_request.as_secs();
+        let secure = if self.https() { "; Secure" } else { "" };
+        format!(
+            "{}={session}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}",
+            self.sign_in_cookie_name()
+        )
+    }
+
+    /// The session cookie's value among a request's `Cookie` headers; empty when absent.
+    pub fn sign_in_cookie<'h>(&self, headers: &'h HeaderMap) -> &'h str {
+        let name = self.sign_in_cookie_name();
+        headers
+            .get_all(http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(key, _)| *key == name)
+            .map_or("", |(_, value)| value)
+    }
+
+    fn https(&self) -> bool {
+        self.issuer().starts_with("https:")
+    }
+
+    /// The authorization endpoint for the host's pages: a valid request asks for sign-in,
+    /// keeping nothing on the server. The page's `csrf` is the sealed pending authorization,
+    /// bound to the page's `session` (a random value for the cookie, not yet a session).
+    pub async fn begin_sign_in<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Step {
+        match self.authorize(request).await {
+            Authorize::SignIn(pending) => self.sign_in_page(&pending).await,
+            Authorize::Redirect(response) => Step::Respond(response),
+            Authorize::Reject(error) => Step::Error(error),
+        }
+    }
+
+    /// The sign-in page for `pending`, sealed into the form and bound to a new cookie value.
+    async fn sign_in_page(&self, pending: &PendingAuthorization) -> Step {
+        match self
+            .inner
+            .sign_in_forms()
+            .form(pending, self.inner.now())
+            .await
+        {
+            Ok(form) => Step::SignIn(SignInPage {
+                session: form.cookie,
+                csrf: form.sealed,
+                client_name: pending.client().name().to_owned(),
+                scope: pending.scope().clone(),
+                problem: None,
+            }),
+            Err(error) => Step::Error(error),
+        }
+    }
+
+    /// The sign-in form's `POST`: opens the sealed form (bound to the cookie) and checks the
+    /// credentials (throttled per account). A wrong password shows the sign-in page again and
+    /// never reaches the client. A good one signs the form in once: the form cannot sign in
+    /// again, and when the approval page follows it carries a new session id and CSRF token.
+    pub async fn sign_in(
+        &self,
+        session: &str,
+        csrf: &str,
+        username: &str,
+        password: &Password,
+    ) -> Step {
+        let forms = self.inner.sign_in_forms();
+        match forms
+            .sign_in(session, csrf, username, password, self.inner.now())
+            .await
+        {
+            Ok(SignedIn::Approved(pending, user)) => {
+                self.finish(pending, &user, Decision::Approve).await
+            }
+            Ok(SignedIn::Approve {
+                session,
+                csrf,
+                pending,
+                user,
+            }) => Step::Approve(ApprovalPage {
+                session,
+                csrf,
+                client_name: pending.client().name().to_owned(),
+                scope: pending.scope().clone(),
+                username: user.username().to_owned(),
+            }),
+            Ok(SignedIn::Again(pending, problem)) => Step::SignIn(SignInPage {
+                session: session.to_owned(),
+                csrf: csrf.to_owned(),
+                client_name: pending.client().name().to_owned(),
+                scope: pending.scope().clone(),
+                problem: Some(problem),
+            }),
+            Err(error) => Step::Error(error),
+        }
+    }
+
+    /// The approval form's `POST`: the signed-in user's decision, answered with the redirect
+    /// to the client.
+    pub async fn answer_approval(&self, session: &str, csrf: &str, decision: Decision) -> Step {
+        match self
+            .inner
+            .sign_in_forms()
+            .approval(session, csrf, self.inner.now())
+            .await
+        {
+            Ok((pending, user)) => self.finish(pending, &user, decision).await,
+            Err(error) => Step::Error(error),
+        }
+    }
+
+    /// The device verification page's form `POST` with the `user_code` the user typed (dashes,
+    /// spaces and case do not matter): the sign-in page for the device's request
+    /// ([`Step::SignIn`]), or the code form again ([`Step::EnterUserCode`]) when the code is
+    /// malformed, unknown, expired or already answered, or when too many wrong codes were
+    /// entered on this server lately ([`DeviceFlow::user_code_guesses`]).
+    ///
+    /// The code form may be prefilled from `verification_uri_complete`'s `user_code` query
+    /// parameter, but the user should still submit it, which is what this call stands for
+    /// (RFC 8628 §5.4: the user confirms what their device shows).
+    ///
+    /// [`DeviceFlow::user_code_guesses`]: crate::device::DeviceFlow::user_code_guesses
+    pub async fn enter_user_code(&self, user_code: &str) -> Step {
+        let Some(devices) = self.inner.devices() else {
+            return Step::Error(OAuthError::invalid_request(
+                "this server does not serve the device authorization grant",
+            ));
+        };
+        match devices.enter_user_code(user_code, self.inner.now()).await {
+            Ok(pending) => self.sign_in_page(&pending).await,
+            Err(Entered::Problem(problem)) => Step::EnterUserCode(problem),
+            Err(Entered::Failed(error)) => Step::Error(error),
+        }
+    }
+
+    async fn finish(&self, pending: PendingAuthorization, user: &User, decision: Decision) -> Step {
+        if pending.response_type() != ResponseType::Device {
+            return Step::Respond(self.decide(pending, user.id(), decision).await);
+        }
+        // A device flow's decision is recorded for the device, which collects it on its next
+        // poll; the browser is told, not redirected.
+        let decider = self.inner.decider();
+        match decider
+            .decide(&pending, user.id(), decision, self.inner.now())
+            .await
+        {
+            Ok(Answer::Device(decision)) => Step::DeviceAnswered(decision),
+            Ok(_) => Step::Error(OAuthError::invalid_request(
+                "the device authorization is not valid",
+            )),
+            Err(Refused::Redirect(error) | Refused::NotRedirectable(error)) => Step::Error(error),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The settings of a built server as plain data: what the builder checked, read by the grants,
+//! the endpoints and the pages alike. Nothing here renders HTTP or reaches a store; the builder
+//! fills it, and every layer above reads it.
+
+use std::time::Duration;
+
+use crate::audience::Audience;
+use crate::registration::RegistrationPolicy;
+use crate::throttle::SignInThrottle;
+
+mod paths;
+
+pub use paths::EndpointPaths;
+
+/// Which clients must use PKCE at the authorization endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PkcePolicy {
+    /// Public clients must; confidential clients may (the default).
+    PublicClients,
+    /// Every client must use PKCE with `response_type=code` (RFC 9700 §2.1.1 recommends it).
+    AllClients,
+}
+
+/// Which OAuth the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Profile {
+    /// OAuth 2.0 (RFC 6749) hardened by RFC 9700 (the default): the implicit and password
+    /// grants only for clients agreed for them; PKCE as [`PkcePolicy`] says.
+    #[default]
+    OAuth2,
+    /// OAuth 2.1 (draft-ietf-oauth-v2-1): the implicit and password grants are refused for
+    /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1).
+    OAuth21,
+}
+
+/// Every setting of a built server, checked by the builder: plain data that every layer reads
+/// and none renders.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) issuer: String,
+    pub(crate) realm: String,
+    pub(crate) endpoints: EndpointPaths,
+    pub(crate) scopes_supported: Vec<String>,
+    pub(crate) lifetimes: Lifetimes,
+    pub(crate) limits: Limits,
+    pub(crate) allow_plain_pkce: bool,
+    pub(crate) pkce: PkcePolicy,
+    pub(crate) throttle: SignInThrottle,
+    pub(crate) client_throttle: SignInThrottle,
+    pub(crate) profile: Profile,
+    /// The resources tokens may be aimed at and the default audience (RFC 8707).
+    pub(crate) resources: Resources,
+    /// Whether access tokens are JWTs, whose keys the JWKS document publishes.
+    pub(crate) jwt_access_tokens: bool,
+    /// Whether DPoP proofs are accepted (RFC 9449).
+    pub(crate) dpop: bool,
+    /// What self-registered clients may get, its scope resolved; `None`: no registration.
+    pub(crate) registration: Option<RegistrationPolicy>,
+    /// Set when pushed authorization requests are taken (RFC 9126).
+    pub(crate) par: Option<crate::par::PushedRequests>,
+    /// Set when the device authorization grant is served (RFC 8628).
+    pub(crate) device: Option<crate::device::DeviceFlow>,
+    /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
+    pub(crate) token_exchange: bool,
+    /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
+    pub(crate) jwks_uri: bool,
+}
+
+impl Settings {
+    /// The absolute URL of the endpoint at `path`: the issuer, then `path`.
+    pub(crate) fn absolute_url(&self, path: &str) -> String {
+        format!("{}{path}", self.issuer.trim_end_matches('/'))
+    }
+
+    /// The path an endpoint at `path` is served at, the path of its
+    /// [`absolute_url`](Self::absolute_url): the issuer's own path (none for an issuer that
+    /// is an origin), then `path`.
+    pub(crate) fn served_path(&self, path: &str) -> String {
+        format!("{}{path}", issuer_path(&self.issuer))
+    }
+
+    /// Where the metadata document is served (RFC 8414 §3.1): the well-known name, then the
+    /// issuer's own path (`/.well-known/oauth-authorization-server/tenant` for the issuer
+    /// `https://host/tenant`). For the framework glue.
+    #[cfg(any(feature = "axum", feature = "actix"))]
+    pub(crate) fn metadata_path(&self) -> String {
+        format!(
+            "/.well-known/oauth-authorization-server{}",
+            issuer_path(&self.issuer)
+        )
+    }
+}
+
+/// How long what grantor issues lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lifetimes {
+    pub(crate) code: Duration,
+    pub(crate) access_token: Duration,
+    pub(crate) refresh_token: Duration,
+    pub(crate) authorization_request: Duration,
+    /// How long after a rotation the replaced refresh token may retry it (zero: never).
+    pub(crate) refresh_grace: Duration,
+    /// How long a family lives at most, from its first refresh token.
+    pub(crate) family: Duration,
+}
+
+/// Size limits for a form or query string.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Largest encoded input, in bytes.
+    pub(crate) max_input: usize,
+    /// Largest decoded parameter value, in bytes.
+    pub(crate) max_param: usize,
+}
+
+/// The resources the server knows and its default audience: tokens may be aimed at these alone.
+#[derive(Debug, Clone)]
+pub(crate) struct Resources {
+    /// The audience of a request that names no resource (itself a known resource).
+    pub(crate) default: Audience,
+    /// Every resource the server knows, the default's among them.
+    pub(crate) known: Vec<String>,
+}
+
+/// The longest refresh retry window accepted: enough for any lost answer, short enough that
+/// reuse detection (RFC 9700 §4.14.2) still means something.
+pub const MAX_REFRESH_GRACE: Duration = Duration::from_secs(600);
+
+/// The longest code lifetime RFC 6749 §4.1.2 allows ("a maximum lifetime of 10 minutes is
+/// RECOMMENDED"); the builder refuses more.
+pub const MAX_CODE_LIFETIME: Duration = Duration::from_secs(600);
+
+/// The path of an issuer (checked at build: a URL with no query or fragment), without its
+/// trailing `/`: empty for `https://host` and `https://host/`.
+fn issuer_path(issuer: &str) -> &str {
+    let after_scheme = issuer.split_once("://").map_or(issuer, |(_, rest)| rest);
+    after_scheme
+        .find('/')
+        .map_or("", |start| after_scheme[start..].trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::issuer_path;
+
+    #[test]
+    fn an_issuers_path_is_what_follows_its_authority_without_the_trailing_slash() {
+        assert_eq!(issuer_path("https://auth.example"), "");
+        assert_eq!(issuer_path("https://auth.example/"), "");
+        assert_eq!(issuer_path("http://127.0.0.1:8080"), "");
+        assert_eq!(issuer_path("https://host/tenant"), "/tenant");
+        assert_eq!(issuer_path("https://host:8443/realms/one/"), "/realms/one");
+    }
+}
