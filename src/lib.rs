@@ -13,22 +13,27 @@
 //!
 //! ## The modules
 //!
-//! A request goes one way: `endpoint` (private) parses bytes into typed requests and renders
-//! outcomes into responses, the only place that knows HTTP, JSON and form encoding; `grant`
-//! (private) decides, one file per grant, calling only the stores it uses; [`store`] holds the
-//! seams those stores implement, their records and, with feature `test-util`, the contract
-//! suite a store of your own can run. `mint` (private) draws every code, token, `jti` and
-//! session id from one CSPRNG function. [`memory`] and `sql` (features `sqlite`, `postgres`) are
-//! grantor's stores; [`signin`] drives the host's sign-in pages: sealed forms, then the session
-//! seam, and [`Site`] serves them as HTTP with the host's [`Pages`]. With feature `axum` or
-//! `actix`, `grantor::axum` and `grantor::actix` mount every endpoint and the pages in one call
-//! and give handlers the bearer-validated grant as an extractor.
+//! Modules import downward only. At the bottom are the leaves: `id` (every public identifier),
+//! [`Scope`], PKCE, [`Audience`], [`Clock`], the secret types, the errors and `mint` (every code,
+//! token, `jti` and session id, from one CSPRNG function). Above them `settings`: the checked
+//! settings as plain data. Then [`store`]: the seams a store implements, their records and, with
+//! feature `test-util`, the contract suite a store of your own can run ([`memory`] and `sql`,
+//! features `sqlite` and `postgres`, implement them). Then `grant` (private): every decision,
+//! one file per grant, signing in included, each taking a context that names the seams it uses.
+//! Then `endpoint` (private): the wire, parsing requests and rendering outcomes, each endpoint
+//! taking the settings and the grant contexts it uses. Then [`AuthorizationServer`], the
+//! façade whose methods are the endpoints and the sign-in steps, its state private to it. Then
+//! [`signin`]: [`Site`] serves the sign-in, approval and device pages as HTTP with the host's
+//! [`Pages`]. With feature `axum` or `actix`, `grantor::axum` and `grantor::actix` mount every
+//! endpoint and the pages in one call and give handlers the bearer-validated grant as an
+//! extractor. On top, [`AuthorizationServerBuilder`] is the one place that wires them all.
+//!
 //! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
 //! client management (RFC 7592): [`AuthorizationServer::register`] and
 //! [`AuthorizationServer::client_configuration`]. An [`ExchangePolicy`] on the builder offers
-//! token exchange (RFC 8693) at the token endpoint.
-//! With feature `jwt`, `jwt` issues RFC 9068 access tokens and publishes their keys; with
-//! feature `dpop`, `dpop` binds tokens to a key the client proves it holds (RFC 9449).
+//! token exchange (RFC 8693) at the token endpoint. With feature `jwt`, `jwt` issues RFC 9068
+//! access tokens and publishes their keys; with feature `dpop`, `dpop` binds tokens to a key
+//! the client proves it holds (RFC 9449).
 //!
 //! ## The authorization code flow
 //!

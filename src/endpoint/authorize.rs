@@ -11,9 +11,8 @@ use super::{is_form_content_type, parse, render};
 use crate::error::OAuthError;
 use crate::grant::Issued;
 use crate::grant::authorize::Rules;
-use crate::grant::authorize::{
-    Answer, Decide, Decision, PendingAuthorization, Refused, ReplyTo, ResponseType, Validated,
-};
+use crate::grant::authorize::{Decision, PendingAuthorization, ReplyTo, ResponseType, Validated};
+use crate::grant::decide::{Answer, Decide, Refused};
 use crate::grant::pushed::Pushes;
 use crate::grant::{TOKEN_TYPE, authorize};
 use crate::store::{ClientStore, UserId};

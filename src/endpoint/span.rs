@@ -43,18 +43,18 @@ where
 }
 
 /// The authorization endpoint's call in its span: `sign_in` when the request is valid.
-pub(crate) async fn traced_authorize<F>(call: F) -> crate::Authorize
+pub(crate) async fn traced_authorize<F>(call: F) -> super::authorize::Authorize
 where
-    F: Future<Output = crate::Authorize>,
+    F: Future<Output = super::authorize::Authorize>,
 {
     let span = span("authorize");
     let answer = call.instrument(span.clone()).await;
     match &answer {
-        crate::Authorize::SignIn(_) => {
+        super::authorize::Authorize::SignIn(_) => {
             span.record("outcome", "sign_in");
         }
-        crate::Authorize::Redirect(response) => finish(&span, response),
-        crate::Authorize::Reject(error) => {
+        super::authorize::Authorize::Redirect(response) => finish(&span, response),
+        super::authorize::Authorize::Reject(error) => {
             span.record("outcome", error.code().as_str());
             span.record("status", error.status().as_u16());
         }

@@ -11,8 +11,6 @@ use crate::request::Assertion;
 use crate::secret::{SecretDigest, base64url};
 use crate::store::SingleUseStore;
 
-use super::client_auth::Authenticator;
-
 /// What checking assertions needs.
 #[derive(Clone, Copy)]
 pub(crate) struct Assertions<'a> {
@@ -26,15 +24,16 @@ pub(crate) struct Assertions<'a> {
     pub(crate) endpoint_path: &'a str,
 }
 
-impl Authenticator<'_> {
-    /// Verifies `assertion` for `client` and spends its `jti`; every refusal is
+impl Assertions<'_> {
+    /// Verifies `assertion` for `client` at `now` and spends its `jti`; every refusal is
     /// `invalid_client` (401), a store or resolver failure `server_error`.
-    pub(super) async fn check_assertion(
+    pub(super) async fn check(
         &self,
         client: &Client,
         assertion: Assertion<'_>,
+        now: crate::clock::UnixTime,
     ) -> Result<(), OAuthError> {
-        let settings = &self.assertions;
+        let settings = self;
         let resolved;
         let jwks = match client.keys() {
             Some(ClientKeys::Jwks(jwks)) => &**jwks,
@@ -55,7 +54,6 @@ impl Authenticator<'_> {
         let token_url = format!("{base}{}", settings.token_path);
         let endpoint_url = format!("{base}{}", settings.endpoint_path);
         let audiences = [settings.issuer, token_url.as_str(), endpoint_url.as_str()];
-        let now = self.clock.now();
         let context = AssertionContext {
             client_id: client.id().as_str(),
             audiences: &audiences,

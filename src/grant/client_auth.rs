@@ -179,6 +179,19 @@ impl Authenticator<'_> {
     }
 }
 
+#[cfg(feature = "private-key-jwt")]
+impl Authenticator<'_> {
+    /// `private_key_jwt` (RFC 7523 §2.2): the assertion verified and its `jti` spent.
+    async fn check_assertion(
+        &self,
+        client: &Client,
+        assertion: crate::request::Assertion<'_>,
+    ) -> Result<(), OAuthError> {
+        let now = self.clock.now();
+        self.assertions.check(client, assertion, now).await
+    }
+}
+
 #[cfg(not(feature = "private-key-jwt"))]
 impl Authenticator<'_> {
     /// Without feature `private-key-jwt`, no assertion authenticates.

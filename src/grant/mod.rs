@@ -11,6 +11,7 @@ pub(crate) mod checks;
 pub(crate) mod client_assertion;
 pub(crate) mod client_auth;
 pub(crate) mod client_credentials;
+pub(crate) mod decide;
 pub(crate) mod device;
 pub(crate) mod implicit;
 pub(crate) mod lookup;

@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use lru::LruCache;
 
+use super::User;
 use super::{AdminError, ClientStore, UserId};
+use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::{Client, SecretVerifier, User};
 
 /// How many clients the cache holds at most.
 pub const CLIENT_CACHE_CAPACITY: usize = 10_000;

@@ -15,6 +15,7 @@ mod poll;
 
 pub(crate) use poll::Poll;
 
+use super::authorize::DeviceRef;
 use super::authorize::{PendingAuthorization, ResponseType};
 use super::checks;
 use crate::audience::Audience;
@@ -51,14 +52,6 @@ pub(crate) struct Started {
     pub(crate) user_code: String,
     pub(crate) expires_in: u64,
     pub(crate) interval: u64,
-}
-
-/// Which flow a pending authorization answers: digests of its device code and user code. No
-/// `Debug`: a user code has few enough values that its digest must not be printed.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct DeviceRef {
-    pub(crate) device: String,
-    pub(crate) user_code: String,
 }
 
 /// A flow as the store keeps it.
