@@ -352,7 +352,7 @@ impl AuthorizationServerBuilder {
     /// window the family rotates once more and the pair the lost answer carried is revoked, so
     /// exactly one pair stays live; past it, or from another client, reuse revokes the family
     /// (RFC 9700 §4.14.2). A few seconds cover a lost answer; keep it short: at most
-    /// [`MAX_REFRESH_GRACE`], since within the window a stolen, rotated token is taken for a
+    /// [`MAX_REFRESH_GRACE`](crate::MAX_REFRESH_GRACE), since within the window a stolen, rotated token is taken for a
     /// retry instead of revealing the theft.
     pub fn refresh_grace(mut self, grace: Duration) -> Self {
         self.refresh_grace = grace;

@@ -61,13 +61,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
-        let inner = &*self.inner;
-        let authorization = authorize::Authorization {
-            clients: &*inner.clients,
-            rules: inner.authorize_rules(),
-            pushes: inner.pushes(),
-        };
-        span::traced_authorize(authorize::authorize(inner.wire(), authorization, request)).await
+        let call = authorize::authorize(self.inner.wire(), self.inner.authorization(), request);
+        span::traced_authorize(call).await
     }
 
     /// Completes a pending authorization after the host's sign-in (and approval page, when
@@ -143,13 +138,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let inner = &*self.inner;
-        let endpoint = token::TokenEndpoint {
-            grants: inner.token_grants(),
-            #[cfg(feature = "dpop")]
-            dpop: inner.dpop.as_ref(),
-        };
-        span::traced("token", token::token(inner.wire(), endpoint, request)).await
+        let call = token::token(self.inner.wire(), self.inner.token_endpoint(), request);
+        span::traced("token", call).await
     }
 
     /// Token revocation (RFC 7009), `POST`: a client revokes its own access or refresh token.
@@ -176,13 +166,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let inner = &*self.inner;
-        let revocation = revoke::Revocation {
-            clients: inner.authenticator(&inner.config.endpoints.revocation),
-            tokens: &*inner.tokens,
-            events: &*inner.events,
-        };
-        span::traced("revoke", revoke::revoke(inner.wire(), revocation, request)).await
+        let call = revoke::revoke(self.inner.wire(), self.inner.revocation(), request);
+        span::traced("revoke", call).await
     }
 
     /// Token introspection (RFC 7662), `POST`, client authentication required: an active
@@ -209,12 +194,7 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let inner = &*self.inner;
-        let introspection = introspect::Introspection {
-            clients: inner.authenticator(&inner.config.endpoints.introspection),
-            tokens: &*inner.tokens,
-        };
-        let call = introspect::introspect(inner.wire(), introspection, request);
+        let call = introspect::introspect(self.inner.wire(), self.inner.introspection(), request);
         span::traced("introspect", call).await
     }
 

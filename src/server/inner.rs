@@ -4,7 +4,11 @@
 use std::sync::Arc;
 
 use crate::clock::{Clock, UnixTime};
+use crate::endpoint::authorize::Authorization;
 use crate::endpoint::bearer::Validation;
+use crate::endpoint::introspect::Introspection;
+use crate::endpoint::revoke::Revocation;
+use crate::endpoint::token::TokenEndpoint;
 use crate::endpoint::{Rendered, Wire};
 use crate::events::Events;
 use crate::grant::authorize::Rules;
@@ -224,5 +228,40 @@ impl Inner {
             jwks_uri: self.config.jwks_uri,
             events: &*self.events,
         })
+    }
+
+    /// What the authorization endpoint decides with.
+    pub(crate) fn authorization(&self) -> Authorization<'_> {
+        Authorization {
+            clients: &*self.clients,
+            rules: self.authorize_rules(),
+            pushes: self.pushes(),
+        }
+    }
+
+    /// What the token endpoint needs beyond the wire.
+    pub(crate) fn token_endpoint(&self) -> TokenEndpoint<'_> {
+        TokenEndpoint {
+            grants: self.token_grants(),
+            #[cfg(feature = "dpop")]
+            dpop: self.dpop.as_ref(),
+        }
+    }
+
+    /// What revocation needs (RFC 7009).
+    pub(crate) fn revocation(&self) -> Revocation<'_> {
+        Revocation {
+            clients: self.authenticator(&self.config.endpoints.revocation),
+            tokens: &*self.tokens,
+            events: &*self.events,
+        }
+    }
+
+    /// What introspection needs (RFC 7662).
+    pub(crate) fn introspection(&self) -> Introspection<'_> {
+        Introspection {
+            clients: self.authenticator(&self.config.endpoints.introspection),
+            tokens: &*self.tokens,
+        }
     }
 }
