@@ -138,7 +138,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let call = token::token(self.inner.wire(), self.inner.token_endpoint(), request);
+        let endpoint = self.inner.token_endpoint();
+        let call = token::token(self.inner.wire(), &endpoint, request);
         span::traced("token", call).await
     }
 
@@ -166,7 +167,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let call = revoke::revoke(self.inner.wire(), self.inner.revocation(), request);
+        let revocation = self.inner.revocation();
+        let call = revoke::revoke(self.inner.wire(), &revocation, request);
         span::traced("revoke", call).await
     }
 
@@ -194,7 +196,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let call = introspect::introspect(self.inner.wire(), self.inner.introspection(), request);
+        let introspection = self.inner.introspection();
+        let call = introspect::introspect(self.inner.wire(), &introspection, request);
         span::traced("introspect", call).await
     }
 

@@ -18,7 +18,7 @@ pub(crate) struct Introspection<'a> {
 
 pub(crate) async fn introspect<B: AsRef<[u8]>>(
     wire: Wire<'_>,
-    introspection: Introspection<'_>,
+    introspection: &Introspection<'_>,
     request: &Request<B>,
 ) -> Response<String> {
     match handle(wire, introspection, request).await {
@@ -37,7 +37,7 @@ pub(crate) async fn introspect<B: AsRef<[u8]>>(
 
 async fn handle<B: AsRef<[u8]>>(
     wire: Wire<'_>,
-    introspection: Introspection<'_>,
+    introspection: &Introspection<'_>,
     request: &Request<B>,
 ) -> Result<Option<Found>, OAuthError> {
     let form = super::read_post_form(wire.settings.limits, request)?;

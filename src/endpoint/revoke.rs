@@ -12,6 +12,7 @@ use crate::grant::lookup;
 use crate::store::TokenIssuer;
 
 /// What revocation needs: client authentication at this endpoint, the tokens, the audit trail.
+#[derive(Clone, Copy)]
 pub(crate) struct Revocation<'a> {
     pub(crate) clients: Authenticator<'a>,
     pub(crate) tokens: &'a dyn TokenIssuer,
@@ -20,7 +21,7 @@ pub(crate) struct Revocation<'a> {
 
 pub(crate) async fn revoke<B: AsRef<[u8]>>(
     wire: Wire<'_>,
-    revocation: Revocation<'_>,
+    revocation: &Revocation<'_>,
     request: &Request<B>,
 ) -> Response<String> {
     match handle(wire, revocation, request).await {
@@ -31,13 +32,13 @@ pub(crate) async fn revoke<B: AsRef<[u8]>>(
 
 async fn handle<B: AsRef<[u8]>>(
     wire: Wire<'_>,
-    revocation: Revocation<'_>,
+    revocation: &Revocation<'_>,
     request: &Request<B>,
 ) -> Result<(), OAuthError> {
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let client = revocation.clients.authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
-    let Revocation { tokens, events, .. } = revocation;
+    let Revocation { tokens, events, .. } = *revocation;
     lookup::revoke(tokens, events, &client, &query, wire.now).await
 }

@@ -18,7 +18,7 @@ pub(crate) struct TokenEndpoint<'a> {
 
 pub(crate) async fn token<B: AsRef<[u8]>>(
     wire: Wire<'_>,
-    endpoint: TokenEndpoint<'_>,
+    endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Response<String> {
     #[cfg(feature = "dpop")]
@@ -36,14 +36,12 @@ pub(crate) async fn token<B: AsRef<[u8]>>(
 /// no parse result is kept twice in this future while the grant runs.
 async fn handle<B: AsRef<[u8]>>(
     wire: Wire<'_>,
-    endpoint: TokenEndpoint<'_>,
+    endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Result<Issued, OAuthError> {
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let token_request = parse::token_request(&form);
-    #[allow(unused_mut)]
-    let mut grants = endpoint.grants;
     let now = wire.now;
     #[cfg(feature = "dpop")]
     let presented = match endpoint.dpop {
@@ -52,9 +50,11 @@ async fn handle<B: AsRef<[u8]>>(
     };
     #[cfg(feature = "dpop")]
     if let Some(presented) = &presented {
+        let mut grants = endpoint.grants.clone();
         grants.issuer.possession = Some(presented);
+        return grant::token(&grants, &auth, &token_request, now).await;
     }
-    grant::token(&grants, &auth, &token_request, now).await
+    grant::token(&endpoint.grants, &auth, &token_request, now).await
 }
 
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's

@@ -135,6 +135,7 @@ pub(crate) struct Granted {
 }
 
 /// What the token endpoint's grants depend on, each grant taking its own part.
+#[derive(Clone)]
 pub(crate) struct TokenGrants<'a> {
     pub(crate) clients: client_auth::Authenticator<'a>,
     pub(crate) issuer: Issuer<'a>,

@@ -17,6 +17,7 @@ use crate::store::{AttemptCounter, Authorization, User, UserStore};
 use crate::throttle::{SignInThrottle, Turns};
 
 /// What checking a password needs: the accounts, the throttle's policy and its counters.
+#[derive(Clone, Copy)]
 pub(crate) struct SignIn<'a> {
     pub(crate) users: &'a dyn UserStore,
     pub(crate) throttle: &'a SignInThrottle,
