@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::{Clock, SystemClock};
+use crate::hash::HashingPools;
 use crate::registration::RegistrationPolicy;
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
@@ -59,6 +60,7 @@ pub struct AuthorizationServerBuilder {
     pkce: PkcePolicy,
     throttle: SignInThrottle,
     client_throttle: SignInThrottle,
+    hashing: HashingPools,
     profile: Profile,
     audience: Option<String>,
     resources: Vec<String>,
@@ -130,6 +132,7 @@ impl Default for AuthorizationServerBuilder {
             pkce: PkcePolicy::PublicClients,
             throttle: SignInThrottle::default(),
             client_throttle: SignInThrottle::new(20, Duration::from_secs(300)),
+            hashing: HashingPools::default(),
             profile: Profile::OAuth2,
             audience: None,
             resources: Vec::new(),
@@ -442,6 +445,31 @@ impl AuthorizationServerBuilder {
     #[cfg(feature = "dpop")]
     pub fn dpop(mut self, settings: crate::dpop::Dpop) -> Self {
         self.dpop = Some(settings);
+        self
+    }
+
+    /// How many threads this server verifies passwords and Argon2id client secrets on, and how
+    /// many checks may wait for them (default [`HashingPools::default`]: see
+    /// [`crate::hash`]). The threads start at the server's first check and end when it is
+    /// dropped; two servers in one process share none.
+    ///
+    /// ```
+    /// use grantor::hash::HashingPools;
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let mut pools = HashingPools::default();
+    /// pools.user_threads = 2;
+    /// pools.client_threads = 1;
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .hashing_pools(pools)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn hashing_pools(mut self, pools: HashingPools) -> Self {
+        self.hashing = pools;
         self
     }
 

@@ -4,9 +4,9 @@
 //! purpose. Run inline, a few concurrent sign-ins would stall every task on the executor's
 //! threads, so grantor runs the work on threads of its own, in two lanes that share nothing:
 //!
-//! - the **user lane** checks user passwords (the sign-in page and the password grant, through
-//!   [`verify_password`] and [`verify_against_dummy`]) and runs [`run_blocking`] and the
-//!   hashing of [`Admin::add_user`](crate::store::Admin::add_user);
+//! - the **user lane** checks user passwords (the sign-in page and the password grant), against
+//!   the hash the [`UserStore`](crate::store::UserStore) found or, for an unknown username,
+//!   against a dummy hash;
 //! - the **client lane** checks client secrets hashed with Argon2id at the token endpoint.
 //!
 //! A flood of token requests with a wrong client secret therefore fills only the client lane:
@@ -15,10 +15,13 @@
 //! see [`client_auth_throttle`](crate::AuthorizationServerBuilder::client_auth_throttle).) Each lane has a fixed number of threads and bounded queues; a check
 //! that finds its queue full is refused at once with `temporarily_unavailable` (503) instead of
 //! queueing without end, so a guessing flood cannot exhaust memory. The sizes and their
-//! defaults are in [`HashingPools`]; [`configure`] sets them before the first check.
+//! defaults are in [`HashingPools`], which
+//! [`AuthorizationServerBuilder::hashing_pools`](crate::AuthorizationServerBuilder::hashing_pools)
+//! sets. Each server has lanes of its own, started at its first check and ended when it is
+//! dropped: nothing of them is process-wide.
 //!
-//! Inside the user lane, checks against real accounts ([`verify_password`]) wait in one queue
-//! and the dummy checks for unknown usernames ([`verify_against_dummy`]) in a smaller one;
+//! Inside the user lane, checks against real accounts wait in one queue and the dummy checks
+//! for unknown usernames in a smaller one;
 //! a thread takes a dummy check only when no real account's check waits. A flood of unknown
 //! usernames thus fills the dummy queue (further unknown usernames are answered 503 at once)
 //! and cannot delay a real account's check; floods at real accounts are bounded by the
@@ -31,19 +34,15 @@
 //! panic and goes on, so a lane never shrinks.
 //!
 //! ```
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use grantor::hash::{hash_password, verify_password};
+//! use grantor::hash::hash_password;
 //!
 //! let phc = hash_password("correct horse").unwrap();
 //! assert!(phc.starts_with("$argon2id$"));
-//! assert!(verify_password(&phc, "correct horse").await.unwrap());
-//! assert!(!verify_password(&phc, "wrong").await.unwrap());
-//! # }
 //! ```
 
 mod lanes;
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2};
@@ -65,134 +64,125 @@ pub fn hash_password(password: &str) -> Result<String, StoreError> {
     Ok(phc.to_string())
 }
 
-/// [`hash_password`] on grantor's hashing threads, for hashing from async code.
+/// [`hash_password`] on a thread of its own, for the administrator's calls from async code
+/// (adding a user, changing a password): rare, so a thread per call, and never the lanes
+/// sign-ins wait on.
 pub(crate) async fn hash_password_off_executor(
     password: &crate::secret::Password,
 ) -> Result<String, StoreError> {
     let secret = password.expose_secret().to_owned();
-    run_blocking(move || hash_password(&secret)).await?
+    let (done, hashed) = futures_channel::oneshot::channel();
+    std::thread::Builder::new()
+        .name("grantor-hash-admin".to_owned())
+        .spawn(move || {
+            let _ = done.send(hash_password(&secret));
+        })
+        .map_err(StoreError::failed)?;
+    hashed
+        .await
+        .map_err(|_| StoreError::failed("the hashing thread panicked"))?
 }
 
-/// Verifies `password` against an Argon2id PHC string on grantor's user lane, before any
-/// waiting dummy check. A malformed PHC string verifies nothing. For a host's own
-/// [`UserStore`](crate::store::UserStore).
-pub async fn verify_password(phc: &str, password: &str) -> Result<bool, StoreError> {
-    verify_on(&pools().user, phc, password).await
+/// A server's hashing lanes: sized by [`HashingPools`], started at the first check, ended
+/// (once what is queued has run) when the server is dropped.
+pub(crate) struct Hashing {
+    sizes: HashingPools,
+    pools: OnceLock<Pools>,
 }
 
-/// Verifies a client secret against its Argon2id PHC string on grantor's client lane, so
-/// client authentication never takes the threads users sign in on.
-pub(crate) async fn verify_client_secret(phc: &str, secret: &str) -> Result<bool, StoreError> {
-    verify_on(&pools().client, phc, secret).await
+impl std::fmt::Debug for Hashing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hashing")
+            .field("sizes", &self.sizes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hashing {
+    pub(crate) fn new(sizes: HashingPools) -> Self {
+        Self {
+            sizes,
+            pools: OnceLock::new(),
+        }
+    }
+
+    fn pools(&self) -> &Pools {
+        self.pools.get_or_init(|| Pools::new(&self.sizes))
+    }
+
+    /// Verifies `password` against an Argon2id PHC string on the user lane, before any waiting
+    /// dummy check. A malformed PHC string verifies nothing.
+    pub(crate) async fn verify(&self, phc: &str, password: &str) -> Result<bool, StoreError> {
+        verify_on(&self.pools().user, phc, password).await
+    }
+
+    /// Verifies a client secret against its Argon2id PHC string on the client lane, so client
+    /// authentication never takes the threads users sign in on.
+    pub(crate) async fn verify_client_secret(
+        &self,
+        phc: &str,
+        secret: &str,
+    ) -> Result<bool, StoreError> {
+        verify_on(&self.pools().client, phc, secret).await
+    }
+
+    /// Verifies against a hash of a random password: same cost as a real check, always
+    /// `false`. Used for unknown usernames so their answer takes as long as a wrong password.
+    ///
+    /// Runs on the user lane after every waiting check of a real account, from a smaller queue
+    /// of its own; when that queue is full it answers [`StoreError::unavailable`] at once (see
+    /// the module docs for what that trades).
+    pub(crate) async fn verify_against_dummy(&self, password: &str) -> Result<bool, StoreError> {
+        static DUMMY: OnceLock<Option<String>> = OnceLock::new();
+        let password = password.to_owned();
+        let run = self.pools().user.run(Priority::Low, move || {
+            // Made on the hashing thread, so the first unknown username does not hash on the
+            // executor.
+            let dummy = DUMMY.get_or_init(|| {
+                let random = random_bytes::<16>().ok()?;
+                hash_password(&format!("{random:?}")).ok()
+            });
+            let Some(dummy) = dummy else {
+                return Err(StoreError::failed(
+                    "the dummy password hash could not be made",
+                ));
+            };
+            std::hint::black_box(verify_password(dummy, &password));
+            Ok(false)
+        });
+        run.await?
+    }
 }
 
 async fn verify_on(lane: &Lane, phc: &str, password: &str) -> Result<bool, StoreError> {
     let phc = phc.to_owned();
     let password = password.to_owned();
-    lane.run(Priority::Normal, move || verify_now(&phc, &password))
+    lane.run(Priority::Normal, move || verify_password(&phc, &password))
         .await
-}
-
-/// Verifies against a hash of a random password: same cost as a real check, always `false`.
-/// Used for unknown usernames so their answer takes as long as a wrong password.
-///
-/// Runs on the user lane after every waiting check of a real account, from a smaller queue of
-/// its own; when that queue is full it answers [`StoreError::unavailable`] at once (see the
-/// module docs for what that trades).
-pub async fn verify_against_dummy(password: &str) -> Result<bool, StoreError> {
-    static DUMMY: OnceLock<Option<String>> = OnceLock::new();
-    let password = password.to_owned();
-    let run = pools().user.run(Priority::Low, move || {
-        // Made on the hashing thread, so the first unknown username does not hash on the
-        // executor.
-        let dummy = DUMMY.get_or_init(|| {
-            let random = random_bytes::<16>().ok()?;
-            hash_password(&format!("{random:?}")).ok()
-        });
-        let Some(dummy) = dummy else {
-            return Err(StoreError::failed(
-                "the dummy password hash could not be made",
-            ));
-        };
-        std::hint::black_box(verify_now(dummy, &password));
-        Ok(false)
-    });
-    run.await?
 }
 
 pub(crate) fn is_argon2id_phc(phc: &str) -> bool {
     PasswordHash::new(phc).is_ok_and(|h| h.algorithm == Algorithm::Argon2id.ident())
 }
 
-fn verify_now(phc: &str, password: &str) -> bool {
+/// Whether `password` verifies against a PHC string, here and now: synchronous and slow by
+/// design, for tools and tests (a server verifies on its own hashing threads). A malformed PHC
+/// string verifies nothing.
+///
+/// ```
+/// use grantor::hash::{hash_password, verify_password};
+///
+/// let phc = hash_password("correct horse").unwrap();
+/// assert!(verify_password(&phc, "correct horse"));
+/// assert!(!verify_password(&phc, "wrong"));
+/// ```
+pub fn verify_password(phc: &str, password: &str) -> bool {
     match PasswordHash::new(phc) {
         Ok(hash) => Argon2::default()
             .verify_password(password.as_bytes(), &hash)
             .is_ok(),
         Err(_) => false,
     }
-}
-
-/// Runs CPU-heavy `work` on grantor's user lane (as a real account's check) and awaits its
-/// result, on any executor. `unavailable` if the lane's queue is full; `failed` if `work`
-/// panics.
-pub async fn run_blocking<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, StoreError> {
-    pools().user.run(Priority::Normal, work).await
-}
-
-/// Sizes grantor's hashing lanes; call it before the first password or secret check (the
-/// lanes start then, with [`HashingPools::default`] unless configured). Called again before
-/// that, the last sizes win.
-///
-/// ```
-/// use grantor::hash::{HashingPools, configure, verify_password};
-///
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let mut pools = HashingPools::default();
-/// pools.user_threads = 2;
-/// pools.client_threads = 1;
-/// configure(pools.clone()).unwrap();
-///
-/// let phc = grantor::hash::hash_password("pw").unwrap();
-/// assert!(verify_password(&phc, "pw").await.unwrap());
-/// assert!(configure(pools).is_err()); // the lanes have started
-/// # }
-/// ```
-pub fn configure(pools: HashingPools) -> Result<(), AlreadyRunning> {
-    let mut setup = SETUP.lock().unwrap_or_else(PoisonError::into_inner);
-    if setup.started {
-        return Err(AlreadyRunning);
-    }
-    setup.chosen = Some(pools);
-    Ok(())
-}
-
-/// [`configure`] came too late: the hashing lanes have started, with the sizes they had.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("grantor's hashing lanes have already started; configure them before the first check")]
-pub struct AlreadyRunning;
-
-/// What [`configure`] chose, and whether the lanes have started with it. Read and set under one
-/// lock, so a `configure` racing the first check either takes effect or is refused.
-struct Setup {
-    chosen: Option<HashingPools>,
-    started: bool,
-}
-
-static SETUP: Mutex<Setup> = Mutex::new(Setup {
-    chosen: None,
-    started: false,
-});
-
-fn pools() -> &'static Pools {
-    static POOLS: OnceLock<Pools> = OnceLock::new();
-    POOLS.get_or_init(|| {
-        let mut setup = SETUP.lock().unwrap_or_else(PoisonError::into_inner);
-        setup.started = true;
-        Pools::new(&setup.chosen.take().unwrap_or_default())
-    })
 }
 
 #[cfg(test)]
@@ -205,17 +195,35 @@ mod tests {
         let b = hash_password("pw").unwrap();
         assert!(is_argon2id_phc(&a));
         assert_ne!(a, b);
-        assert!(verify_now(&a, "pw"));
-        assert!(!verify_now(&a, "pw2"));
-        assert!(!verify_now("not a phc", "pw"));
+        assert!(verify_password(&a, "pw"));
+        assert!(!verify_password(&a, "pw2"));
+        assert!(!verify_password("not a phc", "pw"));
         assert!(!is_argon2id_phc(
             "$argon2i$v=19$m=16,t=2,p=1$c29tZXNhbHQ$aGFzaA"
         ));
     }
 
     #[test]
-    fn configure_after_start_is_refused() {
-        let _ = pools();
-        assert_eq!(configure(HashingPools::default()), Err(AlreadyRunning));
+    fn a_servers_lanes_verify_what_was_hashed() {
+        let hashing = Hashing::new(HashingPools::default());
+        let phc = hash_password("pw").unwrap();
+        let verify = |pw: &str| futures_executor_block_on(hashing.verify(&phc, pw));
+        assert!(verify("pw").unwrap());
+        assert!(!verify("other").unwrap());
+        let dummy = futures_executor_block_on(hashing.verify_against_dummy("pw"));
+        assert!(!dummy.unwrap());
+    }
+
+    /// Polls `future` to completion on this thread (the lanes answer from their own threads).
+    fn futures_executor_block_on<F: std::future::Future>(future: F) -> F::Output {
+        let waker = std::task::Waker::noop();
+        let mut context = std::task::Context::from_waker(waker);
+        let mut future = std::pin::pin!(future);
+        loop {
+            if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+                return output;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use common::*;
-use grantor::store::{StoreError, UserStore};
+use grantor::store::{Account, StoreError, UserStore};
 use grantor::*;
 
 /// The fixture's accounts, counting the password checks that reach them.
@@ -21,13 +21,9 @@ struct Counting {
 
 #[async_trait]
 impl UserStore for Counting {
-    async fn authenticate(
-        &self,
-        username: &str,
-        password: &Password,
-    ) -> Result<Option<User>, StoreError> {
+    async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
         self.checks.fetch_add(1, Ordering::SeqCst);
-        self.store.authenticate(username, password).await
+        self.store.find_account(username).await
     }
 
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {

@@ -192,6 +192,7 @@ impl AuthorizationServerBuilder {
             seal_keys: SealKeys::default(),
             turns: Turns::default(),
             clock: self.clock,
+            hashing: crate::hash::Hashing::new(self.hashing),
             secret_cache: SecretCache::new(),
             #[cfg(feature = "jwt")]
             jwt: self.jwt,

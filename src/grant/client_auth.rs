@@ -14,7 +14,7 @@ use crate::client::{Client, ClientId, Verifier};
 use crate::clock::Clock;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind, Events};
-use crate::hash;
+use crate::hash::Hashing;
 use crate::request::ClientAuth;
 use crate::secret::{SecretDigest, random_bytes};
 use crate::store::{AttemptCounter, ClientStore};
@@ -25,6 +25,8 @@ use crate::throttle::{self, SignInThrottle, Turns};
 #[derive(Clone, Copy)]
 pub(crate) struct Authenticator<'a> {
     pub(crate) clients: &'a dyn ClientStore,
+    /// Where Argon2id-verified secrets are checked: the server's client lane.
+    pub(crate) hashing: &'a Hashing,
     pub(crate) cache: &'a SecretCache,
     pub(crate) throttle: &'a SignInThrottle,
     pub(crate) attempts: &'a dyn AttemptCounter,
@@ -170,7 +172,7 @@ impl Authenticator<'_> {
                 "too many failed authentications for this client; try again later",
             ));
         }
-        let ok = hash::verify_client_secret(phc, secret).await?;
+        let ok = self.hashing.verify_client_secret(phc, secret).await?;
         if ok {
             self.cache.remember(client.id(), phc, secret);
             self.attempts.clear_attempts(&key).await?;

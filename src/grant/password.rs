@@ -12,6 +12,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
+use crate::hash::Hashing;
 use crate::secret::Password;
 use crate::store::{AttemptCounter, Authorization, User, UserStore};
 use crate::throttle::{SignInThrottle, Turns};
@@ -20,6 +21,8 @@ use crate::throttle::{SignInThrottle, Turns};
 #[derive(Clone, Copy)]
 pub(crate) struct SignIn<'a> {
     pub(crate) users: &'a dyn UserStore,
+    /// Where passwords are verified: the server's user lane.
+    pub(crate) hashing: &'a Hashing,
     pub(crate) throttle: &'a SignInThrottle,
     pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) turns: &'a Turns,
@@ -138,18 +141,31 @@ impl SignIn<'_> {
         if let Some(wait) = self.throttle.wait(reserved, now) {
             return Err(Failure::Problem(SignInProblem::Throttled(wait)));
         }
-        match self
-            .users
-            .authenticate(username, password)
-            .await
-            .map_err(store)?
-        {
+        match self.verify(username, password).await.map_err(store)? {
             Some(user) => {
                 self.attempts.clear_attempts(&key).await.map_err(store)?;
                 Ok(user)
             }
             None => Err(Failure::Problem(SignInProblem::WrongCredentials)),
         }
+    }
+
+    /// The account `username` names if `password` is its password. The store only finds the
+    /// account and its hash; the check is grantor's, on the server's user lane, and an unknown
+    /// username costs a check against a dummy hash, so that timing does not tell which accounts
+    /// exist (outside a flood of unknown usernames: see [`crate::hash`]).
+    async fn verify(
+        &self,
+        username: &str,
+        password: &Password,
+    ) -> Result<Option<User>, crate::error::StoreError> {
+        let secret = password.expose_secret();
+        let Some(account) = self.users.find_account(username).await? else {
+            self.hashing.verify_against_dummy(secret).await?;
+            return Ok(None);
+        };
+        let verified = self.hashing.verify(account.password_hash(), secret).await?;
+        Ok(verified.then(|| account.into_user()))
     }
 }
 

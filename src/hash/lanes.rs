@@ -1,6 +1,6 @@
 //! The threads Argon2 runs on: two lanes (user passwords, client secrets), each a fixed set of
 //! threads over bounded queues. The lanes are values ([`Pools::new`]) so tests can build their
-//! own; the module above holds the one the crate uses.
+//! own; each server holds its own, started at its first check.
 
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
@@ -12,8 +12,8 @@ use futures_channel::oneshot;
 
 use crate::error::StoreError;
 
-/// How many threads grantor hashes on and how many checks may wait for them; hand it to
-/// [`configure`](super::configure) before the first check.
+/// How many threads a server hashes on and how many checks may wait for them; hand it to
+/// [`AuthorizationServerBuilder::hashing_pools`](crate::AuthorizationServerBuilder::hashing_pools).
 ///
 /// Each bound counts checks waiting for a thread, not those running. A check that finds its
 /// queue full is refused at once with [`StoreError::unavailable`] (503
@@ -31,9 +31,8 @@ use crate::error::StoreError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HashingPools {
-    /// Threads for user passwords (sign-in page, password grant, [`run_blocking`](super::run_blocking),
-    /// hashing for [`Admin`](crate::store::Admin)). Default: the available parallelism (1 if
-    /// unknown).
+    /// Threads for user passwords (sign-in page, password grant). Default: the available
+    /// parallelism (1 if unknown).
     pub user_threads: usize,
     /// Threads for client secrets at the token endpoint. Default: half the available
     /// parallelism, at least 1: a flood of wrong client secrets keeps at most that share of the
@@ -321,7 +320,7 @@ mod tests {
         let verified = pools
             .user
             .run(Priority::Normal, move || {
-                crate::hash::verify_now(&phc, "alice-password")
+                crate::hash::verify_password(&phc, "alice-password")
             })
             .await;
         assert!(verified.unwrap());

@@ -29,7 +29,8 @@ pub use state::{MAX_COUNTED_KEYS, MAX_SESSIONS, MAX_SINGLE_USE};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::secret::{Password, SecretDigest};
+use crate::secret::SecretDigest;
+use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
     CodeRedemption, FamilyId, NewTokens, RefreshGrant, Rotation, Session, SessionStore,
@@ -109,12 +110,8 @@ impl ClientStore for MemoryStore {
 
 #[async_trait]
 impl UserStore for MemoryStore {
-    async fn authenticate(
-        &self,
-        username: &str,
-        password: &Password,
-    ) -> Result<Option<User>, StoreError> {
-        self.parts.users.authenticate(username, password).await
+    async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
+        Ok(self.parts.users.find_account(username))
     }
 
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {

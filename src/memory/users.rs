@@ -3,10 +3,7 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use crate::error::StoreError;
-use crate::hash;
-use crate::secret::Password;
-use crate::store::{AdminError, User, UserId, username_key};
+use crate::store::{Account, AdminError, User, UserId, username_key};
 
 /// Usernames are email addresses, matched case-insensitively; passwords are kept only as
 /// Argon2id hashes.
@@ -19,10 +16,11 @@ pub(crate) struct Users {
 struct Accounts {
     /// The username key of each account.
     by_username: HashMap<String, UserId>,
-    by_id: HashMap<UserId, Account>,
+    by_id: HashMap<UserId, Kept>,
 }
 
-struct Account {
+/// An account as kept here.
+struct Kept {
     user: User,
     password_hash: String,
 }
@@ -35,7 +33,7 @@ impl Users {
             return Err(AdminError::UsernameTaken);
         }
         accounts.by_username.insert(key, user.id().clone());
-        let account = Account {
+        let account = Kept {
             user: user.clone(),
             password_hash: password_hash.to_owned(),
         };
@@ -54,22 +52,14 @@ impl Users {
         }
     }
 
-    pub(crate) async fn authenticate(
-        &self,
-        username: &str,
-        password: &Password,
-    ) -> Result<Option<User>, StoreError> {
-        let found = username_key(username).and_then(|key| {
-            let accounts = self.accounts.read().unwrap_or_else(|p| p.into_inner());
-            let account = accounts.by_id.get(accounts.by_username.get(&key)?)?;
-            Some((account.user.clone(), account.password_hash.clone()))
-        });
-        let Some((user, password_hash)) = found else {
-            hash::verify_against_dummy(password.expose_secret()).await?;
-            return Ok(None);
-        };
-        let verified = hash::verify_password(&password_hash, password.expose_secret()).await?;
-        Ok(verified.then_some(user))
+    pub(crate) fn find_account(&self, username: &str) -> Option<Account> {
+        let key = username_key(username)?;
+        let accounts = self.accounts.read().unwrap_or_else(|p| p.into_inner());
+        let account = accounts.by_id.get(accounts.by_username.get(&key)?)?;
+        Some(Account::new(
+            account.user.clone(),
+            account.password_hash.clone(),
+        ))
     }
 
     pub(crate) fn find(&self, id: &UserId) -> Option<User> {

@@ -18,6 +18,7 @@ use crate::grant::password::SignIn;
 use crate::grant::registration::Registrar;
 use crate::grant::signin::{SealKeys, SignInForms};
 use crate::grant::{Issuer, TokenGrants};
+use crate::hash::Hashing;
 use crate::settings::Settings;
 use crate::store::{
     Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
@@ -41,6 +42,8 @@ pub(crate) struct Inner {
     /// Password checks of one account, one at a time on this node.
     pub(crate) turns: Turns,
     pub(crate) clock: Arc<dyn Clock>,
+    /// The threads passwords and Argon2id client secrets are verified on.
+    pub(crate) hashing: Hashing,
     pub(crate) secret_cache: SecretCache,
     /// Where events go (an audit trail).
     pub(crate) events: Arc<dyn Events>,
@@ -126,6 +129,7 @@ impl Inner {
                 endpoint_path,
             },
             clients: &*self.clients,
+            hashing: &self.hashing,
             cache: &self.secret_cache,
             throttle: &self.config.client_throttle,
             attempts: &*self.attempts,
@@ -139,6 +143,7 @@ impl Inner {
     pub(crate) fn sign_in(&self) -> SignIn<'_> {
         SignIn {
             users: &*self.users,
+            hashing: &self.hashing,
             throttle: &self.config.throttle,
             attempts: &*self.attempts,
             turns: &self.turns,

@@ -13,9 +13,9 @@ use super::{SqlStore, Statements, text};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::hash;
-use crate::secret::Password;
-use crate::store::{Admin, AdminError, ClientStore, User, UserId, UserStore, username_key};
+use crate::store::{
+    Account, Admin, AdminError, ClientStore, User, UserId, UserStore, username_key,
+};
 
 #[async_trait]
 impl<DB> ClientStore for SqlStore<DB>
@@ -57,27 +57,16 @@ where
     for<'r> String: Decode<'r, DB> + Type<DB>,
     for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
 {
-    async fn authenticate(
-        &self,
-        username: &str,
-        password: &Password,
-    ) -> Result<Option<User>, StoreError> {
-        let found: Option<AccountRow> = match username_key(username) {
-            None => None,
-            Some(key) => sqlx::query_as(text::FIND_ACCOUNT_BY_KEY)
-                .bind(key.as_str())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(store_error::<DB>)?,
-        };
-        let Some(account) = found else {
-            // As long as a wrong password, so that timing does not tell which accounts exist.
-            hash::verify_against_dummy(password.expose_secret()).await?;
+    async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
+        let Some(key) = username_key(username) else {
             return Ok(None);
         };
-        let verified =
-            hash::verify_password(&account.password_hash, password.expose_secret()).await?;
-        Ok(verified.then(|| account.user.into_user()))
+        let found: Option<AccountRow> = sqlx::query_as(text::FIND_ACCOUNT_BY_KEY)
+            .bind(key.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        Ok(found.map(|row| Account::new(row.user.into_user(), row.password_hash)))
     }
 
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {

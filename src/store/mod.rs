@@ -34,15 +34,14 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-pub(crate) use records::username_key;
-
 // What crosses the seams besides the records: failures, digests, secrets and PKCE challenges.
 pub use crate::error::{StoreError, StoreErrorKind};
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use records::{
-    AccessGrant, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family, FamilyId,
-    Jti, JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
+    AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
+    FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
+    username_key,
 };
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 
@@ -59,21 +58,15 @@ pub trait ClientStore: Send + Sync {
     async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError>;
 }
 
-/// Authenticates and looks up user accounts.
+/// Finds user accounts. A lookup only: grantor verifies the password against the hash found
+/// (on the server's hashing threads, with a dummy check for an unknown username) and counts
+/// failures per account, so a host's store over its own user database needs neither.
 #[async_trait]
 pub trait UserStore: Send + Sync {
-    /// The account whose username (an email address) and password match, or `None`.
-    ///
-    /// Implementations verify a slow password hash (Argon2id) off the async executor (see
-    /// [`crate::hash::verify_password`]) and should spend the same time on unknown usernames
-    /// ([`crate::hash::verify_against_dummy`]) so that timing does not reveal which accounts
-    /// exist (outside a flood of unknown usernames: see [`crate::hash`]). Pass their errors
-    /// on: a full hashing queue is `unavailable`.
-    async fn authenticate(
-        &self,
-        username: &str,
-        password: &Password,
-    ) -> Result<Option<User>, StoreError>;
+    /// The account whose username is `username` in any case (usernames are email addresses,
+    /// compared as [`username_key`] writes them), with its password's Argon2id hash; `None`
+    /// when there is none. Never verifies anything.
+    async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError>;
 
     /// The account with this id, if it still exists.
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError>;

@@ -1,6 +1,8 @@
 //! The records that cross the seams, and the answers stores give. Each record is
 //! `#[non_exhaustive]` with a constructor, so it can grow without breaking a host's store.
 
+use std::fmt;
+
 use smol_str::SmolStr;
 
 mod actor;
@@ -43,6 +45,50 @@ impl User {
     }
 }
 
+/// A user account as the [`UserStore`](super::UserStore) keeps it: the user and the
+/// Argon2id hash of their password (a PHC string). The hash is not shown by `Debug`: it is
+/// what an offline guess starts from.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Account {
+    user: User,
+    password_hash: String,
+}
+
+impl Account {
+    /// `user` with the PHC string of their password's hash.
+    pub fn new(user: User, password_hash: impl Into<String>) -> Self {
+        Self {
+            user,
+            password_hash: password_hash.into(),
+        }
+    }
+
+    /// The user.
+    pub fn user(&self) -> &User {
+        &self.user
+    }
+
+    /// The password's Argon2id hash, a PHC string.
+    pub fn password_hash(&self) -> &str {
+        &self.password_hash
+    }
+
+    /// The user, the hash dropped.
+    pub fn into_user(self) -> User {
+        self.user
+    }
+}
+
+impl fmt::Debug for Account {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Account")
+            .field("user", &self.user)
+            .field("password_hash", &"<redacted>")
+            .finish()
+    }
+}
+
 /// Why a store refused an administrator's change ([`Admin`](super::Admin)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -62,8 +108,16 @@ pub enum AdminError {
 }
 
 /// The lookup key of a username: the email address lowercased; `None` if it does not look like
-/// one. Every user store grantor ships matches usernames by this key.
-pub(crate) fn username_key(username: &str) -> Option<String> {
+/// one. Every user store grantor ships matches usernames by this key, and the store contract
+/// holds a store of your own to it: two usernames are one account when their keys are equal.
+///
+/// ```
+/// use grantor::store::username_key;
+///
+/// assert_eq!(username_key("Alice@Example.com").as_deref(), Some("alice@example.com"));
+/// assert_eq!(username_key("not-an-email"), None);
+/// ```
+pub fn username_key(username: &str) -> Option<String> {
     let (local, domain) = username.rsplit_once('@')?;
     let plausible = !local.is_empty()
         && !domain.is_empty()

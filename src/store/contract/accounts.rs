@@ -5,10 +5,11 @@ use crate::client::{Approval, Client, ClientCredentials, GrantType, SecretVerifi
 use crate::secret::{ClientSecret, Password, SecretDigest};
 use crate::store::{AdminError, ClientStore, User, UserId, UserStore};
 
+/// What grantor's sign-in would find: the account `username` names, if `password` verifies
+/// against the hash the store found for it.
 async fn authenticates(store: &impl UserStore, username: &str, password: &str) -> Option<User> {
-    let password = Password::new(password);
-    let found = store.authenticate(username, &password).await;
-    found.must("authenticate")
+    let found = store.find_account(username).await.must("find_account")?;
+    crate::hash::verify_password(found.password_hash(), password).then(|| found.into_user())
 }
 
 pub(super) async fn users_authenticate_by_case_insensitive_email_and_password<S>(store: &S)
