@@ -28,6 +28,7 @@ use std::time::Instant;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use grantor::store::UserAdmin as _;
 use grantor::*;
 
 const REDIRECT_ENCODED: &str = "https%3A%2F%2Fapp.example%2Fcb";

@@ -7,32 +7,35 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::{Clock, SystemClock};
+use crate::device::DeviceFlow;
+use crate::events::Events;
+use crate::exchange::ExchangePolicy;
 use crate::hash::HashingPools;
+use crate::par::PushedRequests;
 use crate::registration::RegistrationPolicy;
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
 use crate::settings::{PkcePolicy, Profile};
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserAdmin,
+    UserStore,
 };
 use crate::throttle::SignInThrottle;
 
 mod build;
 mod check;
-mod exchange;
-mod flows;
-mod seams;
 
 use crate::settings::EndpointPaths;
 
 pub use check::ConfigError;
 
-/// Configures an [`AuthorizationServer`](crate::AuthorizationServer). Defaults: code 60 s, access token 1 h, refresh token
-/// 30 days, authorization request 10 min; request body ≤ 16 KiB, each parameter ≤ 4 KiB; PKCE
-/// `S256` required for public clients, `plain` refused; 10 failed sign-ins per account per 10
-/// minutes; the system clock; sign-in sessions and attempt counts in this process's memory
-/// unless [`store`](Self::store) or [`sessions`](Self::sessions) and
-/// [`attempt_counter`](Self::attempt_counter) name shared ones.
+/// Configures an [`AuthorizationServer`](crate::AuthorizationServer). Defaults: code 60 s,
+/// access token 1 h, refresh token 30 days, authorization request 10 min; request body ≤ 16
+/// KiB, each parameter ≤ 4 KiB; PKCE `S256` required for public clients, `plain` refused; 10
+/// failed sign-ins per account per 10 minutes; the system clock. Every seam comes from
+/// [`store`](Self::store) or its own setter; the state every node shares (sessions, attempt
+/// counts, single-use values) is never silently this process's memory: see
+/// [`single_node`](Self::single_node).
 #[must_use = "call .build() to get the server"]
 pub struct AuthorizationServerBuilder {
     issuer: Option<String>,
@@ -41,12 +44,14 @@ pub struct AuthorizationServerBuilder {
     scopes_supported: Vec<String>,
     clients: Option<Arc<dyn ClientStore>>,
     client_cache: Option<Duration>,
-    events: Option<Arc<dyn crate::events::Events>>,
+    events: Option<Arc<dyn Events>>,
     users: Option<Arc<dyn UserStore>>,
+    user_admin: Option<Arc<dyn UserAdmin>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
     sessions: Option<Arc<dyn SessionStore>>,
     single_use: Option<Arc<dyn SingleUseStore>>,
     attempts: Option<Arc<dyn AttemptCounter>>,
+    single_node: bool,
     clock: Arc<dyn Clock>,
     code_lifetime: Duration,
     access_token_lifetime: Duration,
@@ -56,8 +61,8 @@ pub struct AuthorizationServerBuilder {
     family_lifetime: Duration,
     max_body: usize,
     max_param: usize,
-    allow_plain_pkce: bool,
-    pkce: PkcePolicy,
+    /// `None`: the profile's own.
+    pkce: Option<PkcePolicy>,
     throttle: SignInThrottle,
     client_throttle: SignInThrottle,
     hashing: HashingPools,
@@ -70,9 +75,9 @@ pub struct AuthorizationServerBuilder {
     dpop: Option<crate::dpop::Dpop>,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
-    par: Option<crate::par::PushedRequests>,
-    device: Option<crate::device::DeviceFlow>,
-    exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
+    par: Option<PushedRequests>,
+    device: Option<DeviceFlow>,
+    exchange: Option<Arc<dyn ExchangePolicy>>,
     #[cfg(feature = "private-key-jwt")]
     client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
 }
@@ -115,10 +120,12 @@ impl Default for AuthorizationServerBuilder {
             client_cache: None,
             events: None,
             users: None,
+            user_admin: None,
             tokens: None,
             sessions: None,
             single_use: None,
             attempts: None,
+            single_node: false,
             clock: Arc::new(SystemClock),
             code_lifetime: Duration::from_secs(60),
             access_token_lifetime: Duration::from_secs(3600),
@@ -128,8 +135,7 @@ impl Default for AuthorizationServerBuilder {
             family_lifetime: Duration::from_secs(90 * 24 * 3600),
             max_body: 16 * 1024,
             max_param: 4 * 1024,
-            allow_plain_pkce: false,
-            pkce: PkcePolicy::PublicClients,
+            pkce: None,
             throttle: SignInThrottle::default(),
             client_throttle: SignInThrottle::new(20, Duration::from_secs(300)),
             hashing: HashingPools::default(),
@@ -190,6 +196,15 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// Where [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user) and
+    /// [`set_password`](crate::AuthorizationServer::set_password) keep accounts: the
+    /// store-only side of the [`users`](Self::users) seam. Set by [`store`](Self::store) with
+    /// the users; without it those calls are refused.
+    pub fn user_admin(mut self, admin: Arc<dyn UserAdmin>) -> Self {
+        self.user_admin = Some(admin);
+        self
+    }
+
     /// The token issuer. Required.
     pub fn tokens(mut self, tokens: Arc<dyn TokenIssuer>) -> Self {
         self.tokens = Some(tokens);
@@ -204,7 +219,8 @@ impl AuthorizationServerBuilder {
     /// A seam set before, whatever the order of the calls, is kept: `.users(mine).store(sql)`
     /// signs users in against `mine` and keeps everything else in `sql`, as
     /// `.store(sql).users(mine)` does. The store's [`Admin`] API becomes the client registry
-    /// only when its clients are the server's (no [`clients`](Self::clients) set before), so
+    /// only when its clients are the server's (no [`clients`](Self::clients) set before), and
+    /// its [`UserAdmin`] the [user admin](Self::user_admin) only when its users are, so
     /// registration never writes where lookups do not read.
     ///
     /// ```
@@ -224,6 +240,7 @@ impl AuthorizationServerBuilder {
     where
         S: ClientStore
             + UserStore
+            + UserAdmin
             + TokenIssuer
             + SessionStore
             + AttemptCounter
@@ -236,7 +253,10 @@ impl AuthorizationServerBuilder {
             self.clients = Some(store.clone());
             self.registry.get_or_insert(store.clone());
         }
-        self.users.get_or_insert(store.clone());
+        if self.users.is_none() {
+            self.users = Some(store.clone());
+            self.user_admin.get_or_insert(store.clone());
+        }
         self.tokens.get_or_insert(store.clone());
         self.sessions.get_or_insert(store.clone());
         self.single_use.get_or_insert(store.clone());
@@ -244,23 +264,53 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// This server is the deployment's only node: the [sessions](Self::sessions),
+    /// [attempt counter](Self::attempt_counter) and [single-use values](Self::single_use) not
+    /// given may live in this process's memory. Without it, [`build`](Self::build) refuses
+    /// ([`ConfigError::SharedState`]) to start with any of them missing, since a second node
+    /// would see none of it: a form sealed by one node would not open on another, and each
+    /// node would count password guesses on its own. [`store`](Self::store) sets them all.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use grantor::{AuthorizationServer, ConfigError, MemoryStore};
+    ///
+    /// let store = Arc::new(MemoryStore::new()); // say, the host's own durable stores
+    /// let builder = || {
+    ///     AuthorizationServer::builder()
+    ///         .issuer("https://auth.example")
+    ///         .clients(store.clone())
+    ///         .users(store.clone())
+    ///         .tokens(store.clone())
+    /// };
+    /// assert_eq!(builder().build().unwrap_err(), ConfigError::SharedState("sessions"));
+    /// assert!(builder().single_node().build().is_ok());
+    /// ```
+    pub fn single_node(mut self) -> Self {
+        self.single_node = true;
+        self
+    }
+
     /// Where single-use values live: the keys that seal sign-in forms, and the marks that
-    /// make each form sign in once (default: in this process's memory; give every node the
-    /// same shared store instead, or a form sealed by one node does not open on another).
+    /// make each form sign in once. Required unless [`single_node`](Self::single_node) (then
+    /// this process's memory by default); give every node the same shared store, or a form
+    /// sealed by one node does not open on another.
     pub fn single_use(mut self, single_use: Arc<dyn SingleUseStore>) -> Self {
         self.single_use = Some(single_use);
         self
     }
 
-    /// Where sign-in sessions live (default: in this process's memory, which needs sticky
-    /// sessions behind a load balancer; give every node the same shared store instead).
+    /// Where sign-in sessions live. Required unless [`single_node`](Self::single_node) (then
+    /// this process's memory by default, which needs sticky sessions behind a load balancer);
+    /// give every node the same shared store.
     pub fn sessions(mut self, sessions: Arc<dyn SessionStore>) -> Self {
         self.sessions = Some(sessions);
         self
     }
 
-    /// Where the throttle counts failed sign-ins (default: in this process's memory, so each
-    /// node counts on its own; give every node the same shared store instead).
+    /// Where the throttle counts failed sign-ins. Required unless
+    /// [`single_node`](Self::single_node) (then this process's memory by default, so each node
+    /// would count on its own); give every node the same shared store.
     pub fn attempt_counter(mut self, attempts: Arc<dyn AttemptCounter>) -> Self {
         self.attempts = Some(attempts);
         self
@@ -327,16 +377,28 @@ impl AuthorizationServerBuilder {
         self
     }
 
-    /// Accepts `code_challenge_method=plain` (RFC 7636 §4.2). Off by default: `plain` protects
-    /// nothing once the authorization request leaks.
-    pub fn allow_plain_pkce(mut self, allow: bool) -> Self {
-        self.allow_plain_pkce = allow;
-        self
-    }
-
-    /// Which clients must use PKCE (default [`PkcePolicy::PublicClients`]).
+    /// PKCE (RFC 7636): which clients must use it and whether `plain` is taken (default: the
+    /// profile's, [`PkcePolicy::PublicClients`] under [`Profile::OAuth2`] and
+    /// [`PkcePolicy::AllClients`] under [`Profile::OAuth21`]). A policy the profile does not
+    /// allow is refused by [`build`](Self::build), never overridden.
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, ConfigError, MemoryStore, PkcePolicy, Profile};
+    ///
+    /// let builder = || {
+    ///     AuthorizationServer::builder()
+    ///         .issuer("https://auth.example")
+    ///         .store(MemoryStore::new())
+    /// };
+    /// assert!(builder().pkce_policy(PkcePolicy::AllClients).build().is_ok());
+    /// let conflicting = builder()
+    ///     .profile(Profile::OAuth21)
+    ///     .pkce_policy(PkcePolicy::PublicClients)
+    ///     .build();
+    /// assert_eq!(conflicting.unwrap_err(), ConfigError::PkceUnderOAuth21);
+    /// ```
     pub fn pkce_policy(mut self, policy: PkcePolicy) -> Self {
-        self.pkce = policy;
+        self.pkce = Some(policy);
         self
     }
 
@@ -372,8 +434,8 @@ impl AuthorizationServerBuilder {
 
     /// Which OAuth the server speaks (default [`Profile::OAuth2`]). Under
     /// [`Profile::OAuth21`], implicit and password are refused whatever a client was agreed,
-    /// PKCE `S256` is required from every client, and [`allow_plain_pkce`](Self::allow_plain_pkce)
-    /// is a configuration error.
+    /// PKCE `S256` is required from every client, and a [PKCE policy](Self::pkce_policy) other
+    /// than [`PkcePolicy::AllClients`] is a configuration error.
     ///
     /// ```
     /// use grantor::{AuthorizationServer, MemoryStore, Profile};
@@ -477,6 +539,78 @@ impl AuthorizationServerBuilder {
     /// [`AuthorizationServer::sign_in`](crate::AuthorizationServer::sign_in) (default: 10 failures per 10 minutes).
     pub fn sign_in_throttle(mut self, throttle: SignInThrottle) -> Self {
         self.throttle = throttle;
+        self
+    }
+}
+
+impl AuthorizationServerBuilder {
+    /// Remembers each client the client store found for `ttl`, so that a request does not look
+    /// its client up again (over a database, a round trip saved on nearly every request). Off
+    /// by default. Only found clients are kept, at most
+    /// [`CLIENT_CACHE_CAPACITY`](crate::store::CLIENT_CACHE_CAPACITY), the least recently used going
+    /// first; an unknown `client_id` always asks the store. Changes through the server
+    /// (registration management, [secret
+    /// rotation](crate::AuthorizationServer::rotate_client_secret)) forget the client at once;
+    /// a change made past the server (in the database, by another node or process) is seen
+    /// within `ttl`, so a removed client may be served for up to `ttl` more: keep it short (a
+    /// second or two). A `ttl` of zero turns the cache off.
+    pub fn cache_clients(mut self, ttl: Duration) -> Self {
+        self.client_cache = (!ttl.is_zero()).then_some(ttl);
+        self
+    }
+
+    /// Hands every [event](crate::events) (tokens issued, refreshed and revoked, replays and
+    /// reuse detected, sign-ins, throttled accounts, refused client credentials, registered
+    /// clients) to `events`. The default, [`TracingEvents`](crate::events::TracingEvents),
+    /// emits them through `tracing` (target `grantor::events`).
+    pub fn events(mut self, events: Arc<dyn Events>) -> Self {
+        self.events = Some(events);
+        self
+    }
+}
+
+#[cfg(feature = "private-key-jwt")]
+impl AuthorizationServerBuilder {
+    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
+    /// register their `jwks` itself).
+    pub fn client_key_resolver(
+        mut self,
+        resolver: Arc<dyn crate::client_assertion::ClientKeyResolver>,
+    ) -> Self {
+        self.client_keys = Some(resolver);
+        self
+    }
+}
+
+impl AuthorizationServerBuilder {
+    /// Takes pushed authorization requests (RFC 9126) at
+    /// [`EndpointPaths::pushed_requests`](crate::EndpointPaths::pushed_requests), and
+    /// `request_uri` at the authorization endpoint. Off by default.
+    pub fn pushed_requests(mut self, settings: PushedRequests) -> Self {
+        self.par = Some(settings);
+        self
+    }
+
+    /// Serves the device authorization grant (RFC 8628): the device authorization endpoint at
+    /// [`EndpointPaths::device_authorization`](crate::EndpointPaths::device_authorization),
+    /// its grant at the token endpoint, and the user's verification through
+    /// [`AuthorizationServer::enter_user_code`](crate::AuthorizationServer::enter_user_code). Off by default.
+    pub fn device_flow(mut self, settings: DeviceFlow) -> Self {
+        self.device = Some(settings);
+        self
+    }
+}
+
+impl AuthorizationServerBuilder {
+    /// Offers token exchange (RFC 8693) at the token endpoint under `policy`, and lists
+    /// `urn:ietf:params:oauth:grant-type:token-exchange` in the metadata's
+    /// `grant_types_supported`. A confidential client agreed the grant type
+    /// ([`GrantType::TokenExchange`](crate::GrantType::TokenExchange)) may then trade an active
+    /// access token grantor issued for another one, for a resource the server knows, with at
+    /// most the subject token's scope, when `policy` allows it. Without a policy (the default)
+    /// every exchange is answered `unsupported_grant_type`.
+    pub fn token_exchange(mut self, policy: Arc<dyn ExchangePolicy>) -> Self {
+        self.exchange = Some(policy);
         self
     }
 }

@@ -64,25 +64,6 @@ pub fn hash_password(password: &str) -> Result<String, StoreError> {
     Ok(phc.to_string())
 }
 
-/// [`hash_password`] on a thread of its own, for the administrator's calls from async code
-/// (adding a user, changing a password): rare, so a thread per call, and never the lanes
-/// sign-ins wait on.
-pub(crate) async fn hash_password_off_executor(
-    password: &crate::secret::Password,
-) -> Result<String, StoreError> {
-    let secret = password.expose_secret().to_owned();
-    let (done, hashed) = futures_channel::oneshot::channel();
-    std::thread::Builder::new()
-        .name("grantor-hash-admin".to_owned())
-        .spawn(move || {
-            let _ = done.send(hash_password(&secret));
-        })
-        .map_err(StoreError::failed)?;
-    hashed
-        .await
-        .map_err(|_| StoreError::failed("the hashing thread panicked"))?
-}
-
 /// A server's hashing lanes: sized by [`HashingPools`], started at the first check, ended
 /// (once what is queued has run) when the server is dropped.
 pub(crate) struct Hashing {
@@ -108,6 +89,18 @@ impl Hashing {
 
     fn pools(&self) -> &Pools {
         self.pools.get_or_init(|| Pools::new(&self.sizes))
+    }
+
+    /// Hashes `password` (as [`hash_password`]) on the user lane, as a real account's check:
+    /// for the administrator's calls from async code.
+    pub(crate) async fn hash(
+        &self,
+        password: &crate::secret::Password,
+    ) -> Result<String, StoreError> {
+        let secret = password.expose_secret().to_owned();
+        let lane = &self.pools().user;
+        lane.run(Priority::Normal, move || hash_password(&secret))
+            .await?
     }
 
     /// Verifies `password` against an Argon2id PHC string on the user lane, before any waiting

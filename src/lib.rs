@@ -43,7 +43,8 @@
 //! use base64::Engine as _;
 //! use grantor::*;
 //!
-//! // Registration: a confidential client and a user, through the admin API every store has.
+//! // Registration: a confidential client through the admin API every store has, then a user
+//! // through the server, which mints the id and hashes the password on its own threads.
 //! let store = MemoryStore::new();
 //! let creds = ClientCredentials::generate().unwrap();
 //! let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
@@ -54,13 +55,13 @@
 //!     .build()
 //!     .unwrap();
 //! store.register_client(&client).await.unwrap();
-//! let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
 //!
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
 //!     .store(store)
 //!     .build()
 //!     .unwrap();
+//! let alice = server.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
 //!
 //! // 1. The browser arrives at the authorization endpoint.
 //! let uri = format!(
@@ -111,6 +112,8 @@ mod client;
 pub mod client_assertion;
 mod clock;
 pub mod device;
+#[doc(hidden)]
+pub mod doc_fixture;
 #[cfg(feature = "dpop")]
 pub mod dpop;
 mod endpoint;

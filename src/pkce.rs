@@ -12,7 +12,7 @@ pub enum CodeChallengeMethod {
     /// `BASE64URL(SHA256(code_verifier))`: always offered.
     S256,
     /// The verifier itself: offered only when the host opts in with
-    /// [`AuthorizationServerBuilder::allow_plain_pkce`](crate::AuthorizationServerBuilder::allow_plain_pkce).
+    /// [`PkcePolicy::PlainAllowed`](crate::PkcePolicy::PlainAllowed).
     Plain,
 }
 

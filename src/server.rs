@@ -16,6 +16,7 @@ mod flows;
 mod inner;
 mod secrets;
 mod signin;
+mod users;
 
 pub(crate) use inner::Inner;
 pub use signin::{ApprovalPage, SignInPage, Step};
@@ -39,14 +40,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let request = http::Request::get(
     ///     "/api/oauth/authorize?response_type=code&client_id=app\
     ///      &redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=xyz",
@@ -73,14 +68,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// # let request = http::Request::get("/api/oauth/authorize?response_type=code&client_id=app&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=xyz").body("").unwrap();
     /// let Authorize::SignIn(pending) = server.authorize(&request).await else { panic!() };
     /// // The host's sign-in page signed Alice in, and she approved.
@@ -119,14 +108,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let request = http::Request::post("/api/oauth/token")
     ///     .header("authorization", basic)
     ///     .header("content-type", "application/x-www-form-urlencoded")
@@ -150,14 +133,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let request = http::Request::post("/api/oauth/revoke")
     ///     .header("authorization", basic)
     ///     .header("content-type", "application/x-www-form-urlencoded")
@@ -179,14 +156,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let request = http::Request::post("/api/oauth/introspect")
     ///     .header("authorization", basic)
     ///     .header("content-type", "application/x-www-form-urlencoded")
@@ -301,14 +272,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let request = http::Request::get("/api/me").body(()).unwrap();
     /// let required = Scope::parse("profile").unwrap();
     /// let refusal = server.bearer(&request, Some(&required)).await.unwrap_err();
@@ -332,14 +297,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let mut headers = http::HeaderMap::new();
     /// headers.insert("authorization", "Bearer not-a-live-token".parse().unwrap());
     /// let refusal = server.bearer_headers(&headers, None).await.unwrap_err();
@@ -396,14 +355,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let metadata: serde_json::Value = serde_json::from_str(server.metadata().body()).unwrap();
     /// assert_eq!(metadata["token_endpoint"], "https://auth.example/api/oauth/token");
     /// # }
@@ -428,14 +381,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// assert_eq!(server.max_body_bytes(), 16 * 1024);
     /// # }
     /// ```
@@ -450,14 +397,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let response = server.payload_too_large();
     /// assert_eq!(response.status(), 413);
     /// assert_eq!(response.headers()["connection"], "close");
@@ -473,14 +414,8 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let alice = store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
-    /// # let server = AuthorizationServer::builder().issuer("https://auth.example").store(store).build().unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// assert_eq!(server.issuer(), "https://auth.example");
     /// # }
     /// ```

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use common::{basic, token_request};
+use grantor::AuthorizationServer;
 use grantor::sql::SqliteStore;
 use grantor::store::UserStore as _;
-use grantor::AuthorizationServer;
 
 /// A database file of its own, removed (with its WAL) when the test ends.
 struct Database(PathBuf);

@@ -508,8 +508,8 @@ async fn public_client_with_s256_gets_a_code_its_verifier_redeems() {
 }
 
 #[tokio::test]
-async fn allow_plain_pkce_accepts_plain_and_a_missing_method() {
-    let f = fixture_with(|b| b.allow_plain_pkce(true));
+async fn the_plain_allowed_policy_accepts_plain_and_a_missing_method() {
+    let f = fixture_with(|b| b.pkce_policy(PkcePolicy::PlainAllowed));
     let plain = format!("&code_challenge={VERIFIER}&code_challenge_method=plain");
     for extra in [plain, format!("&code_challenge={VERIFIER}")] {
         let code = f.code("public-client", &extra).await;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use grantor::store::AccessToken;
+use grantor::store::{AccessToken, Account, UserAdmin as _, UserStore as _};
 use grantor::*;
 
 fn builder() -> AuthorizationServerBuilder {
@@ -25,6 +25,40 @@ fn issuer_and_stores_are_required() {
     let no_stores = AuthorizationServer::builder().issuer(ISSUER).build();
     assert_eq!(no_stores.unwrap_err(), ConfigError::Missing("clients"));
     assert!(builder().build().is_ok());
+}
+
+#[test]
+fn state_every_node_shares_is_never_silently_this_processs_memory() {
+    let store = Arc::new(MemoryStore::new());
+    let seams = || {
+        AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .clients(store.clone())
+            .users(store.clone())
+            .tokens(store.clone())
+    };
+    assert_eq!(
+        seams().build().unwrap_err(),
+        ConfigError::SharedState("sessions")
+    );
+    let sessions = seams().sessions(store.clone());
+    assert_eq!(
+        sessions.build().unwrap_err(),
+        ConfigError::SharedState("attempt_counter")
+    );
+    let counted = seams()
+        .sessions(store.clone())
+        .attempt_counter(store.clone());
+    assert_eq!(
+        counted.build().unwrap_err(),
+        ConfigError::SharedState("single_use")
+    );
+    let all = seams()
+        .sessions(store.clone())
+        .attempt_counter(store.clone())
+        .single_use(store.clone());
+    assert!(all.build().is_ok());
+    assert!(seams().single_node().build().is_ok());
 }
 
 #[test]
@@ -127,16 +161,13 @@ async fn secrets_never_appear_in_debug_output() {
     }
 }
 
-/// The host's own user store, given before `store`, is the one users sign in against; the
-/// store supplies every other seam. The same holds with the calls the other way round.
+/// The host's own user store, given before `store`, is the one users sign in against and the
+/// one the server adds users to; the store supplies every other seam. The same holds with the
+/// calls the other way round. Without the host's user admin seam, adding a user is refused
+/// rather than written where sign-in never looks.
 #[tokio::test]
 async fn a_user_store_given_before_the_store_is_kept() {
-    let host_users = MemoryStore::new();
-    host_users
-        .add_user("carol@example.com", &Password::new("carol-password-3"))
-        .await
-        .unwrap();
-    let host_users = Arc::new(host_users);
+    let host_users = Arc::new(MemoryStore::new());
     let rest = MemoryStore::new();
     let creds = ClientCredentials::generate().unwrap();
     let client = Client::confidential(creds.client_id.as_str(), creds.verifier)
@@ -145,22 +176,41 @@ async fn a_user_store_given_before_the_store_is_kept() {
         .build()
         .unwrap();
     rest.register_client(&client).await.unwrap();
-    rest.add_user("dave@example.com", &Password::new("dave-password-4"))
+    let dave = Account::generate("dave@example.com", &Password::new("dave-password-4")).unwrap();
+    rest.insert_user(dave.user(), dave.password_hash())
         .await
         .unwrap();
     let basic = basic(creds.client_id.as_str(), creds.secret.expose_secret());
     let users_first = AuthorizationServer::builder()
         .issuer(ISSUER)
         .users(host_users.clone())
+        .user_admin(host_users.clone())
         .store(rest.clone())
         .build()
         .unwrap();
     let users_last = AuthorizationServer::builder()
         .issuer(ISSUER)
-        .store(rest)
-        .users(host_users)
+        .store(rest.clone())
+        .users(host_users.clone())
         .build()
         .unwrap();
+    users_first
+        .add_user("carol@example.com", &Password::new("carol-password-3"))
+        .await
+        .unwrap();
+    assert!(
+        host_users
+            .find_account("carol@example.com")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        rest.find_account("carol@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
     for server in [users_first, users_last] {
         let password = |user: &str, pw: &str| {
             token_request(
@@ -178,4 +228,20 @@ async fn a_user_store_given_before_the_store_is_kept() {
             .await;
         assert_error(&dave, 400, "invalid_grant");
     }
+    let no_user_admin = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .users(host_users)
+        .store(rest.clone())
+        .build()
+        .unwrap();
+    let refused = no_user_admin
+        .add_user("erin@example.com", &Password::new("erin-password-5"))
+        .await;
+    assert!(matches!(refused, Err(AdminError::Store(_))), "{refused:?}");
+    assert!(
+        rest.find_account("erin@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }

@@ -82,7 +82,7 @@ async fn metadata_follows_paths_pkce_and_issuer_settings() {
     let f = fixture_with(|b| {
         b.issuer("https://auth.example/tenant/")
             .endpoints(paths)
-            .allow_plain_pkce(true)
+            .pkce_policy(grantor::PkcePolicy::PlainAllowed)
     });
     let m = json(&f.server.metadata());
     assert_eq!(m["issuer"], "https://auth.example/tenant/");

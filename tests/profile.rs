@@ -71,12 +71,29 @@ async fn every_client_must_send_an_s256_code_challenge() {
 }
 
 #[test]
+fn the_profile_refuses_a_pkce_policy_it_does_not_allow_instead_of_overriding_it() {
+    let built = |policy| {
+        AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(MemoryStore::new())
+            .profile(Profile::OAuth21)
+            .pkce_policy(policy)
+            .build()
+    };
+    assert_eq!(
+        built(PkcePolicy::PublicClients).unwrap_err(),
+        ConfigError::PkceUnderOAuth21
+    );
+    assert!(built(PkcePolicy::AllClients).is_ok());
+}
+
+#[test]
 fn plain_pkce_cannot_be_allowed_under_oauth_2_1() {
     let built = AuthorizationServer::builder()
         .issuer(ISSUER)
         .store(MemoryStore::new())
         .profile(Profile::OAuth21)
-        .allow_plain_pkce(true)
+        .pkce_policy(PkcePolicy::PlainAllowed)
         .build();
     assert!(matches!(built, Err(ConfigError::PlainPkceInOAuth21)));
 }

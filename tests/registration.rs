@@ -555,6 +555,7 @@ fn a_registration_policy_needs_a_client_registry() {
         .clients(store.clone())
         .users(store.clone())
         .tokens(store)
+        .single_node()
         .registration(RegistrationPolicy::new())
         .build();
     assert_eq!(built.unwrap_err(), ConfigError::Missing("client registry"));

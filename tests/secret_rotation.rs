@@ -154,6 +154,7 @@ async fn a_server_without_a_client_registry_cannot_rotate() {
         .clients(store.clone())
         .users(store.clone())
         .tokens(store)
+        .single_node()
         .build()
         .unwrap();
     let refused = server.rotate_client_secret(&f.fast_id, OVERLAP).await;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
+use grantor::store::UserAdmin as _;
 use grantor::*;
 use http::{Request, Response};
 use tokio::runtime::Runtime;

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use grantor::store::{
-    AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+    Account, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserAdmin,
+    UserStore,
 };
 use grantor::*;
 
@@ -84,6 +85,7 @@ pub trait DemoStore:
     + AttemptCounter
     + SingleUseStore
     + Admin
+    + UserAdmin
     + Clone
     + 'static
 {
@@ -97,6 +99,7 @@ impl<S> DemoStore for S where
         + AttemptCounter
         + SingleUseStore
         + Admin
+        + UserAdmin
         + Clone
         + 'static
 {
@@ -115,8 +118,12 @@ async fn seed(store: &impl DemoStore, audience: &str) -> Result<(), Box<dyn std:
         }
     }
     for (username, password) in USERS {
-        match store.add_user(username, &Password::new(password)).await {
-            Ok(_) | Err(AdminError::UsernameTaken) => {}
+        let account = Account::generate(username, &Password::new(password))?;
+        match store
+            .insert_user(account.user(), account.password_hash())
+            .await
+        {
+            Ok(()) | Err(AdminError::UsernameTaken) => {}
             Err(error) => return Err(error.into()),
         }
     }

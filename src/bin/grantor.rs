@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use grantor::sql::SqliteStore;
-use grantor::store::{Admin as _, AdminError, StoreError};
+use grantor::store::{Account, Admin as _, AdminError, StoreError, UserAdmin as _};
 use grantor::{Approval, Client, ClientCredentials, GrantType, Password, UnixTime};
 
 /// Administers grantor's SQL stores: clients, users, and purging what expired.
@@ -255,7 +255,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::User(UserCommand::Add { username }) => {
             let password = read_password()?;
-            let user = store.add_user(&username, &password).await?;
+            let account = Account::generate(&username, &password)?;
+            store
+                .insert_user(account.user(), account.password_hash())
+                .await?;
+            let user = account.into_user();
             println!("user_id: {}", user.id().as_str());
             Ok(())
         }
@@ -265,7 +269,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .find_user_by_username(&username)
                 .await?
                 .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))?;
-            store.set_password(user.id(), &password).await?;
+            let phc = grantor::hash::hash_password(password.expose_secret())?;
+            store.set_password_hash(user.id(), &phc).await?;
             Ok(())
         }
         Command::Purge => {

@@ -67,9 +67,14 @@ impl AuthorizationServerBuilder {
         if self.refresh_grace > MAX_REFRESH_GRACE {
             return Err(ConfigError::RefreshGrace);
         }
-        if self.profile == Profile::OAuth21 && self.allow_plain_pkce {
-            return Err(ConfigError::PlainPkceInOAuth21);
-        }
+        let pkce = match (self.profile, self.pkce) {
+            (Profile::OAuth21, None | Some(PkcePolicy::AllClients)) => PkcePolicy::AllClients,
+            (Profile::OAuth21, Some(PkcePolicy::PlainAllowed)) => {
+                return Err(ConfigError::PlainPkceInOAuth21);
+            }
+            (Profile::OAuth21, Some(_)) => return Err(ConfigError::PkceUnderOAuth21),
+            (_, policy) => policy.unwrap_or_default(),
+        };
         let audience = self.audience.unwrap_or_else(|| issuer.clone());
         let default = Audience::new(&audience).ok_or(ConfigError::Audience)?;
         let mut known = vec![audience];
@@ -81,10 +86,7 @@ impl AuthorizationServerBuilder {
                 known.push(resource);
             }
         }
-        let pkce = match self.profile {
-            Profile::OAuth21 => PkcePolicy::AllClients,
-            _ => self.pkce,
-        };
+
         let paths = &self.endpoints;
         let all_paths = [
             &paths.authorization,
@@ -131,7 +133,6 @@ impl AuthorizationServerBuilder {
                 max_input: self.max_body,
                 max_param: self.max_param,
             },
-            allow_plain_pkce: self.allow_plain_pkce,
             pkce,
             throttle: self.throttle,
             client_throttle: self.client_throttle,
@@ -145,10 +146,23 @@ impl AuthorizationServerBuilder {
             token_exchange: self.exchange.is_some(),
             jwks_uri,
         };
-        // State shared by every node defaults to this process's memory (one store for both).
+        let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
+        let users = self.users.ok_or(ConfigError::Missing("users"))?;
+        let tokens = self.tokens.ok_or(ConfigError::Missing("tokens"))?;
+        // State every node must share lives in this process's memory only when the host said
+        // there is one node: silently, a second node would see none of it.
         let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
         {
             (Some(sessions), Some(attempts), Some(single_use)) => (sessions, attempts, single_use),
+            (None, _, _) if !self.single_node => {
+                return Err(ConfigError::SharedState("sessions"));
+            }
+            (_, None, _) if !self.single_node => {
+                return Err(ConfigError::SharedState("attempt_counter"));
+            }
+            (_, _, None) if !self.single_node => {
+                return Err(ConfigError::SharedState("single_use"));
+            }
             (sessions, attempts, single_use) => {
                 let local = Arc::new(MemoryStore::new());
                 let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
@@ -163,7 +177,7 @@ impl AuthorizationServerBuilder {
             let token_url = config.absolute_url(&config.endpoints.token);
             crate::dpop::Checker::new(settings, Arc::clone(&single_use), token_url, &config.issuer)
         });
-        let mut clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
+        let mut clients = clients;
         let mut registry = self.registry;
         if let Some(ttl) = self.client_cache {
             let cache = Arc::new(ClientCache::new(clients, ttl));
@@ -184,8 +198,9 @@ impl AuthorizationServerBuilder {
             events: self
                 .events
                 .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),
-            users: self.users.ok_or(ConfigError::Missing("users"))?,
-            tokens: self.tokens.ok_or(ConfigError::Missing("tokens"))?,
+            users,
+            user_admin: self.user_admin,
+            tokens,
             sessions,
             attempts,
             single_use: Arc::clone(&single_use),

@@ -30,6 +30,18 @@ pub enum ConfigError {
     /// A required setting is missing.
     #[error("the {0} setting is required")]
     Missing(&'static str),
+    /// A seam every node must share (named) was not given, and the builder was not told
+    /// [`single_node`](crate::AuthorizationServerBuilder::single_node): it would have lived in
+    /// this process's memory, unseen by any other node.
+    #[error(
+        "the {0} seam is not set: give one every node shares (or .store(...)), or say .single_node()"
+    )]
+    SharedState(&'static str),
+    /// A [PKCE policy](crate::AuthorizationServerBuilder::pkce_policy) other than
+    /// [`PkcePolicy::AllClients`](crate::PkcePolicy::AllClients) under [`Profile::OAuth21`],
+    /// which requires PKCE of every client.
+    #[error("OAuth 2.1 requires PKCE of every client; no other PKCE policy can be set")]
+    PkceUnderOAuth21,
     /// `plain` PKCE was allowed under [`Profile::OAuth21`], which allows only `S256`.
     #[error("OAuth 2.1 allows only the S256 PKCE method; plain cannot be allowed")]
     PlainPkceInOAuth21,

@@ -87,7 +87,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     let url = |path: &str| config.absolute_url(path);
     let paths = &config.endpoints;
     let mut methods = vec!["S256"];
-    if config.allow_plain_pkce {
+    if config.pkce.allows_plain() {
         methods.push("plain");
     }
     // What is really accepted: HTTP Basic for confidential clients, with feature

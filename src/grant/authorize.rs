@@ -149,7 +149,6 @@ pub(crate) enum Validated<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rules<'a> {
     pub(crate) policy: PkcePolicy,
-    pub(crate) allow_plain: bool,
     pub(crate) profile: Profile,
     pub(crate) resources: &'a Resources,
     /// Whether every client must push its requests (RFC 9126 §5).
@@ -288,12 +287,12 @@ fn code_challenge(
 ) -> Result<Option<CodeChallenge>, OAuthError> {
     match (request.code_challenge, request.code_challenge_method) {
         (Some(challenge), method) => {
-            CodeChallenge::new(challenge, method, pkce.allow_plain).map(Some)
+            CodeChallenge::new(challenge, method, pkce.policy.allows_plain()).map(Some)
         }
         (None, Some(_)) => Err(OAuthError::invalid_request(
             "code_challenge_method was sent without code_challenge",
         )),
-        (None, None) if client.is_public() || pkce.policy == PkcePolicy::AllClients => Err(
+        (None, None) if client.is_public() || pkce.policy.required_of_all() => Err(
             OAuthError::invalid_request("code_challenge is required (PKCE, RFC 7636)"),
         ),
         (None, None) => Ok(None),

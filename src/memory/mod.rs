@@ -34,7 +34,7 @@ use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
     CodeRedemption, FamilyId, NewTokens, RefreshGrant, Rotation, Session, SessionStore,
-    SingleUseStore, TokenIssuer, User, UserId, UserStore,
+    SingleUseStore, TokenIssuer, User, UserAdmin, UserId, UserStore,
 };
 use clients::{Clients, When};
 
@@ -46,7 +46,7 @@ use clients::{Clients, When};
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use grantor::store::Admin as _;
+/// use grantor::store::{Account, Admin as _, UserAdmin as _};
 /// use grantor::{Client, ClientCredentials, GrantType, MemoryStore, Password};
 ///
 /// let store = MemoryStore::new();
@@ -57,7 +57,8 @@ use clients::{Clients, When};
 ///     .build()
 ///     .unwrap();
 /// store.register_client(&client).await.unwrap();
-/// store.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+/// let alice = Account::generate("alice@example.com", &Password::new("alice-password-1")).unwrap();
+/// store.insert_user(alice.user(), alice.password_hash()).await.unwrap();
 /// # }
 /// ```
 #[derive(Clone, Default)]
@@ -280,6 +281,18 @@ impl Admin for MemoryStore {
         Ok(self.parts.clients.remove(client_id))
     }
 
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let parts = &self.parts;
+        let removed = parts.tokens.purge_expired(now)
+            + parts.sessions.purge(now)
+            + parts.counters.purge(now)
+            + parts.single_use.purge(now);
+        Ok(removed as u64)
+    }
+}
+
+#[async_trait]
+impl UserAdmin for MemoryStore {
     async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
         self.parts.users.insert(user, password_hash)
     }
@@ -290,14 +303,5 @@ impl Admin for MemoryStore {
         password_hash: &str,
     ) -> Result<bool, StoreError> {
         Ok(self.parts.users.set_password_hash(user, password_hash))
-    }
-
-    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
-        let parts = &self.parts;
-        let removed = parts.tokens.purge_expired(now)
-            + parts.sessions.purge(now)
-            + parts.counters.purge(now)
-            + parts.single_use.purge(now);
-        Ok(removed as u64)
     }
 }

@@ -18,12 +18,8 @@ impl AuthorizationServer {
     /// # use grantor::*;
     /// # use grantor::par::PushedRequests;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let store = MemoryStore::new();
-    /// # let client = Client::confidential("app", SecretVerifier::digest(&ClientSecret::new("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t")).unwrap())
-    /// #     .redirect_uri("https://app.example/cb").grant_types(GrantType::ALL).scopes("profile")
-    /// #     .approval(Approval::NotRequired).build().unwrap();
-    /// # store.register_client(&client).await.unwrap();
-    /// # let basic = "Basic YXBwOnMzY3IzdC1zM2NyM3QtczNjcjN0LXMzY3IzdC1zM2NyM3Q=";
+    /// # let store = grantor::doc_fixture::store().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
     /// let server = AuthorizationServer::builder()
     ///     .issuer("https://auth.example")
     ///     .store(store)

@@ -21,7 +21,8 @@ use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
 use crate::settings::Settings;
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserStore,
+    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserAdmin,
+    UserStore,
 };
 use crate::throttle::Turns;
 
@@ -34,6 +35,8 @@ pub(crate) struct Inner {
     /// Where self-registered clients are kept (RFC 7591, RFC 7592).
     pub(crate) registry: Option<Arc<dyn Admin>>,
     pub(crate) users: Arc<dyn UserStore>,
+    /// Where the administrator's calls keep accounts: the users' store-only side.
+    pub(crate) user_admin: Option<Arc<dyn UserAdmin>>,
     pub(crate) tokens: Arc<dyn TokenIssuer>,
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) attempts: Arc<dyn AttemptCounter>,
@@ -177,7 +180,6 @@ impl Inner {
     pub(crate) fn authorize_rules(&self) -> Rules<'_> {
         Rules {
             policy: self.config.pkce,
-            allow_plain: self.config.allow_plain_pkce,
             profile: self.config.profile,
             resources: &self.config.resources,
             require_pushed: self.config.par.as_ref().is_some_and(|p| p.is_required()),

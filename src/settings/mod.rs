@@ -12,13 +12,34 @@ mod paths;
 
 pub use paths::EndpointPaths;
 
-/// Which clients must use PKCE at the authorization endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// PKCE at the authorization endpoint (RFC 7636), one setting: which clients must use it and
+/// which methods are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum PkcePolicy {
-    /// Public clients must; confidential clients may (the default).
+    /// Public clients must use PKCE with `S256`; confidential clients may (the default under
+    /// [`Profile::OAuth2`]).
+    #[default]
     PublicClients,
-    /// Every client must use PKCE with `response_type=code` (RFC 9700 §2.1.1 recommends it).
+    /// Every client must use PKCE with `S256` and `response_type=code` (RFC 9700 §2.1.1
+    /// recommends it; [`Profile::OAuth21`] requires it).
     AllClients,
+    /// As [`PublicClients`](Self::PublicClients), and `code_challenge_method=plain` (or none)
+    /// is taken too (RFC 7636 §4.2), for clients that cannot hash. `plain` protects nothing
+    /// once the authorization request leaks; [`Profile::OAuth21`] refuses it.
+    PlainAllowed,
+}
+
+impl PkcePolicy {
+    /// Whether every client must use PKCE.
+    pub(crate) fn required_of_all(self) -> bool {
+        self == Self::AllClients
+    }
+
+    /// Whether `code_challenge_method=plain` is taken.
+    pub(crate) fn allows_plain(self) -> bool {
+        self == Self::PlainAllowed
+    }
 }
 
 /// Which OAuth the server speaks.
@@ -30,7 +51,8 @@ pub enum Profile {
     #[default]
     OAuth2,
     /// OAuth 2.1 (draft-ietf-oauth-v2-1): the implicit and password grants are refused for
-    /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1).
+    /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1): the PKCE
+    /// policy is [`PkcePolicy::AllClients`], and setting another is a configuration error.
     OAuth21,
 }
 
@@ -44,7 +66,6 @@ pub(crate) struct Settings {
     pub(crate) scopes_supported: Vec<String>,
     pub(crate) lifetimes: Lifetimes,
     pub(crate) limits: Limits,
-    pub(crate) allow_plain_pkce: bool,
     pub(crate) pkce: PkcePolicy,
     pub(crate) throttle: SignInThrottle,
     pub(crate) client_throttle: SignInThrottle,

@@ -19,11 +19,11 @@
 //!
 //! // Connects, creating the file if missing, and applies pending migrations.
 //! let store = SqliteStore::connect("sqlite:/var/lib/auth/grantor.db").await?;
-//! store.add_user("alice@example.com", &Password::new("alice-password-1")).await?;
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
 //!     .store(store.clone()) // every seam: clients, users, tokens, sessions, attempt counters
 //!     .build()?;
+//! server.add_user("alice@example.com", &Password::new("alice-password-1")).await?;
 //! // …and now and then, say hourly:
 //! store.purge_expired(grantor::UnixTime::from(std::time::SystemTime::now())).await?;
 //! # Ok(()) }

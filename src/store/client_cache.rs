@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use lru::LruCache;
 
-use super::User;
-use super::{AdminError, ClientStore, UserId};
+use super::{AdminError, ClientStore};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -119,18 +118,6 @@ impl crate::store::Admin for ForgetfulRegistry {
         let done = self.registry.remove_client(client_id).await;
         self.cache.forget(client_id);
         done
-    }
-
-    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
-        self.registry.insert_user(user, password_hash).await
-    }
-
-    async fn set_password_hash(
-        &self,
-        user: &UserId,
-        password_hash: &str,
-    ) -> Result<bool, StoreError> {
-        self.registry.set_password_hash(user, password_hash).await
     }
 
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {

@@ -15,7 +15,8 @@
 //! | [`SessionStore`] | where is this browser in its sign-in? |
 //! | [`AttemptCounter`] | how many attempts has this key made lately? |
 //! | [`SingleUseStore`] | has this value been used, and what did it carry? |
-//! | [`Admin`] | register clients and users, purge what expired |
+//! | [`Admin`] | register clients, purge what expired |
+//! | [`UserAdmin`] | keep a new account, change its password hash |
 //!
 //! Every trait is async, object-safe and `Send + Sync`, so a host holds `Arc<dyn …>`.
 //! [`MemoryStore`](crate::memory::MemoryStore) implements them all in memory; the SQL stores
@@ -38,6 +39,7 @@ use async_trait::async_trait;
 pub use crate::error::{StoreError, StoreErrorKind};
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
+pub(crate) use records::new_user;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
@@ -47,8 +49,6 @@ pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore}
 
 use crate::client::Client;
 use crate::clock::UnixTime;
-
-use crate::secret::Password;
 
 /// Looks up registered clients.
 #[async_trait]
@@ -145,11 +145,8 @@ pub trait TokenIssuer: Send + Sync {
 }
 
 /// What an administrator does to a store, the same on every store: register, replace and
-/// remove clients, add users and change their passwords, purge expired rows.
-///
-/// The required methods only store; the provided ones ([`Admin::add_user`],
-/// [`Admin::set_password`]) check the username, mint the id and hash the password with
-/// Argon2id on grantor's hashing threads before calling them.
+/// remove clients, purge expired rows. Store-only: grantor mints client credentials and checks
+/// a registration before it reaches this seam.
 #[async_trait]
 pub trait Admin: Send + Sync {
     /// Registers a new client; [`AdminError::ClientIdTaken`] if its id is registered.
@@ -173,6 +170,21 @@ pub trait Admin: Send + Sync {
     /// Removes the client registered under `client_id`; `false` if there was none.
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError>;
 
+    /// Deletes what can never be used again: expired codes (an hour past their expiry, once no
+    /// replay needs them), expired tokens, families with nothing live left and everything of
+    /// revoked ones, expired sessions, attempt windows and single-use values. Answers how many
+    /// entries went. Lookups never find expired entries anyway; call it now and then (say
+    /// hourly), from one node or from all.
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError>;
+}
+
+/// Keeps user accounts for the administrator: the store-only side of [`UserStore`].
+/// [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user) and
+/// [`set_password`](crate::AuthorizationServer::set_password) check the username, mint the id
+/// and hash the password on the server's hashing threads, then call it; a tool without a
+/// server does the same with [`Account::generate`]. A store never mints or hashes.
+#[async_trait]
+pub trait UserAdmin: Send + Sync {
     /// Keeps a new account with an Argon2id hash (a PHC string) the host already has.
     /// [`AdminError::UsernameTaken`] if an account has this username in any case, or this id.
     async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError>;
@@ -183,30 +195,4 @@ pub trait Admin: Send + Sync {
         user: &UserId,
         password_hash: &str,
     ) -> Result<bool, StoreError>;
-
-    /// Deletes what can never be used again: expired codes (an hour past their expiry, once no
-    /// replay needs them), expired tokens, families with nothing live left and everything of
-    /// revoked ones, expired sessions, attempt windows and single-use values. Answers how many
-    /// entries went. Lookups never find expired entries anyway; call it now and then (say
-    /// hourly), from one node or from all.
-    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError>;
-
-    /// Adds an account with a new random id, hashing `password` with Argon2id off the async
-    /// executor (slow by design). Usernames are email addresses, unique in any case.
-    async fn add_user(&self, username: &str, password: &Password) -> Result<User, AdminError> {
-        if username_key(username).is_none() {
-            return Err(AdminError::InvalidUsername);
-        }
-        let user = User::new(crate::mint::user_id()?, username);
-        let phc = crate::hash::hash_password_off_executor(password).await?;
-        self.insert_user(&user, &phc).await?;
-        Ok(user)
-    }
-
-    /// Changes an account's password, hashing it with Argon2id off the async executor; `false`
-    /// if there is no such account.
-    async fn set_password(&self, user: &UserId, password: &Password) -> Result<bool, StoreError> {
-        let phc = crate::hash::hash_password_off_executor(password).await?;
-        self.set_password_hash(user, &phc).await
-    }
 }

@@ -16,7 +16,7 @@ use crate::error::StoreError;
 use crate::id::ClientId;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
-use crate::secret::SecretDigest;
+use crate::secret::{Password, SecretDigest};
 
 /// A signed-in user account: its id and its username (an email address).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +78,37 @@ impl Account {
     pub fn into_user(self) -> User {
         self.user
     }
+
+    /// A new account for `username` (an email address, as [`username_key`] checks): a user id
+    /// drawn from grantor's CSPRNG, and `password` hashed with Argon2id here and now. Slow by
+    /// design, and synchronous: for tools and seeding, whose next step is
+    /// [`UserAdmin::insert_user`](super::UserAdmin::insert_user). A server adds users with
+    /// [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user), which hashes on
+    /// its own threads.
+    ///
+    /// ```
+    /// use grantor::Password;
+    /// use grantor::store::{Account, AdminError};
+    ///
+    /// let account = Account::generate("alice@example.com", &Password::new("pw")).unwrap();
+    /// assert!(account.password_hash().starts_with("$argon2id$"));
+    /// let refused = Account::generate("alice", &Password::new("pw"));
+    /// assert!(matches!(refused, Err(AdminError::InvalidUsername)));
+    /// ```
+    pub fn generate(username: &str, password: &Password) -> Result<Self, AdminError> {
+        let user = new_user(username)?;
+        let phc = crate::hash::hash_password(password.expose_secret())?;
+        Ok(Self::new(user, phc))
+    }
+}
+
+/// A new user for `username`, its id minted; [`AdminError::InvalidUsername`] unless it is an
+/// email address.
+pub(crate) fn new_user(username: &str) -> Result<User, AdminError> {
+    if username_key(username).is_none() {
+        return Err(AdminError::InvalidUsername);
+    }
+    Ok(User::new(crate::mint::user_id()?, username))
 }
 
 impl fmt::Debug for Account {

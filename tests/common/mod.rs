@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use grantor::store::{AccessToken, TokenIssuer as _};
+use grantor::store::{AccessToken, TokenIssuer as _, UserAdmin as _};
 use grantor::*;
 use http::{Request, Response};
 

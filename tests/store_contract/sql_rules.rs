@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use grantor::store::{
-    AdminError, CodeRedemption, Family, Rotation, SecretDigest, Session, StoreErrorKind,
+    Account, AdminError, CodeRedemption, Family, Rotation, SecretDigest, Session, StoreErrorKind,
 };
 use grantor::{Client, ClientCredentials, ErrorCode, GrantType, OAuthError, Password};
 
@@ -43,12 +43,15 @@ pub async fn only_digests_and_verifiers_are_at_rest<S: SqlStore>(store: &S) {
     let (client, client_secret) = client();
     store.register_client(&client).await.unwrap();
     let password = "a-password-at-rest-1";
-    let user = store
-        .add_user("rest@example.com", &Password::new(password))
-        .await;
+    let account = Account::generate("rest@example.com", &Password::new(password)).unwrap();
+    let user = account.user().clone();
+    store
+        .insert_user(&user, account.password_hash())
+        .await
+        .unwrap();
     let changed = "a-changed-password-2";
-    let user = user.unwrap();
-    let changed_ok = store.set_password(user.id(), &Password::new(changed)).await;
+    let changed_hash = grantor::hash::hash_password(changed).unwrap();
+    let changed_ok = store.set_password_hash(user.id(), &changed_hash).await;
     assert!(changed_ok.unwrap());
     store
         .record_attempt("sign-in:rest@example.com", Duration::from_secs(60), NOW)
@@ -103,9 +106,10 @@ pub async fn migrations_are_idempotent<S: SqlStore>(store: &S) {
 pub async fn purging_later_empties_every_table_but_clients_and_users<S: SqlStore>(store: &S) {
     let (client, _) = client();
     store.register_client(&client).await.unwrap();
-    let password = Password::new("purge-password-1");
+    let account = Account::generate("purge@example.com", &Password::new("purge-password-1"));
+    let account = account.unwrap();
     store
-        .add_user("purge@example.com", &password)
+        .insert_user(account.user(), account.password_hash())
         .await
         .unwrap();
     let (code, family) = (secret("code"), family_id());

@@ -36,6 +36,7 @@ mod expiry;
 mod retries;
 mod state;
 mod tokens;
+mod users;
 
 use std::fmt;
 use std::future::Future;
@@ -49,7 +50,8 @@ use futures_util::future::BoxFuture;
 
 use super::{
     Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti,
-    NewRefreshToken, NewTokens, SessionStore, SingleUseStore, TokenIssuer, User, UserId, UserStore,
+    NewRefreshToken, NewTokens, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserId,
+    UserStore,
 };
 use crate::audience::Audience;
 use crate::client::ClientId;
@@ -62,6 +64,7 @@ use crate::secret::SecretDigest;
 pub trait ContractStore:
     ClientStore
     + UserStore
+    + UserAdmin
     + TokenIssuer
     + SessionStore
     + AttemptCounter
@@ -76,6 +79,7 @@ pub trait ContractStore:
 impl<S> ContractStore for S where
     S: ClientStore
         + UserStore
+        + UserAdmin
         + TokenIssuer
         + SessionStore
         + AttemptCounter
@@ -90,13 +94,53 @@ impl<S> ContractStore for S where
 /// Checks every rule of the contract, each against a fresh store from `fresh` (which should
 /// answer an empty store every time: a new database, schema or file). Runs them all, then
 /// panics naming each rule the store broke and why; returns when it broke none.
-pub async fn run<S, F, Fut>(mut fresh: F)
+pub async fn run<S, F, Fut>(fresh: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = S>,
     S: ContractStore,
 {
-    let rules = rules::<S>();
+    check("grantor's store contract", rules::<S>(), fresh).await;
+}
+
+/// Checks the rules of the users seam alone: [`UserStore`] and [`UserAdmin`], for a host that
+/// keeps its accounts in a store of its own and grantor's stores for the rest. Each rule adds
+/// accounts as grantor does (username checked, id minted, password hashed, then
+/// [`UserAdmin::insert_user`]) and checks what [`UserStore`] finds: accounts by username in any
+/// case (as [`username_key`](super::username_key) writes it) with the hash they were given, by
+/// id, a taken username or id refused, a changed hash kept.
+///
+/// ```rust,ignore
+/// #[tokio::test]
+/// async fn my_user_store_keeps_grantor_s_users_contract() {
+///     grantor::store::contract::users(|| async { MyUsers::over_a_fresh_database().await }).await;
+/// }
+/// ```
+pub async fn users<S, F, Fut>(fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: UserStore + UserAdmin + 'static,
+{
+    macro_rules! rules {
+        ($($rule:ident),* $(,)?) => {
+            vec![$((stringify!($rule), (|store: &S| users::$rule(store).boxed()) as RuleFn<S>)),*]
+        };
+    }
+    let rules = rules![
+        users_authenticate_by_case_insensitive_email_and_password,
+        adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
+        setting_a_password_changes_what_authenticates,
+    ];
+    check("the users rules of grantor's store contract", rules, fresh).await;
+}
+
+/// Runs each of `rules` against a fresh store, then panics naming each rule broken and why.
+async fn check<S, F, Fut>(contract: &str, rules: Vec<Rule<S>>, mut fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+{
     let mut broken = Vec::new();
     for (name, rule) in &rules {
         let store = fresh().await;
@@ -108,7 +152,7 @@ where
     }
     if !broken.is_empty() {
         panic!(
-            "the store broke {} of the {} rules of grantor's store contract:\n{}",
+            "the store broke {} of the {} rules of {contract}:\n{}",
             broken.len(),
             rules.len(),
             broken.join("\n")
@@ -117,7 +161,10 @@ where
 }
 
 /// One rule: its name, and a check of one fresh store.
-type Rule<S> = (&'static str, for<'a> fn(&'a S) -> BoxFuture<'a, ()>);
+type Rule<S> = (&'static str, RuleFn<S>);
+
+/// A check of one fresh store.
+type RuleFn<S> = for<'a> fn(&'a S) -> BoxFuture<'a, ()>;
 
 /// Every rule, named after its function (which says what it proves).
 fn rules<S: ContractStore>() -> Vec<Rule<S>> {
@@ -143,9 +190,9 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         retries::concurrent_retries_leave_exactly_one_live_pair,
         retries::a_family_past_its_end_is_gone_and_its_end_never_moves,
         retries::tokens_joining_a_code_family_fix_its_end,
-        accounts::users_authenticate_by_case_insensitive_email_and_password,
-        accounts::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
-        accounts::setting_a_password_changes_what_authenticates,
+        users::users_authenticate_by_case_insensitive_email_and_password,
+        users::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
+        users::setting_a_password_changes_what_authenticates,
         accounts::clients_round_trip,
         accounts::registering_refuses_a_taken_id_and_replace_and_remove_say_if_there_was_one,
         accounts::a_registration_access_token_digest_round_trips,

@@ -1,0 +1,60 @@
+//! The administrator's calls for user accounts: grantor checks the username, mints the id and
+//! hashes the password on the server's hashing threads, then hands the account to the
+//! builder's [`UserAdmin`](crate::store::UserAdmin) seam, which only stores.
+
+use super::AuthorizationServer;
+use crate::error::StoreError;
+use crate::secret::Password;
+use crate::store::{AdminError, User, UserAdmin, UserId, new_user};
+
+impl AuthorizationServer {
+    /// Adds an account for `username` (an email address, unique in any case) with a new
+    /// random id, its password hashed with Argon2id on this server's hashing threads (slow by
+    /// design), kept through the builder's [`user_admin`](crate::AuthorizationServerBuilder::user_admin)
+    /// seam (set by [`store`](crate::AuthorizationServerBuilder::store) with the users).
+    /// [`AdminError::InvalidUsername`] for a username that is not an email address,
+    /// [`AdminError::UsernameTaken`] if an account has it in any case.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use grantor::{AuthorizationServer, MemoryStore, Password};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// let alice = server.add_user("alice@example.com", &Password::new("alice-password-1")).await;
+    /// assert_eq!(alice.unwrap().username(), "alice@example.com");
+    /// let taken = server.add_user("ALICE@example.com", &Password::new("other")).await;
+    /// assert!(matches!(taken, Err(grantor::AdminError::UsernameTaken)));
+    /// # }
+    /// ```
+    pub async fn add_user(&self, username: &str, password: &Password) -> Result<User, AdminError> {
+        let admin = self.user_admin()?;
+        let user = new_user(username)?;
+        let phc = self.inner.hashing.hash(password).await?;
+        admin.insert_user(&user, &phc).await?;
+        Ok(user)
+    }
+
+    /// Changes an account's password, hashed as [`add_user`](Self::add_user) hashes; `false`
+    /// if there is no such account.
+    pub async fn set_password(
+        &self,
+        user: &UserId,
+        password: &Password,
+    ) -> Result<bool, AdminError> {
+        let admin = self.user_admin()?;
+        let phc = self.inner.hashing.hash(password).await?;
+        Ok(admin.set_password_hash(user, &phc).await?)
+    }
+
+    fn user_admin(&self) -> Result<&dyn UserAdmin, AdminError> {
+        self.inner.user_admin.as_deref().ok_or_else(|| {
+            AdminError::Store(StoreError::failed(
+                "this server has no user admin seam: give the builder user_admin or store",
+            ))
+        })
+    }
+}
