@@ -293,7 +293,7 @@ impl Oxide {
         let redirect = RegisteredUrl::Exact(REDIRECT.parse::<ExactUrl>().expect("a URL"));
         let profile: Scope = "profile".parse().expect("a scope");
         // The same shape of credentials as grantor's confidential client.
-        let creds = grantor::ClientCredentials::generate().expect("credentials");
+        let creds = grantor::client::ClientCredentials::generate().expect("credentials");
         let conf_id = creds.client_id.to_string();
         let secret = creds.secret.expose_secret();
         registrar.register_client(Client::confidential(

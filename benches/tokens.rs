@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
-use grantor::UnixTime;
+use grantor::clock::UnixTime;
 use grantor::dpop::{Dpop, ProofContext, ProofError, verify_proof};
 use grantor::jwt::{
     JwtAccessTokens, JwtError, JwtVerifier, SigningAlgorithm, SigningKey, StaticKeys,

@@ -14,8 +14,8 @@ use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::header::ALLOW;
 use actix_web::{App, HttpResponse, HttpServer, Resource, Route, guard, web};
 use common::Settings;
-use grantor::Site;
 use grantor::actix::{Bearer, respond};
+use grantor::signin::Site;
 
 #[actix_web::main]
 async fn main() {

@@ -14,8 +14,8 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
 use common::Settings;
-use grantor::Site;
 use grantor::axum::Bearer;
+use grantor::signin::Site;
 
 #[tokio::main]
 async fn main() {

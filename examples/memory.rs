@@ -30,6 +30,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use grantor::store::UserAdmin as _;
 use grantor::*;
+use grantor::{client::*, store::*};
 
 const REDIRECT_ENCODED: &str = "https%3A%2F%2Fapp.example%2Fcb";
 /// Access tokens per refresh family, when the families are refreshed.

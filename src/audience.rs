@@ -18,7 +18,7 @@ pub const MAX_RESOURCES: usize = 10;
 /// the server's [default audience](crate::AuthorizationServerBuilder::default_audience).
 ///
 /// ```
-/// use grantor::Audience;
+/// use grantor::audience::Audience;
 ///
 /// let audience = Audience::from_resources(["https://b.example/", "https://a.example/"]).unwrap();
 /// assert_eq!(audience.as_str(), "https://a.example/ https://b.example/");

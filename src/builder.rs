@@ -383,7 +383,8 @@ impl AuthorizationServerBuilder {
     /// allow is refused by [`build`](Self::build), never overridden.
     ///
     /// ```
-    /// use grantor::{AuthorizationServer, ConfigError, MemoryStore, PkcePolicy, Profile};
+    /// use grantor::{AuthorizationServer, ConfigError, MemoryStore};
+    /// use grantor::settings::{PkcePolicy, Profile};
     ///
     /// let builder = || {
     ///     AuthorizationServer::builder()
@@ -417,7 +418,7 @@ impl AuthorizationServerBuilder {
     /// window the family rotates once more and the pair the lost answer carried is revoked, so
     /// exactly one pair stays live; past it, or from another client, reuse revokes the family
     /// (RFC 9700 §4.14.2). A few seconds cover a lost answer; keep it short: at most
-    /// [`MAX_REFRESH_GRACE`](crate::MAX_REFRESH_GRACE), since within the window a stolen, rotated token is taken for a
+    /// [`MAX_REFRESH_GRACE`](crate::settings::MAX_REFRESH_GRACE), since within the window a stolen, rotated token is taken for a
     /// retry instead of revealing the theft.
     pub fn refresh_grace(mut self, grace: Duration) -> Self {
         self.refresh_grace = grace;
@@ -438,7 +439,8 @@ impl AuthorizationServerBuilder {
     /// than [`PkcePolicy::AllClients`] is a configuration error.
     ///
     /// ```
-    /// use grantor::{AuthorizationServer, MemoryStore, Profile};
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    /// use grantor::settings::Profile;
     ///
     /// let server = AuthorizationServer::builder()
     ///     .issuer("https://auth.example.com")
@@ -455,7 +457,7 @@ impl AuthorizationServerBuilder {
 
     /// The audience of the tokens the server issues (default: the issuer): the resource it
     /// serves, such as `https://example.com/api` (RFC 8707). A client registered as a
-    /// [resource server](crate::ClientBuilder::resource_server) for it may introspect every
+    /// [resource server](crate::client::ClientBuilder::resource_server) for it may introspect every
     /// token; introspection answers it as `aud`.
     pub fn default_audience(mut self, audience: impl Into<String>) -> Self {
         self.audience = Some(audience.into());
@@ -465,7 +467,7 @@ impl AuthorizationServerBuilder {
     /// Resources besides the [default audience](Self::default_audience) that tokens may be
     /// aimed at with the `resource` parameter (RFC 8707): absolute URIs without a fragment.
     /// A `resource` naming anything else is `invalid_target`; a client may further be
-    /// [limited](crate::ClientBuilder::resource) to some of them.
+    /// [limited](crate::client::ClientBuilder::resource) to some of them.
     ///
     /// ```
     /// use grantor::{AuthorizationServer, MemoryStore};
@@ -584,7 +586,7 @@ impl AuthorizationServerBuilder {
 
 impl AuthorizationServerBuilder {
     /// Takes pushed authorization requests (RFC 9126) at
-    /// [`EndpointPaths::pushed_requests`](crate::EndpointPaths::pushed_requests), and
+    /// [`EndpointPaths::pushed_requests`](crate::settings::EndpointPaths::pushed_requests), and
     /// `request_uri` at the authorization endpoint. Off by default.
     pub fn pushed_requests(mut self, settings: PushedRequests) -> Self {
         self.par = Some(settings);
@@ -592,7 +594,7 @@ impl AuthorizationServerBuilder {
     }
 
     /// Serves the device authorization grant (RFC 8628): the device authorization endpoint at
-    /// [`EndpointPaths::device_authorization`](crate::EndpointPaths::device_authorization),
+    /// [`EndpointPaths::device_authorization`](crate::settings::EndpointPaths::device_authorization),
     /// its grant at the token endpoint, and the user's verification through
     /// [`AuthorizationServer::enter_user_code`](crate::AuthorizationServer::enter_user_code). Off by default.
     pub fn device_flow(mut self, settings: DeviceFlow) -> Self {
@@ -605,7 +607,7 @@ impl AuthorizationServerBuilder {
     /// Offers token exchange (RFC 8693) at the token endpoint under `policy`, and lists
     /// `urn:ietf:params:oauth:grant-type:token-exchange` in the metadata's
     /// `grant_types_supported`. A confidential client agreed the grant type
-    /// ([`GrantType::TokenExchange`](crate::GrantType::TokenExchange)) may then trade an active
+    /// ([`GrantType::TokenExchange`](crate::client::GrantType::TokenExchange)) may then trade an active
     /// access token grantor issued for another one, for a resource the server knows, with at
     /// most the subject token's scope, when `policy` allows it. Without a policy (the default)
     /// every exchange is answered `unsupported_grant_type`.

@@ -2,11 +2,12 @@
 //! grants and scopes.
 
 use crate::clock::UnixTime;
-pub use crate::error::ClientError;
 use crate::error::StoreError;
+pub use crate::error::{ClientError, SecretRotationError};
 pub use crate::id::ClientId;
 use crate::scope::Scope;
-use crate::secret::{ClientSecret, SecretDigest};
+pub use crate::secret::ClientSecret;
+use crate::secret::SecretDigest;
 
 mod builder;
 mod keys;
@@ -41,7 +42,7 @@ pub enum GrantType {
     DeviceCode,
     /// Token exchange (RFC 8693 §2.1), `urn:ietf:params:oauth:grant-type:token-exchange`;
     /// confidential clients only, and only under the server's
-    /// [`ExchangePolicy`](crate::ExchangePolicy).
+    /// [`ExchangePolicy`](crate::exchange::ExchangePolicy).
     TokenExchange,
 }
 
@@ -262,7 +263,7 @@ impl Client {
 /// client's owner once, and the verifier to keep.
 ///
 /// ```
-/// use grantor::ClientCredentials;
+/// use grantor::client::ClientCredentials;
 ///
 /// let creds = ClientCredentials::generate().unwrap();
 /// assert_eq!(creds.secret.expose_secret().len(), 43);

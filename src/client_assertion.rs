@@ -1,6 +1,6 @@
 //! `private_key_jwt` client authentication (RFC 7523 §2.2, RFC 7521 §4.2), feature
 //! `private-key-jwt`: a client registered with its public keys
-//! ([`Client::private_key_jwt`](crate::Client::private_key_jwt)) authenticates at the token,
+//! ([`Client::private_key_jwt`](crate::client::Client::private_key_jwt)) authenticates at the token,
 //! revocation and introspection endpoints with
 //! `client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer` and
 //! `client_assertion=<JWS>` in the form body, instead of HTTP Basic.
@@ -20,7 +20,7 @@
 //! refuses a replay. It is kept only once the signature and every claim check out, so only a
 //! holder of a registered client's private key can add entries, each for at most
 //! [`MAX_ASSERTION_LIFETIME`] plus [`CLOCK_SKEW`]; the store's own bound (for the in-memory one,
-//! [`MAX_SINGLE_USE`](crate::memory::MAX_SINGLE_USE)) holds beyond that.
+//! [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)) holds beyond that.
 //!
 //! A client may instead register a `jwks_uri`: the host fetches (and caches) its key set
 //! through a [`ClientKeyResolver`] set with

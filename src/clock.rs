@@ -67,7 +67,7 @@ impl Clock for SystemClock {
 ///
 /// ```
 /// use std::time::Duration;
-/// use grantor::{Clock, ManualClock, UnixTime};
+/// use grantor::clock::{Clock, ManualClock, UnixTime};
 ///
 /// let clock = ManualClock::new(UnixTime::from_secs(1_000));
 /// clock.advance(Duration::from_secs(61));

@@ -332,6 +332,26 @@ pub enum ClientError {
     MalformedVerifier,
 }
 
+/// Why a client's secret was not rotated
+/// ([`AuthorizationServer::rotate_client_secret`](crate::AuthorizationServer::rotate_client_secret)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SecretRotationError {
+    /// No client is registered under this id.
+    #[error("no client is registered under this id")]
+    UnknownClient,
+    /// The client has no secret to rotate: a public client (RFC 6749 §2.1), or one that
+    /// authenticates with `private_key_jwt`.
+    #[error("a public client has no secret to rotate")]
+    PublicClient,
+    /// The server was built without a [client registry](crate::AuthorizationServerBuilder::client_registry).
+    #[error("the server has no client registry to keep the new secret in")]
+    NoRegistry,
+    /// The store failed, or the OS gave no randomness.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,7 +74,7 @@ impl From<ExchangeRefusal> for OAuthError {
 /// without one every exchange is refused with `unsupported_grant_type`.
 ///
 /// ```
-/// use grantor::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
+/// use grantor::exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
 ///
 /// /// `gateway` may exchange any user's token for one aimed at the billing API.
 /// struct Gateway;

@@ -25,7 +25,7 @@
 //! a thread takes a dummy check only when no real account's check waits. A flood of unknown
 //! usernames thus fills the dummy queue (further unknown usernames are answered 503 at once)
 //! and cannot delay a real account's check; floods at real accounts are bounded by the
-//! per-account [`SignInThrottle`](crate::SignInThrottle). The price: while such a
+//! per-account [`SignInThrottle`](crate::settings::SignInThrottle). The price: while such a
 //! flood lasts, or while real accounts keep every thread busy, an unknown username's answer
 //! comes later (or as a 503) than a wrong password's, so timing can tell which usernames exist
 //! during it. In quiet times both cost one Argon2 verification, as before.

@@ -79,7 +79,7 @@ macro_rules! text_id {
 
 text_id!(
     /// A user account's stable identifier (the `sub` of its tokens). Not a secret. Held inline
-    /// up to 23 bytes, as [`ClientId`](crate::ClientId) is.
+    /// up to 23 bytes, as [`ClientId`](crate::client::ClientId) is.
     UserId,
     "An id as the host's user store knows it."
 );

@@ -14,23 +14,23 @@
 //! ## The modules
 //!
 //! Modules import downward only. At the bottom are the leaves: `id` (every public identifier),
-//! [`Scope`], PKCE, [`Audience`], [`Clock`], the secret types, the errors and `mint` (every code,
+//! [`Scope`], PKCE, [`audience`], [`clock`], the secret types, the errors and `mint` (every code,
 //! token, `jti` and session id, from one CSPRNG function). Above them `settings`: the checked
 //! settings as plain data. Then [`store`]: the seams a store implements, their records and, with
-//! feature `test-util`, the contract suite a store of your own can run ([`memory`] and `sql`,
+//! feature `test-util`, the contract suite a store of your own can run ([`MemoryStore`] and `sql`,
 //! features `sqlite` and `postgres`, implement them). Then `grant` (private): every decision,
 //! one file per grant, signing in included, each taking a context that names the seams it uses.
 //! Then `endpoint` (private): the wire, parsing requests and rendering outcomes, each endpoint
 //! taking the settings and the grant contexts it uses. Then [`AuthorizationServer`], the
 //! façade whose methods are the endpoints and the sign-in steps, its state private to it. Then
-//! [`signin`]: [`Site`] serves the sign-in, approval and device pages as HTTP with the host's
-//! [`Pages`]. With feature `axum` or `actix`, `grantor::axum` and `grantor::actix` mount every
+//! [`signin`]: [`Site`](signin::Site) serves the sign-in, approval and device pages as HTTP with
+//! the host's [`Pages`](signin::Pages). With feature `axum` or `actix`, `grantor::axum` and `grantor::actix` mount every
 //! endpoint and the pages in one call and give handlers the bearer-validated grant as an
 //! extractor. On top, [`AuthorizationServerBuilder`] is the one place that wires them all.
 //!
-//! A [`RegistrationPolicy`] on the builder opens dynamic client registration (RFC 7591) and
+//! A [`RegistrationPolicy`](settings::RegistrationPolicy) on the builder opens dynamic client registration (RFC 7591) and
 //! client management (RFC 7592): [`AuthorizationServer::register`] and
-//! [`AuthorizationServer::client_configuration`]. An [`ExchangePolicy`] on the builder offers
+//! [`AuthorizationServer::client_configuration`]. An [`ExchangePolicy`](exchange::ExchangePolicy) on the builder offers
 //! token exchange (RFC 8693) at the token endpoint. With feature `jwt`, `jwt` issues RFC 9068
 //! access tokens and publishes their keys; with feature `dpop`, `dpop` binds tokens to a key
 //! the client proves it holds (RFC 9449).
@@ -41,6 +41,8 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::sync::Arc;
 //! use base64::Engine as _;
+//! use grantor::client::{Approval, Client, ClientCredentials, GrantType};
+//! use grantor::store::Admin as _;
 //! use grantor::*;
 //!
 //! // Registration: a confidential client through the admin API every store has, then a user
@@ -105,12 +107,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations, unreachable_pub)]
 
-mod audience;
+pub mod audience;
 mod builder;
-mod client;
+pub mod client;
 #[cfg(feature = "private-key-jwt")]
 pub mod client_assertion;
-mod clock;
+pub mod clock;
 pub mod device;
 #[doc(hidden)]
 pub mod doc_fixture;
@@ -119,7 +121,7 @@ pub mod dpop;
 mod endpoint;
 mod error;
 pub mod events;
-mod exchange;
+pub mod exchange;
 #[cfg(any(feature = "axum", feature = "actix"))]
 mod glue;
 mod grant;
@@ -131,7 +133,7 @@ mod jose;
 pub mod jwt;
 #[cfg(feature = "tower")]
 pub mod layer;
-pub mod memory;
+mod memory;
 mod mint;
 pub mod par;
 mod pkce;
@@ -140,7 +142,7 @@ mod request;
 mod scope;
 mod secret;
 mod server;
-mod settings;
+pub mod settings;
 pub mod signin;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;
@@ -152,16 +154,10 @@ mod throttle;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-pub use audience::{Audience, MAX_RESOURCES, is_resource};
+pub use async_trait::async_trait;
 pub use builder::{AuthorizationServerBuilder, ConfigError};
-pub use client::{
-    Approval, Client, ClientBuilder, ClientCredentials, ClientError, ClientId, ClientKeys,
-    GrantType, MAX_CLIENT_KEYS, MAX_JWKS_BYTES, SecretVerifier,
-};
-pub use clock::{Clock, ManualClock, SystemClock, UnixTime};
 pub use endpoint::authorize::Authorize;
 pub use error::{ErrorCode, OAuthError};
-pub use exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
 #[cfg(any(feature = "axum", feature = "actix"))]
 pub use glue::RequiredScope;
 #[cfg(feature = "actix")]
@@ -169,15 +165,7 @@ pub use glue::actix;
 #[cfg(feature = "axum")]
 pub use glue::axum;
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
-pub use grant::secrets::SecretRotationError;
 pub use memory::MemoryStore;
-pub use registration::{
-    DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
-};
 pub use scope::{Scope, ScopeError};
-pub use secret::{ClientSecret, Password};
+pub use secret::Password;
 pub use server::AuthorizationServer;
-pub use settings::{EndpointPaths, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile};
-pub use signin::{Pages, PlainPages, Site, Step};
-pub use store::{AccessGrant, Admin, AdminError, User, UserId};
-pub use throttle::SignInThrottle;

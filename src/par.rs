@@ -6,7 +6,7 @@
 //!
 //! Enable it with [`AuthorizationServerBuilder::pushed_requests`]; the endpoint is
 //! [`AuthorizationServer::par`](crate::AuthorizationServer::par), at
-//! [`EndpointPaths::pushed_requests`](crate::EndpointPaths::pushed_requests).
+//! [`EndpointPaths::pushed_requests`](crate::settings::EndpointPaths::pushed_requests).
 //!
 //! What an unauthenticated request can make the server keep: a public client authenticates
 //! with its `client_id` alone, so anyone may push requests in its name. Each pushed request
@@ -16,7 +16,7 @@
 //! [`DEFAULT_PER_CLIENT`]; past it, 429 `temporarily_unavailable`), and all clients together
 //! at most [`PushedRequests::total`] (default [`DEFAULT_TOTAL`]), since anyone may register
 //! clients where self-registration is open: at most that many pushed requests are held at
-//! once, a tenth of the memory store's [`MAX_SINGLE_USE`](crate::memory::MAX_SINGLE_USE), so a
+//! once, a tenth of the memory store's [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE), so a
 //! flood of pushes cannot crowd out sign-in forms or DPoP proofs.
 //!
 //! [`AuthorizationServerBuilder::pushed_requests`]: crate::AuthorizationServerBuilder::pushed_requests
@@ -83,7 +83,7 @@ impl PushedRequests {
 
     /// Whether every client must push its authorization requests (RFC 9126 §5,
     /// `require_pushed_authorization_requests` in the metadata). Without it, only clients
-    /// registered with [`require_pushed_requests`](crate::ClientBuilder::require_pushed_requests)
+    /// registered with [`require_pushed_requests`](crate::client::ClientBuilder::require_pushed_requests)
     /// must.
     pub fn required(mut self, required: bool) -> Self {
         self.required = required;

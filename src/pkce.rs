@@ -12,7 +12,7 @@ pub enum CodeChallengeMethod {
     /// `BASE64URL(SHA256(code_verifier))`: always offered.
     S256,
     /// The verifier itself: offered only when the host opts in with
-    /// [`PkcePolicy::PlainAllowed`](crate::PkcePolicy::PlainAllowed).
+    /// [`PkcePolicy::PlainAllowed`](crate::settings::PkcePolicy::PlainAllowed).
     Plain,
 }
 

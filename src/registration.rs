@@ -42,7 +42,8 @@ pub(crate) const RATE_KEY: &str = "grantor:register";
 ///
 /// ```
 /// use std::time::Duration;
-/// use grantor::{AuthorizationServer, MemoryStore, RegistrationPolicy, Scope};
+/// use grantor::{AuthorizationServer, MemoryStore, Scope};
+/// use grantor::settings::RegistrationPolicy;
 ///
 /// let policy = RegistrationPolicy::new()
 ///     .scope(&Scope::parse("profile email").unwrap())
@@ -84,7 +85,7 @@ impl RegistrationPolicy {
 
     /// The grant types a self-registered client may ask for (default `authorization_code` and
     /// `refresh_token`). The implicit and password grants are refused under
-    /// [`Profile::OAuth21`](crate::Profile::OAuth21) whatever this says, and
+    /// [`Profile::OAuth21`](crate::settings::Profile::OAuth21) whatever this says, and
     /// `client_credentials` only ever goes to confidential clients.
     pub fn grant_types(mut self, grants: impl IntoIterator<Item = GrantType>) -> Self {
         self.grant_types = grants.into_iter().collect();

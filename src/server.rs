@@ -174,7 +174,7 @@ impl AuthorizationServer {
 
     /// The client registration endpoint (RFC 7591 §3), `POST {registration path}` (default
     /// `/api/oauth/register`) with a JSON client metadata document, under the builder's
-    /// [`RegistrationPolicy`](crate::RegistrationPolicy).
+    /// [`RegistrationPolicy`](crate::settings::RegistrationPolicy).
     ///
     /// Answers 201 with the new client's id, its secret for `client_secret_basic` (shown this
     /// once; only its verifier is kept), its `registration_access_token` (likewise) and
@@ -191,6 +191,7 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # use grantor::settings::RegistrationPolicy;
     /// let server = AuthorizationServer::builder()
     ///     .issuer("https://auth.example")
     ///     .store(MemoryStore::new())
@@ -225,7 +226,7 @@ impl AuthorizationServer {
     /// `client_secret` only if it is the current one; omitted members take their defaults;
     /// the authentication method cannot change; the secret is re-issued only when the document
     /// carries `"rotate_client_secret": true`, the previous one then working for the policy's
-    /// [overlap](crate::RegistrationPolicy::secret_rotation_overlap)) and answers
+    /// [overlap](crate::settings::RegistrationPolicy::secret_rotation_overlap)) and answers
     /// 200; `DELETE` removes the client and answers 204. A missing or wrong token, or an
     /// unknown client, or one an administrator registered, is the same 401 `invalid_token`
     /// with a `WWW-Authenticate: Bearer` challenge; other methods 405 with `Allow`. Without a
@@ -235,7 +236,7 @@ impl AuthorizationServer {
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let server = AuthorizationServer::builder().issuer("https://auth.example")
-    /// #     .store(MemoryStore::new()).registration(RegistrationPolicy::new()).build().unwrap();
+    /// #     .store(MemoryStore::new()).registration(grantor::settings::RegistrationPolicy::new()).build().unwrap();
     /// let request = http::Request::get("/api/oauth/register/some-client")
     ///     .header("authorization", "Bearer not-its-token")
     ///     .body("")

@@ -262,7 +262,7 @@ async fn purge_reports_what_it_deleted_and_bad_urls_are_refused() {
 }
 
 /// Alice's account, if `password` verifies against the hash the store keeps for it.
-async fn signs_in(store: &SqliteStore, password: &str) -> Option<grantor::User> {
+async fn signs_in(store: &SqliteStore, password: &str) -> Option<grantor::store::User> {
     let account = store.find_account("alice@example.com").await.unwrap()?;
     grantor::hash::verify_password(account.password_hash(), password).then(|| account.into_user())
 }

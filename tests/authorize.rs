@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use grantor::*;
+use grantor::{client::*, settings::*, store::*};
 use http::{Request, Response};
 
 const FORM: &str = "application/x-www-form-urlencoded";

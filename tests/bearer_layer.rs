@@ -6,8 +6,9 @@ mod common;
 use std::convert::Infallible;
 
 use common::*;
+use grantor::Scope;
 use grantor::layer::RequireBearer;
-use grantor::{AccessGrant, Scope};
+use grantor::store::AccessGrant;
 use http::{Request, Response};
 use tower::{Layer, ServiceExt, service_fn};
 

@@ -7,8 +7,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use grantor::client::*;
 use grantor::store::Admin as _;
-use grantor::*;
 use http::Response;
 
 async fn client_credentials(f: &Fixture, id: &str, secret: &str) -> Response<String> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::*;
 use grantor::store::{AccessToken, Account, UserAdmin as _, UserStore as _};
 use grantor::*;
+use grantor::{client::*, settings::*, store::*};
 
 fn builder() -> AuthorizationServerBuilder {
     AuthorizationServer::builder()

@@ -8,6 +8,7 @@ use common::*;
 use grantor::signin::ApprovalPage;
 use grantor::store::{AccessToken, AuthorizationCode, RefreshToken, Session};
 use grantor::*;
+use grantor::{client::*, clock::*, settings::*, signin::*};
 
 const STATE: &str = "client-state-that-is-private";
 

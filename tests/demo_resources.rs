@@ -67,7 +67,7 @@ async fn jwt(framework: &str) {
     let verifier =
         grantor::jwt::JwtVerifier::from_jwks(base.as_str(), format!("{base}/api"), &jwks.body)
             .unwrap();
-    let now = grantor::UnixTime::from(std::time::SystemTime::now());
+    let now = grantor::clock::UnixTime::from(std::time::SystemTime::now());
     let verified = verifier.verify(access, now).unwrap();
     assert_eq!(verified.scope.as_str(), "profile");
     assert_eq!(verified.client_id.as_str(), "demo-client");

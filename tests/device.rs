@@ -8,6 +8,7 @@ use std::time::Duration;
 use common::*;
 use grantor::device::{DeviceFlow, USER_CODE_ALPHABET, UserCodeProblem};
 use grantor::*;
+use grantor::{client::*, signin::*};
 use http::Response;
 
 const DEVICE: &str = "/api/oauth/device_authorization";

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use dpop_proofs::{ProofKey, claims, unsigned};
 use grantor::dpop::{Dpop, ProofContext, ProofError, verify_proof};
-use grantor::*;
+use grantor::{client::*, clock::*, exchange::*, settings::*};
 use http::{Request, Response};
 use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};

@@ -7,8 +7,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use grantor::client::*;
+use grantor::clock::Clock as _;
 use grantor::events::{Event, EventKind, Events};
-use grantor::*;
 use serde_json::Value;
 
 /// Keeps every event.

@@ -9,8 +9,8 @@ mod common;
 use std::net::SocketAddr;
 
 use common::*;
+use grantor::signin::{Pages, Site};
 use grantor::signin::{SignInPage, escape_html};
-use grantor::{Pages, Site};
 use reqwest::header::{HeaderMap, LOCATION};
 
 /// A host's sign-in page; the other pages stay grantor's.

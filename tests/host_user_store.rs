@@ -7,10 +7,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use grantor::client::{Client, ClientCredentials, GrantType};
 use grantor::store::{
     Account, AdminError, StoreError, UserAdmin, UserStore, contract, username_key,
 };
-use grantor::{AuthorizationServer, Client, ClientCredentials, GrantType, Password, User, UserId};
+use grantor::store::{User, UserId};
+use grantor::{AuthorizationServer, Password};
 
 /// The host's own accounts: by username key, each with its id and hash.
 #[derive(Default)]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use grantor::*;
+use grantor::{client::*, clock::*, settings::*, store::*};
 use http::Response;
 
 /// A token request by `client_id` to [`REDIRECT`], state `xyz`, then `extra`.

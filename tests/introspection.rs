@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use grantor::*;
+use grantor::client::*;
 
 const INACTIVE: &str = r#"{"active":false}"#;
 

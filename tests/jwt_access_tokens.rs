@@ -9,6 +9,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::*;
+use grantor::clock::*;
 use grantor::jwt::*;
 use grantor::store::FamilyId;
 use grantor::*;

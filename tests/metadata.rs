@@ -4,7 +4,8 @@
 mod common;
 
 use common::*;
-use grantor::{EndpointPaths, Scope};
+use grantor::Scope;
+use grantor::settings::EndpointPaths;
 
 #[tokio::test]
 async fn metadata_describes_the_server_as_configured() {
@@ -82,7 +83,7 @@ async fn metadata_follows_paths_pkce_and_issuer_settings() {
     let f = fixture_with(|b| {
         b.issuer("https://auth.example/tenant/")
             .endpoints(paths)
-            .pkce_policy(grantor::PkcePolicy::PlainAllowed)
+            .pkce_policy(grantor::settings::PkcePolicy::PlainAllowed)
     });
     let m = json(&f.server.metadata());
     assert_eq!(m["issuer"], "https://auth.example/tenant/");
@@ -125,7 +126,7 @@ async fn registration_endpoint_is_listed_only_with_a_registration_policy() {
     let f = fixture_with(|b| {
         b.issuer("https://auth.example/tenant/")
             .endpoints(paths)
-            .registration(grantor::RegistrationPolicy::new())
+            .registration(grantor::settings::RegistrationPolicy::new())
     });
     let m = json(&f.server.metadata());
     assert_eq!(

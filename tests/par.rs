@@ -7,6 +7,7 @@ use std::time::Duration;
 use common::*;
 use grantor::par::PushedRequests;
 use grantor::*;
+use grantor::{client::*, settings::*};
 use http::{Request, Response};
 
 const PAR: &str = "/api/oauth/par";

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use common::*;
 use grantor::client_assertion::{ASSERTION_TYPE, ClientKeyResolver, MAX_ASSERTION_BYTES};
 use grantor::store::StoreError;
-use grantor::*;
+use grantor::{client::*, settings::*};
 use http::Response;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use keys::{ProofKey, unsigned};

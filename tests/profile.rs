@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use grantor::settings::*;
 use grantor::*;
 
 fn oauth21() -> Fixture {

@@ -161,7 +161,7 @@ fn a_grace_window_over_ten_minutes_is_refused() {
             .refresh_grace(grace)
             .build()
     };
-    assert!(build(grantor::MAX_REFRESH_GRACE).is_ok());
-    let refused = build(grantor::MAX_REFRESH_GRACE + Duration::from_secs(1));
+    assert!(build(grantor::settings::MAX_REFRESH_GRACE).is_ok());
+    let refused = build(grantor::settings::MAX_REFRESH_GRACE + Duration::from_secs(1));
     assert!(matches!(refused, Err(grantor::ConfigError::RefreshGrace)));
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::*;
 use grantor::store::SecretDigest;
 use grantor::*;
+use grantor::{client::*, settings::*};
 use http::{Request, Response};
 use serde_json::{Value, json};
 

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use grantor::*;
+use grantor::{audience::*, client::*};
 
 const API: &str = "http://127.0.0.1:8080/api";
 const FILES: &str = "https://files.example/";

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use grantor::*;
+use grantor::{client::*, clock::*, settings::*};
 use http::{Request, Response};
 use serde_json::{Value, json};
 

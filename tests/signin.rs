@@ -8,6 +8,7 @@ use std::time::Duration;
 use common::*;
 use grantor::signin::{SignInPage, SignInProblem};
 use grantor::*;
+use grantor::{settings::*, signin::*};
 
 fn query(client: &str) -> String {
     format!(

@@ -8,8 +8,8 @@ mod common;
 use std::sync::OnceLock;
 
 use common::*;
-use grantor::Site;
 use grantor::device::DeviceFlow;
+use grantor::signin::Site;
 use http::{Method, Request, Response};
 use proptest::prelude::*;
 

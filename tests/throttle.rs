@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use common::*;
 use grantor::store::{Account, StoreError, UserStore};
 use grantor::*;
+use grantor::{settings::*, store::*};
 
 /// The fixture's accounts, counting the password checks that reach them.
 struct Counting {

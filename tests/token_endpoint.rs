@@ -5,7 +5,7 @@ mod common;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use common::*;
-use grantor::*;
+use grantor::client::*;
 use http::Request;
 
 const CC: &str = "grant_type=client_credentials";

@@ -15,6 +15,7 @@ use base64::engine::general_purpose::STANDARD;
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use grantor::store::UserAdmin as _;
 use grantor::*;
+use grantor::{client::*, settings::*, store::*};
 use http::{Request, Response};
 use tokio::runtime::Runtime;
 

@@ -3,7 +3,7 @@
 //! resources. grantor has already checked the rest: the subject token is active, the audience
 //! names known resources, the scope is within the subject token's.
 
-use grantor::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
+use grantor::exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
 
 /// The demo's policy; `api` is the demo API's audience, `{issuer}/api`.
 pub struct DemoExchange {

@@ -11,6 +11,7 @@ mod settings;
 use std::net::SocketAddr;
 
 use grantor::*;
+use grantor::{client::*, settings::*, signin::*, store::*};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Response};
 pub use settings::Settings;

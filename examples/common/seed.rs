@@ -8,6 +8,7 @@ use grantor::store::{
     UserStore,
 };
 use grantor::*;
+use grantor::{client::*, clock::*, store::*};
 
 use super::settings::StoreChoice;
 

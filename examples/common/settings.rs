@@ -9,7 +9,7 @@ pub struct Settings {
     pub addr: SocketAddr,
     pub issuer: String,
     pub code_ttl: Duration,
-    pub profile: grantor::Profile,
+    pub profile: grantor::settings::Profile,
     pub refresh_grace: Duration,
     /// `--device-code-ttl`: how long device codes live (RFC 8628 `expires_in`).
     pub device_code_ttl: Duration,
@@ -160,8 +160,8 @@ impl Settings {
             None => Duration::from_secs(600),
         };
         let profile = match profile.as_deref() {
-            None | Some("oauth2") => grantor::Profile::OAuth2,
-            Some("oauth2.1") => grantor::Profile::OAuth21,
+            None | Some("oauth2") => grantor::settings::Profile::OAuth2,
+            Some("oauth2.1") => grantor::settings::Profile::OAuth21,
             Some(other) => return Err(format!("bad profile {other}: oauth2 or oauth2.1")),
         };
         let jwt_access_tokens = match access_tokens.as_deref() {

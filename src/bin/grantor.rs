@@ -26,9 +26,11 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use grantor::Password;
+use grantor::client::{Approval, Client, ClientCredentials, GrantType};
+use grantor::clock::UnixTime;
 use grantor::sql::SqliteStore;
 use grantor::store::{Account, Admin as _, AdminError, StoreError, UserAdmin as _};
-use grantor::{Approval, Client, ClientCredentials, GrantType, Password, UnixTime};
 
 /// Administers grantor's SQL stores: clients, users, and purging what expired.
 #[derive(Parser)]

@@ -38,7 +38,7 @@ pub enum ConfigError {
     )]
     SharedState(&'static str),
     /// A [PKCE policy](crate::AuthorizationServerBuilder::pkce_policy) other than
-    /// [`PkcePolicy::AllClients`](crate::PkcePolicy::AllClients) under [`Profile::OAuth21`],
+    /// [`PkcePolicy::AllClients`](crate::settings::PkcePolicy::AllClients) under [`Profile::OAuth21`],
     /// which requires PKCE of every client.
     #[error("OAuth 2.1 requires PKCE of every client; no other PKCE policy can be set")]
     PkceUnderOAuth21,

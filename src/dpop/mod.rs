@@ -5,7 +5,7 @@
 //! request carrying a valid `DPoP` proof gets `token_type: DPoP` and an access token bound to
 //! the proof's key (its SHA-256 thumbprint, `cnf.jkt` in introspection and in JWT access
 //! tokens); a public client's refresh token is bound to the same key (RFC 9449 §5). A client
-//! may be required to send proofs ([`ClientBuilder::require_dpop`](crate::ClientBuilder::require_dpop)),
+//! may be required to send proofs ([`ClientBuilder::require_dpop`](crate::client::ClientBuilder::require_dpop)),
 //! or every client ([`Dpop::required`]).
 //!
 //! At a resource, [`AuthorizationServer::bearer`](crate::AuthorizationServer::bearer) accepts
@@ -22,7 +22,7 @@
 //! the request it came with has passed every other check (a grant about to be issued, a live
 //! token bound to the proof's key), so an unauthenticated client cannot fill that store; the
 //! store's own bound (for the in-memory one,
-//! [`MAX_SINGLE_USE`](crate::memory::MAX_SINGLE_USE)) holds beyond that.
+//! [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)) holds beyond that.
 //!
 //! Signatures and RFC 7638 thumbprints are the `jsonwebtoken` crate's (RustCrypto backend).
 
@@ -100,7 +100,7 @@ impl Dpop {
     }
 
     /// Whether every client must send a proof with every token request (default: only
-    /// clients that [require it](crate::ClientBuilder::require_dpop)).
+    /// clients that [require it](crate::client::ClientBuilder::require_dpop)).
     pub fn required(mut self, required: bool) -> Self {
         self.required = required;
         self

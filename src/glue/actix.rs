@@ -9,7 +9,7 @@
 //! // Every endpoint at the server's paths, and the authorization endpoint's sign-in, approval
 //! // and device pages in grantor's plain HTML; the host adds its API beside them (the server
 //! // in the app data is for the extractors).
-//! let site = grantor::Site::new(&server);
+//! let site = grantor::signin::Site::new(&server);
 //! HttpServer::new(move || {
 //!     App::new()
 //!         .app_data(web::Data::new(server.clone()))
@@ -189,7 +189,7 @@ fn server_error(why: &'static str) -> Refusal {
 
 /// Every endpoint grantor serves, for [`App::configure`](actix_web::App::configure), each
 /// where the metadata says it is (the issuer's own path, if it has one, then the server's
-/// [`EndpointPaths`](crate::EndpointPaths) path): token, revocation, introspection,
+/// [`EndpointPaths`](crate::settings::EndpointPaths) path): token, revocation, introspection,
 /// registration and each registered client's configuration (RFC 7591, 7592), pushed
 /// authorization requests (RFC 9126), device authorization (RFC 8628), the metadata at
 /// `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC 8414 §3.1),
@@ -269,7 +269,7 @@ fn document(path: &str, route: actix_web::Route) -> actix_web::Resource {
 /// Everything grantor serves, the browser's side too, for
 /// [`App::configure`](actix_web::App::configure): [`endpoints`], and `site`'s authorization
 /// endpoint, sign-in and approval forms and (with the device authorization grant) device
-/// verification page, rendered with its [`Pages`](crate::Pages). The host adds its own routes
+/// verification page, rendered with its [`Pages`](crate::signin::Pages). The host adds its own routes
 /// beside them. (A service configuration rather than a `Scope`: a scope at `/` would answer
 /// 404 for every path after it, the host's own included.)
 ///
@@ -282,7 +282,7 @@ fn document(path: &str, route: actix_web::Route) -> actix_web::Resource {
 /// ```no_run
 /// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
 /// use actix_web::{App, HttpServer};
-/// use grantor::Site;
+/// use grantor::signin::Site;
 ///
 /// let site = Site::new(&server);
 /// HttpServer::new(move || App::new().configure(grantor::actix::routes(&site)))

@@ -6,7 +6,7 @@
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
 //! // Every endpoint at the server's paths, and the authorization endpoint's sign-in, approval
 //! // and device pages in grantor's plain HTML; the host adds its API beside them.
-//! let app: axum::Router = grantor::axum::router(&grantor::Site::new(&server));
+//! let app: axum::Router = grantor::axum::router(&grantor::signin::Site::new(&server));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! axum::serve(listener, app).await
 //! # }
@@ -109,7 +109,7 @@ async fn check(
 }
 
 /// Every endpoint grantor serves, each where the metadata says it is (the issuer's own path,
-/// if it has one, then the server's [`EndpointPaths`](crate::EndpointPaths) path): token,
+/// if it has one, then the server's [`EndpointPaths`](crate::settings::EndpointPaths) path): token,
 /// revocation, introspection, registration and each registered client's configuration (RFC
 /// 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628), the
 /// metadata at `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC
@@ -190,7 +190,7 @@ where
 
 /// Everything grantor serves, the browser's side too: [`endpoints`], and `site`'s
 /// authorization endpoint, sign-in and approval forms and (with the device authorization
-/// grant) device verification page, rendered with its [`Pages`](crate::Pages). The host adds
+/// grant) device verification page, rendered with its [`Pages`](crate::signin::Pages). The host adds
 /// its own routes (its API, its home page) beside them.
 ///
 /// The endpoints are where the metadata says, the forms at the site's paths as given. To
@@ -201,7 +201,7 @@ where
 ///
 /// ```no_run
 /// # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
-/// use grantor::{PlainPages, Site};
+/// use grantor::signin::{PlainPages, Site};
 ///
 /// let site = Site::new(&server).pages(PlainPages);
 /// let app: axum::Router = grantor::axum::router(&site);

@@ -8,7 +8,7 @@ use crate::settings::Settings;
 use crate::store::AccessGrant;
 
 /// Where the glue serves each endpoint: the path of the URL the metadata gives it (the
-/// issuer's own path, then the endpoint's [`EndpointPaths`](crate::EndpointPaths) path).
+/// issuer's own path, then the endpoint's [`EndpointPaths`](crate::settings::EndpointPaths) path).
 pub(crate) struct RoutePaths {
     pub(crate) token: String,
     pub(crate) revocation: String,

@@ -6,30 +6,10 @@ use std::time::Duration;
 
 use crate::client::{ClientError, SecretVerifier};
 use crate::clock::UnixTime;
-use crate::error::StoreError;
+use crate::error::{SecretRotationError, StoreError};
 use crate::mint;
 use crate::secret::ClientSecret;
 use crate::store::{Admin, ClientStore};
-
-/// Why a client's secret was not rotated
-/// ([`AuthorizationServer::rotate_client_secret`](crate::AuthorizationServer::rotate_client_secret)).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SecretRotationError {
-    /// No client is registered under this id.
-    #[error("no client is registered under this id")]
-    UnknownClient,
-    /// The client has no secret to rotate: a public client (RFC 6749 §2.1), or one that
-    /// authenticates with `private_key_jwt`.
-    #[error("a public client has no secret to rotate")]
-    PublicClient,
-    /// The server was built without a [client registry](crate::AuthorizationServerBuilder::client_registry).
-    #[error("the server has no client registry to keep the new secret in")]
-    NoRegistry,
-    /// The store failed, or the OS gave no randomness.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
 /// Mints a 256-bit secret for the confidential client `client_id`, keeps its SHA-256 verifier
 /// as current through `registry` in one atomic step, the previous verifier retiring at

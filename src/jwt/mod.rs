@@ -146,7 +146,7 @@ pub(crate) fn looks_like_jwt(token: &str) -> bool {
 ///
 /// ```
 /// use grantor::jwt::{JwtError, JwtVerifier};
-/// use grantor::UnixTime;
+/// use grantor::clock::UnixTime;
 ///
 /// let jwks = r#"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k1","alg":"EdDSA","use":"sig",
 ///     "x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;

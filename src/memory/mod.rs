@@ -24,7 +24,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub(crate) use sharded::{ShardKey, Sharded};
-pub use state::{MAX_COUNTED_KEYS, MAX_SESSIONS, MAX_SINGLE_USE};
 
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
@@ -47,7 +46,8 @@ use clients::{Clients, When};
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use grantor::store::{Account, Admin as _, UserAdmin as _};
-/// use grantor::{Client, ClientCredentials, GrantType, MemoryStore, Password};
+/// use grantor::{MemoryStore, Password};
+/// use grantor::client::{Client, ClientCredentials, GrantType};
 ///
 /// let store = MemoryStore::new();
 /// let creds = ClientCredentials::generate().unwrap();
@@ -77,6 +77,16 @@ struct Parts {
 }
 
 impl MemoryStore {
+    /// Sessions held at most; past it, new sessions are refused with
+    /// [`StoreError::unavailable`] (503 `temporarily_unavailable`) until some expire.
+    pub const MAX_SESSIONS: usize = state::MAX_SESSIONS;
+    /// Keys whose attempts are counted at most; past it, the least recently used key is
+    /// forgotten for each new one (the table is never cleared).
+    pub const MAX_COUNTED_KEYS: usize = state::MAX_COUNTED_KEYS;
+    /// Single-use values held at most; past it, new ones are refused with
+    /// [`StoreError::unavailable`] until some expire.
+    pub const MAX_SINGLE_USE: usize = state::MAX_SINGLE_USE;
+
     /// An empty store.
     pub fn new() -> Self {
         Self::default()

@@ -18,13 +18,13 @@ use crate::store::{Attempts, Session};
 
 /// Sessions held at most; past it, new sessions are refused with
 /// [`StoreError::unavailable`] (503 `temporarily_unavailable`) until some expire.
-pub const MAX_SESSIONS: usize = 100_000;
+pub(crate) const MAX_SESSIONS: usize = 100_000;
 /// Keys whose attempts are counted at most; past it, the least recently used key is forgotten
 /// for each new one (the table is never cleared).
-pub const MAX_COUNTED_KEYS: usize = 100_000;
+pub(crate) const MAX_COUNTED_KEYS: usize = 100_000;
 /// Single-use values held at most; past it, new ones are refused with
 /// [`StoreError::unavailable`] until some expire.
-pub const MAX_SINGLE_USE: usize = 100_000;
+pub(crate) const MAX_SINGLE_USE: usize = 100_000;
 /// The longest attempt-counter key accepted, in bytes.
 pub(crate) const MAX_KEY_LEN: usize = 254;
 

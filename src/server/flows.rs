@@ -62,7 +62,9 @@ impl AuthorizationServer {
     ///
     /// ```
     /// # use grantor::*;
+    /// # use grantor::client::{Client, GrantType};
     /// # use grantor::device::DeviceFlow;
+    /// # use grantor::store::Admin as _;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let store = MemoryStore::new();
     /// let tv = Client::public("tv")

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::AuthorizationServer;
-use crate::grant::secrets::{self, SecretRotationError};
+use crate::error::SecretRotationError;
+use crate::grant::secrets;
 use crate::secret::ClientSecret;
 
 impl AuthorizationServer {
@@ -18,6 +19,8 @@ impl AuthorizationServer {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use std::time::Duration;
+    /// use grantor::client::{Client, ClientCredentials, GrantType};
+    /// use grantor::store::Admin as _;
     /// use grantor::*;
     ///
     /// let store = MemoryStore::new();

@@ -3,8 +3,8 @@
 //! sealed form, the password check, spending the form, the session, CSRF) are the grant's;
 //! here they meet the authorization endpoint and the redirect.
 //!
-//! Most hosts need no more than [`Site`](crate::Site): the same steps as HTTP, each page
-//! rendered by the host's [`Pages`](crate::Pages), with the cookie, the CSRF tokens and the
+//! Most hosts need no more than [`Site`](crate::signin::Site): the same steps as HTTP, each page
+//! rendered by the host's [`Pages`](crate::signin::Pages), with the cookie, the CSRF tokens and the
 //! security headers handled; the axum and actix-web glue mount it. Below it, the host maps HTTP
 //! to these calls itself and renders what they answer (the last only with the device
 //! authorization grant on):

@@ -27,7 +27,7 @@ impl AuthorizationServer {
     /// let alice = server.add_user("alice@example.com", &Password::new("alice-password-1")).await;
     /// assert_eq!(alice.unwrap().username(), "alice@example.com");
     /// let taken = server.add_user("ALICE@example.com", &Password::new("other")).await;
-    /// assert!(matches!(taken, Err(grantor::AdminError::UsernameTaken)));
+    /// assert!(matches!(taken, Err(grantor::store::AdminError::UsernameTaken)));
     /// # }
     /// ```
     pub async fn add_user(&self, username: &str, password: &Password) -> Result<User, AdminError> {

@@ -5,11 +5,13 @@
 use std::time::Duration;
 
 use crate::audience::Audience;
-use crate::registration::RegistrationPolicy;
-use crate::throttle::SignInThrottle;
 
 mod paths;
 
+pub use crate::registration::{
+    DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
+};
+pub use crate::throttle::SignInThrottle;
 pub use paths::EndpointPaths;
 
 /// PKCE at the authorization endpoint (RFC 7636), one setting: which clients must use it and

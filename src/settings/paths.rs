@@ -17,7 +17,7 @@ pub struct EndpointPaths {
     pub jwks: String,
     /// The client registration endpoint (RFC 7591 §3, default `/api/oauth/register`); each
     /// self-registered client's configuration endpoint (RFC 7592) is this path, `/`, and its
-    /// client id. Served only with a [`RegistrationPolicy`](crate::RegistrationPolicy).
+    /// client id. Served only with a [`RegistrationPolicy`](crate::settings::RegistrationPolicy).
     pub registration: String,
     /// The pushed authorization request endpoint (RFC 9126 §2, default `/api/oauth/par`).
     /// Served only with [`PushedRequests`](crate::par::PushedRequests).

@@ -23,7 +23,7 @@ pub const DEFAULT_CONTENT_SECURITY_POLICY: &str =
 /// user code) must be HTML-escaped; [`escape_html`] does it.
 ///
 /// ```
-/// use grantor::Pages;
+/// use grantor::signin::Pages;
 /// use grantor::signin::{SignInPage, escape_html};
 ///
 /// struct Branded;

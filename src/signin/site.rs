@@ -110,7 +110,7 @@ impl Site {
 
     /// The path the authorization endpoint is served at: the path of its URL in the metadata
     /// (the issuer's own path, if it has one, then the server's
-    /// [`EndpointPaths::authorization`](crate::EndpointPaths::authorization)).
+    /// [`EndpointPaths::authorization`](crate::settings::EndpointPaths::authorization)).
     pub fn authorization_path(&self) -> &str {
         &self.authorization
     }

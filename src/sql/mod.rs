@@ -25,7 +25,7 @@
 //!     .build()?;
 //! server.add_user("alice@example.com", &Password::new("alice-password-1")).await?;
 //! // …and now and then, say hourly:
-//! store.purge_expired(grantor::UnixTime::from(std::time::SystemTime::now())).await?;
+//! store.purge_expired(grantor::clock::UnixTime::from(std::time::SystemTime::now())).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -34,7 +34,7 @@
 //! grantor mints every code, token, `jti`, family id, session id and CSRF token; these stores
 //! only keep what they are handed. Codes, tokens, session ids and CSRF tokens arrive and are kept
 //! only as SHA-256 digests ([`crate::store::SecretDigest`]), the primary keys every lookup probes;
-//! client secrets as [`SecretVerifier::to_stored`](crate::SecretVerifier::to_stored) strings and
+//! client secrets as [`SecretVerifier::to_stored`](crate::client::SecretVerifier::to_stored) strings and
 //! passwords as Argon2id PHC strings ([`crate::hash::hash_password`]). Keys of attempt counters
 //! and single-use values are strings grantor builds, never a secret. A database dump hands out
 //! nothing usable.

@@ -120,7 +120,7 @@ impl Attempts {
 /// grantor counts an attempt *before* the work it throttles (a password hash), so concurrent
 /// attempts are all counted. Unauthenticated requests create keys, so an implementation bounds
 /// them: the in-memory one keeps at most
-/// [`MAX_COUNTED_KEYS`](crate::memory::MAX_COUNTED_KEYS) and forgets the least recently used
+/// [`MAX_COUNTED_KEYS`](crate::MemoryStore::MAX_COUNTED_KEYS) and forgets the least recently used
 /// key past it (never the whole table); SQL stores drop expired windows at
 /// [`Admin::purge_expired`](super::Admin::purge_expired).
 #[async_trait]

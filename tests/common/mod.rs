@@ -9,6 +9,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use grantor::store::{AccessToken, TokenIssuer as _, UserAdmin as _};
 use grantor::*;
+use grantor::{client::*, clock::*, store::*};
 use http::{Request, Response};
 
 pub const ISSUER: &str = "http://127.0.0.1:8080";

@@ -4,17 +4,20 @@ use std::time::Duration;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use async_trait::async_trait;
+use grantor::Scope;
+use grantor::client::ClientId;
+use grantor::clock::UnixTime;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::sql;
 use grantor::store::SecretDigest;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::store::StoreError;
+use grantor::store::UserId;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::store::contract::ContractStore;
 use grantor::store::{
     Authorization, CodeGrant, Family, FamilyId, Jti, NewRefreshToken, NewTokens, User,
 };
-use grantor::{ClientId, Scope, UnixTime, UserId};
 
 /// Says on the terminal, past the test harness's output capture, that a test did not run.
 #[cfg(feature = "postgres")]

@@ -2,10 +2,11 @@
 
 use std::time::{Duration, Instant};
 
+use grantor::client::{Client, ClientCredentials, GrantType};
 use grantor::store::{
     Account, AdminError, CodeRedemption, Family, Rotation, SecretDigest, Session, StoreErrorKind,
 };
-use grantor::{Client, ClientCredentials, ErrorCode, GrantType, OAuthError, Password};
+use grantor::{ErrorCode, OAuthError, Password};
 
 use super::fixtures::{NOW, SqlStore, TABLES, at, code_grant, family_id, secret, tokens};
 

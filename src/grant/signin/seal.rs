@@ -200,7 +200,7 @@ impl SealKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemoryStore;
+    use crate::memory::MemoryStore;
 
     const NOW: UnixTime = UnixTime::from_secs(20_000 * DAY + 100);
 

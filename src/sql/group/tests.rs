@@ -6,13 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::Outcome;
+use crate::client::ClientId;
 use crate::clock::UnixTime;
+use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::sql::{SqliteStore, text};
 use crate::store::{
     Authorization, Family, FamilyId, Jti, NewTokens, SingleUseStore, StoreErrorKind, TokenIssuer,
 };
-use crate::{ClientId, Scope};
 
 /// A database file of its own, removed (with its WAL) when the test ends.
 struct File(PathBuf);
