@@ -333,11 +333,15 @@ fn bearer_dpop(g: &mut BenchmarkGroup<'_, WallTime>, rt: &Runtime) {
     assert_eq!(grant.authorization.client_id.as_str(), bench.conf_id);
     assert_eq!(grant.authorization.scope.as_str(), "profile");
     let replay = rt.block_on(bench.server.bearer(&request, None));
-    let replay = replay.expect_err("a proof is accepted once");
+    let replay = replay
+        .expect_err("a proof is accepted once")
+        .into_response();
     assert_eq!(replay.status(), 401);
     assert!(description(&replay).contains("used before"), "{replay:?}");
     let as_bearer = rt.block_on(bench.server.bearer(&bearer_request(&token), None));
-    let as_bearer = as_bearer.expect_err("a bound token is not a bearer token");
+    let as_bearer = as_bearer
+        .expect_err("a bound token is not a bearer token")
+        .into_response();
     assert!(description(&as_bearer).contains("bound to a DPoP key"));
 
     g.bench_function("bearer_dpop", |b| {

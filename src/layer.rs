@@ -108,7 +108,7 @@ where
                     request.extensions_mut().insert::<AccessGrant>(grant);
                     service.call(request).await
                 }
-                Err(refusal) => Ok(refusal.map(ResBody::from)),
+                Err(refusal) => Ok(refusal.into_response().map(ResBody::from)),
             }
         })
     }

@@ -157,6 +157,7 @@ struct ReadmeDoctests;
 pub use async_trait::async_trait;
 pub use builder::{AuthorizationServerBuilder, ConfigError};
 pub use endpoint::authorize::Authorize;
+pub use endpoint::bearer::{BearerRefusal, BearerRefusalReason};
 pub use error::{ErrorCode, OAuthError};
 #[cfg(any(feature = "axum", feature = "actix"))]
 pub use glue::RequiredScope;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use http::{HeaderMap, Request, Response};
 
+use crate::endpoint::bearer::BearerRefusal;
 use crate::endpoint::{authorize, bearer, introspect, metadata, registration, revoke, span, token};
 use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::scope::Scope;
@@ -258,7 +259,8 @@ impl AuthorizationServer {
     /// `Authorization: Bearer` token, checked to be meant for the server's
     /// [default audience](crate::AuthorizationServerBuilder::default_audience) (RFC 8707; see
     /// [`bearer_for_audience`](Self::bearer_for_audience) for another) and to carry every token
-    /// of `required` scope, or the ready refusal: 401 with a bare
+    /// of `required` scope, or the [refusal](BearerRefusal), its reason typed and its answer
+    /// ready ([`BearerRefusal::into_response`]): 401 with a bare
     /// `WWW-Authenticate: Bearer realm=".."` challenge without credentials, 401
     /// `invalid_token` for a bad, expired or revoked token or one of another audience, 403
     /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
@@ -286,7 +288,7 @@ impl AuthorizationServer {
         &self,
         request: &Request<B>,
         required: Option<&Scope>,
-    ) -> Result<AccessGrant, Response<String>> {
+    ) -> Result<AccessGrant, BearerRefusal> {
         self.check_bearer(bearer::Presented::of(request), None, required)
             .await
     }
@@ -310,7 +312,7 @@ impl AuthorizationServer {
         &self,
         headers: &HeaderMap,
         required: Option<&Scope>,
-    ) -> Result<AccessGrant, Response<String>> {
+    ) -> Result<AccessGrant, BearerRefusal> {
         let request = bearer::Presented {
             target: None,
             headers,
@@ -343,7 +345,7 @@ impl AuthorizationServer {
         request: &Request<B>,
         audience: &str,
         required: Option<&Scope>,
-    ) -> Result<AccessGrant, Response<String>> {
+    ) -> Result<AccessGrant, BearerRefusal> {
         let presented = bearer::Presented::of(request);
         self.check_bearer(presented, Some(audience), required).await
     }
@@ -445,7 +447,7 @@ impl AuthorizationServer {
         presented: bearer::Presented<'_>,
         audience: Option<&str>,
         required: Option<&Scope>,
-    ) -> Result<AccessGrant, Response<String>> {
+    ) -> Result<AccessGrant, BearerRefusal> {
         let inner = &*self.inner;
         bearer::check(
             inner.wire(),

@@ -136,3 +136,50 @@ async fn a_malformed_header_is_invalid_request() {
     let response = f.server.bearer(&request, None).await.unwrap_err();
     assert_eq!(response.status(), 400);
 }
+
+/// Each refusal says why, as a value a host can match, beside the answer it sends.
+#[tokio::test]
+async fn every_refusal_carries_its_typed_reason() {
+    use grantor::BearerRefusalReason as Reason;
+    let f = fixture();
+    let tokens = f.fast_tokens().await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let check = |authorization: Option<String>, scope: Option<&str>| {
+        let mut request = http::Request::get("/api/me");
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let request = request.body(()).unwrap();
+        let scope = scope.map(|s| grantor::Scope::parse(s).unwrap());
+        let server = f.server.clone();
+        async move { server.bearer(&request, scope.as_ref()).await.unwrap_err() }
+    };
+    let cases = [
+        (None, None, Reason::NoCredentials, 401),
+        (
+            Some("Bearer a b".to_owned()),
+            None,
+            Reason::InvalidRequest,
+            400,
+        ),
+        (
+            Some("Bearer not-a-token".to_owned()),
+            None,
+            Reason::InvalidToken,
+            401,
+        ),
+        (
+            Some(format!("Bearer {access}")),
+            Some("admin"),
+            Reason::InsufficientScope,
+            403,
+        ),
+    ];
+    for (authorization, scope, reason, status) in cases {
+        let refusal = check(authorization.clone(), scope).await;
+        assert_eq!(refusal.reason(), reason, "{authorization:?}");
+        assert_eq!(refusal.status(), status, "{authorization:?}");
+        let response = refusal.into_response();
+        assert!(response.headers().contains_key("www-authenticate"));
+    }
+}

@@ -10,6 +10,7 @@ use std::time::Duration;
 use common::*;
 use dpop_proofs::{ProofKey, claims, unsigned};
 use grantor::dpop::{Dpop, ProofContext, ProofError, verify_proof};
+use grantor::{BearerRefusal, BearerRefusalReason};
 use grantor::{client::*, clock::*, exchange::*, settings::*};
 use http::{Request, Response};
 use jsonwebtoken::Algorithm;
@@ -153,7 +154,8 @@ async fn a_bound_token_needs_a_fresh_proof_of_its_key_at_the_resource() {
     assert_eq!(grant.jkt.map(|k| k.to_string()), Some(key.jkt()));
     assert_eq!(grant.authorization.client_id.as_str(), f.fast_id);
 
-    let refused = |response: Response<String>, error: &str| {
+    let refused = |refusal: BearerRefusal, error: &str| {
+        let response = refusal.into_response();
         assert_eq!(response.status(), 401, "{}", response.body());
         let challenge = dpop_challenge(&response);
         assert!(
@@ -235,11 +237,13 @@ async fn a_bearer_token_presented_with_the_dpop_scheme_is_refused() {
     let proof = ProofKey::es256(7).proof_for_token("GET", ME_URL, START, token);
     let request = resource_request(&format!("DPoP {token}"), Some(&proof));
     let response = f.server.bearer(&request, None).await.unwrap_err();
+    let response = response.into_response();
     assert_eq!(response.status(), 401);
     assert!(dpop_challenge(&response).contains("error=\"invalid_token\""));
     // Without credentials, both schemes are offered.
     let bare = Request::get("/api/me").body(()).unwrap();
     let response = f.server.bearer(&bare, None).await.unwrap_err();
+    assert_eq!(response.reason(), BearerRefusalReason::NoCredentials);
     let challenges: Vec<_> = response
         .headers()
         .get_all("www-authenticate")
@@ -448,6 +452,8 @@ async fn with_nonces_a_proof_must_carry_the_current_one() {
     let proof = key.proof_for_token("GET", ME_URL, START, token);
     let request = resource_request(&format!("DPoP {token}"), Some(&proof));
     let response = f.server.bearer(&request, None).await.unwrap_err();
+    assert_eq!(response.reason(), BearerRefusalReason::UseDpopNonce);
+    let response = response.into_response();
     assert_eq!(response.status(), 401);
     assert_eq!(response.headers()["dpop-nonce"], nonce.as_str());
     assert!(dpop_challenge(&response).contains("error=\"use_dpop_nonce\""));

@@ -64,22 +64,22 @@ pub(crate) async fn check(
     request: Presented<'_>,
     audience: Option<&str>,
     required: Option<&Scope>,
-) -> Result<AccessGrant, Response<String>> {
+) -> Result<AccessGrant, BearerRefusal> {
     let (scheme, token) = match read_credentials(request.headers, wire.settings.dpop) {
         Ok(credentials) => credentials,
-        Err(refusal) => return Err(refuse(wire, refusal)),
+        Err(refusal) => return Err(refused(wire, refusal, Scheme::Bearer)),
     };
     let grant = match find_grant(wire, validation, &token, audience).await {
         Ok(grant) => grant,
-        Err(refusal) => return Err(refuse_as(wire, refusal, scheme)),
+        Err(refusal) => return Err(refused(wire, refusal, scheme)),
     };
     let grant = match (scheme, grant.jkt) {
         (Scheme::Bearer, None) => grant,
         #[cfg(feature = "dpop")]
         (Scheme::Dpop, _) => dpop::check(wire, validation.dpop, request, &token, grant).await?,
-        _ => return Err(refuse(wire, Refusal::BoundAsBearer)),
+        _ => return Err(refused(wire, Refusal::BoundAsBearer, Scheme::Bearer)),
     };
-    bearer::require_scope(&grant, required).map_err(|r| refuse_as(wire, r, scheme))?;
+    bearer::require_scope(&grant, required).map_err(|r| refused(wire, r, scheme))?;
     Ok(grant)
 }
 
@@ -256,9 +256,117 @@ fn dpop_algorithms() -> String {
     String::new()
 }
 
-/// The 400/401/403 with its `WWW-Authenticate: Bearer` challenge (RFC 6750 §3).
-fn refuse(wire: Wire<'_>, refusal: Refusal) -> Response<String> {
-    refuse_as(wire, refusal, Scheme::Bearer)
+/// Why a protected resource refused a request: the typed reason a host can match, with the
+/// RFC 6750 §3 (or RFC 9449 §7.1) answer, challenge and all, ready to send as it is.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use grantor::{BearerRefusalReason, MemoryStore};
+///
+/// # let server = grantor::AuthorizationServer::builder().issuer("https://auth.example")
+/// #     .store(MemoryStore::new()).build().unwrap();
+/// let request = http::Request::get("/api/me")
+///     .header("authorization", "Bearer not-a-live-token")
+///     .body(())
+///     .unwrap();
+/// let refusal = server.bearer(&request, None).await.unwrap_err();
+/// assert_eq!(refusal.reason(), BearerRefusalReason::InvalidToken);
+/// assert_eq!(refusal.status(), 401);
+/// let response: http::Response<String> = refusal.into_response();
+/// assert!(response.headers()["www-authenticate"].to_str().unwrap().contains("invalid_token"));
+/// # }
+/// ```
+pub struct BearerRefusal {
+    reason: BearerRefusalReason,
+    response: Response<String>,
+}
+
+/// What was wrong with the token a request presented, as [`BearerRefusal::reason`] tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BearerRefusalReason {
+    /// No credentials, or another scheme (401 with a bare challenge, RFC 6750 §3.1).
+    NoCredentials,
+    /// A malformed `Authorization` header (400 `invalid_request`).
+    InvalidRequest,
+    /// The token is unknown, expired, revoked, meant for another audience, or bound to a
+    /// DPoP key and presented as a bearer token (401 `invalid_token`).
+    InvalidToken,
+    /// The token lacks a scope the resource requires (403 `insufficient_scope`).
+    InsufficientScope,
+    /// The DPoP proof is missing, malformed, replayed or not of the token's key (401
+    /// `invalid_dpop_proof`, RFC 9449 §7.1).
+    InvalidDpopProof,
+    /// The DPoP proof lacks the server's current nonce, sent in `DPoP-Nonce` (401
+    /// `use_dpop_nonce`, RFC 9449 §9).
+    UseDpopNonce,
+    /// The server could not check the token (a store failure): 5xx, the cause in the logs.
+    ServerError,
+}
+
+impl BearerRefusal {
+    /// Why the token was refused.
+    pub fn reason(&self) -> BearerRefusalReason {
+        self.reason
+    }
+
+    /// The answer's status: 400, 401, 403, or 5xx for a store failure.
+    pub fn status(&self) -> http::StatusCode {
+        self.response.status()
+    }
+
+    /// The answer's headers, `WWW-Authenticate` among them.
+    pub fn headers(&self) -> &http::HeaderMap {
+        self.response.headers()
+    }
+
+    /// The answer's JSON body (empty without credentials).
+    pub fn body(&self) -> &str {
+        self.response.body()
+    }
+
+    /// The answer to send.
+    pub fn into_response(self) -> Response<String> {
+        self.response
+    }
+}
+
+impl From<BearerRefusal> for Response<String> {
+    fn from(refusal: BearerRefusal) -> Self {
+        refusal.response
+    }
+}
+
+impl std::fmt::Debug for BearerRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerRefusal")
+            .field("reason", &self.reason)
+            .field("status", &self.response.status())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `refusal` typed and rendered with its challenge in `scheme`.
+fn refused(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
+    let reason = match &refusal {
+        Refusal::NoCredentials => BearerRefusalReason::NoCredentials,
+        Refusal::InvalidToken | Refusal::BoundAsBearer => BearerRefusalReason::InvalidToken,
+        Refusal::InsufficientScope(_) => BearerRefusalReason::InsufficientScope,
+        #[cfg(feature = "dpop")]
+        Refusal::DpopNonce(_) => BearerRefusalReason::UseDpopNonce,
+        Refusal::Error(error) => match error.code() {
+            ErrorCode::InvalidRequest => BearerRefusalReason::InvalidRequest,
+            ErrorCode::InvalidToken => BearerRefusalReason::InvalidToken,
+            ErrorCode::InvalidDpopProof => BearerRefusalReason::InvalidDpopProof,
+            ErrorCode::UseDpopNonce => BearerRefusalReason::UseDpopNonce,
+            ErrorCode::InsufficientScope => BearerRefusalReason::InsufficientScope,
+            _ => BearerRefusalReason::ServerError,
+        },
+    };
+    BearerRefusal {
+        reason,
+        response: refuse_as(wire, refusal, scheme),
+    }
 }
 
 /// The 400/401/403 with its challenge in `scheme` (RFC 6750 §3, RFC 9449 §7.1).

@@ -3,6 +3,7 @@
 
 use std::marker::PhantomData;
 
+use crate::endpoint::bearer::BearerRefusal;
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store::AccessGrant;
@@ -75,6 +76,12 @@ impl Refusal {
 impl From<http::Response<String>> for Refusal {
     fn from(response: http::Response<String>) -> Self {
         Self(Box::new(response))
+    }
+}
+
+impl From<BearerRefusal> for Refusal {
+    fn from(refusal: BearerRefusal) -> Self {
+        Self(Box::new(refusal.into_response()))
     }
 }
 

@@ -359,7 +359,8 @@ impl Fixture {
         }
         let request = builder.body(()).unwrap();
         let scope = scope.map(|s| Scope::parse(s).unwrap());
-        self.server.bearer(&request, scope.as_ref()).await
+        let checked = self.server.bearer(&request, scope.as_ref()).await;
+        checked.map_err(BearerRefusal::into_response)
     }
 
     /// Refreshes with the generated client.

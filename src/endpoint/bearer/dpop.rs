@@ -1,9 +1,7 @@
 //! `Authorization: DPoP` at a protected resource (RFC 9449 §7.1): a token bound to a key, and
 //! a fresh proof of that key for this request whose `ath` is the token's hash.
 
-use http::Response;
-
-use super::{Presented, Scheme, refuse_as};
+use super::{BearerRefusal, Presented, Scheme, refused};
 use crate::dpop::Checker;
 use crate::dpop::{ProofContext, ProofError, Refused, proof_header};
 use crate::endpoint::Wire;
@@ -19,8 +17,8 @@ pub(super) async fn check(
     request: Presented<'_>,
     token: &AccessToken,
     grant: AccessGrant,
-) -> Result<AccessGrant, Response<String>> {
-    let refuse = |refusal| refuse_as(wire, refusal, Scheme::Dpop);
+) -> Result<AccessGrant, BearerRefusal> {
+    let refuse = |refusal| refused(wire, refusal, Scheme::Dpop);
     let Some(checker) = checker else {
         return Err(refuse(Refusal::NoCredentials));
     };
