@@ -36,6 +36,16 @@ async fn the_memory_store_keeps_the_contract() {
     contract::run(|| async { MemoryStore::new() }).await;
 }
 
+/// Each seam's rules alone, as a host that keeps only some seams itself runs them: each
+/// runner asks only for its seam's traits, and together they are the rules of the whole run.
+#[tokio::test]
+async fn the_memory_store_keeps_each_seams_rules_alone() {
+    contract::clients(|| async { MemoryStore::new() }).await;
+    contract::users(|| async { MemoryStore::new() }).await;
+    contract::tokens(|| async { MemoryStore::new() }).await;
+    contract::shared_state(|| async { MemoryStore::new() }).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_memory_store_keeps_single_use_steps_across_threads() {
     threads::single_use_steps_hold_across_threads(MemoryStore::new()).await;

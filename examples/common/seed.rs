@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use grantor::store::{
-    Account, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserAdmin,
-    UserStore,
+    Account, AttemptCounter, ClientStore, Purge, SessionStore, SingleUseStore, TokenIssuer,
+    UserAdmin, UserStore,
 };
 use grantor::*;
 use grantor::{client::*, clock::*, store::*};
@@ -87,6 +87,7 @@ pub trait DemoStore:
     + SingleUseStore
     + Admin
     + UserAdmin
+    + Purge
     + Clone
     + 'static
 {
@@ -101,6 +102,7 @@ impl<S> DemoStore for S where
         + SingleUseStore
         + Admin
         + UserAdmin
+        + Purge
         + Clone
         + 'static
 {

@@ -30,7 +30,7 @@ use grantor::Password;
 use grantor::client::{Approval, Client, ClientCredentials, GrantType};
 use grantor::clock::UnixTime;
 use grantor::sql::SqliteStore;
-use grantor::store::{Account, Admin as _, AdminError, StoreError, UserAdmin as _};
+use grantor::store::{Account, Admin as _, AdminError, Purge as _, StoreError, UserAdmin as _};
 
 /// Administers grantor's SQL stores: clients, users, and purging what expired.
 #[derive(Parser)]

@@ -32,7 +32,7 @@ use crate::secret::SecretDigest;
 use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
-    CodeRedemption, FamilyId, NewTokens, RefreshGrant, Rotation, Session, SessionStore,
+    CodeRedemption, FamilyId, NewTokens, Purge, RefreshGrant, Rotation, Session, SessionStore,
     SingleUseStore, TokenIssuer, User, UserAdmin, UserId, UserStore,
 };
 use clients::{Clients, When};
@@ -290,15 +290,6 @@ impl Admin for MemoryStore {
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
         Ok(self.parts.clients.remove(client_id))
     }
-
-    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
-        let parts = &self.parts;
-        let removed = parts.tokens.purge_expired(now)
-            + parts.sessions.purge(now)
-            + parts.counters.purge(now)
-            + parts.single_use.purge(now);
-        Ok(removed as u64)
-    }
 }
 
 #[async_trait]
@@ -313,5 +304,17 @@ impl UserAdmin for MemoryStore {
         password_hash: &str,
     ) -> Result<bool, StoreError> {
         Ok(self.parts.users.set_password_hash(user, password_hash))
+    }
+}
+
+#[async_trait]
+impl Purge for MemoryStore {
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let parts = &self.parts;
+        let removed = parts.tokens.purge_expired(now)
+            + parts.sessions.purge(now)
+            + parts.counters.purge(now)
+            + parts.single_use.purge(now);
+        Ok(removed as u64)
     }
 }

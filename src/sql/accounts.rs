@@ -14,7 +14,8 @@ use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::store::{
-    Account, Admin, AdminError, ClientStore, User, UserAdmin, UserId, UserStore, username_key,
+    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserId, UserStore,
+    username_key,
 };
 
 #[async_trait]
@@ -136,25 +137,6 @@ where
         })?;
         Ok(DB::rows_affected(&done) > 0)
     }
-
-    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
-        let mut deleted = 0;
-        // Each statement on its own: a long purge does not hold back other writes as one
-        // transaction would.
-        for statement in text::PURGE {
-            let done = store_write!(self, Statements::One, |conn| {
-                let query = sqlx::query(statement);
-                let query = if statement.contains("$1") {
-                    query.bind(secs(now))
-                } else {
-                    query
-                };
-                query.execute(&mut *conn).await.map_err(store_error::<DB>)
-            })?;
-            deleted += DB::rows_affected(&done);
-        }
-        Ok(deleted)
-    }
 }
 
 #[async_trait]
@@ -206,6 +188,43 @@ where
                 .map_err(store_error::<DB>)
         })?;
         Ok(DB::rows_affected(&done) > 0)
+    }
+}
+
+#[async_trait]
+impl<DB> Purge for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        // Each statement on its own: a long purge does not hold back other writes as one
+        // transaction would.
+        for statement in text::PURGE {
+            let done = store_write!(self, Statements::One, |conn| {
+                let query = sqlx::query(statement);
+                let query = if statement.contains("$1") {
+                    query.bind(secs(now))
+                } else {
+                    query
+                };
+                query.execute(&mut *conn).await.map_err(store_error::<DB>)
+            })?;
+            deleted += DB::rows_affected(&done);
+        }
+        Ok(deleted)
     }
 }
 

@@ -14,7 +14,7 @@
 //! # #[cfg(feature = "sqlite")]
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
 //! use grantor::sql::SqliteStore;
-//! use grantor::store::Admin as _;
+//! use grantor::store::Purge as _;
 //! use grantor::{AuthorizationServer, Password};
 //!
 //! // Connects, creating the file if missing, and applies pending migrations.
@@ -97,7 +97,7 @@
 //! # Indexes and purging
 //!
 //! Lookups on the request path are primary-key or unique-index probes (digest, family id,
-//! client id, user id, lowercase username, key): O(log n). [`Admin::purge_expired`] deletes
+//! client id, user id, lowercase username, key): O(log n). [`Purge::purge_expired`](crate::store::Purge::purge_expired) deletes
 //! expired codes (after their tombstone hour), tokens and families, the rows of revoked
 //! families, and expired sessions, attempt windows and single-use values, through indexes on
 //! their expiry and on `family_id`; call it from a timer (say hourly). Expired rows are never

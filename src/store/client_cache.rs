@@ -119,8 +119,4 @@ impl crate::store::Admin for ForgetfulRegistry {
         self.cache.forget(client_id);
         done
     }
-
-    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
-        self.registry.purge_expired(now).await
-    }
 }

@@ -15,7 +15,8 @@
 //! | [`SessionStore`] | where is this browser in its sign-in? |
 //! | [`AttemptCounter`] | how many attempts has this key made lately? |
 //! | [`SingleUseStore`] | has this value been used, and what did it carry? |
-//! | [`Admin`] | register clients, purge what expired |
+//! | [`Admin`] | register, replace and remove clients |
+//! | [`Purge`] | delete what expired |
 //! | [`UserAdmin`] | keep a new account, change its password hash |
 //!
 //! Every trait is async, object-safe and `Send + Sync`, so a host holds `Arc<dyn …>`.
@@ -144,9 +145,9 @@ pub trait TokenIssuer: Send + Sync {
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
 }
 
-/// What an administrator does to a store, the same on every store: register, replace and
-/// remove clients, purge expired rows. Store-only: grantor mints client credentials and checks
-/// a registration before it reaches this seam.
+/// What an administrator does to a store's clients, the same on every store: register, replace
+/// and remove them. Store-only: grantor mints client credentials and checks a registration
+/// before it reaches this seam.
 #[async_trait]
 pub trait Admin: Send + Sync {
     /// Registers a new client; [`AdminError::ClientIdTaken`] if its id is registered.
@@ -169,13 +170,6 @@ pub trait Admin: Send + Sync {
 
     /// Removes the client registered under `client_id`; `false` if there was none.
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError>;
-
-    /// Deletes what can never be used again: expired codes (an hour past their expiry, once no
-    /// replay needs them), expired tokens, families with nothing live left and everything of
-    /// revoked ones, expired sessions, attempt windows and single-use values. Answers how many
-    /// entries went. Lookups never find expired entries anyway; call it now and then (say
-    /// hourly), from one node or from all.
-    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError>;
 }
 
 /// Keeps user accounts for the administrator: the store-only side of [`UserStore`].
@@ -195,4 +189,16 @@ pub trait UserAdmin: Send + Sync {
         user: &UserId,
         password_hash: &str,
     ) -> Result<bool, StoreError>;
+}
+
+/// Deletes what expired: the maintenance every store that keeps codes, tokens or shared state
+/// offers, apart from the seams the server reads.
+#[async_trait]
+pub trait Purge: Send + Sync {
+    /// Deletes what can never be used again: expired codes (an hour past their expiry, once no
+    /// replay needs them), expired tokens, families with nothing live left and everything of
+    /// revoked ones, expired sessions, attempt windows and single-use values. Answers how many
+    /// entries went. Lookups never find expired entries anyway; call it now and then (say
+    /// hourly), from one node or from all.
+    async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError>;
 }

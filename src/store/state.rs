@@ -67,7 +67,7 @@ impl std::fmt::Debug for Session {
 /// Sessions are keyed by the digest of their id, never the id itself. A session past its
 /// `expires_at` is never answered. An implementation bounds what it keeps (the in-memory one
 /// holds at most a fixed number and answers [`StoreError::unavailable`] past it; SQL stores
-/// drop expired rows at [`Admin::purge_expired`](super::Admin::purge_expired)).
+/// drop expired rows at [`Purge::purge_expired`](super::Purge::purge_expired)).
 #[async_trait]
 pub trait SessionStore: Send + Sync {
     /// Keeps a new session under `id` (`now` lets the store sweep expired ones meanwhile).
@@ -122,7 +122,7 @@ impl Attempts {
 /// them: the in-memory one keeps at most
 /// [`MAX_COUNTED_KEYS`](crate::MemoryStore::MAX_COUNTED_KEYS) and forgets the least recently used
 /// key past it (never the whole table); SQL stores drop expired windows at
-/// [`Admin::purge_expired`](super::Admin::purge_expired).
+/// [`Purge::purge_expired`](super::Purge::purge_expired).
 #[async_trait]
 pub trait AttemptCounter: Send + Sync {
     /// Counts one attempt against `key` and answers the count, atomically: of `n` concurrent

@@ -1,9 +1,9 @@
 //! The rules of [`ClientStore`] and [`Admin`]: clients.
 
-use super::{ContractStore, Must as _};
+use super::Must as _;
 use crate::client::{Approval, Client, ClientCredentials, GrantType, SecretVerifier};
 use crate::secret::{ClientSecret, SecretDigest};
-use crate::store::{AdminError, ClientStore};
+use crate::store::{Admin, AdminError, ClientStore};
 
 /// Three clients that between them use every column: generated credentials with every grant,
 /// a chosen (Argon2id-verified) secret, and a public client.
@@ -103,7 +103,9 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
 
 /// RFC 7592: a self-registered client's registration access token digest is kept, replaced
 /// with the client, and absent for an administrator's client.
-pub(super) async fn a_registration_access_token_digest_round_trips<S: ContractStore>(store: &S) {
+pub(super) async fn a_registration_access_token_digest_round_trips<S: ClientStore + Admin>(
+    store: &S,
+) {
     let creds = ClientCredentials::generate().must("generate client credentials");
     let token = SecretDigest::of("a registration access token of 256 bits, say");
     let registered = Client::confidential(creds.client_id.as_str(), creds.verifier.clone())
@@ -140,7 +142,7 @@ pub(super) async fn a_registration_access_token_digest_round_trips<S: ContractSt
     );
 }
 
-pub(super) async fn clients_round_trip<S: ContractStore>(store: &S) {
+pub(super) async fn clients_round_trip<S: ClientStore + Admin>(store: &S) {
     let registered = clients();
     for client in &registered {
         store.register_client(client).await.must("register_client");
@@ -157,7 +159,7 @@ pub(super) async fn clients_round_trip<S: ContractStore>(store: &S) {
 pub(super) async fn registering_refuses_a_taken_id_and_replace_and_remove_say_if_there_was_one<S>(
     store: &S,
 ) where
-    S: ContractStore,
+    S: ClientStore + Admin,
 {
     let [_, _, public] = clients();
     let renamed = renamed_public_client();

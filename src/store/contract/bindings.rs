@@ -2,8 +2,8 @@
 //! access token and a refresh token are bound to, each its own, and the actor (RFC 8693 §4.1)
 //! of an access token issued by delegation, and gives them back.
 
-use super::{ContractStore, Minted, Must as _, NOW, at, family_id};
-use crate::store::{Actor, Family, JwkThumbprint, Rotation};
+use super::{Minted, Must as _, NOW, at, family_id};
+use crate::store::{Actor, Family, JwkThumbprint, Rotation, TokenIssuer};
 
 /// A token's key (thumbprints are hashes of public keys; any 32 bytes will do).
 fn key(byte: u8) -> JwkThumbprint {
@@ -12,7 +12,7 @@ fn key(byte: u8) -> JwkThumbprint {
 
 /// Access and refresh tokens each keep the key they were bound to, through a rotation to a
 /// successor with keys of its own; an unbound token reads as unbound.
-pub(super) async fn each_token_keeps_the_dpop_key_it_was_bound_to<S: ContractStore>(store: &S) {
+pub(super) async fn each_token_keeps_the_dpop_key_it_was_bound_to<S: TokenIssuer>(store: &S) {
     let mut bound = Minted::now(Family::New(family_id()), true);
     bound.record = bound.record.bound_to(Some(key(1)));
     let refresh = bound
@@ -63,7 +63,7 @@ pub(super) async fn each_token_keeps_the_dpop_key_it_was_bound_to<S: ContractSto
 /// An access token issued by delegation (RFC 8693) keeps its actor, a chain of them as deep as
 /// [`Actor::MAX_DEPTH`] whole and in order; another token of the same authorization reads as
 /// having none.
-pub(super) async fn an_access_token_keeps_its_actor<S: ContractStore>(store: &S) {
+pub(super) async fn an_access_token_keeps_its_actor<S: TokenIssuer>(store: &S) {
     let mut chain = Actor::new("prior-7").must_exist();
     for depth in (0..Actor::MAX_DEPTH - 1).rev() {
         chain = Actor::new(&format!("actor {depth} \"quoted\""))

@@ -1,9 +1,10 @@
 //! Rules for what a client record carries beyond the basics: secret rotation.
 
 use super::accounts::{assert_same_client, find};
-use super::{ContractStore, Must, at};
+use super::{Must, at};
 use crate::client::{Client, ClientCredentials, ClientKeys, GrantType, SecretVerifier};
 use crate::secret::ClientSecret;
+use crate::store::{Admin, ClientStore};
 
 fn verifier() -> SecretVerifier {
     ClientCredentials::generate()
@@ -25,7 +26,9 @@ fn stored(client: &Option<Client>) -> (Option<String>, Option<(String, u64)>) {
 /// its deadline, both round-trip through `replace_client` and `register_client`, a second
 /// rotation retires the first rotation's verifier, and unknown or public clients are not
 /// rotated.
-pub(super) async fn a_rotated_client_keeps_both_verifiers_and_round_trips<S: ContractStore>(
+pub(super) async fn a_rotated_client_keeps_both_verifiers_and_round_trips<
+    S: ClientStore + Admin,
+>(
     store: &S,
 ) {
     let (first, second, third) = (verifier(), verifier(), verifier());
@@ -95,7 +98,7 @@ pub(super) async fn a_rotated_client_keeps_both_verifiers_and_round_trips<S: Con
 
 /// A `private_key_jwt` client (RFC 7523 §2.2) keeps its JWK Set, or its `jwks_uri`, through
 /// registering and replacing, and is neither public nor given a secret.
-pub(super) async fn a_private_key_jwt_client_keeps_its_keys<S: ContractStore>(store: &S) {
+pub(super) async fn a_private_key_jwt_client_keeps_its_keys<S: ClientStore + Admin>(store: &S) {
     let jwks = r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}"#;
     let keys = ClientKeys::jwks(jwks).must("read a JWK Set");
     let client = Client::private_key_jwt("keyed", keys)

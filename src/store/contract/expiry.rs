@@ -1,11 +1,11 @@
 //! The rules of expiry: what expired is never found, and purging drops exactly that.
 
 use super::tokens::{access_found, new_code, new_tokens, redeem, refresh_found, successor};
-use super::{ContractStore, Minted, Must as _, NOW, at, digest, family_id};
+use super::{Minted, Must as _, NOW, at, digest, family_id};
 use crate::clock::UnixTime;
-use crate::store::{Family, Rotation};
+use crate::store::{Family, Purge, Rotation, TokenIssuer};
 
-pub(super) async fn expired_codes_and_tokens_are_not_found<S: ContractStore>(store: &S) {
+pub(super) async fn expired_codes_and_tokens_are_not_found<S: TokenIssuer>(store: &S) {
     let (code, _) = new_code(store).await;
     assert_eq!(
         redeem(store, &code, at(60)).await,
@@ -44,7 +44,7 @@ pub(super) async fn expired_codes_and_tokens_are_not_found<S: ContractStore>(sto
 
 pub(super) async fn purging_drops_what_expired_or_was_revoked_and_keeps_the_rest<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer + Purge,
 {
     let purge = |now: UnixTime| async move { store.purge_expired(now).await.must("purge_expired") };
     // A: an access token for an hour. B: an access token for two hours and a refresh token.

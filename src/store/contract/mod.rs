@@ -50,8 +50,8 @@ use futures_util::future::BoxFuture;
 
 use super::{
     Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti,
-    NewRefreshToken, NewTokens, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserId,
-    UserStore,
+    NewRefreshToken, NewTokens, Purge, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin,
+    UserId, UserStore,
 };
 use crate::audience::Audience;
 use crate::client::ClientId;
@@ -70,6 +70,7 @@ pub trait ContractStore:
     + AttemptCounter
     + SingleUseStore
     + Admin
+    + Purge
     + Send
     + Sync
     + 'static
@@ -85,6 +86,7 @@ impl<S> ContractStore for S where
         + AttemptCounter
         + SingleUseStore
         + Admin
+        + Purge
         + Send
         + Sync
         + 'static
@@ -122,17 +124,63 @@ where
     Fut: Future<Output = S>,
     S: UserStore + UserAdmin + 'static,
 {
-    macro_rules! rules {
-        ($($rule:ident),* $(,)?) => {
-            vec![$((stringify!($rule), (|store: &S| users::$rule(store).boxed()) as RuleFn<S>)),*]
-        };
-    }
-    let rules = rules![
-        users_authenticate_by_case_insensitive_email_and_password,
-        adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
-        setting_a_password_changes_what_authenticates,
-    ];
-    check("the users rules of grantor's store contract", rules, fresh).await;
+    check(
+        "the users rules of grantor's store contract",
+        user_rules(),
+        fresh,
+    )
+    .await;
+}
+
+/// Checks the rules of the clients seam alone: [`ClientStore`] and [`Admin`] (clients found as
+/// registered, with every member, rotated verifiers and keys; a taken id refused; replace and
+/// remove answering whether there was a client).
+pub async fn clients<S, F, Fut>(fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: ClientStore + Admin + 'static,
+{
+    check(
+        "the clients rules of grantor's store contract",
+        client_rules(),
+        fresh,
+    )
+    .await;
+}
+
+/// Checks the rules of the codes and tokens seam alone: [`TokenIssuer`] and [`Purge`]
+/// (single-use codes and rotations under concurrent callers, replays and reuse reported with
+/// their family, revocation, expiry and purging, what each record carries, retry windows and
+/// family ends).
+pub async fn tokens<S, F, Fut>(fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: TokenIssuer + Purge + 'static,
+{
+    check(
+        "the tokens rules of grantor's store contract",
+        token_rules(),
+        fresh,
+    )
+    .await;
+}
+
+/// Checks the rules of the state every node shares alone: [`SessionStore`],
+/// [`AttemptCounter`], [`SingleUseStore`] and [`Purge`].
+pub async fn shared_state<S, F, Fut>(fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: SessionStore + AttemptCounter + SingleUseStore + Purge + 'static,
+{
+    check(
+        "the shared-state rules of grantor's store contract",
+        state_rules(),
+        fresh,
+    )
+    .await;
 }
 
 /// Runs each of `rules` against a fresh store, then panics naming each rule broken and why.
@@ -166,13 +214,23 @@ type Rule<S> = (&'static str, RuleFn<S>);
 /// A check of one fresh store.
 type RuleFn<S> = for<'a> fn(&'a S) -> BoxFuture<'a, ()>;
 
-/// Every rule, named after its function (which says what it proves).
+/// Names each rule after its function (which says what it proves).
+macro_rules! rules {
+    ($($module:ident::$rule:ident),* $(,)?) => {
+        vec![$((stringify!($rule), (|store| $module::$rule(store).boxed()) as RuleFn<_>)),*]
+    };
+}
+
+/// Every rule of every seam.
 fn rules<S: ContractStore>() -> Vec<Rule<S>> {
-    macro_rules! rules {
-        ($($module:ident::$rule:ident),* $(,)?) => {
-            vec![$((stringify!($rule), |store: &S| $module::$rule(store).boxed())),*]
-        };
-    }
+    let mut rules = token_rules();
+    rules.extend(user_rules());
+    rules.extend(client_rules());
+    rules.extend(state_rules());
+    rules
+}
+
+fn token_rules<S: TokenIssuer + Purge>() -> Vec<Rule<S>> {
     rules![
         tokens::a_code_redeemed_by_100_callers_at_once_is_won_by_exactly_one,
         tokens::a_replayed_code_names_its_family_and_revoking_it_kills_its_tokens,
@@ -190,14 +248,29 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
         retries::concurrent_retries_leave_exactly_one_live_pair,
         retries::a_family_past_its_end_is_gone_and_its_end_never_moves,
         retries::tokens_joining_a_code_family_fix_its_end,
+    ]
+}
+
+fn user_rules<S: UserStore + UserAdmin>() -> Vec<Rule<S>> {
+    rules![
         users::users_authenticate_by_case_insensitive_email_and_password,
         users::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
         users::setting_a_password_changes_what_authenticates,
+    ]
+}
+
+fn client_rules<S: ClientStore + Admin>() -> Vec<Rule<S>> {
+    rules![
         accounts::clients_round_trip,
         accounts::registering_refuses_a_taken_id_and_replace_and_remove_say_if_there_was_one,
         accounts::a_registration_access_token_digest_round_trips,
         clients::a_rotated_client_keeps_both_verifiers_and_round_trips,
         clients::a_private_key_jwt_client_keeps_its_keys,
+    ]
+}
+
+fn state_rules<S: SessionStore + AttemptCounter + SingleUseStore + Purge>() -> Vec<Rule<S>> {
+    rules![
         state::sessions_are_kept_under_the_digest_of_their_id,
         state::a_session_taken_by_many_at_once_goes_to_exactly_one,
         state::expired_sessions_are_neither_found_nor_taken,

@@ -4,7 +4,7 @@
 use futures_util::future::join_all;
 
 use super::tokens::{access_found, new_tokens, refresh_found, successor};
-use super::{ContractStore, Minted, Must as _, at, authorization};
+use super::{Minted, Must as _, at, authorization};
 use crate::clock::UnixTime;
 use crate::secret::SecretDigest;
 use crate::store::{CodeRedemption, Family, Rotation, TokenIssuer};
@@ -21,7 +21,7 @@ async fn rotate(
 
 pub(super) async fn a_retry_within_the_window_moves_on_and_leaves_one_live_pair<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     let first = new_tokens(store, true).await;
     let (family, r1) = (first.family(), first.refresh());
@@ -79,7 +79,7 @@ where
     );
 }
 
-pub(super) async fn a_retry_past_the_window_or_without_one_is_reuse<S: ContractStore>(store: &S) {
+pub(super) async fn a_retry_past_the_window_or_without_one_is_reuse<S: TokenIssuer>(store: &S) {
     for since in [Some(at(11)), None] {
         let first = new_tokens(store, true).await;
         let (family, r1) = (first.family(), first.refresh());
@@ -103,7 +103,7 @@ pub(super) async fn a_retry_past_the_window_or_without_one_is_reuse<S: ContractS
     }
 }
 
-pub(super) async fn concurrent_retries_leave_exactly_one_live_pair<S: ContractStore>(store: &S) {
+pub(super) async fn concurrent_retries_leave_exactly_one_live_pair<S: TokenIssuer>(store: &S) {
     let first = new_tokens(store, true).await;
     let (family, r1) = (first.family(), first.refresh());
     let lost = successor(family, "profile", at(10));
@@ -140,7 +140,7 @@ pub(super) async fn concurrent_retries_leave_exactly_one_live_pair<S: ContractSt
 
 pub(super) async fn a_family_past_its_end_is_gone_and_its_end_never_moves<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     let mut first = Minted::now(Family::New(super::family_id()), true);
     first.record = first.record.clone().with_family_end(at(100));
@@ -174,7 +174,7 @@ where
 
 pub(super) async fn tokens_joining_a_code_family_fix_its_end<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     // A code starts the family; the tokens of its exchange join it and bring its end.
     let (code, family) = super::tokens::new_code(store).await;

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 
-use super::{ContractStore, Must as _, NOW, alice, at, digest, unique};
+use super::{Must as _, NOW, alice, at, digest, unique};
 use crate::clock::UnixTime;
 use crate::secret::SecretDigest;
-use crate::store::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
+use crate::store::{AttemptCounter, Attempts, Purge, Session, SessionStore, SingleUseStore};
 
 /// A session for a pending authorization, nobody signed in, usable for a minute.
 fn session() -> Session {
@@ -28,7 +28,11 @@ async fn find_session(
     store.find_session(id, at).await.must("find_session")
 }
 
-pub(super) async fn sessions_are_kept_under_the_digest_of_their_id<S: ContractStore>(store: &S) {
+pub(super) async fn sessions_are_kept_under_the_digest_of_their_id<
+    S: SessionStore + AttemptCounter + SingleUseStore,
+>(
+    store: &S,
+) {
     let (id, pending) = (digest("session id"), session());
     let inserted = store.insert_session(&id, pending.clone(), NOW).await;
     inserted.must("insert_session");
@@ -60,7 +64,7 @@ pub(super) async fn sessions_are_kept_under_the_digest_of_their_id<S: ContractSt
 
 pub(super) async fn a_session_taken_by_many_at_once_goes_to_exactly_one<S>(store: &S)
 where
-    S: ContractStore,
+    S: SessionStore + AttemptCounter + SingleUseStore,
 {
     let (id, pending) = (digest("session id"), session().signed_in(alice()));
     let inserted = store.insert_session(&id, pending.clone(), NOW).await;
@@ -82,7 +86,11 @@ where
     );
 }
 
-pub(super) async fn expired_sessions_are_neither_found_nor_taken<S: ContractStore>(store: &S) {
+pub(super) async fn expired_sessions_are_neither_found_nor_taken<
+    S: SessionStore + AttemptCounter + SingleUseStore,
+>(
+    store: &S,
+) {
     let (id, pending) = (digest("session id"), session());
     let inserted = store.insert_session(&id, pending.clone(), NOW).await;
     inserted.must("insert_session");
@@ -112,7 +120,7 @@ async fn attempts(store: &impl AttemptCounter, key: &str, now: UnixTime) -> Opti
 
 pub(super) async fn concurrent_attempts_on_one_key_each_see_a_different_count<S>(store: &S)
 where
-    S: ContractStore,
+    S: SessionStore + AttemptCounter + SingleUseStore,
 {
     let key = format!("sign-in:{}", unique());
     let recorded = join_all((0..50).map(|_| store.record_attempt(&key, WINDOW, NOW))).await;
@@ -150,7 +158,7 @@ where
 
 pub(super) async fn a_new_attempt_window_starts_at_one_after_the_last_ends<S>(store: &S)
 where
-    S: ContractStore,
+    S: SessionStore + AttemptCounter + SingleUseStore,
 {
     let key = format!("sign-in:{}", unique());
     assert_eq!(
@@ -174,7 +182,11 @@ where
 }
 
 /// Keys grantor builds are at most 254 bytes; a key of that length is counted like any other.
-pub(super) async fn an_attempt_key_of_254_bytes_is_counted<S: ContractStore>(store: &S) {
+pub(super) async fn an_attempt_key_of_254_bytes_is_counted<
+    S: SessionStore + AttemptCounter + SingleUseStore,
+>(
+    store: &S,
+) {
     let prefix = format!("client:{}:", unique());
     let key = format!("{prefix}{}", "k".repeat(254 - prefix.len()));
     assert_eq!(key.len(), 254);
@@ -188,7 +200,11 @@ pub(super) async fn an_attempt_key_of_254_bytes_is_counted<S: ContractStore>(sto
     assert_eq!(attempts(store, &key, NOW).await, None);
 }
 
-pub(super) async fn clearing_attempts_forgets_them<S: ContractStore>(store: &S) {
+pub(super) async fn clearing_attempts_forgets_them<
+    S: SessionStore + AttemptCounter + SingleUseStore,
+>(
+    store: &S,
+) {
     let (key, other) = (
         format!("sign-in:{}", unique()),
         format!("sign-in:{}", unique()),
@@ -226,7 +242,11 @@ async fn insert_once(store: &impl SingleUseStore, key: &str, value: &[u8], now: 
     inserted.must("insert_once")
 }
 
-pub(super) async fn of_many_concurrent_insert_once_exactly_one_wins<S: ContractStore>(store: &S) {
+pub(super) async fn of_many_concurrent_insert_once_exactly_one_wins<
+    S: SessionStore + AttemptCounter + SingleUseStore,
+>(
+    store: &S,
+) {
     let key = format!("dpop:{}", unique());
     let values: Vec<Vec<u8>> = (0..50u8).map(|i| vec![i; 3]).collect();
     let inserts = values
@@ -253,7 +273,7 @@ pub(super) async fn of_many_concurrent_insert_once_exactly_one_wins<S: ContractS
 
 pub(super) async fn a_single_use_value_is_peeked_without_use_and_taken_once<S>(store: &S)
 where
-    S: ContractStore,
+    S: SessionStore + AttemptCounter + SingleUseStore,
 {
     let key = format!("par:{}", unique());
     let value = b"a pushed request \x00\xff".to_vec();
@@ -290,7 +310,7 @@ where
 
 pub(super) async fn an_expired_single_use_value_is_gone_and_its_key_free_again<S>(store: &S)
 where
-    S: ContractStore,
+    S: SessionStore + AttemptCounter + SingleUseStore,
 {
     let key = format!("device:{}", unique());
     assert!(insert_once(store, &key, b"first", NOW).await);
@@ -318,7 +338,7 @@ where
 pub(super) async fn purging_drops_expired_sessions_attempt_windows_and_single_use_values<S>(
     store: &S,
 ) where
-    S: ContractStore,
+    S: SessionStore + AttemptCounter + SingleUseStore + Purge,
 {
     // One of each expires at NOW + 60, one of each lives on.
     let live = Session::new("live".to_owned(), digest("csrf token"), at(3600));

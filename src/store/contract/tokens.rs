@@ -3,8 +3,7 @@
 use futures_util::future::join_all;
 
 use super::{
-    ContractStore, Minted, Must as _, NOW, at, audience, authorization, code_grant, digest,
-    family_id, scope,
+    Minted, Must as _, NOW, at, audience, authorization, code_grant, digest, family_id, scope,
 };
 use crate::clock::UnixTime;
 use crate::error::StoreErrorKind;
@@ -105,7 +104,7 @@ async fn assert_family_dead(
 
 pub(super) async fn a_code_redeemed_by_100_callers_at_once_is_won_by_exactly_one<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     let (code, family) = new_code(store).await;
     let answers = join_all((0..100).map(|_| store.redeem_code(&code, NOW))).await;
@@ -128,7 +127,7 @@ where
 
 pub(super) async fn a_replayed_code_names_its_family_and_revoking_it_kills_its_tokens<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     let (code, family) = new_code(store).await;
     let redemption = store.redeem_code(&code, NOW).await.must("redeem_code");
@@ -162,7 +161,7 @@ pub(super) async fn a_refresh_token_rotated_by_many_at_once_rotates_once_and_kee
 >(
     store: &S,
 ) where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     for racers in [2, 100] {
         let first = new_tokens(store, true).await;
@@ -203,7 +202,7 @@ pub(super) async fn a_refresh_token_rotated_by_many_at_once_rotates_once_and_kee
 
 pub(super) async fn rotation_hands_on_the_family_and_reuse_is_reported_not_revoked<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     let first = new_tokens(store, true).await;
     let (family, old) = (first.family(), first.refresh());
@@ -299,7 +298,7 @@ where
 
 pub(super) async fn revoking_a_family_or_an_access_token_reaches_only_it<S>(store: &S)
 where
-    S: ContractStore,
+    S: TokenIssuer,
 {
     let doomed = new_tokens(store, true).await;
     let kept = new_tokens(store, true).await;
@@ -339,7 +338,7 @@ where
     unknown.must("revoke_access_token");
 }
 
-pub(super) async fn codes_and_tokens_carry_what_was_granted<S: ContractStore>(store: &S) {
+pub(super) async fn codes_and_tokens_carry_what_was_granted<S: TokenIssuer>(store: &S) {
     let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
     let challenge = CodeChallenge::new(challenge, Some("S256"), false).must("a challenge");
@@ -390,7 +389,7 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: ContractStore>(st
     assert_eq!(found.authorization.scope, authorization().scope);
 }
 
-pub(super) async fn tokens_for_an_unknown_family_are_refused<S: ContractStore>(store: &S) {
+pub(super) async fn tokens_for_an_unknown_family_are_refused<S: TokenIssuer>(store: &S) {
     let tokens = Minted::now(Family::Existing(family_id()), true);
     let Err(error) = store.insert_tokens(tokens.record.clone()).await else {
         panic!("tokens were kept in a family nobody started");
