@@ -156,7 +156,7 @@ struct ReadmeDoctests;
 
 pub use async_trait::async_trait;
 pub use builder::{AuthorizationServerBuilder, ConfigError};
-pub use endpoint::authorize::Authorize;
+pub use endpoint::authorize::{Authorize, ErrorRedirect};
 pub use endpoint::bearer::{BearerRefusal, BearerRefusalReason};
 pub use error::{ErrorCode, OAuthError};
 #[cfg(any(feature = "axum", feature = "actix"))]

@@ -51,7 +51,7 @@ impl AuthorizationServer {
     /// .unwrap();
     /// match server.authorize(&request).await {
     ///     Authorize::SignIn(pending) => assert_eq!(pending.client().id().as_str(), "app"),
-    ///     Authorize::Redirect(response) => panic!("an error for the client: {response:?}"),
+    ///     Authorize::Redirect(redirect) => panic!("an error for the client: {redirect:?}"),
     ///     Authorize::Reject(error) => panic!("an error page: {error}"),
     /// }
     /// # }

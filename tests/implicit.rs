@@ -68,7 +68,7 @@ fn assert_fragment_error(response: &Response<String>, code: &str) {
 /// Expects the authorization endpoint itself to redirect an error.
 async fn authorize_error(f: &Fixture, query: &str) -> Response<String> {
     match f.server.authorize(&authorize_request(query)).await {
-        Authorize::Redirect(response) => response,
+        Authorize::Redirect(redirect) => redirect.into_response(),
         other => panic!("expected an error redirect for {query}, got {other:?}"),
     }
 }

@@ -249,7 +249,7 @@ async fn a_client_that_must_push_is_refused_at_the_authorization_endpoint_withou
          &code_challenge={CHALLENGE}&code_challenge_method=S256&state=s-2"
     );
     let response = match f.server.authorize(&authorize_request(&query)).await {
-        Authorize::Redirect(response) => response,
+        Authorize::Redirect(redirect) => redirect.into_response(),
         other => panic!("expected an error redirect, got {other:?}"),
     };
     let redirect = redirect(&response);

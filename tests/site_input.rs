@@ -338,3 +338,49 @@ proptest! {
         })?;
     }
 }
+
+/// The pages read forms with the endpoints' strict parser: a repeated field is refused with an
+/// error page (nothing signs in, the form is not spent), where a lenient parser let the last
+/// value win.
+#[tokio::test]
+async fn a_repeated_field_is_refused_and_spends_nothing() {
+    let site = site();
+    let (cookie, csrf) = prepare(site, Session::AtSignIn).await;
+    let post = |pairs: &[(&str, &str)]| {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+        Request::post("/signin")
+            .header("cookie", &cookie)
+            .body(form.into_bytes())
+            .unwrap()
+    };
+    let repeated = site
+        .sign_in(&post(&[
+            ("csrf", &csrf),
+            ("username", "mallory@example.com"),
+            ("username", BOB),
+            ("password", BOB_PASSWORD),
+        ]))
+        .await;
+    assert_eq!(repeated.status(), 400, "{}", repeated.body());
+    assert!(
+        repeated.body().contains("username is repeated"),
+        "{}",
+        repeated.body()
+    );
+    assert!(repeated.headers().get("location").is_none());
+    // The form was not spent: the same form, sent once, signs in.
+    let once = site
+        .sign_in(&post(&[
+            ("csrf", &csrf),
+            ("username", BOB),
+            ("password", BOB_PASSWORD),
+        ]))
+        .await;
+    assert_eq!(once.status(), 200, "{}", once.body());
+    assert!(
+        once.body().contains("name=\"decision\""),
+        "the approval page"
+    );
+}

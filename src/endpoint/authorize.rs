@@ -24,9 +24,9 @@ pub enum Authorize {
     /// ([`AuthorizationServer::begin_sign_in`](crate::AuthorizationServer::begin_sign_in) seals it into the form) and show the sign-in
     /// page (and the approval page when [`PendingAuthorization::needs_approval`]).
     SignIn(PendingAuthorization),
-    /// An error for the client, already rendered as a redirect to its redirect URI: send it as
-    /// it is.
-    Redirect(Response<String>),
+    /// An error for the client, as a redirect to its redirect URI: its typed error, and the
+    /// redirect ready to send ([`ErrorRedirect::into_response`]).
+    Redirect(ErrorRedirect),
     /// An error the host shows to the user without redirecting: the client is unknown or the
     /// redirect URI is missing, malformed or not registered (RFC 6749 §4.1.2.1).
     Reject(OAuthError),
@@ -37,10 +37,7 @@ impl std::fmt::Debug for Authorize {
         match self {
             Self::SignIn(pending) => f.debug_tuple("SignIn").field(pending).finish(),
             // The `Location` carries the client's `state`, which the client may treat as secret.
-            Self::Redirect(response) => f
-                .debug_struct("Redirect")
-                .field("status", &response.status())
-                .finish_non_exhaustive(),
+            Self::Redirect(redirect) => f.debug_tuple("Redirect").field(redirect).finish(),
             Self::Reject(error) => f.debug_tuple("Reject").field(error).finish(),
         }
     }
@@ -52,6 +49,76 @@ pub(crate) struct Authorization<'a> {
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) rules: Rules<'a>,
     pub(crate) pushes: Option<Pushes<'a>>,
+}
+
+/// An authorization request's error for the client (RFC 6749 §4.1.2.1, §4.2.2.1): the typed
+/// error, and the redirect to the client's registered redirect URI with `error`,
+/// `error_description`, `state` and `iss` (RFC 9207), ready to send.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use grantor::{Authorize, ErrorCode};
+///
+/// # let (server, _) = grantor::doc_fixture::server().await;
+/// let request = http::Request::get(
+///     "/api/oauth/authorize?response_type=code&client_id=app\
+///      &redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=xyz&scope=admin",
+/// )
+/// .body("")
+/// .unwrap();
+/// let Authorize::Redirect(redirect) = server.authorize(&request).await else { panic!() };
+/// assert_eq!(redirect.error().code(), ErrorCode::InvalidScope);
+/// let response = redirect.into_response();
+/// assert_eq!(response.status(), 303);
+/// assert!(response.headers()["location"].to_str().unwrap().contains("error=invalid_scope"));
+/// # }
+/// ```
+pub struct ErrorRedirect {
+    error: OAuthError,
+    response: Response<String>,
+}
+
+impl ErrorRedirect {
+    /// The error the client is sent.
+    pub fn error(&self) -> &OAuthError {
+        &self.error
+    }
+
+    /// The answer's status: 303, or the error's own when no redirect could be written.
+    pub fn status(&self) -> http::StatusCode {
+        self.response.status()
+    }
+
+    /// The answer's headers, `Location` among them (marked sensitive: it carries `state`).
+    pub fn headers(&self) -> &http::HeaderMap {
+        self.response.headers()
+    }
+
+    /// The redirect, to read.
+    pub(crate) fn response(&self) -> &Response<String> {
+        &self.response
+    }
+
+    /// The redirect to send.
+    pub fn into_response(self) -> Response<String> {
+        self.response
+    }
+}
+
+impl From<ErrorRedirect> for Response<String> {
+    fn from(redirect: ErrorRedirect) -> Self {
+        redirect.response
+    }
+}
+
+impl std::fmt::Debug for ErrorRedirect {
+    // The `Location` carries the client's `state`, which the client may treat as secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ErrorRedirect")
+            .field("error", &self.error)
+            .field("status", &self.response.status())
+            .finish_non_exhaustive()
+    }
 }
 
 pub(crate) async fn authorize<B: AsRef<[u8]>>(
@@ -71,9 +138,10 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
     let Authorization { clients, rules, .. } = authorization;
     match authorize::validate(clients, rules, &request, now).await {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
-        Validated::Redirect(error, reply_to) => {
-            Authorize::Redirect(error_redirect(wire, reply_to, &error))
-        }
+        Validated::Redirect(error, reply_to) => Authorize::Redirect(ErrorRedirect {
+            response: error_redirect(wire, reply_to, &error),
+            error,
+        }),
         Validated::Reject(error) => {
             render::log(&error);
             Authorize::Reject(error)

@@ -36,6 +36,10 @@ const KNOWN: &[&str] = &[
     "requested_token_type",
     "client_assertion",
     "client_assertion_type",
+    // The sign-in, approval and device pages' forms.
+    "csrf",
+    "decision",
+    "user_code",
 ];
 
 // `parse` tracks the names it has seen in a `u32`.
@@ -152,6 +156,9 @@ fn slot(name: &str) -> Option<usize> {
         "requested_token_type" => 22,
         "client_assertion" => 23,
         "client_assertion_type" => 24,
+        "csrf" => 25,
+        "decision" => 26,
+        "user_code" => 27,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

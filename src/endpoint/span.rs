@@ -53,7 +53,7 @@ where
         super::authorize::Authorize::SignIn(_) => {
             span.record("outcome", "sign_in");
         }
-        super::authorize::Authorize::Redirect(response) => finish(&span, response),
+        super::authorize::Authorize::Redirect(redirect) => finish(&span, redirect.response()),
         super::authorize::Authorize::Reject(error) => {
             span.record("outcome", error.code().as_str());
             span.record("status", error.status().as_u16());

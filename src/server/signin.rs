@@ -200,7 +200,7 @@ impl AuthorizationServer {
     pub async fn begin_sign_in<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Step {
         match self.authorize(request).await {
             Authorize::SignIn(pending) => self.sign_in_page(&pending).await,
-            Authorize::Redirect(response) => Step::Respond(response),
+            Authorize::Redirect(redirect) => Step::Respond(redirect.into_response()),
             Authorize::Reject(error) => Step::Error(error),
         }
     }

@@ -14,10 +14,12 @@ use super::Step;
 use super::pages::{DevicePage, Pages, PlainPages};
 use crate::device::UserCodeProblem;
 use crate::endpoint::device::verification_uri;
+use crate::endpoint::form;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::secret::Password;
 use crate::server::AuthorizationServer;
+use crate::settings::Limits;
 
 /// The sign-in form's path unless [`Site::sign_in_path`] says otherwise.
 pub const DEFAULT_SIGN_IN_PATH: &str = "/signin";
@@ -184,8 +186,11 @@ impl Site {
             return self.page(StatusCode::NOT_FOUND, self.pages.error(&error), None);
         };
         if matches!(*request.method(), Method::GET | Method::HEAD) {
-            let query = Form::parse(request.uri().query().unwrap_or("").as_bytes());
-            return self.code_form(action, query.get("user_code"), None);
+            // A malformed query prefills nothing: the user types the code.
+            let query = request.uri().query().unwrap_or("").as_bytes();
+            let query = Fields::parse(query, self.server().max_body_bytes());
+            let prefill = query.as_ref().map_or("", |query| query.get("user_code"));
+            return self.code_form(action, prefill, None);
         }
         let form = match self.form(request, "GET, HEAD, POST") {
             Ok(form) => form,
@@ -246,11 +251,11 @@ impl Site {
 
     /// A posted form, or the page refusing it: 405 (with `Allow: allow`) for another method,
     /// 413 for a body over the server's limit.
-    fn form<B: AsRef<[u8]>>(
+    fn form<'r, B: AsRef<[u8]>>(
         &self,
-        request: &Request<B>,
+        request: &'r Request<B>,
         allow: &'static str,
-    ) -> Result<Form, Box<Response<String>>> {
+    ) -> Result<Fields<'r>, Box<Response<String>>> {
         if request.method() != Method::POST {
             let error = OAuthError::invalid_request("this form takes POST");
             let mut response = self.page(
@@ -273,7 +278,8 @@ impl Site {
                 None,
             )));
         }
-        Ok(Form::parse(body))
+        Fields::parse(body, self.server().max_body_bytes())
+            .map_err(|error| Box::new(self.page(error.status(), self.pages.error(&error), None)))
     }
 
     /// A page of the host's own (a home page, say) with the headers of the flow's pages
@@ -322,19 +328,33 @@ fn device_path(server: &AuthorizationServer) -> Option<Arc<str>> {
         .map(|url| url.path().into())
 }
 
-/// A posted HTML form of the host's own pages: the last value of a name wins.
-struct Form(Vec<(String, String)>);
+/// A posted form of the pages, read by the endpoints' strict parser: malformed encoding and a
+/// repeated field are refused (`invalid_request`), as at every endpoint; a field may be as long
+/// as the body (a sealed sign-in form is).
+struct Fields<'r>(form::Form<'r>);
 
-impl Form {
-    fn parse(body: &[u8]) -> Self {
-        Self(url::form_urlencoded::parse(body).into_owned().collect())
+impl<'r> Fields<'r> {
+    fn parse(body: &'r [u8], max_body: usize) -> Result<Self, OAuthError> {
+        let limits = Limits {
+            max_input: max_body,
+            max_param: max_body,
+        };
+        let fields = form::parse(body, limits).map_err(|e| {
+            let error = OAuthError::invalid_request(e.description());
+            if e == form::FormError::TooLarge {
+                error.with_status(StatusCode::PAYLOAD_TOO_LARGE)
+            } else {
+                error
+            }
+        })?;
+        if let Some(name) = fields.repeated() {
+            return Err(OAuthError::invalid_request(format!("{name} is repeated")));
+        }
+        Ok(Self(fields))
     }
 
+    /// The field's value; empty when absent.
     fn get(&self, name: &str) -> &str {
-        self.0
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map_or("", |(_, v)| v.as_str())
+        self.0.get(name).unwrap_or("")
     }
 }

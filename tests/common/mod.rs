@@ -224,7 +224,31 @@ pub struct Redirect {
     pub fragment: HashMap<String, String>,
 }
 
-pub fn redirect(response: &Response<String>) -> Redirect {
+/// What a redirect answer is read from: a response, or an authorization error's redirect.
+pub trait Answer: std::fmt::Debug {
+    fn status(&self) -> http::StatusCode;
+    fn headers(&self) -> &http::HeaderMap;
+}
+
+impl Answer for Response<String> {
+    fn status(&self) -> http::StatusCode {
+        Response::status(self)
+    }
+    fn headers(&self) -> &http::HeaderMap {
+        Response::headers(self)
+    }
+}
+
+impl Answer for ErrorRedirect {
+    fn status(&self) -> http::StatusCode {
+        ErrorRedirect::status(self)
+    }
+    fn headers(&self) -> &http::HeaderMap {
+        ErrorRedirect::headers(self)
+    }
+}
+
+pub fn redirect(response: &impl Answer) -> Redirect {
     assert_eq!(response.status(), 303, "expected a redirect: {response:?}");
     let location = response.headers()["location"].to_str().unwrap();
     let url = url::Url::parse(location).unwrap();
