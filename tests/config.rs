@@ -238,7 +238,10 @@ async fn a_user_store_given_before_the_store_is_kept() {
     let refused = no_user_admin
         .add_user("erin@example.com", &Password::new("erin-password-5"))
         .await;
-    assert!(matches!(refused, Err(AdminError::Store(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(AdminError::NoUserAdmin)),
+        "{refused:?}"
+    );
     assert!(
         rest.find_account("erin@example.com")
             .await

@@ -3,7 +3,6 @@
 //! builder's [`UserAdmin`](crate::store::UserAdmin) seam, which only stores.
 
 use super::AuthorizationServer;
-use crate::error::StoreError;
 use crate::secret::Password;
 use crate::store::{AdminError, User, UserAdmin, UserId, new_user};
 
@@ -51,10 +50,9 @@ impl AuthorizationServer {
     }
 
     fn user_admin(&self) -> Result<&dyn UserAdmin, AdminError> {
-        self.inner.user_admin.as_deref().ok_or_else(|| {
-            AdminError::Store(StoreError::failed(
-                "this server has no user admin seam: give the builder user_admin or store",
-            ))
-        })
+        self.inner
+            .user_admin
+            .as_deref()
+            .ok_or(AdminError::NoUserAdmin)
     }
 }

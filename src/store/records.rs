@@ -133,6 +133,11 @@ pub enum AdminError {
     /// A client with this id is registered.
     #[error("a client with this id is registered")]
     ClientIdTaken,
+    /// The server has no [`UserAdmin`](super::UserAdmin) seam to keep accounts in: its users
+    /// come from a store of the host's own and the builder was not given
+    /// [`user_admin`](crate::AuthorizationServerBuilder::user_admin).
+    #[error("this server has no user admin seam: give the builder user_admin or store")]
+    NoUserAdmin,
     /// The store or hashing failed.
     #[error(transparent)]
     Store(#[from] StoreError),
