@@ -17,8 +17,8 @@ use crate::scope::Scope;
 use crate::server::AuthorizationServer;
 use crate::settings::{PkcePolicy, Profile};
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserAdmin,
-    UserStore,
+    Admin, AttemptCounter, ClientStore, KeyEncryptionKey, KeyStore, SessionStore, SingleUseStore,
+    TokenIssuer, UserAdmin, UserStore,
 };
 use crate::throttle::SignInThrottle;
 
@@ -51,6 +51,8 @@ pub struct AuthorizationServerBuilder {
     sessions: Option<Arc<dyn SessionStore>>,
     single_use: Option<Arc<dyn SingleUseStore>>,
     attempts: Option<Arc<dyn AttemptCounter>>,
+    keys: Option<Arc<dyn KeyStore>>,
+    key_encryption: Option<KeyEncryptionKey>,
     single_node: bool,
     clock: Arc<dyn Clock>,
     code_lifetime: Duration,
@@ -125,6 +127,8 @@ impl Default for AuthorizationServerBuilder {
             sessions: None,
             single_use: None,
             attempts: None,
+            keys: None,
+            key_encryption: None,
             single_node: false,
             clock: Arc::new(SystemClock),
             code_lifetime: Duration::from_secs(60),
@@ -245,6 +249,7 @@ impl AuthorizationServerBuilder {
             + SessionStore
             + AttemptCounter
             + SingleUseStore
+            + KeyStore
             + Admin
             + 'static,
     {
@@ -260,13 +265,14 @@ impl AuthorizationServerBuilder {
         self.tokens.get_or_insert(store.clone());
         self.sessions.get_or_insert(store.clone());
         self.single_use.get_or_insert(store.clone());
+        self.keys.get_or_insert(store.clone());
         self.attempts.get_or_insert(store);
         self
     }
 
     /// This server is the deployment's only node: the [sessions](Self::sessions),
-    /// [attempt counter](Self::attempt_counter) and [single-use values](Self::single_use) not
-    /// given may live in this process's memory. Without it, [`build`](Self::build) refuses
+    /// [attempt counter](Self::attempt_counter), [single-use values](Self::single_use) and
+    /// [key material](Self::keys) not given may live in this process's memory. Without it, [`build`](Self::build) refuses
     /// ([`ConfigError::SharedState`]) to start with any of them missing, since a second node
     /// would see none of it: a form sealed by one node would not open on another, and each
     /// node would count password guesses on its own. [`store`](Self::store) sets them all.
@@ -291,12 +297,52 @@ impl AuthorizationServerBuilder {
         self
     }
 
-    /// Where single-use values live: the keys that seal sign-in forms, and the marks that
-    /// make each form sign in once. Required unless [`single_node`](Self::single_node) (then
-    /// this process's memory by default); give every node the same shared store, or a form
-    /// sealed by one node does not open on another.
+    /// Where single-use values live: the marks that make each sign-in form, DPoP proof and
+    /// client assertion serve once, pushed requests, device flows. Required unless
+    /// [`single_node`](Self::single_node) (then this process's memory by default); give every
+    /// node the same shared store, or a proof spent on one node is fresh on another.
     pub fn single_use(mut self, single_use: Arc<dyn SingleUseStore>) -> Self {
         self.single_use = Some(single_use);
+        self
+    }
+
+    /// Where key material lives: the keys that seal sign-in forms, the JWT signing keys of
+    /// [`JwtAccessTokens::rotating`](crate::jwt::JwtAccessTokens::rotating), the DPoP nonces.
+    /// Required unless [`single_node`](Self::single_node) (then this process's memory by
+    /// default); give every node the same shared store, or a form sealed by one node does not
+    /// open on another. What it keeps is secret at rest: see
+    /// [`encrypt_keys_at_rest`](Self::encrypt_keys_at_rest).
+    pub fn keys(mut self, keys: Arc<dyn KeyStore>) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// Encrypts every piece of key material under `key` (XChaCha20-Poly1305, bound to its
+    /// name) before it reaches the [key seam](Self::keys), so that whoever reads the database
+    /// without `key` can neither open sign-in forms nor sign tokens, and whoever writes it
+    /// cannot plant a key. Keep `key` outside the database.
+    ///
+    /// Material the store already holds in the clear (from before encryption was turned on)
+    /// does not open: each request that needs it fails with 503 until it expires (a sealing
+    /// key after three days, a signing key after its period) or is deleted from the key table
+    /// (`grantor_keys`), after which fresh material is made under `key`.
+    ///
+    /// ```
+    /// use grantor::store::KeyEncryptionKey;
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// // In a deployment, read from a secret the database never sees.
+    /// let key = KeyEncryptionKey::from_base64(&KeyEncryptionKey::generate_base64().unwrap()).unwrap();
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .encrypt_keys_at_rest(key)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn encrypt_keys_at_rest(mut self, key: KeyEncryptionKey) -> Self {
+        self.key_encryption = Some(key);
         self
     }
 

@@ -26,9 +26,6 @@ pub const MAX_CLIENT_NAME_BYTES: usize = 200;
 /// deployment of a client to pick the new secret up.
 pub const DEFAULT_SECRET_ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
 
-/// The attempt counter's key every registration is counted under, on every node.
-pub(crate) const RATE_KEY: &str = "grantor:register";
-
 /// What a client that registers itself may get, for
 /// [`AuthorizationServerBuilder::registration`](crate::AuthorizationServerBuilder::registration).
 ///

@@ -8,11 +8,9 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 
-use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::secret::SecretDigest;
-use crate::store::{AttemptCounter, Attempts};
+use crate::store::{AttemptCounter, Attempts, namespace};
 
 /// How many failed sign-ins an account tolerates within a window before further attempts are
 /// refused without checking the password. The window starts at the account's first failure.
@@ -49,8 +47,7 @@ impl SignInThrottle {
         if !is_well_formed_username(username) {
             return None;
         }
-        let digest = SecretDigest::of(&username.to_lowercase());
-        Some(format!("signin:{}", digest.to_base64url()))
+        Some(namespace::sign_in_failures(&username.to_lowercase()))
     }
 
     /// How long until an account whose attempt was just counted as `reserved` may try again;
@@ -59,15 +56,6 @@ impl SignInThrottle {
         (reserved.count > self.max_failures)
             .then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
     }
-}
-
-/// The attempt counter's key for one client under `prefix`: the prefix, `:` and the base64url
-/// SHA-256 digest of the client id, so every key has the same short length whatever the id.
-pub(crate) fn client_key(prefix: &str, client: &ClientId) -> String {
-    format!(
-        "{prefix}:{}",
-        SecretDigest::of(client.as_str()).to_base64url()
-    )
 }
 
 /// A limit on how often something may happen in a window, counted under one key through the

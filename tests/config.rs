@@ -54,10 +54,19 @@ fn state_every_node_shares_is_never_silently_this_processs_memory() {
         counted.build().unwrap_err(),
         ConfigError::SharedState("single_use")
     );
-    let all = seams()
+    let single = seams()
         .sessions(store.clone())
         .attempt_counter(store.clone())
         .single_use(store.clone());
+    assert_eq!(
+        single.build().unwrap_err(),
+        ConfigError::SharedState("keys")
+    );
+    let all = seams()
+        .sessions(store.clone())
+        .attempt_counter(store.clone())
+        .single_use(store.clone())
+        .keys(store.clone());
     assert!(all.build().is_ok());
     assert!(seams().single_node().build().is_ok());
 }

@@ -360,3 +360,41 @@ mod parsers {
         }
     }
 }
+
+#[tokio::test]
+async fn rotating_keys_on_the_servers_key_seam_rest_encrypted_and_still_sign_and_verify() {
+    use grantor::store::{KeyEncryptionKey, KeyStore as _};
+    let f = fixture_with(|b| {
+        b.default_audience(API)
+            .jwt_access_tokens(JwtAccessTokens::rotating(SigningAlgorithm::EdDSA, DAY))
+            .encrypt_keys_at_rest(KeyEncryptionKey::from_bytes([9; 32]))
+    });
+    let token = password_tokens(&f).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (header, _) = parts(&token);
+    assert_eq!(header["alg"], "EdDSA");
+    let document: serde_json::Value = serde_json::from_str(&jwks(&f).await).unwrap();
+    let kids: Vec<&str> = document["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kid"].as_str().unwrap())
+        .collect();
+    assert!(kids.contains(&header["kid"].as_str().unwrap()), "{kids:?}");
+    assert!(f.access_is_active(&token).await);
+
+    // What the store holds under today's name is sealed (version byte, nonce, ciphertext and
+    // tag), not the signing key's secret, and the server still signs and verifies with it.
+    let period = START / DAY.as_secs();
+    let stored = f
+        .store
+        .find_key(&format!("grantor:jwk:EdDSA:{period}"), f.clock.now())
+        .await
+        .unwrap()
+        .expect("today's key is in the server's key seam");
+    assert_eq!(stored[0], 0xE1, "the sealed format's version byte");
+    let verifier = JwtVerifier::from_jwks(ISSUER, API, &jwks(&f).await).unwrap();
+    assert!(verifier.verify(&token, f.clock.now()).is_ok());
+}

@@ -58,6 +58,12 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // Every event as a JSON line on standard output (the request log goes to stderr).
         .events(std::sync::Arc::new(events::JsonLines));
     let builder = sender_constrained(builder);
+    // With GRANTOR_KEY_ENCRYPTION_KEY (32 bytes in base64, never a flag: flags show in `ps`),
+    // signing and sealing keys rest encrypted in the store.
+    let builder = match &settings.key_encryption {
+        Some(key) => builder.encrypt_keys_at_rest(key.clone()),
+        None => builder,
+    };
     let server = seed::open(
         &settings.store,
         &audience,

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use grantor::store::{
-    Account, AttemptCounter, ClientStore, Purge, SessionStore, SingleUseStore, TokenIssuer,
-    UserAdmin, UserStore,
+    Account, AttemptCounter, ClientStore, KeyStore, Purge, SessionStore, SingleUseStore,
+    TokenIssuer, UserAdmin, UserStore,
 };
 use grantor::*;
 use grantor::{client::*, clock::*, store::*};
@@ -85,6 +85,7 @@ pub trait DemoStore:
     + SessionStore
     + AttemptCounter
     + SingleUseStore
+    + KeyStore
     + Admin
     + UserAdmin
     + Purge
@@ -100,6 +101,7 @@ impl<S> DemoStore for S where
         + SessionStore
         + AttemptCounter
         + SingleUseStore
+        + KeyStore
         + Admin
         + UserAdmin
         + Purge
@@ -151,8 +153,7 @@ fn purge_hourly(store: impl DemoStore) {
 }
 
 /// Opens (and for SQL, migrates) the chosen store, seeds it, starts its hourly purge, and
-/// hands it to `builder` as every seam (and, with JWT access tokens, as the place the signing
-/// keys are shared).
+/// hands it to `builder` as every seam (its key seam holds the JWT signing keys too).
 pub async fn open(
     choice: &StoreChoice,
     audience: &str,
@@ -167,11 +168,7 @@ pub async fn open(
     ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
         seed(&store, audience).await?;
         purge_hourly(store.clone());
-        let builder = if jwt {
-            jwt_keys(builder, &store)
-        } else {
-            builder
-        };
+        let builder = if jwt { jwt_keys(builder) } else { builder };
         Ok(builder.store(store))
     }
     match choice {
@@ -202,24 +199,18 @@ pub async fn open(
     }
 }
 
-/// With `--access-tokens jwt`, EdDSA keys rotated daily and shared through `store`; the demo's
-/// `/api/me` also checks revocation, so a revoked token stops at once.
+/// With `--access-tokens jwt`, EdDSA keys rotated daily and shared through the store's key
+/// seam; the demo's `/api/me` also checks revocation, so a revoked token stops at once.
 #[cfg(feature = "jwt")]
-fn jwt_keys(
-    builder: AuthorizationServerBuilder,
-    store: &impl DemoStore,
-) -> AuthorizationServerBuilder {
-    use grantor::jwt::{JwtAccessTokens, RotatingKeys, SigningAlgorithm};
-    use std::sync::Arc;
+fn jwt_keys(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
+    use grantor::jwt::{JwtAccessTokens, SigningAlgorithm};
     let day = Duration::from_secs(86_400);
-    let keys = RotatingKeys::new(SigningAlgorithm::EdDSA, day, Arc::new(store.clone()));
-    builder.jwt_access_tokens(JwtAccessTokens::new(Arc::new(keys)).check_revocation(true))
+    builder.jwt_access_tokens(
+        JwtAccessTokens::rotating(SigningAlgorithm::EdDSA, day).check_revocation(true),
+    )
 }
 
 #[cfg(not(feature = "jwt"))]
-fn jwt_keys(
-    builder: AuthorizationServerBuilder,
-    _store: &impl DemoStore,
-) -> AuthorizationServerBuilder {
+fn jwt_keys(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
     builder
 }

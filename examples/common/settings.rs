@@ -17,6 +17,8 @@ pub struct Settings {
     pub jwt_access_tokens: bool,
     /// Where clients, users, codes and tokens live.
     pub store: StoreChoice,
+    /// `GRANTOR_KEY_ENCRYPTION_KEY` (environment only): encrypts signing and sealing keys at rest.
+    pub key_encryption: Option<grantor::store::KeyEncryptionKey>,
 }
 
 /// The demo's store: `--store memory|sqlite:PATH|postgres:URL` (`GRANTOR_STORE`).
@@ -128,7 +130,7 @@ impl Settings {
                                 [--device-code-ttl SECONDS]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
-                                GRANTOR_DEVICE_CODE_TTL)"
+                                GRANTOR_DEVICE_CODE_TTL; GRANTOR_KEY_ENCRYPTION_KEY, environment only)"
                             .to_owned(),
                     );
                 }
@@ -170,6 +172,13 @@ impl Settings {
             Some("jwt") => return Err("JWT access tokens need the jwt feature".to_owned()),
             Some(other) => return Err(format!("bad access tokens {other}: opaque or jwt")),
         };
+        let key_encryption = match std::env::var("GRANTOR_KEY_ENCRYPTION_KEY") {
+            Ok(encoded) => Some(
+                grantor::store::KeyEncryptionKey::from_base64(&encoded)
+                    .map_err(|e| format!("GRANTOR_KEY_ENCRYPTION_KEY: {e}"))?,
+            ),
+            Err(_) => None,
+        };
         let store = match store {
             Some(spec) => StoreChoice::parse(&spec)?,
             None => StoreChoice::default_for(addr),
@@ -183,6 +192,7 @@ impl Settings {
             device_code_ttl,
             jwt_access_tokens,
             store,
+            key_encryption,
         })
     }
 }

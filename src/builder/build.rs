@@ -16,7 +16,7 @@ use crate::settings::{
     Settings,
 };
 use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
-use crate::store::{Admin, AttemptCounter, SessionStore, SingleUseStore};
+use crate::store::{Admin, AttemptCounter, EncryptedKeys, KeyStore, SessionStore, SingleUseStore};
 use crate::throttle::Turns;
 
 impl AuthorizationServerBuilder {
@@ -151,31 +151,48 @@ impl AuthorizationServerBuilder {
         let tokens = self.tokens.ok_or(ConfigError::Missing("tokens"))?;
         // State every node must share lives in this process's memory only when the host said
         // there is one node: silently, a second node would see none of it.
-        let (sessions, attempts, single_use) = match (self.sessions, self.attempts, self.single_use)
-        {
-            (Some(sessions), Some(attempts), Some(single_use)) => (sessions, attempts, single_use),
-            (None, _, _) if !self.single_node => {
-                return Err(ConfigError::SharedState("sessions"));
-            }
-            (_, None, _) if !self.single_node => {
-                return Err(ConfigError::SharedState("attempt_counter"));
-            }
-            (_, _, None) if !self.single_node => {
-                return Err(ConfigError::SharedState("single_use"));
-            }
-            (sessions, attempts, single_use) => {
-                let local = Arc::new(MemoryStore::new());
-                let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
-                let single_use: Arc<dyn SingleUseStore> =
-                    single_use.unwrap_or_else(|| local.clone());
-                let attempts: Arc<dyn AttemptCounter> = attempts.unwrap_or(local);
-                (sessions, attempts, single_use)
-            }
+        let (sessions, attempts, single_use, keys) =
+            match (self.sessions, self.attempts, self.single_use, self.keys) {
+                (Some(sessions), Some(attempts), Some(single_use), Some(keys)) => {
+                    (sessions, attempts, single_use, keys)
+                }
+                (None, _, _, _) if !self.single_node => {
+                    return Err(ConfigError::SharedState("sessions"));
+                }
+                (_, None, _, _) if !self.single_node => {
+                    return Err(ConfigError::SharedState("attempt_counter"));
+                }
+                (_, _, None, _) if !self.single_node => {
+                    return Err(ConfigError::SharedState("single_use"));
+                }
+                (_, _, _, None) if !self.single_node => {
+                    return Err(ConfigError::SharedState("keys"));
+                }
+                (sessions, attempts, single_use, keys) => {
+                    let local = Arc::new(MemoryStore::new());
+                    let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
+                    let single_use: Arc<dyn SingleUseStore> =
+                        single_use.unwrap_or_else(|| local.clone());
+                    let keys: Arc<dyn KeyStore> = keys.unwrap_or_else(|| local.clone());
+                    let attempts: Arc<dyn AttemptCounter> = attempts.unwrap_or(local);
+                    (sessions, attempts, single_use, keys)
+                }
+            };
+        // Key material is sealed under the host's key before any seam sees it.
+        let keys: Arc<dyn KeyStore> = match &self.key_encryption {
+            Some(key) => Arc::new(EncryptedKeys::new(keys, key)),
+            None => keys,
         };
         #[cfg(feature = "dpop")]
         let dpop_checker = self.dpop.map(|settings| {
             let token_url = config.absolute_url(&config.endpoints.token);
-            crate::dpop::Checker::new(settings, Arc::clone(&single_use), token_url, &config.issuer)
+            crate::dpop::Checker::new(
+                settings,
+                Arc::clone(&single_use),
+                Arc::clone(&keys),
+                token_url,
+                &config.issuer,
+            )
         });
         let mut clients = clients;
         let mut registry = self.registry;
@@ -203,14 +220,15 @@ impl AuthorizationServerBuilder {
             tokens,
             sessions,
             attempts,
-            single_use: Arc::clone(&single_use),
+            single_use,
+            keys: Arc::clone(&keys),
             seal_keys: SealKeys::default(),
             turns: Turns::default(),
             clock: self.clock,
             hashing: crate::hash::Hashing::new(self.hashing),
             secret_cache: SecretCache::new(),
             #[cfg(feature = "jwt")]
-            jwt: self.jwt,
+            jwt: self.jwt.map(|jwt| jwt.wired(&keys)),
             #[cfg(feature = "dpop")]
             dpop: dpop_checker,
             exchange: self.exchange,

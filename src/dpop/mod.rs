@@ -42,8 +42,7 @@ use http::HeaderMap;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::Possession;
-use crate::secret::SecretDigest;
-use crate::store::{JwkThumbprint, SingleUseStore};
+use crate::store::{JwkThumbprint, KeyStore, SingleUseStore, namespace};
 use nonce::Nonces;
 
 /// The widest proof window [`Dpop::proof_window`] accepts.
@@ -154,12 +153,11 @@ impl Checker {
     pub(crate) fn new(
         settings: Dpop,
         single_use: Arc<dyn SingleUseStore>,
+        keys: Arc<dyn KeyStore>,
         token_url: String,
         issuer: &str,
     ) -> Self {
-        let nonces = settings
-            .nonces
-            .then(|| Nonces::new(Arc::clone(&single_use)));
+        let nonces = settings.nonces.then(|| Nonces::new(keys));
         let origin = url::Url::parse(issuer)
             .map(|url| url.origin().ascii_serialization())
             .unwrap_or_default();
@@ -200,7 +198,7 @@ impl Checker {
     /// Spends the proof's `jti`: of every use of one proof, on any node sharing the store, one
     /// is accepted and the others are [`ProofError::Replayed`].
     pub(crate) async fn spend(&self, proof: &VerifiedProof, now: UnixTime) -> Result<(), Refused> {
-        let key = replay_key(&proof.jkt, &proof.jti);
+        let key = namespace::dpop_proof(&proof.jkt, &proof.jti);
         let until = proof.usable_until(self.settings.window);
         if self.single_use.insert_once(&key, b"", until, now).await? {
             Ok(())
@@ -216,16 +214,6 @@ impl Checker {
             None => Ok(None),
         }
     }
-}
-
-/// The single-use key of a proof: its key and `jti` hashed together, so its length is fixed
-/// whatever the client sent and one client's ids never collide with another's.
-fn replay_key(jkt: &JwkThumbprint, jti: &str) -> String {
-    let digest = SecretDigest::of(&format!("{jkt}.{jti}"));
-    format!(
-        "grantor:dpop:{}",
-        crate::secret::base64url(digest.as_bytes())
-    )
 }
 
 /// A token request's proof, checked, with what spends it: the grants' [`Possession`].

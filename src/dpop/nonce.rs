@@ -7,19 +7,19 @@ use std::sync::{Arc, Mutex};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::{base64url, random_bytes};
-use crate::store::SingleUseStore;
+use crate::store::{KeyStore, namespace};
 
 /// How long a nonce is handed out; it is accepted one period more.
 const PERIOD_SECS: u64 = 300;
 
 pub(super) struct Nonces {
-    store: Arc<dyn SingleUseStore>,
+    store: Arc<dyn KeyStore>,
     /// The nonces of recent periods this process has seen.
     cached: Mutex<Vec<(u64, String)>>,
 }
 
 impl Nonces {
-    pub(super) fn new(store: Arc<dyn SingleUseStore>) -> Self {
+    pub(super) fn new(store: Arc<dyn KeyStore>) -> Self {
         Self {
             store,
             cached: Mutex::new(Vec::new()),
@@ -56,16 +56,16 @@ impl Nonces {
         if let Some(nonce) = self.cached(period) {
             return Ok(Some(nonce));
         }
-        let key = format!("grantor:dpop-nonce:{period}");
+        let key = namespace::dpop_nonce(period);
         if make {
             let fresh = base64url(&random_bytes::<16>()?);
             let until = UnixTime::from_secs((period + 2).saturating_mul(PERIOD_SECS));
             // Of concurrent first callers on every node, one nonce is kept; all read it back.
             self.store
-                .insert_once(&key, fresh.as_bytes(), until, now)
+                .insert_key(&key, fresh.as_bytes(), until, now)
                 .await?;
         }
-        let Some(stored) = self.store.peek(&key, now).await? else {
+        let Some(stored) = self.store.find_key(&key, now).await? else {
             return Ok(None);
         };
         let nonce = String::from_utf8(stored)

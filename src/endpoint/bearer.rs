@@ -50,7 +50,7 @@ pub(crate) struct Validation<'a> {
     #[cfg_attr(not(feature = "jwt"), allow(dead_code))]
     pub(crate) users: &'a dyn UserStore,
     #[cfg(feature = "jwt")]
-    pub(crate) jwt: Option<&'a crate::jwt::JwtAccessTokens>,
+    pub(crate) jwt: Option<&'a crate::jwt::Jwt>,
     #[cfg(feature = "dpop")]
     pub(crate) dpop: Option<&'a crate::dpop::Checker>,
 }

@@ -144,10 +144,7 @@ pub(crate) fn payload_too_large(rendered: &Rendered) -> http::Response<String> {
 /// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five
 /// minutes; 404 without JWT access tokens, 503 when the keys cannot be read.
 #[cfg(feature = "jwt")]
-pub(crate) async fn jwks(
-    wire: Wire<'_>,
-    jwt: Option<&crate::jwt::JwtAccessTokens>,
-) -> http::Response<String> {
+pub(crate) async fn jwks(wire: Wire<'_>, jwt: Option<&crate::jwt::Jwt>) -> http::Response<String> {
     let Some(jwt) = jwt else {
         let mut response = http::Response::new(String::new());
         *response.status_mut() = StatusCode::NOT_FOUND;

@@ -61,7 +61,7 @@ pub(crate) async fn check(
 /// What validating a JWT access token (RFC 9068) needs besides the token.
 #[cfg(feature = "jwt")]
 pub(crate) struct JwtCheck<'a> {
-    pub(crate) jwt: &'a crate::jwt::JwtAccessTokens,
+    pub(crate) jwt: &'a crate::jwt::Jwt,
     pub(crate) issuer: &'a str,
     /// Asked only when the host checks revocation.
     pub(crate) store: &'a dyn TokenIssuer,

@@ -4,12 +4,11 @@
 
 use crate::client::{Client, ClientKeys};
 use crate::client_assertion::{
-    AssertionContext, AssertionError, ClientKeyResolver, VerifiedAssertion, verify_assertion,
+    AssertionContext, AssertionError, ClientKeyResolver, verify_assertion,
 };
 use crate::error::OAuthError;
 use crate::request::Assertion;
-use crate::secret::{SecretDigest, base64url};
-use crate::store::SingleUseStore;
+use crate::store::{SingleUseStore, namespace};
 
 /// What checking assertions needs.
 #[derive(Clone, Copy)]
@@ -60,7 +59,7 @@ impl Assertions<'_> {
             now,
         };
         let verified = verify_assertion(assertion.0, jwks, &context).map_err(into_error)?;
-        let key = replay_key(client, &verified);
+        let key = namespace::client_assertion(client.id(), &verified.jti);
         // Only now, every check passed: nobody without the client's key adds entries.
         if settings
             .single_use
@@ -72,13 +71,6 @@ impl Assertions<'_> {
             Err(into_error(AssertionError::Replayed))
         }
     }
-}
-
-/// The single-use key of an assertion: the client id and `jti` hashed together, so its length
-/// is fixed whatever the client sent and one client's ids never collide with another's.
-fn replay_key(client: &Client, assertion: &VerifiedAssertion) -> String {
-    let digest = SecretDigest::of(&format!("{}\n{}", client.id(), assertion.jti));
-    format!("grantor:assertion:{}", base64url(digest.as_bytes()))
 }
 
 fn into_error(error: AssertionError) -> OAuthError {

@@ -17,8 +17,8 @@ use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
 use crate::request::ClientAuth;
 use crate::secret::{SecretDigest, random_bytes};
-use crate::store::{AttemptCounter, ClientStore};
-use crate::throttle::{self, SignInThrottle, Turns};
+use crate::store::{AttemptCounter, ClientStore, namespace};
+use crate::throttle::{SignInThrottle, Turns};
 
 /// What client authentication needs: the registered clients, the cache of verified secrets,
 /// and what throttles failed Argon2id checks per client id.
@@ -158,7 +158,7 @@ impl Authenticator<'_> {
         phc: &Arc<str>,
         secret: &str,
     ) -> Result<bool, OAuthError> {
-        let key = throttle::client_key("client", client.id());
+        let key = namespace::client_failures(client.id());
         let _turn = self.turns.take(&key).await;
         // Whoever held the turn may have verified this very secret meanwhile.
         if self.cache.recalls(client.id(), phc, secret) {

@@ -69,7 +69,7 @@ pub(crate) struct Issuer<'a> {
     pub(crate) issuer_id: &'a str,
     /// Set when access tokens are JWTs (RFC 9068).
     #[cfg(feature = "jwt")]
-    pub(crate) jwt: Option<&'a crate::jwt::JwtAccessTokens>,
+    pub(crate) jwt: Option<&'a crate::jwt::Jwt>,
     /// The request's DPoP proof, whose key the tokens are bound to (RFC 9449).
     pub(crate) possession: Option<&'a dyn Possession>,
     /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).

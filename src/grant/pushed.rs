@@ -10,9 +10,8 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::mint;
 use crate::par::{PushedRequests, REQUEST_URI_PREFIX};
 use crate::request::AuthorizationRequest;
-use crate::secret::SecretDigest;
-use crate::store::{AttemptCounter, ClientStore, SingleUseStore};
-use crate::throttle::{self, Quota};
+use crate::store::{AttemptCounter, ClientStore, SingleUseStore, namespace};
+use crate::throttle::Quota;
 
 /// What pushing and redeeming requests needs.
 #[derive(Clone, Copy)]
@@ -72,7 +71,7 @@ impl Pushes<'_> {
         let kept = self
             .single_use
             .insert_once(
-                &store_key(&reference),
+                &namespace::pushed_request(&reference),
                 pending::to_session(&pending).as_bytes(),
                 now.plus(lifetime),
                 now,
@@ -92,14 +91,14 @@ impl Pushes<'_> {
     async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
         let window = self.settings.lifetime_value();
         let per_client = Quota {
-            key: &throttle::client_key("par", client.id()),
+            key: &namespace::client_pushes(client.id()),
             window,
             limit: self.settings.per_client_limit(),
             refusal: "this client pushed too many requests; try again later",
         };
         per_client.count(self.attempts, now).await?;
         let all = Quota {
-            key: "par:*",
+            key: namespace::ALL_PUSHES,
             window,
             limit: self.settings.total_limit(),
             refusal: "too many pushed requests; try again later",
@@ -127,7 +126,7 @@ impl Pushes<'_> {
         let reference = request_uri
             .strip_prefix(REQUEST_URI_PREFIX)
             .ok_or_else(unusable)?;
-        let key = store_key(reference);
+        let key = namespace::pushed_request(reference);
         // Looked at before it is taken, so another client naming it cannot spend it.
         let Some(peeked) = self.single_use.peek(&key, now).await? else {
             return Err(unusable());
@@ -141,12 +140,6 @@ impl Pushes<'_> {
         }
         pending::from_session(&text, self.clients).await
     }
-}
-
-/// The store key of a request reference: fixed length whatever the browser sends.
-fn store_key(reference: &str) -> String {
-    let digest = SecretDigest::of(reference);
-    format!("grantor:par:{}", digest.to_base64url())
 }
 
 fn corrupt() -> OAuthError {

@@ -15,11 +15,11 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
 use crate::mint;
-use crate::registration::{RATE_KEY, RegistrationPolicy};
+use crate::registration::RegistrationPolicy;
 use crate::request::{AuthMethod, ClientMetadata};
 use crate::secret::{AccessToken, ClientSecret};
 use crate::settings::Profile;
-use crate::store::{Admin, AdminError, AttemptCounter, ClientStore};
+use crate::store::{Admin, AdminError, AttemptCounter, ClientStore, namespace};
 
 /// Why a registration request is refused, for the endpoint to render.
 #[derive(Debug)]
@@ -111,7 +111,10 @@ impl Registrar<'_> {
     ) -> Result<Registered, Refusal> {
         let settled = self.settle(metadata)?;
         let (max, window) = self.policy.limit();
-        let counted = self.attempts.record_attempt(RATE_KEY, window, now).await?;
+        let counted = self
+            .attempts
+            .record_attempt(namespace::REGISTRATIONS, window, now)
+            .await?;
         if counted.count > max {
             let retry_after = now.seconds_until(counted.resets_at).max(1);
             return Err(Refusal::TooMany { retry_after });

@@ -18,17 +18,14 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use std::sync::Arc;
 //! use std::time::Duration;
-//! use grantor::jwt::{JwtAccessTokens, RotatingKeys, SigningAlgorithm};
+//! use grantor::jwt::{JwtAccessTokens, SigningAlgorithm};
 //! use grantor::{AuthorizationServer, MemoryStore};
 //!
-//! let store = MemoryStore::new();
-//! let keys = RotatingKeys::new(SigningAlgorithm::EdDSA, Duration::from_secs(86_400), Arc::new(store.clone()));
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
-//!     .store(store)
-//!     .jwt_access_tokens(JwtAccessTokens::new(Arc::new(keys)))
+//!     .store(MemoryStore::new())
+//!     .jwt_access_tokens(JwtAccessTokens::rotating(SigningAlgorithm::EdDSA, Duration::from_secs(86_400)))
 //!     .build()
 //!     .unwrap();
 //! let jwks: serde_json::Value = serde_json::from_str(server.jwks().await.body()).unwrap();
@@ -53,13 +50,22 @@ pub use token::{JwtError, VerifiedToken};
 
 use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::store::KeyStore;
 
 /// The server's JWT access-token settings: where the signing keys come from, and whether its
 /// own bearer validation also asks the store whether the token was revoked.
 #[derive(Clone)]
 pub struct JwtAccessTokens {
-    pub(crate) keys: Arc<dyn SigningKeys>,
-    pub(crate) check_revocation: bool,
+    keys: Source,
+    check_revocation: bool,
+}
+
+/// Where a server's signing keys come from.
+#[derive(Clone)]
+enum Source {
+    Given(Arc<dyn SigningKeys>),
+    /// [`RotatingKeys`] over the server's own key seam, made when the server is built.
+    Rotating(SigningAlgorithm, Duration),
 }
 
 impl std::fmt::Debug for JwtAccessTokens {
@@ -74,7 +80,18 @@ impl JwtAccessTokens {
     /// Access tokens signed by `keys`; bearer validation without the store.
     pub fn new(keys: Arc<dyn SigningKeys>) -> Self {
         Self {
-            keys,
+            keys: Source::Given(keys),
+            check_revocation: false,
+        }
+    }
+
+    /// Access tokens signed by [`RotatingKeys`] of `algorithm`, a new key each `period`, kept
+    /// in the server's own [key seam](crate::AuthorizationServerBuilder::keys) (so encrypted
+    /// there when the server
+    /// [encrypts keys at rest](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)).
+    pub fn rotating(algorithm: SigningAlgorithm, period: Duration) -> Self {
+        Self {
+            keys: Source::Rotating(algorithm, period),
             check_revocation: false,
         }
     }
@@ -87,6 +104,28 @@ impl JwtAccessTokens {
         self
     }
 
+    /// The settings wired to the server's key seam.
+    pub(crate) fn wired(self, store: &Arc<dyn KeyStore>) -> Jwt {
+        let keys = match self.keys {
+            Source::Given(keys) => keys,
+            Source::Rotating(algorithm, period) => {
+                Arc::new(RotatingKeys::new(algorithm, period, Arc::clone(store)))
+            }
+        };
+        Jwt {
+            keys,
+            check_revocation: self.check_revocation,
+        }
+    }
+}
+
+/// A server's JWT access tokens: its signing keys, wired.
+pub(crate) struct Jwt {
+    keys: Arc<dyn SigningKeys>,
+    pub(crate) check_revocation: bool,
+}
+
+impl Jwt {
     /// Signs an access token.
     pub(crate) async fn sign(&self, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
         let key = self.keys.signing_key(claims.issued_at).await?;

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use super::keys::{SigningAlgorithm, SigningKey};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::store::SingleUseStore;
+use crate::store::{KeyStore, namespace};
 
 /// Where access-token signing keys come from: the key that signs now, and every key whose
 /// tokens may still be live (published in the JWKS document, and accepted when verifying).
@@ -67,20 +67,23 @@ impl SigningKeys for StaticKeys {
 }
 
 /// Keys grantor generates and rotates: one per period (default a day), made by the first node
-/// that needs it and shared with the others through the [`SingleUseStore`] under
-/// `grantor:jwk:<alg>:<period>` (`insert_once`, then `peek`), cached per process.
+/// that needs it and shared with the others through the [`KeyStore`] under
+/// `grantor:jwk:<alg>:<period>` (`insert_key`, then `find_key`), cached per process.
 ///
 /// The key of the current period signs. The previous period's key stays published (tokens it
 /// signed live at most an access-token lifetime, which must not exceed the period), and the
 /// next period's is published a whole period before it signs, so a resource server's cached
 /// JWKS already knows it.
 ///
-/// The private keys rest in the single-use store: whoever reads that table can sign tokens.
-/// A deployment that keeps keys in a KMS or HSM implements [`SigningKeys`] over it instead.
+/// The private keys rest in the key seam: whoever reads it can sign tokens, unless the server
+/// [encrypts keys at rest](crate::AuthorizationServerBuilder::encrypt_keys_at_rest) (build
+/// these with [`JwtAccessTokens::rotating`](super::JwtAccessTokens::rotating) to get the
+/// server's seam, encryption included). A deployment that keeps keys in a KMS or HSM
+/// implements [`SigningKeys`] over it instead.
 pub struct RotatingKeys {
     algorithm: SigningAlgorithm,
     period: u64,
-    store: Arc<dyn SingleUseStore>,
+    store: Arc<dyn KeyStore>,
     cached: Mutex<Vec<(u64, Arc<SigningKey>)>>,
 }
 
@@ -96,11 +99,7 @@ impl std::fmt::Debug for RotatingKeys {
 impl RotatingKeys {
     /// Keys of `algorithm` (EdDSA or ES256), a new one each `period` (at least the access
     /// token lifetime, and at least a minute), shared through `store`.
-    pub fn new(
-        algorithm: SigningAlgorithm,
-        period: Duration,
-        store: Arc<dyn SingleUseStore>,
-    ) -> Self {
+    pub fn new(algorithm: SigningAlgorithm, period: Duration, store: Arc<dyn KeyStore>) -> Self {
         Self {
             algorithm,
             period: period.as_secs().max(60),
@@ -124,7 +123,7 @@ impl RotatingKeys {
         if let Some(key) = self.cached(period) {
             return Ok(Some(key));
         }
-        let name = format!("grantor:jwk:{}:{period}", self.algorithm.as_str());
+        let name = namespace::signing_key(self.algorithm.as_str(), period);
         if make {
             let fresh = SigningKey::generate(self.algorithm).map_err(StoreError::failed)?;
             let stored = fresh.to_stored().unwrap_or_default();
@@ -132,9 +131,9 @@ impl RotatingKeys {
             // after, plus a period of margin.
             let until = UnixTime::from_secs((period + 3).saturating_mul(self.period));
             // Of concurrent first callers on every node, one key is kept; all read it back.
-            self.store.insert_once(&name, stored, until, now).await?;
+            self.store.insert_key(&name, stored, until, now).await?;
         }
-        let Some(stored) = self.store.peek(&name, now).await? else {
+        let Some(stored) = self.store.find_key(&name, now).await? else {
             return Ok(None);
         };
         let key = Arc::new(SigningKey::from_stored(&stored).map_err(StoreError::failed)?);

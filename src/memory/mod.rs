@@ -7,7 +7,8 @@
 //!
 //! What an unauthenticated request can make it keep is bounded: at most 100,000 sign-in
 //! sessions and 100,000 single-use values (past that, new ones answer 503
-//! `temporarily_unavailable` until some expire), and attempt counters for at most 100,000 keys
+//! `temporarily_unavailable` until some expire), 1,024 pieces of key material in a table of
+//! their own, and attempt counters for at most 100,000 keys
 //! (past that, the least recently used key is forgotten). Codes and tokens are minted
 //! only for authenticated clients and signed-in users, and swept as they expire.
 
@@ -32,13 +33,13 @@ use crate::secret::SecretDigest;
 use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
-    CodeRedemption, FamilyId, NewTokens, Purge, RefreshGrant, Rotation, Session, SessionStore,
-    SingleUseStore, TokenIssuer, User, UserAdmin, UserId, UserStore,
+    CodeRedemption, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant, Rotation, Session,
+    SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserId, UserStore,
 };
 use clients::{Clients, When};
 
-/// Every seam in memory: clients, users, codes and tokens, sign-in sessions, attempt counters
-/// and single-use values. Cheap to clone (an `Arc` inside): hand one store to the builder as
+/// Every seam in memory: clients, users, codes and tokens, sign-in sessions, attempt counters,
+/// single-use values and key material. Cheap to clone (an `Arc` inside): hand one store to the builder as
 /// every seam with [`AuthorizationServerBuilder::store`](crate::AuthorizationServerBuilder::store).
 ///
 /// Keeps only SHA-256 digests of codes and tokens, and only Argon2id hashes of passwords.
@@ -74,6 +75,7 @@ struct Parts {
     sessions: state::Sessions,
     counters: state::Counters,
     single_use: state::SingleUse,
+    keys: state::Keys,
 }
 
 impl MemoryStore {
@@ -86,6 +88,9 @@ impl MemoryStore {
     /// Single-use values held at most; past it, new ones are refused with
     /// [`StoreError::unavailable`] until some expire.
     pub const MAX_SINGLE_USE: usize = state::MAX_SINGLE_USE;
+    /// Pieces of key material held at most; past it, new ones are refused with
+    /// [`StoreError::unavailable`] until some expire.
+    pub const MAX_KEYS: usize = state::MAX_KEYS;
 
     /// An empty store.
     pub fn new() -> Self {
@@ -261,6 +266,25 @@ impl SingleUseStore for MemoryStore {
     }
 }
 
+/// Key material lives in this process's memory, in the clear, apart from the single-use values
+/// (a flood of those cannot crowd a key out).
+#[async_trait]
+impl KeyStore for MemoryStore {
+    async fn insert_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        self.parts.keys.insert_once(name, material, expires_at, now)
+    }
+
+    async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.parts.keys.peek(name, now))
+    }
+}
+
 #[async_trait]
 impl Admin for MemoryStore {
     async fn register_client(&self, client: &Client) -> Result<(), AdminError> {
@@ -314,7 +338,8 @@ impl Purge for MemoryStore {
         let removed = parts.tokens.purge_expired(now)
             + parts.sessions.purge(now)
             + parts.counters.purge(now)
-            + parts.single_use.purge(now);
+            + parts.single_use.purge(now)
+            + parts.keys.purge(now);
         Ok(removed as u64)
     }
 }

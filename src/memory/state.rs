@@ -25,6 +25,9 @@ pub(crate) const MAX_COUNTED_KEYS: usize = 100_000;
 /// Single-use values held at most; past it, new ones are refused with
 /// [`StoreError::unavailable`] until some expire.
 pub(crate) const MAX_SINGLE_USE: usize = 100_000;
+/// Pieces of key material held at most (grantor keeps a handful: one sealing key a day, a few
+/// signing keys, a DPoP nonce per period); past it, new ones are refused until some expire.
+pub(crate) const MAX_KEYS: usize = 1_024;
 /// The longest attempt-counter key accepted, in bytes.
 pub(crate) const MAX_KEY_LEN: usize = 254;
 
@@ -216,11 +219,22 @@ impl Counters {
     }
 }
 
-/// Single-use values by key.
-#[derive(Default)]
-pub(crate) struct SingleUse(Mutex<Expiring<Box<str>, Vec<u8>>>);
+/// Values kept once under a key until they expire, at most `MAX` of them: the single-use
+/// values and, apart from them, the key material.
+pub(crate) struct Once<const MAX: usize>(Mutex<Expiring<Box<str>, Vec<u8>>>);
 
-impl SingleUse {
+/// Single-use values by key.
+pub(crate) type SingleUse = Once<MAX_SINGLE_USE>;
+/// Key material by name.
+pub(crate) type Keys = Once<MAX_KEYS>;
+
+impl<const MAX: usize> Default for Once<MAX> {
+    fn default() -> Self {
+        Self(Mutex::default())
+    }
+}
+
+impl<const MAX: usize> Once<MAX> {
     pub(crate) fn insert_once(
         &self,
         key: &str,
@@ -233,9 +247,9 @@ impl SingleUse {
             return Ok(false);
         }
         values
-            .insert(key.into(), value.to_vec(), expires_at, now, MAX_SINGLE_USE)
+            .insert(key.into(), value.to_vec(), expires_at, now, MAX)
             .map_err(|_| {
-                StoreError::unavailable("too many single-use values are held; try again later")
+                StoreError::unavailable("too many values of this kind are held; try again later")
             })?;
         Ok(true)
     }

@@ -21,8 +21,8 @@ use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
 use crate::settings::Settings;
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, SessionStore, SingleUseStore, TokenIssuer, UserAdmin,
-    UserStore,
+    Admin, AttemptCounter, ClientStore, KeyStore, SessionStore, SingleUseStore, TokenIssuer,
+    UserAdmin, UserStore,
 };
 use crate::throttle::Turns;
 
@@ -41,6 +41,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) attempts: Arc<dyn AttemptCounter>,
     pub(crate) single_use: Arc<dyn SingleUseStore>,
+    /// Key material, already encrypting when the host gave a key-encryption key.
+    pub(crate) keys: Arc<dyn KeyStore>,
     pub(crate) seal_keys: SealKeys,
     /// Password checks of one account, one at a time on this node.
     pub(crate) turns: Turns,
@@ -52,7 +54,7 @@ pub(crate) struct Inner {
     pub(crate) events: Arc<dyn Events>,
     /// Set when access tokens are JWTs (RFC 9068).
     #[cfg(feature = "jwt")]
-    pub(crate) jwt: Option<crate::jwt::JwtAccessTokens>,
+    pub(crate) jwt: Option<crate::jwt::Jwt>,
     /// Set when DPoP proofs are accepted (RFC 9449).
     #[cfg(feature = "dpop")]
     pub(crate) dpop: Option<crate::dpop::Checker>,
@@ -92,6 +94,7 @@ impl Inner {
     pub(crate) fn sign_in_forms(&self) -> SignInForms<'_> {
         SignInForms {
             seal_keys: &self.seal_keys,
+            keys: &*self.keys,
             single_use: &*self.single_use,
             sessions: &*self.sessions,
             clients: &*self.clients,

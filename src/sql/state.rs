@@ -1,5 +1,5 @@
-//! The state every node shares besides codes and tokens: [`SessionStore`], [`AttemptCounter`]
-//! and [`SingleUseStore`]. Each step is one statement, so the database makes it atomic whichever
+//! The state every node shares besides codes and tokens: [`SessionStore`], [`AttemptCounter`],
+//! [`SingleUseStore`] and [`KeyStore`] (its own table, `grantor_keys`). Each step is one statement, so the database makes it atomic whichever
 //! node asks.
 
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::{SqlStore, Statements, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
-use crate::store::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
+use crate::store::{AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore};
 
 #[async_trait]
 impl<DB> SessionStore for SqlStore<DB>
@@ -171,6 +171,46 @@ where
         store_write!(self, Statements::One, |conn| {
             value(&mut *conn, text::TAKE, key, now).await
         })
+    }
+}
+
+#[async_trait]
+impl<DB> KeyStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+{
+    async fn insert_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        store_write!(self, Statements::One, |conn| {
+            let done = sqlx::query(text::INSERT_KEY)
+                .bind(name)
+                .bind(material)
+                .bind(secs(expires_at))
+                .bind(secs(now))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(DB::rows_affected(&done) > 0)
+        })
+    }
+
+    async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        value(&self.pool, text::FIND_KEY, name, now).await
     }
 }
 

@@ -224,8 +224,18 @@ pub(crate) const PEEK: &str =
 pub(crate) const TAKE: &str = "DELETE FROM grantor_single_use \
     WHERE key = $1 AND expires_at > $2 RETURNING value";
 
+/// Keeps key material under `$1` unless live material (expiring after `$4`) holds the name:
+/// changes one row for exactly one of concurrent callers.
+pub(crate) const INSERT_KEY: &str = "INSERT INTO grantor_keys (name, material, expires_at) \
+    VALUES ($1, $2, $3) \
+    ON CONFLICT (name) DO UPDATE SET material = excluded.material, \
+    expires_at = excluded.expires_at \
+    WHERE grantor_keys.expires_at <= $4";
+pub(crate) const FIND_KEY: &str =
+    "SELECT material AS value FROM grantor_keys WHERE name = $1 AND expires_at > $2";
+
 /// `purge_expired`, in this order; those with `$1` bind now.
-pub(crate) const PURGE: [&str; 12] = [
+pub(crate) const PURGE: [&str; 13] = [
     "DELETE FROM grantor_access_tokens WHERE expires_at <= $1",
     "DELETE FROM grantor_access_tokens \
      WHERE family_id IN (SELECT id FROM grantor_families WHERE revoked)",
@@ -241,4 +251,5 @@ pub(crate) const PURGE: [&str; 12] = [
     "DELETE FROM grantor_sessions WHERE expires_at <= $1",
     "DELETE FROM grantor_attempts WHERE resets_at <= $1",
     "DELETE FROM grantor_single_use WHERE expires_at <= $1",
+    "DELETE FROM grantor_keys WHERE expires_at <= $1",
 ];

@@ -15,6 +15,7 @@
 //! | [`SessionStore`] | where is this browser in its sign-in? |
 //! | [`AttemptCounter`] | how many attempts has this key made lately? |
 //! | [`SingleUseStore`] | has this value been used, and what did it carry? |
+//! | [`KeyStore`] | which key seals and signs now? (secret at rest) |
 //! | [`Admin`] | register, replace and remove clients |
 //! | [`Purge`] | delete what expired |
 //! | [`UserAdmin`] | keep a new account, change its password hash |
@@ -29,6 +30,8 @@ pub(crate) mod client_cache;
 #[cfg(feature = "test-util")]
 pub mod contract;
 pub use client_cache::CLIENT_CACHE_CAPACITY;
+mod keys;
+pub mod namespace;
 mod records;
 mod state;
 
@@ -40,6 +43,8 @@ use async_trait::async_trait;
 pub use crate::error::{StoreError, StoreErrorKind};
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
+pub(crate) use keys::EncryptedKeys;
+pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub(crate) use records::new_user;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,

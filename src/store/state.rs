@@ -141,10 +141,15 @@ pub trait AttemptCounter: Send + Sync {
     async fn clear_attempts(&self, key: &str) -> Result<(), StoreError>;
 }
 
-/// Keeps values that may be used once, until an expiry: DPoP proof ids, pushed authorization
-/// requests, device codes.
+/// Keeps values that may be used once, until an expiry: DPoP proof ids, client assertion ids,
+/// spent sign-in forms, pushed authorization requests, device flows. Never key material (that
+/// is the [`KeyStore`](super::KeyStore)'s).
 ///
-/// Keys are short ASCII strings grantor builds (at most 128 bytes), values at most a few KiB.
+/// A value is inserted once and taken once. [`peek`](Self::peek) looks without spending: a
+/// pushed request is checked against the client presenting it before it is taken (so another
+/// client naming it cannot spend it), and a device flow is read by each poll until the user
+/// answers. Keys are short ASCII strings grantor builds (at most 128 bytes, listed with their
+/// bounds in [`namespace`](super::namespace)), values at most a few KiB.
 #[async_trait]
 pub trait SingleUseStore: Send + Sync {
     /// Keeps `value` under `key` until `expires_at`, unless a live value holds `key` already:

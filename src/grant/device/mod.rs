@@ -26,14 +26,11 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
 use crate::settings::Resources;
-use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId};
-use crate::throttle::{self, Quota};
+use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId, namespace};
+use crate::throttle::Quota;
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
-
-/// The attempt-counter key of wrong user codes, server-wide.
-const GUESSES_KEY: &str = "device-user-code-guesses";
 
 /// What the device flow needs.
 #[derive(Clone, Copy)]
@@ -102,7 +99,7 @@ impl Devices<'_> {
         let kept_until = expires_at.plus(lifetime);
         if !self
             .single_use
-            .insert_once(&flow_key(&device), &value, kept_until, now)
+            .insert_once(&namespace::device_flow(&device), &value, kept_until, now)
             .await?
         {
             return Err(StoreError::failed("a fresh device code was already taken").into());
@@ -110,7 +107,7 @@ impl Devices<'_> {
         // 20⁸ user codes: a collision with a live one is rare but possible; draw again.
         for _ in 0..4 {
             let user_code = new_user_code()?;
-            let key = user_code_key(&digest_text(&user_code));
+            let key = namespace::user_code(&digest_text(&user_code));
             if self
                 .single_use
                 .insert_once(&key, device.as_bytes(), expires_at, now)
@@ -129,7 +126,7 @@ impl Devices<'_> {
 
     async fn count_start(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
         let quota = Quota {
-            key: &throttle::client_key("device", client.id()),
+            key: &namespace::client_device_starts(client.id()),
             window: self.settings.lifetime_value(),
             limit: self.settings.per_client_limit(),
             refusal: "this client started too many device flows; try again later",
@@ -148,7 +145,10 @@ impl Devices<'_> {
         let normalized =
             normalize_user_code(typed).ok_or(Entered::Problem(UserCodeProblem::Malformed))?;
         let limit = self.settings.user_code_guess_limit();
-        if let Some(guesses) = self.attempts.attempts(GUESSES_KEY, now).await?
+        if let Some(guesses) = self
+            .attempts
+            .attempts(namespace::USER_CODE_GUESSES, now)
+            .await?
             && guesses.count >= limit
         {
             let wait = Duration::from_secs(now.seconds_until(guesses.resets_at));
@@ -159,7 +159,7 @@ impl Devices<'_> {
         let Some((device, flow)) = found else {
             let window = crate::device::GUESS_WINDOW;
             self.attempts
-                .record_attempt(GUESSES_KEY, window, now)
+                .record_attempt(namespace::USER_CODE_GUESSES, window, now)
                 .await?;
             return Err(Entered::Problem(UserCodeProblem::Unknown));
         };
@@ -188,7 +188,11 @@ impl Devices<'_> {
         user_code: &str,
         now: UnixTime,
     ) -> Result<Option<(String, Flow)>, StoreError> {
-        let Some(device) = self.single_use.peek(&user_code_key(user_code), now).await? else {
+        let Some(device) = self
+            .single_use
+            .peek(&namespace::user_code(user_code), now)
+            .await?
+        else {
             return Ok(None);
         };
         let device = String::from_utf8(device).map_err(|_| corrupt_flow())?;
@@ -199,7 +203,11 @@ impl Devices<'_> {
     }
 
     async fn flow(&self, device: &str, now: UnixTime) -> Result<Option<Flow>, StoreError> {
-        match self.single_use.peek(&flow_key(device), now).await? {
+        match self
+            .single_use
+            .peek(&namespace::device_flow(device), now)
+            .await?
+        {
             Some(value) => serde_json::from_slice(&value)
                 .map(Some)
                 .map_err(|_| corrupt_flow()),
@@ -226,7 +234,7 @@ impl Devices<'_> {
         };
         if self
             .single_use
-            .take(&user_code_key(&device.user_code), now)
+            .take(&namespace::user_code(&device.user_code), now)
             .await?
             .is_none()
         {
@@ -238,7 +246,12 @@ impl Devices<'_> {
         let value = serde_json::to_vec(&answered).map_err(|_| StoreError::failed("encoding"))?;
         let kept_until = UnixTime::from_secs(flow.expires_at).plus(self.settings.lifetime_value());
         self.single_use
-            .insert_once(&decision_key(&device.device), &value, kept_until, now)
+            .insert_once(
+                &namespace::device_answer(&device.device),
+                &value,
+                kept_until,
+                now,
+            )
             .await?;
         Ok(())
     }
@@ -290,18 +303,6 @@ fn new_user_code() -> Result<String, StoreError> {
 /// The base64url SHA-256 digest of `text`: what the store keys hold instead of codes.
 fn digest_text(text: &str) -> String {
     SecretDigest::of(text).to_base64url()
-}
-
-fn flow_key(device: &str) -> String {
-    format!("grantor:device:{device}")
-}
-
-fn decision_key(device: &str) -> String {
-    format!("grantor:device-answer:{device}")
-}
-
-fn user_code_key(user_code: &str) -> String {
-    format!("grantor:user-code:{user_code}")
 }
 
 fn corrupt_flow() -> StoreError {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{Answered, Devices, Flow, SLOW_DOWN_STEP, corrupt_flow, decision_key, flow_key};
+use super::{Answered, Devices, Flow, SLOW_DOWN_STEP, corrupt_flow};
 use crate::audience::Audience;
 use crate::client::Client;
 use crate::clock::UnixTime;
@@ -11,7 +11,7 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::grant::{Issued, Issuer};
 use crate::scope::Scope;
 use crate::secret::DeviceCode;
-use crate::store::{Authorization, User, UserId, UserStore};
+use crate::store::{Authorization, User, UserId, UserStore, namespace};
 
 /// What polling needs besides the flows: where users are found, and the issuer.
 pub(crate) struct Poll<'a> {
@@ -43,14 +43,21 @@ impl Poll<'_> {
             ));
         }
         self.pace(&device, &flow, now).await?;
-        let Some(answered) = devices.single_use.take(&decision_key(&device), now).await? else {
+        let Some(answered) = devices
+            .single_use
+            .take(&namespace::device_answer(&device), now)
+            .await?
+        else {
             return Err(OAuthError::new(
                 ErrorCode::AuthorizationPending,
                 "the user has not answered yet",
             ));
         };
         // Answered: the flow is over, whatever the answer.
-        devices.single_use.take(&flow_key(&device), now).await?;
+        devices
+            .single_use
+            .take(&namespace::device_flow(&device), now)
+            .await?;
         let answered: Answered = serde_json::from_slice(&answered).map_err(|_| corrupt_flow())?;
         let Some(user) = answered.user else {
             return Err(OAuthError::new(
@@ -89,13 +96,13 @@ impl Poll<'_> {
     /// `slow_down`, and the interval grows by 5 seconds for every later poll.
     async fn pace(&self, device: &str, flow: &Flow, now: UnixTime) -> Result<(), OAuthError> {
         let attempts = self.devices.attempts;
-        let slow_key = format!("device-slow:{device}");
+        let slow_key = namespace::device_slowed(device);
         let slowed = attempts
             .attempts(&slow_key, now)
             .await?
             .map_or(0, |a| a.count);
         let interval = self.devices.settings.interval_value() + SLOW_DOWN_STEP * slowed;
-        let poll_key = format!("device-poll:{device}");
+        let poll_key = namespace::device_polls(device);
         let polled = attempts.record_attempt(&poll_key, interval, now).await?;
         if polled.count > 1 {
             let left = Duration::from_secs(flow.expires_at.saturating_sub(now.as_secs()).max(1));

@@ -25,13 +25,16 @@ use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::mint;
 use crate::secret::{Password, SecretDigest};
-use crate::store::{ClientStore, Session, SessionStore, SingleUseStore, User};
+use crate::store::{ClientStore, KeyStore, Session, SessionStore, SingleUseStore, User, namespace};
 
 /// What the sign-in steps need: the sealing keys and where they are shared, the sessions, the
 /// clients (a pending authorization is read back with its client as registered now), the
 /// password check, and how long a form lives.
 pub(crate) struct SignInForms<'a> {
     pub(crate) seal_keys: &'a SealKeys,
+    /// Where the sealing keys are shared.
+    pub(crate) keys: &'a dyn KeyStore,
+    /// Where a form that has served its sign-in is marked.
     pub(crate) single_use: &'a dyn SingleUseStore,
     pub(crate) sessions: &'a dyn SessionStore,
     pub(crate) clients: &'a dyn ClientStore,
@@ -81,7 +84,7 @@ impl SignInForms<'_> {
             binding: SecretDigest::of(&cookie),
             expires_at: now.plus(self.form_lifetime),
         };
-        let sealed = self.seal_keys.seal(self.single_use, &sealed, now).await?;
+        let sealed = self.seal_keys.seal(self.keys, &sealed, now).await?;
         Ok(Form { cookie, sealed })
     }
 
@@ -95,11 +98,7 @@ impl SignInForms<'_> {
         password: &Password,
         now: UnixTime,
     ) -> Result<SignedIn, OAuthError> {
-        let sealed = match self
-            .seal_keys
-            .open(self.single_use, form, cookie, now)
-            .await
-        {
+        let sealed = match self.seal_keys.open(self.keys, form, cookie, now).await {
             Ok(sealed) => sealed,
             Err(Unsealed::Stale) => return Err(stale()),
             Err(Unsealed::Store(e)) => return Err(e.into()),
@@ -117,10 +116,7 @@ impl SignInForms<'_> {
         };
         // One sign-in per form: whoever else holds the cookie and the form (someone who planted
         // them, RFC 9700 §4.3 on session fixation) cannot reuse them once they have served.
-        let used = format!(
-            "grantor:signed-in:{}",
-            SecretDigest::of(form).to_base64url()
-        );
+        let used = namespace::signed_in_form(form);
         if !self
             .single_use
             .insert_once(&used, &[], sealed.expires_at, now)

@@ -8,9 +8,9 @@
 //! cookie. Only a browser that holds both can post the form; only a successful sign-in creates
 //! server state (a session under a new id, see [`AuthorizationServer::sign_in`](crate::AuthorizationServer::sign_in)).
 //!
-//! The keys are shared by every node through the single-use seam: one key per UTC day, under
-//! `grantor:seal:<day>`, made by the first node that needs it (`insert_once`) and read by the
-//! others (`peek`), kept three days so a form sealed just before midnight still opens. Each
+//! The keys are shared by every node through the key seam: one key per UTC day, under
+//! `grantor:seal:<day>`, made by the first node that needs it (`insert_key`) and read by the
+//! others (`find_key`), kept three days so a form sealed just before midnight still opens. Each
 //! process caches the keys it has read.
 
 use std::sync::Mutex;
@@ -23,7 +23,7 @@ use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::{SecretDigest, random_bytes};
-use crate::store::SingleUseStore;
+use crate::store::{KeyStore, namespace};
 
 /// The format's version, the first byte of every sealed value (authenticated as associated data).
 const VERSION: u8 = 1;
@@ -73,7 +73,7 @@ impl SealKeys {
     /// Seals `sealed` under today's key.
     pub(crate) async fn seal(
         &self,
-        store: &dyn SingleUseStore,
+        store: &dyn KeyStore,
         sealed: &Sealed,
         now: UnixTime,
     ) -> Result<String, StoreError> {
@@ -109,7 +109,7 @@ impl SealKeys {
     /// not expired and is bound to `cookie`.
     pub(crate) async fn open(
         &self,
-        store: &dyn SingleUseStore,
+        store: &dyn KeyStore,
         text: &str,
         cookie: &str,
         now: UnixTime,
@@ -161,7 +161,7 @@ impl SealKeys {
     /// The key of `day`: cached, else shared through the store (made there first when `make`).
     async fn key(
         &self,
-        store: &dyn SingleUseStore,
+        store: &dyn KeyStore,
         day: u64,
         now: UnixTime,
         make: bool,
@@ -169,14 +169,14 @@ impl SealKeys {
         if let Some(key) = self.cached(day) {
             return Ok(Some(key));
         }
-        let name = format!("grantor:seal:{day}");
+        let name = namespace::seal_key(day);
         if make {
             let fresh = random_bytes::<KEY_LEN>()?;
             let until = UnixTime::from_secs((day + 3) * DAY);
             // Of concurrent first callers on every node, one key is kept; all read it back.
-            store.insert_once(&name, &fresh, until, now).await?;
+            store.insert_key(&name, &fresh, until, now).await?;
         }
-        let Some(stored) = store.peek(&name, now).await? else {
+        let Some(stored) = store.find_key(&name, now).await? else {
             return Ok(None);
         };
         let key: [u8; KEY_LEN] = stored

@@ -8,7 +8,7 @@
 //! the traits promise: single use under concurrent callers, replays and reuse reported with
 //! their family and never revoked by the store itself, expiry, purging, records that carry what
 //! was granted (a DPoP key, a delegation's actor), case-insensitive usernames, the
-//! administrator's answers, and the session, attempt-counter and single-use seams.
+//! administrator's answers, and the session, attempt-counter, single-use and key seams.
 //!
 //! ```rust,ignore
 //! // tests/store_contract.rs of your crate, with grantor's feature `test-util` in
@@ -33,6 +33,7 @@ mod accounts;
 mod bindings;
 mod clients;
 mod expiry;
+mod keys;
 mod retries;
 mod state;
 mod tokens;
@@ -49,7 +50,7 @@ use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 
 use super::{
-    Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti,
+    Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti, KeyStore,
     NewRefreshToken, NewTokens, Purge, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin,
     UserId, UserStore,
 };
@@ -69,6 +70,7 @@ pub trait ContractStore:
     + SessionStore
     + AttemptCounter
     + SingleUseStore
+    + KeyStore
     + Admin
     + Purge
     + Send
@@ -85,6 +87,7 @@ impl<S> ContractStore for S where
         + SessionStore
         + AttemptCounter
         + SingleUseStore
+        + KeyStore
         + Admin
         + Purge
         + Send
@@ -183,6 +186,23 @@ where
     .await;
 }
 
+/// Checks the rules of the key seam alone: [`KeyStore`] (material kept once under its name,
+/// found by every caller until it expires, its name free after) and [`Purge`], for a host that
+/// keeps signing and sealing keys apart (a vault, say).
+pub async fn keys<S, F, Fut>(fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: KeyStore + Purge + 'static,
+{
+    check(
+        "the key rules of grantor's store contract",
+        key_rules(),
+        fresh,
+    )
+    .await;
+}
+
 /// Runs each of `rules` against a fresh store, then panics naming each rule broken and why.
 async fn check<S, F, Fut>(contract: &str, rules: Vec<Rule<S>>, mut fresh: F)
 where
@@ -227,7 +247,17 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
     rules.extend(user_rules());
     rules.extend(client_rules());
     rules.extend(state_rules());
+    rules.extend(key_rules());
     rules
+}
+
+fn key_rules<S: KeyStore + Purge>() -> Vec<Rule<S>> {
+    rules![
+        keys::key_material_is_kept_once_under_its_name_and_found_until_it_expires,
+        keys::an_expired_key_frees_its_name,
+        keys::of_many_first_callers_one_keeps_its_key_and_all_find_it,
+        keys::purging_drops_expired_keys_and_keeps_live_ones,
+    ]
 }
 
 fn token_rules<S: TokenIssuer + Purge>() -> Vec<Rule<S>> {

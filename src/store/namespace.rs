@@ -1,0 +1,194 @@
+//! Every name grantor keeps state under, in one place, with what bounds it.
+//!
+//! Keys are ASCII that grantor builds; whatever a client sends (a `jti`, a reference, a client
+//! id, a username) enters a key only as a fixed-length SHA-256 digest, so no key is longer than
+//! 128 bytes and no two namespaces collide. The bounds below are what an unauthenticated or
+//! self-registered party can make the server keep in each; on top of them, the in-memory store
+//! caps each table ([`MemoryStore::MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE),
+//! [`MAX_COUNTED_KEYS`](crate::MemoryStore::MAX_COUNTED_KEYS),
+//! [`MAX_KEYS`](crate::MemoryStore::MAX_KEYS)) and SQL stores drop what expired at
+//! [`Purge::purge_expired`](super::Purge::purge_expired).
+//!
+//! **One-time values** ([`SingleUseStore`](super::SingleUseStore)):
+//!
+//! | name | holds | kept until | made by | bound |
+//! |---|---|---|---|---|
+//! | `grantor:signed-in:<digest of the form>` | nothing | the form expires | a correct password on a sealed sign-in form | one per successful sign-in |
+//! | `grantor:assertion:<digest of client id and jti>` | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | the client's own signatures |
+//! | `grantor:dpop:<digest of key and jti>` | nothing | the proof's window | a DPoP proof whose signature verified | the proofs a key signs in a window |
+//! | `grantor:par:<digest of the reference>` | the pushed request | its lifetime (≤ 10 min) | an authenticated push | the per-client and server-wide push quotas |
+//! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
+//! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
+//! | `grantor:device-answer:<device code digest>` | the user's decision | twice the flow lifetime | a signed-in user's decision | one per flow |
+//!
+//! **Attempt counters** ([`AttemptCounter`](super::AttemptCounter)), each a count and a window:
+//!
+//! | name | counts | window | bound |
+//! |---|---|---|---|
+//! | `signin:<digest of the username>` | failed passwords for one account | the sign-in throttle's | one per username tried (unknown ones too) |
+//! | `client:<digest of the client id>` | failed client secrets | the client throttle's | one per registered client |
+//! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per registered client |
+//! | `par:*` | pushes of every client | the push lifetime | one |
+//! | `device:<digest of the client id>` | device flows one client started | the flow lifetime | one per registered client |
+//! | `device-poll:<device code digest>`, `device-slow:<…>` | a device's polls | the poll interval | two per live flow |
+//! | `device-user-code-guesses` | wrong user codes, server-wide | a minute | one |
+//! | `grantor:register` | self-registrations, server-wide | the registration window | one |
+//!
+//! **Key material** ([`KeyStore`](super::KeyStore), secret at rest):
+//!
+//! | name | holds | kept for | bound |
+//! |---|---|---|---|
+//! | `grantor:seal:<UTC day>` | the key that seals sign-in forms | three days | one per day |
+//! | `grantor:jwk:<alg>:<period>` | a JWT signing key pair | its rotation period and the overlap | a few per algorithm |
+//! | `grantor:dpop-nonce:<period>` | a DPoP nonce | two nonce periods | one per period |
+//!
+//! Sign-in sessions ([`SessionStore`](super::SessionStore)) are keyed by the digest of their
+//! id, made only after a correct password, at most one per sign-in.
+
+use crate::id::{ClientId, JwkThumbprint};
+use crate::secret::{SecretDigest, base64url};
+
+/// `<prefix>` and the base64url SHA-256 digest of `text`: a fixed 43 bytes after the prefix.
+fn digested(prefix: &str, text: &str) -> String {
+    let digest = SecretDigest::of(text);
+    let mut key = String::with_capacity(prefix.len() + 43);
+    key.push_str(prefix);
+    key.push_str(&base64url(digest.as_bytes()));
+    key
+}
+
+// One-time values.
+
+/// The mark that a sealed sign-in form has served its sign-in.
+pub(crate) fn signed_in_form(form: &str) -> String {
+    digested("grantor:signed-in:", form)
+}
+
+/// A verified client assertion's `jti`, per client.
+#[cfg_attr(not(feature = "private-key-jwt"), allow(dead_code))]
+pub(crate) fn client_assertion(client: &ClientId, jti: &str) -> String {
+    digested("grantor:assertion:", &format!("{client}\n{jti}"))
+}
+
+/// A verified DPoP proof's `jti`, per key (its thumbprint).
+#[cfg_attr(not(feature = "dpop"), allow(dead_code))]
+pub(crate) fn dpop_proof(jkt: &JwkThumbprint, jti: &str) -> String {
+    digested("grantor:dpop:", &format!("{jkt}.{jti}"))
+}
+
+/// A pushed request, by the reference in its `request_uri`.
+pub(crate) fn pushed_request(reference: &str) -> String {
+    digested("grantor:par:", reference)
+}
+
+/// A device flow, by its device code's digest (already fixed-length).
+pub(crate) fn device_flow(device: &str) -> String {
+    format!("grantor:device:{device}")
+}
+
+/// The user's answer to a device flow, by its device code's digest.
+pub(crate) fn device_answer(device: &str) -> String {
+    format!("grantor:device-answer:{device}")
+}
+
+/// The device flow a user code leads to, by the user code's digest.
+pub(crate) fn user_code(user_code: &str) -> String {
+    format!("grantor:user-code:{user_code}")
+}
+
+// Attempt counters.
+
+/// Failed sign-ins of the account named `username` (trimmed and lowercased by the caller).
+pub(crate) fn sign_in_failures(username: &str) -> String {
+    digested("signin:", username)
+}
+
+/// Failed client authentications of one client.
+pub(crate) fn client_failures(client: &ClientId) -> String {
+    digested("client:", client.as_str())
+}
+
+/// Requests one client pushed.
+pub(crate) fn client_pushes(client: &ClientId) -> String {
+    digested("par:", client.as_str())
+}
+
+/// Requests every client pushed.
+pub(crate) const ALL_PUSHES: &str = "par:*";
+
+/// Device flows one client started.
+pub(crate) fn client_device_starts(client: &ClientId) -> String {
+    digested("device:", client.as_str())
+}
+
+/// A device's polls in its current interval.
+pub(crate) fn device_polls(device: &str) -> String {
+    format!("device-poll:{device}")
+}
+
+/// A device told to slow down, until its slower interval has passed.
+pub(crate) fn device_slowed(device: &str) -> String {
+    format!("device-slow:{device}")
+}
+
+/// Wrong user codes entered anywhere.
+pub(crate) const USER_CODE_GUESSES: &str = "device-user-code-guesses";
+
+/// Self-registrations on every node.
+pub(crate) const REGISTRATIONS: &str = "grantor:register";
+
+// Key material.
+
+/// The key that seals sign-in forms on UTC day `day` (days since the epoch).
+pub(crate) fn seal_key(day: u64) -> String {
+    format!("grantor:seal:{day}")
+}
+
+/// The JWT signing key of `algorithm` for rotation period `period`.
+#[cfg_attr(not(feature = "jwt"), allow(dead_code))]
+pub(crate) fn signing_key(algorithm: &str, period: u64) -> String {
+    format!("grantor:jwk:{algorithm}:{period}")
+}
+
+/// The DPoP nonce of nonce period `period`.
+#[cfg_attr(not(feature = "dpop"), allow(dead_code))]
+pub(crate) fn dpop_nonce(period: u64) -> String {
+    format!("grantor:dpop-nonce:{period}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_client_sends_enters_a_key_only_as_a_fixed_length_digest() {
+        let client = ClientId::new("c".repeat(200)).unwrap();
+        let long = "j".repeat(4096);
+        for key in [
+            client_assertion(&client, &long),
+            dpop_proof(&JwkThumbprint::from_bytes([7; 32]), &long),
+            pushed_request(&long),
+            signed_in_form(&long),
+            sign_in_failures(&long),
+            client_failures(&client),
+            client_pushes(&client),
+            client_device_starts(&client),
+        ] {
+            assert!(key.len() <= 64, "{key}");
+            assert!(!key.contains("jjjj") && !key.contains("cccc"), "{key}");
+        }
+    }
+
+    #[test]
+    fn keys_already_in_stores_keep_their_names() {
+        // Names written by earlier versions must still be found after an upgrade.
+        let digest = base64url(SecretDigest::of("r").as_bytes());
+        assert_eq!(pushed_request("r"), format!("grantor:par:{digest}"));
+        assert_eq!(seal_key(20_000), "grantor:seal:20000");
+        assert_eq!(signing_key("ES256", 7), "grantor:jwk:ES256:7");
+        assert_eq!(dpop_nonce(3), "grantor:dpop-nonce:3");
+        let client = ClientId::new("demo").unwrap();
+        let digest = base64url(SecretDigest::of("demo").as_bytes());
+        assert_eq!(client_pushes(&client), format!("par:{digest}"));
+    }
+}

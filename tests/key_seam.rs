@@ -1,0 +1,210 @@
+//! Key material lives in a seam of its own, apart from the one-time values, and rests encrypted
+//! under the host's key when it gives one: whoever reads the database without that key cannot
+//! open a sign-in form or sign a token, and a node without it (or with another) refuses the
+//! material instead of using it.
+#![cfg(feature = "sqlite")]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use common::*;
+use grantor::clock::UnixTime;
+use grantor::signin::Step;
+use grantor::sql::SqliteStore;
+use grantor::store::{KeyEncryptionKey, KeyStore, SingleUseStore};
+use grantor::{ErrorCode, Password};
+
+/// A fresh directory for one test's database file.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "grantor_{name}_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn sqlite_url(dir: &std::path::Path) -> String {
+    format!("sqlite:{}", dir.join("grantor.db").display())
+}
+
+const KEK: [u8; 32] = [0x5a; 32];
+
+/// A node whose sealing keys live in `keys` (encrypted under `kek` when given), every other
+/// seam in memory.
+fn node(keys: &SqliteStore, kek: Option<[u8; 32]>) -> Fixture {
+    let keys: Arc<dyn KeyStore> = Arc::new(keys.clone());
+    fixture_with(move |builder| {
+        let builder = builder.keys(keys);
+        match kek {
+            Some(kek) => builder.encrypt_keys_at_rest(KeyEncryptionKey::from_bytes(kek)),
+            None => builder,
+        }
+    })
+}
+
+const QUERY: &str = "response_type=code&client_id=demo-client&redirect_uri=http%3A%2F%2F127.0.0.1%3A8081%2Fcallback&state=s";
+
+/// The rows of the key table, as someone who reads the database file sees them.
+async fn key_rows(store: &SqliteStore) -> Vec<(String, Vec<u8>)> {
+    grantor::sql::sqlx::query_as("SELECT name, material FROM grantor_keys ORDER BY name")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn sealing_keys_rest_encrypted_under_the_hosts_key_and_open_on_every_node_that_has_it() {
+    let dir = fresh_dir("key_seam_encrypted");
+    let keys = SqliteStore::connect(&sqlite_url(&dir)).await.unwrap();
+    let first = node(&keys, Some(KEK));
+    let Step::SignIn(page) = first.server.begin_sign_in(&authorize_request(QUERY)).await else {
+        panic!("expected the sign-in page");
+    };
+
+    // The database holds one key, and only as ciphertext: version byte, 24-byte nonce, the
+    // 32-byte key and a 16-byte tag.
+    let rows = key_rows(&keys).await;
+    assert_eq!(
+        rows.len(),
+        1,
+        "{:?}",
+        rows.iter().map(|r| &r.0).collect::<Vec<_>>()
+    );
+    let (name, material) = &rows[0];
+    assert!(name.starts_with("grantor:seal:"), "{name}");
+    assert_eq!(material.len(), 1 + 24 + 32 + 16);
+    // Nothing of it went to the single-use values.
+    assert_eq!(
+        keys.peek(name, UnixTime::from_secs(START)).await.unwrap(),
+        None
+    );
+
+    // Another node with the same key opens the form sealed by the first.
+    let second = node(&keys, Some(KEK));
+    let step = second
+        .server
+        .sign_in(
+            &page.session,
+            &page.csrf,
+            ALICE,
+            &Password::new(ALICE_PASSWORD),
+        )
+        .await;
+    assert!(matches!(step, Step::Approve(_)), "{step:?}");
+
+    // A node with another key, or none, refuses the material rather than use it: a server
+    // error (the deployment is misconfigured) that names no secret, never a form sealed under
+    // material it could not authenticate.
+    for other in [Some([0x33; 32]), None] {
+        let stranger = node(&keys, other);
+        let step = stranger
+            .server
+            .begin_sign_in(&authorize_request(QUERY))
+            .await;
+        let Step::Error(error) = step else {
+            panic!("a node without the key sealed a form: {step:?}");
+        };
+        assert_eq!(error.code(), ErrorCode::ServerError);
+        assert_eq!(error.status(), 500);
+        assert!(!error.description().contains("grantor:seal"), "{error:?}");
+    }
+    keys.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn without_a_key_encryption_key_the_key_table_holds_the_key_itself() {
+    // The documented default: the material is secret at rest, in the clear.
+    let dir = fresh_dir("key_seam_plain");
+    let keys = SqliteStore::connect(&sqlite_url(&dir)).await.unwrap();
+    let f = node(&keys, None);
+    let step = f.server.begin_sign_in(&authorize_request(QUERY)).await;
+    assert!(matches!(step, Step::SignIn(_)), "{step:?}");
+    let rows = key_rows(&keys).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].1.len(), 32, "a bare 32-byte key");
+    keys.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn keys_kept_before_the_key_table_existed_move_there_on_upgrade() {
+    use grantor::sql::sqlx::migrate::Migrator;
+    let dir = fresh_dir("key_seam_upgrade");
+    let url = sqlite_url(&dir);
+    // A database as the previous version left it: migrations up to 11, keys in the single-use
+    // table beside a one-time value.
+    let options: grantor::sql::sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
+    let pool = grantor::sql::sqlx::SqlitePool::connect_with(options.create_if_missing(true))
+        .await
+        .unwrap();
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut migrator = Migrator::new(manifest.join("src/sql/migrations/sqlite"))
+        .await
+        .unwrap();
+    let before: Vec<_> = migrator
+        .migrations
+        .iter()
+        .filter(|m| m.version <= 11)
+        .cloned()
+        .collect();
+    assert_eq!(before.len(), 11);
+    migrator.migrations = before.into();
+    migrator.run(&pool).await.unwrap();
+    let far = (START + 86_400) as i64;
+    for (key, value) in [
+        ("grantor:seal:20833", vec![1u8; 32]),
+        ("grantor:jwk:EdDSA:20833", b"a signing key".to_vec()),
+        ("grantor:dpop-nonce:7", b"a nonce".to_vec()),
+        ("grantor:par:abc", b"a pushed request".to_vec()),
+    ] {
+        grantor::sql::sqlx::query(
+            "INSERT INTO grantor_single_use (key, value, expires_at) VALUES ($1, $2, $3)",
+        )
+        .bind(key)
+        .bind(value)
+        .bind(far)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+
+    let store = SqliteStore::connect(&url).await.unwrap();
+    let now = UnixTime::from_secs(START);
+    assert_eq!(
+        store.find_key("grantor:seal:20833", now).await.unwrap(),
+        Some(vec![1u8; 32])
+    );
+    assert_eq!(
+        store
+            .find_key("grantor:jwk:EdDSA:20833", now)
+            .await
+            .unwrap(),
+        Some(b"a signing key".to_vec()),
+        "tokens signed before the upgrade keep verifying"
+    );
+    assert!(
+        store
+            .find_key("grantor:dpop-nonce:7", now)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(store.peek("grantor:seal:20833", now).await.unwrap(), None);
+    assert_eq!(
+        store.peek("grantor:par:abc", now).await.unwrap(),
+        Some(b"a pushed request".to_vec()),
+        "one-time values stay where they were"
+    );
+    assert_eq!(store.find_key("grantor:par:abc", now).await.unwrap(), None);
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
