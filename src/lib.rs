@@ -148,6 +148,7 @@ pub mod signin;
 pub mod sql;
 pub mod store;
 mod throttle;
+mod token_format;
 
 /// The README's examples run as doc tests.
 #[cfg(doctest)]

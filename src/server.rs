@@ -371,11 +371,11 @@ impl AuthorizationServer {
     /// The JWKS document (RFC 7517 §5) of the access-token signing keys, for `GET` at
     /// `jwks_uri` (`/.well-known/jwks.json` by default): the current key, those whose tokens
     /// may still be live and the next. `application/json`, cacheable for five minutes, so a
-    /// resource server sees a new key before it signs. 404 when access tokens are not JWTs.
-    /// Feature `jwt`.
-    #[cfg(feature = "jwt")]
+    /// resource server sees a new key before it signs. 404 when access tokens are not JWTs
+    /// (feature `jwt`, [`AuthorizationServerBuilder::jwt_access_tokens`]).
     pub async fn jwks(&self) -> Response<String> {
-        crate::endpoint::jwks(self.inner.wire(), self.inner.jwt.as_ref()).await
+        let format = self.inner.access_tokens.as_deref();
+        crate::endpoint::jwks(self.inner.wire(), format).await
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this

@@ -207,6 +207,11 @@ impl AuthorizationServerBuilder {
             clients = cache;
         }
         let rendered = Rendered::new(&config).ok_or(ConfigError::Realm)?;
+        // The access-token format the features give, wired to the server's key seam.
+        #[cfg(feature = "jwt")]
+        let access_tokens = self.jwt.map(|jwt| jwt.wired(&keys));
+        #[cfg(not(feature = "jwt"))]
+        let access_tokens = None;
         Ok(AuthorizationServer::assembled(Inner {
             config,
             rendered,
@@ -227,8 +232,7 @@ impl AuthorizationServerBuilder {
             clock: self.clock,
             hashing: crate::hash::Hashing::new(self.hashing),
             secret_cache: SecretCache::new(),
-            #[cfg(feature = "jwt")]
-            jwt: self.jwt.map(|jwt| jwt.wired(&keys)),
+            access_tokens,
             #[cfg(feature = "dpop")]
             dpop: dpop_checker,
             exchange: self.exchange,

@@ -12,6 +12,7 @@ use crate::grant::bearer::{self, Demand, Refusal};
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::store::{AccessGrant, TokenIssuer, UserStore};
+use crate::token_format::AccessTokenFormat;
 
 #[cfg(feature = "dpop")]
 mod dpop;
@@ -47,10 +48,9 @@ impl<'a> Presented<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct Validation<'a> {
     pub(crate) tokens: &'a dyn TokenIssuer,
-    #[cfg_attr(not(feature = "jwt"), allow(dead_code))]
     pub(crate) users: &'a dyn UserStore,
-    #[cfg(feature = "jwt")]
-    pub(crate) jwt: Option<&'a crate::jwt::Jwt>,
+    /// Set when access tokens are self-contained (JWTs).
+    pub(crate) format: Option<&'a dyn AccessTokenFormat>,
     #[cfg(feature = "dpop")]
     pub(crate) dpop: Option<&'a crate::dpop::Checker>,
 }
@@ -95,17 +95,16 @@ async fn find_grant(
         audience: audience.unwrap_or(default.as_str()),
         default,
     };
-    #[cfg(feature = "jwt")]
-    if let Some(jwt) = validation.jwt
-        && crate::jwt::looks_like_jwt(token.expose_secret())
+    if let Some(format) = validation.format
+        && format.recognizes(token.expose_secret())
     {
-        let check = bearer::JwtCheck {
-            jwt,
+        let check = bearer::SelfContainedCheck {
+            format,
             issuer: &wire.settings.issuer,
             store: validation.tokens,
             users: validation.users,
         };
-        return bearer::check_jwt(check, token, demand, wire.now).await;
+        return bearer::check_self_contained(check, token, demand, wire.now).await;
     }
     bearer::check(validation.tokens, token, demand, wire.now).await
 }

@@ -9,11 +9,14 @@ use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup::{self, Found};
 use crate::store::TokenIssuer;
+use crate::token_format::AccessTokenFormat;
 
 /// What introspection needs: client authentication at this endpoint and the tokens.
 pub(crate) struct Introspection<'a> {
     pub(crate) clients: Authenticator<'a>,
     pub(crate) tokens: &'a dyn TokenIssuer,
+    /// Set when access tokens are self-contained (their `jti` is read from them).
+    pub(crate) format: Option<&'a dyn AccessTokenFormat>,
 }
 
 pub(crate) async fn introspect<B: AsRef<[u8]>>(
@@ -45,5 +48,6 @@ async fn handle<B: AsRef<[u8]>>(
     let client = introspection.clients.authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
     let audience = &wire.settings.resources.default;
-    lookup::introspect(introspection.tokens, &client, audience, &query, wire.now).await
+    let Introspection { tokens, format, .. } = *introspection;
+    lookup::introspect(tokens, format, &client, audience, &query, wire.now).await
 }

@@ -143,14 +143,16 @@ pub(crate) fn payload_too_large(rendered: &Rendered) -> http::Response<String> {
 
 /// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five
 /// minutes; 404 without JWT access tokens, 503 when the keys cannot be read.
-#[cfg(feature = "jwt")]
-pub(crate) async fn jwks(wire: Wire<'_>, jwt: Option<&crate::jwt::Jwt>) -> http::Response<String> {
-    let Some(jwt) = jwt else {
+pub(crate) async fn jwks(
+    wire: Wire<'_>,
+    format: Option<&dyn crate::token_format::AccessTokenFormat>,
+) -> http::Response<String> {
+    let Some(format) = format else {
         let mut response = http::Response::new(String::new());
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
     };
-    match jwt.jwks(wire.now).await {
+    match format.key_set(wire.now).await {
         Ok(document) => {
             let mut response = render::json_text(StatusCode::OK, document);
             let headers = response.headers_mut();

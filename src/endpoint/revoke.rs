@@ -10,12 +10,15 @@ use crate::events::Events;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup;
 use crate::store::TokenIssuer;
+use crate::token_format::AccessTokenFormat;
 
 /// What revocation needs: client authentication at this endpoint, the tokens, the audit trail.
 #[derive(Clone, Copy)]
 pub(crate) struct Revocation<'a> {
     pub(crate) clients: Authenticator<'a>,
     pub(crate) tokens: &'a dyn TokenIssuer,
+    /// Set when access tokens are self-contained (their `jti` is read from them).
+    pub(crate) format: Option<&'a dyn AccessTokenFormat>,
     pub(crate) events: &'a dyn Events,
 }
 
@@ -39,6 +42,11 @@ async fn handle<B: AsRef<[u8]>>(
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let client = revocation.clients.authenticate(&auth).await?;
     let query = parse::token_query(&form)?;
-    let Revocation { tokens, events, .. } = *revocation;
-    lookup::revoke(tokens, events, &client, &query, wire.now).await
+    let Revocation {
+        tokens,
+        format,
+        events,
+        ..
+    } = *revocation;
+    lookup::revoke(tokens, format, events, &client, &query, wire.now).await
 }

@@ -239,11 +239,10 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
                 async move { respond(response) }
             }),
         ));
-        #[cfg(feature = "jwt")]
-        {
+        if let Some(path) = &paths.jwks {
             let jwks = server.clone();
             config.service(document(
-                &paths.jwks,
+                path,
                 web::route().to(move || {
                     let jwks = jwks.clone();
                     async move { respond(jwks.jwks().await) }

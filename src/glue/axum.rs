@@ -174,16 +174,18 @@ where
         &config.metadata_path(),
         get(move || std::future::ready(metadata.metadata())),
     );
-    #[cfg(feature = "jwt")]
-    let router = {
-        let jwks = server.clone();
-        router.route(
-            &paths.jwks,
-            get(move || {
-                let jwks = jwks.clone();
-                async move { jwks.jwks().await }
-            }),
-        )
+    let router = match &paths.jwks {
+        Some(path) => {
+            let jwks = server.clone();
+            router.route(
+                path,
+                get(move || {
+                    let jwks = jwks.clone();
+                    async move { jwks.jwks().await }
+                }),
+            )
+        }
+        None => router,
     };
     router.layer(DefaultBodyLimit::max(server.max_body_bytes()))
 }

@@ -20,8 +20,8 @@ pub(crate) struct RoutePaths {
     pub(crate) configuration: String,
     pub(crate) pushed_requests: String,
     pub(crate) device_authorization: String,
-    #[cfg(feature = "jwt")]
-    pub(crate) jwks: String,
+    /// The JWKS document's path, when access tokens are JWTs (else nothing is served there).
+    pub(crate) jwks: Option<String>,
 }
 
 impl RoutePaths {
@@ -36,8 +36,9 @@ impl RoutePaths {
             registration,
             pushed_requests: config.served_path(&paths.pushed_requests),
             device_authorization: config.served_path(&paths.device_authorization),
-            #[cfg(feature = "jwt")]
-            jwks: config.served_path(&paths.jwks),
+            jwks: config
+                .jwt_access_tokens
+                .then(|| config.served_path(&paths.jwks)),
         }
     }
 }

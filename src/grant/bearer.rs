@@ -7,7 +7,8 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, TokenIssuer};
+use crate::store::{AccessGrant, Authorization, FamilyId, TokenIssuer, UserStore};
+use crate::token_format::{AccessTokenFormat, Unverified};
 
 /// Why a request to a protected resource was refused (RFC 6750 §3.1); `endpoint` renders it
 /// into the challenge.
@@ -58,40 +59,36 @@ pub(crate) async fn check(
     Ok(grant.with_jti(mint::jti(&digest)))
 }
 
-/// What validating a JWT access token (RFC 9068) needs besides the token.
-#[cfg(feature = "jwt")]
-pub(crate) struct JwtCheck<'a> {
-    pub(crate) jwt: &'a crate::jwt::Jwt,
+/// What validating a self-contained access token (a JWT, RFC 9068) needs besides the token.
+pub(crate) struct SelfContainedCheck<'a> {
+    pub(crate) format: &'a dyn AccessTokenFormat,
     pub(crate) issuer: &'a str,
     /// Asked only when the host checks revocation.
     pub(crate) store: &'a dyn TokenIssuer,
     /// Who `sub` is, for a token with a user.
-    pub(crate) users: &'a dyn crate::store::UserStore,
+    pub(crate) users: &'a dyn UserStore,
 }
 
-/// The grant behind a JWT access token: its signature, `typ`, `iss`, `aud` and `exp` checked
-/// with the published keys, without the token store unless revocation is checked.
-#[cfg(feature = "jwt")]
-pub(crate) async fn check_jwt(
-    check: JwtCheck<'_>,
+/// The grant behind a self-contained access token: verified by its format (for a JWT: the
+/// signature, `typ`, `iss`, `aud` and `exp` with the published keys), without the token store
+/// unless revocation is checked.
+pub(crate) async fn check_self_contained(
+    check: SelfContainedCheck<'_>,
     token: &AccessToken,
     demand: Demand<'_>,
     now: UnixTime,
 ) -> Result<AccessGrant, Refusal> {
-    use crate::jwt::{Expected, JwtError};
-    let expected = Expected {
-        issuer: check.issuer,
-        audience: demand.audience,
-        now,
-        leeway: std::time::Duration::ZERO,
-    };
-    let verified = match check.jwt.verify(token.expose_secret(), &expected).await {
+    let verified = check
+        .format
+        .verify(token.expose_secret(), check.issuer, demand.audience, now)
+        .await;
+    let verified = match verified {
         Ok(Ok(verified)) => verified,
-        Ok(Err(JwtError::WrongAudience)) => return Err(not_meant_for_this_resource()),
-        Ok(Err(_)) => return Err(Refusal::InvalidToken),
+        Ok(Err(Unverified::WrongAudience)) => return Err(not_meant_for_this_resource()),
+        Ok(Err(Unverified::Invalid)) => return Err(Refusal::InvalidToken),
         Err(error) => return Err(Refusal::Error(error.into())),
     };
-    let grant = if check.jwt.check_revocation {
+    let grant = if check.format.checks_revocation() {
         check
             .store
             .find_access_token(&token.digest(), now)
@@ -99,24 +96,22 @@ pub(crate) async fn check_jwt(
             .map_err(|e| Refusal::Error(e.into()))?
             .ok_or(Refusal::InvalidToken)?
     } else {
-        // RFC 9068 §2.2: `sub` is the client itself when no user is involved.
-        let user = if verified.is_client_only() {
-            None
-        } else {
-            let id = crate::store::UserId::new(&verified.subject);
-            let user = check.users.find_user(&id).await;
-            // A token of an account that is gone is no longer honoured.
-            Some(
-                user.map_err(|e| Refusal::Error(e.into()))?
-                    .ok_or(Refusal::InvalidToken)?,
-            )
+        let user = match &verified.user {
+            None => None,
+            Some(id) => {
+                let user = check.users.find_user(id).await;
+                // A token of an account that is gone is no longer honoured.
+                Some(
+                    user.map_err(|e| Refusal::Error(e.into()))?
+                        .ok_or(Refusal::InvalidToken)?,
+                )
+            }
         };
-        let authorization =
-            crate::store::Authorization::new(verified.client_id, user, verified.scope)
-                .with_audience(verified.audience);
+        let authorization = Authorization::new(verified.client_id, user, verified.scope)
+            .with_audience(verified.audience);
         AccessGrant::new(
             authorization,
-            crate::store::FamilyId::UNKNOWN,
+            FamilyId::UNKNOWN,
             verified.issued_at,
             verified.expires_at,
         )

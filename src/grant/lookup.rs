@@ -11,6 +11,7 @@ use crate::mint;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
 use crate::store::{AccessGrant, Authorization, RefreshGrant, TokenIssuer, User};
+use crate::token_format::AccessTokenFormat;
 
 /// A token found in the store.
 #[derive(Debug)]
@@ -69,6 +70,7 @@ async fn find(
 /// clients cannot introspect at all.
 pub(crate) async fn introspect(
     store: &dyn TokenIssuer,
+    format: Option<&dyn AccessTokenFormat>,
     client: &Client,
     default: &Audience,
     query: &TokenQuery<'_>,
@@ -82,7 +84,7 @@ pub(crate) async fn introspect(
     let found = find(store, &query.token, query.hint, now).await?;
     // Only introspection shows the `jti`: it is derived here, not for every lookup.
     let found = found.map(|found| match found {
-        Found::Access(grant) => Found::Access(grant.with_jti(jti_of(&query.token))),
+        Found::Access(grant) => Found::Access(grant.with_jti(jti_of(format, &query.token))),
         refresh => refresh,
     });
     Ok(found.filter(|found| {
@@ -95,16 +97,14 @@ pub(crate) async fn introspect(
     }))
 }
 
-/// The `jti` of an access token found in the store: the one a JWT carries, else derived from
-/// the opaque token as when it was minted.
-fn jti_of(token: &AccessToken) -> crate::store::Jti {
-    #[cfg(feature = "jwt")]
-    if crate::jwt::looks_like_jwt(token.expose_secret())
-        && let Some(jti) = crate::jwt::issued_jti(token.expose_secret())
-    {
-        return jti;
-    }
-    mint::jti(&token.digest())
+/// The `jti` of an access token found in the store: the one a self-contained token (a JWT)
+/// carries, else derived from the opaque token as when it was minted.
+fn jti_of(format: Option<&dyn AccessTokenFormat>, token: &AccessToken) -> crate::store::Jti {
+    let text = token.expose_secret();
+    format
+        .filter(|format| format.recognizes(text))
+        .and_then(|format| format.jti(text))
+        .unwrap_or_else(|| mint::jti(&token.digest()))
 }
 
 /// RFC 7009 §2.1: revokes `client`'s own token. An unknown token, and another client's, are
@@ -112,6 +112,7 @@ fn jti_of(token: &AccessToken) -> crate::store::Jti {
 /// another's token exists). What is revoked is reported to `events`.
 pub(crate) async fn revoke(
     store: &dyn TokenIssuer,
+    format: Option<&dyn AccessTokenFormat>,
     events: &dyn Events,
     client: &Client,
     query: &TokenQuery<'_>,
@@ -124,7 +125,7 @@ pub(crate) async fn revoke(
         Some(Found::Access(grant)) => {
             store.revoke_access_token(&query.token.digest()).await?;
             let user = grant.authorization.user.as_ref().map(User::id);
-            events.record(&revoked.user(user).jti(&jti_of(&query.token)));
+            events.record(&revoked.user(user).jti(&jti_of(format, &query.token)));
         }
         // Revoking a refresh token revokes the grant it came from and the access tokens issued
         // under it.

@@ -39,6 +39,7 @@ use crate::store::{
     Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
     TokenIssuer,
 };
+use crate::token_format::{AccessClaims, AccessTokenFormat};
 
 /// `token_type` as the spec writes it.
 pub(crate) const TOKEN_TYPE: &str = "bearer";
@@ -65,11 +66,9 @@ pub(crate) struct Issuer<'a> {
     /// What tokens may be aimed at (RFC 8707).
     pub(crate) resources: &'a Resources,
     /// The issuer identifier, the `iss` of JWT access tokens.
-    #[cfg(feature = "jwt")]
     pub(crate) issuer_id: &'a str,
-    /// Set when access tokens are JWTs (RFC 9068).
-    #[cfg(feature = "jwt")]
-    pub(crate) jwt: Option<&'a crate::jwt::Jwt>,
+    /// Set when access tokens are self-contained (JWTs, RFC 9068).
+    pub(crate) format: Option<&'a dyn AccessTokenFormat>,
     /// The request's DPoP proof, whose key the tokens are bound to (RFC 9449).
     pub(crate) possession: Option<&'a dyn Possession>,
     /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).
@@ -360,7 +359,6 @@ impl Issuer<'_> {
     /// The access token as the client gets it, and the digest the store keeps: the minted
     /// random token, or with JWT access tokens (RFC 9068) a JWT signed for `authorization`
     /// whose `jti` is the minted token's (random and unique as ever).
-    #[cfg_attr(not(feature = "jwt"), allow(clippy::unused_async))]
     async fn access_token_text(
         &self,
         minted: AccessToken,
@@ -370,9 +368,8 @@ impl Issuer<'_> {
         expires_at: UnixTime,
         issued_at: UnixTime,
     ) -> Result<(String, SecretDigest), OAuthError> {
-        #[cfg(feature = "jwt")]
-        if let Some(jwt) = self.jwt {
-            let claims = crate::jwt::AccessClaims {
+        if let Some(format) = self.format {
+            let claims = AccessClaims {
                 issuer: self.issuer_id,
                 authorization,
                 jti,
@@ -381,11 +378,10 @@ impl Issuer<'_> {
                 issued_at,
                 expires_at,
             };
-            let token = jwt.sign(&claims).await?;
+            let token = format.encode(&claims).await?;
             let digest = SecretDigest::of(&token);
             return Ok((token, digest));
         }
-        let _ = (authorization, jti, jkt, issued_at, expires_at);
         let digest = minted.digest();
         Ok((minted.into_secret(), digest))
     }

@@ -154,16 +154,12 @@ async fn active(
     Ok(grant)
 }
 
-/// Whether `token` may be called a JWT (RFC 8693 §3): the server issues JWT access tokens and
-/// this looks like one.
+/// Whether `token` may be called a JWT (RFC 8693 §3): the server issues self-contained (JWT)
+/// access tokens and this has their shape.
 fn issues_jwts(issuer: Issuer<'_>, token: &AccessToken) -> bool {
-    #[cfg(feature = "jwt")]
-    return issuer.jwt.is_some() && crate::jwt::looks_like_jwt(token.expose_secret());
-    #[cfg(not(feature = "jwt"))]
-    {
-        let _ = (issuer, token);
-        false
-    }
+    issuer
+        .format
+        .is_some_and(|format| format.recognizes(token.expose_secret()))
 }
 
 /// The new token's scope: the requested one, else the subject token's; within both the subject

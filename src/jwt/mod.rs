@@ -45,12 +45,13 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 
 pub use keys::{KeyError, SigningAlgorithm, SigningKey};
 pub use rotation::{RotatingKeys, SigningKeys, StaticKeys};
-pub(crate) use token::{AccessClaims, Expected};
+use token::Expected;
 pub use token::{JwtError, VerifiedToken};
 
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::store::KeyStore;
+use crate::token_format::{AccessClaims, AccessTokenFormat, SelfContained, Unverified};
 
 /// The server's JWT access-token settings: where the signing keys come from, and whether its
 /// own bearer validation also asks the store whether the token was revoked.
@@ -104,80 +105,101 @@ impl JwtAccessTokens {
         self
     }
 
-    /// The settings wired to the server's key seam.
-    pub(crate) fn wired(self, store: &Arc<dyn KeyStore>) -> Jwt {
+    /// The settings wired to the server's key seam: the server's access-token format.
+    pub(crate) fn wired(self, store: &Arc<dyn KeyStore>) -> Arc<dyn AccessTokenFormat> {
         let keys = match self.keys {
             Source::Given(keys) => keys,
             Source::Rotating(algorithm, period) => {
                 Arc::new(RotatingKeys::new(algorithm, period, Arc::clone(store)))
             }
         };
-        Jwt {
+        Arc::new(Jwt {
             keys,
             check_revocation: self.check_revocation,
-        }
+        })
     }
 }
 
-/// A server's JWT access tokens: its signing keys, wired.
-pub(crate) struct Jwt {
+/// A server's JWT access tokens, its signing keys wired: the access-token format the builder
+/// hands the server.
+struct Jwt {
     keys: Arc<dyn SigningKeys>,
-    pub(crate) check_revocation: bool,
+    check_revocation: bool,
 }
 
-impl Jwt {
-    /// Signs an access token.
-    pub(crate) async fn sign(&self, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
+#[async_trait::async_trait]
+impl AccessTokenFormat for Jwt {
+    async fn encode(&self, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
         let key = self.keys.signing_key(claims.issued_at).await?;
         token::sign(&key, claims)
     }
 
-    /// Verifies one of this server's access tokens with its published keys.
-    pub(crate) async fn verify(
+    /// A compact JWS: three base64url parts.
+    fn recognizes(&self, token: &str) -> bool {
+        token.bytes().filter(|&b| b == b'.').count() == 2
+    }
+
+    fn jti(&self, token: &str) -> Option<crate::store::Jti> {
+        #[derive(serde::Deserialize)]
+        struct JtiClaim {
+            jti: String,
+        }
+        let claims: JtiClaim = jsonwebtoken::dangerous::insecure_decode_claims(token).ok()?;
+        Some(crate::store::Jti::new(claims.jti))
+    }
+
+    async fn verify(
         &self,
         token: &str,
-        expected: &Expected<'_>,
-    ) -> Result<Result<VerifiedToken, JwtError>, StoreError> {
+        issuer: &str,
+        audience: &str,
+        now: UnixTime,
+    ) -> Result<Result<SelfContained, Unverified>, StoreError> {
+        let expected = Expected {
+            issuer,
+            audience,
+            now,
+            leeway: Duration::ZERO,
+        };
         let header = match token::header(token) {
             Ok(header) => header,
-            Err(error) => return Ok(Err(error)),
+            Err(_) => return Ok(Err(Unverified::Invalid)),
         };
-        let Some(key) = self
-            .keys
-            .verification_key(&header.kid, expected.now)
-            .await?
-        else {
-            return Ok(Err(JwtError::UnknownKey));
+        let Some(key) = self.keys.verification_key(&header.kid, now).await? else {
+            return Ok(Err(Unverified::Invalid));
         };
         let decoding = (key.decoding(), key.algorithm().jose());
-        Ok(token::verify(token, &header, decoding, expected))
+        Ok(match token::verify(token, &header, decoding, &expected) {
+            Ok(verified) => Ok(SelfContained {
+                // RFC 9068 §2.2: `sub` is the client itself when no user is involved.
+                user: (!verified.is_client_only())
+                    .then(|| crate::store::UserId::new(&verified.subject)),
+                client_id: verified.client_id,
+                scope: verified.scope,
+                audience: verified.audience,
+                jti: verified.jti,
+                issued_at: verified.issued_at,
+                expires_at: verified.expires_at,
+                jkt: verified.jkt,
+                actor: verified.actor,
+            }),
+            Err(JwtError::WrongAudience) => Err(Unverified::WrongAudience),
+            Err(_) => Err(Unverified::Invalid),
+        })
+    }
+
+    fn checks_revocation(&self) -> bool {
+        self.check_revocation
     }
 
     /// The JWKS document (RFC 7517 §5) of the published keys.
-    pub(crate) async fn jwks(&self, now: UnixTime) -> Result<String, StoreError> {
+    async fn key_set(&self, now: UnixTime) -> Result<String, StoreError> {
         let keys = self.keys.published_keys(now).await?;
         let set = JwkSet {
             keys: keys.iter().map(|key| key.public_jwk().clone()).collect(),
         };
         serde_json::to_string(&set).map_err(StoreError::failed)
     }
-}
-
-/// The `jti` of a JWT access token this server issued (found in its store by digest, so not
-/// verified again here); `None` if `token` is not a JWT with one.
-pub(crate) fn issued_jti(token: &str) -> Option<crate::store::Jti> {
-    #[derive(serde::Deserialize)]
-    struct JtiClaim {
-        jti: String,
-    }
-    let claims: JtiClaim = jsonwebtoken::dangerous::insecure_decode_claims(token).ok()?;
-    Some(crate::store::Jti::new(claims.jti))
-}
-
-/// Whether `token` has the shape of a compact JWS (three base64url parts), so bearer
-/// validation verifies it rather than looking it up.
-pub(crate) fn looks_like_jwt(token: &str) -> bool {
-    token.bytes().filter(|&b| b == b'.').count() == 2
 }
 
 /// Verifies RFC 9068 access tokens for a resource server that holds only the authorization

@@ -12,7 +12,8 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::store::{Actor, Authorization, Jti, JwkThumbprint};
+use crate::store::{Actor, Jti, JwkThumbprint};
+use crate::token_format::AccessClaims;
 
 /// The JOSE `typ` of an RFC 9068 access token (§2.1).
 pub(crate) const TYP: &str = "at+jwt";
@@ -49,20 +50,6 @@ struct Claims {
 #[derive(Serialize, Deserialize)]
 struct Confirmation {
     jkt: String,
-}
-
-/// What a signed access token says.
-#[derive(Debug, Clone)]
-pub(crate) struct AccessClaims<'a> {
-    pub(crate) issuer: &'a str,
-    pub(crate) authorization: &'a Authorization,
-    pub(crate) jti: &'a Jti,
-    /// The DPoP key the token is bound to.
-    pub(crate) jkt: Option<JwkThumbprint>,
-    /// Who acts for the user (RFC 8693 §4.1).
-    pub(crate) actor: Option<&'a Actor>,
-    pub(crate) issued_at: UnixTime,
-    pub(crate) expires_at: UnixTime,
 }
 
 /// Signs an access token for `claims` with `key`.

@@ -25,6 +25,7 @@ use crate::store::{
     UserAdmin, UserStore,
 };
 use crate::throttle::Turns;
+use crate::token_format::AccessTokenFormat;
 
 /// The server's state behind its `Arc`.
 pub(crate) struct Inner {
@@ -52,9 +53,8 @@ pub(crate) struct Inner {
     pub(crate) secret_cache: SecretCache,
     /// Where events go (an audit trail).
     pub(crate) events: Arc<dyn Events>,
-    /// Set when access tokens are JWTs (RFC 9068).
-    #[cfg(feature = "jwt")]
-    pub(crate) jwt: Option<crate::jwt::Jwt>,
+    /// Set when access tokens are self-contained (JWTs, RFC 9068).
+    pub(crate) access_tokens: Option<Arc<dyn AccessTokenFormat>>,
     /// Set when DPoP proofs are accepted (RFC 9449).
     #[cfg(feature = "dpop")]
     pub(crate) dpop: Option<crate::dpop::Checker>,
@@ -109,10 +109,8 @@ impl Inner {
             store: &*self.tokens,
             lifetimes: &self.config.lifetimes,
             resources: &self.config.resources,
-            #[cfg(feature = "jwt")]
             issuer_id: &self.config.issuer,
-            #[cfg(feature = "jwt")]
-            jwt: self.jwt.as_ref(),
+            format: self.access_tokens.as_deref(),
             possession: None,
             bind_refresh: false,
             actor: None,
@@ -219,8 +217,7 @@ impl Inner {
         Validation {
             tokens: &*self.tokens,
             users: &*self.users,
-            #[cfg(feature = "jwt")]
-            jwt: self.jwt.as_ref(),
+            format: self.access_tokens.as_deref(),
             #[cfg(feature = "dpop")]
             dpop: self.dpop.as_ref(),
         }
@@ -263,6 +260,7 @@ impl Inner {
         Revocation {
             clients: self.authenticator(&self.config.endpoints.revocation),
             tokens: &*self.tokens,
+            format: self.access_tokens.as_deref(),
             events: &*self.events,
         }
     }
@@ -272,6 +270,7 @@ impl Inner {
         Introspection {
             clients: self.authenticator(&self.config.endpoints.introspection),
             tokens: &*self.tokens,
+            format: self.access_tokens.as_deref(),
         }
     }
 }
