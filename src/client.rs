@@ -10,13 +10,11 @@ pub use crate::secret::ClientSecret;
 use crate::secret::SecretDigest;
 
 mod builder;
-mod keys;
+pub(crate) mod keys;
 mod uris;
 mod verifier;
 
 pub use builder::ClientBuilder;
-#[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
-pub(crate) use keys::PRIVATE_MEMBERS;
 pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};
 pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::same_loopback_but_port;

@@ -27,6 +27,7 @@
 //! [`AuthorizationServerBuilder::client_key_resolver`](crate::AuthorizationServerBuilder::client_key_resolver);
 //! without one, self-registration refuses `jwks_uri` with `invalid_client_metadata`.
 
+mod checker;
 mod verify;
 
 use std::time::Duration;
@@ -36,6 +37,7 @@ use async_trait::async_trait;
 use crate::client::ClientId;
 use crate::error::StoreError;
 
+pub(crate) use checker::Checker;
 pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};
 
 /// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 /// RS256, PS256.
 pub(crate) const ALGORITHMS: [&str; 4] = ["ES256", "EdDSA", "RS256", "PS256"];
 
-pub(crate) use crate::client::PRIVATE_MEMBERS;
+pub(crate) use crate::client::keys::PRIVATE_MEMBERS;
 
 /// The smallest and largest RSA modulus accepted, in bits (RFC 7518 §3.3 asks for 2048 at
 /// least; past 4096 a key only costs the verifier time).

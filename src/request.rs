@@ -29,8 +29,10 @@ pub(crate) enum ClientAuth<'a> {
 
 /// A client assertion as sent (RFC 7521 §4.2 `client_assertion`). A bearer credential until
 /// its `jti` is spent: its `Debug` never shows it.
-// Read only where assertions are verified (feature `private-key-jwt`).
-#[cfg_attr(not(feature = "private-key-jwt"), allow(dead_code))]
+#[allow(
+    dead_code,
+    reason = "read where assertions are verified (feature private-key-jwt)"
+)]
 #[derive(Clone, Copy)]
 pub(crate) struct Assertion<'a>(pub(crate) &'a str);
 

@@ -34,6 +34,15 @@ impl AuthorizationServerBuilder {
         false
     }
 
+    /// The algorithms client assertions are verified with, when feature `private-key-jwt`
+    /// accepts them.
+    fn client_assertion_algs(&self) -> Option<&'static [&'static str]> {
+        #[cfg(feature = "private-key-jwt")]
+        return Some(&crate::client_assertion::ALGORITHMS);
+        #[cfg(not(feature = "private-key-jwt"))]
+        None
+    }
+
     fn jwks_uri_resolvable(&self) -> bool {
         #[cfg(feature = "private-key-jwt")]
         return self.client_keys.is_some();
@@ -46,6 +55,7 @@ impl AuthorizationServerBuilder {
         let jwt_access_tokens = self.jwt_enabled();
         let dpop = self.dpop_enabled();
         let jwks_uri = self.jwks_uri_resolvable();
+        let client_assertion_algs = self.client_assertion_algs();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -145,6 +155,7 @@ impl AuthorizationServerBuilder {
             device: self.device,
             token_exchange: self.exchange.is_some(),
             jwks_uri,
+            client_assertion_algs,
         };
         let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
         let users = self.users.ok_or(ConfigError::Missing("users"))?;
@@ -212,6 +223,18 @@ impl AuthorizationServerBuilder {
         let access_tokens = self.jwt.map(|jwt| jwt.wired(&keys));
         #[cfg(not(feature = "jwt"))]
         let access_tokens = None;
+        // Client assertions, checked by feature `private-key-jwt`.
+        #[cfg(feature = "private-key-jwt")]
+        let client_assertions: Option<
+            Arc<dyn crate::grant::client_auth::ClientAssertions>,
+        > = Some(Arc::new(crate::client_assertion::Checker {
+            single_use: Arc::clone(&single_use),
+            resolver: self.client_keys,
+            issuer: config.issuer.clone(),
+            token_url: config.absolute_url(&config.endpoints.token),
+        }));
+        #[cfg(not(feature = "private-key-jwt"))]
+        let client_assertions = None;
         Ok(AuthorizationServer::assembled(Inner {
             config,
             rendered,
@@ -236,8 +259,7 @@ impl AuthorizationServerBuilder {
             #[cfg(feature = "dpop")]
             dpop: dpop_checker,
             exchange: self.exchange,
-            #[cfg(feature = "private-key-jwt")]
-            client_keys: self.client_keys,
+            client_assertions,
         }))
     }
 }

@@ -67,19 +67,19 @@ type AuthMethods = (
     Option<&'static [&'static str]>,
 );
 
-fn auth_methods() -> AuthMethods {
-    #[cfg(feature = "private-key-jwt")]
-    return (
-        &["client_secret_basic", "private_key_jwt", "none"],
-        &["client_secret_basic", "private_key_jwt"],
-        Some(&crate::client_assertion::ALGORITHMS),
-    );
-    #[cfg(not(feature = "private-key-jwt"))]
-    (
-        &["client_secret_basic", "none"],
-        &["client_secret_basic"],
-        None,
-    )
+fn auth_methods(config: &Settings) -> AuthMethods {
+    match config.client_assertion_algs {
+        Some(algorithms) => (
+            &["client_secret_basic", "private_key_jwt", "none"],
+            &["client_secret_basic", "private_key_jwt"],
+            Some(algorithms),
+        ),
+        None => (
+            &["client_secret_basic", "none"],
+            &["client_secret_basic"],
+            None,
+        ),
+    }
 }
 
 /// The metadata document as `application/json`, cacheable for an hour.
@@ -90,11 +90,11 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     if config.pkce.allows_plain() {
         methods.push("plain");
     }
-    // What is really accepted: HTTP Basic for confidential clients, with feature
-    // `private-key-jwt` signed assertions (RFC 7523 §2.2), `client_id` alone (`none`) for
+    // What is really accepted: HTTP Basic for confidential clients, where the server takes
+    // them (feature `private-key-jwt`) signed assertions (RFC 7523 §2.2), `client_id` alone (`none`) for
     // public ones; never `client_secret_post`. Introspection needs a client that
     // authenticates (RFC 7662 §2.1), so not `none`.
-    let (auth_methods, introspection_methods, assertion_algs) = auth_methods();
+    let (auth_methods, introspection_methods, assertion_algs) = auth_methods(config);
     let oauth21 = config.profile == Profile::OAuth21;
     let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {
         (

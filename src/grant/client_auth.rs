@@ -6,16 +6,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 use subtle::ConstantTimeEq as _;
 
 use crate::client::{Client, ClientId, Verifier};
-use crate::clock::Clock;
+use crate::clock::{Clock, UnixTime};
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
-use crate::request::ClientAuth;
+use crate::request::{Assertion, ClientAuth};
 use crate::secret::{SecretDigest, random_bytes};
 use crate::store::{AttemptCounter, ClientStore, namespace};
 use crate::throttle::{SignInThrottle, Turns};
@@ -34,10 +35,10 @@ pub(crate) struct Authenticator<'a> {
     pub(crate) clock: &'a dyn Clock,
     /// Where a refusal is reported ([`EventKind::ClientAuthenticationFailed`]).
     pub(crate) events: &'a dyn Events,
-    /// What `private_key_jwt` needs: where spent `jti`s go, the issuer and endpoint URLs an
-    /// assertion's `aud` may name, the host's `jwks_uri` resolver.
-    #[cfg(feature = "private-key-jwt")]
-    pub(crate) assertions: super::client_assertion::Assertions<'a>,
+    /// Set when client assertions are accepted (`private_key_jwt`).
+    pub(crate) assertions: Option<&'a dyn ClientAssertions>,
+    /// The path of the endpoint being called, whose URL an assertion's `aud` may name.
+    pub(crate) endpoint_path: &'a str,
 }
 
 impl Authenticator<'_> {
@@ -181,31 +182,39 @@ impl Authenticator<'_> {
     }
 }
 
-#[cfg(feature = "private-key-jwt")]
 impl Authenticator<'_> {
-    /// `private_key_jwt` (RFC 7523 §2.2): the assertion verified and its `jti` spent.
+    /// A client assertion (`private_key_jwt`, RFC 7523 §2.2): verified and its `jti` spent by
+    /// the server's [`ClientAssertions`], if it takes assertions.
     async fn check_assertion(
         &self,
         client: &Client,
-        assertion: crate::request::Assertion<'_>,
+        assertion: Assertion<'_>,
     ) -> Result<(), OAuthError> {
+        let Some(assertions) = self.assertions else {
+            return Err(OAuthError::invalid_client(
+                "this server does not accept client assertions (private_key_jwt)",
+            ));
+        };
         let now = self.clock.now();
-        self.assertions.check(client, assertion, now).await
+        assertions
+            .check(client, assertion, self.endpoint_path, now)
+            .await
     }
 }
 
-#[cfg(not(feature = "private-key-jwt"))]
-impl Authenticator<'_> {
-    /// Without feature `private-key-jwt`, no assertion authenticates.
-    async fn check_assertion(
+/// Client assertions (`private_key_jwt`, RFC 7523 §2.2): the seam feature `private-key-jwt`
+/// implements and the builder wires in.
+#[async_trait]
+pub(crate) trait ClientAssertions: Send + Sync {
+    /// Verifies `assertion` for `client` at the endpoint at `endpoint_path` (an acceptable
+    /// `aud`, RFC 7523 §3) and spends its `jti`; every refusal is `invalid_client`.
+    async fn check(
         &self,
-        _client: &Client,
-        _assertion: crate::request::Assertion<'_>,
-    ) -> Result<(), OAuthError> {
-        Err(OAuthError::invalid_client(
-            "this server does not accept client assertions (private_key_jwt)",
-        ))
-    }
+        client: &Client,
+        assertion: Assertion<'_>,
+        endpoint_path: &str,
+        now: UnixTime,
+    ) -> Result<(), OAuthError>;
 }
 
 /// One answer for every failed authentication, so it does not tell unknown clients from wrong

@@ -7,8 +7,6 @@ pub(crate) mod authorization_code;
 pub(crate) mod authorize;
 pub(crate) mod bearer;
 pub(crate) mod checks;
-#[cfg(feature = "private-key-jwt")]
-pub(crate) mod client_assertion;
 pub(crate) mod client_auth;
 pub(crate) mod client_credentials;
 pub(crate) mod decide;

@@ -69,6 +69,8 @@ pub(crate) struct Registrar<'a> {
     pub(crate) attempts: &'a dyn AttemptCounter,
     /// Whether the host resolves `jwks_uri`s (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
+    /// Whether client assertions are accepted (`private_key_jwt`).
+    pub(crate) assertions: bool,
     /// Where registrations are reported.
     pub(crate) events: &'a dyn crate::events::Events,
 }
@@ -315,7 +317,7 @@ impl Registrar<'_> {
     ) -> Result<Option<ClientKeys>, OAuthError> {
         let refuse = |why: &'static str| Err(OAuthError::invalid_client_metadata(why));
         match (auth_method, keys) {
-            (AuthMethod::PrivateKeyJwt, _) if !cfg!(feature = "private-key-jwt") => {
+            (AuthMethod::PrivateKeyJwt, _) if !self.assertions => {
                 refuse("private_key_jwt is not supported by this server")
             }
             (AuthMethod::PrivateKeyJwt, None) => {

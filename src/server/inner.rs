@@ -12,7 +12,7 @@ use crate::endpoint::token::TokenEndpoint;
 use crate::endpoint::{Rendered, Wire};
 use crate::events::Events;
 use crate::grant::authorize::Rules;
-use crate::grant::client_auth::{Authenticator, SecretCache};
+use crate::grant::client_auth::{Authenticator, ClientAssertions, SecretCache};
 use crate::grant::decide::Decide;
 use crate::grant::password::SignIn;
 use crate::grant::registration::Registrar;
@@ -60,9 +60,8 @@ pub(crate) struct Inner {
     pub(crate) dpop: Option<crate::dpop::Checker>,
     /// Set when token exchange is offered (RFC 8693).
     pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
-    /// Resolves `private_key_jwt` clients' `jwks_uri`s (RFC 7591 §2).
-    #[cfg(feature = "private-key-jwt")]
-    pub(crate) client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
+    /// Set when client assertions are accepted (`private_key_jwt`, RFC 7523).
+    pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
 }
 
 impl Inner {
@@ -121,17 +120,9 @@ impl Inner {
     /// What client authentication at the endpoint at `endpoint_path` needs (a client
     /// assertion's `aud` may name that endpoint's URL, RFC 7523 §3).
     pub(crate) fn authenticator<'a>(&'a self, endpoint_path: &'a str) -> Authenticator<'a> {
-        #[cfg(not(feature = "private-key-jwt"))]
-        let _ = endpoint_path;
         Authenticator {
-            #[cfg(feature = "private-key-jwt")]
-            assertions: crate::grant::client_assertion::Assertions {
-                single_use: &*self.single_use,
-                resolver: self.client_keys.as_deref(),
-                issuer: &self.config.issuer,
-                token_path: &self.config.endpoints.token,
-                endpoint_path,
-            },
+            assertions: self.client_assertions.as_deref(),
+            endpoint_path,
             clients: &*self.clients,
             hashing: &self.hashing,
             cache: &self.secret_cache,
@@ -233,6 +224,7 @@ impl Inner {
             clients: &*self.clients,
             attempts: &*self.attempts,
             jwks_uri: self.config.jwks_uri,
+            assertions: self.client_assertions.is_some(),
             events: &*self.events,
         })
     }

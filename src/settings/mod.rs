@@ -88,6 +88,8 @@ pub(crate) struct Settings {
     pub(crate) token_exchange: bool,
     /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
+    /// The algorithms of client assertions, when `private_key_jwt` is accepted (RFC 7523).
+    pub(crate) client_assertion_algs: Option<&'static [&'static str]>,
 }
 
 impl Settings {

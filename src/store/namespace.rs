@@ -65,13 +65,13 @@ pub(crate) fn signed_in_form(form: &str) -> String {
 }
 
 /// A verified client assertion's `jti`, per client.
-#[cfg_attr(not(feature = "private-key-jwt"), allow(dead_code))]
+#[allow(dead_code, reason = "used by feature private-key-jwt")]
 pub(crate) fn client_assertion(client: &ClientId, jti: &str) -> String {
     digested("grantor:assertion:", &format!("{client}\n{jti}"))
 }
 
 /// A verified DPoP proof's `jti`, per key (its thumbprint).
-#[cfg_attr(not(feature = "dpop"), allow(dead_code))]
+#[allow(dead_code, reason = "used by feature dpop")]
 pub(crate) fn dpop_proof(jkt: &JwkThumbprint, jti: &str) -> String {
     digested("grantor:dpop:", &format!("{jkt}.{jti}"))
 }
@@ -145,13 +145,13 @@ pub(crate) fn seal_key(day: u64) -> String {
 }
 
 /// The JWT signing key of `algorithm` for rotation period `period`.
-#[cfg_attr(not(feature = "jwt"), allow(dead_code))]
+#[allow(dead_code, reason = "used by feature jwt")]
 pub(crate) fn signing_key(algorithm: &str, period: u64) -> String {
     format!("grantor:jwk:{algorithm}:{period}")
 }
 
 /// The DPoP nonce of nonce period `period`.
-#[cfg_attr(not(feature = "dpop"), allow(dead_code))]
+#[allow(dead_code, reason = "used by feature dpop")]
 pub(crate) fn dpop_nonce(period: u64) -> String {
     format!("grantor:dpop-nonce:{period}")
 }

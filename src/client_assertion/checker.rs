@@ -2,41 +2,44 @@
 //! keys found (registered, or through the host's resolver), the assertion verified against
 //! them and the endpoint, then its `jti` spent once.
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{AssertionContext, AssertionError, ClientKeyResolver, verify_assertion};
 use crate::client::{Client, ClientKeys};
-use crate::client_assertion::{
-    AssertionContext, AssertionError, ClientKeyResolver, verify_assertion,
-};
+use crate::clock::UnixTime;
 use crate::error::OAuthError;
+use crate::grant::client_auth::ClientAssertions;
 use crate::request::Assertion;
 use crate::store::{SingleUseStore, namespace};
 
-/// What checking assertions needs.
-#[derive(Clone, Copy)]
-pub(crate) struct Assertions<'a> {
-    pub(crate) single_use: &'a dyn SingleUseStore,
-    pub(crate) resolver: Option<&'a dyn ClientKeyResolver>,
+/// The server's assertion checks: where spent `jti`s go, the host's `jwks_uri` resolver, and
+/// the URLs an assertion's `aud` may name.
+pub(crate) struct Checker {
+    pub(crate) single_use: Arc<dyn SingleUseStore>,
+    pub(crate) resolver: Option<Arc<dyn ClientKeyResolver>>,
     /// The issuer identifier, always an acceptable `aud`.
-    pub(crate) issuer: &'a str,
-    /// The token endpoint's path, whose URL is acceptable at every endpoint.
-    pub(crate) token_path: &'a str,
-    /// The path of the endpoint being called.
-    pub(crate) endpoint_path: &'a str,
+    pub(crate) issuer: String,
+    /// The token endpoint's URL, acceptable at every endpoint.
+    pub(crate) token_url: String,
 }
 
-impl Assertions<'_> {
+#[async_trait]
+impl ClientAssertions for Checker {
     /// Verifies `assertion` for `client` at `now` and spends its `jti`; every refusal is
     /// `invalid_client` (401), a store or resolver failure `server_error`.
-    pub(super) async fn check(
+    async fn check(
         &self,
         client: &Client,
         assertion: Assertion<'_>,
-        now: crate::clock::UnixTime,
+        endpoint_path: &str,
+        now: UnixTime,
     ) -> Result<(), OAuthError> {
-        let settings = self;
         let resolved;
         let jwks = match client.keys() {
             Some(ClientKeys::Jwks(jwks)) => &**jwks,
-            Some(ClientKeys::JwksUri(uri)) => match settings.resolver {
+            Some(ClientKeys::JwksUri(uri)) => match &self.resolver {
                 Some(resolver) => {
                     resolved = resolver.resolve(client.id(), uri).await?;
                     resolved.as_str()
@@ -49,10 +52,12 @@ impl Assertions<'_> {
                 ));
             }
         };
-        let base = settings.issuer.trim_end_matches('/');
-        let token_url = format!("{base}{}", settings.token_path);
-        let endpoint_url = format!("{base}{}", settings.endpoint_path);
-        let audiences = [settings.issuer, token_url.as_str(), endpoint_url.as_str()];
+        let endpoint_url = format!("{}{endpoint_path}", self.issuer.trim_end_matches('/'));
+        let audiences = [
+            self.issuer.as_str(),
+            self.token_url.as_str(),
+            endpoint_url.as_str(),
+        ];
         let context = AssertionContext {
             client_id: client.id().as_str(),
             audiences: &audiences,
@@ -61,7 +66,7 @@ impl Assertions<'_> {
         let verified = verify_assertion(assertion.0, jwks, &context).map_err(into_error)?;
         let key = namespace::client_assertion(client.id(), &verified.jti);
         // Only now, every check passed: nobody without the client's key adds entries.
-        if settings
+        if self
             .single_use
             .insert_once(&key, b"", verified.expires_at, now)
             .await?
