@@ -27,11 +27,12 @@ impl AuthorizationServerBuilder {
         false
     }
 
-    fn dpop_enabled(&self) -> bool {
+    /// The algorithms DPoP proofs are verified with, when feature `dpop` accepts them.
+    fn dpop_algorithms(&self) -> Option<&'static [&'static str]> {
         #[cfg(feature = "dpop")]
-        return self.dpop.is_some();
+        return self.dpop.map(|_| &crate::dpop::ALGORITHMS[..]);
         #[cfg(not(feature = "dpop"))]
-        false
+        None
     }
 
     /// The algorithms client assertions are verified with, when feature `private-key-jwt`
@@ -53,7 +54,7 @@ impl AuthorizationServerBuilder {
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
         let jwt_access_tokens = self.jwt_enabled();
-        let dpop = self.dpop_enabled();
+        let dpop = self.dpop_algorithms();
         let jwks_uri = self.jwks_uri_resolvable();
         let client_assertion_algs = self.client_assertion_algs();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
@@ -194,17 +195,20 @@ impl AuthorizationServerBuilder {
             Some(key) => Arc::new(EncryptedKeys::new(keys, key)),
             None => keys,
         };
+        // Proofs of possession, checked by feature `dpop`.
         #[cfg(feature = "dpop")]
-        let dpop_checker = self.dpop.map(|settings| {
+        let proofs = self.dpop.map(|settings| {
             let token_url = config.absolute_url(&config.endpoints.token);
-            crate::dpop::Checker::new(
+            Arc::new(crate::dpop::Checker::new(
                 settings,
                 Arc::clone(&single_use),
                 Arc::clone(&keys),
                 token_url,
                 &config.issuer,
-            )
+            )) as Arc<dyn crate::grant::proof::ProofOfPossession>
         });
+        #[cfg(not(feature = "dpop"))]
+        let proofs = None;
         let mut clients = clients;
         let mut registry = self.registry;
         if let Some(ttl) = self.client_cache {
@@ -256,8 +260,7 @@ impl AuthorizationServerBuilder {
             hashing: crate::hash::Hashing::new(self.hashing),
             secret_cache: SecretCache::new(),
             access_tokens,
-            #[cfg(feature = "dpop")]
-            dpop: dpop_checker,
+            proofs,
             exchange: self.exchange,
             client_assertions,
         }))

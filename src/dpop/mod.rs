@@ -37,11 +37,13 @@ pub use proof::{
     ProofError, VerifiedProof, verify_proof,
 };
 
-use http::HeaderMap;
+use http::{HeaderMap, Method, Uri};
 
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::Possession;
+use crate::grant::bearer::Refusal;
+use crate::grant::proof::ProofOfPossession;
 use crate::store::{JwkThumbprint, KeyStore, SingleUseStore, namespace};
 use nonce::Nonces;
 
@@ -206,14 +208,6 @@ impl Checker {
             Err(Refused::Proof(ProofError::Replayed))
         }
     }
-
-    /// The nonce to hand out now, when nonces are on.
-    pub(crate) async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError> {
-        match &self.nonces {
-            Some(nonces) => Ok(Some(nonces.current(now).await?)),
-            None => Ok(None),
-        }
-    }
 }
 
 /// A token request's proof, checked, with what spends it: the grants' [`Possession`].
@@ -265,17 +259,17 @@ pub(crate) fn proof_header(headers: &HeaderMap) -> Result<Option<&str>, ProofErr
 /// The `DPoP` request header (RFC 9449 §4.1).
 pub(crate) const DPOP: &str = "dpop";
 
-/// The `DPoP-Nonce` response header (RFC 9449 §8.1).
-pub(crate) const DPOP_NONCE: &str = "dpop-nonce";
+#[async_trait::async_trait]
+impl ProofOfPossession for Checker {
+    fn required(&self) -> bool {
+        self.settings.required
+    }
 
-impl Checker {
-    /// The token endpoint's proof, if the request sent one: checked for `POST` at the token
-    /// endpoint, not spent yet.
-    pub(crate) async fn at_token_endpoint(
-        &self,
+    async fn at_token_endpoint<'a>(
+        &'a self,
         headers: &HeaderMap,
         now: UnixTime,
-    ) -> Result<Option<Presented<'_>>, OAuthError> {
+    ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError> {
         let proof = match proof_header(headers) {
             Ok(Some(proof)) => proof,
             Ok(None) => return Ok(None),
@@ -292,9 +286,79 @@ impl Checker {
             .check(proof, context)
             .await
             .map_err(Refused::into_error)?;
-        Ok(Some(Presented {
+        Ok(Some(Box::new(Presented {
             checker: self,
             proof,
-        }))
+        })))
+    }
+
+    async fn at_resource(
+        &self,
+        headers: &HeaderMap,
+        target: Option<(&Method, &Uri)>,
+        token: &str,
+        bound: JwkThumbprint,
+        now: UnixTime,
+    ) -> Result<(), Refusal> {
+        let proof = match proof_header(headers) {
+            Ok(Some(proof)) => proof,
+            Ok(None) => return Err(invalid_proof(ProofError::Missing)),
+            Err(error) => return Err(invalid_proof(error)),
+        };
+        let Some((method, uri)) = target else {
+            // The host passed headers alone: no method or URI to check `htm` and `htu` against.
+            return Err(Refusal::Error(
+                OAuthError::new(
+                    ErrorCode::InvalidDpopProof,
+                    "this resource cannot check DPoP proofs",
+                )
+                .with_status(http::StatusCode::UNAUTHORIZED),
+            ));
+        };
+        let uri = absolute(&self.origin, uri);
+        let context = ProofContext {
+            method: method.as_str(),
+            uri: &uri,
+            access_token: Some(token),
+            now,
+            window: self.settings.window(),
+        };
+        let verified = self.check(proof, context).await.map_err(resource_refusal)?;
+        if verified.jkt != bound {
+            return Err(invalid_proof(ProofError::WrongKey));
+        }
+        self.spend(&verified, now).await.map_err(resource_refusal)
+    }
+
+    async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError> {
+        match &self.nonces {
+            Some(nonces) => Ok(Some(nonces.current(now).await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The request's URI as an absolute URL: as it is when the host passed one in absolute form,
+/// else its path read against the issuer's `origin`.
+fn absolute(origin: &str, uri: &Uri) -> String {
+    if uri.scheme().is_some() && uri.authority().is_some() {
+        return uri.to_string();
+    }
+    format!("{origin}{}", uri.path())
+}
+
+/// A proof refused at a resource: 401 `invalid_dpop_proof` (RFC 9449 §7.1).
+fn invalid_proof(error: ProofError) -> Refusal {
+    Refusal::Error(
+        OAuthError::new(ErrorCode::InvalidDpopProof, error.to_string())
+            .with_status(http::StatusCode::UNAUTHORIZED),
+    )
+}
+
+fn resource_refusal(refused: Refused) -> Refusal {
+    match refused {
+        Refused::Proof(error) => invalid_proof(error),
+        Refused::Nonce(nonce) => Refusal::DpopNonce(nonce),
+        Refused::Store(error) => Refusal::Error(error.into()),
     }
 }

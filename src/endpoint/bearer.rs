@@ -9,12 +9,12 @@ use serde::Serialize;
 use super::{Wire, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::{self, Demand, Refusal};
+use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::store::{AccessGrant, TokenIssuer, UserStore};
 use crate::token_format::AccessTokenFormat;
 
-#[cfg(feature = "dpop")]
 mod dpop;
 
 /// Every request header [`check`] reads (`Authorization`, and `DPoP` for a proof): a glue that
@@ -27,7 +27,6 @@ pub(crate) const READ_HEADERS: [http::HeaderName; 2] =
 /// `htu`), when the host passed them, and its headers.
 #[derive(Clone, Copy)]
 pub(crate) struct Presented<'a> {
-    #[cfg_attr(not(feature = "dpop"), allow(dead_code))]
     pub(crate) target: Option<(&'a Method, &'a Uri)>,
     pub(crate) headers: &'a HeaderMap,
 }
@@ -51,8 +50,8 @@ pub(crate) struct Validation<'a> {
     pub(crate) users: &'a dyn UserStore,
     /// Set when access tokens are self-contained (JWTs).
     pub(crate) format: Option<&'a dyn AccessTokenFormat>,
-    #[cfg(feature = "dpop")]
-    pub(crate) dpop: Option<&'a crate::dpop::Checker>,
+    /// Set when DPoP proofs are accepted.
+    pub(crate) proofs: Option<&'a dyn ProofOfPossession>,
 }
 
 /// Validates the request's `Authorization: Bearer` token (or, with DPoP on, `Authorization:
@@ -65,7 +64,7 @@ pub(crate) async fn check(
     audience: Option<&str>,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, BearerRefusal> {
-    let (scheme, token) = match read_credentials(request.headers, wire.settings.dpop) {
+    let (scheme, token) = match read_credentials(request.headers, wire.settings.dpop.is_some()) {
         Ok(credentials) => credentials,
         Err(refusal) => return Err(refused(wire, refusal, Scheme::Bearer)),
     };
@@ -75,8 +74,7 @@ pub(crate) async fn check(
     };
     let grant = match (scheme, grant.jkt) {
         (Scheme::Bearer, None) => grant,
-        #[cfg(feature = "dpop")]
-        (Scheme::Dpop, _) => dpop::check(wire, validation.dpop, request, &token, grant).await?,
+        (Scheme::Dpop, _) => dpop::check(wire, validation.proofs, request, &token, grant).await?,
         _ => return Err(refused(wire, Refusal::BoundAsBearer, Scheme::Bearer)),
     };
     bearer::require_scope(&grant, required).map_err(|r| refused(wire, r, scheme))?;
@@ -222,7 +220,7 @@ impl Refusals {
 /// §3.3), so they quote as they are. A DPoP challenge names the proof algorithms (RFC 9449
 /// §7.1).
 fn challenge(realm: &str, code: ErrorCode, description: &str, scope: Option<&str>) -> String {
-    challenge_as(Scheme::Bearer, realm, code, description, scope)
+    challenge_as(Scheme::Bearer, realm, code, description, scope, "")
 }
 
 fn challenge_as(
@@ -231,6 +229,7 @@ fn challenge_as(
     code: ErrorCode,
     description: &str,
     scope: Option<&str>,
+    algs: &str,
 ) -> String {
     let name = match scheme {
         Scheme::Bearer => "Bearer",
@@ -242,17 +241,14 @@ fn challenge_as(
         challenge.push_str(&format!(", scope=\"{scope}\""));
     }
     if scheme == Scheme::Dpop {
-        challenge.push_str(&format!(", algs=\"{}\"", dpop_algorithms()));
+        challenge.push_str(&format!(", algs=\"{algs}\""));
     }
     challenge
 }
 
-/// The proof algorithms verified, space-separated (empty without the `dpop` feature).
-fn dpop_algorithms() -> String {
-    #[cfg(feature = "dpop")]
-    return crate::dpop::ALGORITHMS.join(" ");
-    #[cfg(not(feature = "dpop"))]
-    String::new()
+/// The proof algorithms verified, space-separated (empty without DPoP).
+fn dpop_algorithms(wire: Wire<'_>) -> String {
+    wire.settings.dpop.unwrap_or_default().join(" ")
 }
 
 /// Why a protected resource refused a request: the typed reason a host can match, with the
@@ -351,7 +347,6 @@ fn refused(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
         Refusal::NoCredentials => BearerRefusalReason::NoCredentials,
         Refusal::InvalidToken | Refusal::BoundAsBearer => BearerRefusalReason::InvalidToken,
         Refusal::InsufficientScope(_) => BearerRefusalReason::InsufficientScope,
-        #[cfg(feature = "dpop")]
         Refusal::DpopNonce(_) => BearerRefusalReason::UseDpopNonce,
         Refusal::Error(error) => match error.code() {
             ErrorCode::InvalidRequest => BearerRefusalReason::InvalidRequest,
@@ -377,12 +372,12 @@ fn refuse_as(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Strin
             *response.status_mut() = StatusCode::UNAUTHORIZED;
             let headers = response.headers_mut();
             headers.insert(WWW_AUTHENTICATE, refusals.bare.clone());
-            if wire.settings.dpop {
+            if wire.settings.dpop.is_some() {
                 // Either scheme will do (RFC 9449 §7.1).
                 let dpop = format!(
                     "DPoP realm=\"{}\", algs=\"{}\"",
                     wire.settings.realm,
-                    dpop_algorithms()
+                    dpop_algorithms(wire)
                 );
                 if let Ok(value) = HeaderValue::from_str(&dpop) {
                     headers.append(WWW_AUTHENTICATE, value);
@@ -410,7 +405,6 @@ fn refuse_as(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Strin
             );
             return refuse_as(wire, Refusal::Error(error), Scheme::Dpop);
         }
-        #[cfg(feature = "dpop")]
         Refusal::DpopNonce(nonce) => {
             let error = OAuthError::new(
                 ErrorCode::UseDpopNonce,
@@ -419,9 +413,7 @@ fn refuse_as(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Strin
             .with_status(StatusCode::UNAUTHORIZED);
             let mut response = refuse_as(wire, Refusal::Error(error), Scheme::Dpop);
             if let Ok(value) = HeaderValue::from_str(&nonce) {
-                response
-                    .headers_mut()
-                    .insert(crate::dpop::DPOP_NONCE, value);
+                response.headers_mut().insert(NONCE_HEADER, value);
             }
             return response;
         }
@@ -450,7 +442,18 @@ fn refuse_as(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Strin
         return response;
     }
     let realm = &wire.settings.realm;
-    let text = challenge_as(scheme, realm, error.code(), error.description(), scope);
+    let algs = match scheme {
+        Scheme::Dpop => dpop_algorithms(wire),
+        Scheme::Bearer => String::new(),
+    };
+    let text = challenge_as(
+        scheme,
+        realm,
+        error.code(),
+        error.description(),
+        scope,
+        &algs,
+    );
     insert_challenge(&mut response, text);
     response
 }

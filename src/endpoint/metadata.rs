@@ -49,16 +49,6 @@ struct Metadata<'a> {
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
 }
 
-/// The proof algorithms verified, when DPoP is on.
-fn dpop_algorithms(config: &Settings) -> Option<&'static [&'static str]> {
-    #[cfg(feature = "dpop")]
-    if config.dpop {
-        return Some(&crate::dpop::ALGORITHMS);
-    }
-    let _ = config;
-    None
-}
-
 /// The client authentication methods of the token and revocation endpoints, of the
 /// introspection endpoint, and the assertion algorithms when `private_key_jwt` is one.
 type AuthMethods = (
@@ -154,7 +144,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         introspection_endpoint_auth_signing_alg_values_supported: assertion_algs,
         scopes_supported: &config.scopes_supported,
         authorization_response_iss_parameter_supported: true,
-        dpop_signing_alg_values_supported: dpop_algorithms(config),
+        dpop_signing_alg_values_supported: config.dpop,
     };
     let mut response = render::json(StatusCode::OK, &metadata);
     let headers = response.headers_mut();

@@ -6,14 +6,15 @@ use http::{Request, Response, StatusCode};
 use super::Wire;
 use super::{json, parse, render};
 use crate::error::OAuthError;
+use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
 use crate::grant::{self, Issued};
 
 /// What the token endpoint needs beyond the wire: its grants and, with DPoP on, the proof
 /// checker.
 pub(crate) struct TokenEndpoint<'a> {
     pub(crate) grants: grant::TokenGrants<'a>,
-    #[cfg(feature = "dpop")]
-    pub(crate) dpop: Option<&'a crate::dpop::Checker>,
+    /// Set when DPoP proofs are accepted.
+    pub(crate) proofs: Option<&'a dyn ProofOfPossession>,
 }
 
 pub(crate) async fn token<B: AsRef<[u8]>>(
@@ -21,15 +22,15 @@ pub(crate) async fn token<B: AsRef<[u8]>>(
     endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Response<String> {
-    #[cfg(feature = "dpop")]
-    let dpop = endpoint.dpop;
+    let proofs = endpoint.proofs;
     let response = match handle(wire, endpoint, request).await {
         Ok(issued) => render::json_text(StatusCode::OK, json::token_response(&issued)),
         Err(error) => wire.error(&error),
     };
-    #[cfg(feature = "dpop")]
-    let response = offer_nonce(wire, dpop, response).await;
-    response
+    match proofs {
+        Some(proofs) => offer_nonce(wire, proofs, response).await,
+        None => response,
+    }
 }
 
 /// Reads the request and hands it to the grant. Each step's result is bound at once (`?`), so
@@ -43,15 +44,13 @@ async fn handle<B: AsRef<[u8]>>(
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let token_request = parse::token_request(&form);
     let now = wire.now;
-    #[cfg(feature = "dpop")]
-    let presented = match endpoint.dpop {
-        Some(dpop) => dpop.at_token_endpoint(request.headers(), now).await?,
+    let presented = match endpoint.proofs {
+        Some(proofs) => proofs.at_token_endpoint(request.headers(), now).await?,
         None => None,
     };
-    #[cfg(feature = "dpop")]
     if let Some(presented) = &presented {
         let mut grants = endpoint.grants.clone();
-        grants.issuer.possession = Some(presented);
+        grants.issuer.possession = Some(&**presented);
         return grant::token(&grants, &auth, &token_request, now).await;
     }
     grant::token(&endpoint.grants, &auth, &token_request, now).await
@@ -59,21 +58,15 @@ async fn handle<B: AsRef<[u8]>>(
 
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's
 /// next proof can use it; a `use_dpop_nonce` error must.
-#[cfg(feature = "dpop")]
 async fn offer_nonce(
     wire: Wire<'_>,
-    dpop: Option<&crate::dpop::Checker>,
+    proofs: &dyn ProofOfPossession,
     mut response: Response<String>,
 ) -> Response<String> {
-    let Some(dpop) = dpop else {
-        return response;
-    };
-    match dpop.current_nonce(wire.now).await {
+    match proofs.current_nonce(wire.now).await {
         Ok(Some(nonce)) => {
             if let Ok(value) = http::HeaderValue::from_str(&nonce) {
-                response
-                    .headers_mut()
-                    .insert(crate::dpop::DPOP_NONCE, value);
+                response.headers_mut().insert(NONCE_HEADER, value);
             }
         }
         Ok(None) => {}

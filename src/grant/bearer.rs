@@ -25,7 +25,7 @@ pub(crate) enum Refusal {
     /// A token bound to a DPoP key was presented as a bearer token (RFC 9449 §7.2).
     BoundAsBearer,
     /// The DPoP proof lacks the server's current nonce, which is this (RFC 9449 §9).
-    #[cfg(feature = "dpop")]
+    #[allow(dead_code, reason = "made by the proofs feature dpop checks")]
     DpopNonce(String),
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod implicit;
 pub(crate) mod lookup;
 pub(crate) mod password;
 pub(crate) mod pending;
+pub(crate) mod proof;
 pub(crate) mod pushed;
 pub(crate) mod refresh;
 pub(crate) mod registration;

@@ -15,6 +15,7 @@ use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, ClientAssertions, SecretCache};
 use crate::grant::decide::Decide;
 use crate::grant::password::SignIn;
+use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
 use crate::grant::signin::{SealKeys, SignInForms};
 use crate::grant::{Issuer, TokenGrants};
@@ -56,8 +57,7 @@ pub(crate) struct Inner {
     /// Set when access tokens are self-contained (JWTs, RFC 9068).
     pub(crate) access_tokens: Option<Arc<dyn AccessTokenFormat>>,
     /// Set when DPoP proofs are accepted (RFC 9449).
-    #[cfg(feature = "dpop")]
-    pub(crate) dpop: Option<crate::dpop::Checker>,
+    pub(crate) proofs: Option<Arc<dyn ProofOfPossession>>,
     /// Set when token exchange is offered (RFC 8693).
     pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
     /// Set when client assertions are accepted (`private_key_jwt`, RFC 7523).
@@ -162,10 +162,7 @@ impl Inner {
 
     /// Whether every client must send DPoP proofs.
     fn dpop_required(&self) -> bool {
-        #[cfg(feature = "dpop")]
-        return self.dpop.as_ref().is_some_and(|d| d.settings.is_required());
-        #[cfg(not(feature = "dpop"))]
-        false
+        self.proofs.as_ref().is_some_and(|proofs| proofs.required())
     }
 
     /// The server's rules for authorization requests.
@@ -209,8 +206,7 @@ impl Inner {
             tokens: &*self.tokens,
             users: &*self.users,
             format: self.access_tokens.as_deref(),
-            #[cfg(feature = "dpop")]
-            dpop: self.dpop.as_ref(),
+            proofs: self.proofs.as_deref(),
         }
     }
 
@@ -242,8 +238,7 @@ impl Inner {
     pub(crate) fn token_endpoint(&self) -> TokenEndpoint<'_> {
         TokenEndpoint {
             grants: self.token_grants(),
-            #[cfg(feature = "dpop")]
-            dpop: self.dpop.as_ref(),
+            proofs: self.proofs.as_deref(),
         }
     }
 

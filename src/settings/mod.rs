@@ -76,8 +76,8 @@ pub(crate) struct Settings {
     pub(crate) resources: Resources,
     /// Whether access tokens are JWTs, whose keys the JWKS document publishes.
     pub(crate) jwt_access_tokens: bool,
-    /// Whether DPoP proofs are accepted (RFC 9449).
-    pub(crate) dpop: bool,
+    /// The algorithms DPoP proofs are verified with, when proofs are accepted (RFC 9449).
+    pub(crate) dpop: Option<&'static [&'static str]>,
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
     /// Set when pushed authorization requests are taken (RFC 9126).

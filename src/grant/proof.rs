@@ -1,0 +1,45 @@
+//! Proof of possession (DPoP, RFC 9449): the seam feature `dpop` implements and the builder
+//! wires in. The token endpoint and bearer validation speak to it only through
+//! [`ProofOfPossession`], so no layer below the builder names the feature.
+
+use async_trait::async_trait;
+use http::{HeaderMap, Method, Uri};
+
+use super::Possession;
+use super::bearer::Refusal;
+use crate::clock::UnixTime;
+use crate::error::{OAuthError, StoreError};
+use crate::store::JwkThumbprint;
+
+/// The `DPoP-Nonce` response header (RFC 9449 §8.1).
+pub(crate) const NONCE_HEADER: &str = "dpop-nonce";
+
+/// The server's proof-of-possession checks.
+#[async_trait]
+pub(crate) trait ProofOfPossession: Send + Sync {
+    /// Whether every client must send a proof with every token request.
+    fn required(&self) -> bool;
+
+    /// The token request's proof, if it sent one: checked for `POST` at the token endpoint,
+    /// not spent yet (the grant spends it just before it issues).
+    async fn at_token_endpoint<'a>(
+        &'a self,
+        headers: &HeaderMap,
+        now: UnixTime,
+    ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError>;
+
+    /// A protected resource's request presenting `token`, which is bound to `bound`: its proof
+    /// checked for `target` (the request's method and URI; `None` when the host passed
+    /// headers alone) and spent.
+    async fn at_resource(
+        &self,
+        headers: &HeaderMap,
+        target: Option<(&Method, &Uri)>,
+        token: &str,
+        bound: JwkThumbprint,
+        now: UnixTime,
+    ) -> Result<(), Refusal>;
+
+    /// The nonce to offer now, when server nonces are on.
+    async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError>;
+}
