@@ -266,7 +266,7 @@ impl AuthorizationServer {
     /// `insufficient_scope` (with the `scope` needed), 400 `invalid_request` for a malformed
     /// header.
     ///
-    /// With DPoP on ([`AuthorizationServerBuilder::dpop`](crate::AuthorizationServerBuilder::dpop), feature `dpop`) it also takes
+    /// With DPoP on (`AuthorizationServerBuilder::dpop`, feature `dpop`) it also takes
     /// `Authorization: DPoP <token>` with a `DPoP` proof of the token's key for this request's
     /// method and URI (RFC 9449 §7.1; an origin-form URI is read against the issuer's origin),
     /// and refuses a bound token presented as a bearer token; those refusals carry
@@ -372,7 +372,7 @@ impl AuthorizationServer {
     /// `jwks_uri` (`/.well-known/jwks.json` by default): the current key, those whose tokens
     /// may still be live and the next. `application/json`, cacheable for five minutes, so a
     /// resource server sees a new key before it signs. 404 when access tokens are not JWTs
-    /// (feature `jwt`, [`AuthorizationServerBuilder::jwt_access_tokens`]).
+    /// (feature `jwt`, `AuthorizationServerBuilder::jwt_access_tokens`).
     pub async fn jwks(&self) -> Response<String> {
         let format = self.inner.access_tokens.as_deref();
         crate::endpoint::jwks(self.inner.wire(), format).await

@@ -20,43 +20,12 @@ use crate::store::{Admin, AttemptCounter, EncryptedKeys, KeyStore, SessionStore,
 use crate::throttle::Turns;
 
 impl AuthorizationServerBuilder {
-    fn jwt_enabled(&self) -> bool {
-        #[cfg(feature = "jwt")]
-        return self.jwt.is_some();
-        #[cfg(not(feature = "jwt"))]
-        false
-    }
-
-    /// The algorithms DPoP proofs are verified with, when feature `dpop` accepts them.
-    fn dpop_algorithms(&self) -> Option<&'static [&'static str]> {
-        #[cfg(feature = "dpop")]
-        return self.dpop.map(|_| &crate::dpop::ALGORITHMS[..]);
-        #[cfg(not(feature = "dpop"))]
-        None
-    }
-
-    /// The algorithms client assertions are verified with, when feature `private-key-jwt`
-    /// accepts them.
-    fn client_assertion_algs(&self) -> Option<&'static [&'static str]> {
-        #[cfg(feature = "private-key-jwt")]
-        return Some(&crate::client_assertion::ALGORITHMS);
-        #[cfg(not(feature = "private-key-jwt"))]
-        None
-    }
-
-    fn jwks_uri_resolvable(&self) -> bool {
-        #[cfg(feature = "private-key-jwt")]
-        return self.client_keys.is_some();
-        #[cfg(not(feature = "private-key-jwt"))]
-        false
-    }
-
     /// Checks the configuration and builds the server.
     pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
-        let jwt_access_tokens = self.jwt_enabled();
-        let dpop = self.dpop_algorithms();
-        let jwks_uri = self.jwks_uri_resolvable();
-        let client_assertion_algs = self.client_assertion_algs();
+        let jwt_access_tokens = self.features.jwt_access_tokens();
+        let dpop = self.features.dpop_algorithms();
+        let jwks_uri = self.features.jwks_uri_resolvable();
+        let client_assertion_algs = self.features.client_assertion_algs();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -195,20 +164,6 @@ impl AuthorizationServerBuilder {
             Some(key) => Arc::new(EncryptedKeys::new(keys, key)),
             None => keys,
         };
-        // Proofs of possession, checked by feature `dpop`.
-        #[cfg(feature = "dpop")]
-        let proofs = self.dpop.map(|settings| {
-            let token_url = config.absolute_url(&config.endpoints.token);
-            Arc::new(crate::dpop::Checker::new(
-                settings,
-                Arc::clone(&single_use),
-                Arc::clone(&keys),
-                token_url,
-                &config.issuer,
-            )) as Arc<dyn crate::grant::proof::ProofOfPossession>
-        });
-        #[cfg(not(feature = "dpop"))]
-        let proofs = None;
         let mut clients = clients;
         let mut registry = self.registry;
         if let Some(ttl) = self.client_cache {
@@ -222,23 +177,8 @@ impl AuthorizationServerBuilder {
             clients = cache;
         }
         let rendered = Rendered::new(&config).ok_or(ConfigError::Realm)?;
-        // The access-token format the features give, wired to the server's key seam.
-        #[cfg(feature = "jwt")]
-        let access_tokens = self.jwt.map(|jwt| jwt.wired(&keys));
-        #[cfg(not(feature = "jwt"))]
-        let access_tokens = None;
-        // Client assertions, checked by feature `private-key-jwt`.
-        #[cfg(feature = "private-key-jwt")]
-        let client_assertions: Option<
-            Arc<dyn crate::grant::client_auth::ClientAssertions>,
-        > = Some(Arc::new(crate::client_assertion::Checker {
-            single_use: Arc::clone(&single_use),
-            resolver: self.client_keys,
-            issuer: config.issuer.clone(),
-            token_url: config.absolute_url(&config.endpoints.token),
-        }));
-        #[cfg(not(feature = "private-key-jwt"))]
-        let client_assertions = None;
+        // The features' implementations of the core seams.
+        let wired = self.features.wire(&config, &single_use, &keys);
         Ok(AuthorizationServer::assembled(Inner {
             config,
             rendered,
@@ -259,10 +199,10 @@ impl AuthorizationServerBuilder {
             clock: self.clock,
             hashing: crate::hash::Hashing::new(self.hashing),
             secret_cache: SecretCache::new(),
-            access_tokens,
-            proofs,
+            access_tokens: wired.access_tokens,
+            proofs: wired.proofs,
             exchange: self.exchange,
-            client_assertions,
+            client_assertions: wired.client_assertions,
         }))
     }
 }

@@ -1,0 +1,187 @@
+//! The builder's setters for the protocols a server may offer beyond the core grants:
+//! self-registration, JWT access tokens, DPoP, `private_key_jwt` key resolution, pushed
+//! requests, the device flow and token exchange; and [`Features`], what the features were given
+//! and how each is wired into the server. Outside its own module, a feature is named only here
+//! (and where `lib.rs` declares it).
+
+use std::sync::Arc;
+
+use super::AuthorizationServerBuilder;
+use crate::device::DeviceFlow;
+use crate::exchange::ExchangePolicy;
+use crate::grant::client_auth::ClientAssertions;
+use crate::grant::proof::ProofOfPossession;
+use crate::par::PushedRequests;
+use crate::registration::RegistrationPolicy;
+use crate::settings::Settings;
+use crate::store::{KeyStore, SingleUseStore};
+use crate::token_format::AccessTokenFormat;
+
+/// What the features were given: each feature's settings, present only when it is compiled in.
+#[derive(Default)]
+pub(super) struct Features {
+    #[cfg(feature = "jwt")]
+    jwt: Option<crate::jwt::JwtAccessTokens>,
+    #[cfg(feature = "dpop")]
+    dpop: Option<crate::dpop::Dpop>,
+    #[cfg(feature = "private-key-jwt")]
+    client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
+}
+
+/// What the features give the server: the implementations of the core seams they provide.
+pub(super) struct Wired {
+    pub(super) access_tokens: Option<Arc<dyn AccessTokenFormat>>,
+    pub(super) proofs: Option<Arc<dyn ProofOfPossession>>,
+    pub(super) client_assertions: Option<Arc<dyn ClientAssertions>>,
+}
+
+impl Features {
+    /// Whether access tokens are JWTs (feature `jwt`).
+    pub(super) fn jwt_access_tokens(&self) -> bool {
+        #[cfg(feature = "jwt")]
+        return self.jwt.is_some();
+        #[cfg(not(feature = "jwt"))]
+        false
+    }
+
+    /// The algorithms DPoP proofs are verified with, when feature `dpop` accepts them.
+    pub(super) fn dpop_algorithms(&self) -> Option<&'static [&'static str]> {
+        #[cfg(feature = "dpop")]
+        return self.dpop.map(|_| &crate::dpop::ALGORITHMS[..]);
+        #[cfg(not(feature = "dpop"))]
+        None
+    }
+
+    /// The algorithms client assertions are verified with, when feature `private-key-jwt`
+    /// accepts them.
+    pub(super) fn client_assertion_algs(&self) -> Option<&'static [&'static str]> {
+        #[cfg(feature = "private-key-jwt")]
+        return Some(&crate::client_assertion::ALGORITHMS);
+        #[cfg(not(feature = "private-key-jwt"))]
+        None
+    }
+
+    /// Whether clients' `jwks_uri`s can be resolved (feature `private-key-jwt`, a resolver).
+    pub(super) fn jwks_uri_resolvable(&self) -> bool {
+        #[cfg(feature = "private-key-jwt")]
+        return self.client_keys.is_some();
+        #[cfg(not(feature = "private-key-jwt"))]
+        false
+    }
+
+    /// Each feature's implementation of its core seam, over the server's settings, single-use
+    /// values and key material.
+    pub(super) fn wire(
+        self,
+        config: &Settings,
+        single_use: &Arc<dyn SingleUseStore>,
+        keys: &Arc<dyn KeyStore>,
+    ) -> Wired {
+        let _ = (config, single_use, keys);
+        #[cfg(feature = "jwt")]
+        let access_tokens = self.jwt.map(|jwt| jwt.wired(keys));
+        #[cfg(not(feature = "jwt"))]
+        let access_tokens = None;
+        #[cfg(feature = "dpop")]
+        let proofs = self.dpop.map(|settings| {
+            let token_url = config.absolute_url(&config.endpoints.token);
+            Arc::new(crate::dpop::Checker::new(
+                settings,
+                Arc::clone(single_use),
+                Arc::clone(keys),
+                token_url,
+                &config.issuer,
+            )) as Arc<dyn ProofOfPossession>
+        });
+        #[cfg(not(feature = "dpop"))]
+        let proofs = None;
+        #[cfg(feature = "private-key-jwt")]
+        let client_assertions = Some(Arc::new(crate::client_assertion::Checker {
+            single_use: Arc::clone(single_use),
+            resolver: self.client_keys,
+            issuer: config.issuer.clone(),
+            token_url: config.absolute_url(&config.endpoints.token),
+        }) as Arc<dyn ClientAssertions>);
+        #[cfg(not(feature = "private-key-jwt"))]
+        let client_assertions = None;
+        Wired {
+            access_tokens,
+            proofs,
+            client_assertions,
+        }
+    }
+}
+
+impl AuthorizationServerBuilder {
+    /// Serves dynamic client registration (RFC 7591) and client management (RFC 7592) under
+    /// `policy`, at the [registration path](crate::settings::EndpointPaths::registration), and lists it as
+    /// `registration_endpoint` in the metadata. Without it (the default),
+    /// [`register`](crate::AuthorizationServer::register) and
+    /// [`client_configuration`](crate::AuthorizationServer::client_configuration) answer 404.
+    pub fn registration(mut self, policy: RegistrationPolicy) -> Self {
+        self.registration = Some(policy);
+        self
+    }
+
+    /// Issues access tokens as JWTs (RFC 9068) signed by `settings`' keys, publishes those
+    /// keys ([`AuthorizationServer::jwks`](crate::AuthorizationServer::jwks), `jwks_uri` in the metadata), and validates bearer
+    /// JWTs by their signature and claims. The keys' rotation period must be at least the
+    /// access-token lifetime. Feature `jwt`; see [`crate::jwt`].
+    #[cfg(feature = "jwt")]
+    pub fn jwt_access_tokens(mut self, settings: crate::jwt::JwtAccessTokens) -> Self {
+        self.features.jwt = Some(settings);
+        self
+    }
+
+    /// Accepts DPoP proofs (RFC 9449) with `settings`: bound access tokens (`token_type: DPoP`),
+    /// bound refresh tokens for public clients, `Authorization: DPoP` at
+    /// [`bearer`](crate::AuthorizationServer::bearer), and
+    /// `dpop_signing_alg_values_supported` in the metadata. Without it a `DPoP` header is
+    /// ignored (RFC 9449 §5). Proof ids are spent in the single-use store, so nodes sharing it
+    /// refuse each other's replays. Feature `dpop`; see [`crate::dpop`].
+    #[cfg(feature = "dpop")]
+    pub fn dpop(mut self, settings: crate::dpop::Dpop) -> Self {
+        self.features.dpop = Some(settings);
+        self
+    }
+
+    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
+    /// register their `jwks` itself).
+    #[cfg(feature = "private-key-jwt")]
+    pub fn client_key_resolver(
+        mut self,
+        resolver: Arc<dyn crate::client_assertion::ClientKeyResolver>,
+    ) -> Self {
+        self.features.client_keys = Some(resolver);
+        self
+    }
+
+    /// Takes pushed authorization requests (RFC 9126) at
+    /// [`EndpointPaths::pushed_requests`](crate::settings::EndpointPaths::pushed_requests), and
+    /// `request_uri` at the authorization endpoint. Off by default.
+    pub fn pushed_requests(mut self, settings: PushedRequests) -> Self {
+        self.par = Some(settings);
+        self
+    }
+
+    /// Serves the device authorization grant (RFC 8628): the device authorization endpoint at
+    /// [`EndpointPaths::device_authorization`](crate::settings::EndpointPaths::device_authorization),
+    /// its grant at the token endpoint, and the user's verification through
+    /// [`AuthorizationServer::enter_user_code`](crate::AuthorizationServer::enter_user_code). Off by default.
+    pub fn device_flow(mut self, settings: DeviceFlow) -> Self {
+        self.device = Some(settings);
+        self
+    }
+
+    /// Offers token exchange (RFC 8693) at the token endpoint under `policy`, and lists
+    /// `urn:ietf:params:oauth:grant-type:token-exchange` in the metadata's
+    /// `grant_types_supported`. A confidential client agreed the grant type
+    /// ([`GrantType::TokenExchange`](crate::client::GrantType::TokenExchange)) may then trade an active
+    /// access token grantor issued for another one, for a resource the server knows, with at
+    /// most the subject token's scope, when `policy` allows it. Without a policy (the default)
+    /// every exchange is answered `unsupported_grant_type`.
+    pub fn token_exchange(mut self, policy: Arc<dyn ExchangePolicy>) -> Self {
+        self.exchange = Some(policy);
+        self
+    }
+}
