@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::{Clock, SystemClock};
-use crate::device::DeviceFlow;
 use crate::events::Events;
 use crate::exchange::ExchangePolicy;
 use crate::hash::HashingPools;
-use crate::par::PushedRequests;
 use crate::registration::RegistrationPolicy;
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
+use crate::settings::DeviceFlow;
+use crate::settings::PushedRequests;
 use crate::settings::{PkcePolicy, Profile};
 use crate::store::{
     Admin, AttemptCounter, ClientStore, KeyEncryptionKey, KeyStore, SessionStore, SingleUseStore,
@@ -77,7 +77,7 @@ pub struct AuthorizationServerBuilder {
     features: protocols::Features,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
-    par: Option<PushedRequests>,
+    pushed_requests: Option<PushedRequests>,
     device: Option<DeviceFlow>,
     exchange: Option<Arc<dyn ExchangePolicy>>,
 }
@@ -147,7 +147,7 @@ impl Default for AuthorizationServerBuilder {
             features: protocols::Features::default(),
             registration: None,
             registry: None,
-            par: None,
+            pushed_requests: None,
             device: None,
             exchange: None,
         }

@@ -135,7 +135,6 @@ pub mod jwt;
 pub mod layer;
 mod memory;
 mod mint;
-pub mod par;
 mod pkce;
 mod registration;
 mod request;

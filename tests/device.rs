@@ -6,7 +6,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use grantor::device::{DeviceFlow, USER_CODE_ALPHABET, UserCodeProblem};
+use grantor::device::{USER_CODE_ALPHABET, UserCodeProblem};
+use grantor::settings::DeviceFlow;
 use grantor::*;
 use grantor::{client::*, signin::*};
 use http::Response;

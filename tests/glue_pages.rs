@@ -272,7 +272,7 @@ fn site() -> Site {
 }
 
 fn device_site() -> Site {
-    let f = fixture_with(|b| b.device_flow(grantor::device::DeviceFlow::new()));
+    let f = fixture_with(|b| b.device_flow(grantor::settings::DeviceFlow::new()));
     Site::new(&f.server)
 }
 
@@ -354,7 +354,7 @@ async fn a_site_at_paths_of_the_hosts_choosing_without_a_framework() {
 fn prefixed_site() -> Site {
     let f = fixture_with(|b| {
         b.issuer(format!("{ISSUER}/auth"))
-            .device_flow(grantor::device::DeviceFlow::new())
+            .device_flow(grantor::settings::DeviceFlow::new())
     });
     Site::new(&f.server)
         .sign_in_path("/auth/signin")

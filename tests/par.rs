@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use grantor::par::PushedRequests;
+use grantor::settings::PushedRequests;
 use grantor::*;
 use grantor::{client::*, settings::*};
 use http::{Request, Response};

@@ -517,8 +517,8 @@ proptest! {
 #[tokio::test]
 async fn a_good_assertion_authenticates_at_the_par_and_device_authorization_endpoints() {
     let f = fixture_with(|b| {
-        b.pushed_requests(grantor::par::PushedRequests::new())
-            .device_flow(grantor::device::DeviceFlow::new())
+        b.pushed_requests(grantor::settings::PushedRequests::new())
+            .device_flow(grantor::settings::DeviceFlow::new())
     });
     f.register(
         Client::private_key_jwt(CLIENT, ClientKeys::jwks(&jwks(&client_keys())).unwrap())

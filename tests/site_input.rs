@@ -8,7 +8,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::*;
-use grantor::device::DeviceFlow;
+use grantor::settings::DeviceFlow;
 use grantor::signin::Site;
 use http::{Method, Request, Response};
 use proptest::prelude::*;

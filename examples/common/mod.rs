@@ -47,9 +47,9 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         .scopes_supported(&Scope::parse("profile email admin")?)
         .registration(registration_policy()?)
         // RFC 9126: optional for every seeded client.
-        .pushed_requests(grantor::par::PushedRequests::new())
+        .pushed_requests(grantor::settings::PushedRequests::new())
         // RFC 8628: the verification page is `/device` (below).
-        .device_flow(grantor::device::DeviceFlow::new().lifetime(settings.device_code_ttl))
+        .device_flow(grantor::settings::DeviceFlow::new().lifetime(settings.device_code_ttl))
         // RFC 8693: service-client only (examples/common/exchange.rs).
         .token_exchange(std::sync::Arc::new(exchange::DemoExchange::new(&audience)))
         // Clients change only through the server here (registration), which the cache sees at

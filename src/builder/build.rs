@@ -81,7 +81,7 @@ impl AuthorizationServerBuilder {
         if !all_paths.iter().all(|p| check_path(p)) {
             return Err(ConfigError::EndpointPath);
         }
-        if self.par.is_some_and(|p| !p.is_valid()) {
+        if self.pushed_requests.is_some_and(|p| !p.is_valid()) {
             return Err(ConfigError::PushedRequests);
         }
         if let Some(device) = &self.device {
@@ -121,7 +121,7 @@ impl AuthorizationServerBuilder {
             jwt_access_tokens,
             dpop,
             registration,
-            par: self.par,
+            pushed_requests: self.pushed_requests,
             device: self.device,
             token_exchange: self.exchange.is_some(),
             jwks_uri,

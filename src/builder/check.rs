@@ -73,13 +73,13 @@ pub enum ConfigError {
     #[error("the parameter limit must be positive and no larger than the body limit")]
     Limits,
     /// The pushed request settings are out of range: a lifetime of zero, in fractions of a
-    /// second or over [`par::MAX_LIFETIME`](crate::par::MAX_LIFETIME), or a per-client limit
+    /// second or over [`PushedRequests::MAX_LIFETIME`](crate::settings::PushedRequests::MAX_LIFETIME), or a per-client limit
     /// of zero.
     #[error(
         "pushed request settings: a lifetime of whole seconds up to 10 minutes, and a per-client limit above zero"
     )]
     PushedRequests,
-    /// The device flow settings are out of range (see [`DeviceFlow`](crate::device::DeviceFlow)).
+    /// The device flow settings are out of range (see [`DeviceFlow`](crate::settings::DeviceFlow)).
     #[error("device flow settings: {0}")]
     DeviceFlow(&'static str),
 }

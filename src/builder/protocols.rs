@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use super::AuthorizationServerBuilder;
-use crate::device::DeviceFlow;
 use crate::exchange::ExchangePolicy;
 use crate::grant::client_auth::ClientAssertions;
 use crate::grant::proof::ProofOfPossession;
-use crate::par::PushedRequests;
 use crate::registration::RegistrationPolicy;
+use crate::settings::DeviceFlow;
+use crate::settings::PushedRequests;
 use crate::settings::Settings;
 use crate::store::{KeyStore, SingleUseStore};
 use crate::token_format::AccessTokenFormat;
@@ -160,7 +160,7 @@ impl AuthorizationServerBuilder {
     /// [`EndpointPaths::pushed_requests`](crate::settings::EndpointPaths::pushed_requests), and
     /// `request_uri` at the authorization endpoint. Off by default.
     pub fn pushed_requests(mut self, settings: PushedRequests) -> Self {
-        self.par = Some(settings);
+        self.pushed_requests = Some(settings);
         self
     }
 

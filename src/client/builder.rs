@@ -124,7 +124,7 @@ impl ClientBuilder {
     /// Requires the client to push every authorization request first (RFC 9126 §6,
     /// `require_pushed_authorization_requests`; default: pushing is optional): the
     /// authorization endpoint then accepts only a `request_uri`. Meaningful with pushed
-    /// requests enabled on the server ([`PushedRequests`](crate::par::PushedRequests)).
+    /// requests enabled on the server ([`PushedRequests`](crate::settings::PushedRequests)).
     pub fn require_pushed_requests(mut self, required: bool) -> Self {
         self.par_required = required;
         self

@@ -124,10 +124,13 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             .as_ref()
             .map(|_| url(&paths.registration)),
         pushed_authorization_request_endpoint: config
-            .par
+            .pushed_requests
             .as_ref()
             .map(|_| url(&paths.pushed_requests)),
-        require_pushed_authorization_requests: config.par.as_ref().map(|p| p.is_required()),
+        require_pushed_authorization_requests: config
+            .pushed_requests
+            .as_ref()
+            .map(|p| p.is_required()),
         device_authorization_endpoint: config
             .device
             .as_ref()

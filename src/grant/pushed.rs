@@ -8,8 +8,8 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::mint;
-use crate::par::{PushedRequests, REQUEST_URI_PREFIX};
 use crate::request::AuthorizationRequest;
+use crate::settings::PushedRequests;
 use crate::store::{AttemptCounter, ClientStore, SingleUseStore, namespace};
 use crate::throttle::Quota;
 
@@ -82,7 +82,7 @@ impl Pushes<'_> {
             return Err(StoreError::failed("a fresh request_uri was already taken").into());
         }
         Ok(Pushed {
-            request_uri: format!("{REQUEST_URI_PREFIX}{reference}"),
+            request_uri: format!("{}{reference}", PushedRequests::REQUEST_URI_PREFIX),
             expires_in: lifetime.as_secs(),
         })
     }
@@ -124,7 +124,7 @@ impl Pushes<'_> {
             )
         };
         let reference = request_uri
-            .strip_prefix(REQUEST_URI_PREFIX)
+            .strip_prefix(PushedRequests::REQUEST_URI_PREFIX)
             .ok_or_else(unusable)?;
         let key = namespace::pushed_request(reference);
         // Looked at before it is taken, so another client naming it cannot spend it.

@@ -16,7 +16,7 @@ impl AuthorizationServer {
     ///
     /// ```
     /// # use grantor::*;
-    /// # use grantor::par::PushedRequests;
+    /// # use grantor::settings::PushedRequests;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let store = grantor::doc_fixture::store().await;
     /// # let basic = grantor::doc_fixture::BASIC;
@@ -48,7 +48,7 @@ impl AuthorizationServer {
     pub async fn par<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let inner = &*self.inner;
         let clients = inner.authenticator(&inner.config.endpoints.pushed_requests);
-        let call = par::par(inner.wire(), inner.pushes(), clients, request);
+        let call = par::par(inner.wire(), inner.pushed_requests(), clients, request);
         span::traced("par", call).await
     }
 
@@ -63,7 +63,7 @@ impl AuthorizationServer {
     /// ```
     /// # use grantor::*;
     /// # use grantor::client::{Client, GrantType};
-    /// # use grantor::device::DeviceFlow;
+    /// # use grantor::settings::DeviceFlow;
     /// # use grantor::store::Admin as _;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let store = MemoryStore::new();

@@ -171,7 +171,11 @@ impl Inner {
             policy: self.config.pkce,
             profile: self.config.profile,
             resources: &self.config.resources,
-            require_pushed: self.config.par.as_ref().is_some_and(|p| p.is_required()),
+            require_pushed: self
+                .config
+                .pushed_requests
+                .as_ref()
+                .is_some_and(|p| p.is_required()),
             pushed: false,
         }
     }
@@ -189,8 +193,8 @@ impl Inner {
     }
 
     /// What pushing authorization requests needs (RFC 9126), when they are taken.
-    pub(crate) fn pushes(&self) -> Option<crate::grant::pushed::Pushes<'_>> {
-        let settings = self.config.par.as_ref()?;
+    pub(crate) fn pushed_requests(&self) -> Option<crate::grant::pushed::Pushes<'_>> {
+        let settings = self.config.pushed_requests.as_ref()?;
         Some(crate::grant::pushed::Pushes {
             settings,
             clients: &*self.clients,
@@ -230,7 +234,7 @@ impl Inner {
         Authorization {
             clients: &*self.clients,
             rules: self.authorize_rules(),
-            pushes: self.pushes(),
+            pushes: self.pushed_requests(),
         }
     }
 

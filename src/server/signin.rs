@@ -290,7 +290,7 @@ impl AuthorizationServer {
     /// parameter, but the user should still submit it, which is what this call stands for
     /// (RFC 8628 §5.4: the user confirms what their device shows).
     ///
-    /// [`DeviceFlow::user_code_guesses`]: crate::device::DeviceFlow::user_code_guesses
+    /// [`DeviceFlow::user_code_guesses`]: crate::settings::DeviceFlow::user_code_guesses
     pub async fn enter_user_code(&self, user_code: &str) -> Step {
         let Some(devices) = self.inner.devices() else {
             return Step::Error(OAuthError::invalid_request(

@@ -6,13 +6,17 @@ use std::time::Duration;
 
 use crate::audience::Audience;
 
+mod device_flow;
 mod paths;
+mod pushed_requests;
 
 pub use crate::registration::{
     DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
 };
 pub use crate::throttle::SignInThrottle;
+pub use device_flow::DeviceFlow;
 pub use paths::EndpointPaths;
+pub use pushed_requests::PushedRequests;
 
 /// PKCE at the authorization endpoint (RFC 7636), one setting: which clients must use it and
 /// which methods are taken.
@@ -81,9 +85,9 @@ pub(crate) struct Settings {
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
     /// Set when pushed authorization requests are taken (RFC 9126).
-    pub(crate) par: Option<crate::par::PushedRequests>,
+    pub(crate) pushed_requests: Option<PushedRequests>,
     /// Set when the device authorization grant is served (RFC 8628).
-    pub(crate) device: Option<crate::device::DeviceFlow>,
+    pub(crate) device: Option<DeviceFlow>,
     /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
     pub(crate) token_exchange: bool,
     /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).

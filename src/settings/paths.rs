@@ -20,11 +20,11 @@ pub struct EndpointPaths {
     /// client id. Served only with a [`RegistrationPolicy`](crate::settings::RegistrationPolicy).
     pub registration: String,
     /// The pushed authorization request endpoint (RFC 9126 §2, default `/api/oauth/par`).
-    /// Served only with [`PushedRequests`](crate::par::PushedRequests).
+    /// Served only with [`PushedRequests`](crate::settings::PushedRequests).
     pub pushed_requests: String,
     /// The device authorization endpoint (RFC 8628 §3.1, default
     /// `/api/oauth/device_authorization`). Served only with
-    /// [`DeviceFlow`](crate::device::DeviceFlow).
+    /// [`DeviceFlow`](crate::settings::DeviceFlow).
     pub device_authorization: String,
 }
 

@@ -129,7 +129,7 @@ impl Site {
 
     /// The device verification page's path, when the server serves the device authorization
     /// grant: the path of the `verification_uri` its endpoint hands out
-    /// ([`DeviceFlow::verification_uri`](crate::device::DeviceFlow::verification_uri), under
+    /// ([`DeviceFlow::verification_uri`](crate::settings::DeviceFlow::verification_uri), under
     /// the issuer when that is a path).
     pub fn device_path(&self) -> Option<&str> {
         self.device.as_deref()

@@ -21,10 +21,11 @@ use super::checks;
 use crate::audience::Audience;
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
-use crate::device::{DeviceFlow, USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodeProblem};
+use crate::device::{USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodeProblem};
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
+use crate::settings::DeviceFlow;
 use crate::settings::Resources;
 use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId, namespace};
 use crate::throttle::Quota;
@@ -157,7 +158,7 @@ impl Devices<'_> {
         let user_code = digest_text(&normalized);
         let found = self.find_flow(&user_code, now).await?;
         let Some((device, flow)) = found else {
-            let window = crate::device::GUESS_WINDOW;
+            let window = crate::settings::DeviceFlow::GUESS_WINDOW;
             self.attempts
                 .record_attempt(namespace::USER_CODE_GUESSES, window, now)
                 .await?;
