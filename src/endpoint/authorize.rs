@@ -122,7 +122,7 @@ impl std::fmt::Debug for ErrorRedirect {
 }
 
 pub(crate) async fn authorize<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     authorization: Authorization<'_>,
     request: &Request<B>,
 ) -> Authorize {
@@ -175,7 +175,7 @@ async fn pushed(
 
 /// `GET` with a query, or `POST` with a form body (RFC 6749 §3.1).
 fn read_request<'r, B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     request: &'r Request<B>,
 ) -> Result<Form<'r>, OAuthError> {
     let limits = wire.settings.limits;
@@ -205,7 +205,7 @@ fn read_request<'r, B: AsRef<[u8]>>(
 }
 
 pub(crate) async fn decide(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     decide: Decide<'_>,
     pending: PendingAuthorization,
     user: &UserId,
@@ -262,7 +262,7 @@ fn device_answered(decision: Decision) -> Response<String> {
 }
 
 /// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the fragment.
-fn fragment(wire: Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
+fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
         ("access_token", issued.access_token()),
@@ -275,7 +275,7 @@ fn fragment(wire: Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
 }
 
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
-fn error_redirect(wire: Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
+fn error_redirect(wire: &Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
     render::log(error);
     let params = [
         ("error", error.code().as_str()),
@@ -290,7 +290,7 @@ fn error_redirect(wire: Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> 
 /// exactly as registered. Written into one buffer of the exact length, which becomes the
 /// `Location` header without a copy.
 fn redirect_location(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     reply_to: ReplyTo<'_>,
     params: &[(&'static str, &str)],
 ) -> String {

@@ -17,7 +17,7 @@ pub(crate) struct TokenEndpoint<'a> {
 }
 
 pub(crate) async fn token<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Response<String> {
@@ -35,7 +35,7 @@ pub(crate) async fn token<B: AsRef<[u8]>>(
 /// Reads the request and hands it to the grant. Each step's result is bound at once (`?`), so
 /// no parse result is kept twice in this future while the grant runs.
 async fn handle<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Result<Issued, OAuthError> {
@@ -61,7 +61,7 @@ async fn handle<B: AsRef<[u8]>>(
 /// next proof can use it; a `use_dpop_nonce` error must.
 #[cfg(feature = "dpop")]
 async fn offer_nonce(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     dpop: Option<&crate::dpop::Checker>,
     mut response: Response<String>,
 ) -> Response<String> {
