@@ -57,8 +57,9 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
+        let authorization = self.inner.authorization();
         let wire = self.inner.wire();
-        let call = authorize::authorize(&wire, self.inner.authorization(), request);
+        let call = authorize::authorize(&wire, &authorization, request);
         span::traced_authorize(call).await
     }
 
@@ -87,8 +88,9 @@ impl AuthorizationServer {
         user: &UserId,
         decision: Decision,
     ) -> Response<String> {
+        let decider = self.inner.decider();
         let wire = self.inner.wire();
-        let call = authorize::decide(&wire, self.inner.decider(), pending, user, decision);
+        let call = authorize::decide(&wire, &decider, pending, user, decision);
         span::traced("decide", call).await
     }
 

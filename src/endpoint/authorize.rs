@@ -123,7 +123,7 @@ impl std::fmt::Debug for ErrorRedirect {
 
 pub(crate) async fn authorize<B: AsRef<[u8]>>(
     wire: &Wire<'_>,
-    authorization: Authorization<'_>,
+    authorization: &Authorization<'_>,
     request: &Request<B>,
 ) -> Authorize {
     let form = match read_request(wire, request) {
@@ -135,7 +135,7 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
     if let Some(request_uri) = request.request_uri {
         return pushed(authorization.pushes, request.client_id, request_uri, now).await;
     }
-    let Authorization { clients, rules, .. } = authorization;
+    let Authorization { clients, rules, .. } = *authorization;
     match authorize::validate(clients, rules, &request, now).await {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
         Validated::Redirect(error, reply_to) => Authorize::Redirect(ErrorRedirect {
@@ -206,7 +206,7 @@ fn read_request<'r, B: AsRef<[u8]>>(
 
 pub(crate) async fn decide(
     wire: &Wire<'_>,
-    decide: Decide<'_>,
+    decide: &Decide<'_>,
     pending: PendingAuthorization,
     user: &UserId,
     decision: Decision,
