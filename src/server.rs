@@ -59,7 +59,7 @@ impl AuthorizationServer {
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
         let authorization = self.inner.authorization();
         let wire = self.inner.wire();
-        let call = authorize::authorize(&wire, &authorization, request);
+        let call = || authorize::authorize(&wire, &authorization, request);
         span::traced_authorize(call).await
     }
 
@@ -90,7 +90,7 @@ impl AuthorizationServer {
     ) -> Response<String> {
         let decider = self.inner.decider();
         let wire = self.inner.wire();
-        let call = authorize::decide(&wire, &decider, pending, user, decision);
+        let call = || authorize::decide(&wire, &decider, pending, user, decision);
         span::traced("decide", call).await
     }
 
@@ -119,7 +119,7 @@ impl AuthorizationServer {
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let endpoint = self.inner.token_endpoint();
         let wire = self.inner.wire();
-        let call = token::token(&wire, &endpoint, request);
+        let call = || token::token(&wire, &endpoint, request);
         span::traced("token", call).await
     }
 
@@ -143,7 +143,7 @@ impl AuthorizationServer {
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let revocation = self.inner.revocation();
         let wire = self.inner.wire();
-        let call = revoke::revoke(&wire, &revocation, request);
+        let call = || revoke::revoke(&wire, &revocation, request);
         span::traced("revoke", call).await
     }
 
@@ -167,7 +167,7 @@ impl AuthorizationServer {
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let introspection = self.inner.introspection();
         let wire = self.inner.wire();
-        let call = introspect::introspect(&wire, &introspection, request);
+        let call = || introspect::introspect(&wire, &introspection, request);
         span::traced("introspect", call).await
     }
 
@@ -212,7 +212,7 @@ impl AuthorizationServer {
     /// ```
     pub async fn register<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let wire = self.inner.wire();
-        let call = registration::register(&wire, self.inner.registrar(), request);
+        let call = || registration::register(&wire, self.inner.registrar(), request);
         span::traced("register", call).await
     }
 
@@ -251,7 +251,7 @@ impl AuthorizationServer {
         request: &Request<B>,
     ) -> Response<String> {
         let wire = self.inner.wire();
-        let call = registration::configuration(&wire, self.inner.registrar(), request);
+        let call = || registration::configuration(&wire, self.inner.registrar(), request);
         span::traced("client_configuration", call).await
     }
 

@@ -49,7 +49,7 @@ impl AuthorizationServer {
         let inner = &*self.inner;
         let clients = inner.authenticator(&inner.config.endpoints.pushed_requests);
         let wire = inner.wire();
-        let call = par::par(&wire, inner.pushes(), clients, request);
+        let call = || par::par(&wire, inner.pushes(), clients, request);
         span::traced("par", call).await
     }
 
@@ -98,7 +98,7 @@ impl AuthorizationServer {
         let inner = &*self.inner;
         let clients = inner.authenticator(&inner.config.endpoints.device_authorization);
         let wire = inner.wire();
-        let call = device::device_authorization(&wire, inner.devices(), clients, request);
+        let call = || device::device_authorization(&wire, inner.devices(), clients, request);
         span::traced("device_authorization", call).await
     }
 }
