@@ -57,7 +57,9 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn authorize<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Authorize {
-        let call = authorize::authorize(self.inner.wire(), self.inner.authorization(), request);
+        let authorization = self.inner.authorization();
+        let wire = self.inner.wire();
+        let call = || authorize::authorize(&wire, &authorization, request);
         span::traced_authorize(call).await
     }
 
@@ -86,17 +88,10 @@ impl AuthorizationServer {
         user: &UserId,
         decision: Decision,
     ) -> Response<String> {
-        span::traced(
-            "decide",
-            authorize::decide(
-                self.inner.wire(),
-                self.inner.decider(),
-                pending,
-                user,
-                decision,
-            ),
-        )
-        .await
+        let decider = self.inner.decider();
+        let wire = self.inner.wire();
+        let call = || authorize::decide(&wire, &decider, pending, user, decision);
+        span::traced("decide", call).await
     }
 
     /// The token endpoint (RFC 6749 §3.2): every grant, always a ready response (token JSON or
@@ -123,7 +118,8 @@ impl AuthorizationServer {
     /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let endpoint = self.inner.token_endpoint();
-        let call = token::token(self.inner.wire(), &endpoint, request);
+        let wire = self.inner.wire();
+        let call = || token::token(&wire, &endpoint, request);
         span::traced("token", call).await
     }
 
@@ -146,7 +142,8 @@ impl AuthorizationServer {
     /// ```
     pub async fn revoke<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let revocation = self.inner.revocation();
-        let call = revoke::revoke(self.inner.wire(), &revocation, request);
+        let wire = self.inner.wire();
+        let call = || revoke::revoke(&wire, &revocation, request);
         span::traced("revoke", call).await
     }
 
@@ -169,7 +166,8 @@ impl AuthorizationServer {
     /// ```
     pub async fn introspect<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let introspection = self.inner.introspection();
-        let call = introspect::introspect(self.inner.wire(), &introspection, request);
+        let wire = self.inner.wire();
+        let call = || introspect::introspect(&wire, &introspection, request);
         span::traced("introspect", call).await
     }
 
@@ -213,7 +211,8 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn register<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
-        let call = registration::register(self.inner.wire(), self.inner.registrar(), request);
+        let wire = self.inner.wire();
+        let call = || registration::register(&wire, self.inner.registrar(), request);
         span::traced("register", call).await
     }
 
@@ -251,7 +250,8 @@ impl AuthorizationServer {
         &self,
         request: &Request<B>,
     ) -> Response<String> {
-        let call = registration::configuration(self.inner.wire(), self.inner.registrar(), request);
+        let wire = self.inner.wire();
+        let call = || registration::configuration(&wire, self.inner.registrar(), request);
         span::traced("client_configuration", call).await
     }
 
@@ -374,8 +374,9 @@ impl AuthorizationServer {
     /// resource server sees a new key before it signs. 404 when access tokens are not JWTs
     /// (feature `jwt`, `AuthorizationServerBuilder::jwt_access_tokens`).
     pub async fn jwks(&self) -> Response<String> {
+        let wire = self.inner.wire();
         let format = self.inner.access_tokens.as_deref();
-        crate::endpoint::jwks(self.inner.wire(), format).await
+        crate::endpoint::jwks(&wire, format).await
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this
@@ -449,14 +450,8 @@ impl AuthorizationServer {
         required: Option<&Scope>,
     ) -> Result<AccessGrant, BearerRefusal> {
         let inner = &*self.inner;
-        bearer::check(
-            inner.wire(),
-            inner.validation(),
-            presented,
-            audience,
-            required,
-        )
-        .await
+        let wire = inner.wire();
+        bearer::check(&wire, inner.validation(), presented, audience, required).await
     }
 }
 

@@ -122,8 +122,8 @@ impl std::fmt::Debug for ErrorRedirect {
 }
 
 pub(crate) async fn authorize<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
-    authorization: Authorization<'_>,
+    wire: &Wire<'_>,
+    authorization: &Authorization<'_>,
     request: &Request<B>,
 ) -> Authorize {
     let form = match read_request(wire, request) {
@@ -135,7 +135,7 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
     if let Some(request_uri) = request.request_uri {
         return pushed(authorization.pushes, request.client_id, request_uri, now).await;
     }
-    let Authorization { clients, rules, .. } = authorization;
+    let Authorization { clients, rules, .. } = *authorization;
     match authorize::validate(clients, rules, &request, now).await {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
         Validated::Redirect(error, reply_to) => Authorize::Redirect(ErrorRedirect {
@@ -175,7 +175,7 @@ async fn pushed(
 
 /// `GET` with a query, or `POST` with a form body (RFC 6749 §3.1).
 fn read_request<'r, B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     request: &'r Request<B>,
 ) -> Result<Form<'r>, OAuthError> {
     let limits = wire.settings.limits;
@@ -205,8 +205,8 @@ fn read_request<'r, B: AsRef<[u8]>>(
 }
 
 pub(crate) async fn decide(
-    wire: Wire<'_>,
-    decide: Decide<'_>,
+    wire: &Wire<'_>,
+    decide: &Decide<'_>,
     pending: PendingAuthorization,
     user: &UserId,
     decision: Decision,
@@ -262,7 +262,7 @@ fn device_answered(decision: Decision) -> Response<String> {
 }
 
 /// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the fragment.
-fn fragment(wire: Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
+fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
         ("access_token", issued.access_token()),
@@ -275,7 +275,7 @@ fn fragment(wire: Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
 }
 
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
-fn error_redirect(wire: Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
+fn error_redirect(wire: &Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
     render::log(error);
     let params = [
         ("error", error.code().as_str()),
@@ -290,7 +290,7 @@ fn error_redirect(wire: Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> 
 /// exactly as registered. Written into one buffer of the exact length, which becomes the
 /// `Location` header without a copy.
 fn redirect_location(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     reply_to: ReplyTo<'_>,
     params: &[(&'static str, &str)],
 ) -> String {

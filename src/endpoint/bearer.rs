@@ -58,7 +58,7 @@ pub(crate) struct Validation<'a> {
 /// DPoP` with its proof): meant for `audience` (the server's default audience when `None`)
 /// and, if asked, carrying every token of `required`. The grant, or the ready refusal.
 pub(crate) async fn check(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     validation: Validation<'_>,
     request: Presented<'_>,
     audience: Option<&str>,
@@ -83,7 +83,7 @@ pub(crate) async fn check(
 
 /// The grant behind `token`, meant for `audience`: from the store, or verified as a JWT.
 async fn find_grant(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     validation: Validation<'_>,
     token: &AccessToken,
     audience: Option<&str>,
@@ -247,7 +247,7 @@ fn challenge_as(
 }
 
 /// The proof algorithms verified, space-separated (empty without DPoP).
-fn dpop_algorithms(wire: Wire<'_>) -> String {
+fn dpop_algorithms(wire: &Wire<'_>) -> String {
     wire.settings.dpop.unwrap_or_default().join(" ")
 }
 
@@ -342,7 +342,7 @@ impl std::fmt::Debug for BearerRefusal {
 }
 
 /// `refusal` typed and rendered with its challenge in `scheme`.
-fn refused(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
+fn refused(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
     let reason = match &refusal {
         Refusal::NoCredentials => BearerRefusalReason::NoCredentials,
         Refusal::InvalidToken | Refusal::BoundAsBearer => BearerRefusalReason::InvalidToken,
@@ -364,7 +364,7 @@ fn refused(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
 }
 
 /// The 400/401/403 with its challenge in `scheme` (RFC 6750 §3, RFC 9449 §7.1).
-fn refuse_as(wire: Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<String> {
+fn refuse_as(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<String> {
     let refusals = &wire.rendered.bearer_refusals;
     let (error, scope) = match refusal {
         Refusal::NoCredentials => {

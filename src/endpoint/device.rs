@@ -25,7 +25,7 @@ struct Answer<'a> {
 /// `devices` is `None` when the device flow is not served; `clients` authenticates at this
 /// endpoint.
 pub(crate) async fn device_authorization<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     devices: Option<Devices<'_>>,
     clients: Authenticator<'_>,
     request: &Request<B>,
@@ -51,7 +51,7 @@ pub(crate) async fn device_authorization<B: AsRef<[u8]>>(
 }
 
 async fn start<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     devices: Option<Devices<'_>>,
     clients: Authenticator<'_>,
     request: &Request<B>,

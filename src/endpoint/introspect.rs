@@ -20,7 +20,7 @@ pub(crate) struct Introspection<'a> {
 }
 
 pub(crate) async fn introspect<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     introspection: &Introspection<'_>,
     request: &Request<B>,
 ) -> Response<String> {
@@ -39,7 +39,7 @@ pub(crate) async fn introspect<B: AsRef<[u8]>>(
 }
 
 async fn handle<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     introspection: &Introspection<'_>,
     request: &Request<B>,
 ) -> Result<Option<Found>, OAuthError> {

@@ -32,6 +32,10 @@ use form::{Form, FormError};
 /// What every endpoint reads and renders with: the server's settings, the headers rendered
 /// from them once at build, and the time the request is served at. An endpoint takes this and
 /// the grant contexts it uses, never the server's state.
+///
+/// Endpoints borrow it, kept once in the server method's frame. Taken by value, a copy sat in
+/// each of an endpoint's nested futures and the compiler moved those futures (kilobytes each)
+/// more often: ~1,000 more instructions per token request.
 #[derive(Clone, Copy)]
 pub(crate) struct Wire<'a> {
     pub(crate) settings: &'a Settings,
@@ -144,7 +148,7 @@ pub(crate) fn payload_too_large(rendered: &Rendered) -> http::Response<String> {
 /// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five
 /// minutes; 404 without JWT access tokens, 503 when the keys cannot be read.
 pub(crate) async fn jwks(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     format: Option<&dyn crate::token_format::AccessTokenFormat>,
 ) -> http::Response<String> {
     let Some(format) = format else {

@@ -14,7 +14,7 @@ use crate::grant::pushed::Pushes;
 /// `pushes` is `None` when pushed requests are not taken; `clients` authenticates at this
 /// endpoint.
 pub(crate) async fn par<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     pushes: Option<Pushes<'_>>,
     clients: Authenticator<'_>,
     request: &Request<B>,
@@ -32,7 +32,7 @@ pub(crate) async fn par<B: AsRef<[u8]>>(
 }
 
 async fn handle<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     pushes: Option<Pushes<'_>>,
     clients: Authenticator<'_>,
     request: &Request<B>,

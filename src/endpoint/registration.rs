@@ -24,7 +24,7 @@ const INVALID_TOKEN: &str = "a valid access token for client registration is req
 /// credentials and metadata (§3.2.1).
 /// `registrar` is `None` when the server has no registration policy.
 pub(crate) async fn register<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     registrar: Option<Registrar<'_>>,
     request: &Request<B>,
 ) -> Response<String> {
@@ -38,7 +38,7 @@ pub(crate) async fn register<B: AsRef<[u8]>>(
 }
 
 async fn handle_register<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     registrar: Registrar<'_>,
     request: &Request<B>,
 ) -> Result<Registered, Refusal> {
@@ -58,7 +58,7 @@ async fn handle_register<B: AsRef<[u8]>>(
 /// `GET`, `PUT` or `DELETE {registration path}/{client_id}` with the client's registration
 /// access token (RFC 7592 §2.1, §2.2, §2.3).
 pub(crate) async fn configuration<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     registrar: Option<Registrar<'_>>,
     request: &Request<B>,
 ) -> Response<String> {
@@ -77,7 +77,7 @@ pub(crate) async fn configuration<B: AsRef<[u8]>>(
 }
 
 async fn handle_configuration<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     registrar: Registrar<'_>,
     request: &Request<B>,
 ) -> Result<Option<Registered>, Refusal> {
@@ -134,7 +134,7 @@ fn client_id_in_path<'p>(path: &'p str, registration_path: &str) -> Option<&'p s
 /// The body as a client metadata document: `application/json` (RFC 7591 §3.1), within the
 /// server's body limit (413 past it).
 fn read_metadata<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     request: &Request<B>,
 ) -> Result<ClientMetadata, OAuthError> {
     if !client_metadata::is_json_content_type(request.headers().get(CONTENT_TYPE)) {
@@ -193,7 +193,7 @@ struct Information<'a> {
     jwks_uri: Option<&'a str>,
 }
 
-fn information(wire: Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
+fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
     let client = &registered.client;
     let id = client.id().as_str();
     let issuer = wire.settings.issuer.trim_end_matches('/');
@@ -247,7 +247,7 @@ fn not_enabled() -> Response<String> {
     render::error(&error, &HeaderValue::from_static("Basic"))
 }
 
-fn refuse(wire: Wire<'_>, refusal: Refusal, allow: HeaderValue) -> Response<String> {
+fn refuse(wire: &Wire<'_>, refusal: Refusal, allow: HeaderValue) -> Response<String> {
     match refusal {
         Refusal::Unauthorized { sent } => {
             let error = OAuthError::new(ErrorCode::InvalidToken, INVALID_TOKEN);

@@ -23,7 +23,7 @@ pub(crate) struct Revocation<'a> {
 }
 
 pub(crate) async fn revoke<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     revocation: &Revocation<'_>,
     request: &Request<B>,
 ) -> Response<String> {
@@ -34,7 +34,7 @@ pub(crate) async fn revoke<B: AsRef<[u8]>>(
 }
 
 async fn handle<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     revocation: &Revocation<'_>,
     request: &Request<B>,
 ) -> Result<(), OAuthError> {

@@ -18,7 +18,7 @@ pub(crate) struct TokenEndpoint<'a> {
 }
 
 pub(crate) async fn token<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Response<String> {
@@ -36,7 +36,7 @@ pub(crate) async fn token<B: AsRef<[u8]>>(
 /// Reads the request and hands it to the grant. Each step's result is bound at once (`?`), so
 /// no parse result is kept twice in this future while the grant runs.
 async fn handle<B: AsRef<[u8]>>(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     endpoint: &TokenEndpoint<'_>,
     request: &Request<B>,
 ) -> Result<Issued, OAuthError> {
@@ -59,7 +59,7 @@ async fn handle<B: AsRef<[u8]>>(
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's
 /// next proof can use it; a `use_dpop_nonce` error must.
 async fn offer_nonce(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     proofs: &dyn ProofOfPossession,
     mut response: Response<String>,
 ) -> Response<String> {

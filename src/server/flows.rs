@@ -48,7 +48,8 @@ impl AuthorizationServer {
     pub async fn par<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let inner = &*self.inner;
         let clients = inner.authenticator(&inner.config.endpoints.pushed_requests);
-        let call = par::par(inner.wire(), inner.pushed_requests(), clients, request);
+        let wire = inner.wire();
+        let call = || par::par(&wire, inner.pushed_requests(), clients, request);
         span::traced("par", call).await
     }
 
@@ -96,7 +97,8 @@ impl AuthorizationServer {
     ) -> Response<String> {
         let inner = &*self.inner;
         let clients = inner.authenticator(&inner.config.endpoints.device_authorization);
-        let call = device::device_authorization(inner.wire(), inner.devices(), clients, request);
+        let wire = inner.wire();
+        let call = || device::device_authorization(&wire, inner.devices(), clients, request);
         span::traced("device_authorization", call).await
     }
 }

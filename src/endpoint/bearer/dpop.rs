@@ -12,7 +12,7 @@ use crate::store::AccessGrant;
 
 /// `grant` (found for `token`) if it is bound to the key of the request's proof.
 pub(super) async fn check(
-    wire: Wire<'_>,
+    wire: &Wire<'_>,
     proofs: Option<&dyn ProofOfPossession>,
     request: Presented<'_>,
     token: &AccessToken,
