@@ -68,43 +68,42 @@ pub(crate) async fn check(
         Ok(credentials) => credentials,
         Err(refusal) => return Err(refused(wire, refusal, Scheme::Bearer)),
     };
-    let grant = match find_grant(wire, validation, &token, audience).await {
-        Ok(grant) => grant,
-        Err(refusal) => return Err(refused(wire, refusal, scheme)),
-    };
-    let grant = match (scheme, grant.jkt) {
-        (Scheme::Bearer, None) => grant,
-        (Scheme::Dpop, _) => dpop::check(wire, validation.proofs, request, &token, grant).await?,
-        _ => return Err(refused(wire, Refusal::BoundAsBearer, Scheme::Bearer)),
-    };
-    bearer::require_scope(&grant, required).map_err(|r| refused(wire, r, scheme))?;
-    Ok(grant)
-}
-
-/// The grant behind `token`, meant for `audience`: from the store, or verified as a JWT.
-async fn find_grant(
-    wire: &Wire<'_>,
-    validation: Validation<'_>,
-    token: &AccessToken,
-    audience: Option<&str>,
-) -> Result<AccessGrant, Refusal> {
     let default = &wire.settings.resources.default;
     let demand = Demand {
         audience: audience.unwrap_or(default.as_str()),
         default,
     };
-    if let Some(format) = validation.format
-        && format.recognizes(token.expose_secret())
-    {
-        let check = bearer::SelfContainedCheck {
-            format,
-            issuer: &wire.settings.issuer,
-            store: validation.tokens,
-            users: validation.users,
-        };
-        return bearer::check_self_contained(check, token, demand, wire.now).await;
-    }
-    bearer::check(validation.tokens, token, demand, wire.now).await
+    // From the store, or verified as a self-contained token (a JWT). The latter is boxed, so
+    // an opaque token's validation does not carry its state.
+    let found = match validation.format {
+        Some(format) if format.recognizes(token.expose_secret()) => {
+            let check = bearer::SelfContainedCheck {
+                format,
+                issuer: &wire.settings.issuer,
+                store: validation.tokens,
+                users: validation.users,
+            };
+            Box::pin(bearer::check_self_contained(
+                check, &token, demand, wire.now,
+            ))
+            .await
+        }
+        _ => bearer::check(validation.tokens, &token, demand, wire.now).await,
+    };
+    let grant = match found {
+        Ok(grant) => grant,
+        Err(refusal) => return Err(refused(wire, refusal, scheme)),
+    };
+    let grant = match (scheme, grant.jkt) {
+        (Scheme::Bearer, None) => grant,
+        // Boxed: a bearer token's validation does not carry the proof check's state.
+        (Scheme::Dpop, _) => {
+            Box::pin(dpop::check(wire, validation.proofs, request, &token, grant)).await?
+        }
+        _ => return Err(refused(wire, Refusal::BoundAsBearer, Scheme::Bearer)),
+    };
+    bearer::require_scope(&grant, required).map_err(|r| refused(wire, r, scheme))?;
+    Ok(grant)
 }
 
 /// How the token was presented.
