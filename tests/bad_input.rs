@@ -311,6 +311,7 @@ proptest! {
         } else {
             (Vec::new(), None)
         };
+        let post = method == Method::POST;
         let Some(request) = request(method, &uri, content_type, None, body) else {
             return Ok(());
         };
@@ -331,7 +332,9 @@ proptest! {
             }
             Authorize::Reject(error) => {
                 prop_assert_eq!(error.code(), ErrorCode::InvalidRequest);
-                prop_assert!(matches!(error.status().as_u16(), 400 | 405));
+                // 413 only for a POST body over the server's limit (16 KiB by default).
+                let status = error.status().as_u16();
+                prop_assert!(matches!(status, 400 | 405) || (status == 413 && post));
             }
         }
     }
