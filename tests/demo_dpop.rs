@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 each_framework! {
     a_bound_token_works_only_with_a_proof_of_its_key => bound_token;
     a_public_clients_refresh_token_is_bound_to_its_key => public_client;
+    a_proof_for_another_origin_is_refused_with_that_origin_as_the_target => absolute_form;
 }
 
 fn now() -> u64 {
@@ -175,5 +176,59 @@ async fn public_client(framework: &str) {
     let token = access_token(&refreshed);
     let profile = me_with(base, &format!("DPoP {token}"), Some((&key, token))).await;
     assert_eq!(profile.status, 200, "{}", profile.body);
+    server.assert_alive_and_calm();
+}
+
+/// `GET <target>` in absolute form (RFC 9112 §3.2.2) over a raw connection, as a client may
+/// send it; the status code of the answer.
+async fn absolute_form_get(base: &str, target: &str, headers: &[(&str, &str)]) -> u16 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let host = target.split('/').nth(2).unwrap();
+    let mut request = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    let status = answer.split(' ').nth(1).unwrap_or_default();
+    status
+        .parse()
+        .unwrap_or_else(|_| panic!("no status in {answer}"))
+}
+
+/// CONTRACT.md "Under attack, part 3": a proof made for another server's URL, sent with that URL
+/// as the absolute-form request target, is refused; `htu` is built from the configured origin.
+async fn absolute_form(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let key = ProofKey::es256(13);
+    let pairs = [
+        ("grant_type", "password"),
+        ("username", ALICE.0),
+        ("password", ALICE.1),
+    ];
+    let tokens = bound(&token_with_proof(base, Some(&key), Some(DEMO), &pairs).await);
+    let token = access_token(&tokens).to_owned();
+    let scheme = format!("DPoP {token}");
+    let elsewhere = "https://other.example/api/me";
+    let foreign = key.proof_for_token("GET", elsewhere, now(), &token);
+    let status = absolute_form_get(
+        base,
+        elsewhere,
+        &[("authorization", &scheme), ("dpop", &foreign)],
+    )
+    .await;
+    assert_eq!(status, 401, "a proof for another origin was accepted");
+    // The same request with a proof for the server's own URL is answered.
+    let own = format!("{base}/api/me");
+    let proof = key.proof_for_token("GET", &own, now(), &token);
+    let status =
+        absolute_form_get(base, &own, &[("authorization", &scheme), ("dpop", &proof)]).await;
+    assert_eq!(status, 200);
     server.assert_alive_and_calm();
 }

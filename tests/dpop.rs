@@ -229,6 +229,48 @@ async fn a_bound_token_needs_a_fresh_proof_of_its_key_at_the_resource() {
     assert!(refused(response.unwrap_err(), "invalid_dpop_proof").contains("cannot check"));
 }
 
+/// RFC 9449 §4.3 with an absolute-form request target (RFC 9112 §3.2.2): the `htu` a proof must
+/// name is built from the server's configured origins, never from the target as sent, so a
+/// proof made for another server's URL is refused however the request names it.
+#[tokio::test]
+async fn a_proof_for_another_origin_is_refused_even_with_that_origin_as_the_target() {
+    let f = dpop_fixture(Dpop::new());
+    let key = ProofKey::es256(11);
+    let proof = key.proof("POST", TOKEN_URL, START);
+    let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    let scheme = format!("DPoP {token}");
+    let absolute = |target: &str, proof: &str| {
+        Request::get(target)
+            .header("authorization", &scheme)
+            .header("dpop", proof)
+            .body(())
+            .unwrap()
+    };
+    let elsewhere = "https://other.example/api/me";
+    let foreign = key.proof_for_token("GET", elsewhere, START, &token);
+    let refusal = f
+        .server
+        .bearer(&absolute(elsewhere, &foreign), None)
+        .await
+        .unwrap_err();
+    assert_eq!(refusal.reason(), BearerRefusalReason::InvalidDpopProof);
+    let response = refusal.into_response();
+    let description = json(&response)["error_description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(description.contains("htu"), "{description}");
+    // The server's own origin as an absolute-form target is read as it is.
+    let own = key.proof_for_token("GET", ME_URL, START + 1, &token);
+    let grant = f.server.bearer(&absolute(ME_URL, &own), None).await;
+    assert!(
+        grant.is_ok(),
+        "{:?}",
+        grant.err().map(|r| r.into_response())
+    );
+}
+
 #[tokio::test]
 async fn a_bearer_token_presented_with_the_dpop_scheme_is_refused() {
     let f = dpop_fixture(Dpop::new());

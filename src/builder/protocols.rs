@@ -91,6 +91,7 @@ impl Features {
                 Arc::clone(keys),
                 token_url,
                 &config.issuer,
+                &config.resources.known,
             )) as Arc<dyn ProofOfPossession>
         });
         #[cfg(not(feature = "dpop"))]

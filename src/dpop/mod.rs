@@ -149,6 +149,9 @@ pub(crate) struct Checker {
     token_url: String,
     /// The issuer's origin, against which an origin-form resource URI is read.
     pub(crate) origin: String,
+    /// Every origin the server's resources are configured at (the issuer's first): the only
+    /// origins an absolute-form request target may name.
+    origins: Vec<String>,
 }
 
 impl Checker {
@@ -158,17 +161,30 @@ impl Checker {
         keys: Arc<dyn KeyStore>,
         token_url: String,
         issuer: &str,
+        resources: &[String],
     ) -> Self {
         let nonces = settings.nonces.then(|| Nonces::new(keys));
-        let origin = url::Url::parse(issuer)
-            .map(|url| url.origin().ascii_serialization())
-            .unwrap_or_default();
+        let origin_of = |url: &str| {
+            url::Url::parse(url)
+                .ok()
+                .map(|url| url.origin())
+                .filter(url::Origin::is_tuple)
+                .map(|origin| origin.ascii_serialization())
+        };
+        let origin = origin_of(issuer).unwrap_or_default();
+        let mut origins = vec![origin.clone()];
+        for resource in resources.iter().filter_map(|r| origin_of(r)) {
+            if !origins.contains(&resource) {
+                origins.push(resource);
+            }
+        }
         Self {
             settings,
             single_use,
             nonces,
             token_url,
             origin,
+            origins,
         }
     }
 
@@ -315,7 +331,7 @@ impl ProofOfPossession for Checker {
                 .with_status(http::StatusCode::UNAUTHORIZED),
             ));
         };
-        let uri = absolute(&self.origin, uri);
+        let uri = htu(&self.origin, &self.origins, uri);
         let context = ProofContext {
             method: method.as_str(),
             uri: &uri,
@@ -338,13 +354,56 @@ impl ProofOfPossession for Checker {
     }
 }
 
-/// The request's URI as an absolute URL: as it is when the host passed one in absolute form,
-/// else its path read against the issuer's `origin`.
-fn absolute(origin: &str, uri: &Uri) -> String {
-    if uri.scheme().is_some() && uri.authority().is_some() {
-        return uri.to_string();
+/// The `htu` a proof for this request must name (RFC 9449 §4.3: without query and fragment),
+/// built from configured origins only: an absolute-form target keeps its origin when it is one
+/// of `origins` (the issuer's and the resources'), and anything else is read against the
+/// issuer's `origin`. A request sent as `GET https://other.example/api/me` therefore cannot
+/// make a proof made for another server's URL acceptable here.
+fn htu(origin: &str, origins: &[String], uri: &Uri) -> String {
+    if let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) {
+        let target = format!(
+            "{}://{}",
+            scheme.as_str().to_ascii_lowercase(),
+            authority.as_str().to_ascii_lowercase()
+        );
+        // The origin as the URL parser writes it (a default port dropped).
+        let target = url::Url::parse(&target)
+            .map(|url| url.origin().ascii_serialization())
+            .unwrap_or(target);
+        if let Some(known) = origins.iter().find(|known| **known == target) {
+            return format!("{known}{}", uri.path());
+        }
     }
     format!("{origin}{}", uri.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::htu;
+
+    #[test]
+    fn htu_is_built_from_configured_origins_only() {
+        let origins = [
+            "https://auth.example".to_owned(),
+            "https://files.example".to_owned(),
+        ];
+        let at = |target: &str| htu(&origins[0], &origins, &target.parse().unwrap());
+        assert_eq!(at("/api/me?x=1"), "https://auth.example/api/me");
+        assert_eq!(
+            at("https://FILES.example:443/doc"),
+            "https://files.example/doc"
+        );
+        // Another server's URL as the request target names nothing of it in the htu.
+        assert_eq!(
+            at("https://other.example/api/me"),
+            "https://auth.example/api/me"
+        );
+        assert_eq!(
+            at("http://auth.example/api/me"),
+            "https://auth.example/api/me",
+            "the scheme is the configured one"
+        );
+    }
 }
 
 /// A proof refused at a resource: 401 `invalid_dpop_proof` (RFC 9449 §7.1).
