@@ -377,6 +377,22 @@ fn htu(origin: &str, origins: &[String], uri: &Uri) -> String {
     format!("{origin}{}", uri.path())
 }
 
+/// A proof refused at a resource: 401 `invalid_dpop_proof` (RFC 9449 §7.1).
+fn invalid_proof(error: ProofError) -> Refusal {
+    Refusal::Error(
+        OAuthError::new(ErrorCode::InvalidDpopProof, error.to_string())
+            .with_status(http::StatusCode::UNAUTHORIZED),
+    )
+}
+
+fn resource_refusal(refused: Refused) -> Refusal {
+    match refused {
+        Refused::Proof(error) => invalid_proof(error),
+        Refused::Nonce(nonce) => Refusal::DpopNonce(nonce),
+        Refused::Store(error) => Refusal::Error(error.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::htu;
@@ -403,21 +419,5 @@ mod tests {
             "https://auth.example/api/me",
             "the scheme is the configured one"
         );
-    }
-}
-
-/// A proof refused at a resource: 401 `invalid_dpop_proof` (RFC 9449 §7.1).
-fn invalid_proof(error: ProofError) -> Refusal {
-    Refusal::Error(
-        OAuthError::new(ErrorCode::InvalidDpopProof, error.to_string())
-            .with_status(http::StatusCode::UNAUTHORIZED),
-    )
-}
-
-fn resource_refusal(refused: Refused) -> Refusal {
-    match refused {
-        Refused::Proof(error) => invalid_proof(error),
-        Refused::Nonce(nonce) => Refusal::DpopNonce(nonce),
-        Refused::Store(error) => Refusal::Error(error.into()),
     }
 }
