@@ -69,14 +69,14 @@ pub(crate) enum Failure {
 impl From<Failure> for OAuthError {
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::Problem(SignInProblem::WrongCredentials) => {
-                OAuthError::invalid_grant("the username or password is incorrect")
-            }
+            // A username that cannot be an account's (not an email address) is refused before
+            // any count or hash, with the same answer as a wrong password (RFC 6749 §5.2: the
+            // resource owner credentials are invalid).
+            Failure::Problem(
+                SignInProblem::WrongCredentials | SignInProblem::MalformedUsername,
+            ) => OAuthError::invalid_grant("the username or password is incorrect"),
             Failure::Problem(SignInProblem::Throttled(_)) => OAuthError::invalid_grant(
                 "too many failed sign-ins for this account; try again later",
-            ),
-            Failure::Problem(SignInProblem::MalformedUsername) => OAuthError::invalid_request(
-                "username must be an email address of at most 254 bytes",
             ),
             Failure::Store(error) => error,
         }
