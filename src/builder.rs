@@ -56,6 +56,8 @@ pub struct AuthorizationServerBuilder {
     keys: Option<Arc<dyn KeyStore>>,
     key_encryption: Option<KeyEncryptionKey>,
     single_node: bool,
+    /// The host said an `http://` issuer on a non-loopback host is meant.
+    insecure_http_issuer: bool,
     clock: Arc<dyn Clock>,
     code_lifetime: Duration,
     access_token_lifetime: Duration,
@@ -128,6 +130,7 @@ impl Default for AuthorizationServerBuilder {
             keys: None,
             key_encryption: None,
             single_node: false,
+            insecure_http_issuer: false,
             clock: Arc::new(SystemClock),
             code_lifetime: Duration::from_secs(60),
             access_token_lifetime: Duration::from_secs(3600),
@@ -155,10 +158,33 @@ impl Default for AuthorizationServerBuilder {
 }
 
 impl AuthorizationServerBuilder {
-    /// The issuer identifier (RFC 8414 §2): an `http` or `https` URL without query or fragment.
-    /// Required. Sent as `iss` in authorization responses (RFC 9207).
+    /// The issuer identifier (RFC 8414 §2): an `https` URL without query or fragment, or an
+    /// `http` one on a loopback host (`127.0.0.1`, `[::1]`, `localhost`) for development; any
+    /// other `http` issuer is refused ([`ConfigError::InsecureIssuer`]) unless
+    /// [`insecure_http_issuer`](Self::insecure_http_issuer) says it is meant. Required. Sent as
+    /// `iss` in authorization responses (RFC 9207).
     pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
         self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Accepts an `http://` issuer on a host that is not loopback: the host serves plain HTTP
+    /// on purpose (a demo, a test network), knowing that tokens, codes and passwords then cross
+    /// the network readable and that the sign-in cookie loses `Secure` and the `__Host-` prefix.
+    /// Without it, [`build`](Self::build) refuses such an issuer (RFC 9700 §2.6, RFC 6749
+    /// §3.1: TLS is required).
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, ConfigError, MemoryStore};
+    ///
+    /// let builder = || AuthorizationServer::builder()
+    ///     .issuer("http://auth.internal")
+    ///     .store(MemoryStore::new());
+    /// assert_eq!(builder().build().unwrap_err(), ConfigError::InsecureIssuer);
+    /// assert!(builder().insecure_http_issuer().build().is_ok());
+    /// ```
+    pub fn insecure_http_issuer(mut self) -> Self {
+        self.insecure_http_issuer = true;
         self
     }
 

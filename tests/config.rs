@@ -93,6 +93,35 @@ fn issuer_must_be_an_http_url_without_query_or_fragment() {
     assert_eq!(server.issuer(), "https://auth.example/tenant");
 }
 
+/// Plain HTTP loses the sign-in cookie's `Secure` and `__Host-` and puts tokens on the network
+/// in the clear: only loopback hosts get it without the host saying it is meant.
+#[test]
+fn an_http_issuer_needs_a_loopback_host_or_an_explicit_opt_in() {
+    for loopback in [
+        "http://127.0.0.1:8080",
+        "http://127.7.0.1",
+        "http://[::1]:8080",
+        "http://localhost:3000/auth",
+        "http://LOCALHOST",
+    ] {
+        assert!(builder().issuer(loopback).build().is_ok(), "{loopback}");
+    }
+    for public in [
+        "http://auth.example",
+        "http://0.0.0.0:8080",
+        "http://192.168.1.10",
+        "http://localhost.example",
+    ] {
+        assert_eq!(
+            builder().issuer(public).build().unwrap_err(),
+            ConfigError::InsecureIssuer,
+            "{public}"
+        );
+        let meant = builder().issuer(public).insecure_http_issuer().build();
+        assert!(meant.is_ok(), "{public}");
+    }
+}
+
 #[test]
 fn code_lifetime_is_capped_at_ten_minutes() {
     let too_long = builder().code_lifetime(MAX_CODE_LIFETIME + Duration::from_secs(1));

@@ -58,6 +58,14 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // Every event as a JSON line on standard output (the request log goes to stderr).
         .events(std::sync::Arc::new(events::JsonLines));
     let builder = sender_constrained(builder);
+    // The demo serves plain HTTP on whatever address it is given (CONTRACT.md); a deployment
+    // puts TLS in front and gives an https issuer, and grantor refuses a non-loopback http one
+    // unless told, as here, that it is meant.
+    let builder = if settings.issuer.starts_with("http://") {
+        builder.insecure_http_issuer()
+    } else {
+        builder
+    };
     // With GRANTOR_KEY_ENCRYPTION_KEY (32 bytes in base64, never a flag: flags show in `ps`),
     // signing and sealing keys rest encrypted in the store.
     let builder = match &settings.key_encryption {

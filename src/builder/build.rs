@@ -27,7 +27,7 @@ impl AuthorizationServerBuilder {
         let jwks_uri = self.features.jwks_uri_resolvable();
         let client_assertion_algs = self.features.client_assertion_algs();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
-        check_issuer(&issuer)?;
+        check_issuer(&issuer, self.insecure_http_issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
         if self.code_lifetime.is_zero() || self.code_lifetime > MAX_CODE_LIFETIME {
             return Err(ConfigError::CodeLifetime);

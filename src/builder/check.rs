@@ -3,7 +3,7 @@
 #[cfg(doc)]
 use crate::settings::{MAX_REFRESH_GRACE, Profile};
 
-pub(super) fn check_issuer(issuer: &str) -> Result<(), ConfigError> {
+pub(super) fn check_issuer(issuer: &str, insecure_http: bool) -> Result<(), ConfigError> {
     let url = url::Url::parse(issuer).map_err(|_| ConfigError::Issuer)?;
     let ok = matches!(url.scheme(), "http" | "https")
         && url.host().is_some()
@@ -11,7 +11,19 @@ pub(super) fn check_issuer(issuer: &str) -> Result<(), ConfigError> {
         && url.fragment().is_none()
         && url.username().is_empty()
         && url.password().is_none();
-    if ok { Ok(()) } else { Err(ConfigError::Issuer) }
+    if !ok {
+        return Err(ConfigError::Issuer);
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if url.scheme() == "http" && !loopback && !insecure_http {
+        return Err(ConfigError::InsecureIssuer);
+    }
+    Ok(())
 }
 
 /// An absolute path: it joins the issuer into an absolute URL.
@@ -57,6 +69,12 @@ pub enum ConfigError {
     /// The issuer is not an http(s) URL without query, fragment or credentials.
     #[error("the issuer must be an http(s) URL without query, fragment or credentials")]
     Issuer,
+    /// The issuer is `http://` on a host that is not loopback, and the builder was not told
+    /// [`insecure_http_issuer`](crate::AuthorizationServerBuilder::insecure_http_issuer).
+    #[error(
+        "an http:// issuer is accepted only on a loopback host (127.0.0.1, [::1], localhost) unless .insecure_http_issuer() says it is meant; use https"
+    )]
+    InsecureIssuer,
     /// The realm holds a quote, backslash or non-printable character.
     #[error("the realm must be printable ASCII without '\"' or '\\'")]
     Realm,
