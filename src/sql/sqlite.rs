@@ -2,6 +2,7 @@
 //! write transactions that take the write lock first (`BEGIN IMMEDIATE`): a deferred transaction
 //! that read before writing would fail with `SQLITE_BUSY` instead of waiting for the lock.
 
+use std::path::Path;
 use std::str::FromStr as _;
 
 use sqlx::Sqlite;
@@ -52,6 +53,14 @@ impl SqlStore<Sqlite> {
     /// Connects with `options`, creating the file if it is missing, and applies pending
     /// migrations.
     ///
+    /// The file holds digests of live tokens, sessions and (unless the server
+    /// [encrypts keys at rest](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)) the
+    /// keys that sign tokens, so on Unix it is kept to this user: a missing file is created
+    /// with mode `0600` (SQLite gives its `-wal` and `-shm` files the database's mode), an
+    /// existing one readable by others is narrowed to `0600`, and a path that is not a regular
+    /// file owned by this user (a file or link another user planted in a shared directory such
+    /// as `/tmp`) is refused.
+    ///
     /// A file database is put in WAL mode (readers never wait for the writer), gets one
     /// connection for every write, whose writes commit in groups (see the [module
     /// docs](crate::sql#group-commit-sqlite-files)), beside a pool for reads, keeps SQLite's
@@ -62,6 +71,9 @@ impl SqlStore<Sqlite> {
     /// one connection that is never closed, so it lives as long as the store.
     pub async fn connect_with(options: SqliteConnectOptions) -> Result<Self, StoreError> {
         let memory = is_in_memory(&options);
+        if !memory {
+            private_file(options.get_filename())?;
+        }
         let options = options
             .create_if_missing(true)
             .busy_timeout(ACQUIRE_TIMEOUT);
@@ -101,6 +113,71 @@ impl SqlStore<Sqlite> {
         store.migrate().await?;
         Ok(store)
     }
+}
+
+/// Keeps the database file at `path` (and its `-wal`, `-shm` and `-journal` companions, where
+/// they exist) to this user before SQLite opens it; see [`SqliteStore::connect_with`].
+#[cfg(unix)]
+fn private_file(path: &Path) -> Result<(), StoreError> {
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let created = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match created {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut name = path.as_os_str().to_owned();
+                name.push(suffix);
+                adopt(Path::new(&name), !suffix.is_empty())?;
+            }
+            Ok(())
+        }
+        Err(error) => Err(StoreError::failed(format!(
+            "cannot create the database file {}: {error}",
+            path.display()
+        ))),
+    }
+}
+
+/// Accepts the existing file at `path` only as a regular file this user owns, narrowed to
+/// `0600`; a missing one is fine when `optional`.
+#[cfg(unix)]
+fn adopt(path: &Path, optional: bool) -> Result<(), StoreError> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let refuse = |why: &str| {
+        StoreError::failed(format!(
+            "refusing the database file {}: {why}",
+            path.display()
+        ))
+    };
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if optional && error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(refuse(&error.to_string())),
+    };
+    if !metadata.file_type().is_file() {
+        return Err(refuse("it is not a regular file (a link or a directory?)"));
+    }
+    if metadata.uid() != rustix::process::geteuid().as_raw() {
+        return Err(refuse(
+            "it is owned by another user, who could read or replace what it holds",
+        ));
+    }
+    if metadata.mode() & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|error| refuse(&error.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Elsewhere, the file is left to the operating system's defaults.
+#[cfg(not(unix))]
+fn private_file(_path: &Path) -> Result<(), StoreError> {
+    Ok(())
 }
 
 /// Whether `options` name an in-memory database (`:memory:`, which sqlx names
