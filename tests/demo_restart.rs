@@ -34,6 +34,13 @@ async fn restart(framework: &str) {
     let base = server.base.clone();
     let file = tmp.join(format!("grantor-demo-127.0.0.1_{port}.sqlite3"));
     assert!(file.is_file(), "no {}", file.display());
+    #[cfg(unix)]
+    {
+        // It holds digests of live tokens and the signing keys: this user's alone.
+        use std::os::unix::fs::MetadataExt as _;
+        let mode = std::fs::metadata(&file).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
 
     // A self-registered client, a user's tokens, and a code not yet redeemed.
     let registered = send(
