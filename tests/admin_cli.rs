@@ -239,6 +239,17 @@ async fn users_are_added_and_their_passwords_reset_from_standard_input() {
     assert_eq!(taken.status.code(), Some(1));
     let nobody = db.run(&["user", "set-password", "bob@example.com"], "x\n");
     assert_eq!(nobody.status.code(), Some(1));
+    // A password an administrator sets has at least 8 characters, on add and on reset.
+    for args in [
+        &["user", "add", "carol@example.com"][..],
+        &["user", "set-password", "alice@example.com"][..],
+    ] {
+        let weak = db.run(args, "12345\n");
+        assert_eq!(weak.status.code(), Some(1), "{args:?}");
+        let said = String::from_utf8_lossy(&weak.stderr);
+        assert!(said.contains("at least 8 characters"), "{said}");
+        assert!(!said.contains("12345"), "the password is never printed");
+    }
     let empty = db.run(&["user", "add", "carol@example.com"], "");
     assert_eq!(
         empty.status.code(),

@@ -267,6 +267,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::User(UserCommand::SetPassword { username }) => {
             let password = read_password()?;
+            grantor::store::check_password(&password)?;
             let user = store
                 .find_user_by_username(&username)
                 .await?

@@ -4,7 +4,7 @@
 
 use super::AuthorizationServer;
 use crate::secret::Password;
-use crate::store::{AdminError, User, UserAdmin, UserId, new_user};
+use crate::store::{AdminError, User, UserAdmin, UserId, check_password, new_user};
 
 impl AuthorizationServer {
     /// Adds an account for `username` (an email address, unique in any case) with a new
@@ -12,7 +12,9 @@ impl AuthorizationServer {
     /// design), kept through the builder's [`user_admin`](crate::AuthorizationServerBuilder::user_admin)
     /// seam (set by [`store`](crate::AuthorizationServerBuilder::store) with the users).
     /// [`AdminError::InvalidUsername`] for a username that is not an email address,
-    /// [`AdminError::UsernameTaken`] if an account has it in any case.
+    /// [`AdminError::WeakPassword`] for a password of fewer than 8 characters
+    /// ([`check_password`](crate::store::check_password)), [`AdminError::UsernameTaken`] if an
+    /// account has it in any case.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -25,13 +27,14 @@ impl AuthorizationServer {
     ///     .unwrap();
     /// let alice = server.add_user("alice@example.com", &Password::new("alice-password-1")).await;
     /// assert_eq!(alice.unwrap().username(), "alice@example.com");
-    /// let taken = server.add_user("ALICE@example.com", &Password::new("other")).await;
+    /// let taken = server.add_user("ALICE@example.com", &Password::new("other-password-2")).await;
     /// assert!(matches!(taken, Err(grantor::store::AdminError::UsernameTaken)));
     /// # }
     /// ```
     pub async fn add_user(&self, username: &str, password: &Password) -> Result<User, AdminError> {
         let admin = self.user_admin()?;
         let user = new_user(username)?;
+        check_password(password)?;
         let phc = self.inner.hashing.hash(password).await?;
         admin.insert_user(&user, &phc).await?;
         Ok(user)
@@ -45,6 +48,7 @@ impl AuthorizationServer {
         password: &Password,
     ) -> Result<bool, AdminError> {
         let admin = self.user_admin()?;
+        check_password(password)?;
         let phc = self.inner.hashing.hash(password).await?;
         Ok(admin.set_password_hash(user, &phc).await?)
     }

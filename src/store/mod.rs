@@ -48,8 +48,8 @@ pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub(crate) use records::new_user;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
-    FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens, RefreshGrant, Rotation, User, UserId,
-    username_key,
+    FamilyId, Jti, JwkThumbprint, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens, RefreshGrant,
+    Rotation, User, UserId, check_password, username_key,
 };
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 

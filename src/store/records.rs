@@ -90,16 +90,42 @@ impl Account {
     /// use grantor::Password;
     /// use grantor::store::{Account, AdminError};
     ///
-    /// let account = Account::generate("alice@example.com", &Password::new("pw")).unwrap();
-    /// assert!(account.password_hash().starts_with("$argon2id$"));
-    /// let refused = Account::generate("alice", &Password::new("pw"));
+    /// let account = Account::generate("alice@example.com", &Password::new("alice-password-1"));
+    /// assert!(account.unwrap().password_hash().starts_with("$argon2id$"));
+    /// let refused = Account::generate("alice", &Password::new("alice-password-1"));
     /// assert!(matches!(refused, Err(AdminError::InvalidUsername)));
+    /// let weak = Account::generate("alice@example.com", &Password::new("alice"));
+    /// assert!(matches!(weak, Err(AdminError::WeakPassword)));
     /// ```
     pub fn generate(username: &str, password: &Password) -> Result<Self, AdminError> {
         let user = new_user(username)?;
+        check_password(password)?;
         let phc = crate::hash::hash_password(password.expose_secret())?;
         Ok(Self::new(user, phc))
     }
+}
+
+/// The fewest characters a password set by an administrator may have (NIST SP 800-63B
+/// §5.1.1.2: at least 8 for a password a person chooses).
+pub const MIN_PASSWORD_CHARS: usize = 8;
+
+/// The rule every password an administrator sets passes ([`Account::generate`],
+/// [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user) and
+/// [`set_password`](crate::AuthorizationServer::set_password), the `grantor` command):
+/// at least [`MIN_PASSWORD_CHARS`] characters, else [`AdminError::WeakPassword`].
+///
+/// ```
+/// use grantor::Password;
+/// use grantor::store::{AdminError, check_password};
+///
+/// assert!(check_password(&Password::new("correct horse")).is_ok());
+/// assert!(matches!(check_password(&Password::new("12345")), Err(AdminError::WeakPassword)));
+/// ```
+pub fn check_password(password: &Password) -> Result<(), AdminError> {
+    if password.expose_secret().chars().count() < MIN_PASSWORD_CHARS {
+        return Err(AdminError::WeakPassword);
+    }
+    Ok(())
 }
 
 /// A new user for `username`, its id minted; [`AdminError::InvalidUsername`] unless it is an
@@ -127,6 +153,9 @@ pub enum AdminError {
     /// The username is not an email address.
     #[error("the username must be an email address")]
     InvalidUsername,
+    /// The password is shorter than [`MIN_PASSWORD_CHARS`] characters ([`check_password`]).
+    #[error("a password must have at least 8 characters")]
+    WeakPassword,
     /// An account with this username (in any case), or this id, exists.
     #[error("an account with this username exists")]
     UsernameTaken,
