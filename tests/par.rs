@@ -324,23 +324,63 @@ async fn a_client_may_push_only_so_many_requests_per_lifetime() {
     f.pushed(&code_request()).await;
 }
 
-#[tokio::test]
-async fn all_clients_together_may_push_only_so_many_requests_per_lifetime() {
-    let f = with_par(PushedRequests::new().total(2));
-    f.pushed(&code_request()).await;
-    let public = format!(
-        "client_id=public-client&{}&code_challenge={CHALLENGE}&code_challenge_method=S256",
-        code_request()
+/// Register a public client the way anyone may (RFC 7591) and answer its id.
+async fn self_registered(f: &Fixture) -> String {
+    let metadata = serde_json::json!({
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+    });
+    let request = Request::post("/api/oauth/register")
+        .header("content-type", "application/json")
+        .body(metadata.to_string())
+        .unwrap();
+    let response = f.server.register(&request).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    json(&response)["client_id"].as_str().unwrap().to_owned()
+}
+
+/// Pushes a PKCE code request as the public client `id`.
+async fn push_as_public(f: &Fixture, id: &str) -> Response<String> {
+    let body = format!(
+        "response_type=code&client_id={id}&redirect_uri={REDIRECT_ENCODED}\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256"
     );
-    assert_eq!(f.push(None, &public).await.status(), 201);
-    assert_error(&f.push(None, &public).await, 429, "temporarily_unavailable");
+    f.push(None, &body).await
+}
+
+/// Self-registered clients share one budget (anyone can register more of them); a client an
+/// administrator registered keeps its own, so their flood never refuses it.
+#[tokio::test]
+async fn self_registered_clients_together_may_push_only_so_many_and_administered_ones_keep_their_own()
+ {
+    let f = fixture_with(|b| {
+        b.pushed_requests(PushedRequests::new().total(3).per_client(2))
+            .registration(RegistrationPolicy::new().public_clients(true))
+    });
+    let (one, two) = (self_registered(&f).await, self_registered(&f).await);
+    for id in [&one, &one, &two] {
+        assert_eq!(push_as_public(&f, id).await.status(), 201);
+    }
+    // The shared budget is spent: every self-registered client waits for the window.
+    let three = self_registered(&f).await;
+    for id in [&two, &three] {
+        assert_error(
+            &push_as_public(&f, id).await,
+            429,
+            "temporarily_unavailable",
+        );
+    }
+    // Administrator-registered clients push on, each within its own budget.
+    f.pushed(&code_request()).await;
+    assert_eq!(push_as_public(&f, "public-client").await.status(), 201);
+    f.pushed(&code_request()).await;
     assert_error(
         &f.push(Some(&f.fast_basic()), &code_request()).await,
         429,
         "temporarily_unavailable",
     );
     f.clock.advance(Duration::from_secs(60));
-    f.pushed(&code_request()).await;
+    assert_eq!(push_as_public(&f, &three).await.status(), 201);
 }
 
 #[tokio::test]

@@ -87,7 +87,10 @@ impl Pushes<'_> {
         })
     }
 
-    /// Counts a push against the client's limit and the server's, per lifetime window.
+    /// Counts a push against the client's limit and, for a self-registered client, against
+    /// the limit all self-registered clients share, per lifetime window. A client an
+    /// administrator registered has only its own budget, so a flood from clients anyone can
+    /// register never refuses it.
     async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
         let window = self.settings.lifetime_value();
         let per_client = Quota {
@@ -97,8 +100,11 @@ impl Pushes<'_> {
             refusal: "this client pushed too many requests; try again later",
         };
         per_client.count(self.attempts, now).await?;
+        if client.registration_access_token().is_none() {
+            return Ok(());
+        }
         let all = Quota {
-            key: namespace::ALL_PUSHES,
+            key: namespace::SELF_REGISTERED_PUSHES,
             window,
             limit: self.settings.total_limit(),
             refusal: "too many pushed requests; try again later",

@@ -17,11 +17,14 @@ use std::time::Duration;
 /// lives in the [`SingleUseStore`](crate::store::SingleUseStore) for at most
 /// [`lifetime`](Self::lifetime) (default 60 s, at most [`MAX_LIFETIME`](Self::MAX_LIFETIME)), and each client may
 /// push at most [`per_client`](Self::per_client) requests in any window of that length (default
-/// [`DEFAULT_PER_CLIENT`](Self::DEFAULT_PER_CLIENT); past it, 429 `temporarily_unavailable`), and all clients together
-/// at most [`total`](Self::total) (default [`DEFAULT_TOTAL`](Self::DEFAULT_TOTAL)), since anyone may register
-/// clients where self-registration is open: at most that many pushed requests are held at
-/// once, a tenth of the memory store's [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE), so a
-/// flood of pushes cannot crowd out sign-in forms or DPoP proofs.
+/// [`DEFAULT_PER_CLIENT`](Self::DEFAULT_PER_CLIENT); past it, 429 `temporarily_unavailable`).
+/// Since anyone may register clients where self-registration is open, all self-registered
+/// clients together may push at most [`total`](Self::total) (default
+/// [`DEFAULT_TOTAL`](Self::DEFAULT_TOTAL), a tenth of the memory store's
+/// [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)), so a flood of pushes cannot crowd out
+/// sign-in forms or DPoP proofs; a client an administrator registered is held to its own
+/// budget alone, so such a flood never refuses it. At most `total` plus `per_client` for each
+/// administrator-registered client are held at once.
 ///
 /// [`AuthorizationServerBuilder::pushed_requests`]: crate::AuthorizationServerBuilder::pushed_requests
 ///
@@ -62,7 +65,8 @@ impl PushedRequests {
     /// How many requests one client may push in one lifetime window by default.
     pub const DEFAULT_PER_CLIENT: u32 = 1000;
 
-    /// How many requests all clients together may push in one lifetime window by default.
+    /// How many requests all self-registered clients together may push in one lifetime window by
+    /// default.
     pub const DEFAULT_TOTAL: u32 = 10_000;
 
     /// Pushing is optional; a `request_uri` lives 60 seconds; a client may push
@@ -99,8 +103,9 @@ impl PushedRequests {
         self
     }
 
-    /// How many requests all clients together may push in a window of
-    /// [`lifetime`](Self::lifetime): what bounds the pushed requests held at once.
+    /// How many requests all self-registered clients together may push in a window of
+    /// [`lifetime`](Self::lifetime): what bounds the pushed requests anyone who registers
+    /// clients can make the server hold.
     pub fn total(mut self, limit: u32) -> Self {
         self.total = limit;
         self

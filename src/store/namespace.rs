@@ -16,7 +16,7 @@
 //! | `grantor:signed-in:<digest of the form>` | nothing | the form expires | a correct password on a sealed sign-in form | one per successful sign-in |
 //! | `grantor:assertion:<digest of client id and jti>` | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | the client's own signatures |
 //! | `grantor:dpop:<digest of key and jti>` | nothing | the proof's window | a DPoP proof whose signature verified | the proofs a key signs in a window |
-//! | `grantor:par:<digest of the reference>` | the pushed request | its lifetime (≤ 10 min) | an authenticated push | the per-client and server-wide push quotas |
+//! | `grantor:par:<digest of the reference>` | the pushed request | its lifetime (≤ 10 min) | an authenticated push | each client's push quota, and the one all self-registered clients share |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
 //! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
 //! | `grantor:device-answer:<device code digest>` | the user's decision | twice the flow lifetime | a signed-in user's decision | one per flow |
@@ -28,7 +28,7 @@
 //! | `signin:<digest of the username>` | failed passwords for one account | the sign-in throttle's | one per username tried (unknown ones too) |
 //! | `client:<digest of the client id>` | failed client secrets | the client throttle's | one per registered client |
 //! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per registered client |
-//! | `par:*` | pushes of every client | the push lifetime | one |
+//! | `par:*` | pushes of every self-registered client | the push lifetime | one |
 //! | `device:<digest of the client id>` | device flows one client started | the flow lifetime | one per registered client |
 //! | `device-poll:<device code digest>`, `device-slow:<…>` | a device's polls | the poll interval | two per live flow |
 //! | `device-user-code-guesses` | wrong user codes, server-wide | a minute | one |
@@ -113,8 +113,8 @@ pub(crate) fn client_pushes(client: &ClientId) -> String {
     digested("par:", client.as_str())
 }
 
-/// Requests every client pushed.
-pub(crate) const ALL_PUSHES: &str = "par:*";
+/// Requests every self-registered client pushed.
+pub(crate) const SELF_REGISTERED_PUSHES: &str = "par:*";
 
 /// Device flows one client started.
 pub(crate) fn client_device_starts(client: &ClientId) -> String {
