@@ -170,7 +170,9 @@ async fn a_client_is_added_listed_rotated_and_removed() {
         store.close().await;
     }
 
-    db.ok(&["client", "remove", "reporting"]);
+    // Its tokens die with it: the two client-credentials grants above.
+    let removed = db.ok(&["client", "remove", "reporting"]);
+    assert_eq!(field(&removed, "revoked_families"), "2");
     assert_eq!(db.ok(&["client", "list"]).lines().count(), 1);
     let again = db.run(&["client", "remove", "reporting"], "");
     assert_eq!(

@@ -30,7 +30,9 @@ use grantor::Password;
 use grantor::client::{Approval, Client, ClientCredentials, GrantType};
 use grantor::clock::UnixTime;
 use grantor::sql::SqliteStore;
-use grantor::store::{Account, Admin as _, AdminError, Purge as _, StoreError, UserAdmin as _};
+use grantor::store::{
+    Account, Admin as _, AdminError, Purge as _, StoreError, TokenIssuer as _, UserAdmin as _,
+};
 
 /// Administers grantor's SQL stores: clients, users, and purging what expired.
 #[derive(Parser)]
@@ -250,6 +252,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Client(ClientCommand::Remove { client_id }) => {
             if store.remove_client(&client_id).await? {
+                // Its tokens die with it (as RFC 7592 §2.3 deletion does).
+                let revoked = store.revoke_client(&client_id).await?;
+                println!("revoked_families: {revoked}");
                 Ok(())
             } else {
                 Err(Failure::Refused(format!("no client {client_id:?}")))

@@ -67,6 +67,8 @@ pub(crate) struct Registrar<'a> {
     pub(crate) registry: &'a dyn Admin,
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) attempts: &'a dyn AttemptCounter,
+    /// Where the tokens of a deleted client are revoked.
+    pub(crate) tokens: &'a dyn crate::store::TokenIssuer,
     /// Whether the host resolves `jwks_uri`s (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
     /// Whether client assertions are accepted (`private_key_jwt`).
@@ -253,14 +255,17 @@ impl Registrar<'_> {
         }
     }
 
-    /// RFC 7592 §2.3: removes the client; it authenticates no more, so its refresh tokens
-    /// and codes are refused at the token endpoint from now on.
+    /// RFC 7592 §2.3: removes the client and invalidates what was issued to it (the section's
+    /// SHOULD): every family of the client is revoked, so its access tokens are refused at
+    /// resources and introspection and its refresh tokens and codes at the token endpoint.
     pub(crate) async fn delete(&self, client: &Client) -> Result<(), Refusal> {
-        if self.registry.remove_client(client.id().as_str()).await? {
-            Ok(())
-        } else {
-            Err(Refusal::Unauthorized { sent: true })
+        let id = client.id().as_str();
+        if !self.registry.remove_client(id).await? {
+            return Err(Refusal::Unauthorized { sent: true });
         }
+        // After the removal, so no token can be issued to it in between.
+        self.tokens.revoke_client(id).await?;
+        Ok(())
     }
 
     /// What `metadata` registers under the policy (RFC 7591 §2, §2.1, §3.2.2).

@@ -192,6 +192,10 @@ impl TokenIssuer for MemoryStore {
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         self.parts.tokens.revoke_family(family)
     }
+
+    async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError> {
+        Ok(self.parts.tokens.revoke_client(client_id))
+    }
 }
 
 #[async_trait]

@@ -106,6 +106,13 @@ impl<K: ShardKey, V> Sharded<K, V> {
         removed
     }
 
+    /// Calls `f` on every entry, shard by shard (a scan: for rare administrator operations).
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&V)) {
+        for Locked(shard) in self.shards.iter() {
+            lock(shard).map.values().for_each(&mut f);
+        }
+    }
+
     /// The number of entries.
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| lock(&s.0).map.len()).sum()

@@ -484,6 +484,23 @@ impl Tokens {
         Ok(())
     }
 
+    /// Revokes every family of `client_id`, for a client's deletion: a scan of the families,
+    /// and of the access tokens, whose families without a refresh token (client credentials)
+    /// live only in them.
+    pub(crate) fn revoke_client(&self, client_id: &str) -> u64 {
+        let mut revoked = 0;
+        let mut revoke = |family: &FamilyEntry| {
+            if family.client_id.as_str() == client_id
+                && !family.revoked.swap(true, Ordering::AcqRel)
+            {
+                revoked += 1;
+            }
+        };
+        self.families.for_each(|family| revoke(family));
+        self.access.for_each(|entry| revoke(&entry.family));
+        revoked
+    }
+
     pub(crate) fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         if let Some(family) = self.find_family(family) {
             family.revoked.store(true, Ordering::Release);

@@ -223,6 +223,7 @@ impl Inner {
             registry: self.registry.as_deref()?,
             clients: &*self.clients,
             attempts: &*self.attempts,
+            tokens: &*self.tokens,
             jwks_uri: self.config.jwks_uri,
             assertions: self.client_assertions.is_some(),
             events: &*self.events,

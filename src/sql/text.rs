@@ -77,6 +77,9 @@ pub(crate) const EXTEND_FAMILY: &str = "UPDATE grantor_families \
     SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \
     WHERE id = $1 RETURNING generation";
 pub(crate) const REVOKE_FAMILY: &str = "UPDATE grantor_families SET revoked = TRUE WHERE id = $1";
+/// Every live family of a deleted client (by the index of migration 13).
+pub(crate) const REVOKE_CLIENT: &str =
+    "UPDATE grantor_families SET revoked = TRUE WHERE client_id = $1 AND NOT revoked";
 
 pub(crate) const INSERT_CODE: &str = "INSERT INTO grantor_codes (digest, family_id, \
     client_id, user_id, username, scope, redirect_uri, code_challenge, code_challenge_method, \

@@ -239,6 +239,17 @@ where
             Ok(())
         })
     }
+
+    async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError> {
+        store_write!(self, Statements::One, |conn| {
+            let done = sqlx::query(text::REVOKE_CLIENT)
+                .bind(client_id)
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(DB::rows_affected(&done))
+        })
+    }
 }
 
 impl<DB> SqlStore<DB>

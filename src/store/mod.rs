@@ -148,6 +148,12 @@ pub trait TokenIssuer: Send + Sync {
 
     /// Revokes every code and token of a family.
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
+
+    /// Revokes every family of the client `client_id` (its codes, access and refresh tokens
+    /// stop working): grantor calls it when a client is deleted (RFC 7592 §2.3), so a removed
+    /// client's tokens die with it. Answers how many families were revoked. Rare (a deletion),
+    /// so a scan is fine where there is no index.
+    async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError>;
 }
 
 /// What an administrator does to a store's clients, the same on every store: register, replace

@@ -209,10 +209,18 @@ async fn delete_answers_204_and_the_client_can_no_longer_authenticate() {
     let tokens = assert_tokens(&f.token(Some(&basic(id, secret)), &exchange(&code)).await);
     let pending_code = f.code(id, "").await;
 
+    let access = tokens["access_token"].as_str().unwrap();
+    assert!(f.access_is_active(access).await);
+
     let token = token_of(&client);
     let response = configure(&f, "DELETE", &client, Some(token), None).await;
     assert_eq!(response.status(), 204);
     assert!(response.body().is_empty());
+
+    // RFC 7592 §2.3: what was issued to it dies with it, at resources and introspection too.
+    assert!(!f.access_is_active(access).await);
+    let bearer = f.bearer(Some(&format!("Bearer {access}")), None).await;
+    assert_eq!(bearer.unwrap_err().status(), 401);
 
     let refused = f
         .token(Some(&basic(id, secret)), &exchange(&pending_code))

@@ -267,6 +267,7 @@ fn token_rules<S: TokenIssuer + Purge>() -> Vec<Rule<S>> {
         tokens::a_refresh_token_rotated_by_many_at_once_rotates_once_and_keeps_one_successor,
         tokens::rotation_hands_on_the_family_and_reuse_is_reported_not_revoked,
         tokens::revoking_a_family_or_an_access_token_reaches_only_it,
+        tokens::revoking_a_client_kills_every_family_of_it_and_no_other,
         expiry::expired_codes_and_tokens_are_not_found,
         expiry::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
         tokens::codes_and_tokens_carry_what_was_granted,

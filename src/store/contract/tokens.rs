@@ -338,6 +338,46 @@ where
     unknown.must("revoke_access_token");
 }
 
+pub(super) async fn revoking_a_client_kills_every_family_of_it_and_no_other<S>(store: &S)
+where
+    S: TokenIssuer,
+{
+    let first = new_tokens(store, true).await;
+    let second = new_tokens(store, false).await;
+    let another = Authorization::new(
+        crate::client::ClientId::new("another-client").must("make a client id"),
+        Some(super::alice()),
+        scope("profile"),
+    );
+    let other = Minted::new(Family::New(family_id()), another, true, NOW);
+    store
+        .insert_tokens(other.record.clone())
+        .await
+        .must("insert_tokens");
+    let revoked = store.revoke_client(super::client_id().as_str()).await;
+    let revoked = revoked.must("revoke_client");
+    assert!(
+        revoked >= 2,
+        "{revoked} families revoked of the client's two"
+    );
+    assert!(!access_found(store, &first.access, NOW).await);
+    assert!(!refresh_found(store, &first.refresh(), NOW).await);
+    assert!(!access_found(store, &second.access, NOW).await);
+    assert!(
+        access_found(store, &other.access, NOW).await,
+        "another client's family was revoked"
+    );
+    assert!(refresh_found(store, &other.refresh(), NOW).await);
+    let again = store.revoke_client(super::client_id().as_str()).await;
+    assert_eq!(
+        again.must("revoke_client"),
+        0,
+        "revoked families counted twice"
+    );
+    let nobody = store.revoke_client("no-such-client").await;
+    assert_eq!(nobody.must("revoke_client"), 0);
+}
+
 pub(super) async fn codes_and_tokens_carry_what_was_granted<S: TokenIssuer>(store: &S) {
     let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
