@@ -139,6 +139,9 @@ async fn public_client(framework: &str) {
     assert_eq!(deleted.status, 204, "{}", deleted.body);
     let gone = configuration(reqwest::Method::GET, &client, Some(registration_token)).await;
     assert_oauth_error(&gone, 401, "invalid_token");
+    // RFC 7592 §2.3: the access token issued to it dies with it.
+    let after = me(base, Some(access_token(&tokens))).await;
+    assert_oauth_error(&after, 401, "invalid_token");
     let refresh = token(
         base,
         None,
