@@ -91,6 +91,40 @@ async fn approval_page(
     approval
 }
 
+/// RFC 8628 §5.4: the user confirms a device's request even for a client whose registration
+/// skips the approval page elsewhere; signing in alone approves nothing.
+#[tokio::test]
+async fn a_device_flow_always_asks_the_user_to_confirm() {
+    let f = fixture_with(|b| b.device_flow(DeviceFlow::new()));
+    f.register(
+        Client::public("tv")
+            .name("Living Room TV")
+            .grant_types([GrantType::DeviceCode])
+            .scopes("profile")
+            .approval(Approval::NotRequired)
+            .build()
+            .unwrap(),
+    );
+    let started = f.started().await;
+    let approval = approval_page(&f.server, &started.user_code).await;
+    assert_eq!(approval.client_name, "Living Room TV");
+    assert_error(
+        &f.poll(&started.device_code).await,
+        400,
+        "authorization_pending",
+    );
+    let step = f
+        .server
+        .answer_approval(&approval.session, &approval.csrf, Decision::Approve)
+        .await;
+    assert!(
+        matches!(step, Step::DeviceAnswered(Decision::Approve)),
+        "{step:?}"
+    );
+    f.clock.advance(Duration::from_secs(5));
+    assert_tokens(&f.poll(&started.device_code).await);
+}
+
 #[tokio::test]
 async fn the_device_authorization_endpoint_answers_the_codes_and_where_to_enter_them() {
     let f = devices(DeviceFlow::new());

@@ -78,9 +78,12 @@ impl PendingAuthorization {
         &self.audience
     }
 
-    /// Whether the user must see an approval page naming the client and the scope.
+    /// Whether the user must see an approval page naming the client and the scope: when the
+    /// client's registration says so, and always for a device flow (RFC 8628 §5.4: the user
+    /// confirms the device's request, so someone talked into typing another's code sees what
+    /// it would grant before it does).
     pub fn needs_approval(&self) -> bool {
-        self.client.approval() == Approval::Required
+        self.client.approval() == Approval::Required || self.response_type == ResponseType::Device
     }
 
     /// `code`, `token`, or [`ResponseType::Device`] for a device flow.
