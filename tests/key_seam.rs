@@ -16,20 +16,6 @@ use grantor::sql::SqliteStore;
 use grantor::store::{KeyEncryptionKey, KeyStore, SingleUseStore};
 use grantor::{ErrorCode, Password};
 
-/// A fresh directory for one test's database file.
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "grantor_{name}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn sqlite_url(dir: &std::path::Path) -> String {
     format!("sqlite:{}", dir.join("grantor.db").display())
 }

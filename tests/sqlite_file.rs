@@ -3,25 +3,15 @@
 //! path is a link or a file another user owns (planted in a shared directory such as `/tmp`).
 #![cfg(all(unix, feature = "sqlite"))]
 
+mod common;
+
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use common::fresh_dir;
 
 use grantor::sql::SqliteStore;
 use grantor::store::{Purge as _, StoreErrorKind};
-
-/// A fresh directory of this test's own.
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "grantor_{name}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().mode() & 0o777
