@@ -398,3 +398,28 @@ async fn rotating_keys_on_the_servers_key_seam_rest_encrypted_and_still_sign_and
     let verifier = JwtVerifier::from_jwks(ISSUER, API, &jwks(&f).await).unwrap();
     assert!(verifier.verify(&token, f.clock.now()).is_ok());
 }
+
+/// A token must stay verifiable while it lives, and only the previous period's key stays
+/// published after a rotation: keys may not rotate faster than access tokens live.
+#[test]
+fn keys_may_not_rotate_more_often_than_access_tokens_live() {
+    let two_days = DAY * 2;
+    let build = |tokens: JwtAccessTokens| {
+        AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(MemoryStore::new())
+            .access_token_lifetime(two_days)
+            .jwt_access_tokens(tokens)
+            .build()
+    };
+    let rotating = JwtAccessTokens::rotating(SigningAlgorithm::EdDSA, DAY);
+    assert_eq!(build(rotating).unwrap_err(), ConfigError::KeyRotationPeriod);
+    let store: Arc<MemoryStore> = Arc::new(MemoryStore::new());
+    let given = RotatingKeys::new(SigningAlgorithm::EdDSA, DAY, store);
+    let given = JwtAccessTokens::new(Arc::new(given));
+    assert_eq!(build(given).unwrap_err(), ConfigError::KeyRotationPeriod);
+    let slow = JwtAccessTokens::rotating(SigningAlgorithm::EdDSA, two_days);
+    assert!(build(slow).is_ok());
+    // Keys the host rotates by hand say nothing of a period.
+    assert!(build(JwtAccessTokens::new(static_keys(SigningAlgorithm::ES256))).is_ok());
+}

@@ -41,6 +41,15 @@ impl AuthorizationServerBuilder {
         if lifetimes.iter().any(|l| l.as_secs() == 0) {
             return Err(ConfigError::ZeroLifetime);
         }
+        // A JWT must stay verifiable while it lives, and only the previous period's key stays
+        // published after a rotation.
+        if self
+            .features
+            .key_rotation_period()
+            .is_some_and(|period| period < self.access_token_lifetime)
+        {
+            return Err(ConfigError::KeyRotationPeriod);
+        }
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
         }

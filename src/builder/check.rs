@@ -84,6 +84,10 @@ pub enum ConfigError {
     /// An endpoint path is not an absolute path without query or fragment.
     #[error("endpoint paths must start with '/' and carry no query or fragment")]
     EndpointPath,
+    /// JWT signing keys rotate more often than access tokens live, so a token could outlive
+    /// every published key that verifies it.
+    #[error("the signing keys' rotation period must be at least the access-token lifetime")]
+    KeyRotationPeriod,
     /// A lifetime is under one second.
     #[error("lifetimes must be at least one second")]
     ZeroLifetime,

@@ -44,6 +44,14 @@ impl Features {
         false
     }
 
+    /// How often JWT signing keys rotate, when they rotate on a schedule (feature `jwt`).
+    pub(super) fn key_rotation_period(&self) -> Option<std::time::Duration> {
+        #[cfg(feature = "jwt")]
+        return self.jwt.as_ref().and_then(|jwt| jwt.rotation_period());
+        #[cfg(not(feature = "jwt"))]
+        None
+    }
+
     /// The algorithms DPoP proofs are verified with, when feature `dpop` accepts them.
     pub(super) fn dpop_algorithms(&self) -> Option<&'static [&'static str]> {
         #[cfg(feature = "dpop")]

@@ -105,6 +105,14 @@ impl JwtAccessTokens {
         self
     }
 
+    /// How often the signing key changes, when the keys rotate on a schedule.
+    pub(crate) fn rotation_period(&self) -> Option<Duration> {
+        match &self.keys {
+            Source::Given(keys) => keys.rotation_period(),
+            Source::Rotating(_, period) => Some(Duration::from_secs(period.as_secs().max(60))),
+        }
+    }
+
     /// The settings wired to the server's key seam: the server's access-token format.
     pub(crate) fn wired(self, store: &Arc<dyn KeyStore>) -> Arc<dyn AccessTokenFormat> {
         let keys = match self.keys {

@@ -34,6 +34,14 @@ pub trait SigningKeys: Send + Sync {
         let keys = self.published_keys(now).await?;
         Ok(keys.into_iter().find(|key| key.kid() == kid))
     }
+
+    /// How often the signing key changes, when the keys rotate on a schedule: the builder
+    /// refuses a period shorter than the access-token lifetime, since a token must stay
+    /// verifiable while it lives and only the previous period's key stays published. `None`
+    /// (the default) when the host rotates by hand.
+    fn rotation_period(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// Keys the host manages: one current key and the previous ones still published. To rotate,
@@ -160,6 +168,10 @@ impl RotatingKeys {
 
 #[async_trait]
 impl SigningKeys for RotatingKeys {
+    fn rotation_period(&self) -> Option<Duration> {
+        Some(self.period())
+    }
+
     async fn signing_key(&self, now: UnixTime) -> Result<Arc<SigningKey>, StoreError> {
         self.key(self.period_of(now), now, true)
             .await?
