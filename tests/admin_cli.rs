@@ -272,6 +272,22 @@ async fn purge_reports_what_it_deleted_and_bad_urls_are_refused() {
         .expect("it runs");
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unsupported database URL"));
+
+    // A password on the command line is visible in `ps`: refused before anything connects,
+    // without repeating it.
+    let output = Command::new(env!("CARGO_BIN_EXE_grantor"))
+        .args([
+            "--database",
+            "postgres://admin:hunter2-secret@localhost/x",
+            "purge",
+        ])
+        .env_remove("GRANTOR_DATABASE_URL")
+        .output()
+        .expect("it runs");
+    assert_eq!(output.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("GRANTOR_DATABASE_URL"), "{said}");
+    assert!(!said.contains("hunter2-secret"), "{said}");
 }
 
 /// Alice's account, if `password` verifies against the hash the store keeps for it.

@@ -173,7 +173,25 @@ impl From<AdminError> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let matches = Cli::command().get_matches();
+    // A password on the command line shows in `ps` to every user of the machine: it goes in
+    // the environment (GRANTOR_DATABASE_URL) instead.
+    if matches.value_source("database") == Some(clap::parser::ValueSource::CommandLine)
+        && matches
+            .get_one::<String>("database")
+            .is_some_and(|url| has_password(url))
+    {
+        eprintln!(
+            "grantor: a database URL with a password is refused on the command line (other users \
+             see it in ps); set GRANTOR_DATABASE_URL instead"
+        );
+        return ExitCode::from(1);
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -195,6 +213,11 @@ fn main() -> ExitCode {
             ExitCode::from(3)
         }
     }
+}
+
+/// Whether `url` carries a password (`scheme://user:password@host/…`).
+fn has_password(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|url| url.password().is_some())
 }
 
 /// Runs `$body` with `$store` bound to the store the URL names.
