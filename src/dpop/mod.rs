@@ -93,8 +93,8 @@ impl Dpop {
     /// Whether proofs must carry a nonce the server chose (RFC 9449 §8, §9; default off). A
     /// proof without the current nonce is answered `use_dpop_nonce` with the nonce in the
     /// `DPoP-Nonce` header, and successful token responses carry it too. Nonces change every
-    /// five minutes and the previous one stays good; every node shares them through the
-    /// single-use store.
+    /// five minutes and the previous one stays good; every node shares them through the key
+    /// seam ([`AuthorizationServerBuilder::keys`](crate::AuthorizationServerBuilder::keys)).
     pub fn nonces(mut self, on: bool) -> Self {
         self.nonces = on;
         self

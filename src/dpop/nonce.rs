@@ -1,5 +1,5 @@
 //! Server nonces (RFC 9449 §8, §9): one random value per five-minute period, made by the first
-//! node that needs it and shared through the single-use store under
+//! node that needs it and shared through the key seam under
 //! `grantor:dpop-nonce:<period>`; the current and the previous period's are accepted.
 
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,5 @@
 //! The signing-key seam and its two implementations: keys the host manages, and keys grantor
-//! generates and rotates, shared by every node through the single-use store.
+//! generates and rotates, shared by every node through the key seam.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
