@@ -194,3 +194,44 @@ async fn keys_kept_before_the_key_table_existed_move_there_on_upgrade() {
     store.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `.store(...)` fills only the seams not given: a key seam set before it is kept.
+#[tokio::test]
+async fn a_key_seam_given_before_the_store_is_kept() {
+    let dir = fresh_dir("key_seam_order");
+    let keys = SqliteStore::connect(&sqlite_url(&dir)).await.unwrap();
+    let rest = grantor::MemoryStore::new();
+    let server = grantor::AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .keys(Arc::new(keys.clone()))
+        .store(rest.clone())
+        .build()
+        .unwrap();
+    grantor::store::Admin::register_client(
+        &rest,
+        &grantor::client::Client::public("app")
+            .redirect_uri(REDIRECT)
+            .grant_types([grantor::client::GrantType::AuthorizationCode])
+            .scopes("profile")
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let query = format!(
+        "response_type=code&client_id=app&redirect_uri={REDIRECT_ENCODED}&scope=profile\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256"
+    );
+    let step = server.begin_sign_in(&authorize_request(&query)).await;
+    assert!(matches!(step, Step::SignIn(_)), "{step:?}");
+    let rows = key_rows(&keys).await;
+    assert_eq!(rows.len(), 1, "the sealing key went to the key seam given");
+    let now = UnixTime::from(std::time::SystemTime::now());
+    let in_memory = rest.find_key(&rows[0].0, now).await.unwrap();
+    assert!(
+        in_memory.is_none(),
+        "nothing went to the store's own key seam"
+    );
+    keys.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

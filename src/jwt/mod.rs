@@ -109,7 +109,9 @@ impl JwtAccessTokens {
     pub(crate) fn rotation_period(&self) -> Option<Duration> {
         match &self.keys {
             Source::Given(keys) => keys.rotation_period(),
-            Source::Rotating(_, period) => Some(Duration::from_secs(period.as_secs().max(60))),
+            Source::Rotating(_, period) => {
+                Some(Duration::from_secs(RotatingKeys::period_secs(*period)))
+            }
         }
     }
 

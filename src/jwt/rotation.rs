@@ -110,10 +110,15 @@ impl RotatingKeys {
     pub fn new(algorithm: SigningAlgorithm, period: Duration, store: Arc<dyn KeyStore>) -> Self {
         Self {
             algorithm,
-            period: period.as_secs().max(60),
+            period: Self::period_secs(period),
             store,
             cached: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The period in whole seconds that `period` makes: at least a minute.
+    pub(crate) fn period_secs(period: Duration) -> u64 {
+        period.as_secs().max(60)
     }
 
     /// The rotation period.

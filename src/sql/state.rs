@@ -151,15 +151,7 @@ where
         now: UnixTime,
     ) -> Result<bool, StoreError> {
         store_write!(self, Statements::One, |conn| {
-            let done = sqlx::query(text::INSERT_ONCE)
-                .bind(key)
-                .bind(value)
-                .bind(secs(expires_at))
-                .bind(secs(now))
-                .execute(&mut *conn)
-                .await
-                .map_err(store_error::<DB>)?;
-            Ok(DB::rows_affected(&done) > 0)
+            insert_unless_live(&mut *conn, text::INSERT_ONCE, key, value, expires_at, now).await
         })
     }
 
@@ -197,15 +189,15 @@ where
         now: UnixTime,
     ) -> Result<bool, StoreError> {
         store_write!(self, Statements::One, |conn| {
-            let done = sqlx::query(text::INSERT_KEY)
-                .bind(name)
-                .bind(material)
-                .bind(secs(expires_at))
-                .bind(secs(now))
-                .execute(&mut *conn)
-                .await
-                .map_err(store_error::<DB>)?;
-            Ok(DB::rows_affected(&done) > 0)
+            insert_unless_live(
+                &mut *conn,
+                text::INSERT_KEY,
+                name,
+                material,
+                expires_at,
+                now,
+            )
+            .await
         })
     }
 
@@ -239,6 +231,35 @@ where
         .await
         .map_err(store_error::<DB>)?;
     row.map(SessionRow::into_session).transpose()
+}
+
+/// Keeps `value` under `key` with `statement` (an insert that takes over only an expired row)
+/// on `executor`: whether it was kept.
+async fn insert_unless_live<'e, DB, E>(
+    executor: E,
+    statement: &'static str,
+    key: &str,
+    value: &[u8],
+    expires_at: UnixTime,
+    now: UnixTime,
+) -> Result<bool, StoreError>
+where
+    DB: Backend,
+    E: Executor<'e, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(statement)
+        .bind(key)
+        .bind(value)
+        .bind(secs(expires_at))
+        .bind(secs(now))
+        .execute(executor)
+        .await
+        .map_err(store_error::<DB>)?;
+    Ok(DB::rows_affected(&done) > 0)
 }
 
 /// The live value under `key`, as `statement` (a peek or a take) answers it on `executor`.
