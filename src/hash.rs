@@ -119,6 +119,13 @@ impl Hashing {
         verify_on(&self.pools().client, phc, secret).await
     }
 
+    /// Whether a dummy check would be queued now rather than refused: asked before an unknown
+    /// username's attempt is counted, so that an attempt refused unchecked leaves no count.
+    /// (Another request may take the place in between; that one is then refused after all.)
+    pub(crate) fn has_room_for_dummy(&self) -> bool {
+        self.pools().user.has_room(Priority::Low)
+    }
+
     /// Verifies against a hash of a random password: same cost as a real check, always
     /// `false`. Used for unknown usernames so their answer takes as long as a wrong password.
     ///

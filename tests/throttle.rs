@@ -183,3 +183,62 @@ async fn failed_client_authentications_are_throttled_per_client_id() {
     f.clock.advance(Duration::from_secs(300));
     assert_tokens(&f.token(Some(&plain), body).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_username_refused_unchecked_in_a_flood_is_not_counted() {
+    const LIMIT: u32 = 5;
+    let f = fixture();
+    let mut pools = grantor::hash::HashingPools::default();
+    pools.user_threads = 1;
+    pools.dummy_queue_per_thread = 1;
+    let server = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .store(f.store.clone())
+        .hashing_pools(pools)
+        .sign_in_throttle(SignInThrottle::new(LIMIT, Duration::from_secs(600)))
+        .clock(Arc::new(f.clock.clone()))
+        .build()
+        .unwrap();
+    let f = Arc::new(Fixture { server, ..f });
+    let basic = f.fast_basic();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Unknown usernames, each tried once, keep the one dummy place taken.
+    let mut flood = Vec::new();
+    for task in 0..32 {
+        let (f, basic, stop) = (f.clone(), basic.clone(), stop.clone());
+        flood.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let username = format!("flood-{task}-{i}@example.com");
+                f.token(Some(&basic), &password_grant(&username, "x")).await;
+                i += 1;
+            }
+        }));
+    }
+    let target = "nobody@example.com";
+    let (mut unchecked, mut checked) = (0, 0);
+    for _ in 0..2_000 {
+        let response = f.token(Some(&basic), &password_grant(target, "x")).await;
+        match response.status().as_u16() {
+            503 => unchecked += 1,
+            _ => {
+                assert_error(&response, 400, "invalid_grant");
+                checked += 1;
+            }
+        }
+        if unchecked > LIMIT {
+            break;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    for task in flood {
+        task.await.unwrap();
+    }
+    assert!(unchecked > LIMIT, "the flood kept the dummy queue full");
+    assert!(checked < LIMIT, "few of the target's attempts were hashed");
+    // Only the hashed attempts counted: the account is not throttled.
+    let response = f.token(Some(&basic), &password_grant(target, "x")).await;
+    assert_error(&response, 400, "invalid_grant");
+    let description = json(&response)["error_description"].to_string();
+    assert!(!description.contains("too many"), "{description}");
+}

@@ -132,6 +132,21 @@ impl SignIn<'_> {
         // Concurrent checks of one account on this node go one at a time, so that what each
         // reserves below is counted against what the previous one found.
         let _turn = self.turns.take(&key).await;
+        // An unknown username refused unchecked (every dummy check's place is taken) is not
+        // counted: a flood of them makes counter keys only as fast as they are hashed. (Looked
+        // up here only then, so a throttled guess otherwise costs no lookup.)
+        if !self.hashing.has_room_for_dummy()
+            && self
+                .users
+                .find_account(username)
+                .await
+                .map_err(store)?
+                .is_none()
+        {
+            return Err(store(crate::error::StoreError::unavailable(
+                "too many sign-ins are being checked; try again later",
+            )));
+        }
         let window = self.throttle.window();
         let reserved = self
             .attempts

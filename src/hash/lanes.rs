@@ -155,6 +155,16 @@ impl Lane {
             .map_err(|_| StoreError::failed("a hashing job panicked"))
     }
 
+    /// Whether a job of `priority` would be queued now.
+    pub(crate) fn has_room(&self, priority: Priority) -> bool {
+        let shared = &*self.shared;
+        let state = shared.lock();
+        match priority {
+            Priority::Normal => state.normal.len() < shared.bounds[0],
+            Priority::Low => state.low.len() < shared.bounds[1],
+        }
+    }
+
     /// Queues `work`, or refuses at once: `unavailable` if its queue is full.
     pub(crate) fn submit<T: Send + 'static>(
         &self,
@@ -371,7 +381,10 @@ mod tests {
     async fn a_full_dummy_queue_answers_unavailable_at_once() {
         let pools = pools(1, 1);
         let (release, blocked) = block(&pools.user, Priority::Normal);
+        assert!(pools.user.has_room(Priority::Low));
         let queued = pools.user.submit(Priority::Low, || ()).unwrap();
+        assert!(!pools.user.has_room(Priority::Low));
+        assert!(pools.user.has_room(Priority::Normal));
         let refused = pools.user.submit(Priority::Low, || ());
         assert_eq!(kind(refused), StoreErrorKind::Unavailable);
         // A real account's check still has room of its own.

@@ -9,7 +9,8 @@
 //! sessions and 100,000 single-use values (past that, new ones answer 503
 //! `temporarily_unavailable` until some expire), 1,024 pieces of key material in a table of
 //! their own, and attempt counters for at most 100,000 keys
-//! (past that, the least recently used key is forgotten). Codes and tokens are minted
+//! (past that, the key counted least is forgotten; the server-wide limits and a locked
+//! account's count are kept). Codes and tokens are minted
 //! only for authenticated clients and signed-in users, and swept as they expire.
 
 mod clients;
@@ -82,8 +83,9 @@ impl MemoryStore {
     /// Sessions held at most; past it, new sessions are refused with
     /// [`StoreError::unavailable`] (503 `temporarily_unavailable`) until some expire.
     pub const MAX_SESSIONS: usize = state::MAX_SESSIONS;
-    /// Keys whose attempts are counted at most; past it, the least recently used key is
-    /// forgotten for each new one (the table is never cleared).
+    /// Keys whose attempts are counted at most, the few server-wide limits apart (never
+    /// forgotten); past it, the key with the lowest count, the least recently used of those,
+    /// is forgotten for each new one, so a flood of new keys cannot reset a locked account.
     pub const MAX_COUNTED_KEYS: usize = state::MAX_COUNTED_KEYS;
     /// Single-use values held at most; past it, new ones are refused with
     /// [`StoreError::unavailable`] until some expire.

@@ -3,24 +3,23 @@
 //! scans itself whole on a request. Sessions and single-use values are indexed by expiry, and
 //! each insert first drops the entries that have expired (each entry is dropped once, so the
 //! cost is amortized O(log n)); past the bound, new ones are refused. Attempt counters are kept
-//! in least-recently-used order, and past their bound the least recently used key is forgotten.
+//! in order of count and last use, and past their bound the key counted least is forgotten
+//! (server-wide counters never are).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use lru::LruCache;
 
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
-use crate::store::{Attempts, Session};
+use crate::store::{Attempts, Session, namespace};
 
 /// Sessions held at most; past it, new sessions are refused with
 /// [`StoreError::unavailable`] (503 `temporarily_unavailable`) until some expire.
 pub(crate) const MAX_SESSIONS: usize = 100_000;
-/// Keys whose attempts are counted at most; past it, the least recently used key is forgotten
-/// for each new one (the table is never cleared).
+/// Keys whose attempts are counted at most, server-wide counters apart; past it, the key with
+/// the lowest count (the least recently used of those) is forgotten for each new one.
 pub(crate) const MAX_COUNTED_KEYS: usize = 100_000;
 /// Single-use values held at most; past it, new ones are refused with
 /// [`StoreError::unavailable`] until some expire.
@@ -157,15 +156,78 @@ impl Sessions {
     }
 }
 
-/// Attempt counts by key, each in a window that ends at its `resets_at`, in least recently
-/// used order.
-pub(crate) struct Counters(Mutex<LruCache<Box<str>, Attempts>>);
+/// Attempt counts by key, each in a window that ends at its `resets_at`.
+///
+/// The server-wide counters ([`namespace::is_server_wide`]: a fixed handful of names, such as
+/// the registration limit) sit apart and are never forgotten. Every other key counts against
+/// [`MAX_COUNTED_KEYS`]; past it, the key with the lowest count is forgotten, the least
+/// recently used of those first. A flood of new keys (unknown usernames, say) thus forgets
+/// only keys counted as rarely as its own, never a locked account (its count is past the
+/// throttle's limit) unless the flood holds that many live keys at a higher count.
+#[derive(Default)]
+pub(crate) struct Counters(Mutex<CounterTable>);
 
-impl Default for Counters {
-    fn default() -> Self {
-        // Unbounded to the cache itself: the bound is kept below, without allocating room for
-        // every key up front.
-        Self(Mutex::new(LruCache::unbounded()))
+#[derive(Default)]
+struct CounterTable {
+    server_wide: HashMap<Box<str>, Attempts>,
+    keyed: HashMap<Arc<str>, (Attempts, u64)>,
+    /// Every key of `keyed` by its count and last use: the first is forgotten next.
+    order: BTreeMap<(u32, u64), Arc<str>>,
+    uses: u64,
+}
+
+/// `attempts` with one more counted at `now`, in a window that starts again once passed.
+fn counted(attempts: Option<Attempts>, window: Duration, now: UnixTime) -> Attempts {
+    let mut attempts = attempts
+        .filter(|a| a.resets_at > now)
+        .unwrap_or_else(|| Attempts::new(0, now.plus(window)));
+    attempts.count = attempts.count.saturating_add(1);
+    attempts
+}
+
+impl CounterTable {
+    fn record(&mut self, key: &str, window: Duration, now: UnixTime) -> Attempts {
+        if namespace::is_server_wide(key) {
+            let attempts = counted(self.server_wide.get(key).copied(), window, now);
+            self.server_wide.insert(key.into(), attempts);
+            return attempts;
+        }
+        self.uses += 1;
+        let uses = self.uses;
+        if let Some((attempts, used)) = self.keyed.get_mut(key) {
+            let shared = self.order.remove(&(attempts.count, *used));
+            *attempts = counted(Some(*attempts), window, now);
+            *used = uses;
+            let shared = shared.unwrap_or_else(|| key.into());
+            self.order.insert((attempts.count, uses), shared);
+            return *attempts;
+        }
+        while self.keyed.len() >= MAX_COUNTED_KEYS {
+            let Some((_, forgotten)) = self.order.pop_first() else {
+                break;
+            };
+            self.keyed.remove(&forgotten);
+        }
+        let attempts = counted(None, window, now);
+        let shared: Arc<str> = key.into();
+        self.order
+            .insert((attempts.count, uses), Arc::clone(&shared));
+        self.keyed.insert(shared, (attempts, uses));
+        attempts
+    }
+
+    fn get(&self, key: &str) -> Option<Attempts> {
+        match self.server_wide.get(key) {
+            Some(attempts) => Some(*attempts),
+            None => self.keyed.get(key).map(|(attempts, _)| *attempts),
+        }
+    }
+
+    fn clear(&mut self, key: &str) {
+        self.server_wide.remove(key);
+        if let Some((attempts, used)) = self.keyed.remove(key) {
+            self.order.remove(&(attempts.count, used));
+        }
     }
 }
 
@@ -179,43 +241,32 @@ impl Counters {
         if key.len() > MAX_KEY_LEN {
             return Err(StoreError::failed("an attempt-counter key is too long"));
         }
-        let mut counters = lock(&self.0);
-        if let Some(attempts) = counters.get_mut(key) {
-            if attempts.resets_at <= now {
-                *attempts = Attempts::new(0, now.plus(window));
-            }
-            attempts.count = attempts.count.saturating_add(1);
-            return Ok(*attempts);
-        }
-        while counters.len() >= MAX_COUNTED_KEYS {
-            counters.pop_lru();
-        }
-        let attempts = Attempts::new(1, now.plus(window));
-        counters.put(key.into(), attempts);
-        Ok(attempts)
+        Ok(lock(&self.0).record(key, window, now))
     }
 
     pub(crate) fn get(&self, key: &str, now: UnixTime) -> Option<Attempts> {
-        let counters = lock(&self.0);
-        counters.peek(key).filter(|a| a.resets_at > now).copied()
+        lock(&self.0).get(key).filter(|a| a.resets_at > now)
     }
 
     pub(crate) fn clear(&self, key: &str) {
-        lock(&self.0).pop(key);
+        lock(&self.0).clear(key);
     }
 
     /// Drops expired windows: a scan, for the host's periodic purge, never a request.
     pub(crate) fn purge(&self, now: UnixTime) -> usize {
-        let mut counters = lock(&self.0);
-        let expired: Vec<Box<str>> = counters
+        let mut table = lock(&self.0);
+        let before = table.server_wide.len() + table.keyed.len();
+        table.server_wide.retain(|_, a| a.resets_at > now);
+        let expired: Vec<Arc<str>> = table
+            .keyed
             .iter()
-            .filter(|(_, a)| a.resets_at <= now)
-            .map(|(key, _)| key.clone())
+            .filter(|(_, (a, _))| a.resets_at <= now)
+            .map(|(key, _)| Arc::clone(key))
             .collect();
         for key in &expired {
-            counters.pop(key);
+            table.clear(key);
         }
-        expired.len()
+        before - table.server_wide.len() - table.keyed.len()
     }
 }
 
@@ -274,23 +325,64 @@ mod tests {
     const T0: UnixTime = UnixTime::from_secs(1_000);
 
     #[test]
-    fn the_counter_table_forgets_the_least_recently_used_key_and_never_clears_itself() {
+    fn a_flood_of_new_keys_forgets_keys_counted_once_never_a_locked_account_or_a_server_wide_limit()
+    {
+        let counters = Counters::default();
+        let window = Duration::from_secs(600);
+        for _ in 0..11 {
+            counters.record("signin:locked", window, T0).unwrap();
+        }
+        counters
+            .record(namespace::REGISTRATIONS, window, T0)
+            .unwrap();
+        counters.record("twice", window, T0).unwrap();
+        counters.record("twice", window, T0).unwrap();
+        // Twice the table's bound of keys counted once each, the flood of unknown usernames.
+        for i in 0..2 * MAX_COUNTED_KEYS {
+            counters.record(&format!("k{i}"), window, T0).unwrap();
+        }
+        assert_eq!(lock(&counters.0).keyed.len(), MAX_COUNTED_KEYS);
+        assert_eq!(counters.get("signin:locked", T0).map(|a| a.count), Some(11));
+        assert_eq!(counters.get("twice", T0).map(|a| a.count), Some(2));
+        let registrations = counters.get(namespace::REGISTRATIONS, T0);
+        assert_eq!(registrations.map(|a| a.count), Some(1));
+        // The oldest of the flood went first; the newest stay.
+        assert!(counters.get("k0", T0).is_none());
+        let newest = format!("k{}", 2 * MAX_COUNTED_KEYS - 1);
+        assert!(counters.get(&newest, T0).is_some());
+    }
+
+    #[test]
+    fn among_keys_counted_alike_the_least_recently_used_is_forgotten() {
         let counters = Counters::default();
         let window = Duration::from_secs(600);
         for i in 0..MAX_COUNTED_KEYS {
             counters.record(&format!("k{i}"), window, T0).unwrap();
         }
-        // k0 is the oldest key but was just used again; k1 is now the least recently used.
+        counters.clear("k0");
         counters.record("k0", window, T0).unwrap();
         counters.record("newcomer", window, T0).unwrap();
-        assert_eq!(lock(&counters.0).len(), MAX_COUNTED_KEYS);
-        assert_eq!(counters.get("k0", T0).map(|a| a.count), Some(2));
-        assert!(counters.get("newcomer", T0).is_some());
+        assert_eq!(lock(&counters.0).keyed.len(), MAX_COUNTED_KEYS);
+        assert!(counters.get("k0", T0).is_some(), "used again, kept");
         assert!(
             counters.get("k1", T0).is_none(),
             "the least recently used went"
         );
         assert!(counters.get("k2", T0).is_some(), "only one key went");
+    }
+
+    #[test]
+    fn purge_drops_expired_windows_of_both_kinds_of_counter() {
+        let counters = Counters::default();
+        let window = Duration::from_secs(60);
+        counters.record("k", window, T0).unwrap();
+        counters
+            .record(namespace::REGISTRATIONS, window, T0)
+            .unwrap();
+        assert_eq!(counters.purge(T0), 0);
+        assert_eq!(counters.purge(T0.plus(window)), 2);
+        let table = lock(&counters.0);
+        assert!(table.keyed.is_empty() && table.order.is_empty() && table.server_wide.is_empty());
     }
 
     #[test]

@@ -137,6 +137,13 @@ pub(crate) const USER_CODE_GUESSES: &str = "device-user-code-guesses";
 /// Self-registrations on every node.
 pub(crate) const REGISTRATIONS: &str = "grantor:register";
 
+/// Whether `key` names one of the server-wide counters above: a fixed handful, which a store
+/// that forgets counters under pressure must never forget (forgetting one resets a limit for
+/// everybody).
+pub(crate) fn is_server_wide(key: &str) -> bool {
+    [SELF_REGISTERED_PUSHES, USER_CODE_GUESSES, REGISTRATIONS].contains(&key)
+}
+
 // Key material.
 
 /// The key that seals sign-in forms on UTC day `day` (days since the epoch).

@@ -120,8 +120,12 @@ impl Attempts {
 /// grantor counts an attempt *before* the work it throttles (a password hash), so concurrent
 /// attempts are all counted. Unauthenticated requests create keys, so an implementation bounds
 /// them: the in-memory one keeps at most
-/// [`MAX_COUNTED_KEYS`](crate::MemoryStore::MAX_COUNTED_KEYS) and forgets the least recently used
-/// key past it (never the whole table); SQL stores drop expired windows at
+/// [`MAX_COUNTED_KEYS`](crate::MemoryStore::MAX_COUNTED_KEYS) and past it forgets the key
+/// with the lowest count (never the whole table). An implementation that forgets keys under
+/// pressure must not forget a key with a higher count for one with a lower (a locked account
+/// would be unlocked) nor the server-wide counters (the registration limit, the limits all
+/// self-registered clients share, wrong device user codes): forgetting one resets a limit for
+/// everybody. SQL stores forget nothing early; they drop expired windows at
 /// [`Purge::purge_expired`](super::Purge::purge_expired).
 #[async_trait]
 pub trait AttemptCounter: Send + Sync {
