@@ -19,8 +19,16 @@
 //! of client id and `jti`) until the assertion's `exp`, so every node sharing the store
 //! refuses a replay. It is kept only once the signature and every claim check out, so only a
 //! holder of a registered client's private key can add entries, each for at most
-//! [`MAX_ASSERTION_LIFETIME`] plus [`CLOCK_SKEW`]; the store's own bound (for the in-memory one,
-//! [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)) holds beyond that.
+//! [`MAX_ASSERTION_LIFETIME`] plus [`CLOCK_SKEW`]. Each client spends at most
+//! [`ASSERTIONS_PER_CLIENT`] `jti`s per [`ASSERTION_WINDOW`], and all self-registered clients
+//! together at most [`ASSERTIONS_SELF_REGISTERED`] (counted through the
+//! [`AttemptCounter`](crate::store::AttemptCounter), so every node shares the limits); past
+//! them the assertion is refused with 429 `temporarily_unavailable` before anything is kept.
+//! A client thus keeps at most twice its limit of `jti`s live (one window's and what is left of
+//! the one before), the self-registered ones together twice theirs, and a client an
+//! administrator registered is never refused for what self-registered ones spent. The store's
+//! own bound (for the in-memory one, [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE) for
+//! assertions alone) holds beyond that.
 //!
 //! A client may instead register a `jwks_uri`: the host fetches (and caches) its key set
 //! through a [`ClientKeyResolver`] set with
@@ -62,6 +70,18 @@ pub const MAX_JTI_BYTES: usize = 256;
 /// How far ahead `exp` may be: an assertion is made for one request, so it need not live
 /// long, and its `jti` is remembered until `exp`.
 pub const MAX_ASSERTION_LIFETIME: Duration = Duration::from_secs(300);
+
+/// The window [`ASSERTIONS_PER_CLIENT`] and [`ASSERTIONS_SELF_REGISTERED`] count in: as long
+/// as a spent `jti` can be kept.
+pub const ASSERTION_WINDOW: Duration =
+    Duration::from_secs(MAX_ASSERTION_LIFETIME.as_secs() + 2 * CLOCK_SKEW.as_secs());
+
+/// Assertions one client may spend per [`ASSERTION_WINDOW`] (six minutes): about 27 a second
+/// on average, far past what a client that caches its tokens sends.
+pub const ASSERTIONS_PER_CLIENT: u32 = 10_000;
+
+/// Assertions all self-registered clients together may spend per [`ASSERTION_WINDOW`].
+pub const ASSERTIONS_SELF_REGISTERED: u32 = 20_000;
 
 /// How far the client's clock may be from the server's, either way, for `exp`, `nbf` and
 /// `iat` (RFC 7519 §4.1.4 allows "some small leeway").

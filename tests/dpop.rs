@@ -722,3 +722,50 @@ async fn a_bound_subject_token_is_exchanged_only_with_a_proof_of_its_key() {
         "bound to the same key: {seen}"
     );
 }
+
+#[tokio::test]
+async fn each_key_spends_at_most_its_budget_of_proofs_per_window() {
+    use grantor::dpop::PROOFS_PER_KEY_PER_SECOND;
+    // A two-second window: the key may spend 200 proofs in it.
+    let window = Duration::from_secs(2);
+    let f = dpop_fixture(Dpop::new().proof_window(window));
+    let key = ProofKey::eddsa(7);
+    let proof = key.proof("POST", TOKEN_URL, START);
+    let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    let scheme = format!("DPoP {token}");
+    let call = |key: &ProofKey, token: &str, scheme: &str| {
+        let proof = key.proof_for_token("GET", ME_URL, START, token);
+        resource_request(scheme, Some(&proof))
+    };
+    // The token request's proof was the first of the window's budget.
+    let budget = PROOFS_PER_KEY_PER_SECOND * 2;
+    for _ in 1..budget {
+        assert!(
+            f.server
+                .bearer(&call(&key, &token, &scheme), None)
+                .await
+                .is_ok()
+        );
+    }
+    let refused = f
+        .server
+        .bearer(&call(&key, &token, &scheme), None)
+        .await
+        .unwrap_err()
+        .into_response();
+    assert_eq!(refused.status(), 429, "{}", refused.body());
+    assert!(
+        refused.body().contains("too many proofs"),
+        "{}",
+        refused.body()
+    );
+    // Another holder's key has its own budget.
+    let other = ProofKey::eddsa(8);
+    let proof = other.proof("POST", TOKEN_URL, START);
+    let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    let other_scheme = format!("DPoP {token}");
+    let request = call(&other, &token, &other_scheme);
+    assert!(f.server.bearer(&request, None).await.is_ok());
+}

@@ -574,3 +574,77 @@ async fn a_good_assertion_authenticates_at_the_par_and_device_authorization_endp
         "invalid_client",
     );
 }
+
+/// Introspection with an assertion of `client` signed by `key` (no `kid`): the status.
+async fn introspect_as(f: &Fixture, client: &str, key: &ProofKey) -> u16 {
+    let assertion = sign(key, None, &claims(client, ISSUER));
+    let response = f.introspect(None, &form(&assertion, "&token=x")).await;
+    response.status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_client_spends_its_own_assertion_budget_and_self_registered_ones_share_one() {
+    use grantor::client_assertion::{ASSERTIONS_PER_CLIENT, ASSERTIONS_SELF_REGISTERED};
+    let f = Arc::new(fixture_with(|b| b.registration(RegistrationPolicy::new())));
+    let admin_key = ProofKey::eddsa(3);
+    f.register(keyed_client(CLIENT, &[("ed", ProofKey::eddsa(3))]));
+    let key = ProofKey::eddsa(9);
+    let set: Value = serde_json::from_str(&jwks(&[("ed", ProofKey::eddsa(9))])).unwrap();
+    let mut registered = Vec::new();
+    for _ in 0..3 {
+        let response = register(&f, keyed_metadata(json!({ "jwks": set }))).await;
+        assert_eq!(response.status(), 201, "{}", response.body());
+        registered.push(json(&response)["client_id"].as_str().unwrap().to_owned());
+    }
+    // The first self-registered client spends its whole budget, from two tasks.
+    let spend = |client: String, count: u32| {
+        let (f, key) = (f.clone(), ProofKey::eddsa(9));
+        tokio::spawn(async move {
+            for _ in 0..count {
+                assert_eq!(introspect_as(&f, &client, &key).await, 200);
+            }
+        })
+    };
+    let half = ASSERTIONS_PER_CLIENT / 2;
+    let (a, b) = (
+        spend(registered[0].clone(), half),
+        spend(registered[0].clone(), ASSERTIONS_PER_CLIENT - half),
+    );
+    a.await.unwrap();
+    b.await.unwrap();
+    let response = {
+        let assertion = sign(&key, None, &claims(&registered[0], ISSUER));
+        f.introspect(None, &form(&assertion, "&token=x")).await
+    };
+    assert_error(&response, 429, "temporarily_unavailable");
+    assert_eq!(
+        json(&response)["error_description"],
+        "this client sent too many client assertions; try again later"
+    );
+    // Another self-registered client has a budget of its own, until all of them together
+    // have spent theirs.
+    let rest = ASSERTIONS_SELF_REGISTERED - ASSERTIONS_PER_CLIENT;
+    spend(registered[1].clone(), rest).await.unwrap();
+    let response = {
+        let assertion = sign(&key, None, &claims(&registered[2], ISSUER));
+        f.introspect(None, &form(&assertion, "&token=x")).await
+    };
+    assert_error(&response, 429, "temporarily_unavailable");
+    assert_eq!(
+        json(&response)["error_description"],
+        "too many client assertions; try again later"
+    );
+    // The administrator's client never shares their budget.
+    assert_eq!(introspect_as(&f, CLIENT, &admin_key).await, 200);
+    // The budgets count per window: once it has passed, each may send again.
+    let window = grantor::client_assertion::ASSERTION_WINDOW;
+    f.clock.advance(window);
+    let later = now() + window.as_secs();
+    let client = &registered[2];
+    let claims = json!({"iss": client, "sub": client, "aud": ISSUER, "exp": later + 60,
+        "iat": later, "jti": "after-the-window"});
+    let response = f
+        .introspect(None, &form(&sign(&key, None, &claims), "&token=x"))
+        .await;
+    assert_eq!(response.status(), 200, "{}", response.body());
+}

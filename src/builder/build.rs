@@ -187,7 +187,7 @@ impl AuthorizationServerBuilder {
         }
         let rendered = Rendered::new(&config).ok_or(ConfigError::Realm)?;
         // The features' implementations of the core seams.
-        let wired = self.features.wire(&config, &single_use, &keys);
+        let wired = self.features.wire(&config, &single_use, &keys, &attempts);
         Ok(AuthorizationServer::assembled(Inner {
             config,
             rendered,

@@ -14,7 +14,7 @@ use crate::registration::RegistrationPolicy;
 use crate::settings::DeviceFlow;
 use crate::settings::PushedRequests;
 use crate::settings::Settings;
-use crate::store::{KeyStore, SingleUseStore};
+use crate::store::{AttemptCounter, KeyStore, SingleUseStore};
 use crate::token_format::AccessTokenFormat;
 
 /// What the features were given: each feature's settings, present only when it is compiled in.
@@ -78,14 +78,15 @@ impl Features {
     }
 
     /// Each feature's implementation of its core seam, over the server's settings, single-use
-    /// values and key material.
+    /// values, key material and attempt counters.
     pub(super) fn wire(
         self,
         config: &Settings,
         single_use: &Arc<dyn SingleUseStore>,
         keys: &Arc<dyn KeyStore>,
+        attempts: &Arc<dyn AttemptCounter>,
     ) -> Wired {
-        let _ = (config, single_use, keys);
+        let _ = (config, single_use, keys, attempts);
         #[cfg(feature = "jwt")]
         let access_tokens = self.jwt.map(|jwt| jwt.wired(keys));
         #[cfg(not(feature = "jwt"))]
@@ -96,6 +97,7 @@ impl Features {
             Arc::new(crate::dpop::Checker::new(
                 settings,
                 Arc::clone(single_use),
+                Arc::clone(attempts),
                 Arc::clone(keys),
                 token_url,
                 &config.issuer,
@@ -107,6 +109,7 @@ impl Features {
         #[cfg(feature = "private-key-jwt")]
         let client_assertions = Some(Arc::new(crate::client_assertion::Checker {
             single_use: Arc::clone(single_use),
+            attempts: Arc::clone(attempts),
             resolver: self.client_keys,
             issuer: config.issuer.clone(),
             token_url: config.absolute_url(&config.endpoints.token),

@@ -6,18 +6,24 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{AssertionContext, AssertionError, ClientKeyResolver, verify_assertion};
+use super::{
+    ASSERTION_WINDOW, ASSERTIONS_PER_CLIENT, ASSERTIONS_SELF_REGISTERED, AssertionContext,
+    AssertionError, ClientKeyResolver, verify_assertion,
+};
 use crate::client::{Client, ClientKeys};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::grant::client_auth::ClientAssertions;
 use crate::request::Assertion;
-use crate::store::{SingleUseStore, namespace};
+use crate::store::{AttemptCounter, SingleUseStore, namespace};
+use crate::throttle::Quota;
 
 /// The server's assertion checks: where spent `jti`s go, the host's `jwks_uri` resolver, and
 /// the URLs an assertion's `aud` may name.
 pub(crate) struct Checker {
     pub(crate) single_use: Arc<dyn SingleUseStore>,
+    /// Where each client's spent assertions are counted.
+    pub(crate) attempts: Arc<dyn AttemptCounter>,
     pub(crate) resolver: Option<Arc<dyn ClientKeyResolver>>,
     /// The issuer identifier, always an acceptable `aud`.
     pub(crate) issuer: String,
@@ -65,7 +71,9 @@ impl ClientAssertions for Checker {
         };
         let verified = verify_assertion(assertion.0, jwks, &context).map_err(into_error)?;
         let key = namespace::client_assertion(client.id(), &verified.jti);
-        // Only now, every check passed: nobody without the client's key adds entries.
+        // Only now, every check passed: nobody without the client's key adds entries or
+        // spends the client's budget.
+        self.count(client, now).await?;
         if self
             .single_use
             .insert_once(&key, b"", verified.expires_at, now)
@@ -75,6 +83,30 @@ impl ClientAssertions for Checker {
         } else {
             Err(into_error(AssertionError::Replayed))
         }
+    }
+}
+
+impl Checker {
+    /// Counts a spent assertion against the client's limit and, for a self-registered client,
+    /// against the one all self-registered clients share.
+    async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
+        let per_client = Quota {
+            key: &namespace::client_assertions(client.id()),
+            window: ASSERTION_WINDOW,
+            limit: ASSERTIONS_PER_CLIENT,
+            refusal: "this client sent too many client assertions; try again later",
+        };
+        per_client.count(&*self.attempts, now).await?;
+        if client.registration_access_token().is_none() {
+            return Ok(());
+        }
+        let all = Quota {
+            key: namespace::SELF_REGISTERED_ASSERTIONS,
+            window: ASSERTION_WINDOW,
+            limit: ASSERTIONS_SELF_REGISTERED,
+            refusal: "too many client assertions; try again later",
+        };
+        all.count(&*self.attempts, now).await
     }
 }
 

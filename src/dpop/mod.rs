@@ -20,9 +20,13 @@
 //! [`Dpop::nonces`] is on, and its `jti` once: proof ids are kept in the
 //! [`SingleUseStore`], so every node sharing it refuses a replay. A proof id is kept only once
 //! the request it came with has passed every other check (a grant about to be issued, a live
-//! token bound to the proof's key), so an unauthenticated client cannot fill that store; the
-//! store's own bound (for the in-memory one,
-//! [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)) holds beyond that.
+//! token bound to the proof's key), so an unauthenticated client cannot fill that store, and each
+//! key spends at most [`PROOFS_PER_KEY_PER_SECOND`] proofs a second of the proof window (counted
+//! through the [`AttemptCounter`](crate::store::AttemptCounter), shared by every node; past it,
+//! 429 `temporarily_unavailable` before anything is kept), so one holder of a bound token
+//! cannot either: a key keeps at most twice that many proof ids live. The store's own bound
+//! (for the in-memory one, [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE) for proof
+//! ids alone) holds beyond that.
 //!
 //! Signatures and RFC 7638 thumbprints are the `jsonwebtoken` crate's (RustCrypto backend).
 
@@ -44,8 +48,13 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::Possession;
 use crate::grant::bearer::Refusal;
 use crate::grant::proof::ProofOfPossession;
-use crate::store::{JwkThumbprint, KeyStore, SingleUseStore, namespace};
+use crate::store::{AttemptCounter, JwkThumbprint, KeyStore, SingleUseStore, namespace};
+use crate::throttle::Quota;
 use nonce::Nonces;
+
+/// Proofs one key may spend per second of the proof window, on average over the window (6,000
+/// in the default 60-second window): far past what one client sends a resource.
+pub const PROOFS_PER_KEY_PER_SECOND: u32 = 100;
 
 /// The widest proof window [`Dpop::proof_window`] accepts.
 pub const MAX_PROOF_WINDOW: Duration = Duration::from_secs(300);
@@ -122,6 +131,8 @@ impl Dpop {
 #[derive(Debug)]
 pub(crate) enum Refused {
     Proof(ProofError),
+    /// The key signed more proofs than its budget allows: 429.
+    TooMany(OAuthError),
     /// The proof lacks the current nonce, which is this.
     Nonce(String),
     Store(StoreError),
@@ -144,6 +155,8 @@ impl From<ProofError> for Refused {
 pub(crate) struct Checker {
     pub(crate) settings: Dpop,
     single_use: Arc<dyn SingleUseStore>,
+    /// Where each key's spent proofs are counted.
+    attempts: Arc<dyn AttemptCounter>,
     nonces: Option<Nonces>,
     /// The token endpoint's absolute URL, a token request's `htu`.
     token_url: String,
@@ -158,6 +171,7 @@ impl Checker {
     pub(crate) fn new(
         settings: Dpop,
         single_use: Arc<dyn SingleUseStore>,
+        attempts: Arc<dyn AttemptCounter>,
         keys: Arc<dyn KeyStore>,
         token_url: String,
         issuer: &str,
@@ -181,6 +195,7 @@ impl Checker {
         Self {
             settings,
             single_use,
+            attempts,
             nonces,
             token_url,
             origin,
@@ -215,7 +230,20 @@ impl Checker {
 
     /// Spends the proof's `jti`: of every use of one proof, on any node sharing the store, one
     /// is accepted and the others are [`ProofError::Replayed`].
+    /// Each key spends at most [`PROOFS_PER_KEY_PER_SECOND`] times the proof window's seconds
+    /// per window; past that, 429 before anything is kept.
     pub(crate) async fn spend(&self, proof: &VerifiedProof, now: UnixTime) -> Result<(), Refused> {
+        let window = self.settings.window;
+        let budget = Quota {
+            key: &namespace::key_proofs(&proof.jkt),
+            window,
+            limit: PROOFS_PER_KEY_PER_SECOND.saturating_mul(window.as_secs().max(1) as u32),
+            refusal: "this DPoP key signed too many proofs; try again later",
+        };
+        budget
+            .count(&*self.attempts, now)
+            .await
+            .map_err(Refused::TooMany)?;
         let key = namespace::dpop_proof(&proof.jkt, &proof.jti);
         let until = proof.usable_until(self.settings.window);
         if self.single_use.insert_once(&key, b"", until, now).await? {
@@ -256,6 +284,7 @@ impl Refused {
                 "the DPoP proof must carry the nonce of the DPoP-Nonce header",
             ),
             Self::Store(error) => error.into(),
+            Self::TooMany(error) => error,
         }
     }
 }
@@ -390,6 +419,7 @@ fn resource_refusal(refused: Refused) -> Refusal {
         Refused::Proof(error) => invalid_proof(error),
         Refused::Nonce(nonce) => Refusal::DpopNonce(nonce),
         Refused::Store(error) => Refusal::Error(error.into()),
+        Refused::TooMany(error) => Refusal::Error(error),
     }
 }
 

@@ -6,9 +6,9 @@
 //! lock; clients are read from a snapshot that registration replaces, without a lock.
 //!
 //! What an unauthenticated request can make it keep is bounded: at most 100,000 sign-in
-//! sessions and 100,000 single-use values (past that, new ones answer 503
-//! `temporarily_unavailable` until some expire), 1,024 pieces of key material in a table of
-//! their own, and attempt counters for at most 100,000 keys
+//! sessions and 100,000 single-use values of each kind (pushed requests, DPoP proof ids, ...;
+//! past that, new ones of that kind answer 503 `temporarily_unavailable` until some expire),
+//! 1,024 pieces of key material of each kind in a table of their own, and attempt counters for at most 100,000 keys
 //! (past that, the key counted least is forgotten; the server-wide limits and a locked
 //! account's count are kept). Codes and tokens are minted
 //! only for authenticated clients and signed-in users, and swept as they expire.
@@ -87,8 +87,9 @@ impl MemoryStore {
     /// forgotten); past it, the key with the lowest count, the least recently used of those,
     /// is forgotten for each new one, so a flood of new keys cannot reset a locked account.
     pub const MAX_COUNTED_KEYS: usize = state::MAX_COUNTED_KEYS;
-    /// Single-use values held at most; past it, new ones are refused with
-    /// [`StoreError::unavailable`] until some expire.
+    /// Single-use values held at most of each kind (pushed requests, client assertion ids,
+    /// DPoP proof ids, ...); past it, new ones of that kind are refused with
+    /// [`StoreError::unavailable`] until some expire, and no other kind is.
     pub const MAX_SINGLE_USE: usize = state::MAX_SINGLE_USE;
     /// Pieces of key material held at most; past it, new ones are refused with
     /// [`StoreError::unavailable`] until some expire.

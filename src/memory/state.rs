@@ -21,10 +21,10 @@ pub(crate) const MAX_SESSIONS: usize = 100_000;
 /// Keys whose attempts are counted at most, server-wide counters apart; past it, the key with
 /// the lowest count (the least recently used of those) is forgotten for each new one.
 pub(crate) const MAX_COUNTED_KEYS: usize = 100_000;
-/// Single-use values held at most; past it, new ones are refused with
-/// [`StoreError::unavailable`] until some expire.
+/// Single-use values held at most of each kind; past it, new ones of that kind are refused
+/// with [`StoreError::unavailable`] until some expire.
 pub(crate) const MAX_SINGLE_USE: usize = 100_000;
-/// Pieces of key material held at most (grantor keeps a handful: one sealing key a day, a few
+/// Pieces of key material held at most of each kind (grantor keeps a handful: one sealing key a day, a few
 /// signing keys, a DPoP nonce per period); past it, new ones are refused until some expire.
 pub(crate) const MAX_KEYS: usize = 1_024;
 /// The longest attempt-counter key accepted, in bytes.
@@ -270,9 +270,11 @@ impl Counters {
     }
 }
 
-/// Values kept once under a key until they expire, at most `MAX` of them: the single-use
-/// values and, apart from them, the key material.
-pub(crate) struct Once<const MAX: usize>(Mutex<Expiring<Box<str>, Vec<u8>>>);
+/// Values kept once under a key until they expire, at most `MAX` of each kind
+/// ([`namespace::kind`]: pushed requests, DPoP proof ids, client assertion ids, ...), so that
+/// filling one kind refuses no other: the single-use values and, apart from them, the key
+/// material.
+pub(crate) struct Once<const MAX: usize>(Mutex<HashMap<&'static str, Expiring<Box<str>, Vec<u8>>>>);
 
 /// Single-use values by key.
 pub(crate) type SingleUse = Once<MAX_SINGLE_USE>;
@@ -293,7 +295,8 @@ impl<const MAX: usize> Once<MAX> {
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<bool, StoreError> {
-        let mut values = lock(&self.0);
+        let mut kinds = lock(&self.0);
+        let values = kinds.entry(namespace::kind(key)).or_default();
         if values.live(key, now).is_some() {
             return Ok(false);
         }
@@ -306,15 +309,18 @@ impl<const MAX: usize> Once<MAX> {
     }
 
     pub(crate) fn peek(&self, key: &str, now: UnixTime) -> Option<Vec<u8>> {
-        lock(&self.0).live(key, now).cloned()
+        let kinds = lock(&self.0);
+        kinds.get(namespace::kind(key))?.live(key, now).cloned()
     }
 
     pub(crate) fn take(&self, key: &str, now: UnixTime) -> Option<Vec<u8>> {
-        lock(&self.0).take(key, now)
+        let mut kinds = lock(&self.0);
+        kinds.get_mut(namespace::kind(key))?.take(key, now)
     }
 
     pub(crate) fn purge(&self, now: UnixTime) -> usize {
-        lock(&self.0).purge(now)
+        let mut kinds = lock(&self.0);
+        kinds.values_mut().map(|values| values.purge(now)).sum()
     }
 }
 
@@ -418,10 +424,29 @@ mod tests {
         }
         values.insert_once("next", b"v", late, soon).unwrap();
         assert_eq!(
-            lock(&values.0).map.len(),
+            lock(&values.0)["other"].map.len(),
             2,
             "expired values behind a long one went"
         );
+    }
+
+    #[test]
+    fn one_kind_of_single_use_value_filled_refuses_no_other() {
+        let values = SingleUse::default();
+        let late = T0.plus(Duration::from_secs(600));
+        for i in 0..MAX_SINGLE_USE {
+            let key = format!("grantor:assertion:{i}");
+            assert!(values.insert_once(&key, b"", late, T0).unwrap());
+        }
+        let refused = values.insert_once("grantor:assertion:x", b"", late, T0);
+        assert_eq!(
+            refused.unwrap_err().kind(),
+            crate::error::StoreErrorKind::Unavailable
+        );
+        for key in ["grantor:par:r", "grantor:signed-in:f", "grantor:device:d"] {
+            assert!(values.insert_once(key, b"v", late, T0).unwrap(), "{key}");
+            assert_eq!(values.take(key, T0).as_deref(), Some(&b"v"[..]));
+        }
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! | name | holds | kept until | made by | bound |
 //! |---|---|---|---|---|
 //! | `grantor:signed-in:<digest of the form>` | nothing | the form expires | a correct password on a sealed sign-in form | one per successful sign-in |
-//! | `grantor:assertion:<digest of client id and jti>` | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | the client's own signatures |
-//! | `grantor:dpop:<digest of key and jti>` | nothing | the proof's window | a DPoP proof whose signature verified | the proofs a key signs in a window |
+//! | `grantor:assertion:<digest of client id and jti>` | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | per client, and for all self-registered clients together (`client_assertion::ASSERTIONS_PER_CLIENT`) |
+//! | `grantor:dpop:<digest of key and jti>` | nothing | the proof's window | a DPoP proof whose signature verified | per key (`dpop::PROOFS_PER_KEY_PER_SECOND`) |
 //! | `grantor:par:<digest of the reference>` | the pushed request | its lifetime (≤ 10 min) | an authenticated push | each client's push quota, and the one all self-registered clients share |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
 //! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
@@ -29,6 +29,9 @@
 //! | `client:<digest of the client id>` | failed client secrets | the client throttle's | one per registered client |
 //! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per registered client |
 //! | `par:*` | pushes of every self-registered client | the push lifetime | one |
+//! | `assertion:<digest of the client id>` | client assertions one client spent | six minutes | one per registered client |
+//! | `assertion:*` | client assertions every self-registered client spent | six minutes | one |
+//! | `dpop:<digest of the key's thumbprint>` | DPoP proofs one key signed | the proof window | one per key whose proof verified |
 //! | `device:<digest of the client id>` | device flows one client started | the flow lifetime | one per registered client |
 //! | `device-poll:<device code digest>`, `device-slow:<…>` | a device's polls | the poll interval | two per live flow |
 //! | `device-user-code-guesses` | wrong user codes, server-wide | a minute | one |
@@ -113,6 +116,22 @@ pub(crate) fn client_pushes(client: &ClientId) -> String {
     digested("par:", client.as_str())
 }
 
+/// Client assertions one client spent.
+#[allow(dead_code, reason = "used by feature private-key-jwt")]
+pub(crate) fn client_assertions(client: &ClientId) -> String {
+    digested("assertion:", client.as_str())
+}
+
+/// Client assertions every self-registered client spent.
+#[allow(dead_code, reason = "used by feature private-key-jwt")]
+pub(crate) const SELF_REGISTERED_ASSERTIONS: &str = "assertion:*";
+
+/// DPoP proofs one key (its thumbprint) signed.
+#[allow(dead_code, reason = "used by feature dpop")]
+pub(crate) fn key_proofs(jkt: &JwkThumbprint) -> String {
+    digested("dpop:", &jkt.to_string())
+}
+
 /// Requests every self-registered client pushed.
 pub(crate) const SELF_REGISTERED_PUSHES: &str = "par:*";
 
@@ -141,7 +160,40 @@ pub(crate) const REGISTRATIONS: &str = "grantor:register";
 /// that forgets counters under pressure must never forget (forgetting one resets a limit for
 /// everybody).
 pub(crate) fn is_server_wide(key: &str) -> bool {
-    [SELF_REGISTERED_PUSHES, USER_CODE_GUESSES, REGISTRATIONS].contains(&key)
+    [
+        SELF_REGISTERED_PUSHES,
+        SELF_REGISTERED_ASSERTIONS,
+        USER_CODE_GUESSES,
+        REGISTRATIONS,
+    ]
+    .contains(&key)
+}
+
+/// The kind of one-time value or key material `key` names (`par` for
+/// `grantor:par:<digest>`), one of a fixed set; `other` for any name grantor does not make. A
+/// store that bounds what it keeps bounds each kind apart, so filling one kind refuses no
+/// other.
+pub(crate) fn kind(key: &str) -> &'static str {
+    const KINDS: [&str; 10] = [
+        "signed-in",
+        "assertion",
+        "dpop",
+        "par",
+        "device",
+        "user-code",
+        "device-answer",
+        "seal",
+        "jwk",
+        "dpop-nonce",
+    ];
+    let named = key
+        .strip_prefix("grantor:")
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(kind, _)| kind);
+    KINDS
+        .into_iter()
+        .find(|kind| Some(*kind) == named)
+        .unwrap_or("other")
 }
 
 // Key material.
@@ -183,6 +235,29 @@ mod tests {
         ] {
             assert!(key.len() <= 64, "{key}");
             assert!(!key.contains("jjjj") && !key.contains("cccc"), "{key}");
+        }
+    }
+
+    #[test]
+    fn every_one_time_value_and_key_has_a_kind_of_its_own() {
+        let client = ClientId::new("c").unwrap();
+        let jkt = JwkThumbprint::from_bytes([7; 32]);
+        let named = [
+            (signed_in_form("f"), "signed-in"),
+            (client_assertion(&client, "j"), "assertion"),
+            (dpop_proof(&jkt, "j"), "dpop"),
+            (pushed_request("r"), "par"),
+            (device_flow("d"), "device"),
+            (device_answer("d"), "device-answer"),
+            (user_code("u"), "user-code"),
+            (seal_key(1), "seal"),
+            (signing_key("ES256", 1), "jwk"),
+            (dpop_nonce(1), "dpop-nonce"),
+            ("host:thing".to_owned(), "other"),
+            ("grantor:unheard-of:x".to_owned(), "other"),
+        ];
+        for (key, kind) in named {
+            assert_eq!(super::kind(&key), kind, "{key}");
         }
     }
 
