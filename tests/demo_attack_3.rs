@@ -1,0 +1,288 @@
+//! The demo servers under a harder attacker (CONTRACT.md "Under attack, part 3"), over real
+//! HTTP on loopback, each check against `axum_server` and `actix_server`. The attacker only
+//! self-registers clients; each flood is bounded in count and time, and a real user's request
+//! still succeeds after it.
+//!
+//! - a self-registered `private_key_jwt` client floods valid assertions (fresh `jti` each): it
+//!   is refused past its own budget, and Alice still signs in and demo-client still pushes a
+//!   request;
+//! - a locked account stays locked through a flood of unknown usernames, and every other
+//!   account still signs in.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::task::JoinSet;
+
+mod demo;
+#[path = "dpop_proofs/mod.rs"]
+mod keys;
+
+use demo::Server;
+use demo::http::*;
+use keys::ProofKey;
+use serde_json::{Value, json};
+
+const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/// `grantor::client_assertion::ASSERTIONS_PER_CLIENT`.
+const ASSERTIONS_PER_CLIENT: usize = 10_000;
+
+macro_rules! suite {
+    ($($rule:ident => $check:ident;)*) => {$(
+        mod $rule {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn axum() {
+                let server = super::Server::start("axum");
+                super::$check(&server).await;
+                server.assert_alive_and_calm();
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn actix() {
+                let server = super::Server::start("actix");
+                super::$check(&server).await;
+                server.assert_alive_and_calm();
+            }
+        }
+    )*};
+}
+
+suite! {
+    an_assertion_flood_spends_only_its_clients_budget => assertion_flood;
+    a_locked_account_stays_locked_through_a_flood_of_unknown_usernames => unknown_username_flood;
+}
+
+/// The resident memory of `pid` in KiB (Linux), if readable.
+fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn http_client(workers: usize) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(workers)
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+/// An assertion of `client` for `aud` signed by `key` (no `kid`), with a fresh `jti`.
+fn assertion(key: &ProofKey, client: &str, aud: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = json!({
+        "iss": client, "sub": client, "aud": aud, "iat": now, "exp": now + 60,
+        "jti": format!("flood-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)),
+    });
+    key.sign_with(&claims, |header| {
+        header.typ = Some("JWT".to_owned());
+        header.jwk = None;
+    })
+}
+
+/// A self-registered `private_key_jwt` client with `key`: its id.
+async fn register_keyed_client(base: &str, key: &ProofKey) -> String {
+    let jwk = serde_json::to_value(&key.jwk).unwrap();
+    let registration = json!({
+        "redirect_uris": [CALLBACK],
+        "grant_types": ["authorization_code"],
+        "token_endpoint_auth_method": "private_key_jwt",
+        "jwks": {"keys": [jwk]},
+    });
+    let reply = send(
+        browser()
+            .post(format!("{base}/api/oauth/register"))
+            .header("content-type", "application/json")
+            .body(registration.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let client: Value = reply.json();
+    client["client_id"].as_str().unwrap().to_owned()
+}
+
+/// Introspection authenticated by an assertion of `client`: the status and the description.
+async fn introspect_as(
+    http: &reqwest::Client,
+    base: &str,
+    key: &ProofKey,
+    client: &str,
+) -> (u16, String) {
+    let url = format!("{base}/api/oauth/introspect");
+    let signed = assertion(key, client, base);
+    let pairs = [
+        ("client_assertion_type", ASSERTION_TYPE),
+        ("client_assertion", signed.as_str()),
+        ("token", "not-a-token"),
+    ];
+    let reply = post_form(http, &url, None, &pairs).await;
+    let description = serde_json::from_str::<Value>(&reply.body)
+        .ok()
+        .and_then(|body| body["error_description"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (reply.status, description)
+}
+
+async fn assertion_flood(server: &Server) {
+    const WORKERS: usize = 8;
+    const DEADLINE: Duration = Duration::from_secs(90);
+    let base = server.base.clone();
+    let key = Arc::new(ProofKey::eddsa(21));
+    let attacker = register_keyed_client(&base, &key).await;
+    let before = resident_kib(server.pid());
+    let started = Instant::now();
+    let http = http_client(WORKERS);
+    let mut tasks = JoinSet::new();
+    let total = ASSERTIONS_PER_CLIENT + 200;
+    for worker in 0..WORKERS {
+        let (http, base, key, attacker) =
+            (http.clone(), base.clone(), key.clone(), attacker.clone());
+        tasks.spawn(async move {
+            let mut answers = Vec::new();
+            for _ in (worker..total).step_by(WORKERS) {
+                if started.elapsed() > DEADLINE {
+                    break;
+                }
+                answers.push(introspect_as(&http, &base, &key, &attacker).await);
+            }
+            answers
+        });
+    }
+    let mut answers = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        answers.extend(done.expect("a flood task"));
+    }
+    let elapsed = started.elapsed();
+    let accepted = answers.iter().filter(|(status, _)| *status == 200).count();
+    let refused = answers
+        .iter()
+        .filter(|(status, description)| {
+            *status == 429 && description.contains("this client sent too many client assertions")
+        })
+        .count();
+    let after = resident_kib(server.pid());
+    eprintln!(
+        "{} assertions in {elapsed:.1?}: {accepted} accepted, {refused} refused past the budget; \
+         resident {before:?} -> {after:?} KiB",
+        answers.len()
+    );
+    assert_eq!(
+        answers.len(),
+        total,
+        "the flood finished inside {DEADLINE:?}"
+    );
+    assert_eq!(
+        accepted, ASSERTIONS_PER_CLIENT,
+        "exactly the client's budget was spent"
+    );
+    assert_eq!(
+        accepted + refused,
+        total,
+        "nothing else: {:?}",
+        &answers[..3]
+    );
+
+    // Alice signs in (a sealed sign-in form: one more one-time value), demo-client pushes a
+    // request, and another self-registered key client still authenticates.
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("state", "after-the-flood"),
+    ];
+    let approval = sign_in_via_authorize(&http, &base, &params, ALICE).await;
+    let query = callback_query(&decide(&http, &base, &approval, "approve").await);
+    assert_eq!(query["state"], "after-the-flood");
+    let pushed = post_form(
+        &http,
+        &format!("{base}/api/oauth/par"),
+        Some(DEMO),
+        &[("response_type", "code"), ("redirect_uri", CALLBACK)],
+    )
+    .await;
+    assert_eq!(pushed.status, 201, "{}", pushed.body);
+    let neighbour_key = ProofKey::eddsa(22);
+    let neighbour = register_keyed_client(&base, &neighbour_key).await;
+    let (status, description) = introspect_as(&http, &base, &neighbour_key, &neighbour).await;
+    assert_eq!(status, 200, "{description}");
+}
+
+async fn unknown_username_flood(server: &Server) {
+    // More concurrent guesses than the dummy checks' places, so some are answered unchecked.
+    const WORKERS: usize = 64;
+    const FLOOD: usize = 2_000;
+    let base = server.base.clone();
+    // Bob's account is locked by ten wrong passwords.
+    for i in 0..11 {
+        let password = format!("wrong-{i}");
+        let reply = token(
+            &base,
+            Some(DEMO),
+            &[
+                ("grant_type", "password"),
+                ("username", BOB.0),
+                ("password", &password),
+            ],
+        )
+        .await;
+        assert_oauth_error(&reply, 400, "invalid_grant");
+    }
+    let http = http_client(WORKERS);
+    let started = Instant::now();
+    let mut tasks = JoinSet::new();
+    for worker in 0..WORKERS {
+        let (http, base) = (http.clone(), base.clone());
+        tasks.spawn(async move {
+            let mut statuses = Vec::new();
+            for i in (worker..FLOOD).step_by(WORKERS) {
+                let username = format!("nobody-{i}@example.com");
+                let pairs = [
+                    ("grant_type", "password"),
+                    ("username", username.as_str()),
+                    ("password", "guess"),
+                ];
+                let url = format!("{base}/api/oauth/token");
+                statuses.push(post_form(&http, &url, Some(DEMO), &pairs).await.status);
+            }
+            statuses
+        });
+    }
+    let mut statuses = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        statuses.extend(done.expect("a flood task"));
+    }
+    let unchecked = statuses.iter().filter(|s| **s == 503).count();
+    eprintln!(
+        "{FLOOD} unknown usernames in {:.1?}: {unchecked} answered 503 unchecked",
+        started.elapsed()
+    );
+    assert!(
+        statuses.iter().all(|s| *s == 400 || *s == 503),
+        "only wrong-credential and unchecked answers"
+    );
+    // Bob's lock held; Alice signs in.
+    let locked = token(
+        &base,
+        Some(DEMO),
+        &[
+            ("grant_type", "password"),
+            ("username", BOB.0),
+            ("password", BOB.1),
+        ],
+    )
+    .await;
+    assert_oauth_error(&locked, 400, "invalid_grant");
+    let description = locked.json()["error_description"].to_string();
+    assert!(
+        description.contains("too many failed sign-ins"),
+        "{description}"
+    );
+    password_grant(&base, DEMO, ALICE, "profile").await;
+}
