@@ -7,7 +7,9 @@
 //!   is refused past its own budget, and Alice still signs in and demo-client still pushes a
 //!   request;
 //! - a locked account stays locked through a flood of unknown usernames, and every other
-//!   account still signs in.
+//!   account still signs in;
+//! - a client that registers itself as "Demo Client" gets an approval page a person can tell
+//!   from demo-client's: it is marked unverified and names the host the answer goes to.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,6 +53,7 @@ macro_rules! suite {
 suite! {
     an_assertion_flood_spends_only_its_clients_budget => assertion_flood;
     a_locked_account_stays_locked_through_a_flood_of_unknown_usernames => unknown_username_flood;
+    a_look_alike_client_s_approval_page_names_where_the_answer_goes => look_alike;
 }
 
 /// The resident memory of `pid` in KiB (Linux), if readable.
@@ -285,4 +288,54 @@ async fn unknown_username_flood(server: &Server) {
         "{description}"
     );
     password_grant(&base, DEMO, ALICE, "profile").await;
+}
+
+async fn look_alike(server: &Server) {
+    let base = &server.base;
+    let evil = "https://attacker.example/cb";
+    let registration = json!({
+        "client_name": "Demo Client",
+        "redirect_uris": [evil],
+        "grant_types": ["authorization_code"],
+        "token_endpoint_auth_method": "none",
+    });
+    let reply = send(
+        browser()
+            .post(format!("{base}/api/oauth/register"))
+            .header("content-type", "application/json")
+            .body(registration.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let impostor = reply.json()["client_id"].as_str().unwrap().to_owned();
+    let page = |client: &str, redirect: &str| {
+        let params = [
+            ("response_type", "code"),
+            ("client_id", client),
+            ("redirect_uri", redirect),
+            (
+                "code_challenge",
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            ),
+            ("code_challenge_method", "S256"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let base = base.clone();
+        async move {
+            let params: Vec<(&str, &str)> = params
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let approval = sign_in_via_authorize(&browser(), &base, &params, ALICE).await;
+            assert_eq!(approval.status, 200, "{}", approval.body);
+            approval.body
+        }
+    };
+    let real = page(DEMO.0, CALLBACK).await;
+    let fake = page(&impostor, evil).await;
+    assert!(real.contains("Demo Client") && fake.contains("Demo Client"));
+    assert!(fake.contains("Unverified application"), "{fake}");
+    assert!(fake.contains("<strong>attacker.example</strong>"), "{fake}");
+    assert!(!real.contains("Unverified"), "{real}");
+    assert!(real.contains("<strong>127.0.0.1:8081</strong>"), "{real}");
 }

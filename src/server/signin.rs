@@ -92,6 +92,13 @@ pub struct ApprovalPage {
     pub scope: Scope,
     /// The signed-in user's username (email).
     pub username: String,
+    /// Where the answer goes: the host (and port, when not the scheme's default) of the
+    /// redirect URI; `None` for a device flow, whose answer goes to no browser address. Shown
+    /// so that a person can tell apart two clients of the same name.
+    pub redirect_host: Option<String>,
+    /// Whether the client registered itself (RFC 7591): nobody vouched for its name, so the
+    /// page marks it unverified.
+    pub self_registered: bool,
 }
 
 // The session id and CSRF token are secrets, and a response may carry a code or a token in its
@@ -135,8 +142,21 @@ impl fmt::Debug for ApprovalPage {
             .field("client_name", &self.client_name)
             .field("scope", &self.scope)
             .field("username", &self.username)
+            .field("redirect_host", &self.redirect_host)
+            .field("self_registered", &self.self_registered)
             .finish()
     }
+}
+
+/// The host and port (when not the default) `redirect_uri` sends the browser to; `None` when
+/// there is none (a device flow) or it has no host.
+fn redirect_host(redirect_uri: &str) -> Option<String> {
+    let url = url::Url::parse(redirect_uri).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
 }
 
 impl AuthorizationServer {
@@ -254,6 +274,8 @@ impl AuthorizationServer {
                 client_name: pending.client().name().to_owned(),
                 scope: pending.scope().clone(),
                 username: user.username().to_owned(),
+                redirect_host: redirect_host(pending.redirect_uri()),
+                self_registered: pending.client().registration_access_token().is_some(),
             }),
             Ok(SignedIn::Again(pending, problem)) => Step::SignIn(SignInPage {
                 session: session.to_owned(),

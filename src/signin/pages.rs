@@ -199,9 +199,22 @@ fn approval_body(page: &ApprovalPage, action: &str) -> String {
             })
             .collect()
     };
+    let unverified = if page.self_registered {
+        "<p class=\"unverified\"><strong>Unverified application.</strong> It registered \
+         itself: nobody has checked that it is who its name says.</p>"
+    } else {
+        ""
+    };
+    let destination = match &page.redirect_host {
+        Some(host) => format!(
+            "<p>Your answer will be sent to <strong>{}</strong>.</p>",
+            escape_html(host)
+        ),
+        None => String::new(),
+    };
     format!(
         "<h1>Allow access?</h1><p>Signed in as {user}.</p>\
-         <p><strong>{client}</strong> asks for:</p><ul>{scopes}</ul>\
+         <p><strong>{client}</strong> asks for:</p><ul>{scopes}</ul>{unverified}{destination}\
          <form method=\"post\" action=\"{action}\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
