@@ -7,7 +7,9 @@
 //!
 //! What an assertion is checked for (RFC 7523 §3): at most [`MAX_ASSERTION_BYTES`]; an
 //! asymmetric `alg` of [`ALGORITHMS`] (never `none` or HMAC); a signature by one of the
-//! client's keys (the key named by `kid` when there is one, else each key suiting the `alg`);
+//! client's keys (the key named by `kid`; without `kid`, the one key suiting the `alg`, and a
+//! client with several such keys must send `kid`: an assertion costs at most one signature
+//! check);
 //! `iss` and `sub` both the client id (and `client_id` in the body, if sent, the same); `aud`
 //! naming the issuer identifier, the token endpoint's URL or the URL of the endpoint called;
 //! `exp` present, not past, and at most [`MAX_ASSERTION_LIFETIME`] ahead; `nbf` and `iat`, if
@@ -101,6 +103,12 @@ pub enum AssertionError {
     /// No registered key of the client verifies the signature.
     #[error("the client assertion is not signed by a key of this client")]
     BadSignature,
+    /// No `kid`, and the client has more than one key for the `alg`: each assertion is
+    /// checked against one key, never tried against every key.
+    #[error(
+        "the client assertion must name its key with kid: this client has several keys for its alg"
+    )]
+    KidNeeded,
     /// `iss` or `sub` is missing or not the client id (RFC 7523 §3 items 1, 2).
     #[error("the client assertion's iss and sub must both be the client id")]
     WrongIssuer,

@@ -8,6 +8,8 @@
 //!   request;
 //! - a locked account stays locked through a flood of unknown usernames, and every other
 //!   account still signs in;
+//! - a client with ten RSA keys floods assertions without `kid` and with bad signatures:
+//!   `/api/me`'s median latency stays within 5× its idle median;
 //! - a client that registers itself as "Demo Client" gets an approval page a person can tell
 //!   from demo-client's: it is marked unverified and names the host the answer goes to.
 
@@ -54,6 +56,7 @@ suite! {
     an_assertion_flood_spends_only_its_clients_budget => assertion_flood;
     a_locked_account_stays_locked_through_a_flood_of_unknown_usernames => unknown_username_flood;
     a_look_alike_client_s_approval_page_names_where_the_answer_goes => look_alike;
+    bad_assertions_against_many_keys_leave_api_me_fast => many_keys_flood;
 }
 
 /// The resident memory of `pid` in KiB (Linux), if readable.
@@ -338,4 +341,112 @@ async fn look_alike(server: &Server) {
     assert!(fake.contains("<strong>attacker.example</strong>"), "{fake}");
     assert!(!real.contains("Unverified"), "{real}");
     assert!(real.contains("<strong>127.0.0.1:8081</strong>"), "{real}");
+}
+
+/// The median of `samples`.
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// `count` calls of `/api/me` with `access`, one after another: their median latency.
+async fn me_median(http: &reqwest::Client, base: &str, access: &str, count: usize) -> Duration {
+    let mut samples = Vec::with_capacity(count);
+    for _ in 0..count {
+        let started = Instant::now();
+        let reply = send(http.get(format!("{base}/api/me")).bearer_auth(access)).await;
+        samples.push(started.elapsed());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+    median(samples)
+}
+
+async fn many_keys_flood(server: &Server) {
+    const WORKERS: usize = 4;
+    const FLOOD: Duration = Duration::from_secs(4);
+    let base = server.base.clone();
+    let rsa = ProofKey::rsa(jsonwebtoken::Algorithm::RS256);
+    let keys: Vec<Value> = (0..10)
+        .map(|i| {
+            let mut jwk = serde_json::to_value(&rsa.jwk).unwrap();
+            jwk["kid"] = json!(format!("k{i}"));
+            jwk
+        })
+        .collect();
+    let registration = json!({
+        "redirect_uris": [CALLBACK],
+        "grant_types": ["authorization_code"],
+        "token_endpoint_auth_method": "private_key_jwt",
+        "jwks": {"keys": keys},
+    });
+    let reply = send(
+        browser()
+            .post(format!("{base}/api/oauth/register"))
+            .header("content-type", "application/json")
+            .body(registration.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let attacker = reply.json()["client_id"].as_str().unwrap().to_owned();
+    let tokens = password_grant(&base, DEMO, ALICE, "profile").await;
+    let access = access_token(&tokens).to_owned();
+    let http = http_client(WORKERS + 1);
+    me_median(&http, &base, &access, 20).await;
+    let idle = me_median(&http, &base, &access, 200).await;
+
+    // Signed by a key the client does not have: without kid (every key would suit) and with.
+    let stranger = ProofKey::es256(77);
+    let forged = |kid: Option<&str>| {
+        let claims = json!({"iss": attacker, "sub": attacker, "aud": base, "exp": u64::MAX / 2,
+            "jti": "forged"});
+        let mut signed = rsa.sign_with(&claims, |header| {
+            header.typ = Some("JWT".to_owned());
+            header.jwk = None;
+            header.kid = kid.map(str::to_owned);
+        });
+        // The signature of another key, under this header and these claims.
+        let other = stranger.sign(&claims);
+        let cut = signed.rfind('.').unwrap();
+        signed.truncate(cut);
+        signed.push_str(&other[other.rfind('.').unwrap()..]);
+        signed
+    };
+    let forged = [forged(None), forged(Some("k9"))];
+    let started = Instant::now();
+    let mut tasks = JoinSet::new();
+    for worker in 0..WORKERS {
+        let (http, base, assertion) = (http.clone(), base.clone(), forged[worker % 2].clone());
+        tasks.spawn(async move {
+            let mut statuses = Vec::new();
+            while started.elapsed() < FLOOD {
+                let pairs = [
+                    ("client_assertion_type", ASSERTION_TYPE),
+                    ("client_assertion", assertion.as_str()),
+                    ("token", "x"),
+                ];
+                let url = format!("{base}/api/oauth/introspect");
+                statuses.push(post_form(&http, &url, None, &pairs).await.status);
+            }
+            statuses
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let loaded = me_median(&http, &base, &access, 200).await;
+    let mut statuses = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        statuses.extend(done.expect("a flood task"));
+    }
+    eprintln!(
+        "/api/me median {idle:?} idle, {loaded:?} under {} bad assertions in {:.1?}",
+        statuses.len(),
+        started.elapsed()
+    );
+    assert!(
+        statuses.iter().all(|s| *s == 401),
+        "every forged assertion refused"
+    );
+    // Five times the idle median, with a floor for a loopback median of a fraction of a
+    // millisecond on a shared machine.
+    let bound = (idle * 5).max(Duration::from_millis(5));
+    assert!(loaded <= bound, "{loaded:?} > {bound:?} (idle {idle:?})");
 }

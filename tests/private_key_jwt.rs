@@ -648,3 +648,48 @@ async fn each_client_spends_its_own_assertion_budget_and_self_registered_ones_sh
         .await;
     assert_eq!(response.status(), 200, "{}", response.body());
 }
+
+#[tokio::test]
+async fn without_kid_a_client_with_several_keys_for_the_alg_is_refused_unchecked() {
+    let f = fixture();
+    let keys = [("one", ProofKey::es256(11)), ("two", ProofKey::es256(12))];
+    f.register(keyed_client(CLIENT, &keys));
+    let claims_now = claims(CLIENT, TOKEN_URL);
+    assert_refused(
+        &f,
+        &sign(&keys[1].1, None, &claims_now),
+        "the client assertion must name its key with kid: this client has several keys for its alg",
+    )
+    .await;
+    let named = sign(&keys[1].1, Some("two"), &claims(CLIENT, TOKEN_URL));
+    assert_eq!(token_with(&f, &named).await.status(), 200);
+}
+
+#[tokio::test]
+async fn failed_assertions_are_throttled_per_client() {
+    let f = setup();
+    let stranger = ProofKey::es256(99);
+    // The client throttle's default: 20 failures per five minutes.
+    for _ in 0..20 {
+        let forged = sign(&stranger, Some("es"), &claims(CLIENT, TOKEN_URL));
+        assert_refused(
+            &f,
+            &forged,
+            "the client assertion is not signed by a key of this client",
+        )
+        .await;
+    }
+    // Past the limit even a good assertion is refused unchecked, for this client only.
+    assert_refused(
+        &f,
+        &good(),
+        "too many failed authentications for this client; try again later",
+    )
+    .await;
+    let other = sign(
+        &ProofKey::es256(7),
+        Some("other"),
+        &claims(OTHER, TOKEN_URL),
+    );
+    assert_eq!(token_with(&f, &other).await.status(), 200);
+}

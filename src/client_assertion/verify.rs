@@ -72,8 +72,8 @@ pub fn verify_assertion(
     check_claims(claims, context)
 }
 
-/// The claims, once one of the client's keys for `algorithm` (the one named `kid`, if given)
-/// verifies the signature.
+/// The claims, once the client's key for `algorithm` (the one named `kid`; without `kid`, the
+/// only one) verifies the signature.
 fn verified_claims(
     assertion: &str,
     jwks: &str,
@@ -101,6 +101,10 @@ fn verified_claims(
             key.get("alg")
                 .is_none_or(|alg| alg.as_str() == Some(header_alg(algorithm)))
         });
+    let candidates: Vec<_> = candidates.collect();
+    if kid.is_none() && candidates.len() > 1 {
+        return Err(AssertionError::KidNeeded);
+    }
     let mut malformed = false;
     for raw in candidates {
         let Ok(jwk) = serde_json::from_value::<Jwk>(Value::Object(raw)) else {
