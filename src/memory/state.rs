@@ -274,7 +274,10 @@ impl Counters {
 /// ([`namespace::kind`]: pushed requests, DPoP proof ids, client assertion ids, ...), so that
 /// filling one kind refuses no other: the single-use values and, apart from them, the key
 /// material.
-pub(crate) struct Once<const MAX: usize>(Mutex<HashMap<&'static str, Expiring<Box<str>, Vec<u8>>>>);
+pub(crate) struct Once<const MAX: usize>(Mutex<HashMap<&'static str, Values>>);
+
+/// The values of one kind.
+type Values = Expiring<Box<str>, Vec<u8>>;
 
 /// Single-use values by key.
 pub(crate) type SingleUse = Once<MAX_SINGLE_USE>;
