@@ -22,7 +22,7 @@
 //! the request it came with has passed every other check (a grant about to be issued, a live
 //! token bound to the proof's key), so an unauthenticated client cannot fill that store, and each
 //! key spends at most [`PROOFS_PER_KEY_PER_SECOND`] proofs a second of the proof window (counted
-//! through the [`AttemptCounter`](crate::store::AttemptCounter), shared by every node; past it,
+//! through the [`AttemptCounter`], shared by every node; past it,
 //! 429 `temporarily_unavailable` before anything is kept), so one holder of a bound token
 //! cannot either: a key keeps at most twice that many proof ids live. The store's own bound
 //! (for the in-memory one, [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE) for proof
