@@ -319,6 +319,37 @@ mod tests {
             .redirect_uri("/cb")
             .build();
         assert_eq!(relative.unwrap_err(), ClientError::InvalidRedirectUri);
+        for insecure in [
+            "http://app.example/cb",
+            "https://user@app.example/cb",
+            "https://app.example\\@evil.example/cb",
+        ] {
+            let refused = Client::confidential("c", digest())
+                .redirect_uri(insecure)
+                .build();
+            assert_eq!(
+                refused.unwrap_err(),
+                ClientError::InsecureRedirectUri,
+                "{insecure}"
+            );
+        }
+        let allowed = Client::confidential("c", digest())
+            .redirect_uri("http://app.example/cb")
+            .allow_insecure_redirect_uris()
+            .build();
+        assert!(allowed.is_ok());
+        for fine in [
+            "https://app.example/cb",
+            "http://127.0.0.1:8081/cb",
+            "http://localhost/cb",
+            "http://[::1]:9/cb",
+            "com.example.app:/oauth2redirect",
+        ] {
+            let built = Client::confidential("c", digest())
+                .redirect_uri(fine)
+                .build();
+            assert!(built.is_ok(), "{fine}");
+        }
         let wide_default = Client::confidential("c", digest())
             .scopes("a")
             .default_scope("a b")

@@ -295,6 +295,15 @@ pub enum ClientError {
     /// A redirect URI is not an absolute URI in printable ASCII, or carries a fragment.
     #[error("a redirect URI must be an absolute URI in printable ASCII without a fragment")]
     InvalidRedirectUri,
+    /// A redirect URI is `http` on a host other than a loopback one, or carries user
+    /// information (`user@`) or a backslash: the codes sent to it could be read on the way or
+    /// sent elsewhere (RFC 9700 §2.1, §4.1.1). Self-registration refuses the same URIs;
+    /// [`ClientBuilder::allow_insecure_redirect_uris`](crate::client::ClientBuilder::allow_insecure_redirect_uris)
+    /// accepts them for a client its administrator vouches for.
+    #[error(
+        "a redirect URI must be https, http on a loopback host, or another scheme, without user information or a backslash"
+    )]
+    InsecureRedirectUri,
     /// A resource server's audience, or a resource the client may ask for, is not an absolute
     /// URI without a fragment in printable ASCII (RFC 8707 §2).
     #[error(

@@ -205,6 +205,40 @@ async fn invalid_or_taken_clients_are_refused_with_status_1() {
 }
 
 #[tokio::test]
+async fn plain_http_redirect_uris_need_the_administrators_opt_in() {
+    let db = Database::new("http-redirects");
+    let add = |id: &'static str, extra: &'static [&'static str]| {
+        let mut args = vec![
+            "client",
+            "add",
+            id,
+            "--grant",
+            "authorization_code",
+            "--redirect-uri",
+            "http://app.example/cb",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+    let refused = db.run(&add("plain", &[]), "");
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("http on a loopback host"), "{stderr}");
+    db.ok(&add("plain", &["--allow-insecure-redirect-uris"]));
+    // The client it added loads and serves its redirect URI.
+    let (server, _store) = db.server().await;
+    let request = http::Request::get(
+        "/api/oauth/authorize?response_type=code&client_id=plain\
+         &redirect_uri=http%3A%2F%2Fapp.example%2Fcb&code_challenge_method=S256\
+         &code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    )
+    .body(String::new())
+    .unwrap();
+    let step = server.authorize(&request).await;
+    assert!(matches!(step, grantor::Authorize::SignIn(_)), "{step:?}");
+}
+
+#[tokio::test]
 async fn users_are_added_and_their_passwords_reset_from_standard_input() {
     let db = Database::new("users");
     let added = db.ok_with(

@@ -92,6 +92,10 @@ struct AddClient {
     /// A redirect URI (repeat for several; needed for the code and implicit grants).
     #[arg(long = "redirect-uri")]
     redirect_uris: Vec<String>,
+    /// Accept redirect URIs that are `http` on a host other than a loopback one (codes sent
+    /// to them can be read on the way): only for a network you know.
+    #[arg(long)]
+    allow_insecure_redirect_uris: bool,
     /// The scopes it may ask for, space-separated.
     #[arg(long, default_value = "")]
     scope: String,
@@ -331,6 +335,9 @@ async fn add_client<S: grantor::store::Admin>(store: &S, add: AddClient) -> Resu
         });
     for uri in add.redirect_uris {
         builder = builder.redirect_uri(uri);
+    }
+    if add.allow_insecure_redirect_uris {
+        builder = builder.allow_insecure_redirect_uris();
     }
     let client = builder
         .build()

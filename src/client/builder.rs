@@ -1,6 +1,6 @@
 //! [`ClientBuilder`]: a client's registration, checked as a whole when built.
 
-use super::uris::{check_audience, check_redirect_uri};
+use super::uris::{check_audience, check_redirect_uri, has_safe_transport};
 use super::{Approval, Client, ClientError, ClientId, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::scope::Scope;
@@ -25,6 +25,7 @@ pub struct ClientBuilder {
     par_required: bool,
     retiring: Option<(SecretVerifier, UnixTime)>,
     keys: Option<ClientKeys>,
+    insecure_redirects: bool,
 }
 
 impl ClientBuilder {
@@ -45,6 +46,7 @@ impl ClientBuilder {
             par_required: false,
             retiring: None,
             keys: None,
+            insecure_redirects: false,
         }
     }
 
@@ -145,11 +147,24 @@ impl ClientBuilder {
         self
     }
 
+    /// Accepts redirect URIs that are `http` on a host other than a loopback one, or that carry
+    /// user information or a backslash ([`ClientError::InsecureRedirectUri`] without it).
+    /// Codes sent over plain `http` can be read on the way: only for a client whose
+    /// administrator knows its network (a test rig, a closed network), never one that
+    /// registers itself.
+    pub fn allow_insecure_redirect_uris(mut self) -> Self {
+        self.insecure_redirects = true;
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
         for uri in &self.redirect_uris {
             check_redirect_uri(uri)?;
+            if !self.insecure_redirects && !has_safe_transport(uri) {
+                return Err(ClientError::InsecureRedirectUri);
+            }
         }
         let grant_types = self.grant_types.iter().fold(0u8, |bits, g| bits | g.bit());
         let has = |g: GrantType| grant_types & g.bit() != 0;

@@ -57,13 +57,13 @@ pub(super) fn check_redirect_uri(uri: &str) -> Result<(), ClientError> {
     Ok(())
 }
 
-/// Whether a client that registers itself (RFC 7591) may have `uri` as a redirect URI: what
-/// [`check_redirect_uri`] accepts, and moreover `https`, or `http` on a loopback host
-/// (`127.0.0.1`, `[::1]`, `localhost`: RFC 8252 §7.3, §8.3) where nothing but the device itself
-/// can listen; no user information (`user@`) and no backslash, which parsers read differently
-/// (RFC 9700 §4.1.1 on redirect URI confusion).
-pub(crate) fn is_self_registrable_redirect_uri(uri: &str) -> bool {
-    if check_redirect_uri(uri).is_err() || uri.contains('\\') {
+/// Whether `uri` (already [`check_redirect_uri`]'s) is safe to send codes to whoever
+/// registered it: no user information (`user@`) and no backslash, which parsers read
+/// differently (RFC 9700 §4.1.1 on redirect URI confusion), and `http` only on a loopback host
+/// (`127.0.0.1`, `[::1]`, `localhost`: RFC 8252 §7.3, §8.3), where nothing but the device itself
+/// can listen. Other schemes (`https`, a native app's own) pass.
+pub(super) fn has_safe_transport(uri: &str) -> bool {
+    if uri.contains('\\') {
         return false;
     }
     let Ok(parsed) = url::Url::parse(uri) else {
@@ -72,14 +72,28 @@ pub(crate) fn is_self_registrable_redirect_uri(uri: &str) -> bool {
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return false;
     }
-    match parsed.scheme() {
-        "https" => parsed.host().is_some(),
-        "http" => matches!(
+    parsed.scheme() != "http"
+        || matches!(
             parsed.host(),
             Some(url::Host::Domain("localhost"))
                 | Some(url::Host::Ipv4(std::net::Ipv4Addr::LOCALHOST))
                 | Some(url::Host::Ipv6(std::net::Ipv6Addr::LOCALHOST))
-        ),
+        )
+}
+
+/// Whether a client that registers itself (RFC 7591) may have `uri` as a redirect URI: what
+/// [`check_redirect_uri`] and [`has_safe_transport`] accept, and only `https` with a host or
+/// loopback `http` (no native app schemes: nobody vouches for who owns one).
+pub(crate) fn is_self_registrable_redirect_uri(uri: &str) -> bool {
+    if check_redirect_uri(uri).is_err() || !has_safe_transport(uri) {
+        return false;
+    }
+    let Ok(parsed) = url::Url::parse(uri) else {
+        return false;
+    };
+    match parsed.scheme() {
+        "https" => parsed.host().is_some(),
+        "http" => true,
         _ => false,
     }
 }

@@ -352,9 +352,9 @@ impl Registrar<'_> {
             None => builder,
         };
         builder.build().map_err(|e| match e {
-            ClientError::InvalidRedirectUri | ClientError::MissingRedirectUri => {
-                OAuthError::invalid_redirect_uri(e.to_string())
-            }
+            ClientError::InvalidRedirectUri
+            | ClientError::InsecureRedirectUri
+            | ClientError::MissingRedirectUri => OAuthError::invalid_redirect_uri(e.to_string()),
             ClientError::PublicClientCredentials => OAuthError::invalid_client_metadata(
                 "a public client cannot use the client_credentials grant",
             ),

@@ -125,8 +125,11 @@ impl ClientRow {
             }
             None => builder,
         };
+        // Checked when the client was registered (an administrator may have allowed insecure
+        // redirect URIs); a stored client loads as it was kept.
         uris.into_iter()
             .fold(builder, |b, uri| b.redirect_uri(uri))
+            .allow_insecure_redirect_uris()
             .name(self.name)
             .grant_types(grants)
             .scopes(self.scopes)
