@@ -53,8 +53,12 @@ pub enum UserCodeProblem {
     Malformed,
     /// No live flow has this code: mistyped, expired or already answered.
     Unknown,
-    /// Too many wrong codes were entered on this server lately; try again after the duration.
+    /// Too many wrong codes were entered with this account lately; try again after the
+    /// duration.
     Throttled(Duration),
+    /// Too many wrong codes were entered on this server lately by people not signed in: the
+    /// code is taken only with a sign-in (the page asks for the email and password with it).
+    SignInRequired,
 }
 
 impl std::fmt::Display for UserCodeProblem {
@@ -68,6 +72,9 @@ impl std::fmt::Display for UserCodeProblem {
                 f,
                 "Too many wrong codes were entered. Try again in {} minute(s).",
                 wait.as_secs().div_ceil(60).max(1)
+            ),
+            Self::SignInRequired => f.write_str(
+                "Many wrong codes were entered here lately. Sign in to enter your code.",
             ),
         }
     }

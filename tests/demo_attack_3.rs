@@ -10,6 +10,9 @@
 //!   account still signs in;
 //! - a client with ten RSA keys floods assertions without `kid` and with bad signatures:
 //!   `/api/me`'s median latency stays within 5× its idle median;
+//! - a flood of wrong device user codes spends the server-wide limit of codes typed without a
+//!   sign-in; another browser's person then enters the right code with their sign-in, and
+//!   the device gets its tokens;
 //! - a client that registers itself as "Demo Client" gets an approval page a person can tell
 //!   from demo-client's: it is marked unverified and names the host the answer goes to.
 
@@ -57,6 +60,7 @@ suite! {
     a_locked_account_stays_locked_through_a_flood_of_unknown_usernames => unknown_username_flood;
     a_look_alike_client_s_approval_page_names_where_the_answer_goes => look_alike;
     bad_assertions_against_many_keys_leave_api_me_fast => many_keys_flood;
+    wrong_user_codes_refuse_no_one_s_right_code => user_code_flood;
 }
 
 /// The resident memory of `pid` in KiB (Linux), if readable.
@@ -449,4 +453,92 @@ async fn many_keys_flood(server: &Server) {
     // millisecond on a shared machine.
     let bound = (idle * 5).max(Duration::from_millis(5));
     assert!(loaded <= bound, "{loaded:?} > {bound:?} (idle {idle:?})");
+}
+
+async fn user_code_flood(server: &Server) {
+    const WORKERS: usize = 8;
+    // `DeviceFlow::DEFAULT_USER_CODE_GUESSES` and a little more.
+    const GUESSES: usize = 120;
+    let base = server.base.clone();
+    let started = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/device_authorization"),
+        None,
+        &[("client_id", "device-client"), ("scope", "profile")],
+    )
+    .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let started: Value = started.json();
+    let user_code = started["user_code"].as_str().unwrap().to_owned();
+    let device_code = started["device_code"].as_str().unwrap().to_owned();
+    let wrong = if user_code == "BBBB-BBBB" {
+        "CCCC-CCCC"
+    } else {
+        "BBBB-BBBB"
+    };
+
+    let http = http_client(WORKERS);
+    let began = Instant::now();
+    let mut tasks = JoinSet::new();
+    for worker in 0..WORKERS {
+        let (http, base) = (http.clone(), base.clone());
+        tasks.spawn(async move {
+            let mut bodies = Vec::new();
+            for _ in (worker..GUESSES).step_by(WORKERS) {
+                let url = format!("{base}/device");
+                let reply = post_form(&http, &url, None, &[("user_code", wrong)]).await;
+                assert_eq!(reply.status, 400, "{}", reply.body);
+                bodies.push(reply.body);
+            }
+            bodies
+        });
+    }
+    let mut asked_to_sign_in = 0;
+    while let Some(done) = tasks.join_next().await {
+        let bodies = done.expect("a flood task");
+        asked_to_sign_in += bodies
+            .iter()
+            .filter(|b| b.contains("Sign in to enter your code"))
+            .count();
+    }
+    eprintln!(
+        "{GUESSES} wrong user codes in {:.1?}: {asked_to_sign_in} asked for a sign-in",
+        began.elapsed()
+    );
+    assert!(asked_to_sign_in >= GUESSES - 100, "the limit was spent");
+
+    // Another browser: its right code alone is not taken now, but with the person's sign-in
+    // it is, and the approval page follows.
+    let browser_b = browser();
+    let url = format!("{base}/device");
+    let alone = post_form(&browser_b, &url, None, &[("user_code", user_code.as_str())]).await;
+    assert_eq!(alone.status, 400, "{}", alone.body);
+    let form = HtmlForm::parse(&alone.body);
+    for name in ["user_code", "username", "password"] {
+        assert!(
+            form.inputs.iter().any(|i| i.name == name),
+            "{name}: {}",
+            alone.body
+        );
+    }
+    let pairs = [
+        ("user_code", user_code.as_str()),
+        ("username", ALICE.0),
+        ("password", ALICE.1),
+    ];
+    let approval = post_form(&browser_b, &url, None, &pairs).await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    let done = decide(&browser_b, &base, &approval, "approve").await;
+    assert!(done.body.contains("return to your device"), "{}", done.body);
+    let tokens = token(
+        &base,
+        None,
+        &[
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ("client_id", "device-client"),
+            ("device_code", device_code.as_str()),
+        ],
+    )
+    .await;
+    assert_tokens(&tokens);
 }

@@ -321,10 +321,53 @@ async fn wrong_and_malformed_user_codes_are_shown_again_and_guessing_is_throttle
             "{step:?}"
         );
     }
-    // Past the limit even the right code waits for the window to end.
+    // Past the limit nobody's code is taken without a sign-in, the right one included.
     let step = flow.enter_user_code(&started.user_code).await;
+    assert!(
+        matches!(step, Step::EnterUserCode(UserCodeProblem::SignInRequired)),
+        "{step:?}"
+    );
+    // Signed in, the right code gets through, to the approval page, signed in.
+    let password = Password::new(ALICE_PASSWORD);
+    let step = flow
+        .enter_user_code_signed_in(&started.user_code, ALICE, &password)
+        .await;
+    let Step::Approve(page) = step else {
+        panic!("expected the approval page, got {step:?}");
+    };
+    assert_eq!(page.username, ALICE);
+    let step = flow
+        .answer_approval(&page.session, &page.csrf, Decision::Approve)
+        .await;
+    assert!(
+        matches!(step, Step::DeviceAnswered(Decision::Approve)),
+        "{step:?}"
+    );
+    assert_tokens(&f.poll(&started.device_code).await);
+    // A wrong password is said so, and takes no code.
+    let wrong_password = Password::new("not-alices");
+    let step = flow
+        .enter_user_code_signed_in(wrong, ALICE, &wrong_password)
+        .await;
+    assert!(
+        matches!(step, Step::DeviceSignIn(SignInProblem::WrongCredentials)),
+        "{step:?}"
+    );
+    // Each account has a budget of its own: five wrong codes, then its own wait.
+    for _ in 0..DeviceFlow::USER_CODE_GUESSES_PER_ACCOUNT {
+        let step = flow
+            .enter_user_code_signed_in(wrong, ALICE, &password)
+            .await;
+        assert!(
+            matches!(step, Step::EnterUserCode(UserCodeProblem::Unknown)),
+            "{step:?}"
+        );
+    }
+    let step = flow
+        .enter_user_code_signed_in(wrong, ALICE, &password)
+        .await;
     let Step::EnterUserCode(UserCodeProblem::Throttled(wait)) = step else {
-        panic!("expected the throttle, got {step:?}");
+        panic!("expected Alice's throttle, got {step:?}");
     };
     assert_eq!(wait, Duration::from_secs(60));
     assert!(
@@ -332,10 +375,16 @@ async fn wrong_and_malformed_user_codes_are_shown_again_and_guessing_is_throttle
             .to_string()
             .contains("1 minute")
     );
-    // A minute later the same code is accepted.
+    let another = f.started().await;
+    let bob = Password::new(BOB_PASSWORD);
+    let step = flow
+        .enter_user_code_signed_in(&another.user_code, BOB, &bob)
+        .await;
+    assert!(matches!(step, Step::Approve(_)), "{step:?}");
+    // A minute later codes are taken without a sign-in again.
     f.clock.advance(wait);
     assert!(matches!(
-        flow.enter_user_code(&started.user_code).await,
+        flow.enter_user_code(&another.user_code).await,
         Step::SignIn(_)
     ));
 }

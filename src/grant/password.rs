@@ -42,7 +42,7 @@ pub(crate) async fn exchange(
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let user = sign_in
-        .authenticate(client.id(), username, password, now)
+        .authenticate(Some(client.id()), username, password, now)
         .await?;
     let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
         .with_audience(granted.audience);
@@ -97,7 +97,7 @@ impl SignIn<'_> {
     /// succeeded (with the user), failed or throttled (without saying which account).
     pub(crate) async fn authenticate(
         &self,
-        client: &ClientId,
+        client: Option<&ClientId>,
         username: &str,
         password: &Password,
         now: UnixTime,
@@ -111,8 +111,9 @@ impl SignIn<'_> {
         };
         if let Some(kind) = kind {
             let user = answer.as_ref().ok().map(User::id);
-            self.events
-                .record(&Event::new(kind, now).client(client).user(user));
+            let mut event = Event::new(kind, now).user(user);
+            event.client_id = client.cloned();
+            self.events.record(&event);
         }
         answer
     }

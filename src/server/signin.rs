@@ -34,7 +34,7 @@ use crate::grant::authorize::{Decision, PendingAuthorization, ResponseType};
 use crate::grant::decide::{Answer, Refused};
 use crate::grant::device::Entered;
 use crate::grant::password::SignInProblem;
-use crate::grant::signin::SignedIn;
+use crate::grant::signin::{DeviceSignIn, SignedIn};
 use crate::scope::Scope;
 use crate::secret::Password;
 use crate::store::User;
@@ -56,6 +56,10 @@ pub enum Step {
     /// Show the device verification page's code form again, saying what was wrong with the
     /// code (RFC 8628 §3.3).
     EnterUserCode(UserCodeProblem),
+    /// Show the device verification page's code form with the sign-in fields again (the
+    /// person signed in there, [`AuthorizationServer::enter_user_code_signed_in`]), saying
+    /// what was wrong with the email and password.
+    DeviceSignIn(SignInProblem),
     /// A device flow was answered (RFC 8628 §3.3): tell the user to return to the device
     /// (approved) or that it was refused (denied). Nothing is sent to the device from here; it
     /// collects the answer on its next poll.
@@ -115,6 +119,7 @@ impl fmt::Debug for Step {
                 .finish_non_exhaustive(),
             Self::Error(error) => f.debug_tuple("Error").field(error).finish(),
             Self::EnterUserCode(problem) => f.debug_tuple("EnterUserCode").field(problem).finish(),
+            Self::DeviceSignIn(problem) => f.debug_tuple("DeviceSignIn").field(problem).finish(),
             Self::DeviceAnswered(decision) => {
                 f.debug_tuple("DeviceAnswered").field(decision).finish()
             }
@@ -260,15 +265,31 @@ impl AuthorizationServer {
             .sign_in(session, csrf, username, password, self.inner.now())
             .await
         {
-            Ok(SignedIn::Approved(pending, user)) => {
+            Ok(SignedIn::Again(pending, problem)) => Step::SignIn(SignInPage {
+                session: session.to_owned(),
+                csrf: csrf.to_owned(),
+                client_name: pending.client().name().to_owned(),
+                scope: pending.scope().clone(),
+                problem: Some(problem),
+            }),
+            Ok(signed_in) => self.signed_in_step(signed_in).await,
+            Err(error) => Step::Error(error),
+        }
+    }
+
+    /// The step after a good sign-in: the redirect (or the device's answer) when no approval
+    /// is needed, else the approval page.
+    async fn signed_in_step(&self, signed_in: SignedIn) -> Step {
+        match signed_in {
+            SignedIn::Approved(pending, user) => {
                 self.finish(pending, &user, Decision::Approve).await
             }
-            Ok(SignedIn::Approve {
+            SignedIn::Approve {
                 session,
                 csrf,
                 pending,
                 user,
-            }) => Step::Approve(ApprovalPage {
+            } => Step::Approve(ApprovalPage {
                 session,
                 csrf,
                 client_name: pending.client().name().to_owned(),
@@ -277,14 +298,9 @@ impl AuthorizationServer {
                 redirect_host: redirect_host(pending.redirect_uri()),
                 self_registered: pending.client().registration_access_token().is_some(),
             }),
-            Ok(SignedIn::Again(pending, problem)) => Step::SignIn(SignInPage {
-                session: session.to_owned(),
-                csrf: csrf.to_owned(),
-                client_name: pending.client().name().to_owned(),
-                scope: pending.scope().clone(),
-                problem: Some(problem),
-            }),
-            Err(error) => Step::Error(error),
+            SignedIn::Again(..) => {
+                Step::Error(OAuthError::invalid_request("the sign-in was not accepted"))
+            }
         }
     }
 
@@ -323,6 +339,36 @@ impl AuthorizationServer {
             Ok(pending) => self.sign_in_page(&pending).await,
             Err(Entered::Problem(problem)) => Step::EnterUserCode(problem),
             Err(Entered::Failed(error)) => Step::Error(error),
+        }
+    }
+
+    /// The device verification page's `POST` with the person's email and password beside the
+    /// code (RFC 8628 §3.3): what the page takes once wrong codes from people not signed in
+    /// have spent the server-wide limit
+    /// ([`DeviceFlow::user_code_guesses`](crate::settings::DeviceFlow::user_code_guesses)).
+    /// The password is checked as on the sign-in page; then the code, with this account's wrong
+    /// codes counted apart; then the approval page follows, signed in.
+    pub async fn enter_user_code_signed_in(
+        &self,
+        user_code: &str,
+        username: &str,
+        password: &Password,
+    ) -> Step {
+        let Some(devices) = self.inner.devices() else {
+            return Step::Error(OAuthError::invalid_request(
+                "this server does not serve the device authorization grant",
+            ));
+        };
+        let forms = self.inner.sign_in_forms();
+        let now = self.inner.now();
+        match forms
+            .sign_in_with_user_code(&devices, user_code, username, password, now)
+            .await
+        {
+            Ok(DeviceSignIn::SignedIn(signed_in)) => self.signed_in_step(*signed_in).await,
+            Ok(DeviceSignIn::Again(problem)) => Step::DeviceSignIn(problem),
+            Ok(DeviceSignIn::Code(problem)) => Step::EnterUserCode(problem),
+            Err(error) => Step::Error(error),
         }
     }
 

@@ -36,8 +36,14 @@ impl DeviceFlow {
     /// How many device flows one client may start in one lifetime window by default.
     pub const DEFAULT_PER_CLIENT: u32 = 1000;
 
-    /// How many wrong user codes the whole server accepts in one [`GUESS_WINDOW`](Self::GUESS_WINDOW) by default.
+    /// How many wrong user codes the whole server accepts in one [`GUESS_WINDOW`](Self::GUESS_WINDOW) by default
+    /// from people not signed in.
     pub const DEFAULT_USER_CODE_GUESSES: u32 = 100;
+
+    /// How many wrong user codes one account may enter, signed in on the verification page, in
+    /// one [`GUESS_WINDOW`](Self::GUESS_WINDOW). Codes are 8 of 20 letters (2.56 × 10¹⁰), so all guesses
+    /// together, the server-wide limit's and each account's, stay far from finding a live one.
+    pub const USER_CODE_GUESSES_PER_ACCOUNT: u32 = 5;
 
     /// The window in which wrong user codes are counted.
     pub const GUESS_WINDOW: Duration = Duration::from_secs(60);
@@ -82,8 +88,11 @@ impl DeviceFlow {
         self
     }
 
-    /// How many wrong user codes the server accepts in a [`GUESS_WINDOW`](Self::GUESS_WINDOW), from
-    /// everyone together, before it refuses every code entry until the window ends.
+    /// How many wrong user codes the server accepts in a [`GUESS_WINDOW`](Self::GUESS_WINDOW) from
+    /// everyone not signed in together. Past it until the window ends, the verification page
+    /// takes a code only with the person's sign-in, and counts that account's wrong codes
+    /// apart ([`USER_CODE_GUESSES_PER_ACCOUNT`](Self::USER_CODE_GUESSES_PER_ACCOUNT)): a flood of
+    /// wrong codes refuses nobody's right one.
     pub fn user_code_guesses(mut self, limit: u32) -> Self {
         self.user_code_guesses = limit;
         self

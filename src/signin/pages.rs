@@ -4,6 +4,7 @@
 use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
+use crate::grant::password::SignInProblem;
 use crate::signin::{ApprovalPage, SignInPage};
 
 /// The Content-Security-Policy of every page, unless [`Pages::content_security_policy`] says
@@ -107,6 +108,12 @@ pub struct DevicePage<'a> {
     pub user_code: &'a str,
     /// Why the code typed was not accepted, if it was not.
     pub problem: Option<UserCodeProblem>,
+    /// Whether the form asks for the person's email and password beside the code (inputs
+    /// `username` and `password`): once wrong codes from people not signed in have spent the
+    /// server-wide limit ([`UserCodeProblem::SignInRequired`]), and while the person signs in.
+    pub sign_in: bool,
+    /// Why the email and password were not accepted, if they were not.
+    pub sign_in_problem: Option<SignInProblem>,
 }
 
 // A user code approves a device's request once signed in: `Debug` does not show it.
@@ -238,14 +245,31 @@ fn describe_scope(scope: &str) -> &'static str {
 }
 
 fn device_body(page: &DevicePage<'_>) -> String {
+    let sign_in = if page.sign_in {
+        "<label for=\"username\">Email</label>\
+         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required>\
+         <label for=\"password\">Password</label>\
+         <input id=\"password\" name=\"password\" type=\"password\" \
+         autocomplete=\"current-password\" required>"
+    } else {
+        ""
+    };
+    let problems = [
+        page.problem.map(|p| p.to_string()),
+        page.sign_in_problem.map(|p| p.to_string()),
+    ];
     format!(
         "<h1>Connect a device</h1><p>Enter the code your device shows.</p>{problem}\
          <form method=\"post\" action=\"{action}\">\
          <label for=\"user_code\">Code</label>\
          <input id=\"user_code\" name=\"user_code\" type=\"text\" value=\"{code}\" \
          autocomplete=\"off\" autocapitalize=\"characters\" spellcheck=\"false\" required autofocus>\
-         <button type=\"submit\">Continue</button></form>",
-        problem = problem(page.problem.map(|p| p.to_string())),
+         {sign_in}<button type=\"submit\">Continue</button></form>",
+        problem = problems
+            .into_iter()
+            .flatten()
+            .map(|p| problem(Some(p)))
+            .collect::<String>(),
         action = escape_html(page.action),
         code = escape_html(page.user_code),
     )
@@ -269,6 +293,8 @@ mod tests {
             action: "/device",
             user_code: "\"><script>",
             problem: Some(UserCodeProblem::Unknown),
+            sign_in: false,
+            sign_in_problem: None,
         });
         assert!(
             html.contains("value=\"&quot;&gt;&lt;script&gt;\""),
@@ -276,5 +302,26 @@ mod tests {
         );
         assert!(!html.contains("<script>"));
         assert!(html.contains("role=\"alert\""));
+        assert!(!html.contains("name=\"password\""));
+    }
+
+    #[test]
+    fn past_the_server_wide_limit_the_device_page_asks_for_a_sign_in_with_the_code() {
+        let html = PlainPages.device(&DevicePage {
+            action: "/device",
+            user_code: "BCDF-GHJK",
+            problem: Some(UserCodeProblem::SignInRequired),
+            sign_in: true,
+            sign_in_problem: Some(SignInProblem::WrongCredentials),
+        });
+        for needle in [
+            "name=\"user_code\"",
+            "name=\"username\"",
+            "name=\"password\"",
+            "Sign in to enter your code",
+            "The email or password is incorrect",
+        ] {
+            assert!(html.contains(needle), "{needle}: {html}");
+        }
     }
 }

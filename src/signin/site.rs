@@ -17,6 +17,7 @@ use crate::endpoint::device::verification_uri;
 use crate::endpoint::form;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
+use crate::grant::password::SignInProblem;
 use crate::secret::Password;
 use crate::server::AuthorizationServer;
 use crate::settings::Limits;
@@ -190,17 +191,32 @@ impl Site {
             let query = request.uri().query().unwrap_or("").as_bytes();
             let query = Fields::parse(query, self.server().max_body_bytes());
             let prefill = query.as_ref().map_or("", |query| query.get("user_code"));
-            return self.code_form(action, prefill, None);
+            return self.code_form(action, prefill, None, false, None);
         }
         let form = match self.form(request, "GET, HEAD, POST") {
             Ok(form) => form,
             Err(refused) => return *refused,
         };
-        let step = self.server.enter_user_code(form.get("user_code")).await;
+        let user_code = form.get("user_code");
+        // With the person's email and password beside the code: the signed-in entry.
+        let signed_in = !form.get("username").is_empty();
+        let step = if signed_in {
+            let password = Password::new(form.get("password"));
+            self.server
+                .enter_user_code_signed_in(user_code, form.get("username"), &password)
+                .await
+        } else {
+            self.server.enter_user_code(user_code).await
+        };
         match step {
-            // Shown again with the code as typed, to correct it.
+            // Shown again with the code as typed, to correct it (and the sign-in fields when
+            // the person is signing in or now must).
             Step::EnterUserCode(problem) => {
-                self.code_form(action, form.get("user_code"), Some(problem))
+                let ask = signed_in || problem == UserCodeProblem::SignInRequired;
+                self.code_form(action, user_code, Some(problem), ask, None)
+            }
+            Step::DeviceSignIn(problem) => {
+                self.code_form(action, user_code, None, true, Some(problem))
             }
             step => self.render(step),
         }
@@ -222,7 +238,12 @@ impl Site {
             Step::Error(error) => self.page(error.status(), self.pages.error(&error), None),
             Step::EnterUserCode(problem) => {
                 let action = self.device_path().unwrap_or("/device");
-                self.code_form(action, "", Some(problem))
+                let ask = problem == UserCodeProblem::SignInRequired;
+                self.code_form(action, "", Some(problem), ask, None)
+            }
+            Step::DeviceSignIn(problem) => {
+                let action = self.device_path().unwrap_or("/device");
+                self.code_form(action, "", None, true, Some(problem))
             }
             Step::DeviceAnswered(decision) => {
                 self.page(StatusCode::OK, self.pages.device_answered(decision), None)
@@ -230,21 +251,26 @@ impl Site {
         }
     }
 
-    /// The device page's code form: 200, or 400 saying what was wrong with the code.
+    /// The device page's code form (with the sign-in fields when `sign_in`): 200, or 400
+    /// saying what was wrong with the code or the sign-in.
     fn code_form(
         &self,
         action: &str,
         user_code: &str,
         problem: Option<UserCodeProblem>,
+        sign_in: bool,
+        sign_in_problem: Option<SignInProblem>,
     ) -> Response<String> {
-        let status = match problem {
-            None => StatusCode::OK,
-            Some(_) => StatusCode::BAD_REQUEST,
+        let status = match (problem, sign_in_problem) {
+            (None, None) => StatusCode::OK,
+            _ => StatusCode::BAD_REQUEST,
         };
         let page = DevicePage {
             action,
             user_code,
             problem,
+            sign_in,
+            sign_in_problem,
         };
         self.page(status, self.pages.device(&page), None)
     }

@@ -34,7 +34,8 @@
 //! | `dpop:<digest of the key's thumbprint>` | DPoP proofs one key signed | the proof window | one per key whose proof verified |
 //! | `device:<digest of the client id>` | device flows one client started | the flow lifetime | one per registered client |
 //! | `device-poll:<device code digest>`, `device-slow:<…>` | a device's polls | the poll interval | two per live flow |
-//! | `device-user-code-guesses` | wrong user codes, server-wide | a minute | one |
+//! | `device-user-code-guesses` | wrong user codes of people not signed in, server-wide | a minute | one |
+//! | `device-guesses:<digest of the user id>` | wrong user codes of one signed-in account | a minute | one per account that signed in on the device page |
 //! | `grantor:register` | self-registrations, server-wide | the registration window | one |
 //!
 //! **Key material** ([`KeyStore`](super::KeyStore), secret at rest):
@@ -48,7 +49,7 @@
 //! Sign-in sessions ([`SessionStore`](super::SessionStore)) are keyed by the digest of their
 //! id, made only after a correct password, at most one per sign-in.
 
-use crate::id::{ClientId, JwkThumbprint};
+use crate::id::{ClientId, JwkThumbprint, UserId};
 use crate::secret::{SecretDigest, base64url};
 
 /// `<prefix>` and the base64url SHA-256 digest of `text`: a fixed 43 bytes after the prefix.
@@ -150,7 +151,12 @@ pub(crate) fn device_slowed(device: &str) -> String {
     format!("device-slow:{device}")
 }
 
-/// Wrong user codes entered anywhere.
+/// Wrong user codes entered by one signed-in account.
+pub(crate) fn account_user_code_guesses(user: &UserId) -> String {
+    digested("device-guesses:", user.as_str())
+}
+
+/// Wrong user codes entered anywhere by people not signed in.
 pub(crate) const USER_CODE_GUESSES: &str = "device-user-code-guesses";
 
 /// Self-registrations on every node.

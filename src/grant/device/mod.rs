@@ -33,6 +33,13 @@ use crate::throttle::Quota;
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
 
+/// Where wrong user codes are counted, how many a window allows, and what past it.
+struct Guesses<'a> {
+    key: &'a str,
+    limit: u32,
+    refusal: UserCodeProblem,
+}
+
 /// What the device flow needs.
 #[derive(Clone, Copy)]
 pub(crate) struct Devices<'a> {
@@ -136,8 +143,9 @@ impl Devices<'_> {
     }
 
     /// The verification page's step (RFC 8628 §3.3): the pending authorization of the flow
-    /// whose user code was typed, for the user to sign in and approve. Wrong codes count
-    /// against the server-wide limit.
+    /// whose user code was typed, for the user to sign in and approve. Wrong codes typed by
+    /// anyone not signed in count against one server-wide limit; once it is spent, codes are
+    /// taken only with a sign-in ([`Devices::enter_user_code_signed_in`]).
     pub(crate) async fn enter_user_code(
         &self,
         typed: &str,
@@ -145,22 +153,58 @@ impl Devices<'_> {
     ) -> Result<PendingAuthorization, Entered> {
         let normalized =
             normalize_user_code(typed).ok_or(Entered::Problem(UserCodeProblem::Malformed))?;
-        let limit = self.settings.user_code_guess_limit();
-        if let Some(guesses) = self
-            .attempts
-            .attempts(namespace::USER_CODE_GUESSES, now)
-            .await?
-            && guesses.count >= limit
+        let guesses = Guesses {
+            key: namespace::USER_CODE_GUESSES,
+            limit: self.settings.user_code_guess_limit(),
+            refusal: UserCodeProblem::SignInRequired,
+        };
+        self.look_up(&normalized, &guesses, now).await
+    }
+
+    /// The verification page's step with the user's sign-in (the password already checked):
+    /// wrong codes count against `user`'s own limit
+    /// ([`DeviceFlow::USER_CODE_GUESSES_PER_ACCOUNT`] a minute), so a flood of anonymous
+    /// guesses that spent the server-wide limit does not refuse a person's right code, and
+    /// guesses stay bounded: the server-wide limit plus each account's.
+    pub(crate) async fn enter_user_code_signed_in(
+        &self,
+        typed: &str,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<PendingAuthorization, Entered> {
+        let normalized =
+            normalize_user_code(typed).ok_or(Entered::Problem(UserCodeProblem::Malformed))?;
+        let key = namespace::account_user_code_guesses(user);
+        let guesses = Guesses {
+            key: &key,
+            limit: DeviceFlow::USER_CODE_GUESSES_PER_ACCOUNT,
+            refusal: UserCodeProblem::Throttled(Duration::ZERO),
+        };
+        self.look_up(&normalized, &guesses, now).await
+    }
+
+    /// The flow of the user code `normalized`, a wrong one counted under `guesses`.
+    async fn look_up(
+        &self,
+        normalized: &str,
+        guesses: &Guesses<'_>,
+        now: UnixTime,
+    ) -> Result<PendingAuthorization, Entered> {
+        if let Some(counted) = self.attempts.attempts(guesses.key, now).await?
+            && counted.count >= guesses.limit
         {
-            let wait = Duration::from_secs(now.seconds_until(guesses.resets_at));
-            return Err(Entered::Problem(UserCodeProblem::Throttled(wait)));
+            let wait = Duration::from_secs(now.seconds_until(counted.resets_at));
+            return Err(Entered::Problem(match guesses.refusal {
+                UserCodeProblem::Throttled(_) => UserCodeProblem::Throttled(wait),
+                other => other,
+            }));
         }
-        let user_code = digest_text(&normalized);
+        let user_code = digest_text(normalized);
         let found = self.find_flow(&user_code, now).await?;
         let Some((device, flow)) = found else {
             let window = crate::settings::DeviceFlow::GUESS_WINDOW;
             self.attempts
-                .record_attempt(namespace::USER_CODE_GUESSES, window, now)
+                .record_attempt(guesses.key, window, now)
                 .await?;
             return Err(Entered::Problem(UserCodeProblem::Unknown));
         };

@@ -19,9 +19,11 @@ pub(crate) use seal::SealKeys;
 use seal::{Sealed, Unsealed};
 
 use super::authorize::PendingAuthorization;
+use super::device::{Devices, Entered};
 use super::password::{Failure, SignIn, SignInProblem};
 use super::pending;
 use crate::clock::UnixTime;
+use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
 use crate::mint;
 use crate::secret::{Password, SecretDigest};
@@ -61,6 +63,16 @@ pub(crate) enum SignedIn {
     },
     /// Not signed in: show the form again (the same cookie and form) with the problem.
     Again(PendingAuthorization, SignInProblem),
+}
+
+/// What a sign-in on the device verification page came to.
+pub(crate) enum DeviceSignIn {
+    /// Signed in, the code found: [`SignedIn::Approve`].
+    SignedIn(Box<SignedIn>),
+    /// The credentials were not accepted: ask again.
+    Again(SignInProblem),
+    /// Signed in, but the code was not accepted: ask again.
+    Code(UserCodeProblem),
 }
 
 const STALE: &str =
@@ -107,7 +119,7 @@ impl SignInForms<'_> {
         let client = pending.client().id();
         let user = match self
             .password
-            .authenticate(client, username, password, now)
+            .authenticate(Some(client), username, password, now)
             .await
         {
             Ok(user) => user,
@@ -127,12 +139,24 @@ impl SignInForms<'_> {
         if !pending.needs_approval() {
             return Ok(SignedIn::Approved(pending, user));
         }
-        // The first server state of this sign-in, under ids nobody else has seen.
+        self.open_approval(pending, user, sealed.expires_at, now)
+            .await
+    }
+
+    /// The first server state of `user`'s sign-in for `pending`, under ids nobody else has
+    /// seen, until `expires_at`: the session the approval page answers with.
+    pub(crate) async fn open_approval(
+        &self,
+        pending: PendingAuthorization,
+        user: User,
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<SignedIn, OAuthError> {
         let (session, csrf) = mint::session()?;
         let record = Session::new(
-            sealed.authorization,
+            pending::to_session(&pending),
             SecretDigest::of(&csrf),
-            sealed.expires_at,
+            expires_at,
         )
         .signed_in(user.clone());
         self.sessions
@@ -144,6 +168,41 @@ impl SignInForms<'_> {
             pending,
             user,
         })
+    }
+
+    /// The verification page's sign-in (RFC 8628 §3.3, once wrong codes from people not
+    /// signed in have spent the server-wide limit): the password checked as on the sign-in
+    /// page (throttled per account), then the code looked up under the account's own limit,
+    /// then the approval session opened. A device flow always asks for approval.
+    pub(crate) async fn sign_in_with_user_code(
+        &self,
+        devices: &Devices<'_>,
+        user_code: &str,
+        username: &str,
+        password: &Password,
+        now: UnixTime,
+    ) -> Result<DeviceSignIn, OAuthError> {
+        let user = match self
+            .password
+            .authenticate(None, username, password, now)
+            .await
+        {
+            Ok(user) => user,
+            Err(Failure::Problem(problem)) => return Ok(DeviceSignIn::Again(problem)),
+            Err(Failure::Store(error)) => return Err(error),
+        };
+        let pending = match devices
+            .enter_user_code_signed_in(user_code, user.id(), now)
+            .await
+        {
+            Ok(pending) => pending,
+            Err(Entered::Problem(problem)) => return Ok(DeviceSignIn::Code(problem)),
+            Err(Entered::Failed(error)) => return Err(error),
+        };
+        let expires_at = now.plus(self.form_lifetime);
+        self.open_approval(pending, user, expires_at, now)
+            .await
+            .map(|signed_in| DeviceSignIn::SignedIn(Box::new(signed_in)))
     }
 
     /// The approval form's `POST`: the signed-in session `session` if `csrf` is its CSRF token,
