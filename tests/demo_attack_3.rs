@@ -13,6 +13,8 @@
 //! - a flood of wrong device user codes spends the server-wide limit of codes typed without a
 //!   sign-in; another browser's person then enters the right code with their sign-in, and
 //!   the device gets its tokens;
+//! - self-registered public clients push requests until their shared budget is spent:
+//!   demo-client, which an administrator registered, still pushes;
 //! - a client that registers itself as "Demo Client" gets an approval page a person can tell
 //!   from demo-client's: it is marked unverified and names the host the answer goes to.
 
@@ -61,6 +63,7 @@ suite! {
     a_look_alike_client_s_approval_page_names_where_the_answer_goes => look_alike;
     bad_assertions_against_many_keys_leave_api_me_fast => many_keys_flood;
     wrong_user_codes_refuse_no_one_s_right_code => user_code_flood;
+    a_push_flood_from_self_registered_clients_leaves_demo_client_its_budget => push_flood;
 }
 
 /// The resident memory of `pid` in KiB (Linux), if readable.
@@ -541,4 +544,107 @@ async fn user_code_flood(server: &Server) {
     )
     .await;
     assert_tokens(&tokens);
+}
+
+async fn push_flood(server: &Server) {
+    const WORKERS: usize = 8;
+    // `PushedRequests::DEFAULT_PER_CLIENT` and `DEFAULT_TOTAL`.
+    const PER_CLIENT: usize = 1_000;
+    const TOTAL: usize = 10_000;
+    let base = server.base.clone();
+    let mut attackers = Vec::new();
+    for _ in 0..11 {
+        let registration = json!({
+            "redirect_uris": [CALLBACK],
+            "token_endpoint_auth_method": "none",
+        });
+        let reply = send(
+            browser()
+                .post(format!("{base}/api/oauth/register"))
+                .header("content-type", "application/json")
+                .body(registration.to_string()),
+        )
+        .await;
+        assert_eq!(reply.status, 201, "{}", reply.body);
+        attackers.push(reply.json()["client_id"].as_str().unwrap().to_owned());
+    }
+    let before = resident_kib(server.pid());
+    let http = http_client(WORKERS);
+    let began = Instant::now();
+    // The first client pushes past its own budget; then each of the others pushes its
+    // budget, until the budget all of them share is spent.
+    let push_all = |client: String, count: usize| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            let mut tasks = JoinSet::new();
+            for worker in 0..WORKERS {
+                let (http, base, client) = (http.clone(), base.clone(), client.clone());
+                tasks.spawn(async move {
+                    let mut answers = Vec::new();
+                    for _ in (worker..count).step_by(WORKERS) {
+                        let pairs = [
+                            ("client_id", client.as_str()),
+                            ("response_type", "code"),
+                            ("redirect_uri", CALLBACK),
+                            (
+                                "code_challenge",
+                                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                            ),
+                            ("code_challenge_method", "S256"),
+                        ];
+                        let url = format!("{base}/api/oauth/par");
+                        let reply = post_form(&http, &url, None, &pairs).await;
+                        let description = serde_json::from_str::<Value>(&reply.body)
+                            .ok()
+                            .and_then(|b| b["error_description"].as_str().map(str::to_owned))
+                            .unwrap_or_default();
+                        answers.push((reply.status, description));
+                    }
+                    answers
+                });
+            }
+            let mut answers = Vec::new();
+            while let Some(done) = tasks.join_next().await {
+                answers.extend(done.expect("a flood task"));
+            }
+            answers
+        }
+    };
+    let first = push_all(attackers[0].clone(), PER_CLIENT + 100).await;
+    let pushed = first.iter().filter(|(status, _)| *status == 201).count();
+    assert_eq!(pushed, PER_CLIENT, "one client's own budget");
+    assert!(first.iter().any(|(status, d)| *status == 429
+        && d == "this client pushed too many requests; try again later"));
+    let mut total = pushed;
+    let mut shared_refusals = 0;
+    for client in &attackers[1..] {
+        let answers = push_all(client.clone(), PER_CLIENT).await;
+        total += answers.iter().filter(|(status, _)| *status == 201).count();
+        shared_refusals += answers
+            .iter()
+            .filter(|(status, d)| {
+                *status == 429 && d == "too many pushed requests; try again later"
+            })
+            .count();
+    }
+    let after = resident_kib(server.pid());
+    eprintln!(
+        "self-registered clients pushed {total} requests in {:.1?} ({shared_refusals} refused \
+         for the shared budget); resident {before:?} -> {after:?} KiB",
+        began.elapsed()
+    );
+    assert_eq!(total, TOTAL, "all self-registered clients together");
+    assert_eq!(
+        shared_refusals, PER_CLIENT,
+        "the last client's pushes, past the total"
+    );
+    // demo-client has its own budget.
+    let pushed = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/par"),
+        Some(DEMO),
+        &[("response_type", "code"), ("redirect_uri", CALLBACK)],
+    )
+    .await;
+    assert_eq!(pushed.status, 201, "{}", pushed.body);
 }
