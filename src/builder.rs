@@ -277,11 +277,10 @@ impl AuthorizationServerBuilder {
     }
 
     /// How failed authentications of a client with a host-supplied (Argon2id-verified) secret
-    /// or with client assertions (`private_key_jwt`) are throttled per client id, through the
-    /// same attempt counter (default: 20 failures per 5 minutes). Past the limit the client's
-    /// secrets are refused unchecked until the window ends, except one it authenticated with
-    /// recently (remembered by this node), and so are its assertions: a flood of wrong secrets
-    /// cannot keep the hashing threads busy, nor one of bad assertions the signature checks.
+    /// are throttled per client id, through the same attempt counter (default: 20 failures per
+    /// 5 minutes). Past the limit the client's secrets are refused unchecked until the window
+    /// ends, except one it authenticated with recently (remembered by this node): a flood of
+    /// wrong secrets cannot keep the hashing threads busy, and a running client keeps working.
     pub fn client_auth_throttle(mut self, throttle: SignInThrottle) -> Self {
         self.client_throttle = throttle;
         self

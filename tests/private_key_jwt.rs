@@ -666,11 +666,12 @@ async fn without_kid_a_client_with_several_keys_for_the_alg_is_refused_unchecked
 }
 
 #[tokio::test]
-async fn failed_assertions_are_throttled_per_client() {
+async fn forged_assertions_cannot_lock_a_client_out() {
+    // A client id is no secret: whoever sends forged assertions in its name must not be able
+    // to refuse the client its own good ones.
     let f = setup();
     let stranger = ProofKey::es256(99);
-    // The client throttle's default: 20 failures per five minutes.
-    for _ in 0..20 {
+    for _ in 0..50 {
         let forged = sign(&stranger, Some("es"), &claims(CLIENT, TOKEN_URL));
         assert_refused(
             &f,
@@ -679,17 +680,5 @@ async fn failed_assertions_are_throttled_per_client() {
         )
         .await;
     }
-    // Past the limit even a good assertion is refused unchecked, for this client only.
-    assert_refused(
-        &f,
-        &good(),
-        "too many failed authentications for this client; try again later",
-    )
-    .await;
-    let other = sign(
-        &ProofKey::es256(7),
-        Some("other"),
-        &claims(OTHER, TOKEN_URL),
-    );
-    assert_eq!(token_with(&f, &other).await.status(), 200);
+    assert_eq!(token_with(&f, &good()).await.status(), 200);
 }

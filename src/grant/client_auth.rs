@@ -18,7 +18,7 @@ use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
 use crate::request::{Assertion, ClientAuth};
 use crate::secret::{SecretDigest, random_bytes};
-use crate::store::{AttemptCounter, Attempts, ClientStore, namespace};
+use crate::store::{AttemptCounter, ClientStore, namespace};
 use crate::throttle::{SignInThrottle, Turns};
 
 /// What client authentication needs: the registered clients, the cache of verified secrets,
@@ -195,34 +195,14 @@ impl Authenticator<'_> {
                 "this server does not accept client assertions (private_key_jwt)",
             ));
         };
-        // Failed assertions are counted per client, with the throttle of failed Argon2id
-        // secrets: past its limit the client's assertions are refused unchecked until the
-        // window ends, so a flood of bad ones costs one signature check each only up to the
-        // limit. (Read first and written only on a failure: a good assertion costs no write
-        // here. Concurrent failures may pass the limit by as many as arrive together.)
+        // No lockout after failed assertions: a client id is no secret, so anyone could lock
+        // a client out with a few forged ones. Each assertion costs at most one signature
+        // check instead (a `kid`, or the only key suiting the `alg`), and only the client's
+        // key can spend its budget of `jti`s.
         let now = self.clock.now();
-        let key = namespace::client_failures(client.id());
-        if let Some(failures) = self.attempts.attempts(&key, now).await?
-            // As if this attempt were counted too, as a reservation would be.
-            && self
-                .throttle
-                .wait(Attempts::new(failures.count + 1, failures.resets_at), now)
-                .is_some()
-        {
-            return Err(OAuthError::invalid_client(
-                "too many failed authentications for this client; try again later",
-            ));
-        }
-        let checked = assertions
+        assertions
             .check(client, assertion, self.endpoint_path, now)
-            .await;
-        if let Err(error) = &checked
-            && error.code() == ErrorCode::InvalidClient
-        {
-            let window = self.throttle.window();
-            self.attempts.record_attempt(&key, window, now).await?;
-        }
-        checked
+            .await
     }
 }
 
