@@ -31,8 +31,8 @@ pub const DEFAULT_SECRET_ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3
 ///
 /// Defaults (DESIGN.md, "self-registration"): the `authorization_code` and `refresh_token`
 /// grants only (asking for `implicit`, `password`, `client_credentials` or anything else is
-/// `invalid_client_metadata`: an administrator agrees those); the approval page required; at
-/// most the server's [`scopes_supported`](crate::AuthorizationServerBuilder::scopes_supported);
+/// `invalid_client_metadata`: an administrator agrees those); the approval page required; no
+/// scope until [`scope`](Self::scope) names what such a client may be granted;
 /// `token_endpoint_auth_method` `client_secret_basic` (a generated 256-bit secret, shown once)
 /// or `none` (a public client, which must use PKCE); no initial access token; at most 60
 /// registrations a minute across every node sharing the attempt counter.
@@ -89,9 +89,13 @@ impl RegistrationPolicy {
         self
     }
 
-    /// Every scope a self-registered client may be granted (default: the server's
-    /// `scopes_supported`). A registration asking for more is `invalid_client_metadata`; one
-    /// asking for none gets all of it.
+    /// Every scope a self-registered client may be granted (default: none). A registration
+    /// asking for more is `invalid_client_metadata`; one asking for none gets all of it.
+    ///
+    /// Nothing is assumed: listing a scope in
+    /// [`scopes_supported`](crate::AuthorizationServerBuilder::scopes_supported) for the
+    /// metadata does not hand it to clients anyone can register (an `admin` scope, say). Name
+    /// here the scopes a client nobody vetted may ask a user for.
     pub fn scope(mut self, scope: &Scope) -> Self {
         self.scope = Some(scope.clone());
         self
@@ -150,17 +154,11 @@ impl RegistrationPolicy {
         self.rotation_overlap
     }
 
-    /// The policy with its scope fixed: its own, or the server's `supported` when it has none.
-    pub(crate) fn resolve_scope(mut self, supported: &Scope) -> Self {
-        self.scope.get_or_insert_with(|| supported.clone());
-        self
-    }
-
     pub(crate) fn allows(&self, grant: GrantType) -> bool {
         self.grant_types.contains(&grant)
     }
 
-    /// The policy's scope (resolved when the server is built).
+    /// The policy's scope: none unless the host named it.
     pub(crate) fn allowed_scope(&self) -> Scope {
         self.scope.clone().unwrap_or_default()
     }

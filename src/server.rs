@@ -194,8 +194,8 @@ impl AuthorizationServer {
     /// let server = AuthorizationServer::builder()
     ///     .issuer("https://auth.example")
     ///     .store(MemoryStore::new())
-    ///     .scopes_supported(&Scope::parse("profile email").unwrap())
-    ///     .registration(RegistrationPolicy::new())
+    ///     .scopes_supported(&Scope::parse("profile email admin").unwrap())
+    ///     .registration(RegistrationPolicy::new().scope(&Scope::parse("profile email").unwrap()))
     ///     .build()
     ///     .unwrap();
     /// let request = http::Request::post("/api/oauth/register")

@@ -254,10 +254,18 @@ async fn a_scope_outside_the_policy_is_invalid_client_metadata() {
 }
 
 #[tokio::test]
-async fn the_default_policy_scope_is_the_servers_scopes_supported() {
+async fn the_default_policy_grants_no_scope_whatever_the_server_lists() {
+    // The server lists `profile email admin` for its metadata; a client anyone can register
+    // gets none of it until the policy names what it may have.
     let f = open_with(RegistrationPolicy::new());
     let client = registered(&f, &public_metadata()).await;
-    assert_eq!(client["scope"], "admin email profile");
+    assert!(
+        client["scope"].as_str().unwrap_or("").is_empty(),
+        "{client}"
+    );
+    let mut metadata = public_metadata();
+    metadata["scope"] = json!("admin");
+    assert_metadata_error(&register(&f, &metadata).await, "invalid_client_metadata");
 }
 
 #[tokio::test]
@@ -501,7 +509,8 @@ async fn an_initial_access_token_is_required_when_the_policy_sets_one() {
 #[tokio::test]
 async fn the_policy_may_widen_the_grants_but_client_credentials_stay_confidential() {
     let policy = RegistrationPolicy::new()
-        .grant_types([GrantType::AuthorizationCode, GrantType::ClientCredentials]);
+        .grant_types([GrantType::AuthorizationCode, GrantType::ClientCredentials])
+        .scope(&Scope::parse("profile").unwrap());
     let f = open_with(policy);
     let metadata = json!({"grant_types": ["client_credentials"], "response_types": []});
     let client = registered(&f, &metadata).await;

@@ -223,6 +223,7 @@ async fn update(f: &Fixture, client: &Value, extra: Value) -> Response<String> {
 fn policy() -> RegistrationPolicy {
     RegistrationPolicy::new()
         .grant_types([GrantType::ClientCredentials])
+        .scope(&Scope::parse("profile").unwrap())
         .secret_rotation_overlap(OVERLAP)
 }
 
@@ -264,7 +265,11 @@ async fn an_update_without_rotation_keeps_the_secret_and_its_overlap() {
 #[tokio::test]
 async fn the_default_overlap_is_a_day() {
     assert_eq!(DEFAULT_SECRET_ROTATION_OVERLAP, Duration::from_secs(86_400));
-    let f = open(RegistrationPolicy::new().grant_types([GrantType::ClientCredentials]));
+    let f = open(
+        RegistrationPolicy::new()
+            .grant_types([GrantType::ClientCredentials])
+            .scope(&Scope::parse("profile").unwrap()),
+    );
     let client = register_confidential(&f).await;
     let id = client["client_id"].as_str().unwrap();
     let old = client["client_secret"].as_str().unwrap();

@@ -9,7 +9,6 @@ use crate::endpoint::Rendered;
 use crate::grant::client_auth::SecretCache;
 use crate::grant::signin::SealKeys;
 use crate::memory::MemoryStore;
-use crate::scope::Scope;
 use crate::server::{AuthorizationServer, Inner};
 use crate::settings::{
     Lifetimes, Limits, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile, Resources,
@@ -99,12 +98,7 @@ impl AuthorizationServerBuilder {
         if self.registration.is_some() && self.registry.is_none() {
             return Err(ConfigError::Missing("client registry"));
         }
-        // The tokens came from a `Scope`, so they parse again.
-        let supported = Scope::from_tokens(self.scopes_supported.iter().map(String::as_str))
-            .unwrap_or_default();
-        let registration = self
-            .registration
-            .map(|policy| policy.resolve_scope(&supported));
+        let registration = self.registration;
         let config = Settings {
             issuer,
             realm,
