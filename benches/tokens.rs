@@ -35,6 +35,10 @@ use common::*;
 use dpop_proofs::ProofKey;
 
 const GROUP: &str = "jwt_and_dpop";
+/// Signing: whole token requests with each signing algorithm, and the backend's signature alone.
+const SIGNING: &str = "signing";
+/// The RSA-2048 test key (PKCS#8 PEM) the tests sign with.
+const RSA_PEM: &[u8] = include_bytes!("../tests/keys/rs256-test-only.pem");
 /// The token endpoint and a resource of the server whose issuer is [`ISSUER`].
 const TOKEN_URL: &str = "https://auth.example/api/oauth/token";
 const ME_URL: &str = "https://auth.example/api/me";
@@ -288,7 +292,11 @@ fn dpop_proof(g: &mut BenchmarkGroup<'_, WallTime>, id: &str, key: &ProofKey) {
 
 /// A server as `flows`' that accepts DPoP proofs (opaque access tokens).
 fn dpop_server() -> Bench {
-    Bench::with(|builder| builder.dpop(Dpop::new()))
+    // One key sends every proof, far faster than the default per-key budget allows (100 a
+    // second of the window): the budget is counted as by default, set high enough not to
+    // refuse.
+    let dpop = Dpop::new().proofs_per_key_per_second(1_000_000);
+    Bench::with(|builder| builder.dpop(dpop))
 }
 
 /// An access token bound to `key`: client credentials with a proof of it.
@@ -405,6 +413,92 @@ fn summary(since: SystemTime) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Signing
+
+/// A server as `jwt_server`'s with `key`.
+fn jwt_server_with(key: SigningKey) -> Bench {
+    let keys = JwtAccessTokens::new(Arc::new(StaticKeys::new(key, [])));
+    Bench::with(|builder| builder.jwt_access_tokens(keys))
+}
+
+/// Times whole client-credentials token requests of the confidential client (client
+/// authentication, the token minted and kept, the response), each answer checked: with a JWT
+/// format, the access token signed.
+fn issue(g: &mut BenchmarkGroup<'_, WallTime>, rt: &Runtime, id: &str, bench: &Bench, alg: &str) {
+    let first = rt.block_on(client_tokens(bench));
+    let token = access_token(&first);
+    if alg.is_empty() {
+        assert_eq!(token.len(), 43, "an opaque token");
+    } else {
+        assert_eq!(jose_header(&token)["alg"], alg);
+    }
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let requests: Vec<_> = (0..iters)
+                .map(|_| bench.client_credentials_request(&bench.conf_basic))
+                .collect();
+            time_each(rt, &requests, async |r| {
+                let response = bench.server.token(r).await;
+                assert_eq!(response.status(), 200);
+                response
+            })
+        })
+    });
+}
+
+/// Times the JOSE backend's signature alone: `jsonwebtoken::encode` of an access token's
+/// claims with `key`.
+fn sign(g: &mut BenchmarkGroup<'_, WallTime>, id: &str, key: &ProofKey) {
+    let claims = serde_json::json!({
+        "iss": "https://auth.example", "sub": "alice", "aud": "https://auth.example",
+        "client_id": "conf", "scope": "profile", "iat": 1_800_000_000u64,
+        "exp": 1_800_003_600u64, "jti": "0123456789abcdefghijkl",
+    });
+    let signed = key.sign(&claims);
+    assert_eq!(signed.split('.').count(), 3);
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| time_sync(iters, &[()], |()| key.sign(&claims)))
+    });
+}
+
+fn signing(criterion: &mut Criterion, rt: &Runtime) {
+    let mut g = group(criterion, SIGNING);
+    issue(&mut g, rt, "issue_opaque", &Bench::new(), "");
+    let eddsa = SigningKey::generate(SigningAlgorithm::EdDSA).expect("a key");
+    issue(
+        &mut g,
+        rt,
+        "issue_jwt_eddsa",
+        &jwt_server_with(eddsa),
+        "EdDSA",
+    );
+    let es256 = SigningKey::generate(SigningAlgorithm::ES256).expect("a key");
+    issue(
+        &mut g,
+        rt,
+        "issue_jwt_es256",
+        &jwt_server_with(es256),
+        "ES256",
+    );
+    let rs256 = SigningKey::from_pem(SigningAlgorithm::RS256, RSA_PEM).expect("a key");
+    issue(
+        &mut g,
+        rt,
+        "issue_jwt_rs256",
+        &jwt_server_with(rs256),
+        "RS256",
+    );
+    sign(&mut g, "sign_eddsa", &ProofKey::eddsa(3));
+    sign(&mut g, "sign_es256", &ProofKey::es256(3));
+    sign(
+        &mut g,
+        "sign_rs256",
+        &ProofKey::rsa(jsonwebtoken::Algorithm::RS256),
+    );
+    g.finish();
+}
+
 fn main() {
     let started = SystemTime::now();
     let mut criterion = Criterion::default().configure_from_args();
@@ -417,6 +511,7 @@ fn main() {
     dpop_proof(&mut g, "dpop_proof_eddsa", &ProofKey::eddsa(7));
     bearer_dpop(&mut g, &rt);
     g.finish();
+    signing(&mut criterion, &rt);
     criterion.final_summary();
     if measuring() {
         summary(started);

@@ -1,6 +1,7 @@
 //! What DPoP proofs (RFC 9449) and client assertions (RFC 7523) share: compact JWS reading,
 //! the asymmetric algorithms grantor verifies, and whether a JWK suits one. Signatures are the
-//! `jsonwebtoken` crate's (RustCrypto backend).
+//! `jsonwebtoken` crate's on its `aws-lc-rs` backend (constant-time; no `rsa` crate, whose
+//! RUSTSEC-2023-0071 timing side channel has no fixed release).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

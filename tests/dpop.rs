@@ -769,3 +769,24 @@ async fn each_key_spends_at_most_its_budget_of_proofs_per_window() {
     let request = call(&other, &token, &other_scheme);
     assert!(f.server.bearer(&request, None).await.is_ok());
 }
+
+#[tokio::test]
+async fn the_per_key_budget_is_a_setting() {
+    // One proof a second of a two-second window: the token request's proof and one more.
+    let dpop = Dpop::new()
+        .proof_window(Duration::from_secs(2))
+        .proofs_per_key_per_second(1);
+    let f = dpop_fixture(dpop);
+    let key = ProofKey::es256(9);
+    let proof = key.proof("POST", TOKEN_URL, START);
+    let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    let scheme = format!("DPoP {token}");
+    let call = || {
+        let proof = key.proof_for_token("GET", ME_URL, START, &token);
+        resource_request(&scheme, Some(&proof))
+    };
+    assert!(f.server.bearer(&call(), None).await.is_ok());
+    let refused = f.server.bearer(&call(), None).await.unwrap_err();
+    assert_eq!(refused.into_response().status(), 429);
+}

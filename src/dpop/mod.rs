@@ -21,14 +21,15 @@
 //! [`SingleUseStore`], so every node sharing it refuses a replay. A proof id is kept only once
 //! the request it came with has passed every other check (a grant about to be issued, a live
 //! token bound to the proof's key), so an unauthenticated client cannot fill that store, and each
-//! key spends at most [`PROOFS_PER_KEY_PER_SECOND`] proofs a second of the proof window (counted
+//! key spends at most [`PROOFS_PER_KEY_PER_SECOND`] proofs a second of the proof window
+//! ([`Dpop::proofs_per_key_per_second`]; counted
 //! through the [`AttemptCounter`], shared by every node; past it,
 //! 429 `temporarily_unavailable` before anything is kept), so one holder of a bound token
 //! cannot either: a key keeps at most twice that many proof ids live. The store's own bound
 //! (for the in-memory one, [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE) for proof
 //! ids alone) holds beyond that.
 //!
-//! Signatures and RFC 7638 thumbprints are the `jsonwebtoken` crate's (RustCrypto backend).
+//! Signatures and RFC 7638 thumbprints are the `jsonwebtoken` crate's on its `aws-lc-rs` backend.
 
 mod nonce;
 mod proof;
@@ -52,8 +53,8 @@ use crate::store::{AttemptCounter, JwkThumbprint, KeyStore, SingleUseStore, name
 use crate::throttle::Quota;
 use nonce::Nonces;
 
-/// Proofs one key may spend per second of the proof window, on average over the window (6,000
-/// in the default 60-second window): far past what one client sends a resource.
+/// Proofs one key may spend per second of the proof window by default, on average over the
+/// window (6,000 in the default 60-second window).
 pub const PROOFS_PER_KEY_PER_SECOND: u32 = 100;
 
 /// The widest proof window [`Dpop::proof_window`] accepts.
@@ -73,6 +74,7 @@ pub struct Dpop {
     window: Duration,
     nonces: bool,
     required: bool,
+    per_key: u32,
 }
 
 impl Default for Dpop {
@@ -89,7 +91,17 @@ impl Dpop {
             window: Duration::from_secs(60),
             nonces: false,
             required: false,
+            per_key: PROOFS_PER_KEY_PER_SECOND,
         }
+    }
+
+    /// How many proofs one key may spend per second of the proof window, on average over the
+    /// window (default [`PROOFS_PER_KEY_PER_SECOND`], at least 1): what bounds the proof ids one
+    /// holder of a bound token makes the server keep. Raise it for a client that calls
+    /// resources faster with one key.
+    pub fn proofs_per_key_per_second(mut self, limit: u32) -> Self {
+        self.per_key = limit.max(1);
+        self
     }
 
     /// How far a proof's `iat` may be from the server's clock, either way (default 60 s,
@@ -230,14 +242,14 @@ impl Checker {
 
     /// Spends the proof's `jti`: of every use of one proof, on any node sharing the store, one
     /// is accepted and the others are [`ProofError::Replayed`].
-    /// Each key spends at most [`PROOFS_PER_KEY_PER_SECOND`] times the proof window's seconds
-    /// per window; past that, 429 before anything is kept.
+    /// Each key spends at most [`Dpop::proofs_per_key_per_second`] times the proof window's
+    /// seconds per window; past that, 429 before anything is kept.
     pub(crate) async fn spend(&self, proof: &VerifiedProof, now: UnixTime) -> Result<(), Refused> {
         let window = self.settings.window;
         let budget = Quota {
             key: &namespace::key_proofs(&proof.jkt),
             window,
-            limit: PROOFS_PER_KEY_PER_SECOND.saturating_mul(window.as_secs().max(1) as u32),
+            limit: (self.settings.per_key).saturating_mul(window.as_secs().max(1) as u32),
             refusal: "this DPoP key signed too many proofs; try again later",
         };
         budget

@@ -1,6 +1,7 @@
 //! Signing keys: one private key, its public JWK and its `kid` (the RFC 7638 thumbprint).
-//! Every signature and thumbprint is the `jsonwebtoken` crate's (RustCrypto backend); keys are
-//! made by `ed25519-dalek` and `p256` from grantor's one CSPRNG function.
+//! Every signature and thumbprint is the `jsonwebtoken` crate's on its `aws-lc-rs` backend; keys
+//! are derived by `ed25519-dalek` and `p256` from 32 bytes of grantor's one CSPRNG function
+//! (their private key encoding and public point only: they sign nothing).
 
 use std::fmt;
 
