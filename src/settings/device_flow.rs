@@ -92,7 +92,8 @@ impl DeviceFlow {
     /// everyone not signed in together. Past it until the window ends, the verification page
     /// takes a code only with the person's sign-in, and counts that account's wrong codes
     /// apart ([`USER_CODE_GUESSES_PER_ACCOUNT`](Self::USER_CODE_GUESSES_PER_ACCOUNT)): a flood of
-    /// wrong codes refuses nobody's right one.
+    /// wrong codes refuses nobody's right one. (Codes checked at the same moment may pass a
+    /// limit by as many as arrive together: each is counted once it is known to be wrong.)
     pub fn user_code_guesses(mut self, limit: u32) -> Self {
         self.user_code_guesses = limit;
         self
