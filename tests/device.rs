@@ -344,6 +344,14 @@ async fn wrong_and_malformed_user_codes_are_shown_again_and_guessing_is_throttle
         "{step:?}"
     );
     assert_tokens(&f.poll(&started.device_code).await);
+    // A malformed code is said so before the password is checked: even a wrong one.
+    let step = flow
+        .enter_user_code_signed_in("12345678", ALICE, &Password::new("not-alices"))
+        .await;
+    assert!(
+        matches!(step, Step::EnterUserCode(UserCodeProblem::Malformed)),
+        "{step:?}"
+    );
     // A wrong password is said so, and takes no code.
     let wrong_password = Password::new("not-alices");
     let step = flow

@@ -317,6 +317,12 @@ impl From<StoreError> for Entered {
 
 /// A user code as typed, normalized: upper case, without dashes or spaces; `None` when it
 /// cannot be one.
+/// Whether `typed` has the shape of a user code (what [`normalize_user_code`] accepts): checked
+/// before a password is, so a malformed code costs no hash.
+pub(crate) fn is_user_code_shaped(typed: &str) -> bool {
+    normalize_user_code(typed).is_some()
+}
+
 fn normalize_user_code(typed: &str) -> Option<String> {
     if typed.len() > 64 {
         return None;

@@ -19,7 +19,7 @@ pub(crate) use seal::SealKeys;
 use seal::{Sealed, Unsealed};
 
 use super::authorize::PendingAuthorization;
-use super::device::{Devices, Entered};
+use super::device::{Devices, Entered, is_user_code_shaped};
 use super::password::{Failure, SignIn, SignInProblem};
 use super::pending;
 use crate::clock::UnixTime;
@@ -182,6 +182,9 @@ impl SignInForms<'_> {
         password: &Password,
         now: UnixTime,
     ) -> Result<DeviceSignIn, OAuthError> {
+        if !is_user_code_shaped(user_code) {
+            return Ok(DeviceSignIn::Code(UserCodeProblem::Malformed));
+        }
         let user = match self
             .password
             .authenticate(None, username, password, now)
