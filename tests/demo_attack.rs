@@ -17,30 +17,10 @@ use tokio::task::JoinSet;
 
 mod demo;
 
-use demo::Server;
 use demo::http::*;
+use demo::{Server, resident_kib};
 
-macro_rules! suite {
-    ($($rule:ident => $check:ident;)*) => {$(
-        mod $rule {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn axum() {
-                let server = super::Server::start("axum");
-                super::$check(&server).await;
-                server.assert_alive_and_calm();
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn actix() {
-                let server = super::Server::start("actix");
-                super::$check(&server).await;
-                server.assert_alive_and_calm();
-            }
-        }
-    )*};
-}
-
-suite! {
+under_attack! {
     an_authorization_flood_keeps_nothing_and_a_user_still_signs_in => authorization_flood;
     a_wrong_secret_flood_does_not_starve_a_user_s_password_check => wrong_secret_flood;
     concurrent_guesses_at_one_account_all_count => concurrent_guesses;
@@ -87,13 +67,6 @@ where
         statuses.extend(done.expect("a flood task"));
     }
     statuses
-}
-
-/// The resident memory of `pid` in KiB (Linux), if readable.
-fn resident_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 async fn authorization_flood(server: &Server) {

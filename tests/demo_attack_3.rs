@@ -28,8 +28,8 @@ mod demo;
 #[path = "dpop_proofs/mod.rs"]
 mod keys;
 
-use demo::Server;
 use demo::http::*;
+use demo::{Server, resident_kib};
 use keys::ProofKey;
 use serde_json::{Value, json};
 
@@ -37,40 +37,13 @@ const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-be
 /// `grantor::client_assertion::ASSERTIONS_PER_CLIENT`.
 const ASSERTIONS_PER_CLIENT: usize = 10_000;
 
-macro_rules! suite {
-    ($($rule:ident => $check:ident;)*) => {$(
-        mod $rule {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn axum() {
-                let server = super::Server::start("axum");
-                super::$check(&server).await;
-                server.assert_alive_and_calm();
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn actix() {
-                let server = super::Server::start("actix");
-                super::$check(&server).await;
-                server.assert_alive_and_calm();
-            }
-        }
-    )*};
-}
-
-suite! {
+under_attack! {
     an_assertion_flood_spends_only_its_clients_budget => assertion_flood;
     a_locked_account_stays_locked_through_a_flood_of_unknown_usernames => unknown_username_flood;
     a_look_alike_client_s_approval_page_names_where_the_answer_goes => look_alike;
     bad_assertions_against_many_keys_leave_api_me_fast => many_keys_flood;
     wrong_user_codes_refuse_no_one_s_right_code => user_code_flood;
     a_push_flood_from_self_registered_clients_leaves_demo_client_its_budget => push_flood;
-}
-
-/// The resident memory of `pid` in KiB (Linux), if readable.
-fn resident_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn http_client(workers: usize) -> reqwest::Client {
@@ -108,15 +81,7 @@ async fn register_keyed_client(base: &str, key: &ProofKey) -> String {
         "token_endpoint_auth_method": "private_key_jwt",
         "jwks": {"keys": [jwk]},
     });
-    let reply = send(
-        browser()
-            .post(format!("{base}/api/oauth/register"))
-            .header("content-type", "application/json")
-            .body(registration.to_string()),
-    )
-    .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    let client: Value = reply.json();
+    let client = register(base, &registration).await;
     client["client_id"].as_str().unwrap().to_owned()
 }
 
@@ -134,12 +99,7 @@ async fn introspect_as(
         ("client_assertion", signed.as_str()),
         ("token", "not-a-token"),
     ];
-    let reply = post_form(http, &url, None, &pairs).await;
-    let description = serde_json::from_str::<Value>(&reply.body)
-        .ok()
-        .and_then(|body| body["error_description"].as_str().map(str::to_owned))
-        .unwrap_or_default();
-    (reply.status, description)
+    status_and_description(&post_form(http, &url, None, &pairs).await)
 }
 
 async fn assertion_flood(server: &Server) {
@@ -309,15 +269,8 @@ async fn look_alike(server: &Server) {
         "grant_types": ["authorization_code"],
         "token_endpoint_auth_method": "none",
     });
-    let reply = send(
-        browser()
-            .post(format!("{base}/api/oauth/register"))
-            .header("content-type", "application/json")
-            .body(registration.to_string()),
-    )
-    .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    let impostor = reply.json()["client_id"].as_str().unwrap().to_owned();
+    let registered = register(base, &registration).await;
+    let impostor = registered["client_id"].as_str().unwrap().to_owned();
     let page = |client: &str, redirect: &str| {
         let params = [
             ("response_type", "code"),
@@ -386,15 +339,8 @@ async fn many_keys_flood(server: &Server) {
         "token_endpoint_auth_method": "private_key_jwt",
         "jwks": {"keys": keys},
     });
-    let reply = send(
-        browser()
-            .post(format!("{base}/api/oauth/register"))
-            .header("content-type", "application/json")
-            .body(registration.to_string()),
-    )
-    .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    let attacker = reply.json()["client_id"].as_str().unwrap().to_owned();
+    let registered = register(&base, &registration).await;
+    let attacker = registered["client_id"].as_str().unwrap().to_owned();
     let tokens = password_grant(&base, DEMO, ALICE, "profile").await;
     let access = access_token(&tokens).to_owned();
     let http = http_client(WORKERS + 1);
@@ -566,15 +512,8 @@ async fn push_flood(server: &Server) {
             "redirect_uris": [CALLBACK],
             "token_endpoint_auth_method": "none",
         });
-        let reply = send(
-            browser()
-                .post(format!("{base}/api/oauth/register"))
-                .header("content-type", "application/json")
-                .body(registration.to_string()),
-        )
-        .await;
-        assert_eq!(reply.status, 201, "{}", reply.body);
-        attackers.push(reply.json()["client_id"].as_str().unwrap().to_owned());
+        let registered = register(&base, &registration).await;
+        attackers.push(registered["client_id"].as_str().unwrap().to_owned());
     }
     let before = resident_kib(server.pid());
     let http = http_client(WORKERS);
@@ -602,11 +541,7 @@ async fn push_flood(server: &Server) {
                         ];
                         let url = format!("{base}/api/oauth/par");
                         let reply = post_form(&http, &url, None, &pairs).await;
-                        let description = serde_json::from_str::<Value>(&reply.body)
-                            .ok()
-                            .and_then(|b| b["error_description"].as_str().map(str::to_owned))
-                            .unwrap_or_default();
-                        answers.push((reply.status, description));
+                        answers.push(status_and_description(&reply));
                     }
                     answers
                 });

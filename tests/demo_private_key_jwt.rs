@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use demo::Server;
 use demo::http::*;
 use keys::ProofKey;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
@@ -59,15 +59,7 @@ async fn key_client(framework: &str) {
         "jwks": {"keys": [jwk]},
         "scope": "profile",
     });
-    let reply = send(
-        browser()
-            .post(format!("{base}/api/oauth/register"))
-            .header("content-type", "application/json")
-            .body(registration.to_string()),
-    )
-    .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    let client: Value = reply.json();
+    let client = register(base, &registration).await;
     assert_eq!(client["token_endpoint_auth_method"], "private_key_jwt");
     assert!(client.get("client_secret").is_none(), "no secret: {client}");
     let id = client["client_id"].as_str().unwrap().to_owned();

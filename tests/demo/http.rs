@@ -51,6 +51,31 @@ impl Reply {
     }
 }
 
+/// Registers a client with `metadata` (RFC 7591) and expects 201: the registered client's
+/// metadata, credentials included.
+#[allow(dead_code, reason = "not every test binary registers clients")]
+pub async fn register(base: &str, metadata: &Value) -> Value {
+    let reply = send(
+        browser()
+            .post(format!("{base}/api/oauth/register"))
+            .header("content-type", "application/json")
+            .body(metadata.to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    reply.json()
+}
+
+/// The status of `reply` and its JSON `error_description` (empty when it has none).
+#[allow(dead_code, reason = "not every test binary reads descriptions")]
+pub fn status_and_description(reply: &Reply) -> (u16, String) {
+    let description = serde_json::from_str::<Value>(&reply.body)
+        .ok()
+        .and_then(|body| body["error_description"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (reply.status, description)
+}
+
 pub async fn send(request: reqwest::RequestBuilder) -> Reply {
     let response = request.send().await.expect("the request is answered");
     let status = response.status().as_u16();

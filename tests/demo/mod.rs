@@ -317,6 +317,37 @@ fn build_examples(names: &[&str]) -> PathBuf {
     profile_dir.join("examples")
 }
 
+/// One test module per rule of "Under attack", with a test against each demo: `rule => check;`
+/// starts the demo, runs `check(&server)` and then asserts the server is alive and calm.
+#[macro_export]
+macro_rules! under_attack {
+    ($($rule:ident => $check:ident;)*) => {$(
+        mod $rule {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn axum() {
+                let server = super::Server::start("axum");
+                super::$check(&server).await;
+                server.assert_alive_and_calm();
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn actix() {
+                let server = super::Server::start("actix");
+                super::$check(&server).await;
+                server.assert_alive_and_calm();
+            }
+        }
+    )*};
+}
+
+/// The resident memory of `pid` in KiB (Linux), if readable.
+#[allow(dead_code, reason = "used by the attack tests only")]
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// One test module per rule, with a test against each demo: `rule => check;` runs
 /// `check("axum")` and `check("actix")`.
 #[macro_export]
