@@ -124,10 +124,84 @@ async fn an_imported_rs256_key_signs_and_verifies() {
     let verifier = JwtVerifier::from_jwks(ISSUER, API, &jwks(&f).await).unwrap();
     assert!(verifier.verify(&access, f.clock.now()).is_ok());
     assert!(SigningKey::from_pem(SigningAlgorithm::EdDSA, pem).is_err());
+}
+
+/// A key seam that counts the keys offered to it.
+struct CountingKeys(MemoryStore, std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl store::KeyStore for CountingKeys {
+    async fn insert_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, store::StoreError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.insert_key(name, material, expires_at, now).await
+    }
+
+    async fn find_key(
+        &self,
+        name: &str,
+        now: UnixTime,
+    ) -> Result<Option<Vec<u8>>, store::StoreError> {
+        self.0.find_key(name, now).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotating_rs256_keys_are_generated_once_for_a_burst_and_shared_by_every_node() {
+    let store = MemoryStore::new();
+    let counting = Arc::new(CountingKeys(store.clone(), Default::default()));
+    let keys = Arc::new(RotatingKeys::new(
+        SigningAlgorithm::RS256,
+        DAY,
+        counting.clone(),
+    ));
+    let now = UnixTime::from_secs(1_800_000_000);
+    // Twenty first callers at once: one key is made for the period, and all sign with it.
+    let burst: Vec<_> = (0..20)
+        .map(|_| {
+            let keys = Arc::clone(&keys);
+            tokio::spawn(async move { keys.signing_key(now).await.unwrap().kid().to_owned() })
+        })
+        .collect();
+    let mut kids = Vec::new();
+    for handle in burst {
+        kids.push(handle.await.unwrap());
+    }
+    kids.dedup();
+    assert_eq!(kids.len(), 1, "one key for the period");
     assert_eq!(
-        SigningKey::generate(SigningAlgorithm::RS256).unwrap_err(),
-        KeyError::NotGenerated
+        counting.1.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the burst made one RSA key, not one per caller"
     );
+    let key = keys.signing_key(now).await.unwrap();
+    assert_eq!(key.algorithm(), SigningAlgorithm::RS256);
+    let jwk = serde_json::to_value(key.public_jwk()).unwrap();
+    assert_eq!(jwk["kty"], "RSA");
+    assert_eq!(jwk["alg"], "RS256");
+    assert_eq!(
+        URL_SAFE_NO_PAD
+            .decode(jwk["n"].as_str().unwrap())
+            .unwrap()
+            .len(),
+        256
+    );
+    // Another node reads the same key from the store, and the server signs and verifies with it.
+    let node = RotatingKeys::new(SigningAlgorithm::RS256, DAY, Arc::new(store.clone()));
+    assert_eq!(node.signing_key(now).await.unwrap().kid(), kids[0]);
+    let f = jwt_fixture(keys, false);
+    let access = password_tokens(&f).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(parts(&access).0["alg"], "RS256");
+    let verifier = JwtVerifier::from_jwks(ISSUER, API, &jwks(&f).await).unwrap();
+    assert!(verifier.verify(&access, f.clock.now()).is_ok());
 }
 
 #[tokio::test]

@@ -1,7 +1,12 @@
 //! Signing keys: one private key, its public JWK and its `kid` (the RFC 7638 thumbprint).
-//! Every signature and thumbprint is the `jsonwebtoken` crate's on its `aws-lc-rs` backend; keys
-//! are derived by `ed25519-dalek` and `p256` from 32 bytes of grantor's one CSPRNG function
-//! (their private key encoding and public point only: they sign nothing).
+//! Every signature and thumbprint is the `jsonwebtoken` crate's on its `aws-lc-rs` backend.
+//! EdDSA and ES256 keys are derived by `ed25519-dalek` and `p256` from 32 bytes of grantor's one
+//! CSPRNG function (their private key encoding and public point only: they sign nothing).
+//!
+//! RS256 keys are the one exception to that function: an RSA key is not derived from one draw
+//! but searched for (candidate primes drawn until two pass), so `aws-lc-rs` generates it with
+//! its own generator, AWS-LC's CTR-DRBG seeded from the operating system, as grantor's is. It
+//! is kept as PKCS#8 and signs through the same backend.
 
 use std::fmt;
 
@@ -18,8 +23,9 @@ pub enum SigningAlgorithm {
     EdDSA,
     /// ECDSA on P-256 with SHA-256 (`ES256`). grantor generates these.
     ES256,
-    /// RSASSA-PKCS1-v1_5 with SHA-256 (`RS256`), for resource servers that know no other:
-    /// import a key with [`SigningKey::from_pem`].
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (`RS256`): the algorithm every OpenID Connect relying
+    /// party must accept, and the one some resource servers know alone. grantor generates
+    /// 2048-bit keys (about a tenth of a second each); [`SigningKey::from_pem`] imports others.
     RS256,
 }
 
@@ -59,10 +65,7 @@ pub enum KeyError {
     /// or PKCS#8 for RS256).
     #[error("the PEM text is not a private key for this algorithm")]
     InvalidPem,
-    /// grantor generates EdDSA and ES256 keys only; import RS256 keys from PEM.
-    #[error("grantor generates EdDSA and ES256 keys only")]
-    NotGenerated,
-    /// The operating system's random generator failed.
+    /// The operating system's random generator failed, or the RSA key search did.
     #[error("the random generator failed")]
     Random,
     /// A kept key is malformed.
@@ -91,8 +94,13 @@ impl fmt::Debug for SigningKey {
 }
 
 impl SigningKey {
-    /// A new key of `algorithm` (EdDSA or ES256) from grantor's CSPRNG.
+    /// A new key of `algorithm`: EdDSA and ES256 from grantor's CSPRNG, RS256 (2048 bits) from
+    /// `aws-lc-rs` (see the module docs). An RS256 key takes about a tenth of a second of one
+    /// core: call it off an async executor's threads.
     pub fn generate(algorithm: SigningAlgorithm) -> Result<Self, KeyError> {
+        if algorithm == SigningAlgorithm::RS256 {
+            return Self::generate_rsa();
+        }
         // A P-256 scalar must be below the group order: a draw above it (odds about 2^-32)
         // is drawn again.
         for _ in 0..4 {
@@ -118,9 +126,45 @@ impl SigningKey {
         Self::assemble(algorithm, encoding, public, None).ok_or(KeyError::InvalidPem)
     }
 
+    /// A 2048-bit RSA key from `aws-lc-rs`, kept as its tag and PKCS#8 document.
+    fn generate_rsa() -> Result<Self, KeyError> {
+        use aws_lc_rs::encoding::AsDer as _;
+        let pair = aws_lc_rs::rsa::KeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048)
+            .map_err(|_| KeyError::Random)?;
+        let pkcs8 = pair.as_der().map_err(|_| KeyError::Random)?;
+        let mut stored = Vec::with_capacity(1 + pkcs8.as_ref().len());
+        stored.push(SigningAlgorithm::RS256.tag());
+        stored.extend_from_slice(pkcs8.as_ref());
+        Self::rsa_from_pkcs8(stored)
+    }
+
+    /// An RS256 key from `stored`: its tag, then a PKCS#8 document.
+    fn rsa_from_pkcs8(stored: Vec<u8>) -> Result<Self, KeyError> {
+        use base64::Engine as _;
+        let der = stored.get(1..).ok_or(KeyError::Malformed)?;
+        // The PEM reader is the one path in `jsonwebtoken` that unwraps PKCS#8 for RSA.
+        let body = base64::engine::general_purpose::STANDARD.encode(der);
+        let mut pem = String::with_capacity(body.len() + body.len() / 64 + 64);
+        pem.push_str("-----BEGIN PRIVATE KEY-----\n");
+        for line in body.as_bytes().chunks(64) {
+            pem.push_str(std::str::from_utf8(line).map_err(|_| KeyError::Malformed)?);
+            pem.push('\n');
+        }
+        pem.push_str("-----END PRIVATE KEY-----\n");
+        let encoding =
+            EncodingKey::from_rsa_pem(pem.as_bytes()).map_err(|_| KeyError::Malformed)?;
+        let public =
+            Jwk::from_encoding_key(&encoding, Algorithm::RS256).map_err(|_| KeyError::Malformed)?;
+        Self::assemble(SigningAlgorithm::RS256, encoding, public, Some(stored))
+            .ok_or(KeyError::Malformed)
+    }
+
     /// A generated key as [`SigningKey::to_stored`] kept it.
     pub(crate) fn from_stored(stored: &[u8]) -> Result<Self, KeyError> {
         let (&tag, secret) = stored.split_first().ok_or(KeyError::Malformed)?;
+        if tag == SigningAlgorithm::RS256.tag() {
+            return Self::rsa_from_pkcs8(stored.to_vec());
+        }
         let algorithm = [SigningAlgorithm::EdDSA, SigningAlgorithm::ES256]
             .into_iter()
             .find(|a| a.tag() == tag)
@@ -161,7 +205,7 @@ impl SigningKey {
                 };
                 (der, decoding)
             }
-            SigningAlgorithm::RS256 => return Err(KeyError::NotGenerated),
+            SigningAlgorithm::RS256 => return Err(KeyError::Malformed),
         };
         let decoding = decoding.map_err(|_| KeyError::Malformed)?;
         let encoding = match algorithm {

@@ -14,7 +14,7 @@
 //!
 //! Signatures, key parsing and RFC 7638 thumbprints are the `jsonwebtoken` crate's on its
 //! `aws-lc-rs` backend; keys are derived by `ed25519-dalek` and `p256` from grantor's CSPRNG. EdDSA
-//! (Ed25519) and ES256 are generated; RS256 keys can be imported.
+//! (Ed25519), ES256 and RS256 are generated (RS256 by `aws-lc-rs`, see [`SigningKey::generate`]).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {

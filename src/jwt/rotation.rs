@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_channel::oneshot;
 
 use super::keys::{SigningAlgorithm, SigningKey};
 use crate::clock::UnixTime;
@@ -93,6 +94,9 @@ pub struct RotatingKeys {
     period: u64,
     store: Arc<dyn KeyStore>,
     cached: Mutex<Vec<(u64, Arc<SigningKey>)>>,
+    /// The callers waiting for a key this process is making: one maker per process, so a burst
+    /// of first requests makes one RSA key, not one each.
+    making: Mutex<Option<Vec<oneshot::Sender<()>>>>,
 }
 
 impl std::fmt::Debug for RotatingKeys {
@@ -105,7 +109,7 @@ impl std::fmt::Debug for RotatingKeys {
 }
 
 impl RotatingKeys {
-    /// Keys of `algorithm` (EdDSA or ES256), a new one each `period` (at least the access
+    /// Keys of `algorithm`, a new one each `period` (at least the access
     /// token lifetime, and at least a minute), shared through `store`.
     pub fn new(algorithm: SigningAlgorithm, period: Duration, store: Arc<dyn KeyStore>) -> Self {
         Self {
@@ -113,6 +117,7 @@ impl RotatingKeys {
             period: Self::period_secs(period),
             store,
             cached: Mutex::new(Vec::new()),
+            making: Mutex::new(None),
         }
     }
 
@@ -137,16 +142,27 @@ impl RotatingKeys {
             return Ok(Some(key));
         }
         let name = namespace::signing_key(self.algorithm.as_str(), period);
-        if make {
-            let fresh = SigningKey::generate(self.algorithm).map_err(StoreError::failed)?;
-            let stored = fresh.to_stored().unwrap_or_default();
+        let mut stored = self.store.find_key(&name, now).await?;
+        if stored.is_none() && make {
+            // Held until the key is kept, so that its waiters read it back.
+            let _maker = match self.become_maker() {
+                Ok(maker) => maker,
+                Err(waiting) => {
+                    // Made (or given up) by the process's maker: read what it kept.
+                    let _ = waiting.await;
+                    return Box::pin(self.key(period, now, make)).await;
+                }
+            };
+            let fresh = generate(self.algorithm).await?;
+            let material = fresh.to_stored().unwrap_or_default();
             // Kept until its tokens are gone: published from a period before it signs to one
             // after, plus a period of margin.
             let until = UnixTime::from_secs((period + 3).saturating_mul(self.period));
             // Of concurrent first callers on every node, one key is kept; all read it back.
-            self.store.insert_key(&name, stored, until, now).await?;
+            self.store.insert_key(&name, material, until, now).await?;
+            stored = self.store.find_key(&name, now).await?;
         }
-        let Some(stored) = self.store.find_key(&name, now).await? else {
+        let Some(stored) = stored else {
             return Ok(None);
         };
         let key = Arc::new(SigningKey::from_stored(&stored).map_err(StoreError::failed)?);
@@ -156,6 +172,23 @@ impl RotatingKeys {
             cached.push((period, Arc::clone(&key)));
         }
         Ok(Some(key))
+    }
+
+    /// Makes this caller the process's key maker, or answers what to await until the maker is
+    /// done: its [`Maker`] wakes every waiter when dropped, done or not.
+    fn become_maker(&self) -> Result<Maker<'_>, oneshot::Receiver<()>> {
+        let mut making = self.making.lock().unwrap_or_else(|p| p.into_inner());
+        match making.as_mut() {
+            Some(waiting) => {
+                let (sender, receiver) = oneshot::channel();
+                waiting.push(sender);
+                Err(receiver)
+            }
+            None => {
+                *making = Some(Vec::new());
+                Ok(Maker(&self.making))
+            }
+        }
     }
 
     fn cached(&self, period: u64) -> Option<Arc<SigningKey>> {
@@ -169,6 +202,40 @@ impl RotatingKeys {
     fn period_of(&self, now: UnixTime) -> u64 {
         now.as_secs() / self.period
     }
+}
+
+/// The process's key maker while it lives: dropping it (the key kept, or the maker's request
+/// gone) wakes the callers that waited for it.
+struct Maker<'a>(&'a Mutex<Option<Vec<oneshot::Sender<()>>>>);
+
+impl Drop for Maker<'_> {
+    fn drop(&mut self) {
+        let waiting = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        for waiter in waiting.into_iter().flatten() {
+            // A waiter whose request went away no longer listens.
+            let _ = waiter.send(());
+        }
+    }
+}
+
+/// A new key of `algorithm`. An RSA key's search takes a tenth of a second or more, so it runs
+/// on a thread of its own rather than stall the executor that awaits it (once a period).
+async fn generate(algorithm: SigningAlgorithm) -> Result<SigningKey, StoreError> {
+    if algorithm != SigningAlgorithm::RS256 {
+        return SigningKey::generate(algorithm).map_err(StoreError::failed);
+    }
+    let (sender, receiver) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("grantor-rsa-key".into())
+        .spawn(move || {
+            // The receiver may have gone (its request dropped): nothing waits for the key.
+            let _ = sender.send(SigningKey::generate(algorithm));
+        })
+        .map_err(StoreError::failed)?;
+    receiver
+        .await
+        .map_err(|_| StoreError::failed("the key generation thread stopped"))?
+        .map_err(StoreError::failed)
 }
 
 #[async_trait]
