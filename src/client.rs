@@ -11,6 +11,7 @@ use crate::secret::SecretDigest;
 
 mod builder;
 pub(crate) mod keys;
+mod openid;
 mod uris;
 mod verifier;
 
@@ -18,6 +19,7 @@ pub use builder::ClientBuilder;
 pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};
 pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::same_loopback_but_port;
+pub(crate) use openid::OpenIdClient;
 pub use verifier::SecretVerifier;
 pub(crate) use verifier::Verifier;
 
@@ -103,6 +105,8 @@ pub struct Client {
     retiring: Option<(SecretVerifier, UnixTime)>,
     /// The public keys of a `private_key_jwt` client (RFC 7523 §2.2).
     keys: Option<ClientKeys>,
+    /// Its OpenID Connect members.
+    openid: OpenIdClient,
 }
 
 impl Client {
@@ -230,6 +234,17 @@ impl Client {
     /// requests that do not carry a `request_uri`.
     pub fn requires_pushed_requests(&self) -> bool {
         self.par_required
+    }
+
+    /// How its ID tokens are signed (`id_token_signed_response_alg`, OIDC Registration §2);
+    /// `None`: the server's default, RS256.
+    pub fn id_token_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
+        self.openid.id_token_alg
+    }
+
+    /// Its OpenID Connect members, as stores keep them.
+    pub(crate) fn openid(&self) -> &OpenIdClient {
+        &self.openid
     }
 
     /// After a secret rotation, the previous secret's verifier and the instant it stops

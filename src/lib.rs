@@ -142,6 +142,7 @@ mod scope;
 mod secret;
 mod server;
 pub mod settings;
+mod signing;
 pub mod signin;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use grantor::client::{Client, ClientCredentials, GrantType};
 use grantor::store::{
-    Account, AdminError, StoreError, UserAdmin, UserStore, contract, username_key,
+    Account, AdminError, StoreError, UserAdmin, UserClaims, UserStore, contract, username_key,
 };
 use grantor::store::{User, UserId};
 use grantor::{AuthorizationServer, Password};
@@ -18,6 +18,8 @@ use grantor::{AuthorizationServer, Password};
 #[derive(Default)]
 struct HostUsers {
     accounts: Mutex<HashMap<String, Account>>,
+    /// Each account's OpenID Connect claims.
+    claims: Mutex<HashMap<UserId, UserClaims>>,
     /// A deliberately broken store for the test that the contract catches it: usernames
     /// matched exactly, not by their key.
     case_sensitive: bool,
@@ -51,6 +53,14 @@ impl UserStore for HostUsers {
         let found = accounts.values().find(|a| a.user().id() == id);
         Ok(found.map(|a| a.user().clone()))
     }
+
+    async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
+        if self.find_user(id).await?.is_none() {
+            return Ok(None);
+        }
+        let claims = self.claims.lock().unwrap();
+        Ok(Some(claims.get(id).cloned().unwrap_or_default()))
+    }
 }
 
 #[async_trait]
@@ -77,6 +87,14 @@ impl UserAdmin for HostUsers {
             return Ok(false);
         };
         *account = Account::new(account.user().clone(), password_hash);
+        Ok(true)
+    }
+
+    async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError> {
+        if self.find_user(user).await?.is_none() {
+            return Ok(false);
+        }
+        self.claims.lock().unwrap().insert(user.clone(), claims.clone());
         Ok(true)
     }
 }

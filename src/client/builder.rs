@@ -1,7 +1,10 @@
 //! [`ClientBuilder`]: a client's registration, checked as a whole when built.
 
 use super::uris::{check_audience, check_redirect_uri, has_safe_transport};
-use super::{Approval, Client, ClientError, ClientId, ClientKeys, GrantType, SecretVerifier};
+use super::{
+    Approval, Client, ClientError, ClientId, ClientKeys, GrantType, OpenIdClient, SecretVerifier,
+};
+use crate::signing::SigningAlgorithm;
 use crate::clock::UnixTime;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
@@ -26,6 +29,7 @@ pub struct ClientBuilder {
     retiring: Option<(SecretVerifier, UnixTime)>,
     keys: Option<ClientKeys>,
     insecure_redirects: bool,
+    openid: OpenIdClient,
 }
 
 impl ClientBuilder {
@@ -47,6 +51,7 @@ impl ClientBuilder {
             retiring: None,
             keys: None,
             insecure_redirects: false,
+            openid: OpenIdClient::default(),
         }
     }
 
@@ -157,6 +162,19 @@ impl ClientBuilder {
         self
     }
 
+    /// Signs this client's ID tokens with `algorithm` (`id_token_signed_response_alg`, OIDC
+    /// Registration §2; default: the server's, RS256).
+    pub fn id_token_signing_algorithm(mut self, algorithm: SigningAlgorithm) -> Self {
+        self.openid.id_token_alg = Some(algorithm);
+        self
+    }
+
+    /// The OpenID Connect members as a store kept them.
+    pub(crate) fn openid(mut self, openid: OpenIdClient) -> Self {
+        self.openid = openid;
+        self
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -210,6 +228,7 @@ impl ClientBuilder {
             par_required: self.par_required,
             retiring: self.retiring,
             keys: self.keys,
+            openid: self.openid,
         })
     }
 }

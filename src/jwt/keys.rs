@@ -14,31 +14,9 @@ use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 
 use crate::secret::{base64url, random_bytes};
-
-/// The algorithms grantor signs access tokens with (RFC 7518 §3.1, RFC 8037 §3.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum SigningAlgorithm {
-    /// Ed25519 (`EdDSA`): small, fast, deterministic. grantor generates these.
-    EdDSA,
-    /// ECDSA on P-256 with SHA-256 (`ES256`). grantor generates these.
-    ES256,
-    /// RSASSA-PKCS1-v1_5 with SHA-256 (`RS256`): the algorithm every OpenID Connect relying
-    /// party must accept, and the one some resource servers know alone. grantor generates
-    /// 2048-bit keys (about a tenth of a second each); [`SigningKey::from_pem`] imports others.
-    RS256,
-}
+pub use crate::signing::SigningAlgorithm;
 
 impl SigningAlgorithm {
-    /// The `alg` value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::EdDSA => "EdDSA",
-            Self::ES256 => "ES256",
-            Self::RS256 => "RS256",
-        }
-    }
-
     pub(crate) fn jose(self) -> Algorithm {
         match self {
             Self::EdDSA => Algorithm::EdDSA,

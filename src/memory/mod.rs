@@ -35,7 +35,7 @@ use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
     CodeRedemption, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant, Rotation, Session,
-    SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserId, UserStore,
+    SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserClaims, UserId, UserStore,
 };
 use clients::{Clients, When};
 
@@ -135,6 +135,10 @@ impl UserStore for MemoryStore {
 
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
         Ok(self.parts.users.find(id))
+    }
+
+    async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
+        Ok(self.parts.users.claims(id))
     }
 }
 
@@ -335,6 +339,10 @@ impl UserAdmin for MemoryStore {
         password_hash: &str,
     ) -> Result<bool, StoreError> {
         Ok(self.parts.users.set_password_hash(user, password_hash))
+    }
+
+    async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError> {
+        Ok(self.parts.users.set_claims(user, claims))
     }
 }
 

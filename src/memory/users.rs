@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use crate::store::{Account, AdminError, User, UserId, username_key};
+use crate::store::{Account, AdminError, User, UserClaims, UserId, username_key};
 
 /// Usernames are email addresses, matched case-insensitively; passwords are kept only as
 /// Argon2id hashes.
@@ -23,6 +23,7 @@ struct Accounts {
 struct Kept {
     user: User,
     password_hash: String,
+    claims: UserClaims,
 }
 
 impl Users {
@@ -36,6 +37,7 @@ impl Users {
         let account = Kept {
             user: user.clone(),
             password_hash: password_hash.to_owned(),
+            claims: UserClaims::new(),
         };
         accounts.by_id.insert(user.id().clone(), account);
         Ok(())
@@ -50,6 +52,22 @@ impl Users {
             }
             None => false,
         }
+    }
+
+    pub(crate) fn set_claims(&self, id: &UserId, claims: &UserClaims) -> bool {
+        let mut accounts = self.accounts.write().unwrap_or_else(|p| p.into_inner());
+        match accounts.by_id.get_mut(id) {
+            Some(account) => {
+                account.claims = claims.clone();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn claims(&self, id: &UserId) -> Option<UserClaims> {
+        let accounts = self.accounts.read().unwrap_or_else(|p| p.into_inner());
+        accounts.by_id.get(id).map(|a| a.claims.clone())
     }
 
     pub(crate) fn find_account(&self, username: &str) -> Option<Account> {

@@ -4,7 +4,9 @@
 
 use super::AuthorizationServer;
 use crate::secret::Password;
-use crate::store::{AdminError, User, UserAdmin, UserId, check_password, new_user};
+use crate::store::{
+    AdminError, User, UserAdmin, UserClaims, UserId, check_password, new_user,
+};
 
 impl AuthorizationServer {
     /// Adds an account for `username` (an email address, unique in any case) with a new
@@ -51,6 +53,37 @@ impl AuthorizationServer {
         check_password(password)?;
         let phc = self.inner.hashing.hash(password).await?;
         Ok(admin.set_password_hash(user, &phc).await?)
+    }
+
+    /// Replaces an account's claims (OIDC Core §5.1), which userinfo and ID tokens release by
+    /// scope; `false` if there is no such account. [`AdminError::ClaimsTooLarge`] past
+    /// [`MAX_CLAIMS_BYTES`](crate::store::MAX_CLAIMS_BYTES) of JSON.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use grantor::store::UserClaims;
+    /// use grantor::{AuthorizationServer, MemoryStore, Password};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// let alice = server.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// let claims = UserClaims::new().name("Alice Example").email("alice@example.com", true);
+    /// assert!(server.set_user_claims(alice.id(), &claims).await.unwrap());
+    /// # }
+    /// ```
+    pub async fn set_user_claims(
+        &self,
+        user: &UserId,
+        claims: &UserClaims,
+    ) -> Result<bool, AdminError> {
+        let admin = self.user_admin()?;
+        if !claims.fits() {
+            return Err(AdminError::ClaimsTooLarge);
+        }
+        Ok(admin.set_claims(user, claims).await?)
     }
 
     fn user_admin(&self) -> Result<&dyn UserAdmin, AdminError> {

@@ -13,6 +13,7 @@ mod pushed_requests;
 pub use crate::registration::{
     DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
 };
+pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
 pub use device_flow::DeviceFlow;
 pub use paths::EndpointPaths;

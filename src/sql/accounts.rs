@@ -8,14 +8,14 @@ use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
 use super::backend::Backend;
 use super::columns::{ClientColumns, secs, store_error};
-use super::rows::{AccountRow, ClientRow, UserRow};
+use super::rows::{AccountRow, ClaimsRow, ClientRow, UserRow};
 use super::{SqlStore, Statements, text};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::store::{
-    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserId, UserStore,
-    username_key,
+    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserClaims, UserId,
+    UserStore, username_key,
 };
 
 #[async_trait]
@@ -77,6 +77,20 @@ where
             .await
             .map_err(store_error::<DB>)?;
         Ok(row.map(UserRow::into_user))
+    }
+
+    async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
+        let row: Option<ClaimsRow> = sqlx::query_as(text::FIND_CLAIMS)
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        row.map(|row| match row.claims {
+            None => Ok(UserClaims::new()),
+            Some(stored) => UserClaims::from_stored(&stored)
+                .ok_or_else(|| StoreError::failed("a stored user's claims are malformed")),
+        })
+        .transpose()
     }
 }
 
@@ -189,6 +203,19 @@ where
         })?;
         Ok(DB::rows_affected(&done) > 0)
     }
+
+    async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError> {
+        let stored = claims.to_stored();
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::SET_CLAIMS)
+                .bind(user.as_str())
+                .bind(stored.as_str())
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
 }
 
 #[async_trait]
@@ -248,6 +275,7 @@ where
     /// row changed. Only its secret's verifier is stored.
     async fn write_client(&self, statement: &str, client: &Client) -> Result<bool, StoreError> {
         let columns = ClientColumns::of(client);
+        let openid = client.openid().to_stored();
         let done = store_write!(self, Statements::One, |conn| {
             sqlx::query(statement)
                 .bind(client.id().as_str())
@@ -267,6 +295,7 @@ where
                 .bind(columns.previous_secret_expires_at)
                 .bind(columns.jwks.as_deref())
                 .bind(columns.jwks_uri.as_deref())
+                .bind(openid.as_deref())
                 .execute(&mut *conn)
                 .await
                 .map_err(store_error::<DB>)

@@ -5,7 +5,9 @@
 use sqlx::FromRow;
 
 use crate::audience::Audience;
-use crate::client::{Approval, Client, ClientId, ClientKeys, GrantType, SecretVerifier};
+use crate::client::{
+    Approval, Client, ClientId, ClientKeys, GrantType, OpenIdClient, SecretVerifier,
+};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::pkce::CodeChallenge;
@@ -57,6 +59,7 @@ pub(crate) struct ClientRow {
     previous_secret_expires_at: Option<i64>,
     jwks: Option<String>,
     jwks_uri: Option<String>,
+    openid: Option<String>,
 }
 
 impl ClientRow {
@@ -137,9 +140,21 @@ impl ClientRow {
             .approval(approval)
             .require_dpop(self.dpop_bound)
             .require_pushed_requests(self.par_required)
+            .openid(match self.openid {
+                Some(stored) => {
+                    OpenIdClient::from_stored(&stored).ok_or_else(|| corrupt("OpenID members"))?
+                }
+                None => OpenIdClient::default(),
+            })
             .build()
             .map_err(|e| StoreError::failed(format!("a stored client is invalid: {e}")))
     }
+}
+
+/// A user account's claims, as one JSON object (NULL: none kept).
+#[derive(FromRow)]
+pub(crate) struct ClaimsRow {
+    pub(crate) claims: Option<String>,
 }
 
 /// A user account without its password hash.

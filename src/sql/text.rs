@@ -6,27 +6,27 @@
 pub(crate) const FIND_CLIENT: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
     grant_types, scopes, default_scope, approval_required, audiences, resources, \
     registration_token, dpop_bound, par_required, previous_secret_verifier, \
-    previous_secret_expires_at, jwks, jwks_uri \
+    previous_secret_expires_at, jwks, jwks_uri, openid \
     FROM grantor_clients WHERE client_id = $1";
 /// Every client, by id (for an administrator's listing).
 pub(crate) const LIST_CLIENTS: &str = "SELECT client_id, name, secret_verifier, redirect_uris, \
     grant_types, scopes, default_scope, approval_required, audiences, resources, \
     registration_token, dpop_bound, par_required, previous_secret_verifier, \
-    previous_secret_expires_at, jwks, jwks_uri \
+    previous_secret_expires_at, jwks, jwks_uri, openid \
     FROM grantor_clients ORDER BY client_id";
 /// Registers a client unless its id is taken (then changes nothing).
 pub(crate) const INSERT_CLIENT: &str = "INSERT INTO grantor_clients (client_id, name, \
     secret_verifier, redirect_uris, grant_types, scopes, default_scope, approval_required, \
     audiences, resources, registration_token, dpop_bound, par_required, \
-    previous_secret_verifier, previous_secret_expires_at, jwks, jwks_uri) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+    previous_secret_verifier, previous_secret_expires_at, jwks, jwks_uri, openid) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
     ON CONFLICT (client_id) DO NOTHING";
 pub(crate) const REPLACE_CLIENT: &str = "UPDATE grantor_clients SET name = $2, \
     secret_verifier = $3, redirect_uris = $4, grant_types = $5, scopes = $6, \
     default_scope = $7, approval_required = $8, audiences = $9, resources = $10, \
     registration_token = $11, dpop_bound = $12, par_required = $13, \
     previous_secret_verifier = $14, previous_secret_expires_at = $15, jwks = $16, \
-    jwks_uri = $17 \
+    jwks_uri = $17, openid = $18 \
     WHERE client_id = $1";
 /// Rotates a confidential client's secret in one statement: the current verifier retires
 /// (every right-hand side reads the row as it was), the new one takes its place.
@@ -47,6 +47,9 @@ pub(crate) const FIND_USER_BY_KEY: &str =
 pub(crate) const FIND_ACCOUNT_BY_KEY: &str =
     "SELECT id, username, password_hash FROM grantor_users WHERE username_key = $1";
 pub(crate) const FIND_USER_BY_ID: &str = "SELECT id, username FROM grantor_users WHERE id = $1";
+/// An account's claims: no row without the account, a NULL without claims.
+pub(crate) const FIND_CLAIMS: &str = "SELECT claims FROM grantor_users WHERE id = $1";
+pub(crate) const SET_CLAIMS: &str = "UPDATE grantor_users SET claims = $2 WHERE id = $1";
 
 // Families, codes and tokens.
 

@@ -45,11 +45,11 @@ pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub(crate) use keys::EncryptedKeys;
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
-pub(crate) use records::new_user;
+pub(crate) use records::{claim_scopes, new_user, supported_claims};
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens, RefreshGrant,
-    Rotation, User, UserId, check_password, username_key,
+    Rotation, User, UserClaims, UserId, MAX_CLAIMS_BYTES, check_password, username_key,
 };
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 
@@ -76,6 +76,13 @@ pub trait UserStore: Send + Sync {
 
     /// The account with this id, if it still exists.
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError>;
+
+    /// What the account says about its user for OpenID Connect (OIDC Core §5.1): its name,
+    /// email and the like, released to a client by the scopes it was granted (userinfo, ID
+    /// tokens). `None` when the account does not exist; the default keeps no claims.
+    async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
+        Ok(self.find_user(id).await?.map(|_| UserClaims::new()))
+    }
 }
 
 /// Keeps and answers for every code and token grantor hands out.
@@ -200,6 +207,10 @@ pub trait UserAdmin: Send + Sync {
         user: &UserId,
         password_hash: &str,
     ) -> Result<bool, StoreError>;
+
+    /// Replaces an account's claims (what [`UserStore::claims`] answers); `false` if there is
+    /// no such account.
+    async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError>;
 }
 
 /// Deletes what expired: the maintenance every store that keeps codes, tokens or shared state

@@ -6,9 +6,12 @@ use std::fmt;
 use smol_str::SmolStr;
 
 mod actor;
+mod claims;
 
 pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
+pub(crate) use claims::{claim_scopes, supported_claims};
+pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
 
 use crate::audience::Audience;
 use crate::clock::UnixTime;
@@ -167,6 +170,9 @@ pub enum AdminError {
     /// [`user_admin`](crate::AuthorizationServerBuilder::user_admin).
     #[error("this server has no user admin seam: give the builder user_admin or store")]
     NoUserAdmin,
+    /// The user's claims take more than [`MAX_CLAIMS_BYTES`] as JSON.
+    #[error("the user's claims take more than 8 KiB")]
+    ClaimsTooLarge,
     /// The store or hashing failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -34,6 +34,7 @@ fn clients() -> [Client; 3] {
             .resource("https://api.example/")
             .require_dpop(true)
             .require_pushed_requests(true)
+            .id_token_signing_algorithm(crate::signing::SigningAlgorithm::EdDSA)
             .build()
             .must("build a client"),
     ]
@@ -91,6 +92,11 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
         "pushed requests required"
     );
     assert_eq!(found.keys(), expected.keys(), "the private_key_jwt keys");
+    assert_eq!(
+        found.id_token_signing_algorithm(),
+        expected.id_token_signing_algorithm(),
+        "id_token_signed_response_alg"
+    );
     let retiring = |c: &Client| c.retiring_secret().map(|(v, until)| (v.to_stored(), until));
     assert_eq!(retiring(&found), retiring(expected), "the retiring secret");
     let digest = |c: &Client| c.registration_access_token().map(|d| *d.as_bytes());

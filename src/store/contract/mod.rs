@@ -287,6 +287,7 @@ fn user_rules<S: UserStore + UserAdmin>() -> Vec<Rule<S>> {
         users::users_authenticate_by_case_insensitive_email_and_password,
         users::adding_a_user_refuses_a_non_email_and_a_taken_username_in_any_case,
         users::setting_a_password_changes_what_authenticates,
+        users::claims_are_kept_per_account_and_replaced_whole,
     ]
 }
 

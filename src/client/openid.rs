@@ -1,0 +1,76 @@
+//! A client's OpenID Connect registration (OIDC Dynamic Client Registration 1.0 §2): the
+//! members beyond OAuth's, kept together and stored as one JSON document.
+
+use serde::{Deserialize, Serialize};
+
+use crate::signing::SigningAlgorithm;
+
+/// The OpenID Connect members of a client's registration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct OpenIdClient {
+    /// `id_token_signed_response_alg`: how its ID tokens are signed; `None` is the server's
+    /// default (RS256, OIDC Registration §2).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "algorithm_name"
+    )]
+    pub(crate) id_token_alg: Option<SigningAlgorithm>,
+}
+
+impl OpenIdClient {
+    /// The members as a store keeps them: a JSON object, `None` when nothing is set.
+    pub(crate) fn to_stored(&self) -> Option<String> {
+        (*self != Self::default()).then(|| serde_json::to_string(self).unwrap_or_default())
+    }
+
+    /// Members as [`to_stored`](Self::to_stored) wrote them.
+    pub(crate) fn from_stored(stored: &str) -> Option<Self> {
+        serde_json::from_str(stored).ok()
+    }
+}
+
+/// An algorithm as its `alg` name.
+mod algorithm_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::signing::SigningAlgorithm;
+
+    pub(super) fn serialize<S: Serializer>(
+        alg: &Option<SigningAlgorithm>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match alg {
+            Some(alg) => serializer.serialize_str(alg.as_str()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SigningAlgorithm>, D::Error> {
+        let name: Option<String> = Option::deserialize(deserializer)?;
+        name.map(|name| {
+            SigningAlgorithm::from_name(&name)
+                .ok_or_else(|| serde::de::Error::custom("an unknown signing algorithm"))
+        })
+        .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_round_trip_and_nothing_set_stores_nothing() {
+        assert_eq!(OpenIdClient::default().to_stored(), None);
+        let es256 = OpenIdClient {
+            id_token_alg: Some(SigningAlgorithm::ES256),
+        };
+        let stored = es256.to_stored().unwrap();
+        assert_eq!(stored, r#"{"id_token_alg":"ES256"}"#);
+        assert_eq!(OpenIdClient::from_stored(&stored), Some(es256));
+        assert_eq!(OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#), None);
+    }
+}
