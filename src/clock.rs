@@ -6,8 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Seconds since the Unix epoch: the resolution of every lifetime and of `exp`/`iat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Seconds since the Unix epoch: the resolution of every lifetime and of `exp`/`iat`. As JSON,
+/// a number of seconds (as JWT `NumericDate`s are).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct UnixTime(u64);
 
 impl UnixTime {

@@ -66,6 +66,12 @@ pub enum ErrorCode {
     SlowDown,
     /// RFC 8628 §3.5: the device code expired before the user answered; start again.
     ExpiredToken,
+    /// OIDC Core §3.1.2.6: `prompt=none`, and the user would have to sign in.
+    LoginRequired,
+    /// OIDC Core §3.1.2.6: `prompt=none`, and the user would have to approve.
+    ConsentRequired,
+    /// OIDC Core §3.1.2.6: `prompt=none`, and the user would have to be asked something else.
+    InteractionRequired,
 }
 
 impl ErrorCode {
@@ -93,6 +99,9 @@ impl ErrorCode {
             Self::AuthorizationPending => "authorization_pending",
             Self::SlowDown => "slow_down",
             Self::ExpiredToken => "expired_token",
+            Self::LoginRequired => "login_required",
+            Self::ConsentRequired => "consent_required",
+            Self::InteractionRequired => "interaction_required",
         }
     }
 

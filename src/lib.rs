@@ -135,6 +135,7 @@ pub mod jwt;
 pub mod layer;
 mod memory;
 mod mint;
+mod oidc;
 mod pkce;
 mod registration;
 mod request;

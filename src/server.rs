@@ -372,15 +372,17 @@ impl AuthorizationServer {
         metadata::document(&self.inner.config)
     }
 
-    /// The JWKS document (RFC 7517 §5) of the access-token signing keys, for `GET` at
-    /// `jwks_uri` (`/.well-known/jwks.json` by default): the current key, those whose tokens
-    /// may still be live and the next. `application/json`, cacheable for five minutes, so a
-    /// resource server sees a new key before it signs. 404 when access tokens are not JWTs
-    /// (feature `jwt`, `AuthorizationServerBuilder::jwt_access_tokens`).
+    /// The JWKS document (RFC 7517 §5) of the access-token and ID-token signing keys, for
+    /// `GET` at `jwks_uri` (`/.well-known/jwks.json` by default): for each, the current key,
+    /// those whose tokens may still be live and the next. `application/json`, cacheable for
+    /// five minutes, so a relying party or resource server sees a new key before it signs.
+    /// 404 when the server signs nothing (neither JWT access tokens, feature `jwt`, nor
+    /// OpenID Connect, feature `oidc`).
     pub async fn jwks(&self) -> Response<String> {
         let wire = self.inner.wire();
         let format = self.inner.access_tokens.as_deref();
-        crate::endpoint::jwks(&wire, format).await
+        let id_tokens = self.inner.id_tokens.as_deref();
+        crate::endpoint::jwks(&wire, format, id_tokens).await
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this

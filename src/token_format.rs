@@ -82,6 +82,6 @@ pub(crate) trait AccessTokenFormat: Send + Sync {
     /// Whether bearer validation also asks the store, so a revoked token stops at once.
     fn checks_revocation(&self) -> bool;
 
-    /// The public keys a resource server verifies with: a JWKS document (RFC 7517 §5).
-    async fn key_set(&self, now: UnixTime) -> Result<String, StoreError>;
+    /// The public keys a resource server verifies with, as JWKs (RFC 7517 §4).
+    async fn published(&self, now: UnixTime) -> Result<Vec<serde_json::Value>, StoreError>;
 }

@@ -49,6 +49,13 @@ impl AuthorizationServerBuilder {
         {
             return Err(ConfigError::KeyRotationPeriod);
         }
+        let openid = self.features.openid();
+        if openid.as_ref().is_some_and(|openid| {
+            openid.id_token_lifetime.is_zero()
+                || openid.id_token_lifetime.as_secs() > openid.key_rotation.as_secs().max(60)
+        }) {
+            return Err(ConfigError::IdTokenLifetime);
+        }
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
         }
@@ -129,6 +136,7 @@ impl AuthorizationServerBuilder {
             token_exchange: self.exchange.is_some(),
             jwks_uri,
             client_assertion_algs,
+            openid,
         };
         let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
         let users = self.users.ok_or(ConfigError::Missing("users"))?;
@@ -206,6 +214,7 @@ impl AuthorizationServerBuilder {
             proofs: wired.proofs,
             exchange: self.exchange,
             client_assertions: wired.client_assertions,
+            id_tokens: wired.id_tokens,
         }))
     }
 }

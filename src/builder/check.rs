@@ -88,6 +88,11 @@ pub enum ConfigError {
     /// every published key that verifies it.
     #[error("the signing keys' rotation period must be at least the access-token lifetime")]
     KeyRotationPeriod,
+    /// The ID-token lifetime is zero or longer than the ID-token keys' rotation period
+    /// ([`OpenIdConnect`](crate::settings::OpenIdConnect)): a token must stay verifiable while
+    /// it lives.
+    #[error("the ID-token lifetime must be positive and at most the key rotation period")]
+    IdTokenLifetime,
     /// A lifetime is under one second.
     #[error("lifetimes must be at least one second")]
     ZeroLifetime,

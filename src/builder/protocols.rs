@@ -15,6 +15,7 @@ use crate::settings::DeviceFlow;
 use crate::settings::PushedRequests;
 use crate::settings::Settings;
 use crate::store::{AttemptCounter, KeyStore, SingleUseStore};
+use crate::oidc::IdTokenSigner;
 use crate::token_format::AccessTokenFormat;
 
 /// What the features were given: each feature's settings, present only when it is compiled in.
@@ -26,6 +27,8 @@ pub(super) struct Features {
     dpop: Option<crate::dpop::Dpop>,
     #[cfg(feature = "private-key-jwt")]
     client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
+    #[cfg(feature = "oidc")]
+    openid: Option<crate::settings::OpenIdConnect>,
 }
 
 /// What the features give the server: the implementations of the core seams they provide.
@@ -33,6 +36,7 @@ pub(super) struct Wired {
     pub(super) access_tokens: Option<Arc<dyn AccessTokenFormat>>,
     pub(super) proofs: Option<Arc<dyn ProofOfPossession>>,
     pub(super) client_assertions: Option<Arc<dyn ClientAssertions>>,
+    pub(super) id_tokens: Option<Arc<dyn IdTokenSigner>>,
 }
 
 impl Features {
@@ -49,6 +53,14 @@ impl Features {
         #[cfg(feature = "jwt")]
         return self.jwt.as_ref().and_then(|jwt| jwt.rotation_period());
         #[cfg(not(feature = "jwt"))]
+        None
+    }
+
+    /// The OpenID Connect settings, when feature `oidc` serves it.
+    pub(super) fn openid(&self) -> Option<crate::settings::OpenIdConnect> {
+        #[cfg(feature = "oidc")]
+        return self.openid.clone();
+        #[cfg(not(feature = "oidc"))]
         None
     }
 
@@ -116,10 +128,21 @@ impl Features {
         }) as Arc<dyn ClientAssertions>);
         #[cfg(not(feature = "private-key-jwt"))]
         let client_assertions = None;
+        #[cfg(feature = "oidc")]
+        let id_tokens = self.openid.map(|openid| {
+            let period = crate::jwt::RotatingKeys::period_secs(openid.key_rotation);
+            Arc::new(crate::jwt::IdTokenKeys::new(
+                std::time::Duration::from_secs(period),
+                keys,
+            )) as Arc<dyn IdTokenSigner>
+        });
+        #[cfg(not(feature = "oidc"))]
+        let id_tokens = None;
         Wired {
             access_tokens,
             proofs,
             client_assertions,
+            id_tokens,
         }
     }
 }
@@ -165,6 +188,18 @@ impl AuthorizationServerBuilder {
         resolver: Arc<dyn crate::client_assertion::ClientKeyResolver>,
     ) -> Self {
         self.features.client_keys = Some(resolver);
+        self
+    }
+
+    /// Serves OpenID Connect (Core 1.0, Discovery 1.0) as `settings` say: ID tokens for
+    /// requests with the scope `openid`, userinfo
+    /// ([`AuthorizationServer::userinfo`](crate::AuthorizationServer::userinfo)) and the
+    /// discovery document ([`AuthorizationServer::openid_configuration`](crate::AuthorizationServer::openid_configuration)).
+    /// ID-token keys rotate through the server's key seam and are published at `jwks_uri`.
+    /// Feature `oidc`; see [`OpenIdConnect`](crate::settings::OpenIdConnect).
+    #[cfg(feature = "oidc")]
+    pub fn openid_connect(mut self, settings: crate::settings::OpenIdConnect) -> Self {
+        self.features.openid = Some(settings);
         self
     }
 

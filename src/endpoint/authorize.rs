@@ -228,6 +228,9 @@ pub(crate) async fn decide(
             redirect_location(wire, reply_to, &params)
         }
         Ok(Answer::Token(issued)) => fragment(wire, reply_to, &issued),
+        Ok(Answer::IdToken(id_token)) => {
+            redirect_location(wire, reply_to, &[("id_token", id_token.as_str())])
+        }
         Ok(Answer::Device(_)) => {
             let error = OAuthError::invalid_request("not a device authorization");
             return wire.error(&error);
@@ -261,7 +264,8 @@ fn device_answered(decision: Decision) -> Response<String> {
     response
 }
 
-/// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the fragment.
+/// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the
+/// fragment, and the ID token of `id_token token` (OIDC Core §3.2.2.5).
 fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
@@ -271,7 +275,14 @@ fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
         ("scope", issued.scope.as_str()),
         ("jti", issued.jti.as_str()),
     ];
-    redirect_location(wire, reply_to, &params)
+    match &issued.id_token {
+        None => redirect_location(wire, reply_to, &params),
+        Some(id_token) => {
+            let mut with_id_token = params.to_vec();
+            with_id_token.push(("id_token", id_token));
+            redirect_location(wire, reply_to, &with_id_token)
+        }
+    }
 }
 
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
@@ -296,10 +307,10 @@ fn redirect_location(
 ) -> String {
     let redirect_uri = reply_to.redirect_uri;
     let separator = match reply_to.response_type {
-        ResponseType::Token | ResponseType::Device => "#",
-        ResponseType::Code if !redirect_uri.contains('?') => "?",
-        ResponseType::Code if redirect_uri.ends_with(['?', '&']) => "",
-        ResponseType::Code => "&",
+        fragment if fragment.in_fragment() => "#",
+        _ if !redirect_uri.contains('?') => "?",
+        _ if redirect_uri.ends_with(['?', '&']) => "",
+        _ => "&",
     };
     let issuer = wire.rendered.issuer_encoded.as_str();
     let state = reply_to.state.map(|state| ("state", state));

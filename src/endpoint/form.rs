@@ -40,10 +40,16 @@ const KNOWN: &[&str] = &[
     "csrf",
     "decision",
     "user_code",
+    // OpenID Connect's authorization request (Core §3.1.2.1).
+    "nonce",
+    "prompt",
+    "max_age",
+    "login_hint",
+    "id_token_hint",
 ];
 
-// `parse` tracks the names it has seen in a `u32`.
-const _: () = assert!(KNOWN.len() <= 32);
+// `parse` tracks the names it has seen in a `u64`.
+const _: () = assert!(KNOWN.len() <= 64);
 
 /// Why a form could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,17 +78,29 @@ impl FormError {
 /// The OAuth parameters of a request, with empty values treated as absent (RFC 6749 §3.1).
 /// Values borrow from the request where no decoding was needed: parsing allocates only for
 /// values with escapes.
-#[derive(Default, Clone)]
+#[derive(Clone)]
 pub(crate) struct Form<'a> {
     /// One slot per [`KNOWN`] name, in its order.
     values: [Option<Cow<'a, str>>; KNOWN.len()],
     /// The slots seen so far, empty or not, one bit each.
-    seen: u32,
+    seen: u64,
     repeated: Option<&'static str>,
     /// RFC 8707's `resource`, which may repeat: every non-empty value, in order.
     resources: Vec<Cow<'a, str>>,
     /// RFC 8693's `audience`, which may repeat likewise.
     audiences: Vec<Cow<'a, str>>,
+}
+
+impl Default for Form<'_> {
+    fn default() -> Self {
+        Self {
+            values: std::array::from_fn(|_| None),
+            seen: 0,
+            repeated: None,
+            resources: Vec::new(),
+            audiences: Vec::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Form<'_> {
@@ -159,6 +177,11 @@ fn slot(name: &str) -> Option<usize> {
         "csrf" => 25,
         "decision" => 26,
         "user_code" => 27,
+        "nonce" => 28,
+        "prompt" => 29,
+        "max_age" => 30,
+        "login_hint" => 31,
+        "id_token_hint" => 32,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

@@ -27,6 +27,10 @@ pub(crate) fn token_response(issued: &Issued) -> String {
     if let Some(refresh_token) = refresh_token {
         json.string("refresh_token", refresh_token);
     }
+    if let Some(id_token) = &issued.id_token {
+        // OIDC Core §3.1.3.3.
+        json.string("id_token", id_token);
+    }
     json.finish()
 }
 

@@ -145,28 +145,42 @@ pub(crate) fn payload_too_large(rendered: &Rendered) -> http::Response<String> {
     response
 }
 
-/// The JWKS document of the access-token signing keys (RFC 7517 §5), cacheable for five
-/// minutes; 404 without JWT access tokens, 503 when the keys cannot be read.
+/// The JWKS document (RFC 7517 §5) of the access-token and ID-token signing keys, each once,
+/// cacheable for five minutes; 404 when the server signs nothing, 503 when the keys cannot be
+/// read.
 pub(crate) async fn jwks(
     wire: &Wire<'_>,
     format: Option<&dyn crate::token_format::AccessTokenFormat>,
+    id_tokens: Option<&dyn crate::oidc::IdTokenSigner>,
 ) -> http::Response<String> {
-    let Some(format) = format else {
+    if format.is_none() && id_tokens.is_none() {
         let mut response = http::Response::new(String::new());
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
-    };
-    match format.key_set(wire.now).await {
-        Ok(document) => {
-            let mut response = render::json_text(StatusCode::OK, document);
-            let headers = response.headers_mut();
-            headers.remove(http::header::PRAGMA);
-            headers.insert(
-                http::header::CACHE_CONTROL,
-                http::HeaderValue::from_static("public, max-age=300"),
-            );
-            response
-        }
-        Err(error) => wire.error(&error.into()),
     }
+    let mut keys = Vec::new();
+    if let Some(format) = format {
+        match format.published(wire.now).await {
+            Ok(published) => keys.extend(published),
+            Err(error) => return wire.error(&error.into()),
+        }
+    }
+    if let Some(id_tokens) = id_tokens {
+        match id_tokens.published(wire.now).await {
+            Ok(published) => keys.extend(published),
+            Err(error) => return wire.error(&error.into()),
+        }
+    }
+    // With one algorithm and period, access tokens and ID tokens share a key.
+    let mut seen = std::collections::HashSet::new();
+    keys.retain(|key| seen.insert(key.get("kid").cloned()));
+    let document = serde_json::json!({ "keys": keys }).to_string();
+    let mut response = render::json_text(StatusCode::OK, document);
+    let headers = response.headers_mut();
+    headers.remove(http::header::PRAGMA);
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("public, max-age=300"),
+    );
+    response
 }

@@ -4,6 +4,7 @@ use http::HeaderMap;
 
 use super::basic::{self, BasicAuth};
 use super::form::Form;
+use crate::oidc::OpenIdParameters;
 use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
 use crate::pkce;
@@ -247,6 +248,12 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
         code_challenge_method: form.get("code_challenge_method"),
         resources: form.resources(),
         request_uri: form.get("request_uri"),
+        openid: OpenIdParameters {
+            nonce: form.get("nonce"),
+            prompt: form.get("prompt"),
+            max_age: form.get("max_age"),
+            login_hint: form.get("login_hint"),
+        },
         repeated: form.repeated(),
     }
 }

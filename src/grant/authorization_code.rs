@@ -2,7 +2,10 @@
 //! the token endpoint by the client it was issued to, with the same redirect URI and, where
 //! the request carried a challenge, the PKCE verifier (RFC 7636).
 
+use serde_json::Map;
+
 use super::authorize::PendingAuthorization;
+use super::id_token::{self, Beside, Subject};
 use super::{Issued, Issuer, checks};
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
@@ -10,13 +13,15 @@ use crate::error::OAuthError;
 use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::secret::AuthorizationCode;
-use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, User};
+use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, SignInFacts, User};
 
-/// Mints the code for the approved `pending` authorization and hands the store its digest.
+/// Mints the code for the approved `pending` authorization and hands the store its digest,
+/// with what an OpenID Connect request's ID token will say of the sign-in (`facts`).
 pub(crate) async fn issue_code(
     issuer: Issuer<'_>,
     pending: &PendingAuthorization,
     user: User,
+    facts: Option<SignInFacts>,
     now: UnixTime,
 ) -> Result<AuthorizationCode, OAuthError> {
     let grant = CodeGrant::new(
@@ -30,7 +35,8 @@ pub(crate) async fn issue_code(
         pending.code_challenge.clone(),
         now,
         now.plus(issuer.lifetimes.code),
-    );
+    )
+    .with_openid(facts);
     let (code, family) = mint::code()?;
     issuer
         .store
@@ -91,7 +97,7 @@ async fn redeem_and_issue(
 ) -> Result<Issued, Failure> {
     // Consumed before any other check: a code presented once is spent, whoever presented it.
     let redemption = issuer.store.redeem_code(&request.code.digest(), now).await;
-    let (grant, family) = match redemption.map_err(OAuthError::from)? {
+    let (mut grant, family) = match redemption.map_err(OAuthError::from)? {
         CodeRedemption::Redeemed { grant, family } => (grant, family),
         CodeRedemption::Replayed { family } => return Err(Failure::Replayed(family)),
         _ => {
@@ -104,9 +110,12 @@ async fn redeem_and_issue(
     let audience = issuer
         .resources
         .narrow(request.resources, &grant.authorization.audience)?;
+    let facts = grant.openid.take();
     let authorization = authorization_of(grant).with_audience(audience);
+    let user = authorization.user.as_ref().map(|u| u.id().clone());
+    let with_id_token = id_token::asked(&authorization.scope, facts.as_ref());
     let refresh = client.issues_refresh_tokens();
-    Ok(issuer
+    let mut issued = issuer
         .issue(
             GrantType::AuthorizationCode,
             authorization,
@@ -114,7 +123,24 @@ async fn redeem_and_issue(
             refresh,
             now,
         )
-        .await?)
+        .await?;
+    // OIDC Core §3.1.3.3: an OpenID Connect request's tokens come with an ID token.
+    if let (true, Some(id_tokens), Some(facts), Some(user)) =
+        (with_id_token, issuer.id_tokens, &facts, &user)
+    {
+        let subject = Subject {
+            client,
+            user,
+            facts,
+        };
+        let beside = Beside {
+            access_token: Some(issued.access_token()),
+            code: None,
+        };
+        let id_token = id_tokens.sign(subject, beside, Map::new(), now).await?;
+        issued.id_token = Some(id_token);
+    }
+    Ok(issued)
 }
 
 /// The grant's authorization; the rest of it is dropped here rather than kept in the

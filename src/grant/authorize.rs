@@ -11,6 +11,8 @@ use crate::audience::Audience;
 use crate::client::{Approval, Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::oidc::{OPENID, OpenIdRequest};
+use crate::oidc::Prompt;
 use crate::pkce::CodeChallenge;
 use crate::request::AuthorizationRequest;
 use crate::scope::Scope;
@@ -29,14 +31,67 @@ pub enum Decision {
 
 /// Which response the client asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ResponseType {
     /// `code`: the authorization code grant, answered in the redirect's query.
     Code,
     /// `token`: the implicit grant, answered in the redirect's fragment.
     Token,
+    /// `id_token` (OpenID Connect Core §3.2): an ID token alone, in the fragment; for clients
+    /// agreed the implicit grant.
+    IdToken,
+    /// `id_token token` (OpenID Connect Core §3.2): an ID token and an access token, in the
+    /// fragment; for clients agreed the implicit grant.
+    IdTokenToken,
     /// No redirect: the device authorization grant (RFC 8628), whose answer the device
     /// collects by polling the token endpoint.
     Device,
+}
+
+impl ResponseType {
+    /// The response type `value` names: space-separated values in any order (RFC 6749 §3.1.1).
+    pub(crate) fn read(value: &str) -> Option<Self> {
+        let mut values: Vec<&str> = value.split(' ').filter(|v| !v.is_empty()).collect();
+        values.sort_unstable();
+        match values.as_slice() {
+            ["code"] => Some(Self::Code),
+            ["token"] => Some(Self::Token),
+            ["id_token"] => Some(Self::IdToken),
+            ["id_token", "token"] => Some(Self::IdTokenToken),
+            _ => None,
+        }
+    }
+
+    /// The value as the request writes it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Token => "token",
+            Self::IdToken => "id_token",
+            Self::IdTokenToken => "id_token token",
+            Self::Device => "device",
+        }
+    }
+
+    /// The grant the response belongs to.
+    pub(crate) fn grant(self) -> GrantType {
+        match self {
+            Self::Code => GrantType::AuthorizationCode,
+            Self::Token | Self::IdToken | Self::IdTokenToken => GrantType::Implicit,
+            Self::Device => GrantType::DeviceCode,
+        }
+    }
+
+    /// Whether the answer goes in the redirect's fragment (RFC 6749 §4.2.2, OIDC Core
+    /// §3.2.2.5), never its query.
+    pub(crate) fn in_fragment(self) -> bool {
+        self != Self::Code
+    }
+
+    /// Whether the response is an ID token (OIDC Core §3.2).
+    pub(crate) fn has_id_token(self) -> bool {
+        matches!(self, Self::IdToken | Self::IdTokenToken)
+    }
 }
 
 /// A validated authorization request waiting for the user to sign in.
@@ -59,6 +114,8 @@ pub struct PendingAuthorization {
     pub(crate) created_at: UnixTime,
     /// The device flow this authorization answers (RFC 8628), for [`ResponseType::Device`].
     pub(crate) device: Option<DeviceRef>,
+    /// What an OpenID Connect request (the scope holds `openid`) asks beyond OAuth's.
+    pub(crate) openid: Option<OpenIdRequest>,
 }
 
 impl PendingAuthorization {
@@ -94,6 +151,23 @@ impl PendingAuthorization {
     /// The redirect URI the answer will go to.
     pub fn redirect_uri(&self) -> &str {
         &self.redirect_uri
+    }
+
+    /// Whether this is an OpenID Connect request (its scope holds `openid`, and the server
+    /// serves OpenID Connect): approval issues an ID token too.
+    pub fn is_openid(&self) -> bool {
+        self.openid.is_some()
+    }
+
+    /// The `login_hint` of an OpenID Connect request (OIDC Core §3.1.2.1): who the client
+    /// thinks signs in, for the sign-in page to prefill. Shown back, never trusted.
+    pub fn login_hint(&self) -> Option<&str> {
+        self.openid.as_ref()?.login_hint.as_deref()
+    }
+
+    /// The `prompt` of an OpenID Connect request.
+    pub fn prompt(&self) -> Prompt {
+        self.openid.as_ref().map_or(Prompt::Default, |o| o.prompt)
     }
 
     /// Where this request's answer goes.
@@ -159,6 +233,9 @@ pub(crate) struct Rules<'a> {
     /// Whether the request being validated was pushed (RFC 9126 §2.1), as clients that must
     /// push need.
     pub(crate) pushed: bool,
+    /// Whether the server serves OpenID Connect: the scope `openid` then makes a request an
+    /// OpenID one.
+    pub(crate) openid: bool,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -176,9 +253,9 @@ pub(crate) async fn validate<'r>(
     let redirect_uri = request.redirect_uri.unwrap_or_default();
     let reply_to = ReplyTo {
         redirect_uri,
-        response_type: match request.response_type {
-            Some("token") => ResponseType::Token,
-            _ => ResponseType::Code,
+        response_type: match request.response_type.and_then(ResponseType::read) {
+            Some(ResponseType::Device) | None => ResponseType::Code,
+            Some(read) => read,
         },
         state: request.state,
     };
@@ -193,6 +270,7 @@ pub(crate) async fn validate<'r>(
             code_challenge: checked.code_challenge,
             created_at: now,
             device: None,
+            openid: checked.openid,
         }),
         Err(error) => Validated::Redirect(error, reply_to),
     }
@@ -230,6 +308,7 @@ struct Checked {
     scope: Scope,
     audience: Audience,
     code_challenge: Option<CodeChallenge>,
+    openid: Option<OpenIdRequest>,
 }
 
 /// Every other check; failures are redirected to the client.
@@ -246,21 +325,25 @@ fn check(
             "this client must push its authorization requests first (RFC 9126 §5)",
         ));
     }
-    let (response_type, grant) = match request.response_type {
-        Some("code") => (ResponseType::Code, GrantType::AuthorizationCode),
-        Some("token") => (ResponseType::Token, GrantType::Implicit),
+    let response_type = match request.response_type.map(ResponseType::read) {
+        Some(Some(read)) if rules.openid || !read.has_id_token() => read,
         Some(_) => {
             return Err(OAuthError::new(
                 ErrorCode::UnsupportedResponseType,
-                "response_type must be code or token",
+                if rules.openid {
+                    "response_type must be code, token, id_token or id_token token"
+                } else {
+                    "response_type must be code or token"
+                },
             ));
         }
         None => return Err(OAuthError::invalid_request("response_type is missing")),
     };
+    let grant = response_type.grant();
     if !checks::offered(rules.profile, grant) {
         return Err(OAuthError::new(
             ErrorCode::UnsupportedResponseType,
-            "response_type token (the implicit grant) is not offered under OAuth 2.1",
+            "the implicit grant (response_type token or id_token) is not offered under OAuth 2.1",
         ));
     }
     if !client.allows(grant) {
@@ -268,19 +351,79 @@ fn check(
             "the client is not allowed this response_type",
         ));
     }
-    let scope = checks::resolve_scope(request.scope, client)?;
+    let (scope, openid) = openid_scope(rules, request, client)?;
+    let openid = match openid {
+        true => Some(OpenIdRequest::read(request.openid)?),
+        false if response_type.has_id_token() => {
+            return Err(OAuthError::invalid_scope(
+                "response_type id_token needs the scope openid (OpenID Connect Core §3.2.2.1)",
+            ));
+        }
+        false => None,
+    };
+    if let Some(openid) = &openid {
+        if response_type.has_id_token() && openid.nonce.is_none() {
+            return Err(OAuthError::invalid_request(
+                "nonce is required with response_type id_token (OpenID Connect Core §3.2.2.1)",
+            ));
+        }
+        if openid.prompt == Prompt::None {
+            // OIDC Core §3.1.2.6: nothing may be asked, and there is no session to answer from.
+            return Err(OAuthError::new(
+                ErrorCode::LoginRequired,
+                "prompt=none, and the user is not signed in",
+            ));
+        }
+    }
     let audience = rules.resources.resolve(&request.resources, client)?;
     let code_challenge = match response_type {
         ResponseType::Code => code_challenge(rules, request, client)?,
         // PKCE binds a code to its redemption; the implicit grant has no redemption.
-        ResponseType::Token | ResponseType::Device => None,
+        _ => None,
     };
     Ok(Checked {
         response_type,
         scope,
         audience,
         code_challenge,
+        openid,
     })
+}
+
+/// The request's scope, and whether it is an OpenID Connect request. With OpenID Connect
+/// served, `openid` is taken from every client (it asks for the user's identity, which the
+/// sign-in shows anyway); the rest of the scope must be the client's as ever.
+fn openid_scope(
+    rules: Rules<'_>,
+    request: &AuthorizationRequest<'_>,
+    client: &Client,
+) -> Result<(Scope, bool), OAuthError> {
+    let asks_openid = request
+        .scope
+        .is_some_and(|scope| scope.split(' ').any(|token| token == OPENID));
+    if !rules.openid || !asks_openid || client.scopes().contains(OPENID) {
+        let scope = checks::resolve_scope(request.scope, client)?;
+        let openid = rules.openid && scope.contains(OPENID);
+        return Ok((scope, openid));
+    }
+    let rest: Vec<&str> = request
+        .scope
+        .unwrap_or_default()
+        .split(' ')
+        .filter(|token| !token.is_empty() && *token != OPENID)
+        .collect();
+    let rest = checks::resolve_scope(Some(&rest.join(" ")), client)?;
+    let scope = Scope::from_tokens(std::iter::once(OPENID).chain(rest.iter()))
+        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+    Ok((scope, true))
+}
+
+/// Whether `scope` is within what `client` may be granted, `openid` aside for an OpenID
+/// Connect request (see [`openid_scope`]).
+pub(crate) fn within_client_scope(scope: &Scope, client: &Client, openid: bool) -> bool {
+    scope
+        .iter()
+        .all(|token| (openid && token == OPENID) || client.scopes().contains(token))
 }
 
 fn code_challenge(

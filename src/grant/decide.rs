@@ -2,22 +2,26 @@
 //! §3.3 for a device flow): the client checked again as registered now, then what approval
 //! issues (a code, an implicit token, a device flow's answer) or the refusal.
 
-use super::authorize::{Decision, DeviceRef, PendingAuthorization, ResponseType};
+use super::authorize::{
+    Decision, DeviceRef, PendingAuthorization, ResponseType, within_client_scope,
+};
+use super::implicit::Implicit;
 use super::device::Devices;
 use super::{Issued, Issuer, authorization_code, implicit};
-use crate::client::GrantType;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::secret::AuthorizationCode;
-use crate::store::{ClientStore, User, UserId, UserStore};
+use crate::store::{ClientStore, SignInFacts, User, UserId, UserStore};
 
 /// What an approval issues, for the redirect to the client.
 #[derive(Debug)]
 pub(crate) enum Answer {
     /// `response_type=code`: the code for the query.
     Code(AuthorizationCode),
-    /// `response_type=token`: the token for the fragment.
+    /// `response_type=token` (or `id_token token`): the token for the fragment.
     Token(Issued),
+    /// `response_type=id_token`: the ID token alone, for the fragment.
+    IdToken(String),
     /// A device flow's decision, recorded for the device (RFC 8628).
     Device(Decision),
 }
@@ -74,17 +78,13 @@ impl Decide<'_> {
         };
         // The registration may have changed while the user signed in; what is issued follows
         // the registration as it is now.
-        let grant = match pending.response_type {
-            ResponseType::Code => GrantType::AuthorizationCode,
-            ResponseType::Token => GrantType::Implicit,
-            ResponseType::Device => GrantType::DeviceCode,
-        };
+        let grant = pending.response_type.grant();
         if !current.allows(grant) {
             return Err(Refused::Redirect(OAuthError::unauthorized_client(
                 "the client is no longer allowed this response_type",
             )));
         }
-        if !pending.scope.is_subset_of(current.scopes()) {
+        if !within_client_scope(&pending.scope, &current, pending.openid.is_some()) {
             return Err(Refused::Redirect(OAuthError::invalid_scope(
                 "the requested scope exceeds what the client may now be granted",
             )));
@@ -114,12 +114,20 @@ impl Decide<'_> {
         let user: User = self.users.find_user(user).await?.ok_or_else(|| {
             OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
         })?;
+        // The user has just signed in for this decision: that is the ID token's `auth_time`.
+        let facts = pending
+            .openid
+            .as_ref()
+            .map(|openid| SignInFacts::new(openid.nonce.clone(), now));
         Ok(match pending.response_type {
-            ResponseType::Code => {
-                Answer::Code(authorization_code::issue_code(self.issuer, pending, user, now).await?)
-            }
-            ResponseType::Token => {
-                Answer::Token(implicit::issue_token(self.issuer, pending, user, now).await?)
+            ResponseType::Code => Answer::Code(
+                authorization_code::issue_code(self.issuer, pending, user, facts, now).await?,
+            ),
+            ResponseType::Token | ResponseType::IdToken | ResponseType::IdTokenToken => {
+                match implicit::issue(self.issuer, self.users, pending, user, facts, now).await? {
+                    Implicit::Token(issued) => Answer::Token(issued),
+                    Implicit::IdToken(id_token) => Answer::IdToken(id_token),
+                }
             }
             // A device authorization always carries its flow, answered above.
             ResponseType::Device => {

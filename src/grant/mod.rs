@@ -11,6 +11,7 @@ pub(crate) mod client_auth;
 pub(crate) mod client_credentials;
 pub(crate) mod decide;
 pub(crate) mod device;
+pub(crate) mod id_token;
 pub(crate) mod implicit;
 pub(crate) mod lookup;
 pub(crate) mod password;
@@ -77,6 +78,8 @@ pub(crate) struct Issuer<'a> {
     pub(crate) actor: Option<&'a Actor>,
     /// Where events go.
     pub(crate) events: &'a dyn crate::events::Events,
+    /// Set when the server is an OpenID Connect provider.
+    pub(crate) id_tokens: Option<id_token::IdTokens<'a>>,
 }
 
 /// Tokens just minted, in the clear, to hand to the client once (RFC 6749 §5.1, with the spec's
@@ -93,6 +96,9 @@ pub(crate) struct Issued {
     refresh_token: Option<String>,
     /// RFC 8693 §2.2.1 `issued_token_type`: set by token exchange alone.
     pub(crate) issued_token_type: Option<&'static str>,
+    /// The ID token of an OpenID Connect grant (OIDC Core §3.1.3.3). Never log it: it carries
+    /// the user's claims.
+    pub(crate) id_token: Option<String>,
 }
 
 impl Issued {
@@ -120,6 +126,7 @@ impl std::fmt::Debug for Issued {
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
             )
             .field("issued_token_type", &self.issued_token_type)
+            .field("id_token", &self.id_token.as_ref().map(|_| "<redacted>"))
             .finish()
     }
 }
@@ -351,6 +358,7 @@ impl Issuer<'_> {
             scope,
             refresh_token: refresh_token.map(RefreshToken::into_secret),
             issued_token_type: None,
+            id_token: None,
         };
         Ok((issued, record))
     }

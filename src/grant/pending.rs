@@ -10,6 +10,7 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::DeviceRef;
 use crate::grant::authorize::{PendingAuthorization, ResponseType};
+use crate::oidc::OpenIdRequest;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::store::ClientStore;
@@ -17,7 +18,7 @@ use crate::store::ClientStore;
 #[derive(Serialize, Deserialize)]
 struct Stored {
     client_id: String,
-    /// `code` or `token`.
+    /// `code`, `token`, `id_token`, `id_token token` or `device`.
     response_type: String,
     redirect_uri: String,
     scope: String,
@@ -31,6 +32,9 @@ struct Stored {
     /// The device flow answered, for a device authorization (RFC 8628).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     device: Option<DeviceRef>,
+    /// What an OpenID Connect request asks beyond OAuth's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    openid: Option<OpenIdRequest>,
 }
 
 /// `pending` as the session store keeps it.
@@ -38,12 +42,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
     let challenge = pending.code_challenge.as_ref();
     let stored = Stored {
         client_id: pending.client.id().as_str().to_owned(),
-        response_type: match pending.response_type {
-            ResponseType::Code => "code",
-            ResponseType::Token => "token",
-            ResponseType::Device => "device",
-        }
-        .to_owned(),
+        response_type: pending.response_type.as_str().to_owned(),
         redirect_uri: pending.redirect_uri.clone(),
         scope: pending.scope.as_str().to_owned(),
         audience: pending.audience.as_str().to_owned(),
@@ -52,6 +51,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
         created_at: pending.created_at.as_secs(),
         device: pending.device.clone(),
+        openid: pending.openid.clone(),
     };
     // A struct of strings and integers always serializes.
     serde_json::to_string(&stored).unwrap_or_default()
@@ -86,10 +86,8 @@ pub(crate) async fn from_session(
             )
         })?;
     let response_type = match stored.response_type.as_str() {
-        "code" => ResponseType::Code,
-        "token" => ResponseType::Token,
         "device" if stored.device.is_some() => ResponseType::Device,
-        _ => return Err(corrupt()),
+        other => ResponseType::read(other).ok_or_else(corrupt)?,
     };
     let code_challenge = match (stored.code_challenge, stored.code_challenge_method) {
         (None, None) => None,
@@ -108,5 +106,6 @@ pub(crate) async fn from_session(
         code_challenge,
         created_at: UnixTime::from_secs(stored.created_at),
         device: stored.device,
+        openid: stored.openid,
     })
 }

@@ -33,6 +33,7 @@
 //! # }
 //! ```
 
+mod id_token;
 mod keys;
 mod rotation;
 mod token;
@@ -43,6 +44,7 @@ use std::time::Duration;
 use jsonwebtoken::jwk::{Jwk, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
+pub(crate) use id_token::IdTokenKeys;
 pub use keys::{KeyError, SigningAlgorithm, SigningKey};
 pub use rotation::{RotatingKeys, SigningKeys, StaticKeys};
 use token::Expected;
@@ -202,13 +204,12 @@ impl AccessTokenFormat for Jwt {
         self.check_revocation
     }
 
-    /// The JWKS document (RFC 7517 §5) of the published keys.
-    async fn key_set(&self, now: UnixTime) -> Result<String, StoreError> {
+    /// The published keys as JWKs (RFC 7517 §4).
+    async fn published(&self, now: UnixTime) -> Result<Vec<serde_json::Value>, StoreError> {
         let keys = self.keys.published_keys(now).await?;
-        let set = JwkSet {
-            keys: keys.iter().map(|key| key.public_jwk().clone()).collect(),
-        };
-        serde_json::to_string(&set).map_err(StoreError::failed)
+        keys.iter()
+            .map(|key| serde_json::to_value(key.public_jwk()).map_err(StoreError::failed))
+            .collect()
     }
 }
 

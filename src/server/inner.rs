@@ -18,6 +18,7 @@ use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
 use crate::grant::signin::{SealKeys, SignInForms};
+use crate::grant::id_token::IdTokens;
 use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
 use crate::settings::Settings;
@@ -26,6 +27,7 @@ use crate::store::{
     UserAdmin, UserStore,
 };
 use crate::throttle::Turns;
+use crate::oidc::IdTokenSigner;
 use crate::token_format::AccessTokenFormat;
 
 /// The server's state behind its `Arc`.
@@ -62,6 +64,8 @@ pub(crate) struct Inner {
     pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
     /// Set when client assertions are accepted (`private_key_jwt`, RFC 7523).
     pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
+    /// Set when the server is an OpenID Connect provider: ID tokens' signatures.
+    pub(crate) id_tokens: Option<Arc<dyn IdTokenSigner>>,
 }
 
 impl Inner {
@@ -114,7 +118,17 @@ impl Inner {
             bind_refresh: false,
             actor: None,
             events: &*self.events,
+            id_tokens: self.id_tokens(),
         }
+    }
+
+    /// What signing ID tokens needs, when the server is an OpenID Connect provider.
+    pub(crate) fn id_tokens(&self) -> Option<IdTokens<'_>> {
+        Some(IdTokens {
+            signer: self.id_tokens.as_deref()?,
+            settings: self.config.openid.as_ref()?,
+            issuer_id: &self.config.issuer,
+        })
     }
 
     /// What client authentication at the endpoint at `endpoint_path` needs (a client
@@ -177,6 +191,7 @@ impl Inner {
                 .as_ref()
                 .is_some_and(|p| p.is_required()),
             pushed: false,
+            openid: self.id_tokens.is_some(),
         }
     }
 

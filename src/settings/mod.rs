@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::audience::Audience;
 
 mod device_flow;
+mod openid;
 mod paths;
 mod pushed_requests;
 
@@ -15,7 +16,9 @@ pub use crate::registration::{
 };
 pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
+pub use crate::oidc::Prompt;
 pub use device_flow::DeviceFlow;
+pub use openid::OpenIdConnect;
 pub use paths::EndpointPaths;
 pub use pushed_requests::PushedRequests;
 
@@ -95,6 +98,8 @@ pub(crate) struct Settings {
     pub(crate) jwks_uri: bool,
     /// The algorithms of client assertions, when `private_key_jwt` is accepted (RFC 7523).
     pub(crate) client_assertion_algs: Option<&'static [&'static str]>,
+    /// Set when the server is an OpenID Connect provider.
+    pub(crate) openid: Option<OpenIdConnect>,
 }
 
 impl Settings {

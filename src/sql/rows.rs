@@ -15,7 +15,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
-    Session, User, UserId,
+    Session, SignInFacts, User, UserId,
 };
 
 fn corrupt(what: &str) -> StoreError {
@@ -210,6 +210,7 @@ pub(crate) struct CodeRow {
     code_challenge_method: Option<String>,
     issued_at: i64,
     expires_at: i64,
+    openid: Option<String>,
 }
 
 impl CodeRow {
@@ -228,6 +229,11 @@ impl CodeRow {
             code_challenge,
             time(self.issued_at),
             time(self.expires_at),
+        )
+        .with_openid(
+            self.openid
+                .map(|stored| SignInFacts::from_stored(&stored).ok_or_else(|| corrupt("sign-in facts")))
+                .transpose()?,
         );
         Ok((family_id(&self.family_id)?, grant))
     }

@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
-    RefreshGrant, Rotation, TokenIssuer,
+    RefreshGrant, Rotation, SignInFacts, TokenIssuer,
 };
 
 #[async_trait]
@@ -42,6 +42,7 @@ where
         let id = family.to_bytes();
         let authorization = AuthorizationColumns::of(&grant.authorization);
         let challenge = grant.code_challenge.as_ref();
+        let openid = grant.openid.as_ref().map(SignInFacts::to_stored);
         store_write!(self, Statements::Many, |conn| {
             // The family first: a code without its family would be refused as revoked. It lives
             // as long as the code's tombstone.
@@ -60,6 +61,7 @@ where
                 .bind(secs(grant.expires_at))
                 .bind(secs(forget_at))
                 .bind(authorization.audience)
+                .bind(openid.as_deref())
                 .execute(&mut *conn)
                 .await
                 .map_err(store_error::<DB>)?;

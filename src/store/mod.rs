@@ -49,7 +49,8 @@ pub(crate) use records::{claim_scopes, new_user, supported_claims};
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens, RefreshGrant,
-    Rotation, User, UserClaims, UserId, MAX_CLAIMS_BYTES, check_password, username_key,
+    Rotation, SignInFacts, User, UserClaims, UserId, MAX_CLAIMS_BYTES, check_password,
+    username_key,
 };
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 

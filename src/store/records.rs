@@ -17,6 +17,7 @@ use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::id::ClientId;
+pub use crate::oidc::SignInFacts;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::{Password, SecretDigest};
@@ -268,6 +269,8 @@ pub struct CodeGrant {
     pub issued_at: UnixTime,
     /// When the code stops being redeemable.
     pub expires_at: UnixTime,
+    /// For an OpenID Connect request: what its ID token will say of the sign-in.
+    pub openid: Option<SignInFacts>,
 }
 
 impl CodeGrant {
@@ -286,7 +289,14 @@ impl CodeGrant {
             code_challenge,
             issued_at,
             expires_at,
+            openid: None,
         }
+    }
+
+    /// The same code for an OpenID Connect request, whose ID token will say `facts`.
+    pub fn with_openid(mut self, facts: Option<SignInFacts>) -> Self {
+        self.openid = facts;
+        self
     }
 }
 

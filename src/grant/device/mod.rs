@@ -224,6 +224,7 @@ impl Devices<'_> {
             code_challenge: None,
             created_at: now,
             device: Some(DeviceRef { device, user_code }),
+            openid: None,
         })
     }
 

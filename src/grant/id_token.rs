@@ -1,0 +1,92 @@
+//! ID tokens (OpenID Connect Core §2): what the code's exchange and the implicit grant add to
+//! their answer for an OpenID Connect request, signed with the client's algorithm.
+
+use serde_json::{Map, Value};
+
+use crate::client::Client;
+use crate::clock::UnixTime;
+use crate::error::OAuthError;
+use crate::oidc::{IdTokenClaims, IdTokenSigner, OPENID, half_hash};
+use crate::scope::Scope;
+use crate::settings::OpenIdConnect;
+use crate::signing::SigningAlgorithm;
+use crate::store::{SignInFacts, UserClaims, UserId, UserStore};
+
+/// What signing ID tokens needs: the signature seam and the settings.
+#[derive(Clone, Copy)]
+pub(crate) struct IdTokens<'a> {
+    pub(crate) signer: &'a dyn IdTokenSigner,
+    pub(crate) settings: &'a OpenIdConnect,
+    /// The issuer identifier, the tokens' `iss`.
+    pub(crate) issuer_id: &'a str,
+}
+
+/// Who an ID token is about and for.
+pub(crate) struct Subject<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) user: &'a UserId,
+    pub(crate) facts: &'a SignInFacts,
+}
+
+/// What an ID token is issued beside.
+#[derive(Default)]
+pub(crate) struct Beside<'a> {
+    /// The access token issued with it: `at_hash` (§3.1.3.6, §3.2.2.10).
+    pub(crate) access_token: Option<&'a str>,
+    /// The code issued with it: `c_hash` (§3.3.2.11).
+    pub(crate) code: Option<&'a str>,
+}
+
+impl IdTokens<'_> {
+    /// The algorithm `client`'s ID tokens are signed with: its registered one, else RS256
+    /// (OIDC Registration §2).
+    pub(crate) fn algorithm(client: &Client) -> SigningAlgorithm {
+        client
+            .id_token_signing_algorithm()
+            .unwrap_or(SigningAlgorithm::RS256)
+    }
+
+    /// The signed ID token for `subject`, holding `claims` (the user's, when no access token
+    /// lets the client fetch them, §5.4).
+    pub(crate) async fn sign(
+        &self,
+        subject: Subject<'_>,
+        beside: Beside<'_>,
+        claims: Map<String, Value>,
+        now: UnixTime,
+    ) -> Result<String, OAuthError> {
+        let algorithm = Self::algorithm(subject.client);
+        let client_id = subject.client.id().as_str();
+        let body = IdTokenClaims {
+            iss: self.issuer_id,
+            sub: subject.user.as_str(),
+            aud: client_id,
+            exp: now.plus(self.settings.id_token_lifetime).as_secs(),
+            iat: now.as_secs(),
+            auth_time: subject.facts.auth_time.as_secs(),
+            nonce: subject.facts.nonce.as_deref(),
+            amr: &subject.facts.amr,
+            azp: client_id,
+            at_hash: beside.access_token.map(|t| half_hash(algorithm, t)),
+            c_hash: beside.code.map(|c| half_hash(algorithm, c)),
+            claims,
+        };
+        Ok(self.signer.sign(&body, algorithm, now).await?)
+    }
+
+    /// The claims of `user` that `scope` releases (OIDC Core §5.4), from the user seam.
+    pub(crate) async fn released(
+        &self,
+        users: &dyn UserStore,
+        user: &UserId,
+        scope: &Scope,
+    ) -> Result<Map<String, Value>, OAuthError> {
+        let claims = users.claims(user).await?.unwrap_or_else(UserClaims::new);
+        Ok(claims.released(scope, &self.settings.scope_claims))
+    }
+}
+
+/// Whether a grant of `scope` whose code carried `facts` answers an ID token.
+pub(crate) fn asked(scope: &Scope, facts: Option<&SignInFacts>) -> bool {
+    facts.is_some() && scope.contains(OPENID)
+}

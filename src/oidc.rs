@@ -1,0 +1,280 @@
+//! OpenID Connect's parts below the grants: what an authorization request asks of the sign-in
+//! (OIDC Core §3.1.2.1), what a code remembers for its ID token, what an ID token says
+//! (§2), and the seam a signing feature implements to sign it. No layer below the builder
+//! names the feature: without it, no ID token is ever asked for.
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256, Sha512};
+
+use crate::clock::UnixTime;
+use crate::error::{OAuthError, StoreError};
+use crate::signing::SigningAlgorithm;
+
+/// The scope that makes a request an OpenID Connect one (OIDC Core §3.1.2.1).
+pub(crate) const OPENID: &str = "openid";
+
+/// The longest `nonce` taken: it is kept with the code and repeated in the ID token.
+pub(crate) const MAX_NONCE_BYTES: usize = 512;
+
+/// The longest `login_hint` taken: it is shown back on the sign-in page.
+const MAX_LOGIN_HINT_BYTES: usize = 254;
+
+/// `prompt` (OIDC Core §3.1.2.1): whether the user may, or must, be asked anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Prompt {
+    /// No `prompt`: ask what is needed.
+    #[default]
+    Default,
+    /// `none`: ask nothing; answer `login_required`, `consent_required` or
+    /// `interaction_required` when something would have to be asked (§3.1.2.6).
+    None,
+    /// `login`: sign the user in again, even with a session.
+    Login,
+    /// `consent`: ask for approval again, even if it was given before.
+    Consent,
+}
+
+/// What an OpenID Connect authorization request asks beyond OAuth's (OIDC Core §3.1.2.1).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct OpenIdRequest {
+    /// Repeated in the ID token to tie it to the client's session (§3.1.2.1, §15.5.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) nonce: Option<String>,
+    #[serde(default)]
+    pub(crate) prompt: Prompt,
+    /// The most seconds since the user's sign-in the client accepts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_age: Option<u64>,
+    /// Who the client thinks signs in: the sign-in page's username, prefilled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) login_hint: Option<String>,
+}
+
+/// The raw OpenID Connect parameters of an authorization request.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OpenIdParameters<'a> {
+    pub(crate) nonce: Option<&'a str>,
+    pub(crate) prompt: Option<&'a str>,
+    pub(crate) max_age: Option<&'a str>,
+    pub(crate) login_hint: Option<&'a str>,
+}
+
+impl OpenIdRequest {
+    /// Reads the parameters of an OpenID Connect request; a malformed one is `invalid_request`
+    /// (a `prompt` combining `none` with another value too, §3.1.2.1).
+    pub(crate) fn read(parameters: OpenIdParameters<'_>) -> Result<Self, OAuthError> {
+        if parameters.nonce.is_some_and(|n| n.len() > MAX_NONCE_BYTES) {
+            return Err(OAuthError::invalid_request("nonce is longer than 512 bytes"));
+        }
+        let prompt = match parameters.prompt {
+            None => Prompt::Default,
+            Some(prompt) => read_prompt(prompt)?,
+        };
+        let max_age = parameters
+            .max_age
+            .map(|age| {
+                age.parse::<u64>().map_err(|_| {
+                    OAuthError::invalid_request("max_age must be a whole number of seconds")
+                })
+            })
+            .transpose()?;
+        let login_hint = parameters
+            .login_hint
+            .filter(|hint| hint.len() <= MAX_LOGIN_HINT_BYTES && !hint.chars().any(char::is_control))
+            .map(str::to_owned);
+        Ok(Self {
+            nonce: parameters.nonce.filter(|n| !n.is_empty()).map(str::to_owned),
+            prompt,
+            max_age,
+            login_hint,
+        })
+    }
+}
+
+/// `prompt`: space-separated values; `none` alone. `select_account` has no account to pick
+/// among here and is answered as a sign-in.
+fn read_prompt(prompt: &str) -> Result<Prompt, OAuthError> {
+    let mut read = Prompt::Default;
+    let mut values = 0;
+    for value in prompt.split(' ').filter(|v| !v.is_empty()) {
+        values += 1;
+        read = match (value, read) {
+            ("none", _) => Prompt::None,
+            ("login" | "select_account", _) => Prompt::Login,
+            // `login consent`: a fresh sign-in, then the approval page too.
+            ("consent", Prompt::Login) => Prompt::Login,
+            ("consent", _) => Prompt::Consent,
+            _ => {
+                return Err(OAuthError::invalid_request(
+                    "prompt must be none, login, consent or select_account",
+                ));
+            }
+        };
+    }
+    if values > 1 && prompt.split(' ').any(|v| v == "none") {
+        return Err(OAuthError::invalid_request(
+            "prompt=none may not be combined with another value",
+        ));
+    }
+    Ok(read)
+}
+
+/// What a code remembers for the ID token its exchange issues: the request's `nonce`, and when
+/// and how the user signed in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SignInFacts {
+    /// The authorization request's `nonce`, repeated in the ID token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+    /// When the user signed in (`auth_time`, OIDC Core §2).
+    pub auth_time: UnixTime,
+    /// How (`amr`, RFC 8176): `pwd` for a password.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<String>,
+}
+
+impl SignInFacts {
+    /// A sign-in at `auth_time` for a request that sent `nonce`, by a password.
+    pub fn new(nonce: Option<String>, auth_time: UnixTime) -> Self {
+        Self {
+            nonce,
+            auth_time,
+            amr: vec!["pwd".to_owned()],
+        }
+    }
+
+    /// As stores keep it: a JSON object.
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// As [`to_stored`](Self::to_stored) wrote it.
+    pub fn from_stored(stored: &str) -> Option<Self> {
+        serde_json::from_str(stored).ok()
+    }
+}
+
+/// What an ID token says (OIDC Core §2), ready to sign.
+#[derive(Debug, Serialize)]
+pub(crate) struct IdTokenClaims<'a> {
+    pub(crate) iss: &'a str,
+    pub(crate) sub: &'a str,
+    pub(crate) aud: &'a str,
+    pub(crate) exp: u64,
+    pub(crate) iat: u64,
+    pub(crate) auth_time: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) nonce: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) amr: &'a [String],
+    /// The client the token was issued to (§2: with one audience, it may be left out; grantor
+    /// sends it, as strict relying parties check it when present).
+    pub(crate) azp: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) at_hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) c_hash: Option<String>,
+    /// The user's claims, when no access token is issued to fetch them (§5.4).
+    #[serde(flatten)]
+    pub(crate) claims: Map<String, Value>,
+}
+
+/// The seam a signing feature implements: ID tokens signed with the server's keys, and those
+/// keys published.
+#[async_trait]
+pub(crate) trait IdTokenSigner: Send + Sync {
+    /// The compact JWS of `claims`, signed with the current key of `algorithm`.
+    async fn sign(
+        &self,
+        claims: &IdTokenClaims<'_>,
+        algorithm: SigningAlgorithm,
+        now: UnixTime,
+    ) -> Result<String, StoreError>;
+
+    /// The public keys that sign ID tokens at `now`, or will soon, or did while their tokens
+    /// may live: JWKs (RFC 7517) with `kid`, `alg` and `use`.
+    async fn published(&self, now: UnixTime) -> Result<Vec<Value>, StoreError>;
+}
+
+/// `at_hash` or `c_hash` (OIDC Core §3.1.3.6, §3.3.2.11): the left half of the hash of `value`
+/// by the hash of the ID token's algorithm, base64url. EdDSA on Ed25519 hashes with SHA-512,
+/// as node-oidc-provider and openid-client do.
+pub(crate) fn half_hash(algorithm: SigningAlgorithm, value: &str) -> String {
+    match algorithm {
+        SigningAlgorithm::RS256 | SigningAlgorithm::ES256 => {
+            let digest = Sha256::digest(value.as_bytes());
+            URL_SAFE_NO_PAD.encode(&digest[..16])
+        }
+        SigningAlgorithm::EdDSA => {
+            let digest = Sha512::digest(value.as_bytes());
+            URL_SAFE_NO_PAD.encode(&digest[..32])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(prompt: Option<&str>, max_age: Option<&str>) -> Result<OpenIdRequest, OAuthError> {
+        OpenIdRequest::read(OpenIdParameters {
+            prompt,
+            max_age,
+            ..OpenIdParameters::default()
+        })
+    }
+
+    #[test]
+    fn prompt_values_read_and_none_stands_alone() {
+        assert_eq!(read(None, None).unwrap().prompt, Prompt::Default);
+        assert_eq!(read(Some("none"), None).unwrap().prompt, Prompt::None);
+        assert_eq!(read(Some("login"), None).unwrap().prompt, Prompt::Login);
+        assert_eq!(read(Some("consent"), None).unwrap().prompt, Prompt::Consent);
+        assert_eq!(
+            read(Some("login consent"), None).unwrap().prompt,
+            Prompt::Login
+        );
+        assert!(read(Some("none login"), None).is_err());
+        assert!(read(Some("sometimes"), None).is_err());
+    }
+
+    #[test]
+    fn max_age_is_whole_seconds() {
+        assert_eq!(read(None, Some("0")).unwrap().max_age, Some(0));
+        assert!(read(None, Some("-1")).is_err());
+        assert!(read(None, Some("1.5")).is_err());
+    }
+
+    #[test]
+    fn a_long_nonce_is_refused() {
+        let long = "n".repeat(MAX_NONCE_BYTES + 1);
+        let parameters = OpenIdParameters {
+            nonce: Some(&long),
+            ..OpenIdParameters::default()
+        };
+        assert!(OpenIdRequest::read(parameters).is_err());
+    }
+
+    #[test]
+    fn at_hash_matches_the_oidc_core_example() {
+        // OIDC Core Appendix A.3: the access token and its RS256 `at_hash`.
+        let token = "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y";
+        assert_eq!(
+            half_hash(SigningAlgorithm::RS256, token),
+            "77QmUPtjPfzWtF2AnpK9RQ"
+        );
+        assert_eq!(half_hash(SigningAlgorithm::EdDSA, token).len(), 43);
+    }
+
+    #[test]
+    fn sign_in_facts_round_trip() {
+        let facts = SignInFacts::new(Some("n-0S6_WzA2Mj".into()), UnixTime::from_secs(1_000));
+        assert_eq!(SignInFacts::from_stored(&facts.to_stored()), Some(facts));
+    }
+}

@@ -1,0 +1,77 @@
+//! OpenID Connect's settings (feature `oidc`).
+
+use std::time::Duration;
+
+/// How the server acts as an OpenID Connect provider: hand it to
+/// [`AuthorizationServerBuilder::openid_connect`](crate::AuthorizationServerBuilder::openid_connect)
+/// (feature `oidc`).
+///
+/// With it, an authorization request whose scope holds `openid` is an OpenID Connect one: the
+/// code's exchange answers an ID token beside the access token (OIDC Core §3.1.3.3), the
+/// implicit grant answers `id_token` and `id_token token` (§3.2), userinfo answers the user's
+/// claims by the token's scopes (§5.3), and `/.well-known/openid-configuration` describes it
+/// all (OIDC Discovery §4). ID tokens are signed with RS256 unless a client registered another
+/// `id_token_signed_response_alg` (ES256 or EdDSA), by keys that rotate through the server's
+/// key seam every [`key_rotation`](Self::key_rotation) and are published at `jwks_uri`.
+///
+/// ```
+/// use std::time::Duration;
+/// use grantor::settings::OpenIdConnect;
+///
+/// let oidc = OpenIdConnect::default()
+///     .id_token_lifetime(Duration::from_secs(600))
+///     .scope_claims("groups", ["groups"]);
+/// assert_eq!(oidc.lifetime(), Duration::from_secs(600));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OpenIdConnect {
+    pub(crate) id_token_lifetime: Duration,
+    pub(crate) key_rotation: Duration,
+    /// The host's scopes and the claims of its own each releases.
+    pub(crate) scope_claims: Vec<(String, Vec<String>)>,
+}
+
+impl Default for OpenIdConnect {
+    fn default() -> Self {
+        Self {
+            id_token_lifetime: Duration::from_secs(3_600),
+            key_rotation: Duration::from_secs(86_400),
+            scope_claims: Vec::new(),
+        }
+    }
+}
+
+impl OpenIdConnect {
+    /// How long an ID token is valid (`exp - iat`; default an hour, at most the key rotation
+    /// period, so that its key is still published while it lives).
+    pub fn id_token_lifetime(mut self, lifetime: Duration) -> Self {
+        self.id_token_lifetime = lifetime;
+        self
+    }
+
+    /// How often each algorithm's signing key changes (default a day, at least a minute). A
+    /// key is published a period before it signs and a period after.
+    pub fn key_rotation(mut self, period: Duration) -> Self {
+        self.key_rotation = period;
+        self
+    }
+
+    /// Makes the scope `scope` release the user's claims `claims` (claims of the host's own,
+    /// set with [`UserClaims::with`](crate::store::UserClaims::with)), beside the standard
+    /// scopes of OIDC Core §5.4 (`profile`, `email`, `address`, `phone`).
+    pub fn scope_claims<I, S>(mut self, scope: impl Into<String>, claims: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scope_claims
+            .push((scope.into(), claims.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// The ID-token lifetime.
+    pub fn lifetime(&self) -> Duration {
+        self.id_token_lifetime
+    }
+}
