@@ -243,6 +243,10 @@ impl Client {
     }
 
     /// Its OpenID Connect members, as stores keep them.
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "postgres")),
+        allow(dead_code, reason = "read by the SQL stores")
+    )]
     pub(crate) fn openid(&self) -> &OpenIdClient {
         &self.openid
     }

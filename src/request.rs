@@ -297,4 +297,6 @@ pub(crate) struct ClientMetadata {
     /// `rotate_client_secret: true` in an update (RFC 7592 §2.2): grantor's extension asking
     /// for a new secret in the answer.
     pub(crate) rotate_secret: bool,
+    /// OIDC Registration §2 `id_token_signed_response_alg`.
+    pub(crate) id_token_alg: Option<crate::signing::SigningAlgorithm>,
 }

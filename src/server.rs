@@ -15,6 +15,7 @@ use authorize::Authorize;
 
 mod flows;
 mod inner;
+mod openid;
 mod secrets;
 mod signin;
 mod users;

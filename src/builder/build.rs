@@ -92,6 +92,7 @@ impl AuthorizationServerBuilder {
             &paths.registration,
             &paths.pushed_requests,
             &paths.device_authorization,
+            &paths.userinfo,
         ];
         if !all_paths.iter().all(|p| check_path(p)) {
             return Err(ConfigError::EndpointPath);

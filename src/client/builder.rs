@@ -170,6 +170,10 @@ impl ClientBuilder {
     }
 
     /// The OpenID Connect members as a store kept them.
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "postgres")),
+        allow(dead_code, reason = "called by the SQL stores")
+    )]
     pub(crate) fn openid(mut self, openid: OpenIdClient) -> Self {
         self.openid = openid;
         self

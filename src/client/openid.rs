@@ -18,6 +18,10 @@ pub(crate) struct OpenIdClient {
     pub(crate) id_token_alg: Option<SigningAlgorithm>,
 }
 
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(dead_code, reason = "read and written by the SQL stores")
+)]
 impl OpenIdClient {
     /// The members as a store keeps them: a JSON object, `None` when nothing is set.
     pub(crate) fn to_stored(&self) -> Option<String> {

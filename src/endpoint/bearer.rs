@@ -340,6 +340,16 @@ impl std::fmt::Debug for BearerRefusal {
     }
 }
 
+/// A token that verified but does not stand for a user where one is needed (userinfo):
+/// 401 `invalid_token` with a Bearer challenge.
+pub(crate) fn not_a_users_token(wire: &Wire<'_>) -> BearerRefusal {
+    let error = OAuthError::new(
+        ErrorCode::InvalidToken,
+        "the access token was not issued for a user, or the user is gone",
+    );
+    refused(wire, Refusal::Error(error), Scheme::Bearer)
+}
+
 /// `refusal` typed and rendered with its challenge in `scheme`.
 fn refused(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
     let reason = match &refusal {

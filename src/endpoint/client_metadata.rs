@@ -19,6 +19,7 @@ use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
 use crate::request::{AuthMethod, ClientMetadata};
 use crate::scope::Scope;
 use crate::secret::ClientSecret;
+use crate::signing::SigningAlgorithm;
 
 /// At most this many entries in `grant_types` or `response_types`.
 const MAX_TYPES: usize = 8;
@@ -40,6 +41,7 @@ struct Document {
     rotate_client_secret: Option<Value>,
     jwks: Option<Value>,
     jwks_uri: Option<Value>,
+    id_token_signed_response_alg: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -120,7 +122,22 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         "rotate_client_secret must be a boolean",
     )?;
     let keys = keys(document.jwks, document.jwks_uri, max_param)?;
+    let id_token_alg = document
+        .id_token_signed_response_alg
+        .map(|v| {
+            // OIDC Registration §2: never `none` here, as grantor issues no unsigned ID token.
+            v.as_str()
+                .filter(|alg| *alg != "Ed25519")
+                .and_then(SigningAlgorithm::from_name)
+                .ok_or_else(|| {
+                    OAuthError::invalid_client_metadata(
+                        "id_token_signed_response_alg must be RS256, ES256 or EdDSA",
+                    )
+                })
+        })
+        .transpose()?;
     Ok(ClientMetadata {
+        id_token_alg,
         keys,
         redirect_uris,
         dpop_bound,
@@ -249,7 +266,8 @@ fn grant_type(name: &str) -> Option<GrantType> {
 fn response_type(name: &str) -> Option<GrantType> {
     match name {
         "code" => Some(GrantType::AuthorizationCode),
-        "token" => Some(GrantType::Implicit),
+        // OpenID Connect Core §3.2: the implicit flow's ID token responses.
+        "token" | "id_token" | "id_token token" | "token id_token" => Some(GrantType::Implicit),
         _ => None,
     }
 }

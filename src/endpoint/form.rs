@@ -46,6 +46,8 @@ const KNOWN: &[&str] = &[
     "max_age",
     "login_hint",
     "id_token_hint",
+    // RFC 6750 §2.2: a bearer token in a form body (userinfo).
+    "access_token",
 ];
 
 // `parse` tracks the names it has seen in a `u64`.
@@ -182,6 +184,7 @@ fn slot(name: &str) -> Option<usize> {
         "max_age" => 30,
         "login_hint" => 31,
         "id_token_hint" => 32,
+        "access_token" => 33,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

@@ -6,6 +6,8 @@ use serde::Serialize;
 use super::render;
 use crate::client::GrantType;
 use crate::settings::{Profile, Settings};
+use crate::signing::SigningAlgorithm;
+use crate::store::{claim_scopes, supported_claims};
 
 #[derive(Serialize)]
 struct Metadata<'a> {
@@ -47,6 +49,24 @@ struct Metadata<'a> {
     /// RFC 9449 §5.1: only when DPoP proofs are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
+    /// OpenID Connect Discovery 1.0 §3: only when OpenID Connect is served.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    openid: Option<OpenIdMetadata>,
+}
+
+/// The members OpenID Connect Discovery 1.0 §3 adds: its REQUIRED ones and the RECOMMENDED
+/// and OPTIONAL ones grantor serves.
+#[derive(Serialize)]
+struct OpenIdMetadata {
+    userinfo_endpoint: String,
+    subject_types_supported: &'static [&'static str],
+    id_token_signing_alg_values_supported: Vec<&'static str>,
+    claims_supported: Vec<&'static str>,
+    claim_types_supported: &'static [&'static str],
+    claims_parameter_supported: bool,
+    /// Request objects (OIDC Core §6) are not taken; `request_uri` names pushed requests only.
+    request_parameter_supported: bool,
+    request_uri_parameter_supported: bool,
 }
 
 /// The client authentication methods of the token and revocation endpoints, of the
@@ -72,7 +92,23 @@ fn auth_methods(config: &Settings) -> AuthMethods {
     }
 }
 
-/// The metadata document as `application/json`, cacheable for an hour.
+/// `scopes_supported`: the host's list, and with OpenID Connect `openid` and the scopes of
+/// OIDC Core §5.4 first (Discovery §3: it MUST hold `openid`).
+fn scopes_supported(config: &Settings) -> Vec<String> {
+    let mut scopes: Vec<String> = Vec::new();
+    if config.openid.is_some() {
+        scopes.extend(std::iter::once("openid").chain(claim_scopes()).map(str::to_owned));
+    }
+    for scope in &config.scopes_supported {
+        if !scopes.contains(scope) {
+            scopes.push(scope.clone());
+        }
+    }
+    scopes
+}
+
+/// The metadata document as `application/json`, cacheable for an hour: the same document for
+/// RFC 8414 and, with OpenID Connect, for OpenID Connect Discovery 1.0 §4.
 pub(crate) fn document(config: &Settings) -> Response<String> {
     let url = |path: &str| config.absolute_url(path);
     let paths = &config.endpoints;
@@ -105,6 +141,24 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             ],
         )
     };
+    let openid = config.openid.as_ref().map(|_| OpenIdMetadata {
+        userinfo_endpoint: url(&paths.userinfo),
+        subject_types_supported: &["public"],
+        id_token_signing_alg_values_supported: SigningAlgorithm::ALL
+            .iter()
+            .map(|alg| alg.as_str())
+            .collect(),
+        claims_supported: supported_claims().collect(),
+        claim_types_supported: &["normal"],
+        claims_parameter_supported: false,
+        request_parameter_supported: false,
+        request_uri_parameter_supported: false,
+    });
+    let response_types: &[&str] = match (config.openid.is_some(), oauth21) {
+        (true, false) => &["code", "token", "id_token", "id_token token"],
+        _ => response_types,
+    };
+    let scopes = scopes_supported(config);
     let mut grant_types = grant_types.to_vec();
     if config.device.is_some() {
         grant_types.push(GrantType::DeviceCode.as_str());
@@ -118,7 +172,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         token_endpoint: url(&paths.token),
         revocation_endpoint: url(&paths.revocation),
         introspection_endpoint: url(&paths.introspection),
-        jwks_uri: config.jwt_access_tokens.then(|| url(&paths.jwks)),
+        jwks_uri: (config.jwt_access_tokens || config.openid.is_some()).then(|| url(&paths.jwks)),
         registration_endpoint: config
             .registration
             .as_ref()
@@ -145,9 +199,10 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         token_endpoint_auth_signing_alg_values_supported: assertion_algs,
         revocation_endpoint_auth_signing_alg_values_supported: assertion_algs,
         introspection_endpoint_auth_signing_alg_values_supported: assertion_algs,
-        scopes_supported: &config.scopes_supported,
+        scopes_supported: &scopes,
         authorization_response_iss_parameter_supported: true,
         dpop_signing_alg_values_supported: config.dpop,
+        openid,
     };
     let mut response = render::json(StatusCode::OK, &metadata);
     let headers = response.headers_mut();

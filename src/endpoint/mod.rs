@@ -19,6 +19,7 @@ pub(crate) mod render;
 pub(crate) mod revoke;
 pub(crate) mod span;
 pub(crate) mod token;
+pub(crate) mod userinfo;
 
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method, Request, Response, StatusCode};

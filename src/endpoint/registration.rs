@@ -191,6 +191,9 @@ struct Information<'a> {
     jwks: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     jwks_uri: Option<&'a str>,
+    /// OIDC Registration §2, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id_token_signed_response_alg: Option<&'static str>,
 }
 
 fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -236,6 +239,7 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         require_pushed_authorization_requests: client.requires_pushed_requests(),
         jwks,
         jwks_uri,
+        id_token_signed_response_alg: client.id_token_signing_algorithm().map(|a| a.as_str()),
     };
     render::json(status, &body)
 }

@@ -24,6 +24,7 @@ pub(crate) mod resource;
 pub(crate) mod secrets;
 pub(crate) mod signin;
 pub(crate) mod token_exchange;
+pub(crate) mod userinfo;
 
 use crate::audience::Audience;
 use crate::client::GrantType;

@@ -87,6 +87,7 @@ struct Settled {
     dpop_bound: bool,
     par_required: bool,
     keys: Option<ClientKeys>,
+    id_token_alg: Option<crate::signing::SigningAlgorithm>,
 }
 
 impl Registrar<'_> {
@@ -310,6 +311,7 @@ impl Registrar<'_> {
             dpop_bound: metadata.dpop_bound,
             par_required: metadata.par_required,
             keys,
+            id_token_alg: metadata.id_token_alg,
         })
     }
 
@@ -349,6 +351,10 @@ impl Registrar<'_> {
             .require_pushed_requests(settled.par_required);
         let builder = match settled.client_name {
             Some(name) => builder.name(name),
+            None => builder,
+        };
+        let builder = match settled.id_token_alg {
+            Some(alg) => builder.id_token_signing_algorithm(alg),
             None => builder,
         };
         builder.build().map_err(|e| match e {

@@ -26,6 +26,9 @@ pub struct EndpointPaths {
     /// `/api/oauth/device_authorization`). Served only with
     /// [`DeviceFlow`](crate::settings::DeviceFlow).
     pub device_authorization: String,
+    /// The UserInfo endpoint (OpenID Connect Core §5.3, default `/api/oauth/userinfo`). Served
+    /// only with OpenID Connect.
+    pub userinfo: String,
 }
 
 impl Default for EndpointPaths {
@@ -39,6 +42,7 @@ impl Default for EndpointPaths {
             registration: "/api/oauth/register".to_owned(),
             pushed_requests: "/api/oauth/par".to_owned(),
             device_authorization: "/api/oauth/device_authorization".to_owned(),
+            userinfo: "/api/oauth/userinfo".to_owned(),
         }
     }
 }

@@ -1,0 +1,27 @@
+//! UserInfo (OpenID Connect Core §5.3): which of the user's claims an access token releases.
+
+use serde_json::{Map, Value};
+
+use super::id_token::IdTokens;
+use crate::error::OAuthError;
+use crate::store::{AccessGrant, UserStore};
+
+/// The claims `grant`'s scope releases of its user, `sub` first (§5.3.2); `None` when the token
+/// stands for no user (a client's own) or its user is gone.
+pub(crate) async fn claims(
+    id_tokens: IdTokens<'_>,
+    users: &dyn UserStore,
+    grant: &AccessGrant,
+) -> Result<Option<Map<String, Value>>, OAuthError> {
+    let Some(user) = &grant.authorization.user else {
+        return Ok(None);
+    };
+    let Some(claims) = users.claims(user.id()).await? else {
+        return Ok(None);
+    };
+    let mut answer = Map::new();
+    answer.insert("sub".to_owned(), Value::from(user.id().as_str()));
+    let scope = &grant.authorization.scope;
+    answer.extend(claims.released(scope, &id_tokens.settings.scope_claims));
+    Ok(Some(answer))
+}
