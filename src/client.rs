@@ -17,9 +17,9 @@ mod verifier;
 
 pub use builder::ClientBuilder;
 pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};
+pub(crate) use openid::OpenIdClient;
 pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::same_loopback_but_port;
-pub(crate) use openid::OpenIdClient;
 pub use verifier::SecretVerifier;
 pub(crate) use verifier::Verifier;
 

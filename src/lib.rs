@@ -143,8 +143,8 @@ mod scope;
 mod secret;
 mod server;
 pub mod settings;
-mod signing;
 pub mod signin;
+mod signing;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;
 pub mod store;

@@ -69,7 +69,9 @@ impl OpenIdRequest {
     /// (a `prompt` combining `none` with another value too, §3.1.2.1).
     pub(crate) fn read(parameters: OpenIdParameters<'_>) -> Result<Self, OAuthError> {
         if parameters.nonce.is_some_and(|n| n.len() > MAX_NONCE_BYTES) {
-            return Err(OAuthError::invalid_request("nonce is longer than 512 bytes"));
+            return Err(OAuthError::invalid_request(
+                "nonce is longer than 512 bytes",
+            ));
         }
         let prompt = match parameters.prompt {
             None => Prompt::Default,
@@ -85,10 +87,15 @@ impl OpenIdRequest {
             .transpose()?;
         let login_hint = parameters
             .login_hint
-            .filter(|hint| hint.len() <= MAX_LOGIN_HINT_BYTES && !hint.chars().any(char::is_control))
+            .filter(|hint| {
+                hint.len() <= MAX_LOGIN_HINT_BYTES && !hint.chars().any(char::is_control)
+            })
             .map(str::to_owned);
         Ok(Self {
-            nonce: parameters.nonce.filter(|n| !n.is_empty()).map(str::to_owned),
+            nonce: parameters
+                .nonce
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned),
             prompt,
             max_age,
             login_hint,

@@ -49,9 +49,15 @@ mod tests {
     #[test]
     fn names_read_back() {
         for algorithm in SigningAlgorithm::ALL {
-            assert_eq!(SigningAlgorithm::from_name(algorithm.as_str()), Some(algorithm));
+            assert_eq!(
+                SigningAlgorithm::from_name(algorithm.as_str()),
+                Some(algorithm)
+            );
         }
-        assert_eq!(SigningAlgorithm::from_name("Ed25519"), Some(SigningAlgorithm::EdDSA));
+        assert_eq!(
+            SigningAlgorithm::from_name("Ed25519"),
+            Some(SigningAlgorithm::EdDSA)
+        );
         assert_eq!(SigningAlgorithm::from_name("HS256"), None);
         assert_eq!(SigningAlgorithm::from_name("none"), None);
     }

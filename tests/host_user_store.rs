@@ -94,7 +94,10 @@ impl UserAdmin for HostUsers {
         if self.find_user(user).await?.is_none() {
             return Ok(false);
         }
-        self.claims.lock().unwrap().insert(user.clone(), claims.clone());
+        self.claims
+            .lock()
+            .unwrap()
+            .insert(user.clone(), claims.clone());
         Ok(true)
     }
 }

@@ -58,6 +58,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // Every event as a JSON line on standard output (the request log goes to stderr).
         .events(std::sync::Arc::new(events::JsonLines));
     let builder = sender_constrained(builder);
+    let builder = openid_connect(builder);
     // The demo serves plain HTTP on whatever address it is given (CONTRACT.md); a deployment
     // puts TLS in front and gives an https issuer, and grantor refuses a non-loopback http one
     // unless told, as here, that it is meant.
@@ -93,6 +94,18 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
 
 #[cfg(not(feature = "dpop"))]
 fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
+    builder
+}
+
+/// OpenID Connect as CONTRACT.md part 3 has it: ID tokens (RS256 unless a client registered
+/// ES256 or EdDSA), userinfo and the discovery document.
+#[cfg(feature = "oidc")]
+fn openid_connect(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
+    builder.openid_connect(grantor::settings::OpenIdConnect::default())
+}
+
+#[cfg(not(feature = "oidc"))]
+fn openid_connect(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
     builder
 }
 

@@ -131,8 +131,27 @@ async fn seed(store: &impl DemoStore, audience: &str) -> Result<(), Box<dyn std:
             Ok(()) | Err(AdminError::UsernameTaken) => {}
             Err(error) => return Err(error.into()),
         }
+        // The account another process added, if it won the race: its id, not ours.
+        if let Some(kept) = store.find_account(username).await? {
+            store
+                .set_claims(kept.user().id(), &claims_of(username))
+                .await?;
+        }
     }
     Ok(())
+}
+
+/// The contract's OpenID Connect claims of each user (CONTRACT.md part 3).
+fn claims_of(username: &str) -> UserClaims {
+    let (given, verified) = match username {
+        "alice@example.com" => ("Alice", true),
+        _ => ("Bob", false),
+    };
+    UserClaims::new()
+        .name(format!("{given} Example"))
+        .given_name(given)
+        .family_name("Example")
+        .email(username, verified)
 }
 
 /// Deletes what expired, hourly, from a task of its own.

@@ -10,12 +10,12 @@ use super::AuthorizationServerBuilder;
 use crate::exchange::ExchangePolicy;
 use crate::grant::client_auth::ClientAssertions;
 use crate::grant::proof::ProofOfPossession;
+use crate::oidc::IdTokenSigner;
 use crate::registration::RegistrationPolicy;
 use crate::settings::DeviceFlow;
 use crate::settings::PushedRequests;
 use crate::settings::Settings;
 use crate::store::{AttemptCounter, KeyStore, SingleUseStore};
-use crate::oidc::IdTokenSigner;
 use crate::token_format::AccessTokenFormat;
 
 /// What the features were given: each feature's settings, present only when it is compiled in.

@@ -4,10 +4,10 @@ use super::uris::{check_audience, check_redirect_uri, has_safe_transport};
 use super::{
     Approval, Client, ClientError, ClientId, ClientKeys, GrantType, OpenIdClient, SecretVerifier,
 };
-use crate::signing::SigningAlgorithm;
 use crate::clock::UnixTime;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
+use crate::signing::SigningAlgorithm;
 
 /// Builds a [`Client`]; [`ClientBuilder::build`] checks the registration is coherent.
 #[derive(Debug)]

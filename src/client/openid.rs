@@ -75,6 +75,9 @@ mod tests {
         let stored = es256.to_stored().unwrap();
         assert_eq!(stored, r#"{"id_token_alg":"ES256"}"#);
         assert_eq!(OpenIdClient::from_stored(&stored), Some(es256));
-        assert_eq!(OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#), None);
+        assert_eq!(
+            OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#),
+            None
+        );
     }
 }

@@ -97,7 +97,11 @@ fn auth_methods(config: &Settings) -> AuthMethods {
 fn scopes_supported(config: &Settings) -> Vec<String> {
     let mut scopes: Vec<String> = Vec::new();
     if config.openid.is_some() {
-        scopes.extend(std::iter::once("openid").chain(claim_scopes()).map(str::to_owned));
+        scopes.extend(
+            std::iter::once("openid")
+                .chain(claim_scopes())
+                .map(str::to_owned),
+        );
     }
     for scope in &config.scopes_supported {
         if !scopes.contains(scope) {

@@ -4,9 +4,9 @@ use http::HeaderMap;
 
 use super::basic::{self, BasicAuth};
 use super::form::Form;
-use crate::oidc::OpenIdParameters;
 use crate::client::GrantType;
 use crate::error::{ErrorCode, OAuthError};
+use crate::oidc::OpenIdParameters;
 use crate::pkce;
 use crate::request::{
     Assertion, AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, TokenType, Unreadable,

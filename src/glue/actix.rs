@@ -193,7 +193,8 @@ fn server_error(why: &'static str) -> Refusal {
 /// registration and each registered client's configuration (RFC 7591, 7592), pushed
 /// authorization requests (RFC 9126), device authorization (RFC 8628), the metadata at
 /// `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC 8414 §3.1),
-/// and with JWT access tokens the JWKS.
+/// with JWT access tokens or OpenID Connect the JWKS, and with OpenID Connect userinfo and
+/// `/.well-known/openid-configuration` (after the issuer's path).
 /// Every method reaches grantor, which answers the ones an endpoint does not take with its own
 /// 405. Bodies are read up to [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer
 /// one gets grantor's 413. Endpoints the server was not configured for answer 404.
@@ -205,7 +206,7 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
     move |config: &mut web::ServiceConfig| {
         let settings = server.settings();
         let paths = &RoutePaths::of(settings);
-        let routes: [(&str, Endpoint<AuthorizationServer>); 7] = [
+        let routes: [(&str, Endpoint<AuthorizationServer>); 8] = [
             (&paths.token, |s, r| {
                 Box::pin(async move { s.token(&r).await })
             }),
@@ -227,6 +228,9 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
             (&paths.device_authorization, |s, r| {
                 Box::pin(async move { s.device_authorization(&r).await })
             }),
+            (&paths.userinfo, |s, r| {
+                Box::pin(async move { s.userinfo(&r).await })
+            }),
         ];
         for (path, call) in routes {
             config.service(resource(path, &server, &server, call));
@@ -239,6 +243,16 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
                 async move { respond(response) }
             }),
         ));
+        if let Some(path) = &paths.openid_configuration {
+            let discovery = server.clone();
+            config.service(document(
+                path,
+                web::route().to(move || {
+                    let response = discovery.openid_configuration();
+                    async move { respond(response) }
+                }),
+            ));
+        }
         if let Some(path) = &paths.jwks {
             let jwks = server.clone();
             config.service(document(

@@ -113,7 +113,8 @@ async fn check(
 /// revocation, introspection, registration and each registered client's configuration (RFC
 /// 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628), the
 /// metadata at `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC
-/// 8414 §3.1), and with JWT access tokens the JWKS. Every method reaches grantor, which
+/// 8414 §3.1), with JWT access tokens or OpenID Connect the JWKS, and with OpenID Connect
+/// userinfo and `/.well-known/openid-configuration` (after the issuer's path). Every method reaches grantor, which
 /// answers the ones an endpoint does not take with its own 405. Bodies are read up to
 /// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
 /// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
@@ -168,12 +169,28 @@ where
             endpoint(server, server, |s, r| {
                 Box::pin(async move { s.device_authorization(&r).await })
             }),
+        )
+        .route(
+            &paths.userinfo,
+            endpoint(server, server, |s, r| {
+                Box::pin(async move { s.userinfo(&r).await })
+            }),
         );
     let metadata = server.clone();
     let router = router.route(
         &config.metadata_path(),
         get(move || std::future::ready(metadata.metadata())),
     );
+    let router = match &paths.openid_configuration {
+        Some(path) => {
+            let discovery = server.clone();
+            router.route(
+                path,
+                get(move || std::future::ready(discovery.openid_configuration())),
+            )
+        }
+        None => router,
+    };
     let router = match &paths.jwks {
         Some(path) => {
             let jwks = server.clone();

@@ -20,8 +20,14 @@ pub(crate) struct RoutePaths {
     pub(crate) configuration: String,
     pub(crate) pushed_requests: String,
     pub(crate) device_authorization: String,
-    /// The JWKS document's path, when access tokens are JWTs (else nothing is served there).
+    /// The JWKS document's path, when the server signs (JWT access tokens or ID tokens; else
+    /// nothing is served there).
     pub(crate) jwks: Option<String>,
+    /// The UserInfo endpoint (OpenID Connect Core §5.3; 404 without OpenID Connect).
+    pub(crate) userinfo: String,
+    /// The discovery document (OpenID Connect Discovery 1.0 §4: the issuer's path, then
+    /// `/.well-known/openid-configuration`), when OpenID Connect is served.
+    pub(crate) openid_configuration: Option<String>,
 }
 
 impl RoutePaths {
@@ -36,9 +42,13 @@ impl RoutePaths {
             registration,
             pushed_requests: config.served_path(&paths.pushed_requests),
             device_authorization: config.served_path(&paths.device_authorization),
-            jwks: config
-                .jwt_access_tokens
+            jwks: (config.jwt_access_tokens || config.openid.is_some())
                 .then(|| config.served_path(&paths.jwks)),
+            userinfo: config.served_path(&paths.userinfo),
+            openid_configuration: config
+                .openid
+                .is_some()
+                .then(|| config.served_path("/.well-known/openid-configuration")),
         }
     }
 }

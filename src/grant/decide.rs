@@ -5,8 +5,8 @@
 use super::authorize::{
     Decision, DeviceRef, PendingAuthorization, ResponseType, within_client_scope,
 };
-use super::implicit::Implicit;
 use super::device::Devices;
+use super::implicit::Implicit;
 use super::{Issued, Issuer, authorization_code, implicit};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};

@@ -29,7 +29,11 @@ pub(crate) async fn issue(
     facts: Option<SignInFacts>,
     now: UnixTime,
 ) -> Result<Implicit, OAuthError> {
-    let id_token = match (pending.response_type.has_id_token(), issuer.id_tokens, &facts) {
+    let id_token = match (
+        pending.response_type.has_id_token(),
+        issuer.id_tokens,
+        &facts,
+    ) {
         (false, _, _) => None,
         (true, Some(id_tokens), Some(facts)) => Some((id_tokens, facts)),
         (true, _, _) => {
@@ -42,7 +46,9 @@ pub(crate) async fn issue(
         // OIDC Core §5.4: with no access token to fetch them, the claims ride in the ID token.
         let claims = id_tokens.released(users, user.id(), &pending.scope).await?;
         let subject = subject(pending, &user, facts);
-        let token = id_tokens.sign(subject, Beside::default(), claims, now).await?;
+        let token = id_tokens
+            .sign(subject, Beside::default(), claims, now)
+            .await?;
         return Ok(Implicit::IdToken(token));
     }
     let authorization = Authorization::new(
@@ -61,7 +67,8 @@ pub(crate) async fn issue(
         )
         .await?;
     if let Some((id_tokens, facts)) = id_token {
-        issued.id_token = Some(with_access_token(id_tokens, pending, &user, facts, &issued, now).await?);
+        issued.id_token =
+            Some(with_access_token(id_tokens, pending, &user, facts, &issued, now).await?);
     }
     Ok(Implicit::Token(issued))
 }

@@ -17,7 +17,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, JwkThumbprint,
-    NewTokens, RefreshGrant, User,
+    NewTokens, RefreshGrant, SignInFacts, User,
 };
 use rotation::LastRotation;
 
@@ -155,6 +155,8 @@ struct LiveCode {
     code_challenge: Option<CodeChallenge>,
     issued_at: Secs,
     expires_at: Secs,
+    /// An OpenID Connect code's sign-in facts, boxed: most codes have none.
+    openid: Option<Box<SignInFacts>>,
 }
 
 impl LiveCode {
@@ -171,6 +173,7 @@ impl LiveCode {
             self.issued_at.into(),
             self.expires_at.into(),
         )
+        .with_openid(self.openid.map(|facts| *facts))
     }
 }
 
@@ -369,6 +372,7 @@ impl Tokens {
                 code_challenge: grant.code_challenge,
                 issued_at: grant.issued_at.into(),
                 expires_at: grant.expires_at.into(),
+                openid: grant.openid.map(Box::new),
             }),
             |e| e.is_dead(now),
         );

@@ -14,20 +14,20 @@ use crate::events::Events;
 use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, ClientAssertions, SecretCache};
 use crate::grant::decide::Decide;
+use crate::grant::id_token::IdTokens;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
 use crate::grant::signin::{SealKeys, SignInForms};
-use crate::grant::id_token::IdTokens;
 use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
+use crate::oidc::IdTokenSigner;
 use crate::settings::Settings;
 use crate::store::{
     Admin, AttemptCounter, ClientStore, KeyStore, SessionStore, SingleUseStore, TokenIssuer,
     UserAdmin, UserStore,
 };
 use crate::throttle::Turns;
-use crate::oidc::IdTokenSigner;
 use crate::token_format::AccessTokenFormat;
 
 /// The server's state behind its `Arc`.

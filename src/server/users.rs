@@ -4,9 +4,7 @@
 
 use super::AuthorizationServer;
 use crate::secret::Password;
-use crate::store::{
-    AdminError, User, UserAdmin, UserClaims, UserId, check_password, new_user,
-};
+use crate::store::{AdminError, User, UserAdmin, UserClaims, UserId, check_password, new_user};
 
 impl AuthorizationServer {
     /// Adds an account for `username` (an email address, unique in any case) with a new

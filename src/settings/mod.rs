@@ -11,12 +11,12 @@ mod openid;
 mod paths;
 mod pushed_requests;
 
+pub use crate::oidc::Prompt;
 pub use crate::registration::{
     DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
 };
 pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
-pub use crate::oidc::Prompt;
 pub use device_flow::DeviceFlow;
 pub use openid::OpenIdConnect;
 pub use paths::EndpointPaths;

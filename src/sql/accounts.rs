@@ -14,8 +14,8 @@ use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::store::{
-    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserClaims, UserId,
-    UserStore, username_key,
+    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserClaims, UserId, UserStore,
+    username_key,
 };
 
 #[async_trait]

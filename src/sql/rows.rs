@@ -232,7 +232,9 @@ impl CodeRow {
         )
         .with_openid(
             self.openid
-                .map(|stored| SignInFacts::from_stored(&stored).ok_or_else(|| corrupt("sign-in facts")))
+                .map(|stored| {
+                    SignInFacts::from_stored(&stored).ok_or_else(|| corrupt("sign-in facts"))
+                })
                 .transpose()?,
         );
         Ok((family_id(&self.family_id)?, grant))

@@ -45,13 +45,12 @@ pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub(crate) use keys::EncryptedKeys;
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
-pub(crate) use records::{claim_scopes, new_user, supported_claims};
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
-    FamilyId, Jti, JwkThumbprint, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens, RefreshGrant,
-    Rotation, SignInFacts, User, UserClaims, UserId, MAX_CLAIMS_BYTES, check_password,
-    username_key,
+    FamilyId, Jti, JwkThumbprint, MAX_CLAIMS_BYTES, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens,
+    RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
+pub(crate) use records::{claim_scopes, new_user, supported_claims};
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 
 use crate::client::Client;

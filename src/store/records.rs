@@ -10,8 +10,8 @@ mod claims;
 
 pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
-pub(crate) use claims::{claim_scopes, supported_claims};
 pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
+pub(crate) use claims::{claim_scopes, supported_claims};
 
 use crate::audience::Audience;
 use crate::clock::UnixTime;

@@ -253,6 +253,9 @@ fn enabled_features() -> Vec<&'static str> {
     if cfg!(feature = "private-key-jwt") {
         features.push("private-key-jwt");
     }
+    if cfg!(feature = "oidc") {
+        features.push("oidc");
+    }
     features
 }
 

@@ -10,7 +10,9 @@ use crate::error::StoreErrorKind;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
-use crate::store::{Authorization, CodeRedemption, Family, FamilyId, Rotation, TokenIssuer};
+use crate::store::{
+    Authorization, CodeRedemption, Family, FamilyId, Rotation, SignInFacts, TokenIssuer,
+};
 
 /// Keeps a new code for [`code_grant`] in a new family; answers its digest and family.
 pub(super) async fn new_code(store: &impl TokenIssuer) -> (SecretDigest, FamilyId) {
@@ -382,7 +384,8 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: TokenIssuer>(stor
     let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
     let challenge = CodeChallenge::new(challenge, Some("S256"), false).must("a challenge");
-    let mut grant = code_grant();
+    let facts = SignInFacts::new(Some("n-0S6_WzA2Mj".to_owned()), NOW);
+    let mut grant = code_grant().with_openid(Some(facts.clone()));
     grant.code_challenge = Some(challenge.clone());
     grant.authorization.scope = Scope::empty();
     let (code, family) = (digest("code"), family_id());
@@ -401,6 +404,11 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: TokenIssuer>(stor
     assert!(grant.authorization.scope.is_empty());
     assert_eq!(grant.authorization.user, authorization().user);
     assert_eq!(grant.authorization.client_id, authorization().client_id);
+    assert_eq!(
+        grant.openid,
+        Some(facts),
+        "an OpenID Connect code's sign-in facts"
+    );
 
     let mut tokens = Minted::now(Family::Existing(family), false);
     tokens.record.authorization.scope = Scope::empty();

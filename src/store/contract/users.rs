@@ -128,7 +128,12 @@ pub(super) async fn setting_a_password_changes_what_authenticates<S: UserStore +
 pub(super) async fn claims_are_kept_per_account_and_replaced_whole<S: UserStore + UserAdmin>(
     store: &S,
 ) {
-    let frank = add(store, "frank@example.com", &Password::new("frank-password-7")).await;
+    let frank = add(
+        store,
+        "frank@example.com",
+        &Password::new("frank-password-7"),
+    )
+    .await;
     let frank = frank.must("add_user");
     let none = store.claims(frank.id()).await.must("claims");
     assert_eq!(none, Some(UserClaims::new()), "a new account has no claims");
@@ -136,16 +141,32 @@ pub(super) async fn claims_are_kept_per_account_and_replaced_whole<S: UserStore 
         .name("Frank Example")
         .email("frank@example.com", false)
         .with("groups", serde_json::json!(["ops", "dev"]));
-    assert!(store.set_claims(frank.id(), &claims).await.must("set_claims"));
+    assert!(
+        store
+            .set_claims(frank.id(), &claims)
+            .await
+            .must("set_claims")
+    );
     let found = store.claims(frank.id()).await.must("claims");
     assert_eq!(found, Some(claims), "the claims as they were set");
     let fewer = UserClaims::new().name("Frank");
-    assert!(store.set_claims(frank.id(), &fewer).await.must("set_claims"));
+    assert!(
+        store
+            .set_claims(frank.id(), &fewer)
+            .await
+            .must("set_claims")
+    );
     let found = store.claims(frank.id()).await.must("claims");
     assert_eq!(found, Some(fewer), "set_claims replaces every claim");
     let nobody = UserId::new("nobody");
-    assert_eq!(store.claims(&nobody).await.must("claims"), None, "no account");
-    let changed = store.set_claims(&nobody, &UserClaims::new().name("x")).await;
+    assert_eq!(
+        store.claims(&nobody).await.must("claims"),
+        None,
+        "no account"
+    );
+    let changed = store
+        .set_claims(&nobody, &UserClaims::new().name("x"))
+        .await;
     assert!(!changed.must("set_claims"), "claims set for nobody");
     let found = authenticates(store, "frank@example.com", "frank-password-7").await;
     assert_eq!(found, Some(frank), "claims changed the account");

@@ -34,8 +34,23 @@ const STANDARD: [(&str, &[&str]); 4] = [
 /// Claim names grantor sets itself in ID tokens and userinfo, which a user's claims never
 /// override (OIDC Core §2, §5.3.2).
 const RESERVED: [&str; 17] = [
-    "sub", "iss", "aud", "exp", "iat", "nbf", "jti", "auth_time", "nonce", "acr", "amr", "azp",
-    "at_hash", "c_hash", "sid", "cnf", "client_id",
+    "sub",
+    "iss",
+    "aud",
+    "exp",
+    "iat",
+    "nbf",
+    "jti",
+    "auth_time",
+    "nonce",
+    "acr",
+    "amr",
+    "azp",
+    "at_hash",
+    "c_hash",
+    "sid",
+    "cnf",
+    "client_id",
 ];
 
 /// The most bytes a user's claims take as JSON: they ride in every ID token the user's sign-ins
@@ -107,7 +122,10 @@ impl UserClaims {
 
     /// `address` as one formatted string (OIDC Core §5.1.1 `formatted`).
     pub fn formatted_address(self, address: impl Into<String>) -> Self {
-        self.with("address", serde_json::json!({ "formatted": address.into() }))
+        self.with(
+            "address",
+            serde_json::json!({ "formatted": address.into() }),
+        )
     }
 
     /// Any claim: a standard one these setters do not name (`locale`, `picture`, `address` as
@@ -226,7 +244,9 @@ mod tests {
 
     #[test]
     fn reserved_names_are_never_claims() {
-        let claims = UserClaims::new().with("sub", "someone-else").with("iss", "x");
+        let claims = UserClaims::new()
+            .with("sub", "someone-else")
+            .with("iss", "x");
         assert!(claims.is_empty());
         let stored = r#"{"sub":"someone-else","nonce":"n","name":"A"}"#;
         let read = UserClaims::from_stored(stored).unwrap();

@@ -1,0 +1,490 @@
+//! OpenID Connect over real HTTP, against `axum_server` and `actix_server` (CONTRACT.md part 3):
+//! the discovery document, ID tokens from the code flow and the implicit flow verified with
+//! nothing but the published JWKS, one `sub` everywhere, userinfo by GET and POST, and the
+//! errors a relying party must get.
+
+mod demo;
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use demo::Server;
+use demo::http::*;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::Value;
+use sha2::Digest as _;
+
+each_framework! {
+    the_discovery_document_has_every_required_member_and_agrees_with_rfc_8414 => discovery;
+    the_code_flow_returns_an_id_token_that_verifies_with_the_jwks_and_names_one_sub => code_flow;
+    userinfo_answers_get_and_post_and_refuses_with_bearer_challenges => userinfo_errors;
+    the_implicit_flow_answers_id_token_and_id_token_token_in_the_fragment => implicit;
+    a_client_registered_for_es256_gets_es256_id_tokens => registered_algorithm;
+    prompt_none_without_a_session_is_login_required => prompt_none;
+}
+
+const PUBLIC: &str = "public-client";
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+async fn discovery_document(base: &str) -> Value {
+    let reply = get(
+        &browser(),
+        &format!("{base}/.well-known/openid-configuration"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_content_type(&reply, "application/json");
+    reply.json()
+}
+
+async fn discovery(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let document = discovery_document(base).await;
+    // OIDC Discovery 1.0 §3: the REQUIRED members.
+    for member in [
+        "issuer",
+        "authorization_endpoint",
+        "token_endpoint",
+        "jwks_uri",
+        "response_types_supported",
+        "subject_types_supported",
+        "id_token_signing_alg_values_supported",
+    ] {
+        assert!(!document[member].is_null(), "{member} missing: {document}");
+    }
+    assert_eq!(document["issuer"], base.as_str());
+    assert_eq!(
+        document["userinfo_endpoint"],
+        format!("{base}/api/oauth/userinfo")
+    );
+    assert!(strings(&document["id_token_signing_alg_values_supported"]).contains(&"RS256".into()));
+    assert!(!strings(&document["id_token_signing_alg_values_supported"]).contains(&"none".into()));
+    assert_eq!(strings(&document["subject_types_supported"]), ["public"]);
+    for response_type in ["code", "id_token", "id_token token"] {
+        assert!(
+            strings(&document["response_types_supported"]).contains(&response_type.into()),
+            "{response_type}: {document}"
+        );
+    }
+    let scopes = strings(&document["scopes_supported"]);
+    assert!(scopes.contains(&"openid".into()), "{document}");
+    let claims = strings(&document["claims_supported"]);
+    for claim in [
+        "sub",
+        "name",
+        "given_name",
+        "family_name",
+        "email",
+        "email_verified",
+    ] {
+        assert!(claims.contains(&claim.into()), "{claim}: {document}");
+    }
+    // The RFC 8414 document is the same deployment: the same issuer and endpoints.
+    let metadata = metadata_document(base).await;
+    for member in [
+        "issuer",
+        "authorization_endpoint",
+        "token_endpoint",
+        "jwks_uri",
+        "userinfo_endpoint",
+        "registration_endpoint",
+    ] {
+        assert_eq!(metadata[member], document[member], "{member}");
+    }
+    // Every published key is a public signing key with a `kid`, RS256 among them.
+    let jwks = get(&browser(), document["jwks_uri"].as_str().unwrap()).await;
+    assert_eq!(jwks.status, 200);
+    let keys = jwks.json()["keys"].as_array().unwrap().clone();
+    assert!(keys.iter().any(|k| k["alg"] == "RS256"), "{keys:?}");
+    for key in &keys {
+        assert!(key["kid"].is_string() && key["use"] == "sig", "{key}");
+        assert!(
+            key.get("d").is_none() && key.get("p").is_none(),
+            "a private part: {key}"
+        );
+    }
+    server.assert_alive_and_calm();
+}
+
+/// The header and claims of an ID token, after checking its signature against the JWKS at
+/// `base`, its `iss`, its `aud` (the client) and its `exp`.
+async fn verified(base: &str, id_token: &str, client_id: &str) -> (Value, Value) {
+    let jwks: JwkSet = serde_json::from_str(
+        &get(&browser(), &format!("{base}/.well-known/jwks.json"))
+            .await
+            .body,
+    )
+    .expect("a JWKS");
+    let header = jsonwebtoken::decode_header(id_token).expect("a JWS header");
+    let kid = header.kid.clone().expect("a kid");
+    let jwk = jwks.find(&kid).expect("the kid is published");
+    let key = DecodingKey::from_jwk(jwk).expect("a usable key");
+    let mut validation = Validation::new(header.alg);
+    validation.set_issuer(&[base]);
+    validation.set_audience(&[client_id]);
+    validation.set_required_spec_claims(&["iss", "sub", "aud", "exp", "iat"]);
+    let data = jsonwebtoken::decode::<Value>(id_token, &key, &validation).expect("it verifies");
+    let header = serde_json::to_value(&data.header).unwrap();
+    (header, data.claims)
+}
+
+/// `at_hash` of `access_token` for RS256 and ES256 (OIDC Core §3.1.3.6).
+fn sha256_half(value: &str) -> String {
+    URL_SAFE_NO_PAD.encode(&sha2::Sha256::digest(value.as_bytes())[..16])
+}
+
+/// A public client's code for `user` with `scope` and `nonce` (its approval is not required).
+async fn public_code(base: &str, scope: &str, nonce: &str) -> String {
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", PUBLIC),
+        ("redirect_uri", CALLBACK),
+        ("scope", scope),
+        ("nonce", nonce),
+        ("state", "s1"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let signed_in = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let query = callback_query(&signed_in);
+    assert_eq!(query["state"], "s1");
+    query["code"].clone()
+}
+
+async fn exchange(base: &str, code: &str) -> Value {
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", PUBLIC),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_tokens(&reply)
+}
+
+/// Introspection by the demo API, the resource server of the tokens' audience.
+async fn introspect_as_api(base: &str, token: &str) -> Value {
+    let reply = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/introspect"),
+        Some(("api-server", "api-secret")),
+        &[("token", token)],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let answer = reply.json();
+    assert_eq!(answer["active"], true, "{answer}");
+    answer
+}
+
+async fn userinfo_get(base: &str, access_token: &str) -> Reply {
+    send(
+        browser()
+            .get(format!("{base}/api/oauth/userinfo"))
+            .bearer_auth(access_token),
+    )
+    .await
+}
+
+async fn code_flow(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let code = public_code(base, "openid profile email", "n-0S6_WzA2Mj").await;
+    let tokens = exchange(base, &code).await;
+    let id_token = tokens["id_token"].as_str().expect("an id_token");
+    let (header, claims) = verified(base, id_token, PUBLIC).await;
+    assert_eq!(header["alg"], "RS256");
+    assert_eq!(header["typ"], "JWT");
+    assert_eq!(claims["nonce"], "n-0S6_WzA2Mj");
+    assert_eq!(claims["azp"], PUBLIC);
+    let auth_time = claims["auth_time"].as_u64().expect("auth_time");
+    assert!(auth_time >= before && auth_time <= claims["iat"].as_u64().unwrap());
+    assert!(claims["exp"].as_u64().unwrap() > claims["iat"].as_u64().unwrap());
+    assert_eq!(claims["at_hash"], sha256_half(access_token(&tokens)));
+    assert_eq!(claims["amr"], serde_json::json!(["pwd"]));
+    // The code flow's ID token carries no claims: userinfo does (OIDC Core §5.4).
+    assert!(claims.get("email").is_none(), "{claims}");
+    let sub = claims["sub"].as_str().expect("sub").to_owned();
+
+    // One `sub` everywhere: userinfo, introspection, the demo API.
+    let info = userinfo_get(base, access_token(&tokens)).await;
+    assert_eq!(info.status, 200, "{}", info.body);
+    assert_content_type(&info, "application/json");
+    let info = info.json();
+    assert_eq!(info["sub"], sub.as_str());
+    assert_eq!(info["name"], "Alice Example");
+    assert_eq!(info["given_name"], "Alice");
+    assert_eq!(info["family_name"], "Example");
+    assert_eq!(info["email"], "alice@example.com");
+    assert_eq!(info["email_verified"], true);
+    assert_eq!(
+        introspect_as_api(base, access_token(&tokens)).await["sub"],
+        sub.as_str()
+    );
+    assert_eq!(
+        me(base, Some(access_token(&tokens))).await.json()["sub"],
+        sub.as_str()
+    );
+
+    // Without `openid`, the same flow is plain OAuth: no ID token.
+    let code = public_code(base, "profile", "unused").await;
+    let plain = exchange(base, &code).await;
+    assert!(plain.get("id_token").is_none(), "{plain}");
+    server.assert_alive_and_calm();
+}
+
+async fn userinfo_errors(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let url = format!("{base}/api/oauth/userinfo");
+    let code = public_code(base, "openid email", "n1").await;
+    let tokens = exchange(base, &code).await;
+    let access = access_token(&tokens);
+    let expected = serde_json::json!({
+        "sub": introspect_as_api(base, access).await["sub"],
+        "email": "alice@example.com",
+        "email_verified": true,
+    });
+    // GET and POST with the header, POST with the token in the form body (RFC 6750 §2.2).
+    let by_header = send(browser().post(&url).bearer_auth(access)).await;
+    assert_eq!(by_header.status, 200, "{}", by_header.body);
+    assert_eq!(by_header.json(), expected);
+    let by_body = post_form(&browser(), &url, None, &[("access_token", access)]).await;
+    assert_eq!(by_body.status, 200, "{}", by_body.body);
+    assert_eq!(by_body.json(), expected);
+    assert_eq!(
+        userinfo_get(base, access).await.json(),
+        expected,
+        "only the scope's claims"
+    );
+
+    // No token: 401 with a bare Bearer challenge; a bad one: invalid_token.
+    let none = get(&browser(), &url).await;
+    assert_eq!(none.status, 401);
+    assert!(
+        none.header("www-authenticate")
+            .unwrap()
+            .starts_with("Bearer")
+    );
+    let forged = userinfo_get(base, "not-a-token").await;
+    assert_eq!(forged.status, 401);
+    assert!(
+        forged
+            .header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
+    // A token without `openid`: 403 insufficient_scope.
+    let oauth = password_grant(base, DEMO, ALICE, "profile").await;
+    let refused = userinfo_get(base, access_token(&oauth)).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(
+        refused
+            .header("www-authenticate")
+            .unwrap()
+            .contains("insufficient_scope")
+    );
+    // The token in the header and the body at once: invalid_request.
+    let twice = send(
+        browser()
+            .post(&url)
+            .bearer_auth(access)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form(&[("access_token", access)])),
+    )
+    .await;
+    assert_oauth_error(&twice, 400, "invalid_request");
+    let put = send(browser().put(&url).bearer_auth(access)).await;
+    assert_eq!(put.status, 405);
+    server.assert_alive_and_calm();
+}
+
+/// The fragment of a redirect to the callback, as pairs.
+fn callback_fragment(reply: &Reply) -> HashMap<String, String> {
+    assert_eq!(reply.status, 303, "a redirect: {}", reply.body);
+    let location = reply.location().expect("a Location");
+    let url = url::Url::parse(location).expect("an absolute Location");
+    assert_eq!(&url[..url::Position::AfterPath], CALLBACK);
+    assert!(url.query().is_none(), "nothing in the query: {location}");
+    url::form_urlencoded::parse(url.fragment().expect("a fragment").as_bytes())
+        .into_owned()
+        .collect()
+}
+
+/// `demo-client` (agreed the implicit grant, approval required) asks for `response_type`.
+async fn implicit_answer(base: &str, response_type: &str, nonce: Option<&str>) -> Reply {
+    let http = browser();
+    let mut params = vec![
+        ("response_type", response_type),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid profile email"),
+        ("state", "i1"),
+    ];
+    params.extend(nonce.map(|n| ("nonce", n)));
+    let approval = sign_in_via_authorize(&http, base, &params, BOB).await;
+    decide(&http, base, &approval, "approve").await
+}
+
+async fn implicit(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    // `id_token token`: both, `at_hash` tying them.
+    let both = callback_fragment(&implicit_answer(base, "id_token token", Some("n-2")).await);
+    assert_eq!(both["state"], "i1");
+    let (_, claims) = verified(base, &both["id_token"], DEMO.0).await;
+    assert_eq!(claims["nonce"], "n-2");
+    assert_eq!(claims["at_hash"], sha256_half(&both["access_token"]));
+    assert!(claims.get("email").is_none(), "userinfo has them: {claims}");
+    // `id_token` alone: no access token, so the claims ride in the ID token (§5.4).
+    let alone = callback_fragment(&implicit_answer(base, "id_token", Some("n-3")).await);
+    assert!(!alone.contains_key("access_token"), "{alone:?}");
+    let (_, claims) = verified(base, &alone["id_token"], DEMO.0).await;
+    assert_eq!(claims["nonce"], "n-3");
+    assert!(claims.get("at_hash").is_none());
+    assert_eq!(claims["email"], "bob@example.com");
+    assert_eq!(claims["email_verified"], false);
+    assert_eq!(claims["name"], "Bob Example");
+    // Without a nonce, the implicit flow is refused in the fragment (OIDC Core §3.2.2.1).
+    let http = browser();
+    let params = [
+        ("response_type", "id_token"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("state", "i2"),
+    ];
+    let refused = callback_fragment(&get(&http, &authorize_url(base, &params)).await);
+    assert_eq!(refused["error"], "invalid_request");
+    assert_eq!(refused["state"], "i2");
+    assert!(
+        refused["error_description"].contains("nonce"),
+        "{refused:?}"
+    );
+    // `id_token` without the scope `openid` is not an OpenID request.
+    let params = [
+        ("response_type", "id_token"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("scope", "profile"),
+        ("nonce", "n"),
+    ];
+    let refused = callback_fragment(&get(&http, &authorize_url(base, &params)).await);
+    assert_eq!(refused["error"], "invalid_scope", "{refused:?}");
+    // A client not agreed the implicit grant may not ask for it.
+    let params = [
+        ("response_type", "id_token"),
+        ("client_id", PUBLIC),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("nonce", "n"),
+    ];
+    let refused = callback_fragment(&get(&http, &authorize_url(base, &params)).await);
+    assert_eq!(refused["error"], "unauthorized_client", "{refused:?}");
+    server.assert_alive_and_calm();
+}
+
+async fn registered_algorithm(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let registered = register(
+        base,
+        &serde_json::json!({
+            "redirect_uris": [CALLBACK],
+            "token_endpoint_auth_method": "none",
+            "id_token_signed_response_alg": "ES256",
+            "client_name": "An ES256 relying party",
+        }),
+    )
+    .await;
+    assert_eq!(registered["id_token_signed_response_alg"], "ES256");
+    let client_id = registered["client_id"].as_str().unwrap();
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("nonce", "n-es"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let code = callback_query(&decide(&http, base, &approval, "approve").await)["code"].clone();
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", client_id),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    let tokens = assert_tokens(&reply);
+    let (header, claims) = verified(base, tokens["id_token"].as_str().unwrap(), client_id).await;
+    assert_eq!(header["alg"], "ES256");
+    assert_eq!(claims["nonce"], "n-es");
+    assert_eq!(claims["at_hash"], sha256_half(access_token(&tokens)));
+    assert_eq!(
+        jsonwebtoken::decode_header(tokens["id_token"].as_str().unwrap())
+            .unwrap()
+            .alg,
+        Algorithm::ES256
+    );
+    // `none` and symmetric algorithms are refused at registration.
+    for alg in ["none", "HS256"] {
+        let reply = send(
+            browser()
+                .post(format!("{base}/api/oauth/register"))
+                .header("content-type", "application/json")
+                .body(
+                    serde_json::json!({
+                        "redirect_uris": [CALLBACK],
+                        "token_endpoint_auth_method": "none",
+                        "id_token_signed_response_alg": alg,
+                    })
+                    .to_string(),
+                ),
+        )
+        .await;
+        assert_oauth_error(&reply, 400, "invalid_client_metadata");
+    }
+    server.assert_alive_and_calm();
+}
+
+async fn prompt_none(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let params = [
+        ("response_type", "code"),
+        ("client_id", PUBLIC),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("prompt", "none"),
+        ("state", "p1"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let reply = get(&browser(), &authorize_url(base, &params)).await;
+    let query = callback_query(&reply);
+    assert_eq!(query["error"], "login_required", "{query:?}");
+    assert_eq!(query["state"], "p1");
+    server.assert_alive_and_calm();
+}
