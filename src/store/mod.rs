@@ -13,6 +13,8 @@
 //! | [`UserStore`] | who is signing in? |
 //! | [`TokenIssuer`] | what is this code or token, and is it still usable? |
 //! | [`SessionStore`] | where is this browser in its sign-in? |
+//! | [`UserSessionStore`] | is this browser signed in (single sign-on), since when, and what was it issued? |
+//! | [`ConsentStore`] | what did this person already approve for this client? |
 //! | [`AttemptCounter`] | how many attempts has this key made lately? |
 //! | [`SingleUseStore`] | has this value been used, and what did it carry? |
 //! | [`KeyStore`] | which key seals and signs now? (secret at rest) |
@@ -33,6 +35,7 @@ pub use client_cache::CLIENT_CACHE_CAPACITY;
 mod keys;
 pub mod namespace;
 mod records;
+mod sign_on;
 mod state;
 
 use std::sync::Arc;
@@ -51,6 +54,9 @@ pub use records::{
     RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
 pub(crate) use records::{claim_scopes, new_user, supported_claims};
+pub use sign_on::{
+    ConsentStore, MAX_SESSION_GRANTS, MAX_SID_BYTES, UserSession, UserSessionStore,
+};
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 
 use crate::client::Client;

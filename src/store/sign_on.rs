@@ -1,0 +1,144 @@
+//! The seams of single sign-on: a person's signed-in browser (the end-user session of OpenID
+//! Connect, with its `sid` and `auth_time`) and the approvals a person gave clients, each
+//! shared by every node so that a browser signed in on one node is signed in on all.
+
+use async_trait::async_trait;
+
+use super::{FamilyId, User, UserId};
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+
+/// The most grants a user session remembers (for logout to end them); past it, the oldest is
+/// forgotten.
+pub const MAX_SESSION_GRANTS: usize = 64;
+
+/// The most bytes of a session's `sid`, and of each of its authentication methods.
+pub const MAX_SID_BYTES: usize = 64;
+
+/// A person's signed-in browser: made by a successful sign-in, kept under the digest of the
+/// browser's cookie until [`UserSession::expires_at`], and ended by logout. While it lives, an
+/// authorization request from that browser needs no password (single sign-on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UserSession {
+    /// Who signed in.
+    pub user: User,
+    /// The session's public id (`sid`, OIDC Front-/Back-Channel Logout): random, in ID tokens
+    /// and logout tokens; never the cookie, which only the browser holds.
+    pub sid: String,
+    /// When the user signed in (`auth_time`).
+    pub auth_time: UnixTime,
+    /// How (`amr`, RFC 8176): `pwd` for a password.
+    pub amr: Vec<String>,
+    /// When the session ends by itself.
+    pub expires_at: UnixTime,
+    /// The grants issued in the session, oldest first, at most [`MAX_SESSION_GRANTS`]: each
+    /// client and the family its tokens are in.
+    pub grants: Vec<(ClientId, FamilyId)>,
+}
+
+impl UserSession {
+    /// A session of `user`, signed in at `auth_time` by `amr`, known as `sid`, until
+    /// `expires_at`, with no grant yet.
+    pub fn new(
+        user: User,
+        sid: impl Into<String>,
+        auth_time: UnixTime,
+        amr: Vec<String>,
+        expires_at: UnixTime,
+    ) -> Self {
+        Self {
+            user,
+            sid: sid.into(),
+            auth_time,
+            amr,
+            expires_at,
+            grants: Vec::new(),
+        }
+    }
+
+    /// The same session with `grants` recorded.
+    pub fn with_grants(mut self, grants: Vec<(ClientId, FamilyId)>) -> Self {
+        self.grants = grants;
+        self
+    }
+}
+
+/// Keeps signed-in browsers (single sign-on), keyed by the digest of the browser's cookie.
+///
+/// Only a successful sign-in makes a session, so what an unauthenticated party can make this
+/// store keep is nothing; a store still bounds what it holds (the in-memory one at
+/// [`MemoryStore::MAX_USER_SESSIONS`](crate::MemoryStore::MAX_USER_SESSIONS), answering
+/// [`StoreError::unavailable`] past it) and drops what expired at
+/// [`Purge::purge_expired`](super::Purge::purge_expired). A session past its `expires_at` is
+/// never answered.
+#[async_trait]
+pub trait UserSessionStore: Send + Sync {
+    /// Keeps a new session under `id`.
+    async fn insert_user_session(
+        &self,
+        id: &SecretDigest,
+        session: UserSession,
+        now: UnixTime,
+    ) -> Result<(), StoreError>;
+
+    /// The live session under `id`, if any, with its grants.
+    async fn find_user_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<UserSession>, StoreError>;
+
+    /// Records that `client` was issued tokens of `family` in the live session `id` (the
+    /// oldest grant forgotten past [`MAX_SESSION_GRANTS`]); `false` when there is no such live
+    /// session. Concurrent calls for one session each keep their grant.
+    async fn add_session_grant(
+        &self,
+        id: &SecretDigest,
+        client: &ClientId,
+        family: FamilyId,
+        now: UnixTime,
+    ) -> Result<bool, StoreError>;
+
+    /// Ends the live session under `id` and answers it, grants included: of concurrent
+    /// callers, exactly one gets it.
+    async fn end_user_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<UserSession>, StoreError>;
+}
+
+/// Keeps the approvals people gave clients (remembered consent): the scope a user approved for
+/// a client, until it expires or is forgotten.
+///
+/// Only a signed-in user's approval makes one, one per user and client; a store bounds what it
+/// holds all the same (the in-memory one at
+/// [`MemoryStore::MAX_CONSENTS`](crate::MemoryStore::MAX_CONSENTS)).
+#[async_trait]
+pub trait ConsentStore: Send + Sync {
+    /// Keeps `user`'s approval of `scope` for `client` until `expires_at`, replacing the one
+    /// before (grantor hands the union of the two when it widens).
+    async fn remember_consent(
+        &self,
+        user: &UserId,
+        client: &ClientId,
+        scope: &Scope,
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<(), StoreError>;
+
+    /// The scope `user` approved for `client`, while the approval lives.
+    async fn find_consent(
+        &self,
+        user: &UserId,
+        client: &ClientId,
+        now: UnixTime,
+    ) -> Result<Option<Scope>, StoreError>;
+
+    /// Forgets `user`'s approval for `client`; `false` when there was none.
+    async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError>;
+}
