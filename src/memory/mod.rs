@@ -15,6 +15,7 @@
 
 mod clients;
 mod sharded;
+mod sign_on;
 mod state;
 mod tokens;
 mod users;
@@ -27,15 +28,17 @@ use async_trait::async_trait;
 
 pub(crate) use sharded::{ShardKey, Sharded};
 
-use crate::client::{Client, SecretVerifier};
+use crate::client::{Client, ClientId, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
-    CodeRedemption, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant, Rotation, Session,
-    SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserClaims, UserId, UserStore,
+    CodeRedemption, ConsentStore, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant, Rotation,
+    Session, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserClaims, UserId,
+    UserSession, UserSessionStore, UserStore,
 };
 use clients::{Clients, When};
 
@@ -77,6 +80,8 @@ struct Parts {
     counters: state::Counters,
     single_use: state::SingleUse,
     keys: state::Keys,
+    user_sessions: sign_on::UserSessions,
+    consents: sign_on::Consents,
 }
 
 impl MemoryStore {
@@ -94,6 +99,12 @@ impl MemoryStore {
     /// Pieces of key material held at most; past it, new ones are refused with
     /// [`StoreError::unavailable`] until some expire.
     pub const MAX_KEYS: usize = state::MAX_KEYS;
+    /// Signed-in browsers (single sign-on) held at most; past it, new sign-ins are refused
+    /// with [`StoreError::unavailable`] until some expire.
+    pub const MAX_USER_SESSIONS: usize = sign_on::MAX_USER_SESSIONS;
+    /// Remembered approvals held at most; past it, new ones are refused with
+    /// [`StoreError::unavailable`] until some expire or are forgotten.
+    pub const MAX_CONSENTS: usize = sign_on::MAX_CONSENTS;
 
     /// An empty store.
     pub fn new() -> Self {
@@ -347,6 +358,73 @@ impl UserAdmin for MemoryStore {
 }
 
 #[async_trait]
+impl UserSessionStore for MemoryStore {
+    async fn insert_user_session(
+        &self,
+        id: &SecretDigest,
+        session: UserSession,
+        now: UnixTime,
+    ) -> Result<(), StoreError> {
+        self.parts.user_sessions.insert(id, session, now)
+    }
+
+    async fn find_user_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<UserSession>, StoreError> {
+        Ok(self.parts.user_sessions.find(id, now))
+    }
+
+    async fn add_session_grant(
+        &self,
+        id: &SecretDigest,
+        client: &ClientId,
+        family: FamilyId,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        Ok(self.parts.user_sessions.add_grant(id, client, family, now))
+    }
+
+    async fn end_user_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<UserSession>, StoreError> {
+        Ok(self.parts.user_sessions.end(id, now))
+    }
+}
+
+#[async_trait]
+impl ConsentStore for MemoryStore {
+    async fn remember_consent(
+        &self,
+        user: &UserId,
+        client: &ClientId,
+        scope: &Scope,
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<(), StoreError> {
+        self.parts
+            .consents
+            .remember(user, client, scope, expires_at, now)
+    }
+
+    async fn find_consent(
+        &self,
+        user: &UserId,
+        client: &ClientId,
+        now: UnixTime,
+    ) -> Result<Option<Scope>, StoreError> {
+        Ok(self.parts.consents.find(user, client, now))
+    }
+
+    async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError> {
+        Ok(self.parts.consents.forget(user, client))
+    }
+}
+
+#[async_trait]
 impl Purge for MemoryStore {
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
         let parts = &self.parts;
@@ -354,7 +432,9 @@ impl Purge for MemoryStore {
             + parts.sessions.purge(now)
             + parts.counters.purge(now)
             + parts.single_use.purge(now)
-            + parts.keys.purge(now);
+            + parts.keys.purge(now)
+            + parts.user_sessions.purge(now)
+            + parts.consents.purge(now);
         Ok(removed as u64)
     }
 }

@@ -32,7 +32,7 @@ pub(crate) const MAX_KEY_LEN: usize = 254;
 
 /// A map whose entries expire, with an index by expiry so that expired entries are dropped
 /// from the front without a scan.
-struct Expiring<K, V> {
+pub(crate) struct Expiring<K, V> {
     map: HashMap<K, (V, UnixTime, u64)>,
     by_expiry: BTreeMap<(UnixTime, u64), K>,
     inserted: u64,
@@ -50,7 +50,7 @@ impl<K, V> Default for Expiring<K, V> {
 
 impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
     /// Drops every entry expired at `now`, soonest first: O(log n) per dropped entry.
-    fn purge(&mut self, now: UnixTime) -> usize {
+    pub(crate) fn purge(&mut self, now: UnixTime) -> usize {
         let mut dropped = 0;
         while let Some(entry) = self.by_expiry.first_entry() {
             if entry.key().0 > now {
@@ -65,7 +65,7 @@ impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
 
     /// Keeps `value` under `key` until `expires_at`, after dropping what has expired; refused
     /// when `max` live entries are held.
-    fn insert(
+    pub(crate) fn insert(
         &mut self,
         key: K,
         value: V,
@@ -87,7 +87,7 @@ impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
         Ok(())
     }
 
-    fn remove<Q>(&mut self, key: &Q) -> Option<(V, UnixTime)>
+    pub(crate) fn remove<Q>(&mut self, key: &Q) -> Option<(V, UnixTime)>
     where
         K: std::borrow::Borrow<Q>,
         Q: std::hash::Hash + Eq + ?Sized,
@@ -97,7 +97,7 @@ impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
         Some((value, expires_at))
     }
 
-    fn live<Q>(&self, key: &Q, now: UnixTime) -> Option<&V>
+    pub(crate) fn live<Q>(&self, key: &Q, now: UnixTime) -> Option<&V>
     where
         K: std::borrow::Borrow<Q>,
         Q: std::hash::Hash + Eq + ?Sized,
@@ -108,7 +108,19 @@ impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
             .map(|(value, _, _)| value)
     }
 
-    fn take<Q>(&mut self, key: &Q, now: UnixTime) -> Option<V>
+    /// The live value under `key`, to change in place (its expiry stays).
+    pub(crate) fn live_mut<Q>(&mut self, key: &Q, now: UnixTime) -> Option<&mut V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        self.map
+            .get_mut(key)
+            .filter(|(_, expires_at, _)| *expires_at > now)
+            .map(|(value, _, _)| value)
+    }
+
+    pub(crate) fn take<Q>(&mut self, key: &Q, now: UnixTime) -> Option<V>
     where
         K: std::borrow::Borrow<Q>,
         Q: std::hash::Hash + Eq + ?Sized,
