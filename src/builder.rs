@@ -17,8 +17,8 @@ use crate::settings::DeviceFlow;
 use crate::settings::PushedRequests;
 use crate::settings::{PkcePolicy, Profile};
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, KeyEncryptionKey, KeyStore, SessionStore, SingleUseStore,
-    TokenIssuer, UserAdmin, UserStore,
+    Admin, AttemptCounter, ClientStore, ConsentStore, KeyEncryptionKey, KeyStore, SessionStore,
+    SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 use crate::throttle::SignInThrottle;
 
@@ -54,8 +54,14 @@ pub struct AuthorizationServerBuilder {
     single_use: Option<Arc<dyn SingleUseStore>>,
     attempts: Option<Arc<dyn AttemptCounter>>,
     keys: Option<Arc<dyn KeyStore>>,
+    user_sessions: Option<Arc<dyn UserSessionStore>>,
+    consents: Option<Arc<dyn ConsentStore>>,
     key_encryption: Option<KeyEncryptionKey>,
     single_node: bool,
+    /// How long a browser stays signed in (zero: no single sign-on).
+    session_ttl: Duration,
+    /// How long an approval is remembered (zero: never).
+    consent_ttl: Duration,
     /// The host said an `http://` issuer on a non-loopback host is meant.
     insecure_http_issuer: bool,
     clock: Arc<dyn Clock>,
@@ -128,8 +134,12 @@ impl Default for AuthorizationServerBuilder {
             single_use: None,
             attempts: None,
             keys: None,
+            user_sessions: None,
+            consents: None,
             key_encryption: None,
             single_node: false,
+            session_ttl: Duration::from_secs(86_400),
+            consent_ttl: Duration::from_secs(365 * 86_400),
             insecure_http_issuer: false,
             clock: Arc::new(SystemClock),
             code_lifetime: Duration::from_secs(60),

@@ -134,6 +134,13 @@ pub(crate) fn session() -> Result<(String, String), StoreError> {
     Ok((base64url(&draw[..16]), base64url(&draw[16..])))
 }
 
+/// A signed-in browser's cookie (256 bits) and the session's public `sid` (128 bits), in
+/// base64url, from one draw.
+pub(crate) fn user_session() -> Result<(String, String), StoreError> {
+    let draw = random_bytes::<48>()?;
+    Ok((base64url(&draw[..32]), base64url(&draw[32..])))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

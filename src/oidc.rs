@@ -131,8 +131,8 @@ fn read_prompt(prompt: &str) -> Result<Prompt, OAuthError> {
     Ok(read)
 }
 
-/// What a code remembers for the ID token its exchange issues: the request's `nonce`, and when
-/// and how the user signed in.
+/// What a code remembers for the ID token its exchange issues: the request's `nonce`, and when,
+/// how and in which browser session the user signed in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SignInFacts {
@@ -144,6 +144,9 @@ pub struct SignInFacts {
     /// How (`amr`, RFC 8176): `pwd` for a password.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<String>,
+    /// The signed-in browser's session id (`sid`), with single sign-on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
 }
 
 impl SignInFacts {
@@ -153,7 +156,15 @@ impl SignInFacts {
             nonce,
             auth_time,
             amr: vec!["pwd".to_owned()],
+            sid: None,
         }
+    }
+
+    /// The same facts of a sign-in that happened in the session `sid`, by `amr`.
+    pub fn in_session(mut self, sid: Option<String>, amr: Vec<String>) -> Self {
+        self.sid = sid;
+        self.amr = amr;
+        self
     }
 
     /// As stores keep it: a JSON object.
@@ -187,6 +198,9 @@ pub(crate) struct IdTokenClaims<'a> {
     pub(crate) at_hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) c_hash: Option<String>,
+    /// The signed-in browser's session (OIDC Front-/Back-Channel Logout `sid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sid: Option<&'a str>,
     /// The user's claims, when no access token is issued to fetch them (§5.4).
     #[serde(flatten)]
     pub(crate) claims: Map<String, Value>,
@@ -281,7 +295,8 @@ mod tests {
 
     #[test]
     fn sign_in_facts_round_trip() {
-        let facts = SignInFacts::new(Some("n-0S6_WzA2Mj".into()), UnixTime::from_secs(1_000));
+        let facts = SignInFacts::new(Some("n-0S6_WzA2Mj".into()), UnixTime::from_secs(1_000))
+            .in_session(Some("sid-1".into()), vec!["pwd".into()]);
         assert_eq!(SignInFacts::from_stored(&facts.to_stored()), Some(facts));
     }
 }

@@ -235,6 +235,8 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) openid: crate::oidc::OpenIdParameters<'a>,
     /// The first parameter sent more than once (RFC 6749 §3.1), if any.
     pub(crate) repeated: Option<&'static str>,
+    /// Likewise, OpenID Connect's parameters aside.
+    pub(crate) repeated_oauth: Option<&'static str>,
 }
 
 /// How a self-registered client authenticates at the token endpoint (RFC 7591 §2

@@ -62,11 +62,22 @@ fn state_every_node_shares_is_never_silently_this_processs_memory() {
         single.build().unwrap_err(),
         ConfigError::SharedState("keys")
     );
-    let all = seams()
-        .sessions(store.clone())
-        .attempt_counter(store.clone())
-        .single_use(store.clone())
-        .keys(store.clone());
+    let keyed = || {
+        seams()
+            .sessions(store.clone())
+            .attempt_counter(store.clone())
+            .single_use(store.clone())
+            .keys(store.clone())
+    };
+    assert_eq!(
+        keyed().build().unwrap_err(),
+        ConfigError::SharedState("user_sessions")
+    );
+    assert_eq!(
+        keyed().user_sessions(store.clone()).build().unwrap_err(),
+        ConfigError::SharedState("consents")
+    );
+    let all = keyed().user_sessions(store.clone()).consents(store.clone());
     assert!(all.build().is_ok());
     assert!(seams().single_node().build().is_ok());
 }

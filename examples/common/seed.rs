@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use grantor::store::{
-    Account, AttemptCounter, ClientStore, KeyStore, Purge, SessionStore, SingleUseStore,
-    TokenIssuer, UserAdmin, UserStore,
+    Account, AttemptCounter, ClientStore, ConsentStore, KeyStore, Purge, SessionStore,
+    SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 use grantor::*;
 use grantor::{client::*, clock::*, store::*};
@@ -86,6 +86,8 @@ pub trait DemoStore:
     + AttemptCounter
     + SingleUseStore
     + KeyStore
+    + UserSessionStore
+    + ConsentStore
     + Admin
     + UserAdmin
     + Purge
@@ -102,6 +104,8 @@ impl<S> DemoStore for S where
         + AttemptCounter
         + SingleUseStore
         + KeyStore
+        + UserSessionStore
+        + ConsentStore
         + Admin
         + UserAdmin
         + Purge

@@ -15,7 +15,10 @@ use crate::settings::{
     Settings,
 };
 use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
-use crate::store::{Admin, AttemptCounter, EncryptedKeys, KeyStore, SessionStore, SingleUseStore};
+use crate::store::{
+    Admin, AttemptCounter, ConsentStore, EncryptedKeys, KeyStore, SessionStore, SingleUseStore,
+    UserSessionStore,
+};
 use crate::throttle::Turns;
 
 impl AuthorizationServerBuilder {
@@ -138,39 +141,36 @@ impl AuthorizationServerBuilder {
             jwks_uri,
             client_assertion_algs,
             openid,
+            session_ttl: self.session_ttl,
+            consent_ttl: self.consent_ttl,
         };
         let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
         let users = self.users.ok_or(ConfigError::Missing("users"))?;
         let tokens = self.tokens.ok_or(ConfigError::Missing("tokens"))?;
         // State every node must share lives in this process's memory only when the host said
         // there is one node: silently, a second node would see none of it.
-        let (sessions, attempts, single_use, keys) =
-            match (self.sessions, self.attempts, self.single_use, self.keys) {
-                (Some(sessions), Some(attempts), Some(single_use), Some(keys)) => {
-                    (sessions, attempts, single_use, keys)
-                }
-                (None, _, _, _) if !self.single_node => {
-                    return Err(ConfigError::SharedState("sessions"));
-                }
-                (_, None, _, _) if !self.single_node => {
-                    return Err(ConfigError::SharedState("attempt_counter"));
-                }
-                (_, _, None, _) if !self.single_node => {
-                    return Err(ConfigError::SharedState("single_use"));
-                }
-                (_, _, _, None) if !self.single_node => {
-                    return Err(ConfigError::SharedState("keys"));
-                }
-                (sessions, attempts, single_use, keys) => {
-                    let local = Arc::new(MemoryStore::new());
-                    let sessions: Arc<dyn SessionStore> = sessions.unwrap_or_else(|| local.clone());
-                    let single_use: Arc<dyn SingleUseStore> =
-                        single_use.unwrap_or_else(|| local.clone());
-                    let keys: Arc<dyn KeyStore> = keys.unwrap_or_else(|| local.clone());
-                    let attempts: Arc<dyn AttemptCounter> = attempts.unwrap_or(local);
-                    (sessions, attempts, single_use, keys)
-                }
-            };
+        let local = Arc::new(MemoryStore::new());
+        let single_node = self.single_node;
+        let shared = |name: &'static str, given: bool| -> Result<(), ConfigError> {
+            if given || single_node {
+                Ok(())
+            } else {
+                Err(ConfigError::SharedState(name))
+            }
+        };
+        shared("sessions", self.sessions.is_some())?;
+        shared("attempt_counter", self.attempts.is_some())?;
+        shared("single_use", self.single_use.is_some())?;
+        shared("keys", self.keys.is_some())?;
+        shared("user_sessions", self.user_sessions.is_some())?;
+        shared("consents", self.consents.is_some())?;
+        let sessions: Arc<dyn SessionStore> = self.sessions.unwrap_or_else(|| local.clone());
+        let single_use: Arc<dyn SingleUseStore> = self.single_use.unwrap_or_else(|| local.clone());
+        let keys: Arc<dyn KeyStore> = self.keys.unwrap_or_else(|| local.clone());
+        let user_sessions: Arc<dyn UserSessionStore> =
+            self.user_sessions.unwrap_or_else(|| local.clone());
+        let consents: Arc<dyn ConsentStore> = self.consents.unwrap_or_else(|| local.clone());
+        let attempts: Arc<dyn AttemptCounter> = self.attempts.unwrap_or(local);
         // Key material is sealed under the host's key before any seam sees it.
         let keys: Arc<dyn KeyStore> = match &self.key_encryption {
             Some(key) => Arc::new(EncryptedKeys::new(keys, key)),
@@ -216,6 +216,8 @@ impl AuthorizationServerBuilder {
             exchange: self.exchange,
             client_assertions: wired.client_assertions,
             id_tokens: wired.id_tokens,
+            user_sessions,
+            consents,
         }))
     }
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::AuthorizationServerBuilder;
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, KeyEncryptionKey, KeyStore, SessionStore, SingleUseStore,
-    TokenIssuer, UserAdmin, UserStore,
+    Admin, AttemptCounter, ClientStore, ConsentStore, KeyEncryptionKey, KeyStore, SessionStore,
+    SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 
 impl AuthorizationServerBuilder {
@@ -73,6 +73,8 @@ impl AuthorizationServerBuilder {
             + AttemptCounter
             + SingleUseStore
             + KeyStore
+            + UserSessionStore
+            + ConsentStore
             + Admin
             + 'static,
     {
@@ -89,7 +91,43 @@ impl AuthorizationServerBuilder {
         self.sessions.get_or_insert(store.clone());
         self.single_use.get_or_insert(store.clone());
         self.keys.get_or_insert(store.clone());
+        self.user_sessions.get_or_insert(store.clone());
+        self.consents.get_or_insert(store.clone());
         self.attempts.get_or_insert(store);
+        self
+    }
+
+    /// Where signed-in browsers live (single sign-on, [`session_ttl`](Self::session_ttl)).
+    /// Required unless [`single_node`](Self::single_node); [`store`](Self::store) sets it.
+    pub fn user_sessions(mut self, sessions: Arc<dyn UserSessionStore>) -> Self {
+        self.user_sessions = Some(sessions);
+        self
+    }
+
+    /// Where the approvals people gave clients are remembered
+    /// ([`consent_ttl`](Self::consent_ttl)). Required unless [`single_node`](Self::single_node);
+    /// [`store`](Self::store) sets it.
+    pub fn consents(mut self, consents: Arc<dyn ConsentStore>) -> Self {
+        self.consents = Some(consents);
+        self
+    }
+
+    /// How long a browser stays signed in after a sign-in (default a day): while it does, an
+    /// authorization request from it needs no password, for any client (single sign-on), and
+    /// ID tokens carry the session's `sid` and `auth_time`. Zero: no single sign-on; every
+    /// authorization asks for the password.
+    pub fn session_ttl(mut self, ttl: Duration) -> Self {
+        self.session_ttl = ttl;
+        self
+    }
+
+    /// How long a person's approval of a client and scopes is remembered (default a year): an
+    /// authorization request asking for no more than was approved skips the approval page,
+    /// unless it says `prompt=consent`. Zero: the page is shown every time.
+    /// [`AuthorizationServer::forget_consent`](crate::AuthorizationServer::forget_consent)
+    /// revokes one.
+    pub fn consent_ttl(mut self, ttl: Duration) -> Self {
+        self.consent_ttl = ttl;
         self
     }
 

@@ -285,6 +285,16 @@ fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
     }
 }
 
+/// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1 for a validated request (one whose
+/// redirect URI is registered): `prompt=none` answered `login_required`, say.
+pub(crate) fn redirect_error(
+    wire: &Wire<'_>,
+    pending: &PendingAuthorization,
+    error: &OAuthError,
+) -> Response<String> {
+    error_redirect(wire, pending.reply_to(), error)
+}
+
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
 fn error_redirect(wire: &Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
     render::log(error);

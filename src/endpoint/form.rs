@@ -50,6 +50,10 @@ const KNOWN: &[&str] = &[
     "access_token",
 ];
 
+/// The slot of `nonce`, the first of the parameters OpenID Connect adds (`nonce` through
+/// `access_token`, all after the OAuth ones).
+const FIRST_OPENID_SLOT: usize = 28;
+
 // `parse` tracks the names it has seen in a `u64`.
 const _: () = assert!(KNOWN.len() <= 64);
 
@@ -87,6 +91,9 @@ pub(crate) struct Form<'a> {
     /// The slots seen so far, empty or not, one bit each.
     seen: u64,
     repeated: Option<&'static str>,
+    /// The first repeated parameter among those OpenID Connect does not add: what a server
+    /// without it refuses.
+    repeated_oauth: Option<&'static str>,
     /// RFC 8707's `resource`, which may repeat: every non-empty value, in order.
     resources: Vec<Cow<'a, str>>,
     /// RFC 8693's `audience`, which may repeat likewise.
@@ -99,6 +106,7 @@ impl Default for Form<'_> {
             values: std::array::from_fn(|_| None),
             seen: 0,
             repeated: None,
+            repeated_oauth: None,
             resources: Vec::new(),
             audiences: Vec::new(),
         }
@@ -133,6 +141,12 @@ impl<'a> Form<'a> {
     /// The first OAuth parameter that appeared more than once, if any.
     pub(crate) fn repeated(&self) -> Option<&'static str> {
         self.repeated
+    }
+
+    /// The first parameter that appeared more than once, OpenID Connect's aside (unknown, so
+    /// free to repeat, where it is not served).
+    pub(crate) fn repeated_oauth(&self) -> Option<&'static str> {
+        self.repeated_oauth
     }
 
     /// Every non-empty `resource` value (RFC 8707 §2), in order; bounded by the input's size.
@@ -272,6 +286,9 @@ impl<'a> Form<'a> {
         // Repeated even when one occurrence is empty: the answer must not depend on order.
         if self.seen & (1 << slot) != 0 {
             self.repeated.get_or_insert(KNOWN[slot]);
+            if slot < FIRST_OPENID_SLOT {
+                self.repeated_oauth.get_or_insert(KNOWN[slot]);
+            }
             return Ok(());
         }
         self.seen |= 1 << slot;
@@ -439,6 +456,16 @@ mod tests {
         assert_eq!(form.get("state"), None);
         assert_eq!(form.get("x"), None);
         assert_eq!(form.repeated(), None);
+    }
+
+    #[test]
+    fn openid_parameters_repeat_apart_from_oauth_ones() {
+        assert_eq!(KNOWN[FIRST_OPENID_SLOT], "nonce");
+        let form = parse(b"nonce=a&nonce=b&scope=x&scope=y", LIMITS).unwrap();
+        assert_eq!(form.repeated(), Some("nonce"));
+        assert_eq!(form.repeated_oauth(), Some("scope"));
+        let form = parse(b"prompt=a&prompt=b", LIMITS).unwrap();
+        assert_eq!(form.repeated_oauth(), None);
     }
 
     #[test]

@@ -255,6 +255,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
             login_hint: form.get("login_hint"),
         },
         repeated: form.repeated(),
+        repeated_oauth: form.repeated_oauth(),
     }
 }
 

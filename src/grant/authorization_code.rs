@@ -23,7 +23,7 @@ pub(crate) async fn issue_code(
     user: User,
     facts: Option<SignInFacts>,
     now: UnixTime,
-) -> Result<AuthorizationCode, OAuthError> {
+) -> Result<(AuthorizationCode, FamilyId), OAuthError> {
     let grant = CodeGrant::new(
         Authorization::new(
             pending.client.id().clone(),
@@ -42,7 +42,7 @@ pub(crate) async fn issue_code(
         .store
         .insert_code(&code.digest(), family, grant)
         .await?;
-    Ok(code)
+    Ok((code, family))
 }
 
 /// The token request of RFC 6749 §4.1.3.

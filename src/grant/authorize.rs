@@ -16,6 +16,7 @@ use crate::oidc::{OPENID, OpenIdRequest};
 use crate::pkce::CodeChallenge;
 use crate::request::AuthorizationRequest;
 use crate::scope::Scope;
+use crate::secret::SecretDigest;
 use crate::settings::Resources;
 use crate::settings::{PkcePolicy, Profile};
 use crate::store::ClientStore;
@@ -116,6 +117,73 @@ pub struct PendingAuthorization {
     pub(crate) device: Option<DeviceRef>,
     /// What an OpenID Connect request (the scope holds `openid`) asks beyond OAuth's.
     pub(crate) openid: Option<OpenIdRequest>,
+    /// Who signed in for it and when, once grantor's sign-in has: `None` while the user has
+    /// not, and for a host that signs users in itself (then the decision is the sign-in).
+    pub(crate) authenticated: Option<Authenticated>,
+}
+
+/// How the user of a pending authorization signed in: by a password now, or earlier in the
+/// browser's signed-in session (single sign-on).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Authenticated {
+    /// When (`auth_time`).
+    pub(crate) auth_time: UnixTime,
+    /// How (`amr`).
+    pub(crate) amr: Vec<String>,
+    /// The browser session's public id, with single sign-on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sid: Option<String>,
+    /// The digest of the browser session's cookie (never the cookie; kept only server-side),
+    /// where the decision records what it issued, for logout to end it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "digest_text")]
+    pub(crate) session: Option<SecretDigest>,
+}
+
+impl Authenticated {
+    /// A password sign-in at `now`, in the browser session `sid` under the cookie digest
+    /// `session` when single sign-on opened one.
+    pub(crate) fn by_password(now: UnixTime, session: Option<(String, SecretDigest)>) -> Self {
+        let (sid, session) = session.unzip();
+        Self {
+            auth_time: now,
+            amr: vec!["pwd".to_owned()],
+            sid,
+            session,
+        }
+    }
+}
+
+/// A digest as base64url text in the pending authorization's JSON.
+mod digest_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::secret::{SecretDigest, base64url};
+
+    pub(super) fn serialize<S: Serializer>(
+        digest: &Option<SecretDigest>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match digest {
+            Some(digest) => serializer.serialize_str(&base64url(digest.as_bytes())),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SecretDigest>, D::Error> {
+        use base64::Engine as _;
+        let Some(text) = Option::<String>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(text)
+            .map_err(serde::de::Error::custom)?;
+        let bytes: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| serde::de::Error::custom("a digest is 32 bytes"))?;
+        Ok(Some(SecretDigest::from_bytes(bytes)))
+    }
 }
 
 impl PendingAuthorization {
@@ -136,11 +204,15 @@ impl PendingAuthorization {
     }
 
     /// Whether the user must see an approval page naming the client and the scope: when the
-    /// client's registration says so, and always for a device flow (RFC 8628 §5.4: the user
-    /// confirms the device's request, so someone talked into typing another's code sees what
-    /// it would grant before it does).
+    /// client's registration says so, when the request says `prompt=consent` (OpenID Connect
+    /// Core §3.1.2.1), and always for a device flow (RFC 8628 §5.4: the user confirms the
+    /// device's request, so someone talked into typing another's code sees what it would grant
+    /// before it does). With single sign-on, an approval given before for this client and at
+    /// least this scope stands in for the page, except under `prompt=consent` or for a device.
     pub fn needs_approval(&self) -> bool {
-        self.client.approval() == Approval::Required || self.response_type == ResponseType::Device
+        self.client.approval() == Approval::Required
+            || self.response_type == ResponseType::Device
+            || self.prompt() == Prompt::Consent
     }
 
     /// `code`, `token`, or [`ResponseType::Device`] for a device flow.
@@ -236,6 +308,9 @@ pub(crate) struct Rules<'a> {
     /// Whether the server serves OpenID Connect: the scope `openid` then makes a request an
     /// OpenID one.
     pub(crate) openid: bool,
+    /// Whether browsers stay signed in (single sign-on): `prompt=none` is then answered by the
+    /// sign-in step, which knows the browser; without it nobody is ever signed in already.
+    pub(crate) sign_on: bool,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -253,8 +328,11 @@ pub(crate) async fn validate<'r>(
     let redirect_uri = request.redirect_uri.unwrap_or_default();
     let reply_to = ReplyTo {
         redirect_uri,
+        // Errors go where the response would have: the fragment for the implicit types a
+        // server serves, else the query.
         response_type: match request.response_type.and_then(ResponseType::read) {
             Some(ResponseType::Device) | None => ResponseType::Code,
+            Some(read) if read.has_id_token() && !rules.openid => ResponseType::Code,
             Some(read) => read,
         },
         state: request.state,
@@ -271,6 +349,7 @@ pub(crate) async fn validate<'r>(
             created_at: now,
             device: None,
             openid: checked.openid,
+            authenticated: None,
         }),
         Err(error) => Validated::Redirect(error, reply_to),
     }
@@ -317,7 +396,14 @@ fn check(
     request: &AuthorizationRequest<'_>,
     client: &Client,
 ) -> Result<Checked, OAuthError> {
-    if let Some(name) = request.repeated {
+    // OpenID Connect's parameters are unknown to a server that does not serve it, and unknown
+    // parameters may repeat (RFC 6749 §3.1).
+    let repeated = if rules.openid {
+        request.repeated
+    } else {
+        request.repeated_oauth
+    };
+    if let Some(name) = repeated {
         return Err(OAuthError::invalid_request(format!("{name} is repeated")));
     }
     if !rules.pushed && (rules.require_pushed || client.requires_pushed_requests()) {
@@ -367,7 +453,7 @@ fn check(
                 "nonce is required with response_type id_token (OpenID Connect Core §3.2.2.1)",
             ));
         }
-        if openid.prompt == Prompt::None {
+        if openid.prompt == Prompt::None && !rules.sign_on {
             // OIDC Core §3.1.2.6: nothing may be asked, and there is no session to answer from.
             return Err(OAuthError::new(
                 ErrorCode::LoginRequired,

@@ -10,8 +10,9 @@ use super::implicit::Implicit;
 use super::{Issued, Issuer, authorization_code, implicit};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::oidc::OpenIdRequest;
 use crate::secret::AuthorizationCode;
-use crate::store::{ClientStore, SignInFacts, User, UserId, UserStore};
+use crate::store::{ClientStore, SignInFacts, User, UserId, UserSessionStore, UserStore};
 
 /// What an approval issues, for the redirect to the client.
 #[derive(Debug)]
@@ -47,13 +48,30 @@ impl From<crate::error::StoreError> for Refused {
     }
 }
 
-/// What a decision needs: the registrations as they are now, the accounts, and the issuer.
+/// What a decision needs: the registrations as they are now, the accounts, the issuer, and
+/// the signed-in browsers (a grant made in one is recorded there, for logout to end it).
 pub(crate) struct Decide<'a> {
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) users: &'a dyn UserStore,
+    pub(crate) user_sessions: &'a dyn UserSessionStore,
     pub(crate) issuer: Issuer<'a>,
     /// Set when the device authorization grant is served.
     pub(crate) devices: Option<Devices<'a>>,
+}
+
+/// What an OpenID Connect request's ID token will say of the sign-in: as grantor's sign-in
+/// recorded it, or, for a host that signs users in itself, a sign-in that is this decision.
+fn sign_in_facts(
+    pending: &PendingAuthorization,
+    openid: &OpenIdRequest,
+    now: UnixTime,
+) -> SignInFacts {
+    let nonce = openid.nonce.clone();
+    match &pending.authenticated {
+        Some(signed) => SignInFacts::new(nonce, signed.auth_time)
+            .in_session(signed.sid.clone(), signed.amr.clone()),
+        None => SignInFacts::new(nonce, now),
+    }
 }
 
 impl Decide<'_> {
@@ -114,19 +132,23 @@ impl Decide<'_> {
         let user: User = self.users.find_user(user).await?.ok_or_else(|| {
             OAuthError::new(ErrorCode::AccessDenied, "the user account is not available")
         })?;
-        // The user has just signed in for this decision: that is the ID token's `auth_time`.
         let facts = pending
             .openid
             .as_ref()
-            .map(|openid| SignInFacts::new(openid.nonce.clone(), now));
-        Ok(match pending.response_type {
-            ResponseType::Code => Answer::Code(
-                authorization_code::issue_code(self.issuer, pending, user, facts, now).await?,
-            ),
+            .map(|openid| sign_in_facts(pending, openid, now));
+        let (answer, family) = match pending.response_type {
+            ResponseType::Code => {
+                let (code, family) =
+                    authorization_code::issue_code(self.issuer, pending, user, facts, now).await?;
+                (Answer::Code(code), Some(family))
+            }
             ResponseType::Token | ResponseType::IdToken | ResponseType::IdTokenToken => {
                 match implicit::issue(self.issuer, self.users, pending, user, facts, now).await? {
-                    Implicit::Token(issued) => Answer::Token(issued),
-                    Implicit::IdToken(id_token) => Answer::IdToken(id_token),
+                    Implicit::Token(issued) => {
+                        let family = issued.family;
+                        (Answer::Token(issued), Some(family))
+                    }
+                    Implicit::IdToken(id_token) => (Answer::IdToken(id_token), None),
                 }
             }
             // A device authorization always carries its flow, answered above.
@@ -135,7 +157,18 @@ impl Decide<'_> {
                     "the device authorization is not valid",
                 )));
             }
-        })
+        };
+        // Made in a signed-in browser: recorded there, so that its logout ends the grant.
+        let session = pending
+            .authenticated
+            .as_ref()
+            .and_then(|a| a.session.as_ref());
+        if let (Some(session), Some(family)) = (session, family) {
+            self.user_sessions
+                .add_session_grant(session, pending.client.id(), family, now)
+                .await?;
+        }
+        Ok(answer)
     }
 
     /// RFC 8628 §3.3: the user's decision on a device flow, recorded for the device's next

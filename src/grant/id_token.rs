@@ -69,6 +69,7 @@ impl IdTokens<'_> {
             azp: client_id,
             at_hash: beside.access_token.map(|t| half_hash(algorithm, t)),
             c_hash: beside.code.map(|c| half_hash(algorithm, c)),
+            sid: subject.facts.sid.as_deref(),
             claims,
         };
         Ok(self.signer.sign(&body, algorithm, now).await?)

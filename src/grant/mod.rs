@@ -100,6 +100,8 @@ pub(crate) struct Issued {
     /// The ID token of an OpenID Connect grant (OIDC Core §3.1.3.3). Never log it: it carries
     /// the user's claims.
     pub(crate) id_token: Option<String>,
+    /// The family the tokens are in.
+    pub(crate) family: FamilyId,
 }
 
 impl Issued {
@@ -306,6 +308,9 @@ impl Issuer<'_> {
             // `tokens` mints a family id whenever it is told the family is new.
             (None, None) => return Err(StoreError::failed("no family id was minted").into()),
         };
+        let family_id = match family {
+            Family::New(id) | Family::Existing(id) => id,
+        };
         let (access_token, refresh_token) = (minted.access, minted.refresh);
         let access_expires_at = now.plus(self.lifetimes.access_token);
         let jti = mint::jti(&access_token.digest());
@@ -360,6 +365,7 @@ impl Issuer<'_> {
             refresh_token: refresh_token.map(RefreshToken::into_secret),
             issued_token_type: None,
             id_token: None,
+            family: family_id,
         };
         Ok((issued, record))
     }

@@ -9,7 +9,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::DeviceRef;
-use crate::grant::authorize::{PendingAuthorization, ResponseType};
+use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseType};
 use crate::oidc::OpenIdRequest;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
@@ -35,6 +35,9 @@ struct Stored {
     /// What an OpenID Connect request asks beyond OAuth's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     openid: Option<OpenIdRequest>,
+    /// How the user signed in, once they have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    authenticated: Option<Authenticated>,
 }
 
 /// `pending` as the session store keeps it.
@@ -52,6 +55,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         created_at: pending.created_at.as_secs(),
         device: pending.device.clone(),
         openid: pending.openid.clone(),
+        authenticated: pending.authenticated.clone(),
     };
     // A struct of strings and integers always serializes.
     serde_json::to_string(&stored).unwrap_or_default()
@@ -107,5 +111,6 @@ pub(crate) async fn from_session(
         created_at: UnixTime::from_secs(stored.created_at),
         device: stored.device,
         openid: stored.openid,
+        authenticated: stored.authenticated,
     })
 }

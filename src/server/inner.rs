@@ -18,14 +18,14 @@ use crate::grant::id_token::IdTokens;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
-use crate::grant::signin::{SealKeys, SignInForms};
+use crate::grant::signin::{SealKeys, SignInForms, SignOn};
 use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
 use crate::oidc::IdTokenSigner;
 use crate::settings::Settings;
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, KeyStore, SessionStore, SingleUseStore, TokenIssuer,
-    UserAdmin, UserStore,
+    Admin, AttemptCounter, ClientStore, ConsentStore, KeyStore, SessionStore, SingleUseStore,
+    TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 use crate::throttle::Turns;
 use crate::token_format::AccessTokenFormat;
@@ -66,6 +66,10 @@ pub(crate) struct Inner {
     pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
     /// Set when the server is an OpenID Connect provider: ID tokens' signatures.
     pub(crate) id_tokens: Option<Arc<dyn IdTokenSigner>>,
+    /// Signed-in browsers (single sign-on).
+    pub(crate) user_sessions: Arc<dyn UserSessionStore>,
+    /// Remembered approvals.
+    pub(crate) consents: Arc<dyn ConsentStore>,
 }
 
 impl Inner {
@@ -88,6 +92,7 @@ impl Inner {
         Decide {
             clients: &*self.clients,
             users: &*self.users,
+            user_sessions: &*self.user_sessions,
             issuer: self.issuer(),
             devices: self.devices(),
         }
@@ -103,6 +108,18 @@ impl Inner {
             clients: &*self.clients,
             password: self.sign_in(),
             form_lifetime: self.config.lifetimes.authorization_request,
+            sign_on: self.sign_on(),
+        }
+    }
+
+    /// What single sign-on needs.
+    pub(crate) fn sign_on(&self) -> SignOn<'_> {
+        SignOn {
+            sessions: &*self.user_sessions,
+            consents: &*self.consents,
+            users: &*self.users,
+            session_ttl: self.config.session_ttl,
+            consent_ttl: self.config.consent_ttl,
         }
     }
 
@@ -192,6 +209,7 @@ impl Inner {
                 .is_some_and(|p| p.is_required()),
             pushed: false,
             openid: self.id_tokens.is_some(),
+            sign_on: !self.config.session_ttl.is_zero(),
         }
     }
 

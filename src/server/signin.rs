@@ -28,13 +28,15 @@ use http::{HeaderMap, Request, Response};
 
 use super::AuthorizationServer;
 use crate::device::UserCodeProblem;
+use crate::endpoint::authorize;
 use crate::endpoint::authorize::Authorize;
-use crate::error::OAuthError;
+use crate::error::{ErrorCode, OAuthError};
 use crate::grant::authorize::{Decision, PendingAuthorization, ResponseType};
 use crate::grant::decide::{Answer, Refused};
 use crate::grant::device::Entered;
 use crate::grant::password::SignInProblem;
-use crate::grant::signin::{DeviceSignIn, SignedIn};
+use crate::grant::signin::{DeviceSignIn, Resumed, SignedIn};
+use crate::oidc::Prompt;
 use crate::scope::Scope;
 use crate::secret::Password;
 use crate::store::User;
@@ -81,6 +83,9 @@ pub struct SignInPage {
     pub scope: Scope,
     /// Why the last attempt failed, if it did.
     pub problem: Option<SignInProblem>,
+    /// Who the client thinks signs in (OpenID Connect's `login_hint`): the username field's
+    /// initial value. Shown back, never trusted; escape it.
+    pub login_hint: Option<String>,
 }
 
 /// What the approval page shows and carries.
@@ -88,6 +93,9 @@ pub struct SignInPage {
 pub struct ApprovalPage {
     /// The session id: the value of the host's session cookie.
     pub session: String,
+    /// After a sign-in that opened the browser's single sign-on session: its cookie's value,
+    /// to set with [`AuthorizationServer::set_sign_on_cookie`] beside the session cookie.
+    pub sign_on: Option<String>,
     /// The CSRF token for the form's hidden input.
     pub csrf: String,
     /// The name of the client asking.
@@ -135,6 +143,7 @@ impl fmt::Debug for SignInPage {
             .field("client_name", &self.client_name)
             .field("scope", &self.scope)
             .field("problem", &self.problem)
+            .field("login_hint", &self.login_hint)
             .finish()
     }
 }
@@ -143,6 +152,7 @@ impl fmt::Debug for ApprovalPage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApprovalPage")
             .field("session", &"<redacted>")
+            .field("sign_on", &self.sign_on.as_ref().map(|_| "<redacted>"))
             .field("csrf", &"<redacted>")
             .field("client_name", &self.client_name)
             .field("scope", &self.scope)
@@ -151,6 +161,18 @@ impl fmt::Debug for ApprovalPage {
             .field("self_registered", &self.self_registered)
             .finish()
     }
+}
+
+/// The value of the cookie `name` among `headers`' `Cookie` headers; empty when absent.
+fn cookie_value<'h>(headers: &'h HeaderMap, name: &str) -> &'h str {
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map_or("", |(_, value)| value)
 }
 
 /// The host and port (when not the default) `redirect_uri` sends the browser to; `None` when
@@ -204,29 +226,107 @@ impl AuthorizationServer {
 
     /// The session cookie's value among a request's `Cookie` headers; empty when absent.
     pub fn sign_in_cookie<'h>(&self, headers: &'h HeaderMap) -> &'h str {
-        let name = self.sign_in_cookie_name();
-        headers
-            .get_all(http::header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(key, _)| *key == name)
-            .map_or("", |(_, value)| value)
+        cookie_value(headers, self.sign_in_cookie_name())
+    }
+
+    /// The name of the single sign-on cookie, which keeps a browser signed in for
+    /// [`session_ttl`](crate::AuthorizationServerBuilder::session_ttl):
+    /// `__Host-grantor-session` when the issuer is `https`, else `grantor-session`.
+    pub fn sign_on_cookie_name(&self) -> &'static str {
+        if self.https() {
+            "__Host-grantor-session"
+        } else {
+            "grantor-session"
+        }
+    }
+
+    /// The `Set-Cookie` value for the single sign-on cookie `value`:
+    /// [`sign_on_cookie_name`](Self::sign_on_cookie_name), `Path=/; HttpOnly; SameSite=Lax`,
+    /// a `Max-Age` of the session's lifetime, and `Secure` when the issuer is `https`.
+    pub fn set_sign_on_cookie(&self, value: &str) -> String {
+        let max_age = self.inner.config.session_ttl.as_secs();
+        let secure = if self.https() { "; Secure" } else { "" };
+        format!(
+            "{}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}",
+            self.sign_on_cookie_name()
+        )
+    }
+
+    /// The `Set-Cookie` value that removes the single sign-on cookie (after a logout).
+    pub fn clear_sign_on_cookie(&self) -> String {
+        let secure = if self.https() { "; Secure" } else { "" };
+        format!(
+            "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}",
+            self.sign_on_cookie_name()
+        )
+    }
+
+    /// The single sign-on cookie's value among a request's `Cookie` headers; empty when
+    /// absent.
+    pub fn sign_on_cookie<'h>(&self, headers: &'h HeaderMap) -> &'h str {
+        cookie_value(headers, self.sign_on_cookie_name())
     }
 
     fn https(&self) -> bool {
         self.issuer().starts_with("https:")
     }
 
-    /// The authorization endpoint for the host's pages: a valid request asks for sign-in,
-    /// keeping nothing on the server. The page's `csrf` is the sealed pending authorization,
-    /// bound to the page's `session` (a random value for the cookie, not yet a session).
+    /// The authorization endpoint for the host's pages. From a browser signed in within
+    /// [`session_ttl`](crate::AuthorizationServerBuilder::session_ttl) (its
+    /// [single sign-on cookie](Self::sign_on_cookie)), a valid request needs no password: the
+    /// redirect to the client follows at once, or the approval page when the client needs one
+    /// that was not given before. Otherwise it asks for sign-in, keeping nothing on the server:
+    /// the page's `csrf` is the sealed pending authorization, bound to the page's `session` (a
+    /// random value for the cookie, not yet a session). OpenID Connect's `prompt=login` and
+    /// `max_age` ask for the password all the same, `prompt=consent` for the approval page, and
+    /// `prompt=none` is answered `login_required` or `consent_required` when either would be
+    /// needed (OIDC Core §3.1.2.6).
     pub async fn begin_sign_in<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Step {
         match self.authorize(request).await {
-            Authorize::SignIn(pending) => self.sign_in_page(&pending).await,
+            Authorize::SignIn(pending) => self.resume(request.headers(), pending).await,
             Authorize::Redirect(redirect) => Step::Respond(redirect.into_response()),
             Authorize::Reject(error) => Step::Error(error),
+        }
+    }
+
+    /// A valid request from a browser that may be signed in already.
+    async fn resume(&self, headers: &HeaderMap, pending: PendingAuthorization) -> Step {
+        let now = self.inner.now();
+        let prompt_none = pending.prompt() == Prompt::None;
+        let cookie = self.sign_on_cookie(headers);
+        let resumed = self.inner.sign_on().resume(cookie, pending, now).await;
+        let wire = self.inner.wire();
+        let refuse = |pending: &PendingAuthorization, code, description| {
+            let error = OAuthError::new(code, description);
+            Step::Respond(authorize::redirect_error(&wire, pending, &error))
+        };
+        match resumed {
+            Ok(Resumed::SignIn(pending)) if prompt_none => refuse(
+                &pending,
+                ErrorCode::LoginRequired,
+                "prompt=none, and the user would have to sign in",
+            ),
+            Ok(Resumed::SignIn(pending)) => self.sign_in_page(&pending).await,
+            Ok(Resumed::Approved(pending, user)) => {
+                self.finish(pending, &user, Decision::Approve).await
+            }
+            Ok(Resumed::Approve(pending, _)) if prompt_none => refuse(
+                &pending,
+                ErrorCode::ConsentRequired,
+                "prompt=none, and the user would have to approve this client",
+            ),
+            Ok(Resumed::Approve(pending, user)) => {
+                let expires_at = now.plus(self.inner.config.lifetimes.authorization_request);
+                let forms = self.inner.sign_in_forms();
+                match forms
+                    .open_approval(pending, user, None, expires_at, now)
+                    .await
+                {
+                    Ok(signed_in) => self.signed_in_step(signed_in).await,
+                    Err(error) => Step::Error(error),
+                }
+            }
+            Err(error) => Step::Error(error),
         }
     }
 
@@ -244,6 +344,7 @@ impl AuthorizationServer {
                 client_name: pending.client().name().to_owned(),
                 scope: pending.scope().clone(),
                 problem: None,
+                login_hint: pending.login_hint().map(str::to_owned),
             }),
             Err(error) => Step::Error(error),
         }
@@ -271,6 +372,7 @@ impl AuthorizationServer {
                 client_name: pending.client().name().to_owned(),
                 scope: pending.scope().clone(),
                 problem: Some(problem),
+                login_hint: pending.login_hint().map(str::to_owned),
             }),
             Ok(signed_in) => self.signed_in_step(signed_in).await,
             Err(error) => Step::Error(error),
@@ -281,16 +383,19 @@ impl AuthorizationServer {
     /// is needed, else the approval page.
     async fn signed_in_step(&self, signed_in: SignedIn) -> Step {
         match signed_in {
-            SignedIn::Approved(pending, user) => {
-                self.finish(pending, &user, Decision::Approve).await
+            SignedIn::Approved(pending, user, sign_on) => {
+                let step = self.finish(pending, &user, Decision::Approve).await;
+                self.with_sign_on(step, sign_on)
             }
             SignedIn::Approve {
                 session,
                 csrf,
                 pending,
                 user,
+                sign_on,
             } => Step::Approve(ApprovalPage {
                 session,
+                sign_on,
                 csrf,
                 client_name: pending.client().name().to_owned(),
                 scope: pending.scope().clone(),
@@ -305,16 +410,42 @@ impl AuthorizationServer {
     }
 
     /// The approval form's `POST`: the signed-in user's decision, answered with the redirect
-    /// to the client.
+    /// to the client. An approval is remembered for
+    /// [`consent_ttl`](crate::AuthorizationServerBuilder::consent_ttl).
     pub async fn answer_approval(&self, session: &str, csrf: &str, decision: Decision) -> Step {
-        match self
+        let now = self.inner.now();
+        let (pending, user) = match self
             .inner
             .sign_in_forms()
-            .approval(session, csrf, self.inner.now())
+            .approval(session, csrf, now)
             .await
         {
-            Ok((pending, user)) => self.finish(pending, &user, decision).await,
-            Err(error) => Step::Error(error),
+            Ok(approval) => approval,
+            Err(error) => return Step::Error(error),
+        };
+        if decision == Decision::Approve
+            && let Err(error) = self.inner.sign_on().remember(&pending, &user, now).await
+        {
+            return Step::Error(error);
+        }
+        self.finish(pending, &user, decision).await
+    }
+
+    /// `step` with the single sign-on cookie a sign-in just opened, when it is a response to
+    /// send (an approval page carries it itself).
+    fn with_sign_on(&self, step: Step, sign_on: Option<String>) -> Step {
+        match (step, sign_on) {
+            (Step::Respond(mut response), Some(cookie)) => {
+                // The cookie is grantor's own base64url: always a valid header value.
+                let set = self.set_sign_on_cookie(&cookie);
+                if let Ok(value) = http::HeaderValue::from_str(&set) {
+                    response
+                        .headers_mut()
+                        .append(http::header::SET_COOKIE, value);
+                }
+                Step::Respond(response)
+            }
+            (step, _) => step,
         }
     }
 

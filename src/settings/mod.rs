@@ -100,6 +100,10 @@ pub(crate) struct Settings {
     pub(crate) client_assertion_algs: Option<&'static [&'static str]>,
     /// Set when the server is an OpenID Connect provider.
     pub(crate) openid: Option<OpenIdConnect>,
+    /// How long a browser stays signed in (zero: no single sign-on).
+    pub(crate) session_ttl: Duration,
+    /// How long an approval is remembered (zero: never).
+    pub(crate) consent_ttl: Duration,
 }
 
 impl Settings {

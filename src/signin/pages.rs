@@ -180,7 +180,7 @@ fn sign_in_body(page: &SignInPage, action: &str) -> String {
          <form method=\"post\" action=\"{action}\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <label for=\"username\">Email</label>\
-         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required autofocus>\
+         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required autofocus{hint}>\
          <label for=\"password\">Password</label>\
          <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
          <button type=\"submit\">Sign in</button></form>",
@@ -188,6 +188,12 @@ fn sign_in_body(page: &SignInPage, action: &str) -> String {
         problem = problem(page.problem.map(|p| p.to_string())),
         action = escape_html(action),
         csrf = escape_html(&page.csrf),
+        // OpenID Connect's `login_hint`: a suggestion, escaped like any request text.
+        hint = page
+            .login_hint
+            .as_deref()
+            .map(|hint| format!(" value=\"{}\"", escape_html(hint)))
+            .unwrap_or_default(),
     )
 }
 

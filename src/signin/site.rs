@@ -232,7 +232,15 @@ impl Site {
             }
             Step::Approve(page) => {
                 let html = self.pages.approval(&page, &self.approval);
-                self.page(StatusCode::OK, html, Some(&page.session))
+                let mut response = self.page(StatusCode::OK, html, Some(&page.session));
+                // A sign-in just opened the browser's single sign-on session.
+                if let Some(sign_on) = &page.sign_on
+                    && let Ok(value) =
+                        HeaderValue::from_str(&self.server.set_sign_on_cookie(sign_on))
+                {
+                    response.headers_mut().append(SET_COOKIE, value);
+                }
+                response
             }
             Step::Respond(response) => response,
             Step::Error(error) => self.page(error.status(), self.pages.error(&error), None),

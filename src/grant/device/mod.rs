@@ -225,6 +225,7 @@ impl Devices<'_> {
             created_at: now,
             device: Some(DeviceRef { device, user_code }),
             openid: None,
+            authenticated: None,
         })
     }
 

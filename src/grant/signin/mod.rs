@@ -12,13 +12,15 @@
 //! under ids nobody else has seen (session fixation is worth nothing afterwards).
 
 mod seal;
+mod sign_on;
 
 use std::time::Duration;
 
 pub(crate) use seal::SealKeys;
 use seal::{Sealed, Unsealed};
+pub(crate) use sign_on::{Resumed, SignOn};
 
-use super::authorize::PendingAuthorization;
+use super::authorize::{Authenticated, PendingAuthorization};
 use super::device::{Devices, Entered, is_user_code_shaped};
 use super::password::{Failure, SignIn, SignInProblem};
 use super::pending;
@@ -42,6 +44,8 @@ pub(crate) struct SignInForms<'a> {
     pub(crate) clients: &'a dyn ClientStore,
     pub(crate) password: SignIn<'a>,
     pub(crate) form_lifetime: Duration,
+    /// Single sign-on: the browser's session, remembered approvals.
+    pub(crate) sign_on: SignOn<'a>,
 }
 
 /// A sign-in form: the value for the browser's cookie and the sealed form bound to it.
@@ -50,16 +54,18 @@ pub(crate) struct Form {
     pub(crate) sealed: String,
 }
 
-/// What a sign-in form's `POST` decided.
+/// What a sign-in form's `POST` decided. A sign-in that opened the browser's single sign-on
+/// session carries its cookie (`sign_on`) for the browser.
 pub(crate) enum SignedIn {
-    /// Signed in, and the client needs no approval: approve now.
-    Approved(PendingAuthorization, User),
+    /// Signed in, and the client needs no approval (or it was given before): approve now.
+    Approved(PendingAuthorization, User, Option<String>),
     /// Signed in: the approval page follows, under a new session id and CSRF token.
     Approve {
         session: String,
         csrf: String,
         pending: PendingAuthorization,
         user: User,
+        sign_on: Option<String>,
     },
     /// Not signed in: show the form again (the same cookie and form) with the problem.
     Again(PendingAuthorization, SignInProblem),
@@ -115,7 +121,7 @@ impl SignInForms<'_> {
             Err(Unsealed::Stale) => return Err(stale()),
             Err(Unsealed::Store(e)) => return Err(e.into()),
         };
-        let pending = pending::from_session(&sealed.authorization, self.clients).await?;
+        let mut pending = pending::from_session(&sealed.authorization, self.clients).await?;
         let client = pending.client().id();
         let user = match self
             .password
@@ -136,10 +142,11 @@ impl SignInForms<'_> {
         {
             return Err(stale());
         }
-        if !pending.needs_approval() {
-            return Ok(SignedIn::Approved(pending, user));
+        let sign_on = self.sign_on.open(&user, &mut pending, now).await?;
+        if self.sign_on.approved(&pending, &user, now).await? {
+            return Ok(SignedIn::Approved(pending, user, sign_on));
         }
-        self.open_approval(pending, user, sealed.expires_at, now)
+        self.open_approval(pending, user, sign_on, sealed.expires_at, now)
             .await
     }
 
@@ -149,6 +156,7 @@ impl SignInForms<'_> {
         &self,
         pending: PendingAuthorization,
         user: User,
+        sign_on: Option<String>,
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<SignedIn, OAuthError> {
@@ -167,6 +175,7 @@ impl SignInForms<'_> {
             csrf,
             pending,
             user,
+            sign_on,
         })
     }
 
@@ -194,7 +203,7 @@ impl SignInForms<'_> {
             Err(Failure::Problem(problem)) => return Ok(DeviceSignIn::Again(problem)),
             Err(Failure::Store(error)) => return Err(error),
         };
-        let pending = match devices
+        let mut pending = match devices
             .enter_user_code_signed_in(user_code, user.id(), now)
             .await
         {
@@ -202,8 +211,10 @@ impl SignInForms<'_> {
             Err(Entered::Problem(problem)) => return Ok(DeviceSignIn::Code(problem)),
             Err(Entered::Failed(error)) => return Err(error),
         };
+        // The device page signs in for the device alone: no browser session is opened.
+        pending.authenticated = Some(Authenticated::by_password(now, None));
         let expires_at = now.plus(self.form_lifetime);
-        self.open_approval(pending, user, expires_at, now)
+        self.open_approval(pending, user, None, expires_at, now)
             .await
             .map(|signed_in| DeviceSignIn::SignedIn(Box::new(signed_in)))
     }

@@ -1,0 +1,152 @@
+//! Single sign-on, decided: a successful sign-in opens a session for the browser (a cookie of
+//! 256 random bits, kept as its digest), and while it lives an authorization request from that
+//! browser needs no password; an approval a person gave a client is remembered, so a request
+//! asking for no more skips the approval page. OpenID Connect's `prompt` and `max_age` (Core
+//! §3.1.2.1) ask for a fresh sign-in or approval all the same.
+
+use std::time::Duration;
+
+use super::super::authorize::{Authenticated, PendingAuthorization};
+use crate::clock::UnixTime;
+use crate::error::OAuthError;
+use crate::mint;
+use crate::oidc::Prompt;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+use crate::store::{ConsentStore, User, UserSession, UserSessionStore, UserStore};
+
+/// What single sign-on needs: the signed-in browsers, the remembered approvals, the accounts
+/// (a session's user may be gone), and how long each lives.
+pub(crate) struct SignOn<'a> {
+    pub(crate) sessions: &'a dyn UserSessionStore,
+    pub(crate) consents: &'a dyn ConsentStore,
+    pub(crate) users: &'a dyn UserStore,
+    /// Zero: no single sign-on.
+    pub(crate) session_ttl: Duration,
+    /// Zero: approvals are not remembered.
+    pub(crate) consent_ttl: Duration,
+}
+
+/// Where an authorization request stands with its browser's session.
+pub(crate) enum Resumed {
+    /// Not signed in, or the request wants a fresh sign-in (`prompt=login`, `max_age` passed):
+    /// the sign-in page.
+    SignIn(PendingAuthorization),
+    /// Signed in, and nothing to ask: the decision is approval.
+    Approved(PendingAuthorization, User),
+    /// Signed in; the approval page is needed.
+    Approve(PendingAuthorization, User),
+}
+
+impl SignOn<'_> {
+    /// The request `pending` from a browser whose session cookie is `cookie` (empty when it has
+    /// none).
+    pub(crate) async fn resume(
+        &self,
+        cookie: &str,
+        mut pending: PendingAuthorization,
+        now: UnixTime,
+    ) -> Result<Resumed, OAuthError> {
+        // A device flow is approved by whoever types its code: always a sign-in of its own.
+        let fresh = pending.prompt() == Prompt::Login || pending.device.is_some();
+        if self.session_ttl.is_zero() || cookie.is_empty() || fresh {
+            return Ok(Resumed::SignIn(pending));
+        }
+        let digest = SecretDigest::of(cookie);
+        let Some(session) = self.sessions.find_user_session(&digest, now).await? else {
+            return Ok(Resumed::SignIn(pending));
+        };
+        // OIDC Core §3.1.2.1: past `max_age` since the sign-in, the user signs in again.
+        let max_age = pending.openid.as_ref().and_then(|openid| openid.max_age);
+        if max_age.is_some_and(|age| session.auth_time.plus(Duration::from_secs(age)) < now) {
+            return Ok(Resumed::SignIn(pending));
+        }
+        let Some(user) = self.users.find_user(session.user.id()).await? else {
+            return Ok(Resumed::SignIn(pending));
+        };
+        pending.authenticated = Some(Authenticated {
+            auth_time: session.auth_time,
+            amr: session.amr,
+            sid: Some(session.sid),
+            session: Some(digest),
+        });
+        if self.approved(&pending, &user, now).await? {
+            Ok(Resumed::Approved(pending, user))
+        } else {
+            Ok(Resumed::Approve(pending, user))
+        }
+    }
+
+    /// Whether `user` needs no approval page for `pending`: none is asked for, or they approved
+    /// this client for at least this scope before (unless the request says `prompt=consent`;
+    /// a device flow is always confirmed, RFC 8628 §5.4).
+    pub(crate) async fn approved(
+        &self,
+        pending: &PendingAuthorization,
+        user: &User,
+        now: UnixTime,
+    ) -> Result<bool, OAuthError> {
+        if !pending.needs_approval() {
+            return Ok(true);
+        }
+        if pending.prompt() == Prompt::Consent
+            || pending.device.is_some()
+            || self.consent_ttl.is_zero()
+        {
+            return Ok(false);
+        }
+        let client = pending.client().id();
+        let remembered = self.consents.find_consent(user.id(), client, now).await?;
+        Ok(remembered.is_some_and(|scope| pending.scope().is_subset_of(&scope)))
+    }
+
+    /// `user` just signed in with a password for `pending`: opens the browser's session (with
+    /// single sign-on) and marks `pending` as signed in. Answers the session's cookie for the
+    /// browser.
+    pub(crate) async fn open(
+        &self,
+        user: &User,
+        pending: &mut PendingAuthorization,
+        now: UnixTime,
+    ) -> Result<Option<String>, OAuthError> {
+        if self.session_ttl.is_zero() {
+            pending.authenticated = Some(Authenticated::by_password(now, None));
+            return Ok(None);
+        }
+        let (cookie, sid) = mint::user_session()?;
+        let digest = SecretDigest::of(&cookie);
+        let amr = vec!["pwd".to_owned()];
+        let expires_at = now.plus(self.session_ttl);
+        let session = UserSession::new(user.clone(), sid.clone(), now, amr, expires_at);
+        self.sessions
+            .insert_user_session(&digest, session, now)
+            .await?;
+        pending.authenticated = Some(Authenticated::by_password(now, Some((sid, digest))));
+        Ok(Some(cookie))
+    }
+
+    /// Remembers that `user` approved `pending`: with what they approved the client before, so
+    /// that approving a narrower request forgets nothing.
+    pub(crate) async fn remember(
+        &self,
+        pending: &PendingAuthorization,
+        user: &User,
+        now: UnixTime,
+    ) -> Result<(), OAuthError> {
+        if self.consent_ttl.is_zero() || pending.device.is_some() {
+            return Ok(());
+        }
+        let client = pending.client().id();
+        let before = self.consents.find_consent(user.id(), client, now).await?;
+        let scope = match before {
+            Some(before) => Scope::from_tokens(before.iter().chain(pending.scope().iter()))
+                .unwrap_or_else(|_| pending.scope().clone()),
+            None => pending.scope().clone(),
+        };
+        let expires_at = now.plus(self.consent_ttl);
+        self.consents
+            .remember_consent(user.id(), client, &scope, expires_at, now)
+            .await?;
+        Ok(())
+    }
+}
