@@ -3,8 +3,11 @@
 //! builder's [`UserAdmin`](crate::store::UserAdmin) seam, which only stores.
 
 use super::AuthorizationServer;
+use crate::client::ClientId;
 use crate::secret::Password;
-use crate::store::{AdminError, User, UserAdmin, UserClaims, UserId, check_password, new_user};
+use crate::store::{
+    AdminError, StoreError, User, UserAdmin, UserClaims, UserId, check_password, new_user,
+};
 
 impl AuthorizationServer {
     /// Adds an account for `username` (an email address, unique in any case) with a new
@@ -82,6 +85,18 @@ impl AuthorizationServer {
             return Err(AdminError::ClaimsTooLarge);
         }
         Ok(admin.set_claims(user, claims).await?)
+    }
+
+    /// Forgets `user`'s remembered approval of the client `client_id` (the person's "remove
+    /// access" in an account page, or the host's): their next authorization request from that
+    /// client shows the approval page again. `false` when none was remembered. Tokens already
+    /// issued stay valid; revoke them apart.
+    pub async fn forget_consent(
+        &self,
+        user: &UserId,
+        client_id: &ClientId,
+    ) -> Result<bool, StoreError> {
+        self.inner.consents.forget_consent(user, client_id).await
     }
 
     fn user_admin(&self) -> Result<&dyn UserAdmin, AdminError> {

@@ -1,0 +1,355 @@
+//! Single sign-on through the browser's pages ([`Site`]): a sign-in keeps the browser signed in
+//! for `session_ttl`, across clients; an approval is remembered; OpenID Connect's `prompt` and
+//! `max_age` ask again when they say so; ID tokens name the session's `sid` and `auth_time`.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use common::*;
+use grantor::clock::Clock as _;
+use grantor::settings::OpenIdConnect;
+use grantor::signin::Site;
+use grantor::store::{SecretDigest, UserSessionStore};
+use http::{Request, Response};
+
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+const DAY: Duration = Duration::from_secs(86_400);
+
+fn openid_fixture() -> Fixture {
+    fixture_with(|b| b.openid_connect(OpenIdConnect::default()))
+}
+
+/// A browser over a [`Site`]: it keeps the cookies the site sets and sends them back.
+struct Browser {
+    site: Site,
+    cookies: HashMap<String, String>,
+}
+
+impl Browser {
+    fn new(f: &Fixture) -> Self {
+        Self {
+            site: Site::new(&f.server),
+            cookies: HashMap::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        let pairs: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        pairs.join("; ")
+    }
+
+    fn keep_cookies(&mut self, response: &Response<String>) {
+        for value in response.headers().get_all("set-cookie") {
+            let value = value.to_str().unwrap();
+            let (pair, attributes) = value.split_once(';').unwrap_or((value, ""));
+            let (name, cookie) = pair.split_once('=').unwrap();
+            if attributes.contains("Max-Age=0") {
+                self.cookies.remove(name);
+            } else {
+                self.cookies.insert(name.to_owned(), cookie.to_owned());
+            }
+        }
+    }
+
+    async fn authorize(&mut self, query: &str) -> Response<String> {
+        let request = Request::get(format!("/api/oauth/authorize?{query}"))
+            .header("cookie", self.cookie_header())
+            .body(Vec::new())
+            .unwrap();
+        let response = self.site.authorize(&request).await;
+        self.keep_cookies(&response);
+        response
+    }
+
+    async fn post(&mut self, path: &str, pairs: &[(&str, &str)]) -> Response<String> {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+        let request = Request::post(path)
+            .header("cookie", self.cookie_header())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body.into_bytes())
+            .unwrap();
+        let response = if path == "/signin" {
+            self.site.sign_in(&request).await
+        } else {
+            self.site.approve(&request).await
+        };
+        self.keep_cookies(&response);
+        response
+    }
+
+    /// Signs `user` in on the sign-in page `page`.
+    async fn sign_in(&mut self, page: &Response<String>, user: (&str, &str)) -> Response<String> {
+        assert_eq!(page.status(), 200, "the sign-in page: {}", page.body());
+        assert!(page.body().contains("name=\"password\""), "{}", page.body());
+        let csrf = hidden_csrf(page.body());
+        let pairs = [
+            ("csrf", csrf.as_str()),
+            ("username", user.0),
+            ("password", user.1),
+        ];
+        self.post("/signin", &pairs).await
+    }
+
+    /// Answers the approval page `page`.
+    async fn approve(&mut self, page: &Response<String>) -> Response<String> {
+        assert_eq!(page.status(), 200, "the approval page: {}", page.body());
+        assert!(page.body().contains("value=\"approve\""), "{}", page.body());
+        let csrf = hidden_csrf(page.body());
+        self.post("/approve", &[("csrf", &csrf), ("decision", "approve")])
+            .await
+    }
+
+    fn signed_on(&self) -> Option<&str> {
+        self.cookies.get("grantor-session").map(String::as_str)
+    }
+}
+
+/// The value of the page's hidden `csrf` input.
+fn hidden_csrf(html: &str) -> String {
+    let at = html.find("name=\"csrf\" value=\"").expect("a csrf input") + 19;
+    html[at..].split('"').next().unwrap().to_owned()
+}
+
+fn is_sign_in_page(response: &Response<String>) -> bool {
+    response.status() == 200 && response.body().contains("name=\"password\"")
+}
+
+fn is_approval_page(response: &Response<String>) -> bool {
+    response.status() == 200 && response.body().contains("value=\"approve\"")
+}
+
+fn code_query(client: &str, scope: &str, extra: &str) -> String {
+    format!(
+        "response_type=code&client_id={client}&redirect_uri={REDIRECT_ENCODED}&scope={scope}\
+         &state=st&code_challenge={CHALLENGE}&code_challenge_method=S256{extra}"
+    )
+}
+
+/// The ID token a code redirect's code is exchanged for (by the public client or `plain-client`).
+async fn id_token_claims(
+    f: &Fixture,
+    client: &str,
+    response: &Response<String>,
+) -> serde_json::Value {
+    let code = redirect(response).query["code"].clone();
+    let body = format!(
+        "grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}\
+         &code_verifier={VERIFIER}&client_id={client}"
+    );
+    let authorization = (client == "plain-client").then(|| basic("plain-client", "plain-secret"));
+    let tokens = assert_tokens(&f.token(authorization.as_deref(), &body).await);
+    let id_token = tokens["id_token"].as_str().expect("an id_token");
+    let claims = id_token.split('.').nth(1).unwrap();
+    let claims =
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, claims).unwrap();
+    serde_json::from_slice(&claims).unwrap()
+}
+
+#[tokio::test]
+async fn a_signed_in_browser_needs_no_password_for_another_client_until_the_session_ends() {
+    let f = openid_fixture();
+    let mut browser = Browser::new(&f);
+    let page = browser
+        .authorize(&code_query("plain-client", "openid", "&nonce=a"))
+        .await;
+    assert!(is_sign_in_page(&page));
+    let done = browser.sign_in(&page, (ALICE, ALICE_PASSWORD)).await;
+    assert!(redirect(&done).query.contains_key("code"));
+    let cookie = browser
+        .signed_on()
+        .expect("the single sign-on cookie")
+        .to_owned();
+    let set = done.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Lax"),
+        "{set}"
+    );
+    assert!(set.contains("Max-Age=86400"), "{set}");
+    let first = id_token_claims(&f, "plain-client", &done).await;
+
+    // Later, another client: no page at all, straight back with a code.
+    f.clock.advance(Duration::from_secs(100));
+    let again = browser
+        .authorize(&code_query("public-client", "openid", "&nonce=b"))
+        .await;
+    let second = id_token_claims(&f, "public-client", &again).await;
+    assert_eq!(second["sub"], first["sub"]);
+    assert_eq!(
+        second["auth_time"], first["auth_time"],
+        "the session's sign-in"
+    );
+    assert_eq!(second["sid"], first["sid"]);
+    assert!(first["sid"].as_str().is_some_and(|sid| sid.len() >= 22));
+    assert_eq!(second["nonce"], "b");
+
+    // Both grants are recorded in the session, for logout to end them.
+    let session = f
+        .store
+        .find_user_session(&SecretDigest::of(&cookie), f.clock.now())
+        .await
+        .unwrap()
+        .expect("the session");
+    let clients: Vec<&str> = session.grants.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(clients, ["plain-client", "public-client"]);
+
+    // Past the session's lifetime, the password again.
+    f.clock.advance(DAY);
+    let expired = browser
+        .authorize(&code_query("public-client", "openid", "&nonce=c"))
+        .await;
+    assert!(is_sign_in_page(&expired), "{}", expired.body());
+}
+
+#[tokio::test]
+async fn an_approval_is_remembered_until_the_scope_grows_or_prompt_consent() {
+    let f = openid_fixture();
+    let mut browser = Browser::new(&f);
+    let query = |scope: &str, extra: &str| code_query("demo-client", scope, extra);
+    let page = browser.authorize(&query("openid%20email", "")).await;
+    let approval = browser.sign_in(&page, (BOB, BOB_PASSWORD)).await;
+    assert!(is_approval_page(&approval), "{}", approval.body());
+    let done = browser.approve(&approval).await;
+    assert!(redirect(&done).query.contains_key("code"));
+
+    // The same or a narrower scope: no page.
+    for scope in ["openid%20email", "email"] {
+        let again = browser.authorize(&query(scope, "")).await;
+        assert!(redirect(&again).query.contains_key("code"), "{scope}");
+    }
+    // A wider one: the approval page, and the union is remembered once approved.
+    let wider = browser
+        .authorize(&query("openid%20email%20profile", ""))
+        .await;
+    assert!(is_approval_page(&wider), "{}", wider.body());
+    assert!(
+        redirect(&browser.approve(&wider).await)
+            .query
+            .contains_key("code")
+    );
+    let within = browser.authorize(&query("profile%20email", "")).await;
+    assert!(redirect(&within).query.contains_key("code"));
+    // prompt=consent asks all the same.
+    let asked = browser
+        .authorize(&query("openid%20email", "&prompt=consent"))
+        .await;
+    assert!(is_approval_page(&asked), "{}", asked.body());
+
+    // Forgotten (the person removed the app's access): asked again.
+    let client = grantor::client::ClientId::new("demo-client").unwrap();
+    assert!(f.server.forget_consent(f.bob.id(), &client).await.unwrap());
+    assert!(!f.server.forget_consent(f.bob.id(), &client).await.unwrap());
+    let forgotten = browser.authorize(&query("email", "")).await;
+    assert!(
+        is_approval_page(&forgotten),
+        "{:?} {}",
+        forgotten.headers(),
+        forgotten.body()
+    );
+}
+
+#[tokio::test]
+async fn prompt_none_is_answered_login_required_or_consent_required_never_with_a_page() {
+    let f = openid_fixture();
+    let mut browser = Browser::new(&f);
+    let none = |client: &str| code_query(client, "openid", "&prompt=none");
+    let refused = browser.authorize(&none("demo-client")).await;
+    assert_eq!(redirect(&refused).query["error"], "login_required");
+    assert_eq!(redirect(&refused).query["state"], "st");
+
+    let page = browser
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    browser.sign_in(&page, (ALICE, ALICE_PASSWORD)).await;
+    // Signed in: a client that needs no approval answers at once.
+    let done = browser.authorize(&none("public-client")).await;
+    assert!(redirect(&done).query.contains_key("code"));
+    // One whose approval was never given: consent_required, not a page.
+    let refused = browser.authorize(&none("demo-client")).await;
+    assert_eq!(redirect(&refused).query["error"], "consent_required");
+}
+
+#[tokio::test]
+async fn prompt_login_and_an_elapsed_max_age_ask_for_the_password_again() {
+    let f = openid_fixture();
+    let mut browser = Browser::new(&f);
+    let page = browser
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    let first = browser.sign_in(&page, (ALICE, ALICE_PASSWORD)).await;
+    let first = id_token_claims(&f, "plain-client", &first).await;
+    f.clock.advance(Duration::from_secs(600));
+
+    let login = browser
+        .authorize(&code_query("plain-client", "openid", "&prompt=login"))
+        .await;
+    assert!(is_sign_in_page(&login), "{}", login.body());
+    // A max_age the session is within: no page.
+    let within = browser
+        .authorize(&code_query("plain-client", "openid", "&max_age=3600"))
+        .await;
+    assert!(redirect(&within).query.contains_key("code"));
+    // One it is past: the password, and the new sign-in's auth_time.
+    let past = browser
+        .authorize(&code_query("plain-client", "openid", "&max_age=60"))
+        .await;
+    assert!(is_sign_in_page(&past), "{}", past.body());
+    let done = browser.sign_in(&past, (ALICE, ALICE_PASSWORD)).await;
+    let claims = id_token_claims(&f, "plain-client", &done).await;
+    assert_eq!(
+        claims["auth_time"].as_u64().unwrap(),
+        first["auth_time"].as_u64().unwrap() + 600
+    );
+    assert_ne!(claims["sid"], first["sid"], "a new sign-in, a new session");
+}
+
+#[tokio::test]
+async fn login_hint_prefills_the_username_escaped() {
+    let f = openid_fixture();
+    let mut browser = Browser::new(&f);
+    let page = browser
+        .authorize(&code_query(
+            "plain-client",
+            "openid",
+            "&login_hint=%22%3E%3Cscript%3Ealice%40example.com",
+        ))
+        .await;
+    assert!(is_sign_in_page(&page));
+    assert!(
+        page.body()
+            .contains("value=\"&quot;&gt;&lt;script&gt;alice@example.com\""),
+        "{}",
+        page.body()
+    );
+}
+
+#[tokio::test]
+async fn without_single_sign_on_every_request_asks_for_the_password() {
+    let f = fixture_with(|b| {
+        b.openid_connect(OpenIdConnect::default())
+            .session_ttl(Duration::ZERO)
+    });
+    let mut browser = Browser::new(&f);
+    let page = browser
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    let done = browser.sign_in(&page, (ALICE, ALICE_PASSWORD)).await;
+    assert!(redirect(&done).query.contains_key("code"));
+    assert!(browser.signed_on().is_none(), "no session cookie");
+    let again = browser
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    assert!(is_sign_in_page(&again));
+    let none = browser
+        .authorize(&code_query("plain-client", "openid", "&prompt=none"))
+        .await;
+    assert_eq!(redirect(&none).query["error"], "login_required");
+}
