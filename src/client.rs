@@ -242,6 +242,18 @@ impl Client {
         self.openid.id_token_alg
     }
 
+    /// Where a logout it asks for may send the browser back (`post_logout_redirect_uris`,
+    /// RP-Initiated Logout 1.0 §3.1), matched exactly.
+    pub fn post_logout_redirect_uris(&self) -> &[String] {
+        &self.openid.post_logout_redirect_uris
+    }
+
+    /// Where grantor posts a logout token when a session it was issued tokens in ends
+    /// (`backchannel_logout_uri`, Back-Channel Logout 1.0 §2.2).
+    pub fn backchannel_logout_uri(&self) -> Option<&str> {
+        self.openid.backchannel_logout_uri.as_deref()
+    }
+
     /// Its OpenID Connect members, as stores keep them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),

@@ -169,6 +169,21 @@ impl ClientBuilder {
         self
     }
 
+    /// Registers a URI a logout may send the browser back to (`post_logout_redirect_uris`,
+    /// RP-Initiated Logout 1.0 §3.1): absolute, without a fragment, `https` or loopback `http`
+    /// as for redirect URIs.
+    pub fn post_logout_redirect_uri(mut self, uri: impl Into<String>) -> Self {
+        self.openid.post_logout_redirect_uris.push(uri.into());
+        self
+    }
+
+    /// Where grantor posts a logout token (Back-Channel Logout 1.0 §2.2) when a session the
+    /// client was issued tokens in ends: `https`, or `http` on a loopback host; no fragment.
+    pub fn backchannel_logout_uri(mut self, uri: impl Into<String>) -> Self {
+        self.openid.backchannel_logout_uri = Some(uri.into());
+        self
+    }
+
     /// The OpenID Connect members as a store kept them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),
@@ -183,6 +198,13 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
         for uri in &self.redirect_uris {
+            check_redirect_uri(uri)?;
+            if !self.insecure_redirects && !has_safe_transport(uri) {
+                return Err(ClientError::InsecureRedirectUri);
+            }
+        }
+        let logout_uris = self.openid.post_logout_redirect_uris.iter();
+        for uri in logout_uris.chain(&self.openid.backchannel_logout_uri) {
             check_redirect_uri(uri)?;
             if !self.insecure_redirects && !has_safe_transport(uri) {
                 return Err(ClientError::InsecureRedirectUri);

@@ -16,6 +16,14 @@ pub(crate) struct OpenIdClient {
         with = "algorithm_name"
     )]
     pub(crate) id_token_alg: Option<SigningAlgorithm>,
+    /// `post_logout_redirect_uris` (RP-Initiated Logout 1.0 §3.1): where a logout may send the
+    /// browser back, matched exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) post_logout_redirect_uris: Vec<String>,
+    /// `backchannel_logout_uri` (Back-Channel Logout 1.0 §2.2): where a logout token is posted
+    /// when a session the client was issued tokens in ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backchannel_logout_uri: Option<String>,
 }
 
 #[cfg_attr(
@@ -71,10 +79,17 @@ mod tests {
         assert_eq!(OpenIdClient::default().to_stored(), None);
         let es256 = OpenIdClient {
             id_token_alg: Some(SigningAlgorithm::ES256),
+            ..OpenIdClient::default()
         };
         let stored = es256.to_stored().unwrap();
         assert_eq!(stored, r#"{"id_token_alg":"ES256"}"#);
         assert_eq!(OpenIdClient::from_stored(&stored), Some(es256));
+        let logout = OpenIdClient {
+            post_logout_redirect_uris: vec!["https://app.example/bye".into()],
+            backchannel_logout_uri: Some("https://app.example/backchannel".into()),
+            ..OpenIdClient::default()
+        };
+        assert_eq!(OpenIdClient::from_stored(&logout.to_stored().unwrap()), Some(logout));
         assert_eq!(
             OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#),
             None

@@ -42,6 +42,8 @@ struct Document {
     jwks: Option<Value>,
     jwks_uri: Option<Value>,
     id_token_signed_response_alg: Option<Value>,
+    post_logout_redirect_uris: Option<Value>,
+    backchannel_logout_uri: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -136,8 +138,19 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
                 })
         })
         .transpose()?;
+    let post_logout_redirect_uris = document
+        .post_logout_redirect_uris
+        .map(|v| self::redirect_uris(v, max_param))
+        .transpose()?
+        .unwrap_or_default();
+    let backchannel_logout_uri = document
+        .backchannel_logout_uri
+        .map(|v| string(v, "backchannel_logout_uri", max_param))
+        .transpose()?;
     Ok(ClientMetadata {
         id_token_alg,
+        post_logout_redirect_uris,
+        backchannel_logout_uri,
         keys,
         redirect_uris,
         dpop_bound,

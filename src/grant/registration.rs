@@ -88,6 +88,8 @@ struct Settled {
     par_required: bool,
     keys: Option<ClientKeys>,
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
+    post_logout_redirect_uris: Vec<String>,
+    backchannel_logout_uri: Option<String>,
 }
 
 impl Registrar<'_> {
@@ -312,6 +314,8 @@ impl Registrar<'_> {
             par_required: metadata.par_required,
             keys,
             id_token_alg: metadata.id_token_alg,
+            post_logout_redirect_uris: metadata.post_logout_redirect_uris,
+            backchannel_logout_uri: metadata.backchannel_logout_uri,
         })
     }
 
@@ -355,6 +359,14 @@ impl Registrar<'_> {
         };
         let builder = match settled.id_token_alg {
             Some(alg) => builder.id_token_signing_algorithm(alg),
+            None => builder,
+        };
+        let builder = settled
+            .post_logout_redirect_uris
+            .into_iter()
+            .fold(builder, ClientBuilder::post_logout_redirect_uri);
+        let builder = match settled.backchannel_logout_uri {
+            Some(uri) => builder.backchannel_logout_uri(uri),
             None => builder,
         };
         builder.build().map_err(|e| match e {

@@ -35,6 +35,8 @@ fn clients() -> [Client; 3] {
             .require_dpop(true)
             .require_pushed_requests(true)
             .id_token_signing_algorithm(crate::signing::SigningAlgorithm::EdDSA)
+            .post_logout_redirect_uri("http://127.0.0.1:8081/logged-out")
+            .backchannel_logout_uri("https://app.example/backchannel-logout")
             .build()
             .must("build a client"),
     ]
@@ -96,6 +98,16 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
         found.id_token_signing_algorithm(),
         expected.id_token_signing_algorithm(),
         "id_token_signed_response_alg"
+    );
+    assert_eq!(
+        found.post_logout_redirect_uris(),
+        expected.post_logout_redirect_uris(),
+        "post_logout_redirect_uris"
+    );
+    assert_eq!(
+        found.backchannel_logout_uri(),
+        expected.backchannel_logout_uri(),
+        "backchannel_logout_uri"
     );
     let retiring = |c: &Client| c.retiring_secret().map(|(v, until)| (v.to_stored(), until));
     assert_eq!(retiring(&found), retiring(expected), "the retiring secret");
