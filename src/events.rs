@@ -106,12 +106,21 @@ pub enum EventKind {
     ClientAuthenticationFailed,
     /// A client registered itself (RFC 7591): its new id.
     ClientRegistered,
+    /// A browser's signed-in session ended (a logout): the user.
+    SessionEnded,
+    /// A client took a back-channel logout token (OpenID Connect Back-Channel Logout 1.0):
+    /// client, user.
+    BackChannelLogoutDelivered,
+    /// A back-channel logout token could not be delivered (refused address, no answer, an
+    /// error status) after every attempt: client, user.
+    BackChannelLogoutFailed,
 }
 
 impl EventKind {
     /// A stable name: `token_issued`, `token_refreshed`, `token_revoked`,
     /// `refresh_reuse_detected`, `code_replayed`, `sign_in_succeeded`, `sign_in_failed`,
-    /// `account_throttled`, `client_authentication_failed`, `client_registered`.
+    /// `account_throttled`, `client_authentication_failed`, `client_registered`,
+    /// `session_ended`, `backchannel_logout_delivered`, `backchannel_logout_failed`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::TokenIssued(_) => "token_issued",
@@ -124,10 +133,13 @@ impl EventKind {
             Self::AccountThrottled => "account_throttled",
             Self::ClientAuthenticationFailed => "client_authentication_failed",
             Self::ClientRegistered => "client_registered",
+            Self::SessionEnded => "session_ended",
+            Self::BackChannelLogoutDelivered => "backchannel_logout_delivered",
+            Self::BackChannelLogoutFailed => "backchannel_logout_failed",
         }
     }
 
-    /// Whether the event reports something refused or an attack noticed.
+    /// Whether the event reports something refused, failed or an attack noticed.
     pub fn is_refusal(self) -> bool {
         matches!(
             self,
@@ -136,6 +148,7 @@ impl EventKind {
                 | Self::SignInFailed
                 | Self::AccountThrottled
                 | Self::ClientAuthenticationFailed
+                | Self::BackChannelLogoutFailed
         )
     }
 }

@@ -136,6 +136,7 @@ pub mod layer;
 mod memory;
 mod mint;
 mod oidc;
+pub mod outbound;
 mod pkce;
 mod registration;
 mod request;

@@ -206,14 +206,16 @@ pub(crate) struct IdTokenClaims<'a> {
     pub(crate) claims: Map<String, Value>,
 }
 
-/// The seam a signing feature implements: ID tokens signed with the server's keys, and those
-/// keys published.
+/// The seam a signing feature implements: ID tokens and logout tokens signed with the server's
+/// keys, those keys published, and the server's own ID tokens read back (an `id_token_hint`).
 #[async_trait]
 pub(crate) trait IdTokenSigner: Send + Sync {
-    /// The compact JWS of `claims`, signed with the current key of `algorithm`.
+    /// The compact JWS of `claims` with the JOSE `typ` `typ` (`JWT` for an ID token,
+    /// `logout+jwt` for a logout token), signed with the current key of `algorithm`.
     async fn sign(
         &self,
-        claims: &IdTokenClaims<'_>,
+        claims: &Value,
+        typ: &'static str,
         algorithm: SigningAlgorithm,
         now: UnixTime,
     ) -> Result<String, StoreError>;
@@ -221,7 +223,17 @@ pub(crate) trait IdTokenSigner: Send + Sync {
     /// The public keys that sign ID tokens at `now`, or will soon, or did while their tokens
     /// may live: JWKs (RFC 7517) with `kid`, `alg` and `use`.
     async fn published(&self, now: UnixTime) -> Result<Vec<Value>, StoreError>;
+
+    /// The claims of `token` if one of the published keys signed it as an ID token, expired or
+    /// not (OIDC Core §3.1.2.1: an `id_token_hint` may have expired); `None` for anything else.
+    async fn read(&self, token: &str, now: UnixTime) -> Result<Option<Value>, StoreError>;
 }
+
+/// The JOSE `typ` of an ID token.
+pub(crate) const ID_TOKEN_TYP: &str = "JWT";
+
+/// The JOSE `typ` of a logout token (Back-Channel Logout 1.0 §2.4).
+pub(crate) const LOGOUT_TOKEN_TYP: &str = "logout+jwt";
 
 /// `at_hash` or `c_hash` (OIDC Core §3.1.3.6, §3.3.2.11): the left half of the hash of `value`
 /// by the hash of the ID token's algorithm, base64url. EdDSA on Ed25519 hashes with SHA-512,

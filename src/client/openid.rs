@@ -89,7 +89,10 @@ mod tests {
             backchannel_logout_uri: Some("https://app.example/backchannel".into()),
             ..OpenIdClient::default()
         };
-        assert_eq!(OpenIdClient::from_stored(&logout.to_stored().unwrap()), Some(logout));
+        assert_eq!(
+            OpenIdClient::from_stored(&logout.to_stored().unwrap()),
+            Some(logout)
+        );
         assert_eq!(
             OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#),
             None

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
-use crate::oidc::{IdTokenClaims, IdTokenSigner, OPENID, half_hash};
+use crate::oidc::{ID_TOKEN_TYP, IdTokenClaims, IdTokenSigner, OPENID, half_hash};
 use crate::scope::Scope;
 use crate::settings::OpenIdConnect;
 use crate::signing::SigningAlgorithm;
@@ -72,7 +72,11 @@ impl IdTokens<'_> {
             sid: subject.facts.sid.as_deref(),
             claims,
         };
-        Ok(self.signer.sign(&body, algorithm, now).await?)
+        let body = serde_json::to_value(&body).map_err(crate::error::StoreError::failed)?;
+        Ok(self
+            .signer
+            .sign(&body, ID_TOKEN_TYP, algorithm, now)
+            .await?)
     }
 
     /// The claims of `user` that `scope` releases (OIDC Core §5.4), from the user seam.

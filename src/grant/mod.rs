@@ -13,6 +13,7 @@ pub(crate) mod decide;
 pub(crate) mod device;
 pub(crate) mod id_token;
 pub(crate) mod implicit;
+pub(crate) mod logout;
 pub(crate) mod lookup;
 pub(crate) mod password;
 pub(crate) mod pending;

@@ -1,18 +1,19 @@
-//! ID tokens (OpenID Connect Core §2) signed with the server's rotating keys, one schedule per
-//! algorithm over the key seam: the signing side of [`IdTokenSigner`].
+//! ID tokens (OpenID Connect Core §2) and logout tokens signed with the server's rotating keys,
+//! one schedule per algorithm over the key seam, and the server's own ID tokens read back: the
+//! feature's side of [`IdTokenSigner`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jsonwebtoken::Header;
+use jsonwebtoken::{Header, Validation};
 use serde_json::Value;
 
 use super::keys::SigningAlgorithm;
 use super::rotation::{RotatingKeys, SigningKeys};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::oidc::{IdTokenClaims, IdTokenSigner};
+use crate::oidc::{ID_TOKEN_TYP, IdTokenSigner};
 use crate::store::KeyStore;
 
 /// The server's ID-token keys: for each algorithm, [`RotatingKeys`] under the names the access
@@ -45,15 +46,45 @@ impl IdTokenKeys {
 impl IdTokenSigner for IdTokenKeys {
     async fn sign(
         &self,
-        claims: &IdTokenClaims<'_>,
+        claims: &Value,
+        typ: &'static str,
         algorithm: SigningAlgorithm,
         now: UnixTime,
     ) -> Result<String, StoreError> {
         let key = self.of(algorithm)?.signing_key(now).await?;
         let mut header = Header::new(algorithm.jose());
         header.kid = Some(key.kid().to_owned());
-        header.typ = Some("JWT".to_owned());
+        header.typ = Some(typ.to_owned());
         jsonwebtoken::encode(&header, claims, key.encoding()).map_err(StoreError::failed)
+    }
+
+    async fn read(&self, token: &str, now: UnixTime) -> Result<Option<Value>, StoreError> {
+        let Ok(header) = jsonwebtoken::decode_header(token) else {
+            return Ok(None);
+        };
+        if header.typ.as_deref().is_some_and(|typ| typ != ID_TOKEN_TYP) {
+            return Ok(None);
+        }
+        let (Some(kid), Some(algorithm)) = (
+            header.kid.as_deref(),
+            SigningAlgorithm::ALL
+                .into_iter()
+                .find(|alg| alg.jose() == header.alg),
+        ) else {
+            return Ok(None);
+        };
+        let Some(key) = self.of(algorithm)?.verification_key(kid, now).await? else {
+            return Ok(None);
+        };
+        let mut validation = Validation::new(algorithm.jose());
+        validation.validate_exp = false;
+        validation.validate_aud = false;
+        validation.required_spec_claims.clear();
+        Ok(
+            jsonwebtoken::decode::<Value>(token, key.decoding(), &validation)
+                .ok()
+                .map(|data| data.claims),
+        )
     }
 
     async fn published(&self, now: UnixTime) -> Result<Vec<Value>, StoreError> {

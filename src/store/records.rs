@@ -303,6 +303,10 @@ impl CodeGrant {
 /// The answer of [`TokenIssuer::redeem_code`](super::TokenIssuer::redeem_code).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a redemption is the common answer: boxing its grant would allocate for every code"
+)]
 pub enum CodeRedemption {
     /// This caller consumed the code; nobody else will.
     Redeemed {

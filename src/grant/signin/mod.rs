@@ -16,8 +16,7 @@ mod sign_on;
 
 use std::time::Duration;
 
-pub(crate) use seal::SealKeys;
-use seal::{Sealed, Unsealed};
+pub(crate) use seal::{SealKeys, Sealed, Unsealed};
 pub(crate) use sign_on::{Resumed, SignOn};
 
 use super::authorize::{Authenticated, PendingAuthorization};
