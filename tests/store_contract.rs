@@ -45,6 +45,7 @@ async fn the_memory_store_keeps_each_seams_rules_alone() {
     contract::tokens(|| async { MemoryStore::new() }).await;
     contract::shared_state(|| async { MemoryStore::new() }).await;
     contract::keys(|| async { MemoryStore::new() }).await;
+    contract::sign_on(|| async { MemoryStore::new() }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

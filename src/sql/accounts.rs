@@ -240,18 +240,37 @@ where
         // Each statement on its own: a long purge does not hold back other writes as one
         // transaction would.
         for statement in text::PURGE {
-            let done = store_write!(self, Statements::One, |conn| {
-                let query = sqlx::query(statement);
-                let query = if statement.contains("$1") {
-                    query.bind(secs(now))
-                } else {
-                    query
-                };
-                query.execute(&mut *conn).await.map_err(store_error::<DB>)
-            })?;
-            deleted += DB::rows_affected(&done);
+            deleted += self.purge(statement, now).await?;
+        }
+        // Parts of entries counted above (a session's grants), so that every store answers
+        // the same count for the same entries.
+        for statement in text::PURGE_PARTS {
+            self.purge(statement, now).await?;
         }
         Ok(deleted)
+    }
+}
+
+impl<DB> SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+{
+    /// Runs one statement of [`text::PURGE`] or [`text::PURGE_PARTS`], binding `now` where it
+    /// has `$1`; answers how many rows it deleted.
+    async fn purge(&self, statement: &'static str, now: UnixTime) -> Result<u64, StoreError> {
+        let done = store_write!(self, Statements::One, |conn| {
+            let query = sqlx::query(statement);
+            let query = if statement.contains("$1") {
+                query.bind(secs(now))
+            } else {
+                query
+            };
+            query.execute(&mut *conn).await.map_err(store_error::<DB>)
+        })?;
+        Ok(DB::rows_affected(&done))
     }
 }
 

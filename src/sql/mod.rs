@@ -2,13 +2,14 @@
 //! (feature `postgres`), through [`sqlx`].
 //!
 //! One type, [`SqlStore`], implements them all over a connection pool: [`ClientStore`],
-//! [`UserStore`], [`TokenIssuer`], [`SessionStore`], [`AttemptCounter`], [`SingleUseStore`] and
-//! [`Admin`]. `SqliteStore` serves one node (the database is a file beside the service; nothing
-//! to install), and `PostgresStore` any number of identical nodes over one database: a sign-in
-//! may reach a different node on every request, and a throttle counts the guesses made at every
-//! node. Both run the same SQL text; only the schema's column types differ
-//! (`src/sql/migrations/sqlite/` and `src/sql/migrations/postgres/`, embedded in the library
-//! with [`sqlx::migrate!`]).
+//! [`UserStore`], [`TokenIssuer`], [`SessionStore`], [`UserSessionStore`], [`ConsentStore`],
+//! [`AttemptCounter`], [`SingleUseStore`], [`KeyStore`], [`Admin`], [`UserAdmin`] and
+//! [`Purge`](crate::store::Purge). `SqliteStore` serves one node (the database is a file
+//! beside the service; nothing to install), and `PostgresStore` any number of identical nodes
+//! over one database: a sign-in may reach a different node on every request, and a throttle
+//! counts the guesses made at every node. Both run the same SQL text; only the schema's column
+//! types differ (`src/sql/migrations/sqlite/` and `src/sql/migrations/postgres/`, embedded in
+//! the library with [`sqlx::migrate!`]).
 //!
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]
@@ -32,9 +33,10 @@
 //! # What is kept
 //!
 //! grantor mints every code, token, `jti`, family id, session id and CSRF token; these stores
-//! only keep what they are handed. Codes, tokens, session ids and CSRF tokens arrive and are kept
-//! only as SHA-256 digests ([`crate::store::SecretDigest`]), the primary keys every lookup probes;
-//! client secrets as [`SecretVerifier::to_stored`](crate::client::SecretVerifier::to_stored) strings and
+//! only keep what they are handed. Codes, tokens, session ids, CSRF tokens and the cookies of
+//! signed-in browsers arrive and are kept only as SHA-256 digests
+//! ([`crate::store::SecretDigest`]), the primary keys every lookup probes; client secrets as
+//! [`SecretVerifier::to_stored`](crate::client::SecretVerifier::to_stored) strings and
 //! passwords as Argon2id PHC strings ([`crate::hash::hash_password`]). Keys of attempt counters
 //! and single-use values are strings grantor builds, never a secret. A database dump hands out
 //! nothing usable.
@@ -58,6 +60,14 @@
 //!   revoked ones, so a token whose family is revoked is never found again;
 //! - a sign-in session or a single-use value is taken by `DELETE … WHERE … AND expires_at > $now
 //!   RETURNING …`: one caller gets the row, the others find none;
+//! - a signed-in browser is ended (logout) the same way, its grants deleted and answered in the
+//!   same transaction; a grant is added to it by `UPDATE grantor_user_sessions SET last_grant =
+//!   last_grant + 1 … RETURNING last_grant`, which numbers it and holds the session's row until
+//!   its commit: concurrent grants each insert a row of their own (none is lost), the oldest
+//!   beyond [`MAX_SESSION_GRANTS`](crate::store::MAX_SESSION_GRANTS) is deleted in the same
+//!   transaction, and a logout racing them either ends them too or comes first;
+//! - a remembered approval is kept by one `INSERT … ON CONFLICT (user_id, client_id) DO
+//!   UPDATE`, replacing the one before whole;
 //! - an attempt is counted by one `INSERT … ON CONFLICT (key) DO UPDATE SET count = CASE WHEN
 //!   <the window is over> THEN 1 ELSE count + 1 END … RETURNING count, resets_at`, so concurrent
 //!   attempts each see a different count;
@@ -99,9 +109,10 @@
 //! Lookups on the request path are primary-key or unique-index probes (digest, family id,
 //! client id, user id, lowercase username, key): O(log n). [`Purge::purge_expired`](crate::store::Purge::purge_expired) deletes
 //! expired codes (after their tombstone hour), tokens and families, the rows of revoked
-//! families, and expired sessions, attempt windows and single-use values, through indexes on
-//! their expiry and on `family_id`; call it from a timer (say hourly). Expired rows are never
-//! *found* before that: every lookup checks expiry itself.
+//! families, and expired sessions, attempt windows, single-use values, keys, signed-in browsers
+//! (with their grants) and remembered approvals, through indexes on their expiry and on
+//! `family_id`; call it from a timer (say hourly). Expired rows are never *found* before that:
+//! every lookup checks expiry itself.
 //!
 //! # Migrations
 //!
@@ -136,8 +147,8 @@ pub use sqlx;
 
 #[cfg(doc)]
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, CodeRedemption, Rotation, SessionStore, SingleUseStore,
-    TokenIssuer, UserStore,
+    Admin, AttemptCounter, ClientStore, CodeRedemption, ConsentStore, KeyStore, Rotation,
+    SessionStore, SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 
 use crate::error::StoreError;
@@ -391,6 +402,7 @@ mod columns;
 mod group;
 mod listing;
 mod rows;
+mod sign_on;
 mod state;
 mod text;
 mod tokens;

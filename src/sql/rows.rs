@@ -15,7 +15,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
-    Session, SignInFacts, User, UserId,
+    Session, SignInFacts, User, UserId, UserSession,
 };
 
 fn corrupt(what: &str) -> StoreError {
@@ -396,4 +396,103 @@ impl AttemptsRow {
 #[derive(FromRow)]
 pub(crate) struct ValueRow {
     pub(crate) value: Vec<u8>,
+}
+
+/// A signed-in browser, without its grants.
+#[derive(FromRow)]
+pub(crate) struct UserSessionRow {
+    user_id: String,
+    username: String,
+    sid: String,
+    auth_time: i64,
+    /// The authentication methods, a JSON array of strings.
+    amr: String,
+    expires_at: i64,
+}
+
+impl UserSessionRow {
+    /// The session, with `grants` (oldest first).
+    pub(crate) fn into_session(
+        self,
+        grants: Vec<(ClientId, FamilyId)>,
+    ) -> Result<UserSession, StoreError> {
+        let amr: Vec<String> =
+            serde_json::from_str(&self.amr).map_err(|_| corrupt("authentication method list"))?;
+        let user = User::new(UserId::new(self.user_id), self.username);
+        Ok(UserSession::new(
+            user,
+            self.sid,
+            time(self.auth_time),
+            amr,
+            time(self.expires_at),
+        )
+        .with_grants(grants))
+    }
+}
+
+/// A client and the family of its tokens, as one grant of a session.
+fn session_grant(client_id: &str, family: &[u8]) -> Result<(ClientId, FamilyId), StoreError> {
+    let client = ClientId::new(client_id).map_err(|_| corrupt("client id"))?;
+    Ok((client, family_id(family)?))
+}
+
+/// A signed-in browser with one of its grants, or with none (the grant's columns NULL): what
+/// [`FIND_USER_SESSION`](super::text::FIND_USER_SESSION) answers, a row per grant.
+#[derive(FromRow)]
+pub(crate) struct UserSessionGrantRow {
+    #[sqlx(flatten)]
+    session: UserSessionRow,
+    client_id: Option<String>,
+    family_id: Option<Vec<u8>>,
+}
+
+impl UserSessionGrantRow {
+    /// The session these rows (in the order of its grants) describe; `None` for no row.
+    pub(crate) fn into_session(rows: Vec<Self>) -> Result<Option<UserSession>, StoreError> {
+        let mut grants = Vec::with_capacity(rows.len());
+        let mut session = None;
+        for row in rows {
+            match (&row.client_id, &row.family_id) {
+                (Some(client), Some(family)) => grants.push(session_grant(client, family)?),
+                (None, None) => {}
+                _ => return Err(corrupt("session grant")),
+            }
+            session.get_or_insert(row.session);
+        }
+        session.map(|s| s.into_session(grants)).transpose()
+    }
+}
+
+/// A grant a session's end took with it, and its place among them.
+#[derive(FromRow)]
+pub(crate) struct SessionGrantRow {
+    pub(crate) seq: i64,
+    client_id: String,
+    family_id: Vec<u8>,
+}
+
+impl SessionGrantRow {
+    pub(crate) fn into_grant(self) -> Result<(ClientId, FamilyId), StoreError> {
+        session_grant(&self.client_id, &self.family_id)
+    }
+}
+
+/// The number a new grant of a session takes, and the session's expiry (which the grant
+/// shares).
+#[derive(FromRow)]
+pub(crate) struct NextGrantRow {
+    pub(crate) last_grant: i64,
+    pub(crate) expires_at: i64,
+}
+
+/// A remembered approval's scope.
+#[derive(FromRow)]
+pub(crate) struct ScopeRow {
+    scope: String,
+}
+
+impl ScopeRow {
+    pub(crate) fn into_scope(self) -> Result<Scope, StoreError> {
+        Scope::parse(&self.scope).map_err(|_| corrupt("scope"))
+    }
 }

@@ -240,8 +240,66 @@ pub(crate) const INSERT_KEY: &str = "INSERT INTO grantor_keys (name, material, e
 pub(crate) const FIND_KEY: &str =
     "SELECT material AS value FROM grantor_keys WHERE name = $1 AND expires_at > $2";
 
-/// `purge_expired`, in this order; those with `$1` bind now.
-pub(crate) const PURGE: [&str; 13] = [
+// Single sign-on: signed-in browsers and the grants issued in them, remembered approvals.
+
+/// Keeps a signed-in browser under `$1`, replacing one kept there before (whose grants
+/// [`FORGET_SESSION_GRANTS`] deletes first); `$8` is how many grants it arrives with, numbered
+/// from 1.
+pub(crate) const UPSERT_USER_SESSION: &str = "INSERT INTO grantor_user_sessions \
+    (digest, user_id, username, sid, auth_time, amr, expires_at, last_grant) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+    ON CONFLICT (digest) DO UPDATE SET user_id = excluded.user_id, \
+    username = excluded.username, sid = excluded.sid, auth_time = excluded.auth_time, \
+    amr = excluded.amr, expires_at = excluded.expires_at, last_grant = excluded.last_grant";
+/// A live signed-in browser, once per grant in the order they were issued (the grant's columns
+/// NULL when it has none): one statement, so the session and its grants are read at one
+/// instant.
+pub(crate) const FIND_USER_SESSION: &str = "SELECT s.user_id, s.username, s.sid, \
+    s.auth_time, s.amr, s.expires_at, g.client_id, g.family_id \
+    FROM grantor_user_sessions s \
+    LEFT JOIN grantor_session_grants g ON g.session = s.digest \
+    WHERE s.digest = $1 AND s.expires_at > $2 ORDER BY g.seq";
+/// Numbers the next grant of the live session `$1` at `$2` and answers its number and the
+/// session's expiry; no row without such a session. The row stays locked until the write
+/// commits, so grants to one session are numbered and bounded one at a time, and a logout
+/// racing them either waits for them (and ends them too) or comes first (and they find no
+/// session).
+pub(crate) const NEXT_SESSION_GRANT: &str = "UPDATE grantor_user_sessions \
+    SET last_grant = last_grant + 1 WHERE digest = $1 AND expires_at > $2 \
+    RETURNING last_grant, expires_at";
+/// Grant `$2` of session `$1`: client `$3`, family `$4`, gone with the session at `$5`.
+pub(crate) const INSERT_SESSION_GRANT: &str = "INSERT INTO grantor_session_grants \
+    (session, seq, client_id, family_id, expires_at) VALUES ($1, $2, $3, $4, $5)";
+/// Forgets session `$1`'s grants numbered `$2` or less: those older than the newest
+/// [`MAX_SESSION_GRANTS`](crate::store::MAX_SESSION_GRANTS).
+pub(crate) const FORGET_OLD_SESSION_GRANTS: &str =
+    "DELETE FROM grantor_session_grants WHERE session = $1 AND seq <= $2";
+/// Forgets every grant of session `$1` (before another session takes its digest).
+pub(crate) const FORGET_SESSION_GRANTS: &str =
+    "DELETE FROM grantor_session_grants WHERE session = $1";
+/// Removes a live signed-in browser and answers it: one caller gets the row (its grants
+/// follow with [`TAKE_SESSION_GRANTS`] in the same write).
+pub(crate) const END_USER_SESSION: &str = "DELETE FROM grantor_user_sessions \
+    WHERE digest = $1 AND expires_at > $2 \
+    RETURNING user_id, username, sid, auth_time, amr, expires_at";
+/// Removes every grant of session `$1` and answers them (in no order: `seq` orders them).
+pub(crate) const TAKE_SESSION_GRANTS: &str = "DELETE FROM grantor_session_grants \
+    WHERE session = $1 RETURNING seq, client_id, family_id";
+
+/// Keeps user `$1`'s approval of scope `$3` for client `$2` until `$4`, replacing the one
+/// before.
+pub(crate) const UPSERT_CONSENT: &str = "INSERT INTO grantor_consents \
+    (user_id, client_id, scope, expires_at) VALUES ($1, $2, $3, $4) \
+    ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, \
+    expires_at = excluded.expires_at";
+pub(crate) const FIND_CONSENT: &str = "SELECT scope FROM grantor_consents \
+    WHERE user_id = $1 AND client_id = $2 AND expires_at > $3";
+pub(crate) const FORGET_CONSENT: &str =
+    "DELETE FROM grantor_consents WHERE user_id = $1 AND client_id = $2";
+
+/// `purge_expired`, in this order; those with `$1` bind now. Each answers how many entries
+/// went.
+pub(crate) const PURGE: [&str; 15] = [
     "DELETE FROM grantor_access_tokens WHERE expires_at <= $1",
     "DELETE FROM grantor_access_tokens \
      WHERE family_id IN (SELECT id FROM grantor_families WHERE revoked)",
@@ -258,4 +316,11 @@ pub(crate) const PURGE: [&str; 13] = [
     "DELETE FROM grantor_attempts WHERE resets_at <= $1",
     "DELETE FROM grantor_single_use WHERE expires_at <= $1",
     "DELETE FROM grantor_keys WHERE expires_at <= $1",
+    "DELETE FROM grantor_user_sessions WHERE expires_at <= $1",
+    "DELETE FROM grantor_consents WHERE expires_at <= $1",
 ];
+
+/// `purge_expired` too, after [`PURGE`], binding now as `$1`: rows that are parts of an entry
+/// counted there (a session's grants, which expire with it), so not counted again.
+pub(crate) const PURGE_PARTS: [&str; 1] =
+    ["DELETE FROM grantor_session_grants WHERE expires_at <= $1"];

@@ -16,7 +16,7 @@ use grantor::store::UserId;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use grantor::store::contract::ContractStore;
 use grantor::store::{
-    Authorization, CodeGrant, Family, FamilyId, Jti, NewRefreshToken, NewTokens, User,
+    Authorization, CodeGrant, Family, FamilyId, Jti, NewRefreshToken, NewTokens, User, UserSession,
 };
 
 /// Says on the terminal, past the test harness's output capture, that a test did not run.
@@ -92,7 +92,7 @@ pub fn unique_name(prefix: &str) -> String {
 
 /// Every table of grantor's schema.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 12] = [
     "grantor_clients",
     "grantor_users",
     "grantor_families",
@@ -102,7 +102,22 @@ pub const TABLES: [&str; 9] = [
     "grantor_sessions",
     "grantor_attempts",
     "grantor_single_use",
+    "grantor_user_sessions",
+    "grantor_session_grants",
+    "grantor_consents",
 ];
+
+/// Alice signed in by password now, until `expires_at`, as single sign-on keeps her browser.
+pub fn user_session(expires_at: UnixTime) -> UserSession {
+    let alice = User::new(UserId::new("u1"), "alice@example.com");
+    UserSession::new(
+        alice,
+        unique_name("sid"),
+        NOW,
+        vec!["pwd".to_owned()],
+        expires_at,
+    )
+}
 
 /// A SQL store, and what the SQL-only rules read of it besides the seams.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -8,7 +8,9 @@ use grantor::store::{
 };
 use grantor::{ErrorCode, OAuthError, Password};
 
-use super::fixtures::{NOW, SqlStore, TABLES, at, code_grant, family_id, secret, tokens};
+use super::fixtures::{
+    NOW, SqlStore, TABLES, at, authorization, code_grant, family_id, secret, tokens, user_session,
+};
 
 fn client() -> (Client, String) {
     let creds = ClientCredentials::generate().unwrap();
@@ -41,6 +43,13 @@ pub async fn only_digests_and_verifiers_are_at_rest<S: SqlStore>(store: &S) {
         .await
         .unwrap();
     secrets.extend([session_id, csrf]);
+    let cookie = secret("signed-in browser");
+    let signed_in = store.insert_user_session(&cookie.1, user_session(at(3600)), NOW);
+    signed_in.await.unwrap();
+    let client_id = authorization().client_id;
+    let granted = store.add_session_grant(&cookie.1, &client_id, family, NOW);
+    assert!(granted.await.unwrap());
+    secrets.push(cookie);
     let (client, client_secret) = client();
     store.register_client(&client).await.unwrap();
     let password = "a-password-at-rest-1";
@@ -80,7 +89,7 @@ pub async fn only_digests_and_verifiers_are_at_rest<S: SqlStore>(store: &S) {
     for (_, digest) in &secrets {
         assert!(
             values.iter().any(|v| v.as_slice() == digest.as_bytes()),
-            "each code, token, session id and CSRF token is kept as its SHA-256 digest"
+            "each code, token, session id, CSRF token and cookie is kept as its SHA-256 digest"
         );
     }
     let hashes = values
@@ -130,13 +139,24 @@ pub async fn purging_later_empties_every_table_but_clients_and_users<S: SqlStore
         .await
         .unwrap();
     assert!(store.insert_once("k", b"v", at(60), NOW).await.unwrap());
+    let cookie = secret("signed-in browser").1;
+    let signed_in = store.insert_user_session(&cookie, user_session(at(3600)), NOW);
+    signed_in.await.unwrap();
+    let client_id = authorization().client_id;
+    let granted = store.add_session_grant(&cookie, &client_id, family, NOW);
+    assert!(granted.await.unwrap());
+    let user = account.user().id();
+    let scope = grantor::Scope::parse("openid").unwrap();
+    let remembered = store.remember_consent(user, &client_id, &scope, at(3600), NOW);
+    remembered.await.unwrap();
     for table in TABLES {
         assert!(store.rows(table).await > 0, "{table} holds nothing");
     }
     let purged = store.purge_expired(at(86_400)).await.unwrap();
     assert_eq!(
-        purged, 8,
-        "families, code, tokens, session, window and value"
+        purged, 10,
+        "families, code, tokens, session, window, value, signed-in browser (its grant uncounted) \
+         and approval"
     );
     for table in TABLES {
         let kept = matches!(table, "grantor_clients" | "grantor_users");
@@ -176,6 +196,16 @@ pub async fn a_database_gone_is_unavailable_not_a_panic<S: SqlStore>(store: &S) 
         store.insert_once("k", b"v", at(60), NOW).await.unwrap_err()
     ));
     assert!(unavailable(store.take("k", NOW).await.unwrap_err()));
+    let cookie = secret("signed-in browser").1;
+    let signed_in = store.insert_user_session(&cookie, user_session(at(3600)), NOW);
+    assert!(unavailable(signed_in.await.unwrap_err()));
+    let found = store.find_user_session(&cookie, NOW).await;
+    assert!(unavailable(found.unwrap_err()));
+    let ended = store.end_user_session(&cookie, NOW).await;
+    assert!(unavailable(ended.unwrap_err()));
+    let (user, client_id) = (grantor::store::UserId::new("u1"), authorization().client_id);
+    let consent = store.find_consent(&user, &client_id, NOW).await;
+    assert!(unavailable(consent.unwrap_err()));
     assert!(unavailable(store.purge_expired(NOW).await.unwrap_err()));
     let (client, _) = client();
     let Err(AdminError::Store(refused)) = store.register_client(&client).await else {

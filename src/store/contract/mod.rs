@@ -8,7 +8,8 @@
 //! the traits promise: single use under concurrent callers, replays and reuse reported with
 //! their family and never revoked by the store itself, expiry, purging, records that carry what
 //! was granted (a DPoP key, a delegation's actor), case-insensitive usernames, the
-//! administrator's answers, and the session, attempt-counter, single-use and key seams.
+//! administrator's answers, the session, attempt-counter, single-use and key seams, and single
+//! sign-on (signed-in browsers and the grants issued in them, remembered approvals).
 //!
 //! ```rust,ignore
 //! // tests/store_contract.rs of your crate, with grantor's feature `test-util` in
@@ -35,6 +36,7 @@ mod clients;
 mod expiry;
 mod keys;
 mod retries;
+mod sign_on;
 mod state;
 mod tokens;
 mod users;
@@ -50,9 +52,9 @@ use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 
 use super::{
-    Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, Family, FamilyId, Jti, KeyStore,
-    NewRefreshToken, NewTokens, Purge, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin,
-    UserId, UserStore,
+    Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, ConsentStore, Family, FamilyId,
+    Jti, KeyStore, NewRefreshToken, NewTokens, Purge, SessionStore, SingleUseStore, TokenIssuer,
+    User, UserAdmin, UserId, UserSessionStore, UserStore,
 };
 use crate::audience::Audience;
 use crate::client::ClientId;
@@ -68,6 +70,8 @@ pub trait ContractStore:
     + UserAdmin
     + TokenIssuer
     + SessionStore
+    + UserSessionStore
+    + ConsentStore
     + AttemptCounter
     + SingleUseStore
     + KeyStore
@@ -85,6 +89,8 @@ impl<S> ContractStore for S where
         + UserAdmin
         + TokenIssuer
         + SessionStore
+        + UserSessionStore
+        + ConsentStore
         + AttemptCounter
         + SingleUseStore
         + KeyStore
@@ -186,6 +192,25 @@ where
     .await;
 }
 
+/// Checks the rules of single sign-on alone: [`UserSessionStore`] (a signed-in browser found
+/// by the digest of its cookie until it expires, its grants kept in order, bounded at
+/// [`MAX_SESSION_GRANTS`](super::MAX_SESSION_GRANTS) and none lost to concurrent callers, ended
+/// by exactly one of them), [`ConsentStore`] (approvals kept per user and client, replaced,
+/// expired and forgotten) and [`Purge`].
+pub async fn sign_on<S, F, Fut>(fresh: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = S>,
+    S: UserSessionStore + ConsentStore + Purge + 'static,
+{
+    check(
+        "the single sign-on rules of grantor's store contract",
+        sign_on_rules(),
+        fresh,
+    )
+    .await;
+}
+
 /// Checks the rules of the key seam alone: [`KeyStore`] (material kept once under its name,
 /// found by every caller until it expires, its name free after) and [`Purge`], for a host that
 /// keeps signing and sealing keys apart (a vault, say).
@@ -248,7 +273,20 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
     rules.extend(client_rules());
     rules.extend(state_rules());
     rules.extend(key_rules());
+    rules.extend(sign_on_rules());
     rules
+}
+
+fn sign_on_rules<S: UserSessionStore + ConsentStore + Purge>() -> Vec<Rule<S>> {
+    rules![
+        sign_on::a_user_session_is_found_by_its_digest_until_it_expires,
+        sign_on::session_grants_are_kept_in_order_and_bounded,
+        sign_on::concurrent_grants_are_all_kept,
+        sign_on::a_user_session_ends_once,
+        sign_on::a_grant_racing_the_end_is_ended_with_it_or_refused,
+        sign_on::consents_are_remembered_replaced_and_forgotten,
+        sign_on::purging_drops_expired_user_sessions_and_consents,
+    ]
 }
 
 fn key_rules<S: KeyStore + Purge>() -> Vec<Rule<S>> {

@@ -1,0 +1,260 @@
+//! Single sign-on: [`UserSessionStore`] (signed-in browsers and the grants issued in them) and
+//! [`ConsentStore`] (remembered approvals).
+//!
+//! A session's grants are rows of their own, numbered by the session's `last_grant`: a grant
+//! increments it (locking the session's row until its write commits), inserts its row and
+//! deletes the rows that fell past [`MAX_SESSION_GRANTS`], so concurrent grants each keep
+//! theirs and the bound holds after every write. Ending a session deletes its row first
+//! (`DELETE … RETURNING`: of concurrent callers, one gets it), then takes its grants, in one
+//! transaction.
+
+use async_trait::async_trait;
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+
+use super::backend::Backend;
+use super::columns::{secs, store_error};
+use super::rows::{NextGrantRow, ScopeRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow};
+use super::{SqlStore, Statements, text};
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+use crate::store::{
+    ConsentStore, FamilyId, MAX_SESSION_GRANTS, UserId, UserSession, UserSessionStore,
+};
+
+/// [`MAX_SESSION_GRANTS`] as a grant number's distance.
+const KEPT_GRANTS: i64 = MAX_SESSION_GRANTS as i64;
+
+#[async_trait]
+impl<DB> UserSessionStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+    for<'r> Option<String>: Decode<'r, DB>,
+    for<'r> Option<Vec<u8>>: Decode<'r, DB>,
+{
+    async fn insert_user_session(
+        &self,
+        id: &SecretDigest,
+        session: UserSession,
+        _now: UnixTime,
+    ) -> Result<(), StoreError> {
+        // Expired sessions are never found; `purge_expired` deletes them. A session arrives
+        // with at most MAX_SESSION_GRANTS grants; should it carry more, the newest are kept, as
+        // adding them one by one would.
+        let skipped = session.grants.len().saturating_sub(MAX_SESSION_GRANTS);
+        let grants = &session.grants[skipped..];
+        // A list of strings cannot fail to serialize.
+        let amr = serde_json::to_string(&session.amr).unwrap_or_default();
+        let expires_at = secs(session.expires_at);
+        store_write!(self, Statements::Many, |conn| {
+            sqlx::query(text::UPSERT_USER_SESSION)
+                .bind(id.as_bytes().as_slice())
+                .bind(session.user.id().as_str())
+                .bind(session.user.username())
+                .bind(session.sid.as_str())
+                .bind(secs(session.auth_time))
+                .bind(amr.as_str())
+                .bind(expires_at)
+                .bind(grant_number(grants.len()))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            // A session kept under this digest before takes its grants with it.
+            sqlx::query(text::FORGET_SESSION_GRANTS)
+                .bind(id.as_bytes().as_slice())
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            for (number, (client, family)) in (1..).zip(grants) {
+                insert_grant(&mut *conn, id, number, client, *family, expires_at).await?;
+            }
+            Ok(())
+        })
+    }
+
+    async fn find_user_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<UserSession>, StoreError> {
+        let rows: Vec<UserSessionGrantRow> = sqlx::query_as(text::FIND_USER_SESSION)
+            .bind(id.as_bytes().as_slice())
+            .bind(secs(now))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        UserSessionGrantRow::into_session(rows)
+    }
+
+    async fn add_session_grant(
+        &self,
+        id: &SecretDigest,
+        client: &ClientId,
+        family: FamilyId,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        store_write!(self, Statements::Many, |conn| {
+            let next: Option<NextGrantRow> = sqlx::query_as(text::NEXT_SESSION_GRANT)
+                .bind(id.as_bytes().as_slice())
+                .bind(secs(now))
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            let Some(next) = next else {
+                return Ok(false);
+            };
+            let number = next.last_grant;
+            insert_grant(&mut *conn, id, number, client, family, next.expires_at).await?;
+            if number > KEPT_GRANTS {
+                sqlx::query(text::FORGET_OLD_SESSION_GRANTS)
+                    .bind(id.as_bytes().as_slice())
+                    .bind(number - KEPT_GRANTS)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(store_error::<DB>)?;
+            }
+            Ok(true)
+        })
+    }
+
+    async fn end_user_session(
+        &self,
+        id: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<UserSession>, StoreError> {
+        store_write!(self, Statements::Many, |conn| {
+            // The session's row first: the delete that removes it is the one caller that
+            // ends it; the others find no row and take nothing.
+            let ended: Option<UserSessionRow> = sqlx::query_as(text::END_USER_SESSION)
+                .bind(id.as_bytes().as_slice())
+                .bind(secs(now))
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            let Some(ended) = ended else {
+                return Ok(None);
+            };
+            let mut grants: Vec<SessionGrantRow> = sqlx::query_as(text::TAKE_SESSION_GRANTS)
+                .bind(id.as_bytes().as_slice())
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            // `DELETE … RETURNING` answers rows in no particular order.
+            grants.sort_by_key(|grant| grant.seq);
+            let grants = grants
+                .into_iter()
+                .map(SessionGrantRow::into_grant)
+                .collect::<Result<_, _>>()?;
+            ended.into_session(grants).map(Some)
+        })
+    }
+}
+
+/// The grant numbered `number` of session `id`: `client` issued tokens of `family`, kept until
+/// the session's `expires_at` (Unix seconds).
+async fn insert_grant<'e, DB, E>(
+    executor: E,
+    id: &SecretDigest,
+    number: i64,
+    client: &ClientId,
+    family: FamilyId,
+    expires_at: i64,
+) -> Result<(), StoreError>
+where
+    DB: Backend,
+    E: Executor<'e, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(text::INSERT_SESSION_GRANT)
+        .bind(id.as_bytes().as_slice())
+        .bind(number)
+        .bind(client.as_str())
+        .bind(family.to_bytes().as_slice())
+        .bind(expires_at)
+        .execute(executor)
+        .await
+        .map_err(store_error::<DB>)?;
+    Ok(())
+}
+
+/// How many grants a session arrived with, as its `last_grant` (at most
+/// [`MAX_SESSION_GRANTS`], so it fits).
+fn grant_number(grants: usize) -> i64 {
+    i64::try_from(grants).unwrap_or(i64::MAX)
+}
+
+#[async_trait]
+impl<DB> ConsentStore for SqlStore<DB>
+where
+    DB: Backend,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'r> String: Decode<'r, DB> + Type<DB>,
+{
+    async fn remember_consent(
+        &self,
+        user: &UserId,
+        client: &ClientId,
+        scope: &Scope,
+        expires_at: UnixTime,
+        _now: UnixTime,
+    ) -> Result<(), StoreError> {
+        // One statement: of concurrent approvals, the last to commit is kept whole. An expired
+        // approval is never found; `purge_expired` deletes it.
+        store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::UPSERT_CONSENT)
+                .bind(user.as_str())
+                .bind(client.as_str())
+                .bind(scope.as_str())
+                .bind(secs(expires_at))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            Ok(())
+        })
+    }
+
+    async fn find_consent(
+        &self,
+        user: &UserId,
+        client: &ClientId,
+        now: UnixTime,
+    ) -> Result<Option<Scope>, StoreError> {
+        let row: Option<ScopeRow> = sqlx::query_as(text::FIND_CONSENT)
+            .bind(user.as_str())
+            .bind(client.as_str())
+            .bind(secs(now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error::<DB>)?;
+        row.map(ScopeRow::into_scope).transpose()
+    }
+
+    async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError> {
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::FORGET_CONSENT)
+                .bind(user.as_str())
+                .bind(client.as_str())
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)
+        })?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
+}

@@ -1,0 +1,346 @@
+//! The rules of single sign-on: [`UserSessionStore`] (a signed-in browser, found by the digest
+//! of its cookie, with the grants issued in it, ended once) and [`ConsentStore`] (remembered
+//! approvals), and purging them.
+
+use std::time::Duration;
+
+use futures_util::future::{join, join_all};
+
+use super::{Must as _, NOW, alice, at, client_id, digest, family_id, scope};
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::secret::SecretDigest;
+use crate::store::{
+    ConsentStore, FamilyId, MAX_SESSION_GRANTS, Purge, User, UserId, UserSession, UserSessionStore,
+};
+
+/// Alice, signed in a minute ago with a password and a one-time code (RFC 8176), for an hour.
+fn user_session() -> UserSession {
+    let amr = vec!["pwd".to_owned(), "otp".to_owned()];
+    let sid = format!("sid-{}", super::unique());
+    UserSession::new(
+        alice(),
+        sid,
+        NOW.minus(Duration::from_secs(60)),
+        amr,
+        at(3600),
+    )
+}
+
+fn bob() -> User {
+    User::new(UserId::new("u2"), "bob@example.com")
+}
+
+/// Another client than [`client_id`], numbered `n`.
+fn other_client(n: usize) -> ClientId {
+    ClientId::new(format!("client-{n}")).must("make a client id")
+}
+
+/// A new session kept under a new digest, now.
+async fn kept(store: &impl UserSessionStore, session: UserSession) -> SecretDigest {
+    let id = digest("browser cookie");
+    let inserted = store.insert_user_session(&id, session, NOW).await;
+    inserted.must("insert_user_session");
+    id
+}
+
+async fn find(
+    store: &impl UserSessionStore,
+    id: &SecretDigest,
+    at: UnixTime,
+) -> Option<UserSession> {
+    store
+        .find_user_session(id, at)
+        .await
+        .must("find_user_session")
+}
+
+async fn add_grant(
+    store: &impl UserSessionStore,
+    id: &SecretDigest,
+    grant: &(ClientId, FamilyId),
+    at: UnixTime,
+) -> bool {
+    let added = store.add_session_grant(id, &grant.0, grant.1, at).await;
+    added.must("add_session_grant")
+}
+
+/// Finds session `id` from many callers at once, so that a store over a pool of connections
+/// opens them all: the racers that follow then meet at the database, instead of queueing one
+/// by one for connections still being opened.
+async fn warm_up(store: &impl UserSessionStore, id: &SecretDigest) {
+    for found in join_all((0..32).map(|_| store.find_user_session(id, NOW))).await {
+        found.must("find_user_session");
+    }
+}
+
+/// `n` grants, each of a new family, to clients in turn.
+fn grants(n: usize) -> Vec<(ClientId, FamilyId)> {
+    (0..n).map(|i| (other_client(i % 5), family_id())).collect()
+}
+
+pub(super) async fn a_user_session_is_found_by_its_digest_until_it_expires<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let session = user_session();
+    let id = kept(store, session.clone()).await;
+    // Another browser, of another user, kept with grants already (each field its own).
+    let mut other = UserSession::new(bob(), "another sid", NOW, vec!["pwd".to_owned()], at(60));
+    other = other.with_grants(grants(2));
+    let other_id = kept(store, other.clone()).await;
+
+    assert_eq!(find(store, &id, NOW).await, Some(session.clone()));
+    assert_eq!(
+        find(store, &id, at(3599)).await,
+        Some(session),
+        "finding changed it"
+    );
+    assert_eq!(
+        find(store, &id, at(3600)).await,
+        None,
+        "found at its expiry"
+    );
+    assert_eq!(find(store, &id, at(3601)).await, None, "found after it");
+    assert_eq!(find(store, &other_id, NOW).await, Some(other));
+    let unknown = digest("browser cookie");
+    assert_eq!(find(store, &unknown, NOW).await, None, "an unknown digest");
+}
+
+pub(super) async fn session_grants_are_kept_in_order_and_bounded<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let session = user_session();
+    let id = kept(store, session.clone()).await;
+    let issued = grants(MAX_SESSION_GRANTS + 6);
+    for grant in &issued {
+        assert!(add_grant(store, &id, grant, NOW).await, "a live session");
+    }
+    let newest = issued[6..].to_vec();
+    let found = find(store, &id, NOW).await.map(|s| s.grants);
+    assert_eq!(
+        found.as_ref().map(Vec::len),
+        Some(MAX_SESSION_GRANTS),
+        "grants past the bound are kept"
+    );
+    assert_eq!(found, Some(newest.clone()), "the newest, oldest first");
+
+    let late = (client_id(), family_id());
+    let expired = add_grant(store, &id, &late, at(3600)).await;
+    assert!(!expired, "a grant added to an expired session");
+    let unknown = digest("browser cookie");
+    let added = add_grant(store, &unknown, &late, NOW).await;
+    assert!(!added, "a grant added to an unknown session");
+    assert_eq!(
+        find(store, &id, NOW).await,
+        Some(session.with_grants(newest)),
+        "a refused grant changed the session"
+    );
+}
+
+pub(super) async fn concurrent_grants_are_all_kept<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let id = kept(store, user_session()).await;
+    warm_up(store, &id).await;
+    let issued = grants(16);
+    let added = join_all(
+        issued
+            .iter()
+            .map(|(client, family)| store.add_session_grant(&id, client, *family, NOW)),
+    )
+    .await;
+    for added in added {
+        assert!(added.must("add_session_grant"), "a live session");
+    }
+    let mut found = find(store, &id, NOW).await.map(|s| s.grants);
+    // Concurrent grants are kept in whichever order they came.
+    if let Some(grants) = found.as_mut() {
+        grants.sort_by_key(|(_, f)| *f);
+    }
+    let mut expected = issued;
+    expected.sort_by_key(|(_, f)| *f);
+    assert_eq!(
+        found,
+        Some(expected),
+        "of 16 concurrent grants, each is kept once"
+    );
+}
+
+pub(super) async fn a_user_session_ends_once<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let session = user_session().with_grants(grants(1));
+    let id = kept(store, session.clone()).await;
+    let more = grants(2);
+    for grant in &more {
+        assert!(add_grant(store, &id, grant, NOW).await);
+    }
+    let mut expected = session.grants.clone();
+    expected.extend(more);
+    let expected = session.with_grants(expected);
+
+    warm_up(store, &id).await;
+    let ends = join_all((0..50).map(|_| store.end_user_session(&id, NOW))).await;
+    let mut ended = Vec::new();
+    for end in ends {
+        ended.extend(end.must("end_user_session"));
+    }
+    assert_eq!(
+        ended,
+        vec![expected],
+        "of 50 callers, exactly one ends the session, with its grants"
+    );
+    assert_eq!(
+        find(store, &id, NOW).await,
+        None,
+        "an ended session is found"
+    );
+    let late = (client_id(), family_id());
+    assert!(
+        !add_grant(store, &id, &late, NOW).await,
+        "a grant added to an ended session"
+    );
+
+    let expired = kept(store, user_session()).await;
+    let ended = store.end_user_session(&expired, at(3600)).await;
+    assert_eq!(ended.must("end_user_session"), None, "ended at its expiry");
+    let unknown = digest("browser cookie");
+    let ended = store.end_user_session(&unknown, NOW).await;
+    assert_eq!(ended.must("end_user_session"), None, "an unknown digest");
+}
+
+/// Logout racing grants: each grant either happened before the end (and the end answers it)
+/// or after (and was refused); none is answered added and then lost.
+pub(super) async fn a_grant_racing_the_end_is_ended_with_it_or_refused<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let id = kept(store, user_session()).await;
+    warm_up(store, &id).await;
+    let issued = grants(16);
+    let adds = join_all(
+        issued
+            .iter()
+            .map(|(client, family)| store.add_session_grant(&id, client, *family, NOW)),
+    );
+    let (added, ended) = join(adds, store.end_user_session(&id, NOW)).await;
+    let mut added: Vec<_> = issued
+        .into_iter()
+        .zip(added)
+        .filter_map(|(grant, added)| added.must("add_session_grant").then_some(grant))
+        .collect();
+    let ended = ended.must("end_user_session");
+    let mut ended = ended.map(|s| s.grants).unwrap_or_default();
+    added.sort_by_key(|(_, f)| *f);
+    ended.sort_by_key(|(_, f)| *f);
+    assert_eq!(
+        ended, added,
+        "the ended session's grants are those answered added"
+    );
+    assert_eq!(
+        find(store, &id, NOW).await,
+        None,
+        "an ended session is found"
+    );
+}
+
+async fn remember(
+    store: &impl ConsentStore,
+    user: &User,
+    client: &ClientId,
+    approved: &str,
+    until: UnixTime,
+) {
+    let remembered = store
+        .remember_consent(user.id(), client, &scope(approved), until, NOW)
+        .await;
+    remembered.must("remember_consent");
+}
+
+async fn consent(
+    store: &impl ConsentStore,
+    user: &User,
+    client: &ClientId,
+    at: UnixTime,
+) -> Option<String> {
+    let found = store.find_consent(user.id(), client, at).await;
+    found.must("find_consent").map(|s| s.as_str().to_owned())
+}
+
+pub(super) async fn consents_are_remembered_replaced_and_forgotten<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let (alice, bob, client, other) = (alice(), bob(), client_id(), other_client(1));
+    assert_eq!(
+        consent(store, &alice, &client, NOW).await,
+        None,
+        "never given"
+    );
+    remember(store, &alice, &client, "openid profile", at(3600)).await;
+    remember(store, &bob, &client, "openid", at(3600)).await;
+    remember(store, &alice, &other, "email", at(3600)).await;
+    let found = consent(store, &alice, &client, at(3599)).await;
+    assert_eq!(found.as_deref(), Some("openid profile"));
+    let found = consent(store, &bob, &client, NOW).await;
+    assert_eq!(found.as_deref(), Some("openid"), "kept per user");
+    let found = consent(store, &alice, &other, NOW).await;
+    assert_eq!(found.as_deref(), Some("email"), "kept per client");
+
+    // Replaced whole: scope and expiry.
+    remember(store, &alice, &client, "email openid", at(60)).await;
+    let found = consent(store, &alice, &client, at(59)).await;
+    assert_eq!(found.as_deref(), Some("email openid"), "replaced");
+    let found = consent(store, &alice, &client, at(60)).await;
+    assert_eq!(found, None, "found at its expiry");
+    let found = consent(store, &bob, &client, at(60)).await;
+    assert_eq!(found.as_deref(), Some("openid"), "another user's changed");
+
+    let forgot = store.forget_consent(alice.id(), &other).await;
+    assert!(forgot.must("forget_consent"), "forgetting what was given");
+    assert_eq!(consent(store, &alice, &other, NOW).await, None, "forgotten");
+    let again = store.forget_consent(alice.id(), &other).await;
+    assert!(!again.must("forget_consent"), "forgetting twice");
+    let found = consent(store, &bob, &client, NOW).await;
+    assert_eq!(
+        found.as_deref(),
+        Some("openid"),
+        "forgetting reached another user"
+    );
+    remember(store, &alice, &other, "profile", at(3600)).await;
+    let found = consent(store, &alice, &other, NOW).await;
+    assert_eq!(
+        found.as_deref(),
+        Some("profile"),
+        "given again once forgotten"
+    );
+}
+
+pub(super) async fn purging_drops_expired_user_sessions_and_consents<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore + Purge,
+{
+    // One session and one approval expire at NOW + 60, one of each lives on; both sessions
+    // have grants, which go with their session and are not counted apart.
+    let live = user_session().with_grants(grants(2));
+    let live_id = kept(store, live.clone()).await;
+    let mut expired = user_session().with_grants(grants(1));
+    expired.expires_at = at(60);
+    let expired_id = kept(store, expired).await;
+    assert!(add_grant(store, &expired_id, &(client_id(), family_id()), NOW).await);
+    let (alice, client, other) = (alice(), client_id(), other_client(1));
+    remember(store, &alice, &client, "openid", at(3600)).await;
+    remember(store, &alice, &other, "openid", at(60)).await;
+
+    let purged = store.purge_expired(at(60)).await.must("purge_expired");
+    assert_eq!(purged, 2, "one session and one approval expired");
+    let purged = store.purge_expired(at(60)).await.must("purge_expired");
+    assert_eq!(purged, 0, "a second purge finds nothing more");
+    assert_eq!(find(store, &live_id, at(60)).await, Some(live));
+    let found = consent(store, &alice, &client, at(60)).await;
+    assert_eq!(found.as_deref(), Some("openid"));
+}
