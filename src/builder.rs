@@ -56,6 +56,8 @@ pub struct AuthorizationServerBuilder {
     keys: Option<Arc<dyn KeyStore>>,
     user_sessions: Option<Arc<dyn UserSessionStore>>,
     consents: Option<Arc<dyn ConsentStore>>,
+    /// Where outbound requests go (back-channel logout).
+    outbound: Option<Arc<dyn crate::outbound::Outbound>>,
     key_encryption: Option<KeyEncryptionKey>,
     single_node: bool,
     /// How long a browser stays signed in (zero: no single sign-on).
@@ -136,6 +138,7 @@ impl Default for AuthorizationServerBuilder {
             keys: None,
             user_sessions: None,
             consents: None,
+            outbound: None,
             key_encryption: None,
             single_node: false,
             session_ttl: Duration::from_secs(86_400),

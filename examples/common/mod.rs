@@ -58,7 +58,8 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // Every event as a JSON line on standard output (the request log goes to stderr).
         .events(std::sync::Arc::new(events::JsonLines));
     let builder = sender_constrained(builder);
-    let builder = openid_connect(builder);
+    let builder = openid_connect(builder, settings)?;
+    let builder = builder.session_ttl(settings.session_ttl);
     // The demo serves plain HTTP on whatever address it is given (CONTRACT.md); a deployment
     // puts TLS in front and gives an https issuer, and grantor refuses a non-loopback http one
     // unless told, as here, that it is meant.
@@ -99,14 +100,49 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
 
 /// OpenID Connect as CONTRACT.md part 3 has it: ID tokens (RS256 unless a client registered
 /// ES256 or EdDSA), userinfo and the discovery document.
+/// With feature `outbound`, back-channel logout tokens are posted to clients (loopback allowed
+/// only under `--fetch-allow-loopback 1`, for tests).
 #[cfg(feature = "oidc")]
-fn openid_connect(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
-    builder.openid_connect(grantor::settings::OpenIdConnect::default())
+fn openid_connect(
+    builder: AuthorizationServerBuilder,
+    settings: &Settings,
+) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
+    let builder = builder.openid_connect(grantor::settings::OpenIdConnect::default());
+    outbound(builder, settings)
 }
 
 #[cfg(not(feature = "oidc"))]
-fn openid_connect(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
-    builder
+fn openid_connect(
+    builder: AuthorizationServerBuilder,
+    _settings: &Settings,
+) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
+    Ok(builder)
+}
+
+#[cfg(all(feature = "oidc", feature = "outbound"))]
+fn outbound(
+    builder: AuthorizationServerBuilder,
+    settings: &Settings,
+) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
+    use grantor::outbound::HttpOutbound;
+    let extra_root = match &settings.fetch_ca_file {
+        Some(path) => Some(std::fs::read(path)?),
+        None => None,
+    };
+    let outbound = if settings.fetch_allow_loopback || extra_root.is_some() {
+        HttpOutbound::for_tests(extra_root.as_deref())?
+    } else {
+        HttpOutbound::new()?
+    };
+    Ok(builder.outbound(std::sync::Arc::new(outbound)))
+}
+
+#[cfg(all(feature = "oidc", not(feature = "outbound")))]
+fn outbound(
+    builder: AuthorizationServerBuilder,
+    _settings: &Settings,
+) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
+    Ok(builder)
 }
 
 /// Self-registration as CONTRACT.md has it: open to anyone (no initial access token), only the

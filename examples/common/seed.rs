@@ -17,9 +17,18 @@ pub(crate) const REDIRECTS: [&str; 2] = [
     "http://localhost:8081/callback",
 ];
 
+/// Where a logout may send the browser back, for every seeded client (CONTRACT.md part 3).
+pub(crate) const LOGGED_OUT: [&str; 2] = [
+    "http://127.0.0.1:8081/logged-out",
+    "http://localhost:8081/logged-out",
+];
+
 /// The contract's clients (only secret verifiers are kept); `api-server` serves `audience`.
 fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error>> {
     let with_redirects = |b: ClientBuilder| {
+        let b = LOGGED_OUT
+            .iter()
+            .fold(b, |b, uri| b.post_logout_redirect_uri(*uri));
         REDIRECTS
             .iter()
             .fold(b, |b, uri| b.redirect_uri(*uri))

@@ -19,6 +19,12 @@ pub struct Settings {
     pub store: StoreChoice,
     /// `GRANTOR_KEY_ENCRYPTION_KEY` (environment only): encrypts signing and sealing keys at rest.
     pub key_encryption: Option<grantor::store::KeyEncryptionKey>,
+    /// `--session-ttl`: how long a browser stays signed in (zero: no single sign-on).
+    pub session_ttl: Duration,
+    /// `--fetch-allow-loopback 1` (tests only): outbound requests may reach loopback addresses.
+    pub fetch_allow_loopback: bool,
+    /// `--fetch-ca-file` (tests only): a PEM root certificate trusted for outbound `https`.
+    pub fetch_ca_file: Option<String>,
 }
 
 /// The demo's store: `--store memory|sqlite:PATH|postgres:URL` (`GRANTOR_STORE`).
@@ -107,6 +113,9 @@ impl Settings {
         let mut refresh_grace = std::env::var("GRANTOR_REFRESH_GRACE").ok();
         let mut access_tokens = std::env::var("GRANTOR_ACCESS_TOKENS").ok();
         let mut device_code_ttl = std::env::var("GRANTOR_DEVICE_CODE_TTL").ok();
+        let mut session_ttl = std::env::var("GRANTOR_SESSION_TTL").ok();
+        let mut fetch_allow_loopback = std::env::var("GRANTOR_FETCH_ALLOW_LOOPBACK").ok();
+        let mut fetch_ca_file = std::env::var("GRANTOR_FETCH_CA_FILE").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -122,15 +131,21 @@ impl Settings {
                 "--refresh-grace" => &mut refresh_grace,
                 "--access-tokens" => &mut access_tokens,
                 "--device-code-ttl" => &mut device_code_ttl,
+                "--session-ttl" => &mut session_ttl,
+                "--fetch-allow-loopback" => &mut fetch_allow_loopback,
+                "--fetch-ca-file" => &mut fetch_ca_file,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
                                 [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1]\n\
                                 [--refresh-grace SECONDS] [--access-tokens opaque|jwt]\n\
-                                [--device-code-ttl SECONDS]\n\
+                                [--device-code-ttl SECONDS] [--session-ttl SECONDS]\n\
+                                [--fetch-allow-loopback 0|1] [--fetch-ca-file PEM]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
-                                GRANTOR_DEVICE_CODE_TTL; GRANTOR_KEY_ENCRYPTION_KEY, environment only)"
+                                GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
+                                GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE;\n\
+                                GRANTOR_KEY_ENCRYPTION_KEY, environment only)"
                             .to_owned(),
                     );
                 }
@@ -160,6 +175,15 @@ impl Settings {
                 Duration::from_secs(s.parse().map_err(|e| format!("bad device code TTL: {e}"))?)
             }
             None => Duration::from_secs(600),
+        };
+        let session_ttl = match session_ttl {
+            Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad session TTL: {e}"))?),
+            None => Duration::from_secs(86_400),
+        };
+        let fetch_allow_loopback = match fetch_allow_loopback.as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(other) => return Err(format!("bad --fetch-allow-loopback {other}: 0 or 1")),
         };
         let profile = match profile.as_deref() {
             None | Some("oauth2") => grantor::settings::Profile::OAuth2,
@@ -193,6 +217,9 @@ impl Settings {
             jwt_access_tokens,
             store,
             key_encryption,
+            session_ttl,
+            fetch_allow_loopback,
+            fetch_ca_file,
         })
     }
 }

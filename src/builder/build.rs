@@ -96,6 +96,7 @@ impl AuthorizationServerBuilder {
             &paths.pushed_requests,
             &paths.device_authorization,
             &paths.userinfo,
+            &paths.end_session,
         ];
         if !all_paths.iter().all(|p| check_path(p)) {
             return Err(ConfigError::EndpointPath);
@@ -143,6 +144,7 @@ impl AuthorizationServerBuilder {
             openid,
             session_ttl: self.session_ttl,
             consent_ttl: self.consent_ttl,
+            backchannel_logout: self.outbound.is_some(),
         };
         let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
         let users = self.users.ok_or(ConfigError::Missing("users"))?;
@@ -218,6 +220,7 @@ impl AuthorizationServerBuilder {
             id_tokens: wired.id_tokens,
             user_sessions,
             consents,
+            outbound: self.outbound,
         }))
     }
 }

@@ -112,6 +112,16 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// Where grantor's outbound requests go: OpenID Connect Back-Channel Logout tokens, posted
+    /// to each client that registered a `backchannel_logout_uri` when a session it was issued
+    /// tokens in ends. Without it, back-channel logout is not offered
+    /// (`backchannel_logout_supported: false`). [`HttpOutbound`](crate::outbound::HttpOutbound)
+    /// (feature `outbound`) is the default implementation.
+    pub fn outbound(mut self, outbound: Arc<dyn crate::outbound::Outbound>) -> Self {
+        self.outbound = Some(outbound);
+        self
+    }
+
     /// How long a browser stays signed in after a sign-in (default a day): while it does, an
     /// authorization request from it needs no password, for any client (single sign-on), and
     /// ID tokens carry the session's `sid` and `auth_time`. Zero: no single sign-on; every

@@ -48,10 +48,13 @@ const KNOWN: &[&str] = &[
     "id_token_hint",
     // RFC 6750 §2.2: a bearer token in a form body (userinfo).
     "access_token",
+    // RP-Initiated Logout 1.0 §2, and the logout confirmation's button.
+    "post_logout_redirect_uri",
+    "logout",
 ];
 
 /// The slot of `nonce`, the first of the parameters OpenID Connect adds (`nonce` through
-/// `access_token`, all after the OAuth ones).
+/// `logout`, all after the OAuth ones).
 const FIRST_OPENID_SLOT: usize = 28;
 
 // `parse` tracks the names it has seen in a `u64`.
@@ -199,6 +202,8 @@ fn slot(name: &str) -> Option<usize> {
         "login_hint" => 31,
         "id_token_hint" => 32,
         "access_token" => 33,
+        "post_logout_redirect_uri" => 34,
+        "logout" => 35,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

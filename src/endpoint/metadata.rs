@@ -59,6 +59,11 @@ struct Metadata<'a> {
 #[derive(Serialize)]
 struct OpenIdMetadata {
     userinfo_endpoint: String,
+    /// RP-Initiated Logout 1.0 §2.1.
+    end_session_endpoint: String,
+    /// Back-Channel Logout 1.0 §2.1: with an outbound HTTP seam to send logout tokens.
+    backchannel_logout_supported: bool,
+    backchannel_logout_session_supported: bool,
     subject_types_supported: &'static [&'static str],
     id_token_signing_alg_values_supported: Vec<&'static str>,
     claims_supported: Vec<&'static str>,
@@ -147,6 +152,9 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     };
     let openid = config.openid.as_ref().map(|_| OpenIdMetadata {
         userinfo_endpoint: url(&paths.userinfo),
+        end_session_endpoint: url(&paths.end_session),
+        backchannel_logout_supported: config.backchannel_logout,
+        backchannel_logout_session_supported: config.backchannel_logout,
         subject_types_supported: &["public"],
         id_token_signing_alg_values_supported: SigningAlgorithm::ALL
             .iter()

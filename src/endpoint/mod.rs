@@ -11,6 +11,7 @@ pub(crate) mod device;
 pub(crate) mod form;
 pub(crate) mod introspect;
 pub(crate) mod json;
+pub(crate) mod logout;
 pub(crate) mod metadata;
 pub(crate) mod par;
 pub(crate) mod parse;

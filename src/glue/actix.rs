@@ -327,6 +327,11 @@ pub fn routes(site: &Site) -> impl Fn(&mut web::ServiceConfig) + Clone {
                 Box::pin(async move { s.device(&r).await })
             }));
         }
+        if server.settings().openid.is_some() {
+            config.service(resource(site.end_session_path(), server, &site, |s, r| {
+                Box::pin(async move { s.logout(&r).await })
+            }));
+        }
         endpoints(server)(config);
     }
 }

@@ -260,6 +260,14 @@ where
             }),
         );
     }
+    if server.settings().openid.is_some() {
+        router = router.route(
+            site.end_session_path(),
+            endpoint(server, site, |s, r| {
+                Box::pin(async move { s.logout(&r).await })
+            }),
+        );
+    }
     router
         .layer(DefaultBodyLimit::max(server.max_body_bytes()))
         .merge(endpoints(server))

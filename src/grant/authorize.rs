@@ -115,11 +115,12 @@ pub struct PendingAuthorization {
     pub(crate) created_at: UnixTime,
     /// The device flow this authorization answers (RFC 8628), for [`ResponseType::Device`].
     pub(crate) device: Option<DeviceRef>,
-    /// What an OpenID Connect request (the scope holds `openid`) asks beyond OAuth's.
-    pub(crate) openid: Option<OpenIdRequest>,
+    /// What an OpenID Connect request (the scope holds `openid`) asks beyond OAuth's; boxed,
+    /// so that a plain OAuth request carries a pointer's worth.
+    pub(crate) openid: Option<Box<OpenIdRequest>>,
     /// Who signed in for it and when, once grantor's sign-in has: `None` while the user has
     /// not, and for a host that signs users in itself (then the decision is the sign-in).
-    pub(crate) authenticated: Option<Authenticated>,
+    pub(crate) authenticated: Option<Box<Authenticated>>,
 }
 
 /// How the user of a pending authorization signed in: by a password now, or earlier in the
@@ -348,7 +349,7 @@ pub(crate) async fn validate<'r>(
             code_challenge: checked.code_challenge,
             created_at: now,
             device: None,
-            openid: checked.openid,
+            openid: checked.openid.map(Box::new),
             authenticated: None,
         }),
         Err(error) => Validated::Redirect(error, reply_to),

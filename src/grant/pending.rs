@@ -54,8 +54,8 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
         created_at: pending.created_at.as_secs(),
         device: pending.device.clone(),
-        openid: pending.openid.clone(),
-        authenticated: pending.authenticated.clone(),
+        openid: pending.openid.as_deref().cloned(),
+        authenticated: pending.authenticated.as_deref().cloned(),
     };
     // A struct of strings and integers always serializes.
     serde_json::to_string(&stored).unwrap_or_default()
@@ -110,7 +110,7 @@ pub(crate) async fn from_session(
         code_challenge,
         created_at: UnixTime::from_secs(stored.created_at),
         device: stored.device,
-        openid: stored.openid,
-        authenticated: stored.authenticated,
+        openid: stored.openid.map(Box::new),
+        authenticated: stored.authenticated.map(Box::new),
     })
 }

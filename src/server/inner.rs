@@ -15,6 +15,7 @@ use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, ClientAssertions, SecretCache};
 use crate::grant::decide::Decide;
 use crate::grant::id_token::IdTokens;
+use crate::grant::logout::Logout;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
@@ -70,6 +71,8 @@ pub(crate) struct Inner {
     pub(crate) user_sessions: Arc<dyn UserSessionStore>,
     /// Remembered approvals.
     pub(crate) consents: Arc<dyn ConsentStore>,
+    /// Where outbound requests go (back-channel logout); `None`: none are made.
+    pub(crate) outbound: Option<Arc<dyn crate::outbound::Outbound>>,
 }
 
 impl Inner {
@@ -110,6 +113,20 @@ impl Inner {
             form_lifetime: self.config.lifetimes.authorization_request,
             sign_on: self.sign_on(),
         }
+    }
+
+    /// What logout needs, when the server is an OpenID Connect provider.
+    pub(crate) fn logout(&self) -> Option<Logout<'_>> {
+        Some(Logout {
+            clients: &*self.clients,
+            sessions: &*self.user_sessions,
+            tokens: &*self.tokens,
+            id_tokens: self.id_tokens()?,
+            outbound: self.outbound.clone(),
+            events: Arc::clone(&self.events),
+            seal_keys: &self.seal_keys,
+            keys: &*self.keys,
+        })
     }
 
     /// What single sign-on needs.

@@ -66,6 +66,31 @@ pub enum Step {
     /// (approved) or that it was refused (denied). Nothing is sent to the device from here; it
     /// collects the answer on its next poll.
     DeviceAnswered(Decision),
+    /// Ask the person whether to log out (OpenID Connect RP-Initiated Logout 1.0 §2: a logout
+    /// request without a valid `id_token_hint`).
+    ConfirmLogout(LogoutPage),
+    /// The person is logged out and no client asked to have the browser back: say so, and
+    /// clear the single sign-on cookie ([`AuthorizationServer::clear_sign_on_cookie`]).
+    LoggedOut,
+}
+
+/// What the logout confirmation page shows and carries: a form `POST`ing to the end-session
+/// path the hidden `csrf` and a submit button `name="logout"`.
+#[derive(Clone)]
+pub struct LogoutPage {
+    /// The form's hidden input: the logout request, sealed and bound to the browser's cookie.
+    pub csrf: String,
+    /// The name of the client that asked, when it said which it is.
+    pub client_name: Option<String>,
+}
+
+impl fmt::Debug for LogoutPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogoutPage")
+            .field("csrf", &"<redacted>")
+            .field("client_name", &self.client_name)
+            .finish()
+    }
 }
 
 /// What the sign-in page shows and carries.
@@ -131,6 +156,8 @@ impl fmt::Debug for Step {
             Self::DeviceAnswered(decision) => {
                 f.debug_tuple("DeviceAnswered").field(decision).finish()
             }
+            Self::ConfirmLogout(page) => f.debug_tuple("ConfirmLogout").field(page).finish(),
+            Self::LoggedOut => f.write_str("LoggedOut"),
         }
     }
 }

@@ -104,6 +104,8 @@ pub(crate) struct Settings {
     pub(crate) session_ttl: Duration,
     /// How long an approval is remembered (zero: never).
     pub(crate) consent_ttl: Duration,
+    /// Whether logout tokens are sent (an outbound HTTP seam was given).
+    pub(crate) backchannel_logout: bool,
 }
 
 impl Settings {

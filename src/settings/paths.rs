@@ -29,6 +29,9 @@ pub struct EndpointPaths {
     /// The UserInfo endpoint (OpenID Connect Core §5.3, default `/api/oauth/userinfo`). Served
     /// only with OpenID Connect.
     pub userinfo: String,
+    /// The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0, default
+    /// `/api/oauth/logout`). Served only with OpenID Connect.
+    pub end_session: String,
 }
 
 impl Default for EndpointPaths {
@@ -43,6 +46,7 @@ impl Default for EndpointPaths {
             pushed_requests: "/api/oauth/par".to_owned(),
             device_authorization: "/api/oauth/device_authorization".to_owned(),
             userinfo: "/api/oauth/userinfo".to_owned(),
+            end_session: "/api/oauth/logout".to_owned(),
         }
     }
 }

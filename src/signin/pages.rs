@@ -5,7 +5,7 @@ use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::grant::password::SignInProblem;
-use crate::signin::{ApprovalPage, SignInPage};
+use crate::signin::{ApprovalPage, LogoutPage, SignInPage};
 
 /// The Content-Security-Policy of every page, unless [`Pages::content_security_policy`] says
 /// otherwise: nothing loads but inline styles, no framing, no `<base>`. (No `form-action`:
@@ -71,6 +71,35 @@ pub trait Pages: Send + Sync + 'static {
             Decision::Approve => "<h1>Device connected</h1><p>You may return to your device.</p>",
             Decision::Deny => "<h1>Request denied</h1><p>The device was not given access.</p>",
         })
+    }
+
+    /// The logout confirmation (OpenID Connect RP-Initiated Logout 1.0 §2): asks whether to
+    /// log out, with a form `POST`ing to `action` the hidden `csrf` (`page.csrf`) and a submit
+    /// button `name="logout"`.
+    fn logout(&self, page: &LogoutPage, action: &str) -> String {
+        let asked_by = page
+            .client_name
+            .as_deref()
+            .map(|name| {
+                format!(
+                    "<p><strong>{}</strong> asks to sign you out.</p>",
+                    escape_html(name)
+                )
+            })
+            .unwrap_or_default();
+        layout(&format!(
+            "<h1>Sign out?</h1>{asked_by}<p>You will be signed out of every application that \
+             uses this account here.</p><form method=\"post\" action=\"{action}\">\
+             <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+             <button type=\"submit\" name=\"logout\" value=\"yes\">Sign out</button></form>",
+            action = escape_html(action),
+            csrf = escape_html(&page.csrf),
+        ))
+    }
+
+    /// What the person sees once logged out, when no client asked for the browser back.
+    fn logged_out(&self) -> String {
+        layout("<h1>Signed out</h1><p>You are signed out. You may close this window.</p>")
     }
 
     /// A request that cannot continue and cannot go back to the client: an invalid

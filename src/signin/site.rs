@@ -55,6 +55,7 @@ pub struct Site {
     sign_in: Arc<str>,
     approval: Arc<str>,
     device: Option<Arc<str>>,
+    end_session: Arc<str>,
 }
 
 impl fmt::Debug for Site {
@@ -82,6 +83,10 @@ impl Site {
             sign_in: DEFAULT_SIGN_IN_PATH.into(),
             approval: DEFAULT_APPROVAL_PATH.into(),
             device: device_path(server),
+            end_session: {
+                let settings = server.settings();
+                settings.served_path(&settings.endpoints.end_session).into()
+            },
         }
     }
 
@@ -176,6 +181,20 @@ impl Site {
         self.render(step)
     }
 
+    /// The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0, `GET` or `POST`): the
+    /// confirmation page, the redirect back to the client, the logged-out page, or an error
+    /// page ([`AuthorizationServer::logout`]).
+    pub async fn logout<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        let step = self.server.logout(request).await;
+        self.render(step)
+    }
+
+    /// The path the end-session endpoint is served at (the issuer's own path, then
+    /// [`EndpointPaths::end_session`](crate::settings::EndpointPaths::end_session)).
+    pub fn end_session_path(&self) -> &str {
+        &self.end_session
+    }
+
     /// The device verification page (RFC 8628 §3.3): `GET` shows the code form, prefilled
     /// from the query's `user_code` (`verification_uri_complete`); `POST` takes the code typed
     /// and goes on to the sign-in page.
@@ -255,6 +274,17 @@ impl Site {
             }
             Step::DeviceAnswered(decision) => {
                 self.page(StatusCode::OK, self.pages.device_answered(decision), None)
+            }
+            Step::ConfirmLogout(page) => {
+                let html = self.pages.logout(&page, &self.end_session);
+                self.page(StatusCode::OK, html, None)
+            }
+            Step::LoggedOut => {
+                let mut response = self.page(StatusCode::OK, self.pages.logged_out(), None);
+                if let Ok(clear) = HeaderValue::from_str(&self.server.clear_sign_on_cookie()) {
+                    response.headers_mut().append(SET_COOKIE, clear);
+                }
+                response
             }
         }
     }

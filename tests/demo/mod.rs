@@ -256,6 +256,9 @@ fn enabled_features() -> Vec<&'static str> {
     if cfg!(feature = "oidc") {
         features.push("oidc");
     }
+    if cfg!(feature = "outbound") {
+        features.push("outbound");
+    }
     features
 }
 

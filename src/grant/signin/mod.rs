@@ -211,7 +211,7 @@ impl SignInForms<'_> {
             Err(Entered::Failed(error)) => return Err(error),
         };
         // The device page signs in for the device alone: no browser session is opened.
-        pending.authenticated = Some(Authenticated::by_password(now, None));
+        pending.authenticated = Some(Box::new(Authenticated::by_password(now, None)));
         let expires_at = now.plus(self.form_lifetime);
         self.open_approval(pending, user, None, expires_at, now)
             .await

@@ -64,12 +64,12 @@ impl SignOn<'_> {
         let Some(user) = self.users.find_user(session.user.id()).await? else {
             return Ok(Resumed::SignIn(pending));
         };
-        pending.authenticated = Some(Authenticated {
+        pending.authenticated = Some(Box::new(Authenticated {
             auth_time: session.auth_time,
             amr: session.amr,
             sid: Some(session.sid),
             session: Some(digest),
-        });
+        }));
         if self.approved(&pending, &user, now).await? {
             Ok(Resumed::Approved(pending, user))
         } else {
@@ -110,7 +110,7 @@ impl SignOn<'_> {
         now: UnixTime,
     ) -> Result<Option<String>, OAuthError> {
         if self.session_ttl.is_zero() {
-            pending.authenticated = Some(Authenticated::by_password(now, None));
+            pending.authenticated = Some(Box::new(Authenticated::by_password(now, None)));
             return Ok(None);
         }
         let (cookie, sid) = mint::user_session()?;
@@ -121,7 +121,10 @@ impl SignOn<'_> {
         self.sessions
             .insert_user_session(&digest, session, now)
             .await?;
-        pending.authenticated = Some(Authenticated::by_password(now, Some((sid, digest))));
+        pending.authenticated = Some(Box::new(Authenticated::by_password(
+            now,
+            Some((sid, digest)),
+        )));
         Ok(Some(cookie))
     }
 
