@@ -254,6 +254,12 @@ impl Client {
         self.openid.backchannel_logout_uri.as_deref()
     }
 
+    /// Whether it sends its secret in the token request's body (`client_secret_post`, RFC
+    /// 6749 §2.3.1) rather than with HTTP Basic; the other way is refused to it.
+    pub fn sends_secret_in_body(&self) -> bool {
+        self.openid.secret_in_body
+    }
+
     /// Its OpenID Connect members, as stores keep them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),

@@ -341,6 +341,9 @@ pub enum ClientError {
     /// A public client was given a retiring secret: it has no secret to rotate.
     #[error("a public client cannot have a retiring secret")]
     PublicRetiringSecret,
+    /// A client without a secret was told to send it in the body (`client_secret_post`).
+    #[error("only a client with a secret can send it in the request body")]
+    SecretInBodyWithoutSecret,
     /// A `jwks` is not a JWK Set of public keys within the limits, or a `jwks_uri` is not an
     /// `https` URL without a fragment (RFC 7591 §2).
     #[error("the client's keys must be a JWK Set of public keys or an https jwks_uri")]

@@ -15,6 +15,9 @@ use crate::secret::{
 pub(crate) enum ClientAuth<'a> {
     /// HTTP Basic credentials (`client_secret_basic`).
     Basic(Credentials),
+    /// `client_id` and `client_secret` in the body (`client_secret_post`, RFC 6749 §2.3.1),
+    /// for the clients registered to send them so.
+    Post(Credentials),
     /// `client_id` alone in the body: a public client (`none`).
     ClientId(&'a str),
     /// A JWT signed with one of the client's private keys (`private_key_jwt`, RFC 7523 §2.2),
@@ -53,6 +56,15 @@ impl Credentials {
     /// `text` holds the id, a colon at `colon`, then the secret.
     pub(crate) fn new(text: String, colon: usize) -> Self {
         Self { text, colon }
+    }
+
+    /// `client_id` and `client_secret` as a form sent them.
+    pub(crate) fn of(client_id: &str, secret: &str) -> Self {
+        let mut text = String::with_capacity(client_id.len() + 1 + secret.len());
+        text.push_str(client_id);
+        text.push(':');
+        text.push_str(secret);
+        Self::new(text, client_id.len())
     }
 
     /// The client id; never empty.
@@ -245,6 +257,8 @@ pub(crate) struct AuthorizationRequest<'a> {
 pub(crate) enum AuthMethod {
     /// `client_secret_basic`: a generated secret, sent with HTTP Basic (the RFC's default).
     ClientSecretBasic,
+    /// `client_secret_post`: a generated secret, sent in the token request's body.
+    ClientSecretPost,
     /// `none`: a public client, which must use PKCE.
     None,
     /// `private_key_jwt` (RFC 7523 §2.2): a JWT signed with one of the client's keys.
@@ -256,6 +270,7 @@ impl AuthMethod {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::ClientSecretBasic => "client_secret_basic",
+            Self::ClientSecretPost => "client_secret_post",
             Self::None => "none",
             Self::PrivateKeyJwt => "private_key_jwt",
         }
@@ -267,6 +282,8 @@ impl AuthMethod {
             Self::PrivateKeyJwt
         } else if client.is_public() {
             Self::None
+        } else if client.sends_secret_in_body() {
+            Self::ClientSecretPost
         } else {
             Self::ClientSecretBasic
         }

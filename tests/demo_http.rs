@@ -107,8 +107,9 @@ async fn check_metadata(base: &str) {
         methods.contains(&"client_secret_basic".to_owned()),
         "{metadata}"
     );
+    // `post-client` sends its secret in the body (CONTRACT.md part 3); no other client may.
     assert!(
-        !methods.contains(&"client_secret_post".to_owned()),
+        methods.contains(&"client_secret_post".to_owned()),
         "{metadata}"
     );
     assert!(strings(&metadata["code_challenge_methods_supported"]).contains(&"S256".to_owned()));
@@ -485,8 +486,9 @@ async fn check_public_client_pkce(base: &str) {
         ("another-code-verifier-of-at-least-43-characters-012", false),
         (verifier, true),
     ] {
-        // A fresh code each time: a code is spent by its first redemption, right or wrong.
-        let done = sign_in_via_authorize(&http, base, &with_pkce, ALICE).await;
+        // A fresh code each time: a code is spent by its first redemption, right or wrong. A
+        // fresh browser too: a signed-in one would get its code without the sign-in page.
+        let done = sign_in_via_authorize(&browser(), base, &with_pkce, ALICE).await;
         let code = callback_query(&done).remove("code").expect("a code");
         let reply = token(
             base,

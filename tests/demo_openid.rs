@@ -23,6 +23,7 @@ each_framework! {
     the_implicit_flow_answers_id_token_and_id_token_token_in_the_fragment => implicit;
     a_client_registered_for_es256_gets_es256_id_tokens => registered_algorithm;
     prompt_none_without_a_session_is_login_required => prompt_none;
+    post_client_sends_its_secret_in_the_body_and_basic_is_refused => secret_in_body;
 }
 
 const PUBLIC: &str = "public-client";
@@ -486,5 +487,52 @@ async fn prompt_none(framework: &str) {
     let query = callback_query(&reply);
     assert_eq!(query["error"], "login_required", "{query:?}");
     assert_eq!(query["state"], "p1");
+    server.assert_alive_and_calm();
+}
+
+async fn secret_in_body(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let code = |http: reqwest::Client| async move {
+        let params = [
+            ("response_type", "code"),
+            ("client_id", "post-client"),
+            ("redirect_uri", CALLBACK),
+            ("scope", "openid email"),
+            ("nonce", "n-post"),
+        ];
+        let done = sign_in_via_authorize(&http, base, &params, ALICE).await;
+        callback_query(&done)["code"].clone()
+    };
+    let first = code(browser()).await;
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &first),
+            ("redirect_uri", CALLBACK),
+            ("client_id", "post-client"),
+            ("client_secret", "post-secret"),
+        ],
+    )
+    .await;
+    let tokens = assert_tokens(&reply);
+    assert!(tokens["refresh_token"].is_string(), "{tokens}");
+    let (_, claims) = verified(base, tokens["id_token"].as_str().unwrap(), "post-client").await;
+    assert_eq!(claims["nonce"], "n-post");
+    // HTTP Basic is refused to it.
+    let second = code(browser()).await;
+    let reply = token(
+        base,
+        Some(("post-client", "post-secret")),
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &second),
+            ("redirect_uri", CALLBACK),
+        ],
+    )
+    .await;
+    assert_oauth_error(&reply, 401, "invalid_client");
     server.assert_alive_and_calm();
 }

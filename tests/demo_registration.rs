@@ -178,7 +178,7 @@ async fn refusals(framework: &str) {
             "invalid_client_metadata",
         ),
         (
-            json!({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_post"}),
+            json!({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "client_secret_jwt"}),
             "invalid_client_metadata",
         ),
         (

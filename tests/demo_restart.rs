@@ -91,7 +91,9 @@ async fn restart(framework: &str) {
         400,
         "invalid_grant",
     );
-    // The self-registered client authenticates with its secret, and Alice signs in again.
+    // The self-registered client authenticates with its secret, and Alice's browser is still
+    // signed in (single sign-on outlives the restart): her approval remembered, the code comes
+    // at once.
     let introspection = post_form(
         &http,
         &format!("{base}/api/oauth/introspect"),
@@ -101,7 +103,18 @@ async fn restart(framework: &str) {
     .await;
     assert_eq!(introspection.status, 200, "{}", introspection.body);
     assert_eq!(introspection.json()["active"], false);
-    approved_code(&http, &base, DEMO.0, ALICE).await;
+    let params = [
+        ("response_type", "code"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("state", "approved"),
+    ];
+    let again = get(&http, &authorize_url(&base, &params)).await;
+    assert!(
+        callback_query(&again).contains_key("code"),
+        "{}",
+        again.body
+    );
 
     drop(server);
     let _ = std::fs::remove_dir_all(&tmp);

@@ -49,18 +49,28 @@ async fn metadata_describes_the_server_as_configured() {
     );
     // `private_key_jwt` (RFC 7523) where the feature is built.
     let keys = cfg!(feature = "private-key-jwt");
+    // `client_secret_post` for the clients registered for it (RFC 6749 §2.3.1).
     let auth = if keys {
-        serde_json::json!(["client_secret_basic", "private_key_jwt", "none"])
+        serde_json::json!([
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt",
+            "none"
+        ])
     } else {
-        serde_json::json!(["client_secret_basic", "none"])
+        serde_json::json!(["client_secret_basic", "client_secret_post", "none"])
     };
     assert_eq!(m["token_endpoint_auth_methods_supported"], auth);
     assert_eq!(m["revocation_endpoint_auth_methods_supported"], auth);
     // Introspection needs an authenticated client (RFC 7662 §2.1): never `none`.
     let authenticated = if keys {
-        serde_json::json!(["client_secret_basic", "private_key_jwt"])
+        serde_json::json!([
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt"
+        ])
     } else {
-        serde_json::json!(["client_secret_basic"])
+        serde_json::json!(["client_secret_basic", "client_secret_post"])
     };
     assert_eq!(
         m["introspection_endpoint_auth_methods_supported"],
@@ -71,7 +81,6 @@ async fn metadata_describes_the_server_as_configured() {
         serde_json::json!(["admin", "email", "profile"])
     );
     assert_eq!(m["authorization_response_iss_parameter_supported"], true);
-    assert!(!response.body().contains("client_secret_post"));
 }
 
 #[tokio::test]

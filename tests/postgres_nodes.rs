@@ -71,9 +71,11 @@ async fn two_nodes_share_one_database() {
     let (status, _) = me(&client, &a.base, &access).await;
     assert_eq!(status, StatusCode::OK, "the token from B works on A");
 
-    // 100 concurrent redemptions of one code, half on each node: exactly one token.
+    // 100 concurrent redemptions of one code, half on each node: exactly one token. The code
+    // comes from B without a password: the browser signed in on A is signed in on B (single
+    // sign-on through the shared session table).
     warm_up_client_authentication(&client, &[&a.base, &b.base]).await;
-    let code = sign_in_for_code(&client, &b.base).await;
+    let code = code_by_single_sign_on(&client, &b.base).await;
     let barrier = Arc::new(tokio::sync::Barrier::new(100));
     let racers: Vec<_> = (0..100)
         .map(|i| {
@@ -591,6 +593,32 @@ async fn sign_in_for_code(client: &reqwest::Client, base: &str) -> String {
         .unwrap();
     assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
     let location = signed_in.headers()["location"].to_str().unwrap();
+    let location = url::Url::parse(location).unwrap();
+    location
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .expect("a code in the redirect")
+}
+
+/// A code for `plain-client` from a browser already signed in (on any node): the authorization
+/// endpoint answers with the redirect at once, no sign-in page.
+async fn code_by_single_sign_on(client: &reqwest::Client, base: &str) -> String {
+    let answer = client
+        .get(format!(
+            "{base}/api/oauth/authorize?response_type=code&client_id=plain-client\
+             &redirect_uri={}&state=sso",
+            urlencode(REDIRECT)
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.status(),
+        StatusCode::SEE_OTHER,
+        "no sign-in page: signed in"
+    );
+    let location = answer.headers()["location"].to_str().unwrap();
     let location = url::Url::parse(location).unwrap();
     location
         .query_pairs()

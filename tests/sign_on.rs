@@ -243,6 +243,12 @@ async fn an_approval_is_remembered_until_the_scope_grows_or_prompt_consent() {
         .await;
     assert!(is_approval_page(&asked), "{}", asked.body());
 
+    // A fresh sign-in in another browser shows the page all the same.
+    let mut other = Browser::new(&f);
+    let page = other.authorize(&query("email", "")).await;
+    let fresh = other.sign_in(&page, (BOB, BOB_PASSWORD)).await;
+    assert!(is_approval_page(&fresh), "{}", fresh.body());
+
     // Forgotten (the person removed the app's access): asked again.
     let client = grantor::client::ClientId::new("demo-client").unwrap();
     assert!(f.server.forget_consent(f.bob.id(), &client).await.unwrap());

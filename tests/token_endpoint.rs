@@ -258,7 +258,33 @@ async fn malformed_basic_credentials_are_invalid_client() {
 }
 
 #[tokio::test]
-async fn client_secret_in_body_is_refused() {
+async fn client_secret_post_is_for_the_clients_registered_for_it() {
+    let f = fixture();
+    let creds = ClientCredentials::generate().unwrap();
+    let id = creds.client_id.as_str().to_owned();
+    let secret = creds.secret.expose_secret().to_owned();
+    f.register(
+        Client::confidential(&id, creds.verifier)
+            .grant_types([GrantType::ClientCredentials])
+            .scopes("profile")
+            .secret_in_body(true)
+            .build()
+            .unwrap(),
+    );
+    let in_body = format!("{CC}&client_id={id}&client_secret={secret}");
+    assert_tokens(&f.token(None, &in_body).await);
+    // HTTP Basic is refused to it, and a wrong secret in the body too.
+    let response = f.token(Some(&basic(&id, &secret)), CC).await;
+    assert_error(&response, 401, "invalid_client");
+    let wrong = format!("{CC}&client_id={id}&client_secret=not-{secret}");
+    assert_error(&f.token(None, &wrong).await, 401, "invalid_client");
+    // One method per request (RFC 6749 §2.3).
+    let response = f.token(Some(&basic(&id, &secret)), &in_body).await;
+    assert_error(&response, 400, "invalid_request");
+}
+
+#[tokio::test]
+async fn client_secret_in_body_is_refused_to_basic_clients() {
     let f = fixture();
     let both = format!("{CC}&client_secret=demo-secret");
     let response = f.token(Some(&f.demo_basic()), &both).await;

@@ -38,6 +38,7 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
     let plain_secret = SecretVerifier::argon2id(&ClientSecret::new("plain-secret"))?;
     let api_secret = SecretVerifier::argon2id(&ClientSecret::new("api-secret"))?;
     let service_secret = SecretVerifier::argon2id(&ClientSecret::new("service-secret"))?;
+    let post_secret = SecretVerifier::argon2id(&ClientSecret::new("post-secret"))?;
     Ok(vec![
         with_redirects(Client::confidential("demo-client", demo_secret))
             .name("Demo Client")
@@ -70,6 +71,14 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
         Client::confidential("api-server", api_secret)
             .name("Demo API")
             .resource_server(audience)
+            .build()?,
+        // The one client that sends its secret in the body (`client_secret_post`); HTTP Basic
+        // is refused to it (CONTRACT.md part 3).
+        with_redirects(Client::confidential("post-client", post_secret))
+            .name("Post Client")
+            .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
+            .approval(Approval::NotRequired)
+            .secret_in_body(true)
             .build()?,
         // A backend that exchanges users' tokens (RFC 8693) under the demo's exchange policy.
         with_redirects(Client::confidential("service-client", service_secret))

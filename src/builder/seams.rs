@@ -132,8 +132,9 @@ impl AuthorizationServerBuilder {
     }
 
     /// How long a person's approval of a client and scopes is remembered (default a year): an
-    /// authorization request asking for no more than was approved skips the approval page,
-    /// unless it says `prompt=consent`. Zero: the page is shown every time.
+    /// authorization request from a signed-in browser (single sign-on) asking for no more than
+    /// was approved skips the approval page, unless it says `prompt=consent`; a fresh sign-in
+    /// shows it. Zero: the page is shown every time.
     /// [`AuthorizationServer::forget_consent`](crate::AuthorizationServer::forget_consent)
     /// revokes one.
     pub fn consent_ttl(mut self, ttl: Duration) -> Self {

@@ -184,6 +184,14 @@ impl ClientBuilder {
         self
     }
 
+    /// A confidential client that sends its secret in the token request's body
+    /// (`client_secret_post`, RFC 6749 §2.3.1: "NOT RECOMMENDED", for clients that cannot use
+    /// HTTP Basic) instead of HTTP Basic, which it is then refused. Default: HTTP Basic.
+    pub fn secret_in_body(mut self, in_body: bool) -> Self {
+        self.openid.secret_in_body = in_body;
+        self
+    }
+
     /// The OpenID Connect members as a store kept them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),
@@ -228,6 +236,9 @@ impl ClientBuilder {
         };
         if !default_scope.is_subset_of(&scopes) {
             return Err(ClientError::DefaultScopeNotAllowed);
+        }
+        if self.openid.secret_in_body && self.secret.is_none() {
+            return Err(ClientError::SecretInBodyWithoutSecret);
         }
         if self.retiring.is_some() && self.secret.is_none() {
             return Err(ClientError::PublicRetiringSecret);

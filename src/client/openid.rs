@@ -1,5 +1,6 @@
-//! A client's OpenID Connect registration (OIDC Dynamic Client Registration 1.0 §2): the
-//! members beyond OAuth's, kept together and stored as one JSON document.
+//! A client's registration members beyond the columns stores keep for every client: OpenID
+//! Connect's (OIDC Dynamic Client Registration 1.0 §2, RP-Initiated and Back-Channel Logout)
+//! and `client_secret_post`, kept together and stored as one JSON document.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,10 @@ pub(crate) struct OpenIdClient {
     /// when a session the client was issued tokens in ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) backchannel_logout_uri: Option<String>,
+    /// `token_endpoint_auth_method: client_secret_post` (RFC 6749 §2.3.1, OIDC Core §9): the
+    /// client sends its secret in the form body, and HTTP Basic is refused to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) secret_in_body: bool,
 }
 
 #[cfg_attr(

@@ -82,10 +82,11 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .token_endpoint_auth_method
         .map(|v| match v.as_str() {
             Some("client_secret_basic") => Ok(AuthMethod::ClientSecretBasic),
+            Some("client_secret_post") => Ok(AuthMethod::ClientSecretPost),
             Some("none") => Ok(AuthMethod::None),
             Some("private_key_jwt") => Ok(AuthMethod::PrivateKeyJwt),
             _ => Err(OAuthError::invalid_client_metadata(
-                "token_endpoint_auth_method must be client_secret_basic, private_key_jwt or none",
+                "token_endpoint_auth_method must be client_secret_basic, client_secret_post, private_key_jwt or none",
             )),
         })
         .transpose()?;

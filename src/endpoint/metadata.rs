@@ -85,13 +85,22 @@ type AuthMethods = (
 fn auth_methods(config: &Settings) -> AuthMethods {
     match config.client_assertion_algs {
         Some(algorithms) => (
-            &["client_secret_basic", "private_key_jwt", "none"],
-            &["client_secret_basic", "private_key_jwt"],
+            &[
+                "client_secret_basic",
+                "client_secret_post",
+                "private_key_jwt",
+                "none",
+            ],
+            &[
+                "client_secret_basic",
+                "client_secret_post",
+                "private_key_jwt",
+            ],
             Some(algorithms),
         ),
         None => (
-            &["client_secret_basic", "none"],
-            &["client_secret_basic"],
+            &["client_secret_basic", "client_secret_post", "none"],
+            &["client_secret_basic", "client_secret_post"],
             None,
         ),
     }
@@ -125,10 +134,11 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     if config.pkce.allows_plain() {
         methods.push("plain");
     }
-    // What is really accepted: HTTP Basic for confidential clients, where the server takes
-    // them (feature `private-key-jwt`) signed assertions (RFC 7523 §2.2), `client_id` alone (`none`) for
-    // public ones; never `client_secret_post`. Introspection needs a client that
-    // authenticates (RFC 7662 §2.1), so not `none`.
+    // What is really accepted: HTTP Basic for confidential clients (the secret in the body for
+    // those registered for `client_secret_post`), where the server takes them (feature
+    // `private-key-jwt`) signed assertions (RFC 7523 §2.2), `client_id` alone (`none`) for
+    // public ones. Introspection needs a client that authenticates (RFC 7662 §2.1), so not
+    // `none`.
     let (auth_methods, introspection_methods, assertion_algs) = auth_methods(config);
     let oauth21 = config.profile == Profile::OAuth21;
     let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {

@@ -9,24 +9,36 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::oidc::OpenIdParameters;
 use crate::pkce;
 use crate::request::{
-    Assertion, AuthorizationRequest, ClientAuth, TokenQuery, TokenRequest, TokenType, Unreadable,
+    Assertion, AuthorizationRequest, ClientAuth, Credentials, TokenQuery, TokenRequest, TokenType,
+    Unreadable,
 };
 use crate::secret::{AccessToken, AuthorizationCode, DeviceCode, Password, RefreshToken};
 
 /// How the client of a token, revocation or introspection request authenticates: HTTP Basic,
-/// a JWT client assertion (RFC 7523 §2.2), or `client_id` alone for a public client; never a
-/// secret in the body, and one method at most.
+/// `client_id` and `client_secret` in the body (which only clients registered for
+/// `client_secret_post` may use), a JWT client assertion (RFC 7523 §2.2), or `client_id` alone
+/// for a public client; one method at most (RFC 6749 §2.3).
 pub(crate) fn client_auth<'f>(
     headers: &HeaderMap,
     form: &'f Form<'_>,
     max_len: usize,
 ) -> Result<ClientAuth<'f>, OAuthError> {
-    if form.get("client_secret").is_some() {
-        return Err(OAuthError::invalid_client(
-            "client_secret in the request body is not accepted; use HTTP Basic",
-        ));
-    }
     let body_id = form.get("client_id");
+    if let Some(secret) = form.get("client_secret") {
+        let Some(client_id) = body_id else {
+            return Err(OAuthError::invalid_client(
+                "client_secret in the body needs client_id beside it",
+            ));
+        };
+        if !matches!(basic::parse(headers, max_len), BasicAuth::Absent)
+            || form.get("client_assertion").is_some()
+        {
+            return Err(OAuthError::invalid_request(
+                "use one client authentication method, not client_secret in the body and another",
+            ));
+        }
+        return Ok(ClientAuth::Post(Credentials::of(client_id, secret)));
+    }
     let assertion = client_assertion(form, body_id)?;
     match basic::parse(headers, max_len) {
         BasicAuth::Malformed(why) => Err(OAuthError::invalid_client(why)),

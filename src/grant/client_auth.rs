@@ -58,7 +58,9 @@ impl Authenticator<'_> {
             && error.code() == ErrorCode::InvalidClient
         {
             let presented = match auth {
-                ClientAuth::Basic(credentials) => Some(credentials.client_id()),
+                ClientAuth::Basic(credentials) | ClientAuth::Post(credentials) => {
+                    Some(credentials.client_id())
+                }
                 ClientAuth::ClientId(client_id) => Some(*client_id),
                 ClientAuth::Assertion { client_id, .. } => Some(client_id.as_str()),
                 ClientAuth::Anonymous => None,
@@ -72,8 +74,18 @@ impl Authenticator<'_> {
 
     async fn check(&self, auth: &ClientAuth<'_>) -> Result<Arc<Client>, OAuthError> {
         match *auth {
-            ClientAuth::Basic(ref credentials) => {
+            ClientAuth::Basic(ref credentials) | ClientAuth::Post(ref credentials) => {
                 let client = self.find(credentials.client_id()).await?;
+                // Each client one way (RFC 6749 §2.3.1: the body is NOT RECOMMENDED, so only
+                // for those registered to use it).
+                let in_body = matches!(auth, ClientAuth::Post(_));
+                if in_body != client.sends_secret_in_body() {
+                    return Err(OAuthError::invalid_client(if in_body {
+                        "client_secret in the request body is not accepted for this client; use HTTP Basic"
+                    } else {
+                        "this client sends its secret in the request body (client_secret_post)"
+                    }));
+                }
                 let secret = credentials.secret();
                 let verified = match client.secret() {
                     // A public client has no secret; Basic with an empty one only names it.

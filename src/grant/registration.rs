@@ -128,10 +128,11 @@ impl Registrar<'_> {
         }
         let minted = mint::registration()?;
         let (builder, client_secret) = match settled.auth_method {
-            AuthMethod::ClientSecretBasic => {
+            AuthMethod::ClientSecretBasic | AuthMethod::ClientSecretPost => {
                 let verifier = SecretVerifier::digest(&minted.client_secret)
                     .map_err(|_| OAuthError::new(ErrorCode::ServerError, "minting failed"))?;
-                let builder = Client::confidential(&minted.client_id, verifier);
+                let builder = Client::confidential(&minted.client_id, verifier)
+                    .secret_in_body(settled.auth_method == AuthMethod::ClientSecretPost);
                 (builder, Some(minted.client_secret))
             }
             AuthMethod::None => (Client::public(&minted.client_id), None),

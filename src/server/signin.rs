@@ -438,7 +438,8 @@ impl AuthorizationServer {
 
     /// The approval form's `POST`: the signed-in user's decision, answered with the redirect
     /// to the client. An approval is remembered for
-    /// [`consent_ttl`](crate::AuthorizationServerBuilder::consent_ttl).
+    /// [`consent_ttl`](crate::AuthorizationServerBuilder::consent_ttl): a later request of the
+    /// client for no more, from a browser still signed in, skips the page.
     pub async fn answer_approval(&self, session: &str, csrf: &str, decision: Decision) -> Step {
         let now = self.inner.now();
         let (pending, user) = match self

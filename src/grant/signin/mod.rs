@@ -142,7 +142,9 @@ impl SignInForms<'_> {
             return Err(stale());
         }
         let sign_on = self.sign_on.open(&user, &mut pending, now).await?;
-        if self.sign_on.approved(&pending, &user, now).await? {
+        // A person who just typed their password sees the approval page the client needs; a
+        // remembered approval stands in for it only when the browser is already signed in.
+        if !pending.needs_approval() {
             return Ok(SignedIn::Approved(pending, user, sign_on));
         }
         self.open_approval(pending, user, sign_on, sealed.expires_at, now)

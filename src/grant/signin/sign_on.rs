@@ -1,8 +1,9 @@
 //! Single sign-on, decided: a successful sign-in opens a session for the browser (a cookie of
 //! 256 random bits, kept as its digest), and while it lives an authorization request from that
 //! browser needs no password; an approval a person gave a client is remembered, so a request
-//! asking for no more skips the approval page. OpenID Connect's `prompt` and `max_age` (Core
-//! §3.1.2.1) ask for a fresh sign-in or approval all the same.
+//! from a signed-in browser asking for no more skips the approval page (a person who has just
+//! typed their password sees it, as a first visit would). OpenID Connect's `prompt` and
+//! `max_age` (Core §3.1.2.1) ask for a fresh sign-in or approval all the same.
 
 use std::time::Duration;
 

@@ -22,6 +22,7 @@ fn clients() -> [Client; 3] {
             .must("build a client"),
         Client::confidential("chosen", chosen.must("make an Argon2id verifier"))
             .grant_types([GrantType::ClientCredentials, GrantType::Password])
+            .secret_in_body(true)
             .scopes("reports")
             .approval(Approval::NotRequired)
             .resource_server("https://api.example/")
@@ -108,6 +109,11 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
         found.backchannel_logout_uri(),
         expected.backchannel_logout_uri(),
         "backchannel_logout_uri"
+    );
+    assert_eq!(
+        found.sends_secret_in_body(),
+        expected.sends_secret_in_body(),
+        "client_secret_post"
     );
     let retiring = |c: &Client| c.retiring_secret().map(|(v, until)| (v.to_stored(), until));
     assert_eq!(retiring(&found), retiring(expected), "the retiring secret");
