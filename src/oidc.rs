@@ -53,6 +53,14 @@ pub(crate) struct OpenIdRequest {
     /// Who the client thinks signs in: the sign-in page's username, prefilled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) login_hint: Option<String>,
+    /// The `id_token_hint` as sent, until the sign-in step reads it (never kept: it is replaced
+    /// by the `sub` it names, once verified).
+    #[serde(skip)]
+    pub(crate) id_token_hint: Option<String>,
+    /// The `sub` of a verified `id_token_hint`: only that user's signed-in browser answers
+    /// without a sign-in (OIDC Core §3.1.2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) hinted_sub: Option<String>,
 }
 
 /// The raw OpenID Connect parameters of an authorization request.
@@ -62,6 +70,7 @@ pub(crate) struct OpenIdParameters<'a> {
     pub(crate) prompt: Option<&'a str>,
     pub(crate) max_age: Option<&'a str>,
     pub(crate) login_hint: Option<&'a str>,
+    pub(crate) id_token_hint: Option<&'a str>,
 }
 
 impl OpenIdRequest {
@@ -99,6 +108,8 @@ impl OpenIdRequest {
             prompt,
             max_age,
             login_hint,
+            id_token_hint: parameters.id_token_hint.map(str::to_owned),
+            hinted_sub: None,
         })
     }
 }

@@ -62,6 +62,13 @@ async fn discovery(framework: &str) {
         document["userinfo_endpoint"],
         format!("{base}/api/oauth/userinfo")
     );
+    assert_eq!(
+        document["end_session_endpoint"],
+        format!("{base}/api/oauth/logout")
+    );
+    assert_eq!(document["backchannel_logout_supported"], true);
+    assert_eq!(document["backchannel_logout_session_supported"], true);
+    assert_eq!(document["request_uri_parameter_supported"], false);
     assert!(strings(&document["id_token_signing_alg_values_supported"]).contains(&"RS256".into()));
     assert!(!strings(&document["id_token_signing_alg_values_supported"]).contains(&"none".into()));
     assert_eq!(strings(&document["subject_types_supported"]), ["public"]);
@@ -92,7 +99,9 @@ async fn discovery(framework: &str) {
         "token_endpoint",
         "jwks_uri",
         "userinfo_endpoint",
+        "end_session_endpoint",
         "registration_endpoint",
+        "backchannel_logout_supported",
     ] {
         assert_eq!(metadata[member], document[member], "{member}");
     }

@@ -134,6 +134,18 @@ fn code_query(client: &str, scope: &str, extra: &str) -> String {
     )
 }
 
+/// The raw ID token a code redirect's code is exchanged for (by `plain-client`).
+async fn id_token_of(f: &Fixture, response: &Response<String>) -> String {
+    let code = redirect(response).query["code"].clone();
+    let body = format!(
+        "grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}\
+         &code_verifier={VERIFIER}"
+    );
+    let basic = basic("plain-client", "plain-secret");
+    let tokens = assert_tokens(&f.token(Some(&basic), &body).await);
+    tokens["id_token"].as_str().expect("an id_token").to_owned()
+}
+
 /// The ID token a code redirect's code is exchanged for (by the public client or `plain-client`).
 async fn id_token_claims(
     f: &Fixture,
@@ -358,4 +370,45 @@ async fn without_single_sign_on_every_request_asks_for_the_password() {
         .authorize(&code_query("plain-client", "openid", "&prompt=none"))
         .await;
     assert_eq!(redirect(&none).query["error"], "login_required");
+}
+
+#[tokio::test]
+async fn an_id_token_hint_for_another_user_is_not_answered_by_this_browsers_session() {
+    let f = openid_fixture();
+    let mut alice = Browser::new(&f);
+    let page = alice
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    let alices = id_token_of(&f, &alice.sign_in(&page, (ALICE, ALICE_PASSWORD)).await).await;
+    let mut bob = Browser::new(&f);
+    let page = bob
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    let bobs = id_token_of(&f, &bob.sign_in(&page, (BOB, BOB_PASSWORD)).await).await;
+
+    let hinted = |hint: &str| {
+        code_query(
+            "plain-client",
+            "openid",
+            &format!("&prompt=none&id_token_hint={hint}"),
+        )
+    };
+    // Alice's own hint: answered at once; Bob's: her session does not stand for him.
+    let done = alice.authorize(&hinted(&alices)).await;
+    assert!(redirect(&done).query.contains_key("code"));
+    let refused = alice.authorize(&hinted(&bobs)).await;
+    assert_eq!(redirect(&refused).query["error"], "login_required");
+    // Without prompt=none, the sign-in page.
+    let asked = alice
+        .authorize(&code_query(
+            "plain-client",
+            "openid",
+            &format!("&id_token_hint={bobs}"),
+        ))
+        .await;
+    assert!(is_sign_in_page(&asked), "{}", asked.body());
+    // A hint this server did not sign: invalid_request, at the client.
+    let forged = format!("{}x", &alices[..alices.len() - 1]);
+    let refused = alice.authorize(&hinted(&forged)).await;
+    assert_eq!(redirect(&refused).query["error"], "invalid_request");
 }

@@ -265,6 +265,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
             prompt: form.get("prompt"),
             max_age: form.get("max_age"),
             login_hint: form.get("login_hint"),
+            id_token_hint: form.get("id_token_hint"),
         },
         repeated: form.repeated(),
         repeated_oauth: form.repeated_oauth(),

@@ -317,8 +317,12 @@ impl AuthorizationServer {
     }
 
     /// A valid request from a browser that may be signed in already.
-    async fn resume(&self, headers: &HeaderMap, pending: PendingAuthorization) -> Step {
+    async fn resume(&self, headers: &HeaderMap, mut pending: PendingAuthorization) -> Step {
         let now = self.inner.now();
+        if let Err(error) = self.read_id_token_hint(&mut pending, now).await {
+            let wire = self.inner.wire();
+            return Step::Respond(authorize::redirect_error(&wire, &pending, &error));
+        }
         let prompt_none = pending.prompt() == Prompt::None;
         let cookie = self.sign_on_cookie(headers);
         let resumed = self.inner.sign_on().resume(cookie, pending, now).await;
@@ -457,6 +461,31 @@ impl AuthorizationServer {
             return Step::Error(error);
         }
         self.finish(pending, &user, decision).await
+    }
+
+    /// Verifies an OpenID Connect request's `id_token_hint` (an ID token of this server, expired
+    /// or not) and keeps only the `sub` it names; one that is not is `invalid_request`.
+    async fn read_id_token_hint(
+        &self,
+        pending: &mut PendingAuthorization,
+        now: crate::clock::UnixTime,
+    ) -> Result<(), OAuthError> {
+        let (Some(openid), Some(id_tokens)) = (pending.openid.as_mut(), self.inner.id_tokens())
+        else {
+            return Ok(());
+        };
+        let Some(hint) = openid.id_token_hint.take() else {
+            return Ok(());
+        };
+        let claims = id_tokens.signer.read(&hint, now).await?;
+        let sub = claims
+            .filter(|claims| claims["iss"] == id_tokens.issuer_id)
+            .and_then(|claims| claims["sub"].as_str().map(str::to_owned))
+            .ok_or_else(|| {
+                OAuthError::invalid_request("id_token_hint is not an ID token of this server")
+            })?;
+        openid.hinted_sub = Some(sub);
+        Ok(())
     }
 
     /// `step` with the single sign-on cookie a sign-in just opened, when it is a response to

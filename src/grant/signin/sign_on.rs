@@ -62,6 +62,14 @@ impl SignOn<'_> {
         if max_age.is_some_and(|age| session.auth_time.plus(Duration::from_secs(age)) < now) {
             return Ok(Resumed::SignIn(pending));
         }
+        // OIDC Core §3.1.2.1: an `id_token_hint` for another user than the signed-in one.
+        let hinted = pending
+            .openid
+            .as_ref()
+            .and_then(|o| o.hinted_sub.as_deref());
+        if hinted.is_some_and(|sub| sub != session.user.id().as_str()) {
+            return Ok(Resumed::SignIn(pending));
+        }
         let Some(user) = self.users.find_user(session.user.id()).await? else {
             return Ok(Resumed::SignIn(pending));
         };
