@@ -37,6 +37,8 @@ use dpop_proofs::ProofKey;
 const GROUP: &str = "jwt_and_dpop";
 /// Signing: whole token requests with each signing algorithm, and the backend's signature alone.
 const SIGNING: &str = "signing";
+/// ID tokens: a code exchange that answers one, with each algorithm, beside a plain one.
+const ID_TOKENS: &str = "id_tokens";
 /// The RSA-2048 test key (PKCS#8 PEM) the tests sign with.
 const RSA_PEM: &[u8] = include_bytes!("../tests/keys/rs256-test-only.pem");
 /// The token endpoint and a resource of the server whose issuer is [`ISSUER`].
@@ -499,6 +501,125 @@ fn signing(criterion: &mut Criterion, rt: &Runtime) {
     g.finish();
 }
 
+// ---------------------------------------------------------------------------------------------
+// ID tokens
+
+/// A server serving OpenID Connect with a confidential client per algorithm (`oidc-rs256`…,
+/// secret `oidc-secret`, a digest verifier as for generated secrets) besides the usual ones.
+fn oidc_server() -> Bench {
+    use grantor::client::{Approval, Client, GrantType, SecretVerifier};
+    use grantor::store::Admin as _;
+    let bench = Bench::with(|b| b.openid_connect(grantor::settings::OpenIdConnect::default()));
+    for algorithm in SigningAlgorithm::ALL {
+        let verifier = SecretVerifier::digest(&grantor::client::ClientSecret::new(OIDC_SECRET))
+            .expect("a long enough secret");
+        let client = Client::confidential(oidc_client(algorithm), verifier)
+            .redirect_uri(REDIRECT)
+            .grant_types([GrantType::AuthorizationCode])
+            .scopes("profile email")
+            .approval(Approval::NotRequired)
+            .id_token_signing_algorithm(algorithm)
+            .build()
+            .expect("an OpenID client");
+        rt_block(bench.tokens.register_client(&client)).expect("registered");
+    }
+    bench
+}
+
+/// Runs `future` to completion on a runtime of its own (the benchmarks' runtime is not
+/// entered yet while servers are built).
+fn rt_block<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
+}
+
+const OIDC_SECRET: &str = "oidc-secret-0123456789abcdefghijklmnopqrstuv";
+
+fn oidc_client(algorithm: SigningAlgorithm) -> String {
+    format!("oidc-{}", algorithm.as_str().to_ascii_lowercase())
+}
+
+/// Times code exchanges of `client_id` for codes of `scope` (with a nonce), the codes made
+/// beforehand, untimed; every answer asserted, with an ID token of `alg` when one is expected.
+fn exchange(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    rt: &Runtime,
+    id: &str,
+    bench: &Bench,
+    client_id: &str,
+    alg: Option<&str>,
+) {
+    let scope = if alg.is_some() {
+        "openid%20profile"
+    } else {
+        "profile"
+    };
+    let query = format!(
+        "response_type=code&client_id={client_id}&redirect_uri={REDIRECT_ENCODED}&state=xyz\
+         &scope={scope}&nonce=n-0S6_WzA2Mj"
+    );
+    let basic = basic(client_id, OIDC_SECRET);
+    let codes = |n: u64| -> Vec<Request<String>> {
+        rt.block_on(async {
+            let mut requests = Vec::new();
+            for _ in 0..n {
+                let response = bench
+                    .authorize_and_approve(&authorize_request(&query))
+                    .await;
+                let code = code_of(&response);
+                requests.push(token_request(
+                    Some(&basic),
+                    format!(
+                        "grant_type=authorization_code&code={code}\
+                         &redirect_uri={REDIRECT_ENCODED}"
+                    ),
+                ));
+            }
+            requests
+        })
+    };
+    let first = rt.block_on(bench.server.token(&codes(1)[0]));
+    assert_eq!(first.status(), 200, "{}", first.body());
+    let tokens: Value = serde_json::from_str(first.body()).expect("JSON");
+    assert!(tokens["access_token"].is_string(), "{tokens}");
+    match alg {
+        Some(alg) => assert_eq!(
+            jose_header(tokens["id_token"].as_str().unwrap())["alg"],
+            alg
+        ),
+        None => assert!(tokens.get("id_token").is_none()),
+    }
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let requests = codes(iters);
+            time_each(rt, &requests, async |r| {
+                let response = bench.server.token(r).await;
+                assert_eq!(response.status(), 200);
+                response
+            })
+        })
+    });
+}
+
+fn id_tokens(criterion: &mut Criterion, rt: &Runtime) {
+    let mut g = group(criterion, ID_TOKENS);
+    let bench = oidc_server();
+    // The same client and exchange without `openid`: what an ID token adds is the difference.
+    let rs256 = oidc_client(SigningAlgorithm::RS256);
+    exchange(&mut g, rt, "exchange_oauth", &bench, &rs256, None);
+    for algorithm in SigningAlgorithm::ALL {
+        let id = format!(
+            "exchange_id_token_{}",
+            algorithm.as_str().to_ascii_lowercase()
+        );
+        let client = oidc_client(algorithm);
+        exchange(&mut g, rt, &id, &bench, &client, Some(algorithm.as_str()));
+    }
+    g.finish();
+}
+
 fn main() {
     let started = SystemTime::now();
     let mut criterion = Criterion::default().configure_from_args();
@@ -512,6 +633,7 @@ fn main() {
     bearer_dpop(&mut g, &rt);
     g.finish();
     signing(&mut criterion, &rt);
+    id_tokens(&mut criterion, &rt);
     criterion.final_summary();
     if measuring() {
         summary(started);
