@@ -293,6 +293,15 @@ pub fn example(name: &str) -> PathBuf {
     build_examples(&[name]).join(name)
 }
 
+/// The grantor package the demo servers are examples of: this test's own, or, for a package
+/// nested in its `tests/` (the relying-party tests), the nearest one above holding the demo.
+fn demo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .find(|dir| dir.join("examples/axum_server.rs").is_file())
+        .expect("the grantor package above")
+}
+
 fn build_examples(names: &[&str]) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let profile_dir = exe
@@ -301,7 +310,7 @@ fn build_examples(names: &[&str]) -> PathBuf {
         .expect("<target dir>/<profile>/deps/");
     let target_dir = profile_dir.parent().expect("<target dir>/<profile>");
     let mut cargo = Command::new(env!("CARGO"));
-    cargo.current_dir(env!("CARGO_MANIFEST_DIR")).arg("build");
+    cargo.current_dir(demo_root()).arg("build");
     for name in names {
         cargo.args(["--example", name]);
     }
@@ -313,9 +322,12 @@ fn build_examples(names: &[&str]) -> PathBuf {
         }
     }
     // The features this test was built with, so the build reuses the library `cargo test`
-    // already built for it (under `--all-features` it is a no-op).
+    // already built for it (under `--all-features` it is a no-op). From another package of the
+    // workspace (the relying-party tests), every feature: the demo as CONTRACT.md has it.
     let features = enabled_features();
-    if !features.is_empty() {
+    if demo_root() != Path::new(env!("CARGO_MANIFEST_DIR")) {
+        cargo.arg("--all-features");
+    } else if !features.is_empty() {
         cargo.args(["--features", &features.join(",")]);
     }
     let status = cargo.status().expect("cargo runs");

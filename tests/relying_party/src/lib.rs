@@ -1,0 +1,1 @@
+//! Nothing here: the package's tests (`tests/`) drive grantor's demo servers.
