@@ -43,7 +43,7 @@ const CHROMIUM_FLAGS: &[&str] = &[
 ];
 
 #[test]
-fn sign_in_approve_and_connect_a_device_in_headless_chromium() {
+fn sign_in_approve_sign_on_log_out_and_connect_a_device_in_headless_chromium() {
     let started = Instant::now();
     let chromium = tool("GRANTOR_CHROMIUM", "/usr/bin/chromium");
     let chromedriver = tool("GRANTOR_CHROMEDRIVER", "/usr/bin/chromedriver");
@@ -203,6 +203,7 @@ async fn flow(server: &Server, driver: &ChromeDriver, chromium: &Path, profile: 
     let me = me(&http, &base, access_token).await;
     assert_eq!(me["email"], ALICE, "{me}");
 
+    single_sign_on_and_logout(&browser, &base, out).await;
     device_flow(&browser, &http, &base, out).await;
     // Reached only when every check passed; after a failure, dropping the driver ends the
     // session (chromedriver's /shutdown quits Chromium).
@@ -425,18 +426,72 @@ async fn click_to_new_page(browser: &Client, button: Locator<'_>, what: &str) {
 /// Waits for the browser to land on the client's redirect URI and returns that URL. Nothing
 /// listens there, so Chromium shows its error page; WebDriver still reports the URL it tried.
 async fn wait_for_callback(browser: &Client) -> url::Url {
+    wait_for_url(browser, REDIRECT).await
+}
+
+/// Waits for the browser to land on a URL starting with `prefix` and returns it.
+async fn wait_for_url(browser: &Client, prefix: &str) -> url::Url {
     let deadline = Instant::now() + WAIT;
     loop {
         let url = browser.current_url().await.expect("current URL");
-        if url.as_str().starts_with(REDIRECT) {
+        if url.as_str().starts_with(prefix) {
             return url;
         }
         assert!(
             Instant::now() < deadline,
-            "the browser did not reach {REDIRECT} within {WAIT:?}; it is at {url}"
+            "the browser did not reach {prefix} within {WAIT:?}; it is at {url}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// OpenID Connect in the browser: signed in above (for `demo-client`), another client's
+/// request comes straight back with a code (single sign-on, no page); a logout asked for by
+/// that client shows a confirmation, whose button returns the browser to the client's logged-out
+/// page; then the sign-in page again.
+async fn single_sign_on_and_logout(browser: &Client, base: &str, out: &Path) {
+    let authorize = format!(
+        "{base}/api/oauth/authorize?response_type=code&client_id=plain-client\
+         &redirect_uri=http%3A%2F%2F127.0.0.1%3A8081%2Fcallback&state=sso-state\
+         &scope=openid%20email&nonce=browser-nonce"
+    );
+    // Straight to the client's redirect URI, where nothing listens: Chromium reports the
+    // navigation as failed, and WebDriver's URL says where it went.
+    let _ = browser.goto(&authorize).await;
+    let callback = wait_for_callback(browser).await;
+    let code = callback.query_pairs().find(|(k, _)| k == "code");
+    assert!(code.is_some(), "no code without a sign-in: {callback}");
+
+    let logout = format!(
+        "{base}/api/oauth/logout?client_id=plain-client\
+         &post_logout_redirect_uri=http%3A%2F%2F127.0.0.1%3A8081%2Flogged-out&state=bye"
+    );
+    browser.goto(&logout).await.expect("open the logout URL");
+    let page = text_of(browser, "main").await;
+    assert!(
+        page.contains("Sign out"),
+        "not the logout confirmation: {page}"
+    );
+    screenshot(browser, &out.join("logout.png")).await;
+    browser
+        .find(Locator::Css("button[name=logout]"))
+        .await
+        .expect("the logout button")
+        .click()
+        .await
+        .expect("click the logout button");
+    let back = wait_for_url(browser, "http://127.0.0.1:8081/logged-out").await;
+    assert_eq!(back.query(), Some("state=bye"), "{back}");
+
+    browser
+        .goto(&authorize)
+        .await
+        .expect("open the authorize URL");
+    let page = text_of(browser, "main").await;
+    assert!(
+        page.contains("Sign in"),
+        "signed out, the sign-in page: {page}"
+    );
 }
 
 async fn text_of(browser: &Client, css: &str) -> String {
