@@ -412,3 +412,60 @@ async fn an_id_token_hint_for_another_user_is_not_answered_by_this_browsers_sess
     let refused = alice.authorize(&hinted(&forged)).await;
     assert_eq!(redirect(&refused).query["error"], "invalid_request");
 }
+
+/// A signed-in-browser store that is full: it refuses every new session.
+struct Full(grantor::MemoryStore);
+
+#[grantor::async_trait]
+impl UserSessionStore for Full {
+    async fn insert_user_session(
+        &self,
+        _id: &SecretDigest,
+        _session: grantor::store::UserSession,
+        _now: grantor::clock::UnixTime,
+    ) -> Result<(), grantor::store::StoreError> {
+        Err(grantor::store::StoreError::unavailable("full"))
+    }
+
+    async fn find_user_session(
+        &self,
+        id: &SecretDigest,
+        now: grantor::clock::UnixTime,
+    ) -> Result<Option<grantor::store::UserSession>, grantor::store::StoreError> {
+        self.0.find_user_session(id, now).await
+    }
+
+    async fn add_session_grant(
+        &self,
+        id: &SecretDigest,
+        client: &grantor::client::ClientId,
+        family: grantor::store::FamilyId,
+        now: grantor::clock::UnixTime,
+    ) -> Result<bool, grantor::store::StoreError> {
+        self.0.add_session_grant(id, client, family, now).await
+    }
+
+    async fn end_user_session(
+        &self,
+        id: &SecretDigest,
+        now: grantor::clock::UnixTime,
+    ) -> Result<Option<grantor::store::UserSession>, grantor::store::StoreError> {
+        self.0.end_user_session(id, now).await
+    }
+}
+
+#[tokio::test]
+async fn a_full_session_store_costs_single_sign_on_never_the_sign_in() {
+    let f = fixture_with(|b| {
+        b.user_sessions(std::sync::Arc::new(Full(grantor::MemoryStore::new())))
+            .openid_connect(OpenIdConnect::default())
+    });
+    let mut browser = Browser::new(&f);
+    let page = browser
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    let done = browser.sign_in(&page, (ALICE, ALICE_PASSWORD)).await;
+    let claims = id_token_claims(&f, "plain-client", &done).await;
+    assert!(claims.get("sid").is_none(), "no session: {claims}");
+    assert!(browser.signed_on().is_none(), "no session cookie");
+}

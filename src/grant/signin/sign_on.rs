@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::super::authorize::{Authenticated, PendingAuthorization};
 use crate::clock::UnixTime;
-use crate::error::OAuthError;
+use crate::error::{OAuthError, StoreErrorKind};
 use crate::mint;
 use crate::oidc::Prompt;
 use crate::scope::Scope;
@@ -127,9 +127,21 @@ impl SignOn<'_> {
         let amr = vec!["pwd".to_owned()];
         let expires_at = now.plus(self.session_ttl);
         let session = UserSession::new(user.clone(), sid.clone(), now, amr, expires_at);
-        self.sessions
+        match self
+            .sessions
             .insert_user_session(&digest, session, now)
-            .await?;
+            .await
+        {
+            Ok(()) => {}
+            // A full store (one account signing in over and over, say) costs single sign-on
+            // for this sign-in, never the sign-in itself.
+            Err(error) if error.kind() == StoreErrorKind::Unavailable => {
+                tracing::warn!(%error, "no single sign-on session for this sign-in");
+                pending.authenticated = Some(Box::new(Authenticated::by_password(now, None)));
+                return Ok(None);
+            }
+            Err(error) => return Err(error.into()),
+        }
         pending.authenticated = Some(Box::new(Authenticated::by_password(
             now,
             Some((sid, digest)),
@@ -156,9 +168,17 @@ impl SignOn<'_> {
             None => pending.scope().clone(),
         };
         let expires_at = now.plus(self.consent_ttl);
-        self.consents
+        match self
+            .consents
             .remember_consent(user.id(), client, &scope, expires_at, now)
-            .await?;
-        Ok(())
+            .await
+        {
+            // A full store forgets this approval, it never refuses it.
+            Err(error) if error.kind() == StoreErrorKind::Unavailable => {
+                tracing::warn!(%error, "the approval is not remembered");
+                Ok(())
+            }
+            answer => Ok(answer?),
+        }
     }
 }
