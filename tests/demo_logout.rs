@@ -21,8 +21,6 @@ each_framework! {
 }
 
 const LOGGED_OUT: &str = "http://127.0.0.1:8081/logged-out";
-const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
 fn code_params<'a>(client_id: &'a str, nonce: &'a str) -> Vec<(&'a str, &'a str)> {
     vec![

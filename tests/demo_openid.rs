@@ -27,8 +27,6 @@ each_framework! {
 }
 
 const PUBLIC: &str = "public-client";
-const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
 async fn discovery_document(base: &str) -> Value {
     let reply = get(

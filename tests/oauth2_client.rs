@@ -17,28 +17,13 @@ use demo::Server;
 use demo::http::*;
 use oauth2::basic::{BasicClient, BasicErrorResponseType, BasicTokenType};
 use oauth2::{
-    AuthType, AuthUrl, AuthorizationCode, ClientId, CsrfToken, HttpRequest, HttpResponse,
-    PkceCodeChallenge, RedirectUrl, RequestTokenError, Scope, TokenResponse, TokenUrl,
+    AuthType, AuthUrl, AuthorizationCode, ClientId, CsrfToken, HttpRequest, PkceCodeChallenge,
+    RedirectUrl, RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
 use serde_json::{Value, json};
 
 each_framework! {
     the_oauth2_crate_registers_signs_alice_in_with_pkce_and_refreshes => oauth2_client;
-}
-
-/// The `oauth2` crate's HTTP client: one request over reqwest, redirects not followed (`http`
-/// is a [`browser`], which stops at them).
-async fn over_reqwest(
-    http: &reqwest::Client,
-    request: HttpRequest,
-) -> Result<HttpResponse, reqwest::Error> {
-    let response = http.execute(reqwest::Request::try_from(request)?).await?;
-    let status = response.status();
-    let headers = response.headers().clone();
-    let mut answer = http::Response::new(response.bytes().await?.to_vec());
-    *answer.status_mut() = status;
-    *answer.headers_mut() = headers;
-    Ok(answer)
 }
 
 /// The scopes of a token response, as a set.

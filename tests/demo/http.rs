@@ -13,6 +13,11 @@ pub const DEMO: (&str, &str) = ("demo-client", "demo-secret");
 pub const PLAIN: (&str, &str) = ("plain-client", "plain-secret");
 pub const ALICE: (&str, &str) = ("alice@example.com", "alice-password-1");
 pub const BOB: (&str, &str) = ("bob@example.com", "bob-password-2");
+/// A PKCE pair (RFC 7636 Appendix B's method): the verifier and its S256 challenge.
+#[allow(dead_code, reason = "not every test binary uses PKCE")]
+pub const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+#[allow(dead_code, reason = "not every test binary uses PKCE")]
+pub const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
 // ---------------------------------------------------------------------------------------------
 // A client and a browser, over reqwest
@@ -74,6 +79,23 @@ pub fn status_and_description(reply: &Reply) -> (u16, String) {
         .and_then(|body| body["error_description"].as_str().map(str::to_owned))
         .unwrap_or_default();
     (reply.status, description)
+}
+
+/// An OAuth or OpenID Connect client library's HTTP client (the `oauth2` and `openidconnect`
+/// crates take any): one request over reqwest, redirects not followed (`http` is a
+/// [`browser`], which stops at them).
+#[allow(dead_code, reason = "only the client-library tests use it")]
+pub async fn over_reqwest(
+    http: &reqwest::Client,
+    request: http::Request<Vec<u8>>,
+) -> Result<http::Response<Vec<u8>>, reqwest::Error> {
+    let response = http.execute(reqwest::Request::try_from(request)?).await?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let mut answer = http::Response::new(response.bytes().await?.to_vec());
+    *answer.status_mut() = status;
+    *answer.headers_mut() = headers;
+    Ok(answer)
 }
 
 pub async fn send(request: reqwest::RequestBuilder) -> Reply {

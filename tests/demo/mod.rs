@@ -232,6 +232,18 @@ impl Drop for Server {
     }
 }
 
+/// What [`enabled_features`] answers in a test built with `--all-features`.
+const ALL_DEMO_FEATURES: [&str; 8] = [
+    "tower",
+    "sqlite",
+    "postgres",
+    "dpop",
+    "jwt",
+    "private-key-jwt",
+    "oidc",
+    "outbound",
+];
+
 /// The crate features enabled for this test binary.
 fn enabled_features() -> Vec<&'static str> {
     let mut features = Vec::new();
@@ -323,11 +335,13 @@ fn build_examples(names: &[&str]) -> PathBuf {
     }
     // The features this test was built with, so the build reuses the library `cargo test`
     // already built for it (under `--all-features` it is a no-op). From another package of the
-    // workspace (the relying-party tests), every feature: the demo as CONTRACT.md has it.
-    let features = enabled_features();
+    // workspace (the relying-party tests), those `--all-features` gives grantor's tests, so
+    // both build the same demo.
+    let mut features = enabled_features();
     if demo_root() != Path::new(env!("CARGO_MANIFEST_DIR")) {
-        cargo.arg("--all-features");
-    } else if !features.is_empty() {
+        features = ALL_DEMO_FEATURES.to_vec();
+    }
+    if !features.is_empty() {
         cargo.args(["--features", &features.join(",")]);
     }
     let status = cargo.status().expect("cargo runs");

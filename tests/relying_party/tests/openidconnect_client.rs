@@ -18,26 +18,11 @@ use openidconnect::core::{
 };
 use openidconnect::{
     AccessTokenHash, AuthType, AuthorizationCode, ClientId, ClientSecret, CsrfToken, HttpRequest,
-    HttpResponse, IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, RedirectUrl, Scope,
-    TokenResponse,
+    IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, RedirectUrl, Scope, TokenResponse,
 };
 
 each_framework! {
     the_openidconnect_crate_discovers_signs_in_verifies_the_id_token_and_logs_out => relying_party;
-}
-
-/// The crate's HTTP client: one request over reqwest, redirects not followed.
-async fn over_reqwest(
-    http: &reqwest::Client,
-    request: HttpRequest,
-) -> Result<HttpResponse, reqwest::Error> {
-    let response = http.execute(reqwest::Request::try_from(request)?).await?;
-    let status = response.status();
-    let headers = response.headers().clone();
-    let mut answer = http::Response::new(response.bytes().await?.to_vec());
-    *answer.status_mut() = status;
-    *answer.headers_mut() = headers;
-    Ok(answer)
 }
 
 async fn relying_party(framework: &str) {
