@@ -72,6 +72,9 @@ pub enum ErrorCode {
     ConsentRequired,
     /// OIDC Core §3.1.2.6: `prompt=none`, and the user would have to be asked something else.
     InteractionRequired,
+    /// OIDC Core §6.1, §3.1.2.6: the request carries a request object (`request`), which
+    /// grantor does not take (`request_parameter_supported: false`).
+    RequestNotSupported,
 }
 
 impl ErrorCode {
@@ -102,6 +105,7 @@ impl ErrorCode {
             Self::LoginRequired => "login_required",
             Self::ConsentRequired => "consent_required",
             Self::InteractionRequired => "interaction_required",
+            Self::RequestNotSupported => "request_not_supported",
         }
     }
 

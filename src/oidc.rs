@@ -71,6 +71,8 @@ pub(crate) struct OpenIdParameters<'a> {
     pub(crate) max_age: Option<&'a str>,
     pub(crate) login_hint: Option<&'a str>,
     pub(crate) id_token_hint: Option<&'a str>,
+    /// A request object (Core §6.1), refused: grantor takes none.
+    pub(crate) request: Option<&'a str>,
 }
 
 impl OpenIdRequest {

@@ -29,6 +29,21 @@ pub struct OutboundPost {
     pub client_id: ClientId,
 }
 
+impl OutboundPost {
+    /// A post of `form` to `url`, for `client_id`.
+    pub fn new(
+        url: impl Into<String>,
+        form: Vec<(&'static str, String)>,
+        client_id: ClientId,
+    ) -> Self {
+        Self {
+            url: url.into(),
+            form,
+            client_id,
+        }
+    }
+}
+
 impl fmt::Debug for OutboundPost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.form.iter().map(|(name, _)| *name).collect();

@@ -183,6 +183,54 @@ async fn a_client_is_added_listed_rotated_and_removed() {
 }
 
 #[tokio::test]
+async fn a_client_takes_its_openid_members_and_client_secret_post() {
+    let db = Database::new("openid_clients");
+    let added = db.ok(&[
+        "client",
+        "add",
+        "rp",
+        "--grant",
+        "client_credentials",
+        "--scope",
+        "read",
+        "--secret-in-body",
+        "--id-token-alg",
+        "ES256",
+        "--post-logout-redirect-uri",
+        "https://rp.example/bye",
+        "--backchannel-logout-uri",
+        "https://rp.example/backchannel",
+    ]);
+    let secret = field(&added, "client_secret").to_owned();
+    let (server, store) = db.server().await;
+    let client = grantor::store::ClientStore::find_client(&store, "rp")
+        .await
+        .unwrap()
+        .expect("the client");
+    assert!(client.sends_secret_in_body());
+    assert_eq!(
+        client.id_token_signing_algorithm(),
+        Some(grantor::settings::SigningAlgorithm::ES256)
+    );
+    assert_eq!(
+        client.post_logout_redirect_uris(),
+        ["https://rp.example/bye"]
+    );
+    assert_eq!(
+        client.backchannel_logout_uri(),
+        Some("https://rp.example/backchannel")
+    );
+    // The secret in the body works; HTTP Basic is refused to it.
+    let in_body = token_request(
+        None,
+        &format!("grant_type=client_credentials&client_id=rp&client_secret={secret}"),
+    );
+    assert_eq!(server.token(&in_body).await.status(), 200);
+    assert_eq!(client_credentials_status(&server, "rp", &secret).await, 401);
+    store.close().await;
+}
+
+#[tokio::test]
 async fn invalid_or_taken_clients_are_refused_with_status_1() {
     let db = Database::new("refused");
     // The code grant needs a redirect URI.

@@ -22,7 +22,7 @@ each_framework! {
     userinfo_answers_get_and_post_and_refuses_with_bearer_challenges => userinfo_errors;
     the_implicit_flow_answers_id_token_and_id_token_token_in_the_fragment => implicit;
     a_client_registered_for_es256_gets_es256_id_tokens => registered_algorithm;
-    prompt_none_without_a_session_is_login_required => prompt_none;
+    prompt_none_without_a_session_is_login_required_and_request_objects_are_refused => prompt_none;
     post_client_sends_its_secret_in_the_body_and_basic_is_refused => secret_in_body;
 }
 
@@ -494,6 +494,16 @@ async fn prompt_none(framework: &str) {
     let query = callback_query(&reply);
     assert_eq!(query["error"], "login_required", "{query:?}");
     assert_eq!(query["state"], "p1");
+    // A request object is refused as unsupported rather than ignored (OIDC Core §6.1).
+    let mut with_object = params[..5].to_vec();
+    with_object.retain(|(name, _)| *name != "prompt");
+    with_object.extend([
+        ("request", "eyJhbGciOiJub25lIn0.eyJub25jZSI6Im4ifQ."),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ]);
+    let reply = get(&browser(), &authorize_url(base, &with_object)).await;
+    assert_eq!(callback_query(&reply)["error"], "request_not_supported");
     server.assert_alive_and_calm();
 }
 

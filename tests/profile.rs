@@ -114,9 +114,13 @@ fn the_metadata_offers_only_what_the_profile_allows() {
     );
     let m = json(&fixture().server.metadata());
     let authenticated = if cfg!(feature = "private-key-jwt") {
-        serde_json::json!(["client_secret_basic", "private_key_jwt"])
+        serde_json::json!([
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt"
+        ])
     } else {
-        serde_json::json!(["client_secret_basic"])
+        serde_json::json!(["client_secret_basic", "client_secret_post"])
     };
     assert_eq!(
         m["introspection_endpoint_auth_methods_supported"],

@@ -230,19 +230,33 @@ async fn password_client_credentials_and_unknown_grants_are_refused_as_invalid_c
 }
 
 #[tokio::test]
-async fn auth_methods_other_than_client_secret_basic_and_none_are_invalid_client_metadata() {
+async fn auth_methods_grantor_does_not_take_are_invalid_client_metadata() {
     let f = open();
-    for method in [
-        "client_secret_post",
-        "private_key_jwt",
-        "client_secret_jwt",
-        "x",
-    ] {
+    for method in ["private_key_jwt", "client_secret_jwt", "x"] {
         let mut metadata = confidential_metadata();
         metadata["token_endpoint_auth_method"] = json!(method);
         let response = register(&f, &metadata).await;
         assert_metadata_error(&response, "invalid_client_metadata");
     }
+}
+
+#[tokio::test]
+async fn a_client_registered_for_client_secret_post_sends_its_secret_in_the_body() {
+    let f = open();
+    let mut metadata = confidential_metadata();
+    metadata["token_endpoint_auth_method"] = json!("client_secret_post");
+    let response = register(&f, &metadata).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    let client = json(&response);
+    assert_eq!(client["token_endpoint_auth_method"], "client_secret_post");
+    let id = client["client_id"].as_str().unwrap();
+    let secret = client["client_secret"].as_str().unwrap();
+    let code = f.code(id, "").await;
+    let body = format!(
+        "grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}\
+         &client_id={id}&client_secret={secret}"
+    );
+    assert_tokens(&f.token(None, &body).await);
 }
 
 #[tokio::test]

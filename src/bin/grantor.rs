@@ -105,6 +105,42 @@ struct AddClient {
     /// Skip the approval page: signing in is approval (first-party clients).
     #[arg(long)]
     no_approval: bool,
+    /// The client sends its secret in the token request's body (`client_secret_post`);
+    /// HTTP Basic is then refused to it.
+    #[arg(long)]
+    secret_in_body: bool,
+    /// How its ID tokens are signed (OpenID Connect; default RS256).
+    #[arg(long, value_enum)]
+    id_token_alg: Option<IdTokenAlg>,
+    /// Where a logout may send the browser back (repeat for several; OpenID Connect
+    /// RP-Initiated Logout).
+    #[arg(long = "post-logout-redirect-uri")]
+    post_logout_redirect_uris: Vec<String>,
+    /// Where a logout token is posted when a session it was issued tokens in ends (OpenID
+    /// Connect Back-Channel Logout).
+    #[arg(long)]
+    backchannel_logout_uri: Option<String>,
+}
+
+/// An ID-token signing algorithm.
+#[derive(Clone, Copy, ValueEnum)]
+enum IdTokenAlg {
+    #[value(name = "RS256")]
+    Rs256,
+    #[value(name = "ES256")]
+    Es256,
+    #[value(name = "EdDSA")]
+    EdDsa,
+}
+
+impl From<IdTokenAlg> for grantor::settings::SigningAlgorithm {
+    fn from(alg: IdTokenAlg) -> Self {
+        match alg {
+            IdTokenAlg::Rs256 => Self::RS256,
+            IdTokenAlg::Es256 => Self::ES256,
+            IdTokenAlg::EdDsa => Self::EdDSA,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -336,6 +372,16 @@ async fn add_client<S: grantor::store::Admin>(store: &S, add: AddClient) -> Resu
     for uri in add.redirect_uris {
         builder = builder.redirect_uri(uri);
     }
+    for uri in add.post_logout_redirect_uris {
+        builder = builder.post_logout_redirect_uri(uri);
+    }
+    if let Some(uri) = add.backchannel_logout_uri {
+        builder = builder.backchannel_logout_uri(uri);
+    }
+    if let Some(alg) = add.id_token_alg {
+        builder = builder.id_token_signing_algorithm(alg.into());
+    }
+    builder = builder.secret_in_body(add.secret_in_body);
     if add.allow_insecure_redirect_uris {
         builder = builder.allow_insecure_redirect_uris();
     }

@@ -344,7 +344,7 @@ mod tests {
             "{\"grant_types\":\"authorization_code\"}",
             "{\"grant_types\":[\"urn:example\"]}",
             "{\"response_types\":[\"code id_token\"]}",
-            "{\"token_endpoint_auth_method\":\"client_secret_post\"}",
+            "{\"token_endpoint_auth_method\":\"client_secret_jwt\"}",
             "{\"token_endpoint_auth_method\":1}",
             "{\"scope\":[\"profile\"]}",
             "{\"scope\":\"bad\\\"scope\"}",

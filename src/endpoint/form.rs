@@ -51,6 +51,8 @@ const KNOWN: &[&str] = &[
     // RP-Initiated Logout 1.0 §2, and the logout confirmation's button.
     "post_logout_redirect_uri",
     "logout",
+    // OpenID Connect Core §6.1: a request object, which grantor does not take.
+    "request",
 ];
 
 /// The slot of `nonce`, the first of the parameters OpenID Connect adds (`nonce` through
@@ -204,6 +206,7 @@ fn slot(name: &str) -> Option<usize> {
         "access_token" => 33,
         "post_logout_redirect_uri" => 34,
         "logout" => 35,
+        "request" => 36,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

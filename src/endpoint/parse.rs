@@ -266,6 +266,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
             max_age: form.get("max_age"),
             login_hint: form.get("login_hint"),
             id_token_hint: form.get("id_token_hint"),
+            request: form.get("request"),
         },
         repeated: form.repeated(),
         repeated_oauth: form.repeated_oauth(),

@@ -412,6 +412,14 @@ fn check(
             "this client must push its authorization requests first (RFC 9126 §5)",
         ));
     }
+    if rules.openid && request.openid.request.is_some() {
+        // OIDC Core §6.1: a server that takes no request object says so rather than act on a
+        // request whose real parameters it did not read.
+        return Err(OAuthError::new(
+            ErrorCode::RequestNotSupported,
+            "request objects (the request parameter) are not supported",
+        ));
+    }
     let response_type = match request.response_type.map(ResponseType::read) {
         Some(Some(read)) if rules.openid || !read.has_id_token() => read,
         Some(_) => {

@@ -239,11 +239,7 @@ impl Logout<'_> {
             .signer
             .sign(&claims, LOGOUT_TOKEN_TYP, algorithm, now)
             .await?;
-        let post = OutboundPost {
-            url: uri.to_owned(),
-            form: vec![("logout_token", token)],
-            client_id: client.id().clone(),
-        };
+        let post = OutboundPost::new(uri, vec![("logout_token", token)], client.id().clone());
         let events = Arc::clone(&self.events);
         let client_id = client.id().clone();
         let user = session.user.id().clone();

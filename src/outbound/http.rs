@@ -18,8 +18,8 @@ const RETRY_WAITS: [Duration; 2] = [Duration::from_millis(500), Duration::from_m
 
 /// Posts grantor's outbound requests with `reqwest` over rustls, each on a task of the host's
 /// tokio runtime (never on the request path): at most three attempts (a connection failure, a
-/// timeout or a `5xx` is tried again after 0.5 s, then 1.5 s), 2 s to connect and 5 s per
-/// attempt, no redirects followed, no proxy. It sends only to `https` URLs whose host resolves
+/// timeout or a `5xx` is tried again after 0.5 s, then 1.5 s; any other answer is final), 2 s
+/// to connect and 5 s per attempt, no redirects followed, no proxy. It sends only to `https` URLs whose host resolves
 /// to public addresses ([`is_public_address`]); the connection goes to the addresses checked.
 ///
 /// ```
@@ -130,9 +130,11 @@ impl HttpOutbound {
                 .await;
             match sent {
                 Ok(answer) if answer.status().is_success() => return Delivery::Delivered,
-                // A refusal (4xx) will not change: no retry.
-                Ok(answer) if answer.status().is_client_error() => return Delivery::Failed,
-                Ok(_) | Err(_) => continue,
+                // The server may be back soon: try again.
+                Ok(answer) if answer.status().is_server_error() => continue,
+                // A refusal or a redirect (never followed) will not change: no retry.
+                Ok(_) => return Delivery::Failed,
+                Err(_) => continue,
             }
         }
         Delivery::Failed
