@@ -260,6 +260,12 @@ impl Client {
         self.openid.secret_in_body
     }
 
+    /// Whether it registered as a native application (`application_type: native`, OIDC
+    /// Registration §2) rather than a web one.
+    pub fn is_native_application(&self) -> bool {
+        self.openid.native
+    }
+
     /// Its OpenID Connect members, as stores keep them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),

@@ -322,4 +322,15 @@ pub(crate) struct ClientMetadata {
     pub(crate) post_logout_redirect_uris: Vec<String>,
     /// Back-Channel Logout 1.0 §2.2 `backchannel_logout_uri`.
     pub(crate) backchannel_logout_uri: Option<String>,
+    /// OIDC Registration §2 `application_type`, when the client sent one.
+    pub(crate) application_type: Option<ApplicationType>,
+}
+
+/// OIDC Registration §2 `application_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApplicationType {
+    /// A web application (the default when none is named).
+    Web,
+    /// An application on the user's device.
+    Native,
 }

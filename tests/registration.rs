@@ -603,3 +603,50 @@ mod management;
 
 #[path = "registration/fuzz.rs"]
 mod fuzz;
+
+#[tokio::test]
+async fn a_native_application_registers_loopback_redirect_uris_only() {
+    let f = open();
+    let mut native = confidential_metadata();
+    native["application_type"] = json!("native");
+    native["redirect_uris"] = json!(["http://127.0.0.1/callback"]);
+    let response = register(&f, &native).await;
+    assert_eq!(response.status(), 201, "{}", response.body());
+    assert_eq!(json(&response)["application_type"], "native");
+    native["redirect_uris"] = json!(["https://app.example/cb"]);
+    let refused = register(&f, &native).await;
+    assert_metadata_error(&refused, "invalid_redirect_uri");
+    native["application_type"] = json!("desktop");
+    let refused = register(&f, &native).await;
+    assert_metadata_error(&refused, "invalid_client_metadata");
+    // Without it, a web application.
+    let web = register(&f, &confidential_metadata()).await;
+    assert_eq!(json(&web)["application_type"], "web");
+}
+
+#[tokio::test]
+async fn a_web_application_using_implicit_registers_https_redirect_uris_only() {
+    let policy =
+        RegistrationPolicy::new().grant_types([GrantType::AuthorizationCode, GrantType::Implicit]);
+    let f = fixture_with(|b| b.registration(policy));
+    let mut web = json!({
+        "application_type": "web",
+        "redirect_uris": ["http://127.0.0.1/callback"],
+        "grant_types": ["implicit"],
+        "response_types": ["token"],
+        "token_endpoint_auth_method": "none",
+    });
+    let refused = register(&f, &web).await;
+    assert_metadata_error(&refused, "invalid_redirect_uri");
+    web["redirect_uris"] = json!(["https://localhost/callback"]);
+    let refused = register(&f, &web).await;
+    assert_metadata_error(&refused, "invalid_redirect_uri");
+    web["redirect_uris"] = json!(["https://app.example/callback"]);
+    let registered = register(&f, &web).await;
+    assert_eq!(registered.status(), 201, "{}", registered.body());
+    // A client that names no type keeps the rules of RFC 7591: loopback http is taken.
+    web.as_object_mut().unwrap().remove("application_type");
+    web["redirect_uris"] = json!(["http://127.0.0.1/callback"]);
+    let registered = register(&f, &web).await;
+    assert_eq!(registered.status(), 201, "{}", registered.body());
+}

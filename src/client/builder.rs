@@ -192,6 +192,13 @@ impl ClientBuilder {
         self
     }
 
+    /// A native application (`application_type: native`, OIDC Registration §2) rather than a
+    /// web one (the default).
+    pub fn native_application(mut self, native: bool) -> Self {
+        self.openid.native = native;
+        self
+    }
+
     /// The OpenID Connect members as a store kept them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),

@@ -29,6 +29,10 @@ pub(crate) struct OpenIdClient {
     /// client sends its secret in the form body, and HTTP Basic is refused to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) secret_in_body: bool,
+    /// `application_type: native` (OIDC Registration §2): an app on a device, redirected to
+    /// loopback `http`; else `web`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) native: bool,
 }
 
 #[cfg_attr(

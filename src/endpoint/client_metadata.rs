@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::client::{ClientError, ClientKeys, GrantType};
 use crate::error::OAuthError;
 use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
-use crate::request::{AuthMethod, ClientMetadata};
+use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::scope::Scope;
 use crate::secret::ClientSecret;
 use crate::signing::SigningAlgorithm;
@@ -44,6 +44,7 @@ struct Document {
     id_token_signed_response_alg: Option<Value>,
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
+    application_type: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -148,7 +149,20 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .backchannel_logout_uri
         .map(|v| string(v, "backchannel_logout_uri", max_param))
         .transpose()?;
+    let application_type = match document.application_type {
+        None => None,
+        Some(value) => match value.as_str() {
+            Some("web") => Some(ApplicationType::Web),
+            Some("native") => Some(ApplicationType::Native),
+            _ => {
+                return Err(OAuthError::invalid_client_metadata(
+                    "application_type must be web or native (OIDC Registration §2)",
+                ));
+            }
+        },
+    };
     Ok(ClientMetadata {
+        application_type,
         id_token_alg,
         post_logout_redirect_uris,
         backchannel_logout_uri,

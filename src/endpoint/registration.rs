@@ -200,6 +200,8 @@ struct Information<'a> {
     /// Back-Channel Logout 1.0 §2.2, when the client registered one.
     #[serde(skip_serializing_if = "Option::is_none")]
     backchannel_logout_uri: Option<&'a str>,
+    /// OIDC Registration §2: `web` or `native`.
+    application_type: &'static str,
 }
 
 fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -248,6 +250,11 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         id_token_signed_response_alg: client.id_token_signing_algorithm().map(|a| a.as_str()),
         post_logout_redirect_uris: client.post_logout_redirect_uris(),
         backchannel_logout_uri: client.backchannel_logout_uri(),
+        application_type: if client.is_native_application() {
+            "native"
+        } else {
+            "web"
+        },
     };
     render::json(status, &body)
 }

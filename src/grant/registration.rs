@@ -16,7 +16,7 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
 use crate::mint;
 use crate::registration::RegistrationPolicy;
-use crate::request::{AuthMethod, ClientMetadata};
+use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::secret::{AccessToken, ClientSecret};
 use crate::settings::Profile;
 use crate::store::{Admin, AdminError, AttemptCounter, ClientStore, namespace};
@@ -90,6 +90,7 @@ struct Settled {
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
     post_logout_redirect_uris: Vec<String>,
     backchannel_logout_uri: Option<String>,
+    application_type: Option<ApplicationType>,
 }
 
 impl Registrar<'_> {
@@ -295,6 +296,7 @@ impl Registrar<'_> {
         }
         let keys = self.keys(auth_method, metadata.keys)?;
         let redirect_uris = redirect_uris(metadata.redirect_uris, &grant_types)?;
+        application_type_allows(metadata.application_type, &redirect_uris, &grant_types)?;
         let allowed = self.policy.allowed_scope();
         let scope = match metadata.scope {
             Some(scope) if !scope.is_subset_of(&allowed) => {
@@ -317,6 +319,7 @@ impl Registrar<'_> {
             id_token_alg: metadata.id_token_alg,
             post_logout_redirect_uris: metadata.post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
+            application_type: metadata.application_type,
         })
     }
 
@@ -370,6 +373,8 @@ impl Registrar<'_> {
             Some(uri) => builder.backchannel_logout_uri(uri),
             None => builder,
         };
+        let builder =
+            builder.native_application(settled.application_type == Some(ApplicationType::Native));
         builder.build().map_err(|e| match e {
             ClientError::InvalidRedirectUri
             | ClientError::InsecureRedirectUri
@@ -427,6 +432,39 @@ fn grant_types(
         ));
     }
     Ok(grants)
+}
+
+/// OIDC Registration §2 `application_type`: a native application is redirected to loopback
+/// `http` (the custom schemes it may also use are not taken here); one that names itself `web`
+/// and uses the implicit grant only to `https` on another host than `localhost`. A client that
+/// names no type (an RFC 7591 client) keeps the redirect rules every client has.
+fn application_type_allows(
+    application_type: Option<ApplicationType>,
+    redirect_uris: &[String],
+    grants: &[GrantType],
+) -> Result<(), OAuthError> {
+    if application_type == Some(ApplicationType::Native)
+        && !redirect_uris.iter().all(|uri| uri.starts_with("http://"))
+    {
+        return Err(OAuthError::invalid_redirect_uri(
+            "a native application registers loopback http redirect URIs (OIDC Registration §2)",
+        ));
+    }
+    let implicit = grants.contains(&GrantType::Implicit);
+    let web_safe = |uri: &String| {
+        url::Url::parse(uri)
+            .is_ok_and(|u| u.scheme() == "https" && u.host_str() != Some("localhost"))
+    };
+    if application_type == Some(ApplicationType::Web)
+        && implicit
+        && !redirect_uris.iter().all(web_safe)
+    {
+        return Err(OAuthError::invalid_redirect_uri(
+            "a web application using the implicit grant registers https redirect URIs, \
+             not localhost (OIDC Registration §2)",
+        ));
+    }
+    Ok(())
 }
 
 /// Every redirect URI `https`, or `http` on a loopback host; required for the grants that

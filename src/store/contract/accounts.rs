@@ -37,6 +37,7 @@ fn clients() -> [Client; 3] {
             .require_pushed_requests(true)
             .id_token_signing_algorithm(crate::signing::SigningAlgorithm::EdDSA)
             .post_logout_redirect_uri("http://127.0.0.1:8081/logged-out")
+            .native_application(true)
             .backchannel_logout_uri("https://app.example/backchannel-logout")
             .build()
             .must("build a client"),
@@ -114,6 +115,11 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
         found.sends_secret_in_body(),
         expected.sends_secret_in_body(),
         "client_secret_post"
+    );
+    assert_eq!(
+        found.is_native_application(),
+        expected.is_native_application(),
+        "application_type"
     );
     let retiring = |c: &Client| c.retiring_secret().map(|(v, until)| (v.to_stored(), until));
     assert_eq!(retiring(&found), retiring(expected), "the retiring secret");
