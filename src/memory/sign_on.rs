@@ -1,7 +1,9 @@
 //! Signed-in browsers and remembered approvals in memory, each bounded: only a signed-in user
 //! makes either, but a store keeps no table without a bound. Both are indexed by expiry, so an
-//! insert drops what has expired first (amortized O(log n)) and past the bound refuses.
+//! insert drops what has expired first (amortized O(log n)) and past the bound refuses. A user's
+//! own sessions are bounded too: a sign-in past `MAX_SESSIONS_PER_USER` forgets their oldest.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::state::Expiring;
@@ -10,7 +12,7 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
-use crate::store::{FamilyId, MAX_SESSION_GRANTS, UserId, UserSession};
+use crate::store::{FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId, UserSession};
 
 /// Signed-in browsers held at most; past it, new sign-ins are refused with
 /// [`StoreError::unavailable`] until some expire.
@@ -26,23 +28,51 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Signed-in browsers by the digest of their cookie.
 #[derive(Default)]
-pub(crate) struct UserSessions(Mutex<Expiring<SecretDigest, UserSession>>);
+pub(crate) struct UserSessions(Mutex<SessionTable>);
+
+/// The sessions, and which digests each user's are under (checked against `sessions` when
+/// read, so an ended or replaced one is skipped; dropped at purge).
+#[derive(Default)]
+struct SessionTable {
+    sessions: Expiring<SecretDigest, UserSession>,
+    by_user: HashMap<UserId, Vec<SecretDigest>>,
+}
 
 impl UserSessions {
+    /// Keeps `session` under `id`; a user already holding [`MAX_SESSIONS_PER_USER`] live
+    /// sessions besides it loses the one signed in longest ago.
     pub(crate) fn insert(
         &self,
         id: &SecretDigest,
         session: UserSession,
         now: UnixTime,
     ) -> Result<(), StoreError> {
+        let mut table = lock(&self.0);
+        let SessionTable { sessions, by_user } = &mut *table;
+        let user = session.user.id().clone();
+        let mine = by_user.entry(user.clone()).or_default();
+        mine.retain(|d| d != id && is_users(sessions, d, &user, now));
+        while mine.len() >= MAX_SESSIONS_PER_USER {
+            let oldest = (0..mine.len()).min_by_key(|&i| {
+                sessions
+                    .live(&mine[i], now)
+                    .map(|session| session.auth_time)
+            });
+            let Some(oldest) = oldest else { break };
+            sessions.remove(&mine.swap_remove(oldest));
+        }
         let expires_at = session.expires_at;
-        lock(&self.0)
+        sessions
             .insert(*id, session, expires_at, now, MAX_USER_SESSIONS)
-            .map_err(|_| StoreError::unavailable("too many people are signed in; try again later"))
+            .map_err(|_| {
+                StoreError::unavailable("too many people are signed in; try again later")
+            })?;
+        mine.push(*id);
+        Ok(())
     }
 
     pub(crate) fn find(&self, id: &SecretDigest, now: UnixTime) -> Option<UserSession> {
-        lock(&self.0).live(id, now).cloned()
+        lock(&self.0).sessions.live(id, now).cloned()
     }
 
     pub(crate) fn add_grant(
@@ -52,8 +82,8 @@ impl UserSessions {
         family: FamilyId,
         now: UnixTime,
     ) -> bool {
-        let mut sessions = lock(&self.0);
-        let Some(session) = sessions.live_mut(id, now) else {
+        let mut table = lock(&self.0);
+        let Some(session) = table.sessions.live_mut(id, now) else {
             return false;
         };
         if session.grants.len() >= MAX_SESSION_GRANTS {
@@ -64,12 +94,31 @@ impl UserSessions {
     }
 
     pub(crate) fn end(&self, id: &SecretDigest, now: UnixTime) -> Option<UserSession> {
-        lock(&self.0).take(id, now)
+        lock(&self.0).sessions.take(id, now)
     }
 
     pub(crate) fn purge(&self, now: UnixTime) -> usize {
-        lock(&self.0).purge(now)
+        let mut table = lock(&self.0);
+        let SessionTable { sessions, by_user } = &mut *table;
+        let purged = sessions.purge(now);
+        by_user.retain(|user, mine| {
+            mine.retain(|d| is_users(sessions, d, user, now));
+            !mine.is_empty()
+        });
+        purged
     }
+}
+
+/// Whether a live session of `user` is under `id`.
+fn is_users(
+    sessions: &Expiring<SecretDigest, UserSession>,
+    id: &SecretDigest,
+    user: &UserId,
+    now: UnixTime,
+) -> bool {
+    sessions
+        .live(id, now)
+        .is_some_and(|session| session.user.id() == user)
 }
 
 /// Remembered approvals by user and client.

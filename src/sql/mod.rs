@@ -65,7 +65,9 @@
 //!   last_grant + 1 … RETURNING last_grant`, which numbers it and holds the session's row until
 //!   its commit: concurrent grants each insert a row of their own (none is lost), the oldest
 //!   beyond [`MAX_SESSION_GRANTS`](crate::store::MAX_SESSION_GRANTS) is deleted in the same
-//!   transaction, and a logout racing them either ends them too or comes first;
+//!   transaction, and a logout racing them either ends them too or comes first; a new
+//!   browser's insert deletes, in its transaction, the user's sessions beyond the newest
+//!   [`MAX_SESSIONS_PER_USER`](crate::store::MAX_SESSIONS_PER_USER) and their grants;
 //! - a remembered approval is kept by one `INSERT … ON CONFLICT (user_id, client_id) DO
 //!   UPDATE`, replacing the one before whole;
 //! - an attempt is counted by one `INSERT … ON CONFLICT (key) DO UPDATE SET count = CASE WHEN

@@ -13,7 +13,9 @@ use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
 use super::backend::Backend;
 use super::columns::{secs, store_error};
-use super::rows::{NextGrantRow, ScopeRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow};
+use super::rows::{
+    NextGrantRow, ScopeRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
+};
 use super::{SqlStore, Statements, text};
 use crate::client::ClientId;
 use crate::clock::UnixTime;
@@ -21,11 +23,14 @@ use crate::error::StoreError;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    ConsentStore, FamilyId, MAX_SESSION_GRANTS, UserId, UserSession, UserSessionStore,
+    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId, UserSession,
+    UserSessionStore,
 };
 
 /// [`MAX_SESSION_GRANTS`] as a grant number's distance.
 const KEPT_GRANTS: i64 = MAX_SESSION_GRANTS as i64;
+/// The other live sessions a user keeps beside a new one.
+const KEPT_OTHER_SESSIONS: i64 = MAX_SESSIONS_PER_USER as i64 - 1;
 
 #[async_trait]
 impl<DB> UserSessionStore for SqlStore<DB>
@@ -46,7 +51,7 @@ where
         &self,
         id: &SecretDigest,
         session: UserSession,
-        _now: UnixTime,
+        now: UnixTime,
     ) -> Result<(), StoreError> {
         // Expired sessions are never found; `purge_expired` deletes them. A session arrives
         // with at most MAX_SESSION_GRANTS grants; should it carry more, the newest are kept, as
@@ -77,6 +82,23 @@ where
                 .map_err(store_error::<DB>)?;
             for (number, (client, family)) in (1..).zip(grants) {
                 insert_grant(&mut *conn, id, number, client, *family, expires_at).await?;
+            }
+            // The user's oldest sessions past the bound, and their grants. Concurrent sign-ins
+            // of one user on PostgreSQL may each keep theirs for a moment; the next trims.
+            let forgotten: Vec<ValueRow> = sqlx::query_as(text::FORGET_OLDEST_USER_SESSIONS)
+                .bind(session.user.id().as_str())
+                .bind(id.as_bytes().as_slice())
+                .bind(secs(now))
+                .bind(KEPT_OTHER_SESSIONS)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error::<DB>)?;
+            for gone in forgotten {
+                sqlx::query(text::FORGET_SESSION_GRANTS)
+                    .bind(gone.value.as_slice())
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(store_error::<DB>)?;
             }
             Ok(())
         })

@@ -251,6 +251,15 @@ pub(crate) const UPSERT_USER_SESSION: &str = "INSERT INTO grantor_user_sessions 
     ON CONFLICT (digest) DO UPDATE SET user_id = excluded.user_id, \
     username = excluded.username, sid = excluded.sid, auth_time = excluded.auth_time, \
     amr = excluded.amr, expires_at = excluded.expires_at, last_grant = excluded.last_grant";
+/// Forgets user `$1`'s sessions other than `$2` but the `$4` live at `$3` signed in most
+/// recently (expired ones with them), answering their digests (as `value`) so that their grants
+/// follow: what keeps a user at [`MAX_SESSIONS_PER_USER`](crate::store::MAX_SESSIONS_PER_USER).
+pub(crate) const FORGET_OLDEST_USER_SESSIONS: &str = "DELETE FROM grantor_user_sessions \
+    WHERE user_id = $1 AND digest <> $2 AND digest NOT IN (\
+    SELECT digest FROM grantor_user_sessions \
+    WHERE user_id = $1 AND digest <> $2 AND expires_at > $3 \
+    ORDER BY auth_time DESC, digest DESC LIMIT $4) \
+    RETURNING digest AS value";
 /// A live signed-in browser, once per grant in the order they were issued (the grant's columns
 /// NULL when it has none): one statement, so the session and its grants are read at one
 /// instant.

@@ -54,7 +54,10 @@ pub use records::{
     RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
 pub(crate) use records::{claim_scopes, new_user, supported_claims};
-pub use sign_on::{ConsentStore, MAX_SESSION_GRANTS, MAX_SID_BYTES, UserSession, UserSessionStore};
+pub use sign_on::{
+    ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
+    UserSessionStore,
+};
 pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
 
 use crate::client::Client;

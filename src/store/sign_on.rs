@@ -15,6 +15,11 @@ use crate::secret::SecretDigest;
 /// forgotten.
 pub const MAX_SESSION_GRANTS: usize = 64;
 
+/// The most live sessions one user keeps: a sign-in past it ends the user's session signed in
+/// longest ago (without a logout: that browser just signs in again), so that no one account,
+/// signing in over and over, fills a store's bound for everyone else.
+pub const MAX_SESSIONS_PER_USER: usize = 32;
+
 /// The most bytes of a session's `sid`, and of each of its authentication methods.
 pub const MAX_SID_BYTES: usize = 64;
 
@@ -70,14 +75,19 @@ impl UserSession {
 /// Keeps signed-in browsers (single sign-on), keyed by the digest of the browser's cookie.
 ///
 /// Only a successful sign-in makes a session, so what an unauthenticated party can make this
-/// store keep is nothing; a store still bounds what it holds (the in-memory one at
+/// store keep is nothing. A store still bounds what it holds: each user at
+/// [`MAX_SESSIONS_PER_USER`] (a contract rule, so that one account signing in over and over
+/// cannot fill the rest), and the in-memory store in all at
 /// [`MemoryStore::MAX_USER_SESSIONS`](crate::MemoryStore::MAX_USER_SESSIONS), answering
-/// [`StoreError::unavailable`] past it) and drops what expired at
+/// [`StoreError::unavailable`] past it (grantor then signs the person in without single
+/// sign-on). It drops what expired at
 /// [`Purge::purge_expired`](super::Purge::purge_expired). A session past its `expires_at` is
 /// never answered.
 #[async_trait]
 pub trait UserSessionStore: Send + Sync {
-    /// Keeps a new session under `id`.
+    /// Keeps a new session under `id`. Should its user hold [`MAX_SESSIONS_PER_USER`] live
+    /// sessions besides it, the one with the oldest `auth_time` is forgotten, its grants with
+    /// it.
     async fn insert_user_session(
         &self,
         id: &SecretDigest,

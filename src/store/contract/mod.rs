@@ -283,6 +283,7 @@ fn sign_on_rules<S: UserSessionStore + ConsentStore + Purge>() -> Vec<Rule<S>> {
         sign_on::session_grants_are_kept_in_order_and_bounded,
         sign_on::concurrent_grants_are_all_kept,
         sign_on::a_user_session_ends_once,
+        sign_on::a_user_keeps_only_the_newest_sessions,
         sign_on::a_grant_racing_the_end_is_ended_with_it_or_refused,
         sign_on::consents_are_remembered_replaced_and_forgotten,
         sign_on::purging_drops_expired_user_sessions_and_consents,

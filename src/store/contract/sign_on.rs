@@ -11,7 +11,8 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::secret::SecretDigest;
 use crate::store::{
-    ConsentStore, FamilyId, MAX_SESSION_GRANTS, Purge, User, UserId, UserSession, UserSessionStore,
+    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, Purge, User, UserId,
+    UserSession, UserSessionStore,
 };
 
 /// Alice, signed in a minute ago with a password and a one-time code (RFC 8176), for an hour.
@@ -166,6 +167,62 @@ where
         found,
         Some(expected),
         "of 16 concurrent grants, each is kept once"
+    );
+}
+
+pub(super) async fn a_user_keeps_only_the_newest_sessions<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    // Alice signs in MAX_SESSIONS_PER_USER times, a second apart, the first with a grant.
+    let mut ids = Vec::new();
+    for n in 0..MAX_SESSIONS_PER_USER {
+        let mut session = user_session();
+        session.auth_time = NOW.minus(Duration::from_secs(1000 - n as u64));
+        ids.push(kept(store, session).await);
+    }
+    add_grant(store, &ids[0], &(client_id(), family_id()), NOW).await;
+    let bob_id = kept(
+        store,
+        UserSession::new(bob(), "sid-bob", NOW, Vec::new(), at(3600)),
+    )
+    .await;
+    // Signing in again under a digest she holds replaces that session: none is forgotten.
+    let last = ids[MAX_SESSIONS_PER_USER - 1];
+    let again = store.insert_user_session(&last, user_session(), NOW).await;
+    again.must("insert_user_session");
+    for id in &ids {
+        assert!(
+            find(store, id, NOW).await.is_some(),
+            "a replaced session frees no other"
+        );
+    }
+    // One more browser: the session signed in longest ago is forgotten, grants and all.
+    let newest = kept(store, user_session()).await;
+    assert_eq!(
+        find(store, &ids[0], NOW).await,
+        None,
+        "the oldest session is forgotten"
+    );
+    assert!(
+        !add_grant(store, &ids[0], &(client_id(), family_id()), NOW).await,
+        "a forgotten session takes no grant"
+    );
+    let ended = store.end_user_session(&ids[0], NOW).await;
+    assert_eq!(
+        ended.must("end_user_session"),
+        None,
+        "a forgotten session ends nothing"
+    );
+    for id in ids[1..].iter().chain([&newest]) {
+        assert!(
+            find(store, id, NOW).await.is_some(),
+            "the newest sessions are kept"
+        );
+    }
+    assert!(
+        find(store, &bob_id, NOW).await.is_some(),
+        "another user's session is kept"
     );
 }
 

@@ -18,6 +18,9 @@ CREATE TABLE IF NOT EXISTS grantor_user_sessions (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS grantor_user_sessions_expires_at
     ON grantor_user_sessions (expires_at);
+-- A user's sessions, newest sign-in first: a sign-in past 32 forgets the oldest.
+CREATE INDEX IF NOT EXISTS grantor_user_sessions_user
+    ON grantor_user_sessions (user_id, auth_time);
 
 -- The grants issued in a session, in the order `seq` gives, at most 64 (older ones deleted).
 -- Each carries its session's expiry, so purging drops them by that index alone.
