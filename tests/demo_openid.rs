@@ -4,6 +4,8 @@
 //! errors a relying party must get.
 
 mod demo;
+#[cfg(feature = "dpop")]
+mod dpop_proofs;
 
 use std::collections::HashMap;
 
@@ -24,6 +26,14 @@ each_framework! {
     a_client_registered_for_es256_gets_es256_id_tokens => registered_algorithm;
     prompt_none_without_a_session_is_login_required_and_request_objects_are_refused => prompt_none;
     post_client_sends_its_secret_in_the_body_and_basic_is_refused => secret_in_body;
+}
+
+#[cfg(feature = "dpop")]
+use dpop::userinfo as dpop_userinfo;
+
+#[cfg(feature = "dpop")]
+each_framework! {
+    userinfo_takes_a_dpop_bound_token_only_with_a_proof_of_its_key => dpop_userinfo;
 }
 
 const PUBLIC: &str = "public-client";
@@ -552,4 +562,94 @@ async fn secret_in_body(framework: &str) {
     .await;
     assert_oauth_error(&reply, 401, "invalid_client");
     server.assert_alive_and_calm();
+}
+
+/// Userinfo with a DPoP-bound access token (Core §5.3 over RFC 9449 §7).
+#[cfg(feature = "dpop")]
+mod dpop {
+    use super::dpop_proofs::ProofKey;
+    use super::*;
+
+    fn now() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    }
+
+    /// `method` userinfo with `authorization` and, if given, a proof of `key` for `token`
+    /// made for `proof_method`.
+    async fn userinfo_with(
+        base: &str,
+        method: &str,
+        authorization: &str,
+        proof: Option<(&ProofKey, &str, &str)>,
+    ) -> Reply {
+        let url = format!("{base}/api/oauth/userinfo");
+        let mut request = match method {
+            "POST" => browser()
+                .post(&url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(""),
+            _ => browser().get(&url),
+        };
+        request = request.header("authorization", authorization);
+        if let Some((key, token, proof_method)) = proof {
+            let proof = key.proof_for_token(proof_method, &url, now(), token);
+            request = request.header("dpop", proof);
+        }
+        send(request).await
+    }
+
+    pub(super) async fn userinfo(framework: &str) {
+        let server = Server::start(framework);
+        let base = &server.base;
+        let key = ProofKey::es256(13);
+        let code = public_code(base, "openid email", "n-dpop").await;
+        let url = format!("{base}/api/oauth/token");
+        let pairs = [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", CALLBACK),
+            ("client_id", PUBLIC),
+            ("code_verifier", VERIFIER),
+        ];
+        let reply = send(
+            browser()
+                .post(&url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("dpop", key.proof("POST", &url, now()))
+                .body(form(&pairs)),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let tokens = reply.json();
+        assert_eq!(tokens["token_type"], "DPoP", "{tokens}");
+        let token = access_token(&tokens).to_owned();
+        let (_, id_token) = verified(base, tokens["id_token"].as_str().unwrap(), PUBLIC).await;
+        let authorization = format!("DPoP {token}");
+        for method in ["GET", "POST"] {
+            let proof = Some((&key, token.as_str(), method));
+            let reply = userinfo_with(base, method, &authorization, proof).await;
+            assert_eq!(reply.status, 200, "{method}: {}", reply.body);
+            let claims = reply.json();
+            assert_eq!(claims["sub"], id_token["sub"], "{claims}");
+            assert_eq!(claims["email"], ALICE.0, "{claims}");
+        }
+        // As a bearer token, without a proof, with another key's, or one for another method.
+        let as_bearer = userinfo_with(base, "GET", &format!("Bearer {token}"), None).await;
+        assert_oauth_error(&as_bearer, 401, "invalid_token");
+        let challenge = as_bearer.header("www-authenticate").unwrap_or_default();
+        assert!(challenge.starts_with("DPoP "), "{challenge}");
+        let no_proof = userinfo_with(base, "GET", &authorization, None).await;
+        assert_oauth_error(&no_proof, 401, "invalid_dpop_proof");
+        let other = ProofKey::eddsa(14);
+        let stolen = Some((&other, token.as_str(), "GET"));
+        let stolen = userinfo_with(base, "GET", &authorization, stolen).await;
+        assert_oauth_error(&stolen, 401, "invalid_dpop_proof");
+        let wrong_method = Some((&key, token.as_str(), "POST"));
+        let wrong_method = userinfo_with(base, "GET", &authorization, wrong_method).await;
+        assert_oauth_error(&wrong_method, 401, "invalid_dpop_proof");
+        server.assert_alive_and_calm();
+    }
 }
