@@ -343,6 +343,64 @@ async fn users_are_added_and_their_passwords_reset_from_standard_input() {
 }
 
 #[tokio::test]
+async fn a_users_claims_are_set_from_a_json_object() {
+    let db = Database::new("claims");
+    db.ok_with(
+        &["user", "add", "alice@example.com"],
+        "correct horse battery staple\n",
+    );
+    let claims = r#"{"name": "Alice Example", "email": "alice@example.com",
+        "email_verified": true, "sub": "someone-else", "groups": ["admins"]}"#;
+    let set = db.ok(&["user", "set-claims", "alice@example.com", claims]);
+    assert!(!field(&set, "claims").contains("someone-else"), "{set}");
+    {
+        let store = SqliteStore::connect(&db.url()).await.unwrap();
+        let user = store
+            .find_user_by_username("alice@example.com")
+            .await
+            .unwrap()
+            .expect("alice");
+        let kept = store.claims(user.id()).await.unwrap().expect("her claims");
+        assert_eq!(kept.get("name"), Some(&serde_json::json!("Alice Example")));
+        assert_eq!(kept.get("email_verified"), Some(&serde_json::json!(true)));
+        assert_eq!(kept.get("groups"), Some(&serde_json::json!(["admins"])));
+        assert_eq!(kept.get("sub"), None, "grantor's own claims are dropped");
+        store.close().await;
+    }
+    // Not an object, no such user, or past 8 KiB: refused with status 1, nothing changed.
+    let too_big = format!(r#"{{"name": "{}"}}"#, "a".repeat(9 * 1024));
+    for (args, why) in [
+        (
+            ["user", "set-claims", "alice@example.com", "[1, 2]"],
+            "a JSON object",
+        ),
+        (
+            ["user", "set-claims", "alice@example.com", "{"],
+            "a JSON object",
+        ),
+        (["user", "set-claims", "bob@example.com", "{}"], "no user"),
+        (
+            ["user", "set-claims", "alice@example.com", &too_big],
+            "bytes as JSON",
+        ),
+    ] {
+        let refused = db.run(&args, "");
+        assert_eq!(refused.status.code(), Some(1), "{args:?}");
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(said.contains(why), "{said}");
+    }
+    let store = SqliteStore::connect(&db.url()).await.unwrap();
+    let user = store
+        .find_user_by_username("alice@example.com")
+        .await
+        .unwrap()
+        .expect("alice");
+    let kept = store.claims(user.id()).await.unwrap().expect("her claims");
+    assert_eq!(kept.get("name"), Some(&serde_json::json!("Alice Example")));
+    store.close().await;
+}
+
+#[tokio::test]
 async fn purge_reports_what_it_deleted_and_bad_urls_are_refused() {
     let db = Database::new("purge");
     let purged = db.ok(&["purge"]);

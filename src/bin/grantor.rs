@@ -9,6 +9,7 @@
 //! grantor client remove my-app
 //! echo 'a long passphrase' | grantor user add alice@example.com
 //! echo 'another passphrase' | grantor user set-password alice@example.com
+//! grantor user set-claims alice@example.com '{"name": "Alice", "email": "alice@example.com"}'
 //! grantor purge
 //! ```
 //!
@@ -31,7 +32,8 @@ use grantor::client::{Approval, Client, ClientCredentials, GrantType};
 use grantor::clock::UnixTime;
 use grantor::sql::SqliteStore;
 use grantor::store::{
-    Account, Admin as _, AdminError, Purge as _, StoreError, TokenIssuer as _, UserAdmin as _,
+    Account, Admin as _, AdminError, MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _,
+    UserAdmin as _, UserClaims,
 };
 
 /// Administers grantor's SQL stores: clients, users, and purging what expired.
@@ -50,7 +52,7 @@ enum Command {
     /// Registers, lists, rotates the secret of, or removes clients.
     #[command(subcommand)]
     Client(ClientCommand),
-    /// Adds users or resets their passwords (read from standard input).
+    /// Adds users, resets their passwords (read from standard input) or sets their claims.
     #[command(subcommand)]
     User(UserCommand),
     /// Deletes expired codes, tokens, sessions and counters, and revoked families.
@@ -186,6 +188,16 @@ enum UserCommand {
     SetPassword {
         /// The username.
         username: String,
+    },
+    /// Replaces a user's OpenID Connect claims (OIDC Core §5.1), released to clients by the
+    /// scopes they are granted; prints what is kept (names grantor sets itself, such as `sub`,
+    /// are dropped).
+    SetClaims {
+        /// The username.
+        username: String,
+        /// A JSON object of at most 8 KiB: `{"name": "Alice", "email": "alice@example.com",
+        /// "email_verified": true}`; `{}` clears them.
+        claims: String,
     },
 }
 
@@ -342,6 +354,26 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))?;
             let phc = grantor::hash::hash_password(password.expose_secret())?;
             store.set_password_hash(user.id(), &phc).await?;
+            Ok(())
+        }
+        Command::User(UserCommand::SetClaims { username, claims }) => {
+            let claims = UserClaims::from_stored(&claims)
+                .ok_or_else(|| Failure::Refused("the claims must be a JSON object".to_owned()))?;
+            let kept = claims.to_stored();
+            if kept.len() > MAX_CLAIMS_BYTES {
+                return Err(Failure::Refused(format!(
+                    "the claims take {} bytes as JSON, past the {MAX_CLAIMS_BYTES} kept",
+                    kept.len()
+                )));
+            }
+            let user = store
+                .find_user_by_username(&username)
+                .await?
+                .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))?;
+            if !store.set_claims(user.id(), &claims).await? {
+                return Err(Failure::Refused(format!("no user {username:?}")));
+            }
+            println!("claims: {kept}");
             Ok(())
         }
         Command::Purge => {
