@@ -1,6 +1,6 @@
 //! Outbound HTTP, a seam: what grantor sends to other servers (OpenID Connect Back-Channel
 //! Logout tokens) goes through [`Outbound`], which the host can replace. The default,
-//! [`HttpOutbound`] (feature `outbound`), posts with `reqwest` over rustls, off the request
+//! `HttpOutbound` (feature `outbound`), posts with `reqwest` over rustls, off the request
 //! path, and never reaches a private, loopback, link-local or other special address whatever
 //! a name resolves to ([`is_public_address`]): it connects to the very addresses it checked, so
 //! a name that resolves differently the second time (DNS rebinding) gains nothing.

@@ -115,7 +115,7 @@ impl AuthorizationServerBuilder {
     /// Where grantor's outbound requests go: OpenID Connect Back-Channel Logout tokens, posted
     /// to each client that registered a `backchannel_logout_uri` when a session it was issued
     /// tokens in ends. Without it, back-channel logout is not offered
-    /// (`backchannel_logout_supported: false`). [`HttpOutbound`](crate::outbound::HttpOutbound)
+    /// (`backchannel_logout_supported: false`). `grantor::outbound::HttpOutbound`
     /// (feature `outbound`) is the default implementation.
     pub fn outbound(mut self, outbound: Arc<dyn crate::outbound::Outbound>) -> Self {
         self.outbound = Some(outbound);

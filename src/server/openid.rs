@@ -16,7 +16,8 @@ impl AuthorizationServer {
     /// its proof, or a `POST` form's `access_token`), the user's `sub` and the claims the
     /// token's scopes release (§5.4) as JSON; else an RFC 6750 challenge (401 `invalid_token`,
     /// 403 `insufficient_scope`). 404 unless the server serves
-    /// [OpenID Connect](crate::AuthorizationServerBuilder::openid_connect).
+    /// OpenID Connect (`AuthorizationServerBuilder::openid_connect`,
+    /// feature `oidc`).
     pub async fn userinfo<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let inner = &*self.inner;
         let Some(id_tokens) = inner.id_tokens() else {
@@ -37,7 +38,8 @@ impl AuthorizationServer {
     /// [RFC 8414 metadata](Self::metadata), which with OpenID Connect carries every member
     /// Discovery requires (`userinfo_endpoint`, `jwks_uri`, `subject_types_supported`,
     /// `id_token_signing_alg_values_supported`, …). 404 unless the server serves
-    /// [OpenID Connect](crate::AuthorizationServerBuilder::openid_connect).
+    /// OpenID Connect (`AuthorizationServerBuilder::openid_connect`,
+    /// feature `oidc`).
     pub fn openid_configuration(&self) -> Response<String> {
         if self.inner.id_tokens.is_none() {
             return not_found();

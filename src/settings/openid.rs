@@ -3,8 +3,7 @@
 use std::time::Duration;
 
 /// How the server acts as an OpenID Connect provider: hand it to
-/// [`AuthorizationServerBuilder::openid_connect`](crate::AuthorizationServerBuilder::openid_connect)
-/// (feature `oidc`).
+/// `AuthorizationServerBuilder::openid_connect` (feature `oidc`).
 ///
 /// With it, an authorization request whose scope holds `openid` is an OpenID Connect one: the
 /// code's exchange answers an ID token beside the access token (OIDC Core §3.1.3.3), the
