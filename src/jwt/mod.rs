@@ -33,6 +33,7 @@
 //! # }
 //! ```
 
+#[cfg(feature = "oidc")]
 mod id_token;
 mod keys;
 mod rotation;
@@ -44,6 +45,7 @@ use std::time::Duration;
 use jsonwebtoken::jwk::{Jwk, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
+#[cfg(feature = "oidc")]
 pub(crate) use id_token::IdTokenKeys;
 pub use keys::{KeyError, SigningAlgorithm, SigningKey};
 pub use rotation::{RotatingKeys, SigningKeys, StaticKeys};
