@@ -26,6 +26,7 @@ each_framework! {
     a_client_registered_for_es256_gets_es256_id_tokens => registered_algorithm;
     prompt_none_without_a_session_is_login_required_and_request_objects_are_refused => prompt_none;
     post_client_sends_its_secret_in_the_body_and_basic_is_refused => secret_in_body;
+    the_password_grant_with_openid_answers_an_id_token_for_that_sign_in => password_id_token;
 }
 
 #[cfg(feature = "dpop")]
@@ -652,4 +653,47 @@ mod dpop {
         assert_oauth_error(&wrong_method, 401, "invalid_dpop_proof");
         server.assert_alive_and_calm();
     }
+}
+
+async fn password_id_token(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let pairs = [
+        ("grant_type", "password"),
+        ("username", ALICE.0),
+        ("password", ALICE.1),
+        ("scope", "openid profile"),
+    ];
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let tokens = assert_tokens(&token(base, Some(DEMO), &pairs).await);
+    assert_scope(&tokens["scope"], "openid profile");
+    let id_token = tokens["id_token"].as_str().expect("an ID token");
+    let (header, claims) = verified(base, id_token, DEMO.0).await;
+    assert_eq!(header["alg"], "RS256");
+    assert!(
+        claims["auth_time"].as_u64().is_some_and(|t| t >= before),
+        "{claims}"
+    );
+    assert_eq!(claims["amr"], serde_json::json!(["pwd"]), "{claims}");
+    assert!(
+        claims.get("nonce").is_none() && claims.get("sid").is_none(),
+        "{claims}"
+    );
+    let access = access_token(&tokens);
+    assert_eq!(claims["at_hash"], sha256_half(access), "{claims}");
+    assert_eq!(claims["sub"], introspect_as_api(base, access).await["sub"]);
+    let info = userinfo_get(base, access).await;
+    assert_eq!(info.status, 200, "{}", info.body);
+    assert_eq!(info.json()["sub"], claims["sub"]);
+    assert_eq!(info.json()["given_name"], "Alice");
+    // Without `openid`, no ID token; a scope past the client's is still refused.
+    let plain = [("scope", "profile"), pairs[0], pairs[1], pairs[2]];
+    let plain = assert_tokens(&token(base, Some(DEMO), &plain).await);
+    assert!(plain.get("id_token").is_none(), "{plain}");
+    let admin = [("scope", "openid admin"), pairs[0], pairs[1], pairs[2]];
+    assert_oauth_error(&token(base, Some(DEMO), &admin).await, 400, "invalid_scope");
+    server.assert_alive_and_calm();
 }

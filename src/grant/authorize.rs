@@ -446,7 +446,7 @@ fn check(
             "the client is not allowed this response_type",
         ));
     }
-    let (scope, openid) = openid_scope(rules, request, client)?;
+    let (scope, openid) = checks::resolve_openid_scope(request.scope, client, rules.openid)?;
     let openid = match openid {
         true => Some(OpenIdRequest::read(request.openid)?),
         false if response_type.has_id_token() => {
@@ -485,36 +485,8 @@ fn check(
     })
 }
 
-/// The request's scope, and whether it is an OpenID Connect request. With OpenID Connect
-/// served, `openid` is taken from every client (it asks for the user's identity, which the
-/// sign-in shows anyway); the rest of the scope must be the client's as ever.
-fn openid_scope(
-    rules: Rules<'_>,
-    request: &AuthorizationRequest<'_>,
-    client: &Client,
-) -> Result<(Scope, bool), OAuthError> {
-    let asks_openid = request
-        .scope
-        .is_some_and(|scope| scope.split(' ').any(|token| token == OPENID));
-    if !rules.openid || !asks_openid || client.scopes().contains(OPENID) {
-        let scope = checks::resolve_scope(request.scope, client)?;
-        let openid = rules.openid && scope.contains(OPENID);
-        return Ok((scope, openid));
-    }
-    let rest: Vec<&str> = request
-        .scope
-        .unwrap_or_default()
-        .split(' ')
-        .filter(|token| !token.is_empty() && *token != OPENID)
-        .collect();
-    let rest = checks::resolve_scope(Some(&rest.join(" ")), client)?;
-    let scope = Scope::from_tokens(std::iter::once(OPENID).chain(rest.iter()))
-        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
-    Ok((scope, true))
-}
-
 /// Whether `scope` is within what `client` may be granted, `openid` aside for an OpenID
-/// Connect request (see [`openid_scope`]).
+/// Connect request (see [`checks::resolve_openid_scope`]).
 pub(crate) fn within_client_scope(scope: &Scope, client: &Client, openid: bool) -> bool {
     scope
         .iter()

@@ -3,6 +3,7 @@
 
 use crate::client::{Client, GrantType};
 use crate::error::OAuthError;
+use crate::oidc::OPENID;
 use crate::scope::Scope;
 use crate::settings::Profile;
 use crate::store::CodeGrant;
@@ -44,6 +45,31 @@ pub(crate) fn resolve_scope(requested: Option<&str>, client: &Client) -> Result<
         ));
     }
     Ok(scope)
+}
+
+/// The requested scope, and whether it makes an OpenID Connect request. With OpenID Connect
+/// `served`, `openid` is taken from every client (it asks for the user's identity, which the
+/// sign-in shows anyway); the rest of the scope must be the client's as ever.
+pub(crate) fn resolve_openid_scope(
+    requested: Option<&str>,
+    client: &Client,
+    served: bool,
+) -> Result<(Scope, bool), OAuthError> {
+    let asks_openid = requested.is_some_and(|scope| scope.split(' ').any(|token| token == OPENID));
+    if !served || !asks_openid || client.scopes().contains(OPENID) {
+        let scope = resolve_scope(requested, client)?;
+        let openid = served && scope.contains(OPENID);
+        return Ok((scope, openid));
+    }
+    let rest: Vec<&str> = requested
+        .unwrap_or_default()
+        .split(' ')
+        .filter(|token| !token.is_empty() && *token != OPENID)
+        .collect();
+    let rest = resolve_scope(Some(&rest.join(" ")), client)?;
+    let scope = Scope::from_tokens(std::iter::once(OPENID).chain(rest.iter()))
+        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+    Ok((scope, true))
 }
 
 /// The scope of a refreshed access token (RFC 6749 §6): the granted one, or a narrower one the

@@ -219,13 +219,17 @@ pub(crate) async fn token(
             scope,
             resources,
         } => {
-            let scope = checks::resolve_scope(*scope, &client)?;
+            // Not in OpenID Connect's flows, but a provider that serves it answers `openid`
+            // here with an ID token too, as relying parties of this grant expect.
+            let served = issuer.id_tokens.is_some();
+            let (scope, openid) = checks::resolve_openid_scope(*scope, &client, served)?;
             let granted = Granted {
                 scope,
                 audience: issuer.resources.resolve(resources, &client)?,
             };
             let sign_in = &grants.sign_in;
-            password::exchange(issuer, sign_in, &client, username, password, granted, now).await
+            let credentials = password::Credentials { username, password };
+            password::exchange(issuer, sign_in, &client, credentials, granted, openid, now).await
         }
         TokenRequest::RefreshToken {
             refresh_token,

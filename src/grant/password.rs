@@ -6,6 +6,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde_json::Map;
+
+use super::id_token::{Beside, Subject};
 use super::{Granted, Issued, Issuer};
 use crate::client::Client;
 use crate::client::ClientId;
@@ -14,7 +17,7 @@ use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
 use crate::secret::Password;
-use crate::store::{AttemptCounter, Authorization, User, UserStore};
+use crate::store::{AttemptCounter, Authorization, SignInFacts, User, UserStore};
 use crate::throttle::{SignInThrottle, Turns};
 
 /// What checking a password needs: the accounts, the throttle's policy and its counters.
@@ -36,18 +39,24 @@ pub(crate) async fn exchange(
     issuer: Issuer<'_>,
     sign_in: &SignIn<'_>,
     client: &Client,
-    username: &str,
-    password: &Password,
+    credentials: Credentials<'_>,
     granted: Granted,
+    openid: bool,
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let user = sign_in
-        .authenticate(Some(client.id()), username, password, now)
+        .authenticate(
+            Some(client.id()),
+            credentials.username,
+            credentials.password,
+            now,
+        )
         .await?;
+    let user_id = user.id().clone();
     let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
         .with_audience(granted.audience);
     let refresh = client.issues_refresh_tokens();
-    issuer
+    let mut issued = issuer
         .issue(
             crate::client::GrantType::Password,
             authorization,
@@ -55,10 +64,32 @@ pub(crate) async fn exchange(
             refresh,
             now,
         )
-        .await
+        .await?;
+    // An `openid` scope: an ID token for the sign-in just made (`auth_time` now, `amr` pwd;
+    // no nonce or session, which this grant has not).
+    if let (true, Some(id_tokens)) = (openid, issuer.id_tokens) {
+        let facts = SignInFacts::new(None, now);
+        let subject = Subject {
+            client,
+            user: &user_id,
+            facts: &facts,
+        };
+        let beside = Beside {
+            access_token: Some(issued.access_token()),
+            code: None,
+        };
+        issued.id_token = Some(id_tokens.sign(subject, beside, Map::new(), now).await?);
+    }
+    Ok(issued)
 }
 
-/// Why a sign-in failed.
+/// The resource owner's credentials of RFC 6749 §4.3.2.
+#[derive(Clone, Copy)]
+pub(crate) struct Credentials<'a> {
+    pub(crate) username: &'a str,
+    pub(crate) password: &'a Password,
+}
+
 pub(crate) enum Failure {
     /// Wrong credentials, or too many failures: shown on a sign-in page, or `invalid_grant`.
     Problem(SignInProblem),
