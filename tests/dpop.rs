@@ -84,7 +84,10 @@ fn dpop_challenge(response: &Response<String>) -> String {
         .iter()
         .find(|c| c.starts_with("DPoP "))
         .unwrap_or_else(|| panic!("no DPoP challenge in {challenges:?}"));
-    assert!(dpop.contains("algs=\"ES256 EdDSA RS256 PS256\""), "{dpop}");
+    assert!(
+        dpop.contains("algs=\"ES256 EdDSA Ed25519 RS256 PS256\""),
+        "{dpop}"
+    );
     (*dpop).to_owned()
 }
 
@@ -94,7 +97,7 @@ async fn the_metadata_lists_the_proof_algorithms_only_with_dpop_on() {
     let metadata = json(&f.server.metadata());
     assert_eq!(
         metadata["dpop_signing_alg_values_supported"],
-        json!(["ES256", "EdDSA", "RS256", "PS256"])
+        json!(["ES256", "EdDSA", "Ed25519", "RS256", "PS256"])
     );
     let plain = fixture();
     assert!(json(&plain.server.metadata())["dpop_signing_alg_values_supported"].is_null());
@@ -120,6 +123,34 @@ async fn a_proof_binds_the_access_token_to_its_key_for_each_algorithm() {
         assert_eq!(introspected["token_type"], "DPoP", "{introspected}");
         assert_eq!(introspected["cnf"]["jkt"], key.jkt(), "{:?}", key.algorithm);
     }
+}
+
+#[tokio::test]
+async fn an_ed25519_key_may_name_its_algorithm_ed25519_or_eddsa() {
+    let f = dpop_fixture(Dpop::new());
+    let key = ProofKey::eddsa(8);
+    let proof = key.proof_named("Ed25519", "POST", TOKEN_URL, START);
+    let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    // At the resource too, with either name.
+    for alg in ["Ed25519", "EdDSA"] {
+        let mut claims = dpop_proofs::claims("GET", ME_URL, START);
+        claims["ath"] = json!(dpop_proofs::ath(&token));
+        let proof = key.sign_named(alg, &claims);
+        let request = resource_request(&format!("DPoP {token}"), Some(&proof));
+        let grant = f.server.bearer(&request, None).await;
+        assert!(grant.is_ok(), "{alg}");
+    }
+    // The name must fit the key: an Ed25519 key under ES256, or a P-256 key under Ed25519.
+    let mismatched = key.proof_named("ES256", "POST", TOKEN_URL, START);
+    refused_at_token_endpoint("jwk")(client_credentials(&f, &[&mismatched]).await);
+    let p256 = ProofKey::es256(8).proof_named("Ed25519", "POST", TOKEN_URL, START);
+    refused_at_token_endpoint("jwk")(client_credentials(&f, &[&p256]).await);
+    // A forged signature under the new name is still a bad signature.
+    let mut forged = key.proof_named("Ed25519", "POST", TOKEN_URL, START);
+    forged.truncate(forged.len() - 4);
+    forged.push_str("AAAA");
+    refused_at_token_endpoint("signature")(client_credentials(&f, &[&forged]).await);
 }
 
 #[tokio::test]

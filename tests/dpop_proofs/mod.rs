@@ -77,6 +77,22 @@ impl ProofKey {
         self.sign_with(claims, |_| {})
     }
 
+    /// A proof for `method` at `url` whose header names the algorithm `alg` (say `Ed25519`,
+    /// RFC 9864's name for what `jsonwebtoken` calls EdDSA), signed with this key.
+    pub fn proof_named(&self, alg: &str, method: &str, url: &str, iat: u64) -> String {
+        self.sign_named(alg, &claims(method, url, iat))
+    }
+
+    /// `claims` signed under a header written by hand, naming `alg`.
+    pub fn sign_named(&self, alg: &str, claims: &Value) -> String {
+        let header = json!({ "typ": "dpop+jwt", "alg": alg, "jwk": self.jwk });
+        let part = |value: &Value| URL_SAFE_NO_PAD.encode(value.to_string());
+        let signed = format!("{}.{}", part(&header), part(claims));
+        let signature =
+            jsonwebtoken::crypto::sign(signed.as_bytes(), &self.encoding, self.algorithm).unwrap();
+        format!("{signed}.{signature}")
+    }
+
     /// `claims` signed with a proof's header as `edit` leaves it.
     pub fn sign_with(&self, claims: &Value, edit: impl FnOnce(&mut Header)) -> String {
         let mut header = Header::new(self.algorithm);
