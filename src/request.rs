@@ -243,6 +243,8 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) resources: Vec<&'a str>,
     /// RFC 9126 §4: the reference to a pushed request, which then stands for all the others.
     pub(crate) request_uri: Option<&'a str>,
+    /// RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to.
+    pub(crate) dpop_jkt: Option<&'a str>,
     /// OpenID Connect's parameters (Core §3.1.2.1), read when the scope holds `openid`.
     pub(crate) openid: crate::oidc::OpenIdParameters<'a>,
     /// The first parameter sent more than once (RFC 6749 §3.1), if any.

@@ -106,12 +106,13 @@ impl Features {
         #[cfg(feature = "dpop")]
         let proofs = self.dpop.map(|settings| {
             let token_url = config.absolute_url(&config.endpoints.token);
+            let par_url = config.absolute_url(&config.endpoints.pushed_requests);
             Arc::new(crate::dpop::Checker::new(
                 settings,
                 Arc::clone(single_use),
                 Arc::clone(attempts),
                 Arc::clone(keys),
-                token_url,
+                (token_url, par_url),
                 &config.issuer,
                 &config.resources.known,
             )) as Arc<dyn ProofOfPossession>

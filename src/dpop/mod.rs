@@ -8,6 +8,11 @@
 //! may be required to send proofs ([`ClientBuilder::require_dpop`](crate::client::ClientBuilder::require_dpop)),
 //! or every client ([`Dpop::required`]).
 //!
+//! Codes are bound too (RFC 9449 §10): `dpop_jkt` on the authorization request, or a proof
+//! sent with the pushed authorization request (§10.1; a `dpop_jkt` beside it must name the
+//! proof's key), binds the code to that key, and only a token request with a proof of the
+//! same key redeems it (`invalid_grant` otherwise).
+//!
 //! At a resource, [`AuthorizationServer::bearer`](crate::AuthorizationServer::bearer) accepts
 //! `Authorization: DPoP <token>` with a fresh proof for the request's method and URI whose
 //! `ath` is the token's hash, and refuses a bound token presented as a bearer token. Refusals
@@ -172,6 +177,8 @@ pub(crate) struct Checker {
     nonces: Option<Nonces>,
     /// The token endpoint's absolute URL, a token request's `htu`.
     token_url: String,
+    /// The PAR endpoint's absolute URL, a pushed request's `htu` (RFC 9449 §10.1).
+    par_url: String,
     /// The issuer's origin, against which an origin-form resource URI is read.
     pub(crate) origin: String,
     /// Every origin the server's resources are configured at (the issuer's first): the only
@@ -185,7 +192,7 @@ impl Checker {
         single_use: Arc<dyn SingleUseStore>,
         attempts: Arc<dyn AttemptCounter>,
         keys: Arc<dyn KeyStore>,
-        token_url: String,
+        (token_url, par_url): (String, String),
         issuer: &str,
         resources: &[String],
     ) -> Self {
@@ -210,6 +217,7 @@ impl Checker {
             attempts,
             nonces,
             token_url,
+            par_url,
             origin,
             origins,
         }
@@ -263,6 +271,38 @@ impl Checker {
         } else {
             Err(Refused::Proof(ProofError::Replayed))
         }
+    }
+}
+
+impl Checker {
+    /// The proof of a `POST` to `url` (an endpoint of the server's), if the request sent one:
+    /// checked, not spent.
+    async fn posted<'a>(
+        &'a self,
+        headers: &HeaderMap,
+        url: &str,
+        now: UnixTime,
+    ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError> {
+        let proof = match proof_header(headers) {
+            Ok(Some(proof)) => proof,
+            Ok(None) => return Ok(None),
+            Err(error) => return Err(Refused::Proof(error).into_error()),
+        };
+        let context = ProofContext {
+            method: "POST",
+            uri: url,
+            access_token: None,
+            now,
+            window: self.settings.window,
+        };
+        let proof = self
+            .check(proof, context)
+            .await
+            .map_err(Refused::into_error)?;
+        Ok(Some(Box::new(Presented {
+            checker: self,
+            proof,
+        })))
     }
 }
 
@@ -327,26 +367,15 @@ impl ProofOfPossession for Checker {
         headers: &HeaderMap,
         now: UnixTime,
     ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError> {
-        let proof = match proof_header(headers) {
-            Ok(Some(proof)) => proof,
-            Ok(None) => return Ok(None),
-            Err(error) => return Err(Refused::Proof(error).into_error()),
-        };
-        let context = ProofContext {
-            method: "POST",
-            uri: &self.token_url,
-            access_token: None,
-            now,
-            window: self.settings.window,
-        };
-        let proof = self
-            .check(proof, context)
-            .await
-            .map_err(Refused::into_error)?;
-        Ok(Some(Box::new(Presented {
-            checker: self,
-            proof,
-        })))
+        self.posted(headers, &self.token_url, now).await
+    }
+
+    async fn at_pushed_endpoint<'a>(
+        &'a self,
+        headers: &HeaderMap,
+        now: UnixTime,
+    ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError> {
+        self.posted(headers, &self.par_url, now).await
     }
 
     async fn at_resource(

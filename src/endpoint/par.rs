@@ -19,7 +19,8 @@ pub(crate) async fn par<B: AsRef<[u8]>>(
     clients: Authenticator<'_>,
     request: &Request<B>,
 ) -> Response<String> {
-    match handle(wire, pushes, clients, request).await {
+    let proofs = pushes.and_then(|pushes| pushes.proofs);
+    let response = match handle(wire, pushes, clients, request).await {
         Ok(pushed) => {
             let body = serde_json::json!({
                 "request_uri": pushed.request_uri,
@@ -28,6 +29,10 @@ pub(crate) async fn par<B: AsRef<[u8]>>(
             render::json(StatusCode::CREATED, &body)
         }
         Err(error) => wire.error(&error),
+    };
+    match proofs {
+        Some(proofs) => super::token::offer_nonce(wire, proofs, response).await,
+        None => response,
     }
 }
 
@@ -47,5 +52,16 @@ async fn handle<B: AsRef<[u8]>>(
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let client = clients.authenticate(&auth).await?;
     let authorization = parse::authorization_request(&form);
-    pushes.push(&client, &authorization, wire.now).await
+    let presented = match pushes.proofs {
+        Some(proofs) => {
+            proofs
+                .at_pushed_endpoint(request.headers(), wire.now)
+                .await?
+        }
+        None => None,
+    };
+    let possession = presented.as_deref();
+    pushes
+        .push(&client, &authorization, possession, wire.now)
+        .await
 }

@@ -260,6 +260,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
         code_challenge_method: form.get("code_challenge_method"),
         resources: form.resources(),
         request_uri: form.get("request_uri"),
+        dpop_jkt: form.get("dpop_jkt"),
         openid: OpenIdParameters {
             nonce: form.get("nonce"),
             prompt: form.get("prompt"),

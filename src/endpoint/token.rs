@@ -58,7 +58,7 @@ async fn handle<B: AsRef<[u8]>>(
 
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's
 /// next proof can use it; a `use_dpop_nonce` error must.
-async fn offer_nonce(
+pub(crate) async fn offer_nonce(
     wire: &Wire<'_>,
     proofs: &dyn ProofOfPossession,
     mut response: Response<String>,

@@ -36,7 +36,8 @@ pub(crate) async fn issue_code(
         now,
         now.plus(issuer.lifetimes.code),
     )
-    .with_openid(facts);
+    .with_openid(facts)
+    .bound_to(pending.dpop_jkt);
     let (code, family) = mint::code()?;
     issuer
         .store
@@ -107,6 +108,7 @@ async fn redeem_and_issue(
         }
     };
     checks::code_binding(&grant, client, request.redirect_uri, request.code_verifier)?;
+    checks::key_binding(&grant, issuer.possession.map(|p| p.jkt()))?;
     let audience = issuer
         .resources
         .narrow(request.resources, &grant.authorization.audience)?;

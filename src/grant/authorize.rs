@@ -19,7 +19,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::settings::Resources;
 use crate::settings::{PkcePolicy, Profile};
-use crate::store::ClientStore;
+use crate::store::{ClientStore, JwkThumbprint};
 
 /// The user's answer on the approval page (or the host's, for clients without one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +112,8 @@ pub struct PendingAuthorization {
     pub(crate) audience: Audience,
     pub(crate) state: Option<String>,
     pub(crate) code_challenge: Option<CodeChallenge>,
+    /// The DPoP key the code will be bound to (RFC 9449 §10).
+    pub(crate) dpop_jkt: Option<JwkThumbprint>,
     pub(crate) created_at: UnixTime,
     /// The device flow this authorization answers (RFC 8628), for [`ResponseType::Device`].
     pub(crate) device: Option<DeviceRef>,
@@ -312,6 +314,9 @@ pub(crate) struct Rules<'a> {
     /// Whether browsers stay signed in (single sign-on): `prompt=none` is then answered by the
     /// sign-in step, which knows the browser; without it nobody is ever signed in already.
     pub(crate) sign_on: bool,
+    /// Whether DPoP is on: `dpop_jkt` then binds a code to a key (RFC 9449 §10); without it
+    /// the parameter is unknown, so ignored.
+    pub(crate) dpop: bool,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -347,6 +352,7 @@ pub(crate) async fn validate<'r>(
             audience: checked.audience,
             state: request.state.map(str::to_owned),
             code_challenge: checked.code_challenge,
+            dpop_jkt: checked.dpop_jkt,
             created_at: now,
             device: None,
             openid: checked.openid.map(Box::new),
@@ -388,6 +394,7 @@ struct Checked {
     scope: Scope,
     audience: Audience,
     code_challenge: Option<CodeChallenge>,
+    dpop_jkt: Option<JwkThumbprint>,
     openid: Option<OpenIdRequest>,
 }
 
@@ -471,16 +478,20 @@ fn check(
         }
     }
     let audience = rules.resources.resolve(&request.resources, client)?;
-    let code_challenge = match response_type {
-        ResponseType::Code => code_challenge(rules, request, client)?,
-        // PKCE binds a code to its redemption; the implicit grant has no redemption.
-        _ => None,
+    let (code_challenge, dpop_jkt) = match response_type {
+        ResponseType::Code => (
+            code_challenge(rules, request, client)?,
+            dpop_jkt(rules, request)?,
+        ),
+        // PKCE and DPoP bind a code to its redemption; the implicit grant has no redemption.
+        _ => (None, None),
     };
     Ok(Checked {
         response_type,
         scope,
         audience,
         code_challenge,
+        dpop_jkt,
         openid,
     })
 }
@@ -491,6 +502,21 @@ pub(crate) fn within_client_scope(scope: &Scope, client: &Client, openid: bool) 
     scope
         .iter()
         .all(|token| (openid && token == OPENID) || client.scopes().contains(token))
+}
+
+/// The key `dpop_jkt` binds the code to (RFC 9449 §10), when DPoP is on.
+fn dpop_jkt(
+    rules: Rules<'_>,
+    request: &AuthorizationRequest<'_>,
+) -> Result<Option<JwkThumbprint>, OAuthError> {
+    match request.dpop_jkt {
+        Some(text) if rules.dpop => JwkThumbprint::parse(text).map(Some).ok_or_else(|| {
+            OAuthError::invalid_request(
+                "dpop_jkt must be a SHA-256 JWK thumbprint in base64url (RFC 9449 §10)",
+            )
+        }),
+        _ => Ok(None),
+    }
 }
 
 fn code_challenge(

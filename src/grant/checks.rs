@@ -6,7 +6,7 @@ use crate::error::OAuthError;
 use crate::oidc::OPENID;
 use crate::scope::Scope;
 use crate::settings::Profile;
-use crate::store::CodeGrant;
+use crate::store::{CodeGrant, JwkThumbprint};
 
 /// Whether the administrator agreed `grant` with `client` (RFC 6749 §5.2 `unauthorized_client`).
 pub(crate) fn agreed(client: &Client, grant: GrantType) -> Result<(), OAuthError> {
@@ -121,6 +121,26 @@ pub(crate) fn code_binding(
             "code_verifier was sent but the authorization request had no code_challenge",
         )),
         (None, None) => Ok(()),
+    }
+}
+
+/// RFC 9449 §10: a code bound to a DPoP key is redeemed only with a proof of that key
+/// (`presented`, the thumbprint of the token request's proof).
+pub(crate) fn key_binding(
+    grant: &CodeGrant,
+    presented: Option<JwkThumbprint>,
+) -> Result<(), OAuthError> {
+    match (grant.dpop_jkt, presented) {
+        (None, _) => Ok(()),
+        (Some(bound), Some(presented)) if bound == presented => Ok(()),
+        (Some(_), Some(_)) => Err(OAuthError::invalid_grant(
+            "the DPoP proof's key is not the key the authorization code is bound to \
+             (RFC 9449 §10)",
+        )),
+        (Some(_), None) => Err(OAuthError::invalid_grant(
+            "the authorization code is bound to a DPoP key: the token request needs a DPoP \
+             proof of it (RFC 9449 §10)",
+        )),
     }
 }
 

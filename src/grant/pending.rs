@@ -13,7 +13,7 @@ use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseType}
 use crate::oidc::OpenIdRequest;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
-use crate::store::ClientStore;
+use crate::store::{ClientStore, JwkThumbprint};
 
 #[derive(Serialize, Deserialize)]
 struct Stored {
@@ -28,6 +28,9 @@ struct Stored {
     state: Option<String>,
     code_challenge: Option<String>,
     code_challenge_method: Option<String>,
+    /// The DPoP key the code will be bound to (RFC 9449 §10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_jkt: Option<String>,
     created_at: u64,
     /// The device flow answered, for a device authorization (RFC 8628).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,6 +55,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         state: pending.state.clone(),
         code_challenge: challenge.map(|c| c.as_str().to_owned()),
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
+        dpop_jkt: pending.dpop_jkt.map(|jkt| jkt.to_string()),
         created_at: pending.created_at.as_secs(),
         device: pending.device.clone(),
         openid: pending.openid.as_deref().cloned(),
@@ -108,6 +112,10 @@ pub(crate) async fn from_session(
         audience: Audience::from_stored(&stored.audience).ok_or_else(corrupt)?,
         state: stored.state,
         code_challenge,
+        dpop_jkt: stored
+            .dpop_jkt
+            .map(|text| JwkThumbprint::parse(&text).ok_or_else(corrupt))
+            .transpose()?,
         created_at: UnixTime::from_secs(stored.created_at),
         device: stored.device,
         openid: stored.openid.map(Box::new),

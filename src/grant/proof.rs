@@ -28,6 +28,15 @@ pub(crate) trait ProofOfPossession: Send + Sync {
         now: UnixTime,
     ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError>;
 
+    /// A pushed authorization request's proof, if it sent one (RFC 9449 §10.1): checked for
+    /// `POST` at the PAR endpoint, not spent yet (the push spends it before it keeps the
+    /// request).
+    async fn at_pushed_endpoint<'a>(
+        &'a self,
+        headers: &HeaderMap,
+        now: UnixTime,
+    ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError>;
+
     /// A protected resource's request presenting `token`, which is bound to `bound`: its proof
     /// checked for `target` (the request's method and URI; `None` when the host passed
     /// headers alone) and spent.

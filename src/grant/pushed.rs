@@ -2,8 +2,10 @@
 //! authorization endpoint would, keeping it under a single-use `request_uri`, and handing it
 //! back once to the authorization endpoint for the client that pushed it.
 
-use super::authorize::{self, PendingAuthorization, Rules, Validated};
+use super::Possession;
+use super::authorize::{self, PendingAuthorization, ResponseType, Rules, Validated};
 use super::pending;
+use super::proof::ProofOfPossession;
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
@@ -21,6 +23,8 @@ pub(crate) struct Pushes<'a> {
     pub(crate) rules: Rules<'a>,
     pub(crate) single_use: &'a dyn SingleUseStore,
     pub(crate) attempts: &'a dyn AttemptCounter,
+    /// Set when DPoP is on: a pushed request's proof binds its code (RFC 9449 §10.1).
+    pub(crate) proofs: Option<&'a dyn ProofOfPossession>,
 }
 
 /// A request kept: what the PAR endpoint answers (RFC 9126 §2.2). No `Debug`: the reference
@@ -33,11 +37,13 @@ pub(crate) struct Pushed {
 impl Pushes<'_> {
     /// Validates `request` for the authenticated `client` as the authorization endpoint would
     /// (RFC 9126 §2.1) and keeps it under a new `request_uri`. Every error is answered to the
-    /// client directly, never redirected (RFC 9126 §2.3).
+    /// client directly, never redirected (RFC 9126 §2.3). With a DPoP proof (`possession`),
+    /// the code will be bound to its key (RFC 9449 §10.1), which `dpop_jkt`, if sent, must name.
     pub(crate) async fn push(
         &self,
         client: &Client,
         request: &AuthorizationRequest<'_>,
+        possession: Option<&dyn Possession>,
         now: UnixTime,
     ) -> Result<Pushed, OAuthError> {
         if request.request_uri.is_some() {
@@ -61,11 +67,27 @@ impl Pushes<'_> {
             pushed: true,
             ..self.rules
         };
-        let pending = match authorize::validate(self.clients, rules, &request, now).await {
+        let mut pending = match authorize::validate(self.clients, rules, &request, now).await {
             Validated::SignIn(pending) => pending,
             Validated::Redirect(error, _) | Validated::Reject(error) => return Err(error),
         };
+        if let Some(possession) = possession {
+            let jkt = possession.jkt();
+            if pending.dpop_jkt.is_some_and(|named| named != jkt) {
+                return Err(OAuthError::new(
+                    ErrorCode::InvalidDpopProof,
+                    "dpop_jkt is not the thumbprint of the DPoP proof's key (RFC 9449 §10.1)",
+                ));
+            }
+            // Only a code carries the binding to its redemption.
+            if pending.response_type == ResponseType::Code {
+                pending.dpop_jkt = Some(jkt);
+            }
+        }
         self.count(client, now).await?;
+        if let Some(possession) = possession {
+            possession.spend(now).await?;
+        }
         let lifetime = self.settings.lifetime_value();
         let reference = mint::request_reference()?;
         let kept = self

@@ -157,6 +157,8 @@ struct LiveCode {
     expires_at: Secs,
     /// An OpenID Connect code's sign-in facts, boxed: most codes have none.
     openid: Option<Box<SignInFacts>>,
+    /// The DPoP key the code is bound to (RFC 9449 §10).
+    dpop_jkt: Option<JwkThumbprint>,
 }
 
 impl LiveCode {
@@ -174,6 +176,7 @@ impl LiveCode {
             self.expires_at.into(),
         )
         .with_openid(self.openid.map(|facts| *facts))
+        .bound_to(self.dpop_jkt)
     }
 }
 
@@ -373,6 +376,7 @@ impl Tokens {
                 issued_at: grant.issued_at.into(),
                 expires_at: grant.expires_at.into(),
                 openid: grant.openid.map(Box::new),
+                dpop_jkt: grant.dpop_jkt,
             }),
             |e| e.is_dead(now),
         );

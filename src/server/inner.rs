@@ -227,6 +227,7 @@ impl Inner {
             pushed: false,
             openid: self.id_tokens.is_some(),
             sign_on: !self.config.session_ttl.is_zero(),
+            dpop: self.proofs.is_some(),
         }
     }
 
@@ -251,6 +252,7 @@ impl Inner {
             rules: self.authorize_rules(),
             single_use: &*self.single_use,
             attempts: &*self.attempts,
+            proofs: self.proofs.as_deref(),
         })
     }
 

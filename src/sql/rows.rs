@@ -211,6 +211,7 @@ pub(crate) struct CodeRow {
     issued_at: i64,
     expires_at: i64,
     openid: Option<String>,
+    jkt: Option<String>,
 }
 
 impl CodeRow {
@@ -236,7 +237,8 @@ impl CodeRow {
                     SignInFacts::from_stored(&stored).ok_or_else(|| corrupt("sign-in facts"))
                 })
                 .transpose()?,
-        );
+        )
+        .bound_to(thumbprint(self.jkt.as_deref())?);
         Ok((family_id(&self.family_id)?, grant))
     }
 }

@@ -86,15 +86,15 @@ pub(crate) const REVOKE_CLIENT: &str =
 
 pub(crate) const INSERT_CODE: &str = "INSERT INTO grantor_codes (digest, family_id, \
     client_id, user_id, username, scope, redirect_uri, code_challenge, code_challenge_method, \
-    issued_at, expires_at, forget_at, audience, openid) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+    issued_at, expires_at, forget_at, audience, openid, jkt) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 /// The single-use step of a code: succeeds for exactly one caller.
 pub(crate) const REDEEM_CODE: &str = "UPDATE grantor_codes SET redeemed = TRUE \
     WHERE digest = $1 AND NOT redeemed AND expires_at > $2 \
     AND EXISTS (SELECT 1 FROM grantor_families f \
                 WHERE f.id = grantor_codes.family_id AND NOT f.revoked) \
     RETURNING family_id, client_id, user_id, username, scope, audience, redirect_uri, \
-    code_challenge, code_challenge_method, issued_at, expires_at, openid";
+    code_challenge, code_challenge_method, issued_at, expires_at, openid, jkt";
 pub(crate) const CODE_STATE: &str =
     "SELECT family_id, redeemed FROM grantor_codes WHERE digest = $1";
 

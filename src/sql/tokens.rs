@@ -43,6 +43,7 @@ where
         let authorization = AuthorizationColumns::of(&grant.authorization);
         let challenge = grant.code_challenge.as_ref();
         let openid = grant.openid.as_ref().map(SignInFacts::to_stored);
+        let jkt = grant.dpop_jkt.map(|jkt| jkt.to_string());
         store_write!(self, Statements::Many, |conn| {
             // The family first: a code without its family would be refused as revoked. It lives
             // as long as the code's tombstone.
@@ -62,6 +63,7 @@ where
                 .bind(secs(forget_at))
                 .bind(authorization.audience)
                 .bind(openid.as_deref())
+                .bind(jkt.as_deref())
                 .execute(&mut *conn)
                 .await
                 .map_err(store_error::<DB>)?;

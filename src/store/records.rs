@@ -271,6 +271,10 @@ pub struct CodeGrant {
     pub expires_at: UnixTime,
     /// For an OpenID Connect request: what its ID token will say of the sign-in.
     pub openid: Option<SignInFacts>,
+    /// The DPoP key the code is bound to (RFC 9449 §10: the authorization request's
+    /// `dpop_jkt`, or the key of the pushed request's proof): its redemption must carry a
+    /// proof of that key.
+    pub dpop_jkt: Option<JwkThumbprint>,
 }
 
 impl CodeGrant {
@@ -290,12 +294,19 @@ impl CodeGrant {
             issued_at,
             expires_at,
             openid: None,
+            dpop_jkt: None,
         }
     }
 
     /// The same code for an OpenID Connect request, whose ID token will say `facts`.
     pub fn with_openid(mut self, facts: Option<SignInFacts>) -> Self {
         self.openid = facts;
+        self
+    }
+
+    /// The same code bound to the DPoP key `jkt` (none: unbound).
+    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
+        self.dpop_jkt = jkt;
         self
     }
 }

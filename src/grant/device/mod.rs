@@ -222,6 +222,7 @@ impl Devices<'_> {
             audience: Audience::from_stored(&flow.audience).ok_or_else(corrupt)?,
             state: None,
             code_challenge: None,
+            dpop_jkt: None,
             created_at: now,
             device: Some(DeviceRef { device, user_code }),
             openid: None,

@@ -11,7 +11,8 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    Authorization, CodeRedemption, Family, FamilyId, Rotation, SignInFacts, TokenIssuer,
+    Authorization, CodeRedemption, Family, FamilyId, JwkThumbprint, Rotation, SignInFacts,
+    TokenIssuer,
 };
 
 /// Keeps a new code for [`code_grant`] in a new family; answers its digest and family.
@@ -385,7 +386,10 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: TokenIssuer>(stor
     let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
     let challenge = CodeChallenge::new(challenge, Some("S256"), false).must("a challenge");
     let facts = SignInFacts::new(Some("n-0S6_WzA2Mj".to_owned()), NOW);
-    let mut grant = code_grant().with_openid(Some(facts.clone()));
+    let jkt = JwkThumbprint::from_bytes([7; 32]);
+    let mut grant = code_grant()
+        .with_openid(Some(facts.clone()))
+        .bound_to(Some(jkt));
     grant.code_challenge = Some(challenge.clone());
     grant.authorization.scope = Scope::empty();
     let (code, family) = (digest("code"), family_id());
@@ -409,6 +413,7 @@ pub(super) async fn codes_and_tokens_carry_what_was_granted<S: TokenIssuer>(stor
         Some(facts),
         "an OpenID Connect code's sign-in facts"
     );
+    assert_eq!(grant.dpop_jkt, Some(jkt), "the DPoP key a code is bound to");
 
     let mut tokens = Minted::now(Family::Existing(family), false);
     tokens.record.authorization.scope = Scope::empty();
