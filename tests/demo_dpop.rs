@@ -18,6 +18,7 @@ each_framework! {
     a_bound_token_works_only_with_a_proof_of_its_key => bound_token;
     a_public_clients_refresh_token_is_bound_to_its_key => public_client;
     a_proof_for_another_origin_is_refused_with_that_origin_as_the_target => absolute_form;
+    a_code_bound_by_dpop_jkt_or_a_pushed_proof_needs_that_keys_proof => bound_codes;
 }
 
 fn now() -> u64 {
@@ -230,5 +231,91 @@ async fn absolute_form(framework: &str) {
     let status =
         absolute_form_get(base, &own, &[("authorization", &scheme), ("dpop", &proof)]).await;
     assert_eq!(status, 200);
+    server.assert_alive_and_calm();
+}
+
+/// The public client's code for Alice, through the sign-in page, from the authorization
+/// request `params` (PKCE added).
+async fn public_code(base: &str, params: &[(&str, &str)]) -> String {
+    let mut params = params.to_vec();
+    params.extend([
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ]);
+    let signed_in = sign_in_via_authorize(&browser(), base, &params, ALICE).await;
+    callback_query(&signed_in)
+        .remove("code")
+        .unwrap_or_else(|| panic!("a code: {}", signed_in.body))
+}
+
+/// The public client's code exchange, with a proof of `key`.
+async fn exchange_with(base: &str, code: &str, key: &ProofKey) -> Reply {
+    let pairs = [
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", CALLBACK),
+        ("client_id", "public-client"),
+        ("code_verifier", VERIFIER),
+    ];
+    token_with_proof(base, Some(key), None, &pairs).await
+}
+
+async fn bound_codes(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let key = ProofKey::es256(31);
+    let other = ProofKey::eddsa(32);
+    let jkt = key.jkt();
+    let by_jkt = [
+        ("response_type", "code"),
+        ("client_id", "public-client"),
+        ("redirect_uri", CALLBACK),
+        ("state", "s-jkt"),
+        ("dpop_jkt", jkt.as_str()),
+    ];
+    // Through the sign-in page (the request sealed into its form and back): another key's
+    // proof is refused, the bound key's redeems.
+    let code = public_code(base, &by_jkt).await;
+    let stolen = exchange_with(base, &code, &other).await;
+    assert_oauth_error(&stolen, 400, "invalid_grant");
+    let code = public_code(base, &by_jkt).await;
+    let tokens = bound(&exchange_with(base, &code, &key).await);
+    let token = access_token(&tokens);
+    let profile = me_with(base, &format!("DPoP {token}"), Some((&key, token))).await;
+    assert_eq!(
+        profile.status, 200,
+        "the token is bound to the key: {}",
+        profile.body
+    );
+
+    // A proof on the pushed request binds its code the same way (RFC 9449 §10.1).
+    let par = format!("{base}/api/oauth/par");
+    let pushed_request = [
+        ("response_type", "code"),
+        ("client_id", "public-client"),
+        ("redirect_uri", CALLBACK),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    for (redeemer, status) in [(&other, 400), (&key, 200)] {
+        let pushed = send(
+            browser()
+                .post(&par)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("dpop", key.proof("POST", &par, now()))
+                .body(form(&pushed_request)),
+        )
+        .await;
+        assert_eq!(pushed.status, 201, "{}", pushed.body);
+        let request_uri = pushed.json()["request_uri"].as_str().unwrap().to_owned();
+        let params = [
+            ("client_id", "public-client"),
+            ("request_uri", request_uri.as_str()),
+        ];
+        let signed_in = sign_in_via_authorize(&browser(), base, &params, ALICE).await;
+        let code = callback_query(&signed_in).remove("code").expect("a code");
+        let answer = exchange_with(base, &code, redeemer).await;
+        assert_eq!(answer.status, status, "{}", answer.body);
+    }
     server.assert_alive_and_calm();
 }
