@@ -8,7 +8,10 @@
 //! ```
 //!
 //! Requests with a valid token reach the inner service with the token's [`AccessGrant`] in their
-//! extensions; the others get grantor's 400/401/403 answer without reaching it.
+//! extensions; the others get grantor's 400/401/403 answer without reaching it, its challenge
+//! naming the resource's metadata (RFC 9728 §5.1). The layer answers `GET` of that metadata
+//! itself (`/.well-known/oauth-protected-resource` and the resource's path), so a client that
+//! meets the resource first finds the authorization server.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -52,6 +55,25 @@ impl RequireBearer {
         self.scope = Some(scope);
         self
     }
+
+    /// The metadata of the guarded resource (RFC 9728), when `request` is a `GET` or `HEAD` of
+    /// its well-known path.
+    fn metadata<B>(&self, request: &Request<B>) -> Option<Response<String>> {
+        if !matches!(*request.method(), http::Method::GET | http::Method::HEAD) {
+            return None;
+        }
+        let path = request.uri().path();
+        if !path.starts_with(crate::endpoint::resource_metadata::WELL_KNOWN) {
+            return None;
+        }
+        let resource = match &self.audience {
+            Some(audience) => audience.as_str(),
+            None => self.server.settings().resources.default.as_str(),
+        };
+        let url = self.server.resource_metadata_url(resource)?;
+        url.ends_with(path)
+            .then(|| self.server.protected_resource_metadata(resource))
+    }
 }
 
 impl<S> Layer<S> for RequireBearer {
@@ -92,6 +114,9 @@ where
         let clone = self.service.clone();
         let mut service = std::mem::replace(&mut self.service, clone);
         let guard = self.guard.clone();
+        if let Some(document) = guard.metadata(&request) {
+            return Box::pin(async move { Ok(document.map(ResBody::from)) });
+        }
         Box::pin(async move {
             let (server, scope) = (&guard.server, guard.scope.as_ref());
             // Checked without the body, which need not be `Sync` to be held across the await.

@@ -273,6 +273,10 @@ impl AuthorizationServer {
     /// and refuses a bound token presented as a bearer token; those refusals carry
     /// `WWW-Authenticate: DPoP` challenges, and a missing server nonce a `DPoP-Nonce`.
     ///
+    /// Every challenge names the resource's metadata document (RFC 9728 §5.1,
+    /// `resource_metadata`; see [`protected_resource_metadata`](Self::protected_resource_metadata)),
+    /// so a client that meets the resource first finds its authorization server there.
+    ///
     /// ```
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -282,7 +286,10 @@ impl AuthorizationServer {
     /// let required = Scope::parse("profile").unwrap();
     /// let refusal = server.bearer(&request, Some(&required)).await.unwrap_err();
     /// assert_eq!(refusal.status(), 401);
-    /// assert_eq!(refusal.headers()["www-authenticate"], "Bearer realm=\"https://auth.example\"");
+    /// assert_eq!(
+    ///     refusal.headers()["www-authenticate"],
+    ///     "Bearer realm=\"https://auth.example\", resource_metadata=\"https://auth.example/.well-known/oauth-protected-resource/api\""
+    /// );
     /// # }
     /// ```
     pub async fn bearer<B>(
@@ -384,6 +391,60 @@ impl AuthorizationServer {
         let format = self.inner.access_tokens.as_deref();
         let id_tokens = self.inner.id_tokens.as_deref();
         crate::endpoint::jwks(&wire, format, id_tokens).await
+    }
+
+    /// The metadata of the protected resource `resource` (RFC 9728 §2, §3.2), one the server
+    /// [knows](crate::AuthorizationServerBuilder::resources): `resource`, this server as its
+    /// only `authorization_servers`, the server's `scopes_supported`, `bearer_methods_supported`
+    /// (`header`) and, with DPoP on, `dpop_signing_alg_values_supported`. It is served at the
+    /// URL [`resource_metadata_url`](Self::resource_metadata_url) answers, which both glues
+    /// and the [`RequireBearer`](crate::layer::RequireBearer) layer route; 404 for a resource
+    /// the server does not know.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// let document = server.protected_resource_metadata("https://auth.example/api");
+    /// let document: serde_json::Value = serde_json::from_str(document.body()).unwrap();
+    /// assert_eq!(document["authorization_servers"][0], "https://auth.example");
+    /// assert_eq!(
+    ///     server.resource_metadata_url("https://auth.example/api"),
+    ///     Some("https://auth.example/.well-known/oauth-protected-resource/api")
+    /// );
+    /// # }
+    /// ```
+    pub fn protected_resource_metadata(&self, resource: &str) -> Response<String> {
+        match self.inner.rendered.resource_documents.of(resource) {
+            Some(document) => document.response(),
+            None => crate::endpoint::render::not_found(),
+        }
+    }
+
+    /// Where the metadata of `resource` is served (RFC 9728 §3.1: its origin,
+    /// `/.well-known/oauth-protected-resource`, then its path), if the server knows it and it
+    /// is an `http`/`https` URL without a query.
+    pub fn resource_metadata_url(&self, resource: &str) -> Option<&str> {
+        let document = self.inner.rendered.resource_documents.of(resource)?;
+        Some(&document.url)
+    }
+
+    /// The document served at the well-known `path`, for the glues and the layer.
+    pub(crate) fn resource_metadata_at(&self, path: &str) -> Option<Response<String>> {
+        let documents = &self.inner.rendered.resource_documents;
+        documents.at_path(path).map(|d| d.response())
+    }
+
+    /// Every well-known path a resource's metadata is served at, for the glues' routes.
+    #[cfg(any(feature = "axum", feature = "actix"))]
+    pub(crate) fn resource_metadata_paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        for document in self.inner.rendered.resource_documents.iter() {
+            if !paths.contains(&document.path) {
+                paths.push(document.path.clone());
+            }
+        }
+        paths
     }
 
     /// The largest request body the endpoints accept. A host that stops reading a body at this

@@ -6,6 +6,7 @@ use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
 use serde::Serialize;
 
+use super::resource_metadata::ResourceDocuments;
 use super::{Wire, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::{self, Demand, Refusal};
@@ -64,15 +65,14 @@ pub(crate) async fn check(
     audience: Option<&str>,
     required: Option<&Scope>,
 ) -> Result<AccessGrant, BearerRefusal> {
+    let default = &wire.settings.resources.default;
+    let audience = audience.unwrap_or(default.as_str());
+    let at = wire.rendered.bearer_refusals.at(audience);
     let (scheme, token) = match read_credentials(request.headers, wire.settings.dpop.is_some()) {
         Ok(credentials) => credentials,
-        Err(refusal) => return Err(refused(wire, refusal, Scheme::Bearer)),
+        Err(refusal) => return Err(refused(wire, at, refusal, Scheme::Bearer)),
     };
-    let default = &wire.settings.resources.default;
-    let demand = Demand {
-        audience: audience.unwrap_or(default.as_str()),
-        default,
-    };
+    let demand = Demand { audience, default };
     // From the store, or verified as a self-contained token (a JWT). The latter is boxed, so
     // an opaque token's validation does not carry its state.
     let found = match validation.format {
@@ -92,17 +92,18 @@ pub(crate) async fn check(
     };
     let grant = match found {
         Ok(grant) => grant,
-        Err(refusal) => return Err(refused(wire, refusal, scheme)),
+        Err(refusal) => return Err(refused(wire, at, refusal, scheme)),
     };
     let grant = match (scheme, grant.jkt) {
         (Scheme::Bearer, None) => grant,
         // Boxed: a bearer token's validation does not carry the proof check's state.
         (Scheme::Dpop, _) => {
-            Box::pin(dpop::check(wire, validation.proofs, request, &token, grant)).await?
+            let proofs = validation.proofs;
+            Box::pin(dpop::check(wire, at, proofs, request, &token, grant)).await?
         }
-        _ => return Err(refused(wire, Refusal::BoundAsBearer, Scheme::Bearer)),
+        _ => return Err(refused(wire, at, Refusal::BoundAsBearer, Scheme::Bearer)),
     };
-    bearer::require_scope(&grant, required).map_err(|r| refused(wire, r, scheme))?;
+    bearer::require_scope(&grant, required).map_err(|r| refused(wire, at, r, scheme))?;
     Ok(grant)
 }
 
@@ -188,40 +189,101 @@ struct ErrorBody<'a> {
     scope: Option<&'a str>,
 }
 
-/// The two refusals answered most, built once with the configuration.
+/// The two refusals answered most, built once with the configuration for each resource the
+/// server knows (their challenges name its metadata, RFC 9728 §5.1), and once naming none.
 #[derive(Debug, Clone)]
 pub(crate) struct Refusals {
+    by_resource: Vec<(String, At)>,
+    /// For a resource with no metadata document, and for userinfo.
+    pub(crate) plain: At,
+    invalid_token_body: String,
+}
+
+/// The challenges of one resource.
+#[derive(Debug, Clone)]
+pub(crate) struct At {
+    /// `, resource_metadata="…"` (RFC 9728 §5.1), or nothing.
+    metadata: String,
     bare: HeaderValue,
     invalid_token: HeaderValue,
-    invalid_token_body: String,
 }
 
 const INVALID_TOKEN: &str = "the access token is invalid, expired or revoked";
 
+impl At {
+    fn new(realm: &str, metadata_url: Option<&str>) -> Option<Self> {
+        // A URL from `url`'s serializer: printable ASCII, no '"' or '\\'.
+        let metadata = metadata_url.map_or(String::new(), |url| {
+            format!(", resource_metadata=\"{url}\"")
+        });
+        let invalid_token = challenge(
+            realm,
+            ErrorCode::InvalidToken,
+            INVALID_TOKEN,
+            None,
+            &metadata,
+        );
+        Some(Self {
+            bare: HeaderValue::from_str(&format!("Bearer realm=\"{realm}\"{metadata}")).ok()?,
+            invalid_token: HeaderValue::from_str(&invalid_token).ok()?,
+            metadata,
+        })
+    }
+}
+
 impl Refusals {
     /// `realm` is printable ASCII without '"' or '\\' (checked by the builder).
-    pub(crate) fn new(realm: &str) -> Option<Self> {
+    pub(crate) fn new(realm: &str, documents: &ResourceDocuments) -> Option<Self> {
         let body = ErrorBody {
             error: ErrorCode::InvalidToken.as_str(),
             error_description: INVALID_TOKEN,
             scope: None,
         };
-        let invalid_token = challenge(realm, ErrorCode::InvalidToken, INVALID_TOKEN, None);
+        let mut by_resource = Vec::new();
+        for document in documents.iter() {
+            by_resource.push((
+                document.resource.clone(),
+                At::new(realm, Some(&document.url))?,
+            ));
+        }
         Some(Self {
-            bare: HeaderValue::from_str(&format!("Bearer realm=\"{realm}\"")).ok()?,
-            invalid_token: HeaderValue::from_str(&invalid_token).ok()?,
+            by_resource,
+            plain: At::new(realm, None)?,
             invalid_token_body: serde_json::to_string(&body).ok()?,
         })
+    }
+
+    /// The challenges of `resource`.
+    pub(crate) fn at(&self, resource: &str) -> &At {
+        self.by_resource
+            .iter()
+            .find(|(known, _)| known == resource)
+            .map_or(&self.plain, |(_, at)| at)
     }
 }
 
 /// A challenge with an error. Descriptions and scopes hold no '"' or '\\' (RFC 6749 §5.2,
-/// §3.3), so they quote as they are. A DPoP challenge names the proof algorithms (RFC 9449
-/// §7.1).
-fn challenge(realm: &str, code: ErrorCode, description: &str, scope: Option<&str>) -> String {
-    challenge_as(Scheme::Bearer, realm, code, description, scope, "")
+/// §3.3), so they quote as they are.
+fn challenge(
+    realm: &str,
+    code: ErrorCode,
+    description: &str,
+    scope: Option<&str>,
+    metadata: &str,
+) -> String {
+    challenge_as(
+        Scheme::Bearer,
+        realm,
+        code,
+        description,
+        scope,
+        "",
+        metadata,
+    )
 }
 
+/// A challenge in `scheme`; a DPoP challenge names the proof algorithms (RFC 9449 §7.1), and
+/// either names the resource's metadata when `metadata` is its parameter.
 fn challenge_as(
     scheme: Scheme,
     realm: &str,
@@ -229,6 +291,7 @@ fn challenge_as(
     description: &str,
     scope: Option<&str>,
     algs: &str,
+    metadata: &str,
 ) -> String {
     let name = match scheme {
         Scheme::Bearer => "Bearer",
@@ -242,6 +305,7 @@ fn challenge_as(
     if scheme == Scheme::Dpop {
         challenge.push_str(&format!(", algs=\"{algs}\""));
     }
+    challenge.push_str(metadata);
     challenge
 }
 
@@ -347,11 +411,12 @@ pub(crate) fn not_a_users_token(wire: &Wire<'_>) -> BearerRefusal {
         ErrorCode::InvalidToken,
         "the access token was not issued for a user, or the user is gone",
     );
-    refused(wire, Refusal::Error(error), Scheme::Bearer)
+    let plain = &wire.rendered.bearer_refusals.plain;
+    refused(wire, plain, Refusal::Error(error), Scheme::Bearer)
 }
 
-/// `refusal` typed and rendered with its challenge in `scheme`.
-fn refused(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
+/// `refusal` typed and rendered with its challenge in `scheme`, for the resource `at`.
+fn refused(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
     let reason = match &refusal {
         Refusal::NoCredentials => BearerRefusalReason::NoCredentials,
         Refusal::InvalidToken | Refusal::BoundAsBearer => BearerRefusalReason::InvalidToken,
@@ -368,25 +433,26 @@ fn refused(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
     };
     BearerRefusal {
         reason,
-        response: refuse_as(wire, refusal, scheme),
+        response: refuse_as(wire, at, refusal, scheme),
     }
 }
 
 /// The 400/401/403 with its challenge in `scheme` (RFC 6750 §3, RFC 9449 §7.1).
-fn refuse_as(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<String> {
+fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Response<String> {
     let refusals = &wire.rendered.bearer_refusals;
     let (error, scope) = match refusal {
         Refusal::NoCredentials => {
             let mut response = Response::new(String::new());
             *response.status_mut() = StatusCode::UNAUTHORIZED;
             let headers = response.headers_mut();
-            headers.insert(WWW_AUTHENTICATE, refusals.bare.clone());
+            headers.insert(WWW_AUTHENTICATE, at.bare.clone());
             if wire.settings.dpop.is_some() {
                 // Either scheme will do (RFC 9449 §7.1).
                 let dpop = format!(
-                    "DPoP realm=\"{}\", algs=\"{}\"",
+                    "DPoP realm=\"{}\", algs=\"{}\"{}",
                     wire.settings.realm,
-                    dpop_algorithms(wire)
+                    dpop_algorithms(wire),
+                    at.metadata
                 );
                 if let Ok(value) = HeaderValue::from_str(&dpop) {
                     headers.append(WWW_AUTHENTICATE, value);
@@ -399,7 +465,7 @@ fn refuse_as(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Stri
             let mut response = render::json_text(StatusCode::UNAUTHORIZED, body);
             response
                 .headers_mut()
-                .insert(WWW_AUTHENTICATE, refusals.invalid_token.clone());
+                .insert(WWW_AUTHENTICATE, at.invalid_token.clone());
             return response;
         }
         Refusal::InvalidToken => (
@@ -412,7 +478,7 @@ fn refuse_as(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Stri
                 "the access token is bound to a DPoP key: present it as Authorization: DPoP \
                  with a proof (RFC 9449)",
             );
-            return refuse_as(wire, Refusal::Error(error), Scheme::Dpop);
+            return refuse_as(wire, at, Refusal::Error(error), Scheme::Dpop);
         }
         Refusal::DpopNonce(nonce) => {
             let error = OAuthError::new(
@@ -420,7 +486,7 @@ fn refuse_as(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Stri
                 "the DPoP proof must carry the nonce of the DPoP-Nonce header",
             )
             .with_status(StatusCode::UNAUTHORIZED);
-            let mut response = refuse_as(wire, Refusal::Error(error), Scheme::Dpop);
+            let mut response = refuse_as(wire, at, Refusal::Error(error), Scheme::Dpop);
             if let Ok(value) = HeaderValue::from_str(&nonce) {
                 response.headers_mut().insert(NONCE_HEADER, value);
             }
@@ -462,6 +528,7 @@ fn refuse_as(wire: &Wire<'_>, refusal: Refusal, scheme: Scheme) -> Response<Stri
         error.description(),
         scope,
         &algs,
+        &at.metadata,
     );
     insert_challenge(&mut response, text);
     response

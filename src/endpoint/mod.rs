@@ -17,6 +17,7 @@ pub(crate) mod par;
 pub(crate) mod parse;
 pub(crate) mod registration;
 pub(crate) mod render;
+pub(crate) mod resource_metadata;
 pub(crate) mod revoke;
 pub(crate) mod span;
 pub(crate) mod token;
@@ -62,6 +63,8 @@ pub(crate) struct Rendered {
     pub(crate) basic_challenge: HeaderValue,
     /// The Bearer challenges that carry no request-specific part.
     pub(crate) bearer_refusals: bearer::Refusals,
+    /// The metadata of each resource the server knows (RFC 9728).
+    pub(crate) resource_documents: resource_metadata::ResourceDocuments,
 }
 
 impl Rendered {
@@ -75,11 +78,13 @@ impl Rendered {
         {
             return None;
         }
+        let resource_documents = resource_metadata::ResourceDocuments::new(settings);
         Some(Self {
             issuer_encoded: url::form_urlencoded::byte_serialize(settings.issuer.as_bytes())
                 .collect(),
             basic_challenge: HeaderValue::from_str(&format!("Basic realm=\"{realm}\"")).ok()?,
-            bearer_refusals: bearer::Refusals::new(realm)?,
+            bearer_refusals: bearer::Refusals::new(realm, &resource_documents)?,
+            resource_documents,
         })
     }
 }

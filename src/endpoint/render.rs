@@ -86,3 +86,10 @@ pub(crate) fn log(error: &OAuthError) {
         tracing::error!(code = %error.code(), cause = %source, "grantor: store failure");
     }
 }
+
+/// An empty 404: what the server does not serve.
+pub(crate) fn not_found() -> Response<String> {
+    let mut response = Response::new(String::new());
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}

@@ -243,6 +243,18 @@ pub fn endpoints(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfi
                 async move { respond(response) }
             }),
         ));
+        // RFC 9728 §3.1: each known resource's metadata, where its identifier puts it.
+        for path in server.resource_metadata_paths() {
+            let (resources, at) = (server.clone(), path.clone());
+            config.service(document(
+                &path,
+                web::route().to(move || {
+                    let response = resources.resource_metadata_at(&at);
+                    let response = response.unwrap_or_else(crate::endpoint::render::not_found);
+                    async move { respond(response) }
+                }),
+            ));
+        }
         if let Some(path) = &paths.openid_configuration {
             let discovery = server.clone();
             config.service(document(

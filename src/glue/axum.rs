@@ -113,7 +113,9 @@ async fn check(
 /// revocation, introspection, registration and each registered client's configuration (RFC
 /// 7591, 7592), pushed authorization requests (RFC 9126), device authorization (RFC 8628), the
 /// metadata at `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC
-/// 8414 §3.1), with JWT access tokens or OpenID Connect the JWKS, and with OpenID Connect
+/// 8414 §3.1), each known resource's metadata (RFC 9728 §3.1, at
+/// `/.well-known/oauth-protected-resource` and the resource's path), with JWT access tokens or
+/// OpenID Connect the JWKS, and with OpenID Connect
 /// userinfo and `/.well-known/openid-configuration` (after the issuer's path). Every method reaches grantor, which
 /// answers the ones an endpoint does not take with its own 405. Bodies are read up to
 /// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
@@ -177,10 +179,21 @@ where
             }),
         );
     let metadata = server.clone();
-    let router = router.route(
+    let mut router = router.route(
         &config.metadata_path(),
         get(move || std::future::ready(metadata.metadata())),
     );
+    // RFC 9728 §3.1: each known resource's metadata, where its identifier puts it.
+    for path in server.resource_metadata_paths() {
+        let (resources, at) = (server.clone(), path.clone());
+        router = router.route(
+            &path,
+            get(move || {
+                let document = resources.resource_metadata_at(&at);
+                std::future::ready(document.unwrap_or_else(crate::endpoint::render::not_found))
+            }),
+        );
+    }
     let router = match &paths.openid_configuration {
         Some(path) => {
             let discovery = server.clone();

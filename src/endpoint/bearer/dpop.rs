@@ -2,7 +2,7 @@
 //! a fresh proof of that key for this request whose `ath` is the token's hash, checked by the
 //! server's [`ProofOfPossession`].
 
-use super::{BearerRefusal, Presented, Scheme, refused};
+use super::{At, BearerRefusal, Presented, Scheme, refused};
 use crate::endpoint::Wire;
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::Refusal;
@@ -13,12 +13,13 @@ use crate::store::AccessGrant;
 /// `grant` (found for `token`) if it is bound to the key of the request's proof.
 pub(super) async fn check(
     wire: &Wire<'_>,
+    at: &At,
     proofs: Option<&dyn ProofOfPossession>,
     request: Presented<'_>,
     token: &AccessToken,
     grant: AccessGrant,
 ) -> Result<AccessGrant, BearerRefusal> {
-    let refuse = |refusal| refused(wire, refusal, Scheme::Dpop);
+    let refuse = |refusal| refused(wire, at, refusal, Scheme::Dpop);
     let Some(proofs) = proofs else {
         return Err(refuse(Refusal::NoCredentials));
     };

@@ -1,0 +1,163 @@
+//! OAuth 2.0 Protected Resource Metadata (RFC 9728): for each resource the server knows, the
+//! document a client reads to learn which authorization server issues its tokens, at the
+//! well-known URL RFC 9728 §3.1 derives from the resource identifier, and that URL, which every
+//! refusal of the resource names in its challenge (`resource_metadata`, §5.1).
+//!
+//! Every document is rendered once, when the server is built: serving one costs a clone.
+
+use http::{HeaderValue, Response, StatusCode};
+use serde::Serialize;
+
+use super::render;
+use crate::settings::Settings;
+
+/// The path segment RFC 9728 §3.1 inserts between a resource's authority and its path.
+pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// The documents of the server's resources, in the order they were configured (the default
+/// audience first).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResourceDocuments(Vec<ResourceDocument>);
+
+/// One resource's metadata.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceDocument {
+    /// The resource identifier, as configured.
+    pub(crate) resource: String,
+    /// Where its document is: the resource's origin, [`WELL_KNOWN`], its path.
+    pub(crate) url: String,
+    /// The path of [`url`](Self::url), for routing.
+    pub(crate) path: String,
+    body: String,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    resource: &'a str,
+    authorization_servers: [&'a str; 1],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    scopes_supported: &'a [String],
+    bearer_methods_supported: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
+}
+
+impl ResourceDocuments {
+    /// The documents of every resource `settings` knows that has a well-known URL (an
+    /// `http`/`https` URL with a host and no query: RFC 9728 §3.1 puts no query in one).
+    pub(crate) fn new(settings: &Settings) -> Self {
+        let mut documents = Vec::new();
+        for resource in &settings.resources.known {
+            if documents
+                .iter()
+                .any(|d: &ResourceDocument| &d.resource == resource)
+            {
+                continue;
+            }
+            let Some((url, path)) = well_known(resource) else {
+                continue;
+            };
+            let document = Document {
+                resource,
+                authorization_servers: [&settings.issuer],
+                scopes_supported: &settings.scopes_supported,
+                // Tokens are read from the `Authorization` header alone at a resource.
+                bearer_methods_supported: ["header"],
+                dpop_signing_alg_values_supported: settings.dpop,
+            };
+            // A struct of strings always serializes.
+            let body = serde_json::to_string(&document).unwrap_or_default();
+            documents.push(ResourceDocument {
+                resource: resource.clone(),
+                url,
+                path,
+                body,
+            });
+        }
+        Self(documents)
+    }
+
+    /// The document of `resource`, if the server knows it.
+    pub(crate) fn of(&self, resource: &str) -> Option<&ResourceDocument> {
+        self.0.iter().find(|d| d.resource == resource)
+    }
+
+    /// The document served at `path`: of the resources whose well-known path it is, the first
+    /// configured (the default audience before the others).
+    pub(crate) fn at_path(&self, path: &str) -> Option<&ResourceDocument> {
+        self.0.iter().find(|d| d.path == path)
+    }
+
+    /// Every document.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &ResourceDocument> {
+        self.0.iter()
+    }
+}
+
+impl ResourceDocument {
+    /// The document as `GET` answers it: JSON, cacheable for an hour like the server's own
+    /// metadata.
+    pub(crate) fn response(&self) -> Response<String> {
+        let mut response = render::json_text(StatusCode::OK, self.body.clone());
+        let headers = response.headers_mut();
+        headers.remove(http::header::PRAGMA);
+        headers.insert(
+            http::header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=3600"),
+        );
+        response
+    }
+}
+
+/// The well-known URL of `resource` and its path (RFC 9728 §3.1): [`WELL_KNOWN`] inserted
+/// between the authority and the path, a path of `/` dropped. `None` for a resource that is
+/// not an `http`/`https` URL with a host, or that has a query.
+pub(crate) fn well_known(resource: &str) -> Option<(String, String)> {
+    let url = url::Url::parse(resource).ok()?;
+    if !matches!(url.scheme(), "https" | "http") || url.host_str().is_none() {
+        return None;
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return None;
+    }
+    let origin = url.origin().ascii_serialization();
+    let resource_path = match url.path() {
+        "/" => "",
+        path => path,
+    };
+    let path = format!("{WELL_KNOWN}{resource_path}");
+    Some((format!("{origin}{path}"), path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::well_known;
+
+    #[test]
+    fn the_well_known_url_goes_between_the_authority_and_the_path() {
+        let at = |resource| well_known(resource).map(|(url, _)| url);
+        assert_eq!(
+            at("https://api.example/v1/mcp").as_deref(),
+            Some("https://api.example/.well-known/oauth-protected-resource/v1/mcp")
+        );
+        assert_eq!(
+            at("https://api.example/").as_deref(),
+            Some("https://api.example/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(
+            at("https://api.example").as_deref(),
+            Some("https://api.example/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(
+            at("http://127.0.0.1:8080/api").as_deref(),
+            Some("http://127.0.0.1:8080/.well-known/oauth-protected-resource/api")
+        );
+        assert_eq!(
+            well_known("https://api.example/v1/").map(|(_, path)| path),
+            Some("/.well-known/oauth-protected-resource/v1/".to_owned()),
+            "a trailing slash is the resource's own"
+        );
+        assert_eq!(at("urn:example:resource"), None);
+        assert_eq!(at("https://api.example/v1?tenant=a"), None);
+    }
+}
