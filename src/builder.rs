@@ -344,7 +344,9 @@ impl AuthorizationServerBuilder {
     /// The audience of the tokens the server issues (default: the issuer): the resource it
     /// serves, such as `https://example.com/api` (RFC 8707). A client registered as a
     /// [resource server](crate::client::ClientBuilder::resource_server) for it may introspect every
-    /// token; introspection answers it as `aud`.
+    /// token; introspection answers it as `aud`. A `resource` names it as it names the
+    /// [other resources](Self::resources): after normalisation, and tokens carry it as written
+    /// here.
     pub fn default_audience(mut self, audience: impl Into<String>) -> Self {
         self.audience = Some(audience.into());
         self
@@ -354,6 +356,17 @@ impl AuthorizationServerBuilder {
     /// aimed at with the `resource` parameter (RFC 8707): absolute URIs without a fragment.
     /// A `resource` naming anything else is `invalid_target`; a client may further be
     /// [limited](crate::client::ClientBuilder::resource) to some of them.
+    ///
+    /// A `resource` names a known resource when the two are equal after RFC 3986 §6.2.2 and
+    /// §6.2.3 normalisation: scheme and host lowercased, the default port dropped (`:443` for
+    /// `https`, `:80` for `http`), an empty path made `/`, percent-encoding normalised
+    /// (unreserved characters decoded, hex digits uppercased) and dot segments removed. So
+    /// `HTTPS://FILES.example:443` names `https://files.example/`. Paths stay distinct
+    /// (`https://files.example/v1` is not `https://files.example/v1/`), a query is part of the
+    /// resource, and a URI without an authority (`urn:example:files`) is compared after
+    /// lowercasing its scheme alone. Every token carries the resource as registered here (in
+    /// `aud`, at introspection and in JWT access tokens), never the request's spelling; of two
+    /// registered spellings of one resource the first is kept.
     ///
     /// ```
     /// use grantor::{AuthorizationServer, MemoryStore};

@@ -1,6 +1,7 @@
 //! Registered clients (RFC 6749 §2): identity, credentials verifier, redirect URIs, agreed
 //! grants and scopes.
 
+use crate::audience::canonical;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 pub use crate::error::{ClientError, SecretRotationError};
@@ -209,9 +210,36 @@ impl Client {
         &self.resources
     }
 
-    /// Whether this client may ask a token for `resource` (one the server knows).
+    /// Whether this client may ask a token for `resource` (one the server knows): it may have
+    /// every resource when none is [allowed](ClientBuilder::resource), else those allowed,
+    /// compared as the server compares resources (equal after RFC 3986 §6.2.2 and §6.2.3
+    /// normalisation: see [`AuthorizationServerBuilder::resources`]).
+    ///
+    /// ```
+    /// use grantor::client::{Client, GrantType};
+    ///
+    /// let client = Client::public("app")
+    ///     .redirect_uri("https://app.example/cb")
+    ///     .grant_types([GrantType::AuthorizationCode])
+    ///     .resource("https://files.example")
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(client.may_target("HTTPS://FILES.example:443/"));
+    /// assert!(!client.may_target("https://files.example/reports"));
+    /// ```
+    ///
+    /// [`AuthorizationServerBuilder::resources`]: crate::AuthorizationServerBuilder::resources
     pub fn may_target(&self, resource: &str) -> bool {
-        self.resources.is_empty() || self.resources.iter().any(|r| r == resource)
+        if self.resources.is_empty() || self.resources.iter().any(|r| r == resource) {
+            return true;
+        }
+        // Only on a byte mismatch: the allowed resources are few, normalised one by one.
+        let Some(wanted) = canonical(resource) else {
+            return false;
+        };
+        self.resources
+            .iter()
+            .any(|r| canonical(r).is_some_and(|allowed| allowed == wanted))
     }
 
     /// The SHA-256 digest of the client's registration access token (RFC 7592 §1.1), for a

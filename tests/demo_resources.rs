@@ -1,6 +1,7 @@
 //! Resource indicators (RFC 8707) and JWT access tokens (RFC 9068) over real HTTP, against
 //! `axum_server` and `actix_server`: the demo's two resources, `invalid_target` for any other,
-//! `/api/me` refusing a token of another audience, and with `--access-tokens jwt` a token that
+//! `/api/me` refusing a token of another audience, another spelling of a resource (RFC 3986
+//! §6.2.2) answered with the registered one, and with `--access-tokens jwt` a token that
 //! verifies with nothing but the published JWKS.
 
 mod demo;
@@ -11,6 +12,7 @@ use demo::http::*;
 each_framework! {
     a_token_for_the_other_resource_is_refused_by_the_api_and_unknown_ones_are_invalid_target => resources;
     a_jwt_access_token_verifies_with_the_jwks_alone_and_opens_the_api => jwt;
+    another_spelling_of_a_demo_resource_gets_its_registered_aud => spellings;
 }
 
 const OTHER: &str = "https://resource.example/";
@@ -44,6 +46,26 @@ async fn resources(framework: &str) {
         let reply = client_credentials(base, Some(unknown)).await;
         assert_oauth_error(&reply, 400, "invalid_target");
     }
+    server.assert_alive_and_calm();
+}
+
+async fn spellings(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let api = format!("{base}/api");
+    // The API with its scheme in capitals and `a` percent-encoded; the other resource with its
+    // host in capitals, the default port and no path.
+    let port = base.rsplit(':').next().expect("the demo's port");
+    let api_spelled = format!("HTTP://127.0.0.1:{port}/%61pi");
+    let named = assert_tokens(&client_credentials(base, Some(&api_spelled)).await);
+    assert_eq!(introspect(base, access_token(&named)).await["aud"], api);
+    assert_eq!(me(base, Some(access_token(&named))).await.status, 200);
+    let other =
+        assert_tokens(&client_credentials(base, Some("HTTPS://RESOURCE.EXAMPLE:443")).await);
+    assert_eq!(introspect(base, access_token(&other)).await["aud"], OTHER);
+    // A path keeps its trailing slash: `{issuer}/api/` is not the API.
+    let reply = client_credentials(base, Some(&format!("{api}/"))).await;
+    assert_oauth_error(&reply, 400, "invalid_target");
     server.assert_alive_and_calm();
 }
 

@@ -82,6 +82,16 @@ async fn an_access_token_is_an_at_jwt_with_the_rfc_9068_claims() {
 }
 
 #[tokio::test]
+async fn the_aud_claim_is_the_resource_as_registered_not_as_requested() {
+    let f = jwt_fixture(static_keys(SigningAlgorithm::EdDSA), false);
+    // `HTTPS://FILES.example:443`: the registered `https://files.example/` in another spelling.
+    let body = "grant_type=client_credentials&resource=HTTPS%3A%2F%2FFILES.example%3A443";
+    let tokens = assert_tokens(&f.token(Some(&f.fast_basic()), body).await);
+    let (_, claims) = parts(tokens["access_token"].as_str().unwrap());
+    assert_eq!(claims["aud"], "https://files.example/");
+}
+
+#[tokio::test]
 async fn a_resource_server_verifies_a_token_with_the_jwks_alone() {
     for algorithm in [SigningAlgorithm::EdDSA, SigningAlgorithm::ES256] {
         let f = jwt_fixture(static_keys(algorithm), false);

@@ -310,3 +310,127 @@ async fn approving_checks_the_clients_resources_as_they_are_now() {
     assert_eq!(redirect.query["state"], "s1");
     assert!(!redirect.query.contains_key("code"));
 }
+
+/// A host-only resource registered without its trailing slash.
+const HOST_ONLY: &str = "https://resource.example";
+/// `https://RESOURCE.example:443`: the host-only resource in another case, with the default port.
+const HOST_ONLY_SPELLED_OTHERWISE: &str = "https%3A%2F%2FRESOURCE.example%3A443";
+
+fn host_only_fixture() -> Fixture {
+    fixture_with(|b| b.default_audience(API).resources([HOST_ONLY]))
+}
+
+#[tokio::test]
+async fn another_spelling_of_a_known_resource_gets_the_registered_form_as_aud() {
+    let f = host_only_fixture();
+    let response =
+        client_credentials(&f, &format!("&resource={HOST_ONLY_SPELLED_OTHERWISE}")).await;
+    let access = assert_tokens(&response)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(introspected(&f, &access).await["aud"], HOST_ONLY);
+    // The resource server of the registered form takes it.
+    let request = bearer_request(&access);
+    let grant = f
+        .server
+        .bearer_for_audience(&request, HOST_ONLY, None)
+        .await;
+    assert_eq!(grant.unwrap().authorization.audience.as_str(), HOST_ONLY);
+    // With a trailing slash, or the API's other spelling beside it: the registered forms.
+    let extra = "&resource=https%3A%2F%2Fresource.example%2F\
+                 &resource=HTTP%3A%2F%2F127.0.0.1%3A8080%2F%61pi";
+    let access = assert_tokens(&client_credentials(&f, extra).await)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        introspected(&f, &access).await["aud"],
+        serde_json::json!([API, HOST_ONLY])
+    );
+}
+
+#[tokio::test]
+async fn code_exchange_and_refresh_narrow_by_another_spelling_to_the_registered_form() {
+    let f = host_only_fixture();
+    let extra = format!("&resource={HOST_ONLY_SPELLED_OTHERWISE}&resource={API_ENCODED}");
+    let query = format!(
+        "response_type=code&client_id={}&redirect_uri={REDIRECT_ENCODED}{extra}",
+        f.fast_id
+    );
+    assert_eq!(
+        f.pending(&query).await.audience().as_str(),
+        format!("{API} {HOST_ONLY}")
+    );
+    let code = f.code(&f.fast_id.clone(), &extra).await;
+    // `https://Resource.Example:443/`
+    let body = format!(
+        "grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}\
+         &resource=https%3A%2F%2FResource.Example%3A443%2F"
+    );
+    let tokens = assert_tokens(&f.token(Some(&f.fast_basic()), &body).await);
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(introspected(&f, access).await["aud"], HOST_ONLY);
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let body = format!(
+        "grant_type=refresh_token&refresh_token={refresh}&resource={HOST_ONLY_SPELLED_OTHERWISE}"
+    );
+    let tokens = assert_tokens(&f.token(Some(&f.fast_basic()), &body).await);
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(introspected(&f, access).await["aud"], HOST_ONLY);
+    // `HTTP://127.0.0.1:8080/x/../api`: the API, as registered.
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let body = format!(
+        "grant_type=refresh_token&refresh_token={refresh}\
+         &resource=HTTP%3A%2F%2F127.0.0.1%3A8080%2Fx%2F..%2Fapi"
+    );
+    let tokens = assert_tokens(&f.token(Some(&f.fast_basic()), &body).await);
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(introspected(&f, access).await["aud"], API);
+}
+
+#[tokio::test]
+async fn a_path_with_a_trailing_slash_is_another_resource() {
+    let f = host_only_fixture();
+    let api_with_slash = format!("{ISSUER}/api/")
+        .replace(':', "%3A")
+        .replace('/', "%2F");
+    let response = client_credentials(&f, &format!("&resource={api_with_slash}")).await;
+    assert_error(&response, 400, "invalid_target");
+    // Nor does it narrow a grant of the API.
+    let tokens = f.fast_tokens().await;
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let body =
+        format!("grant_type=refresh_token&refresh_token={refresh}&resource={api_with_slash}");
+    let response = f.token(Some(&f.fast_basic()), &body).await;
+    assert_error(&response, 400, "invalid_target");
+}
+
+#[tokio::test]
+async fn a_client_allowed_another_spelling_gets_the_registered_form() {
+    let f = host_only_fixture();
+    let secret = ClientSecret::new("spelled-client-secret-spelled-client-secret");
+    f.register(
+        Client::confidential("spelled", SecretVerifier::digest(&secret).unwrap())
+            .grant_types([GrantType::ClientCredentials])
+            .scopes("profile")
+            .resource("HTTPS://Resource.Example:443/")
+            .build()
+            .unwrap(),
+    );
+    let basic = basic("spelled", secret.expose_secret());
+    for body in [
+        "grant_type=client_credentials".to_owned(),
+        format!("grant_type=client_credentials&resource={HOST_ONLY_SPELLED_OTHERWISE}"),
+    ] {
+        let response = f.token(Some(&basic), &body).await;
+        let access = assert_tokens(&response)["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let described = json(&f.introspect(Some(&basic), &format!("token={access}")).await);
+        assert_eq!(described["aud"], HOST_ONLY, "{body}");
+    }
+    let body = format!("grant_type=client_credentials&resource={API_ENCODED}");
+    assert_error(&f.token(Some(&basic), &body).await, 400, "invalid_target");
+}

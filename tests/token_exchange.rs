@@ -366,6 +366,19 @@ async fn targets_must_be_resources_the_server_knows() {
 }
 
 #[tokio::test]
+async fn targets_in_another_spelling_get_the_registered_forms() {
+    let x = exchange_fixture(None);
+    let subject = alice_token(&x.f).await;
+    // `HTTPS://Resource.Example:443`, and `HTTP://127.0.0.1:8080/`: the issuer (host-only,
+    // registered without a path) with its scheme in capitals and its empty path spelled `/`.
+    let spelled = "&audience=HTTPS%3A%2F%2FResource.Example%3A443\
+                   &resource=HTTP%3A%2F%2F127.0.0.1%3A8080%2F";
+    let exchanged = assert_exchanged(&x.exchange(&subject, spelled).await);
+    let aud = &x.introspect(access_token(&exchanged)).await["aud"];
+    assert_eq!(aud, &serde_json::json!([ISSUER, OTHER]));
+}
+
+#[tokio::test]
 async fn without_a_policy_token_exchange_is_not_offered() {
     let f = fixture();
     let (_, exchanger) = register_exchanger(&f);

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use super::check::{check_issuer, check_path};
 use super::{AuthorizationServerBuilder, ConfigError};
-use crate::audience::{Audience, is_resource};
 use crate::endpoint::Rendered;
 use crate::grant::client_auth::SecretCache;
 use crate::grant::signin::SealKeys;
@@ -74,16 +73,7 @@ impl AuthorizationServerBuilder {
             (_, policy) => policy.unwrap_or_default(),
         };
         let audience = self.audience.unwrap_or_else(|| issuer.clone());
-        let default = Audience::new(&audience).ok_or(ConfigError::Audience)?;
-        let mut known = vec![audience];
-        for resource in self.resources {
-            if !is_resource(&resource) {
-                return Err(ConfigError::Audience);
-            }
-            if !known.contains(&resource) {
-                known.push(resource);
-            }
-        }
+        let resources = Resources::new(audience, self.resources).ok_or(ConfigError::Audience)?;
 
         let paths = &self.endpoints;
         let all_paths = [
@@ -132,7 +122,7 @@ impl AuthorizationServerBuilder {
             throttle: self.throttle,
             client_throttle: self.client_throttle,
             profile: self.profile,
-            resources: Resources { default, known },
+            resources,
             jwt_access_tokens,
             dpop,
             registration,

@@ -105,7 +105,9 @@ impl ClientBuilder {
     /// that the server [knows](crate::AuthorizationServerBuilder::resources). Once any is
     /// allowed, the client may ask for those alone, and the first is its default audience;
     /// with none (the default) it may ask for any resource the server knows and gets the
-    /// server's default audience. Call it once per resource.
+    /// server's default audience. Call it once per resource. It is compared with what a
+    /// request names after normalisation, as the server compares resources
+    /// ([`resources`](crate::AuthorizationServerBuilder::resources)).
     pub fn resource(mut self, resource: impl Into<String>) -> Self {
         self.resources.push(resource.into());
         self

@@ -54,6 +54,7 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::Possession;
 use crate::grant::bearer::Refusal;
 use crate::grant::proof::ProofOfPossession;
+use crate::settings::KnownResource;
 use crate::store::{AttemptCounter, JwkThumbprint, KeyStore, SingleUseStore, namespace};
 use crate::throttle::Quota;
 use nonce::Nonces;
@@ -194,7 +195,7 @@ impl Checker {
         keys: Arc<dyn KeyStore>,
         (token_url, par_url): (String, String),
         issuer: &str,
-        resources: &[String],
+        resources: &[KnownResource],
     ) -> Self {
         let nonces = settings.nonces.then(|| Nonces::new(keys));
         let origin_of = |url: &str| {
@@ -206,7 +207,7 @@ impl Checker {
         };
         let origin = origin_of(issuer).unwrap_or_default();
         let mut origins = vec![origin.clone()];
-        for resource in resources.iter().filter_map(|r| origin_of(r)) {
+        for resource in resources.iter().filter_map(|r| origin_of(&r.registered)) {
             if !origins.contains(&resource) {
                 origins.push(resource);
             }

@@ -156,12 +156,27 @@ pub(crate) struct Limits {
 }
 
 /// The resources the server knows and its default audience: tokens may be aimed at these alone.
+///
+/// A requested resource names a known one when the two are equal after RFC 3986 §6.2.2 and
+/// §6.2.3 normalisation ([`canonical`](crate::audience::canonical): scheme and host lowercased,
+/// default port dropped, an empty `http(s)` path made `/`, percent-encoding and dot segments
+/// normalised; paths and queries otherwise kept as they are). Tokens carry the known resource
+/// as registered, never the request's spelling.
 #[derive(Debug, Clone)]
 pub(crate) struct Resources {
     /// The audience of a request that names no resource (itself a known resource).
     pub(crate) default: Audience,
-    /// Every resource the server knows, the default's among them.
-    pub(crate) known: Vec<String>,
+    /// Every resource the server knows, the default's first, one per canonical form.
+    pub(crate) known: Vec<KnownResource>,
+}
+
+/// A resource the server knows: as the host registered it, and the form it is compared by.
+#[derive(Debug, Clone)]
+pub(crate) struct KnownResource {
+    /// What tokens for it carry in `aud`.
+    pub(crate) registered: String,
+    /// Its [`canonical`](crate::audience::canonical) form.
+    pub(crate) canonical: String,
 }
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
