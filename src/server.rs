@@ -435,12 +435,13 @@ impl AuthorizationServer {
         documents.at_path(path).map(|d| d.response())
     }
 
-    /// Every well-known path a resource's metadata is served at, for the glues' routes.
+    /// Every well-known path on the issuer's origin a resource's metadata is served at, for
+    /// the glues' routes.
     #[cfg(any(feature = "axum", feature = "actix"))]
     pub(crate) fn resource_metadata_paths(&self) -> Vec<String> {
         let mut paths: Vec<String> = Vec::new();
         for document in self.inner.rendered.resource_documents.iter() {
-            if !paths.contains(&document.path) {
+            if document.local && !paths.contains(&document.path) {
                 paths.push(document.path.clone());
             }
         }

@@ -7,6 +7,9 @@ use std::time::Duration;
 use common::*;
 
 const REALM: &str = "Bearer realm=\"http://127.0.0.1:8080\"";
+/// RFC 9728 §5.1: every challenge names the default resource's metadata.
+const METADATA: &str =
+    ", resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\"";
 
 fn challenge(response: &http::Response<String>) -> &str {
     response.headers()["www-authenticate"].to_str().unwrap()
@@ -36,7 +39,7 @@ async fn no_credentials_get_a_bare_challenge_without_an_error_code() {
     for authorization in [None, Some("Basic YTpi"), Some("Digest x")] {
         let response = f.bearer(authorization, None).await.unwrap_err();
         assert_eq!(response.status(), 401, "{authorization:?}");
-        assert_eq!(challenge(&response), REALM);
+        assert_eq!(challenge(&response), format!("{REALM}{METADATA}"));
     }
 }
 
@@ -45,7 +48,7 @@ async fn a_bad_expired_or_revoked_token_is_invalid_token() {
     let f = fixture();
     let expected = format!(
         "{REALM}, error=\"invalid_token\", \
-         error_description=\"the access token is invalid, expired or revoked\""
+         error_description=\"the access token is invalid, expired or revoked\"{METADATA}"
     );
     let unknown = f
         .bearer(Some("Bearer no-such-token"), None)
@@ -102,7 +105,7 @@ async fn missing_scope_is_insufficient_scope_with_the_scope_needed() {
         challenge(&response),
         format!(
             "{REALM}, error=\"insufficient_scope\", error_description=\"the access token lacks \
-             the scope this resource requires\", scope=\"email profile\""
+             the scope this resource requires\", scope=\"email profile\"{METADATA}"
         )
     );
     let body = json(&response);

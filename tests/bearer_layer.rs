@@ -58,7 +58,8 @@ async fn the_layer_answers_refusals_without_calling_the_service() {
     assert_eq!(response.status(), 401);
     assert_eq!(
         response.headers()["www-authenticate"],
-        "Bearer realm=\"http://127.0.0.1:8080\""
+        "Bearer realm=\"http://127.0.0.1:8080\", \
+         resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\""
     );
     let needs_email = guard.scope(Scope::parse("email").unwrap());
     let bearer = format!("Bearer {}", tokens["access_token"].as_str().unwrap());

@@ -626,9 +626,11 @@ async fn check_admin_scope(base: &str) {
 async fn check_me_without_token(base: &str) {
     let reply = me(base, None).await;
     assert_eq!(reply.status, 401, "{}", reply.body);
+    // RFC 9728 §5.1: the challenge names the API's metadata (CONTRACT.md part 3).
+    let metadata = format!("{base}/.well-known/oauth-protected-resource/api");
     assert_eq!(
         reply.header("www-authenticate"),
-        Some(format!("Bearer realm=\"{base}\"").as_str())
+        Some(format!("Bearer realm=\"{base}\", resource_metadata=\"{metadata}\"").as_str())
     );
 }
 

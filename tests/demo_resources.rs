@@ -13,6 +13,7 @@ each_framework! {
     a_token_for_the_other_resource_is_refused_by_the_api_and_unknown_ones_are_invalid_target => resources;
     a_jwt_access_token_verifies_with_the_jwks_alone_and_opens_the_api => jwt;
     another_spelling_of_a_demo_resource_gets_its_registered_aud => spellings;
+    the_api_has_protected_resource_metadata_and_its_challenges_name_it => resource_metadata;
 }
 
 const OTHER: &str = "https://resource.example/";
@@ -96,5 +97,45 @@ async fn jwt(framework: &str) {
     let me = me(base, Some(access)).await;
     assert_eq!(me.status, 200, "{}", me.body);
     assert_eq!(me.json()["email"], ALICE.0);
+    server.assert_alive_and_calm();
+}
+
+/// RFC 9728 (CONTRACT.md part 3): the API's metadata at its well-known URL, listed in the
+/// server's metadata, and named by every 401 of `/api/me`.
+async fn resource_metadata(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let url = format!("{base}/.well-known/oauth-protected-resource/api");
+    let reply = get(&browser(), &url).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_content_type(&reply, "application/json");
+    let document = reply.json();
+    assert_eq!(document["resource"], format!("{base}/api"), "{document}");
+    assert_eq!(document["authorization_servers"], serde_json::json!([base]));
+    let scopes = strings(&document["scopes_supported"]);
+    assert!(scopes.contains(&"profile".to_owned()) && scopes.contains(&"email".to_owned()));
+    assert_eq!(
+        document["bearer_methods_supported"],
+        serde_json::json!(["header"])
+    );
+    let metadata = metadata_document(base).await;
+    let protected = strings(&metadata["protected_resources"]);
+    assert!(protected.contains(&format!("{base}/api")), "{metadata}");
+    // Every 401 of the API names the document, without a token and with a bad one.
+    let named = format!("resource_metadata=\"{url}\"");
+    for token in [None, Some("no-such-token")] {
+        let refused = me(base, token).await;
+        assert_eq!(refused.status, 401);
+        let challenges: Vec<&str> = refused
+            .headers
+            .get_all("www-authenticate")
+            .iter()
+            .map(|value| value.to_str().unwrap())
+            .collect();
+        assert!(!challenges.is_empty());
+        for challenge in challenges {
+            assert!(challenge.contains(&named), "{challenge}");
+        }
+    }
     server.assert_alive_and_calm();
 }

@@ -323,7 +323,15 @@ async fn a_bearer_token_presented_with_the_dpop_scheme_is_refused() {
         .iter()
         .collect();
     assert_eq!(challenges.len(), 2, "{challenges:?}");
-    assert_eq!(challenges[0], &format!("Bearer realm=\"{ISSUER}\""));
+    let metadata = format!("resource_metadata=\"{ISSUER}/.well-known/oauth-protected-resource\"");
+    assert_eq!(
+        challenges[0],
+        &format!("Bearer realm=\"{ISSUER}\", {metadata}")
+    );
+    assert!(
+        challenges[1].to_str().unwrap().ends_with(&metadata),
+        "{challenges:?}"
+    );
 }
 
 /// Asserts a 400 `invalid_dpop_proof` whose description says `description_part`.

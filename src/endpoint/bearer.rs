@@ -193,6 +193,7 @@ struct ErrorBody<'a> {
 /// server knows (their challenges name its metadata, RFC 9728 §5.1), and once naming none.
 #[derive(Debug, Clone)]
 pub(crate) struct Refusals {
+    /// By resource: as registered (the default audience first), with its challenges.
     by_resource: Vec<(String, At)>,
     /// For a resource with no metadata document, and for userinfo.
     pub(crate) plain: At,
@@ -253,7 +254,8 @@ impl Refusals {
         })
     }
 
-    /// The challenges of `resource`.
+    /// The challenges of `resource` (matched as registered: the spelling a host's resource
+    /// names itself by; another names no metadata).
     pub(crate) fn at(&self, resource: &str) -> &At {
         self.by_resource
             .iter()

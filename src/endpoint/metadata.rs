@@ -49,6 +49,8 @@ struct Metadata<'a> {
     /// RFC 9449 §5.1: only when DPoP proofs are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
+    /// RFC 9728 §4: the resources tokens may be for, as registered.
+    protected_resources: Vec<&'a str>,
     /// OpenID Connect Discovery 1.0 §3: only when OpenID Connect is served.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     openid: Option<OpenIdMetadata>,
@@ -224,6 +226,12 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         scopes_supported: &scopes,
         authorization_response_iss_parameter_supported: true,
         dpop_signing_alg_values_supported: config.dpop,
+        protected_resources: config
+            .resources
+            .known
+            .iter()
+            .map(|known| known.registered.as_str())
+            .collect(),
         openid,
     };
     let mut response = render::json(StatusCode::OK, &metadata);

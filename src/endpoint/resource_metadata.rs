@@ -24,10 +24,15 @@ pub(crate) struct ResourceDocuments(Vec<ResourceDocument>);
 pub(crate) struct ResourceDocument {
     /// The resource identifier, as configured.
     pub(crate) resource: String,
+    /// Its normalised form (RFC 3986 §6.2.2–6.2.3), which other spellings are matched by.
+    canonical: String,
     /// Where its document is: the resource's origin, [`WELL_KNOWN`], its path.
     pub(crate) url: String,
     /// The path of [`url`](Self::url), for routing.
     pub(crate) path: String,
+    /// Whether the resource is on the issuer's origin, where the glues serve its document (a
+    /// resource elsewhere serves its own, with the layer or the host's route).
+    pub(crate) local: bool,
     body: String,
 }
 
@@ -47,13 +52,12 @@ impl ResourceDocuments {
     /// `http`/`https` URL with a host and no query: RFC 9728 §3.1 puts no query in one).
     pub(crate) fn new(settings: &Settings) -> Self {
         let mut documents = Vec::new();
-        for resource in &settings.resources.known {
-            if documents
-                .iter()
-                .any(|d: &ResourceDocument| &d.resource == resource)
-            {
-                continue;
-            }
+        let issuer_origin = url::Url::parse(&settings.issuer)
+            .map(|url| url.origin().ascii_serialization())
+            .unwrap_or_default();
+        // The known resources are unique after normalisation (the builder keeps the first).
+        for known in &settings.resources.known {
+            let resource = &known.registered;
             let Some((url, path)) = well_known(resource) else {
                 continue;
             };
@@ -67,25 +71,33 @@ impl ResourceDocuments {
             };
             // A struct of strings always serializes.
             let body = serde_json::to_string(&document).unwrap_or_default();
+            let local = url.starts_with(&format!("{issuer_origin}/"));
             documents.push(ResourceDocument {
                 resource: resource.clone(),
+                canonical: known.canonical.clone(),
                 url,
                 path,
+                local,
                 body,
             });
         }
         Self(documents)
     }
 
-    /// The document of `resource`, if the server knows it.
+    /// The document of `resource`, if the server knows it: by the registered spelling, or
+    /// after normalisation by another.
     pub(crate) fn of(&self, resource: &str) -> Option<&ResourceDocument> {
-        self.0.iter().find(|d| d.resource == resource)
+        if let Some(document) = self.0.iter().find(|d| d.resource == resource) {
+            return Some(document);
+        }
+        let canonical = crate::audience::canonical(resource)?;
+        self.0.iter().find(|d| d.canonical == canonical)
     }
 
-    /// The document served at `path`: of the resources whose well-known path it is, the first
-    /// configured (the default audience before the others).
+    /// The document served at `path` on the issuer's origin: of its resources there, the one
+    /// whose well-known path it is.
     pub(crate) fn at_path(&self, path: &str) -> Option<&ResourceDocument> {
-        self.0.iter().find(|d| d.path == path)
+        self.0.iter().find(|d| d.local && d.path == path)
     }
 
     /// Every document.
