@@ -1,5 +1,6 @@
 //! Outbound HTTP, a seam: what grantor sends to other servers (OpenID Connect Back-Channel
-//! Logout tokens) goes through [`Outbound`], which the host can replace. The default,
+//! Logout tokens) and fetches from them (client ID metadata documents) goes through
+//! [`Outbound`], which the host can replace. The default,
 //! `HttpOutbound` (feature `outbound`), posts with `reqwest` over rustls, off the request
 //! path, and never reaches a private, loopback, link-local or other special address whatever
 //! a name resolves to ([`is_public_address`]): it connects to the very addresses it checked, so
@@ -9,10 +10,13 @@
 mod http;
 
 use std::fmt;
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::pin::Pin;
+use std::time::Duration;
 
 #[cfg(feature = "outbound")]
-pub use http::HttpOutbound;
+pub use http::{HttpOutbound, NameResolver};
 
 use crate::client::ClientId;
 
@@ -65,12 +69,103 @@ pub enum Delivery {
     Failed,
 }
 
+/// A `GET` grantor wants answered (a client ID metadata document, say), with its bounds.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OutboundGet {
+    /// What to fetch: an absolute `https` URL (or loopback `http` a test allowed).
+    pub url: String,
+    /// The largest body taken; a longer one is [`FetchError::TooLarge`].
+    pub max_bytes: usize,
+    /// How long the whole fetch may take, connecting and reading included.
+    pub timeout: Duration,
+}
+
+impl OutboundGet {
+    /// A `GET` of `url`, its body at most `max_bytes`, all of it within `timeout`.
+    pub fn new(url: impl Into<String>, max_bytes: usize, timeout: Duration) -> Self {
+        Self {
+            url: url.into(),
+            max_bytes,
+            timeout,
+        }
+    }
+}
+
+/// What a `GET` got: a `200` answer's body, within its bounds, and the headers grantor reads.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Fetched {
+    /// The body.
+    pub body: Vec<u8>,
+    /// The `Cache-Control` header, if one was sent.
+    pub cache_control: Option<String>,
+    /// The `Content-Type` header, if one was sent.
+    pub content_type: Option<String>,
+}
+
+impl Fetched {
+    /// A `200` answer of `body`, with no headers.
+    pub fn new(body: impl Into<Vec<u8>>) -> Self {
+        Self {
+            body: body.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The same answer with its `Cache-Control` header.
+    pub fn cache_control(mut self, value: impl Into<String>) -> Self {
+        self.cache_control = Some(value.into());
+        self
+    }
+}
+
+/// Why a `GET` got no document: each variant says why in words a refusal can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// Not an `https` URL, or its host is (or resolves only to) a private, loopback,
+    /// link-local or other special address.
+    #[error("the URL may not be fetched: not https, or its host is a private or special address")]
+    Refused,
+    /// No connection, or the connection failed.
+    #[error("the server could not be reached")]
+    Unreachable,
+    /// The fetch took longer than its timeout.
+    #[error("the server did not answer in time")]
+    Timeout,
+    /// A `3xx` answer: redirects are never followed.
+    #[error("the server answered with a redirect, which is not followed")]
+    Redirected,
+    /// Any other answer than `200`.
+    #[error("the server answered with another status than 200")]
+    Status(u16),
+    /// A body over the bound.
+    #[error("the document is larger than allowed")]
+    TooLarge,
+    /// The outbound implementation does not fetch.
+    #[error("this server's outbound client does not fetch documents")]
+    Unsupported,
+}
+
+/// A fetch in flight.
+pub type FetchFuture<'a> = Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>>;
+
 /// Sends grantor's outbound requests. [`post`](Outbound::post) returns at once: the request
 /// is sent off the request path (with whatever retries the implementation makes), and `done`
 /// is called with the outcome when it is over (grantor records it as an event).
+/// [`get`](Outbound::get) fetches a document on the request path, within its bounds.
 pub trait Outbound: Send + Sync {
     /// Queues `post` for delivery.
     fn post(&self, post: OutboundPost, done: Box<dyn FnOnce(Delivery) + Send>);
+
+    /// Fetches `get`: a `200` answer's body of at most `get.max_bytes`, within `get.timeout`,
+    /// no redirect followed, never from a private or special address. The default fetches
+    /// nothing ([`FetchError::Unsupported`]).
+    fn get(&self, get: OutboundGet) -> FetchFuture<'_> {
+        let _ = get;
+        Box::pin(std::future::ready(Err(FetchError::Unsupported)))
+    }
 }
 
 /// Whether `address` is one grantor may send to: a globally routable unicast address. Refused:

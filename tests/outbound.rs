@@ -86,3 +86,131 @@ async fn private_addresses_and_redirects_are_never_followed() {
     assert_eq!(deliver(&outbound, &url).await, Delivery::Failed);
     assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+mod fetching {
+    use std::net::IpAddr;
+    use std::sync::{Arc, Mutex};
+
+    use grantor::outbound::{FetchError, NameResolver, OutboundGet};
+
+    use super::*;
+
+    const DOCUMENT: &str = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                            cache-control: max-age=600\r\ncontent-length: 17\r\n\
+                            connection: close\r\n\r\n{\"client_id\":\"x\"}";
+    const NOT_FOUND: &str =
+        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+
+    fn get(url: &str) -> OutboundGet {
+        OutboundGet::new(url, 5 * 1024, Duration::from_secs(5))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_document_is_fetched_with_its_cache_control_within_bounds() {
+        let outbound = HttpOutbound::for_tests(None).unwrap();
+        let (port, _) = server(DOCUMENT).await;
+        let fetched = outbound
+            .get(get(&format!("http://127.0.0.1:{port}/client")))
+            .await
+            .unwrap();
+        assert_eq!(fetched.body, br#"{"client_id":"x"}"#);
+        assert_eq!(fetched.cache_control.as_deref(), Some("max-age=600"));
+        assert_eq!(fetched.content_type.as_deref(), Some("application/json"));
+        // Past the byte bound, a redirect, another status.
+        let small = OutboundGet::new(
+            format!("http://127.0.0.1:{port}/client"),
+            16,
+            Duration::from_secs(5),
+        );
+        assert_eq!(outbound.get(small).await.unwrap_err(), FetchError::TooLarge);
+        let (port, _) = server(REDIRECT).await;
+        let url = format!("http://127.0.0.1:{port}/client");
+        assert_eq!(
+            outbound.get(get(&url)).await.unwrap_err(),
+            FetchError::Redirected
+        );
+        let (port, _) = server(NOT_FOUND).await;
+        let url = format!("http://127.0.0.1:{port}/client");
+        assert_eq!(
+            outbound.get(get(&url)).await.unwrap_err(),
+            FetchError::Status(404)
+        );
+        // Without the test's allowance, loopback is refused before anything connects.
+        let strict = HttpOutbound::new().unwrap();
+        let (port, seen) = server(DOCUMENT).await;
+        let url = format!("http://127.0.0.1:{port}/client");
+        assert_eq!(
+            strict.get(get(&url)).await.unwrap_err(),
+            FetchError::Refused
+        );
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_that_never_answers_times_out() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        });
+        let outbound = HttpOutbound::for_tests(None).unwrap();
+        let slow = OutboundGet::new(
+            format!("http://127.0.0.1:{port}/client"),
+            5 * 1024,
+            Duration::from_millis(300),
+        );
+        assert_eq!(outbound.get(slow).await.unwrap_err(), FetchError::Timeout);
+    }
+
+    /// Answers every name with `address`, recording the names asked.
+    struct Fixed {
+        address: IpAddr,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl NameResolver for Fixed {
+        fn resolve(
+            &self,
+            host: &str,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>
+        {
+            self.asked.lock().unwrap().push(host.to_owned());
+            let address = self.address;
+            Box::pin(async move { Ok(vec![address]) })
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn names_resolving_to_special_addresses_are_refused_before_connecting() {
+        for address in [
+            "10.0.0.1",
+            "169.254.169.254",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a00:1",
+        ] {
+            let resolver = Arc::new(Fixed {
+                address: address.parse().unwrap(),
+                asked: Mutex::new(Vec::new()),
+            });
+            // Even a test's loopback allowance does not let these through.
+            let outbound = HttpOutbound::for_tests(None)
+                .unwrap()
+                .resolver(resolver.clone())
+                .unwrap();
+            let fetched = outbound
+                .get(get("https://client.example/metadata.json"))
+                .await;
+            assert_eq!(fetched.unwrap_err(), FetchError::Refused, "{address}");
+            // Refused by the address check: the name was looked up, and no address given to
+            // connect to.
+            assert_eq!(
+                *resolver.asked.lock().unwrap(),
+                ["client.example"],
+                "{address}"
+            );
+        }
+    }
+}

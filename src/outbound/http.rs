@@ -7,7 +7,37 @@ use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::{Delivery, Outbound, OutboundPost, is_public_address};
+use super::{
+    Delivery, FetchError, FetchFuture, Fetched, Outbound, OutboundGet, OutboundPost,
+    is_public_address,
+};
+
+/// Looks names up: the system's resolver by default; a test's own
+/// ([`HttpOutbound::resolver`]) to see which addresses are refused without a network.
+pub trait NameResolver: Send + Sync {
+    /// The addresses `host` resolves to.
+    fn resolve(
+        &self,
+        host: &str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>;
+}
+
+/// The system's resolver (`getaddrinfo`, through tokio).
+struct SystemResolver;
+
+impl NameResolver for SystemResolver {
+    fn resolve(
+        &self,
+        host: &str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>
+    {
+        let host = host.to_owned();
+        Box::pin(async move {
+            let found = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            Ok(found.map(|address| address.ip()).collect())
+        })
+    }
+}
 
 /// How long a connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -32,6 +62,7 @@ const RETRY_WAITS: [Duration; 2] = [Duration::from_millis(500), Duration::from_m
 pub struct HttpOutbound {
     client: reqwest::Client,
     allow_loopback: bool,
+    extra_root: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for HttpOutbound {
@@ -61,13 +92,30 @@ impl HttpOutbound {
         Self::build(true, extra_root)
     }
 
+    /// The same client looking names up with `resolver` (whose answers are checked as the
+    /// system's are): for tests that need a name to resolve to a given address.
+    pub fn resolver(self, resolver: Arc<dyn NameResolver>) -> Result<Self, OutboundError> {
+        Self::with(self.allow_loopback, self.extra_root.as_deref(), resolver)
+    }
+
     fn build(allow_loopback: bool, extra_root: Option<&[u8]>) -> Result<Self, OutboundError> {
+        Self::with(allow_loopback, extra_root, Arc::new(SystemResolver))
+    }
+
+    fn with(
+        allow_loopback: bool,
+        extra_root: Option<&[u8]>,
+        resolver: Arc<dyn NameResolver>,
+    ) -> Result<Self, OutboundError> {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(ATTEMPT_TIMEOUT)
-            .dns_resolver(Arc::new(PublicOnly { allow_loopback }));
+            .dns_resolver(Arc::new(PublicOnly {
+                allow_loopback,
+                resolver,
+            }));
         if let Some(pem) = extra_root {
             let root =
                 reqwest::Certificate::from_pem(pem).map_err(|e| OutboundError(e.to_string()))?;
@@ -77,6 +125,7 @@ impl HttpOutbound {
         Ok(Self {
             client,
             allow_loopback,
+            extra_root: extra_root.map(<[u8]>::to_vec),
         })
     }
 
@@ -141,7 +190,84 @@ impl HttpOutbound {
     }
 }
 
+impl HttpOutbound {
+    /// One `GET`, its body read up to the bound.
+    async fn fetch(&self, get: &OutboundGet) -> Result<Fetched, FetchError> {
+        if !self.may_post(&get.url) {
+            return Err(FetchError::Refused);
+        }
+        let sent = self
+            .client
+            .get(&get.url)
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(|e| fetch_error(&e))?;
+        let status = sent.status();
+        if status.is_redirection() {
+            return Err(FetchError::Redirected);
+        }
+        if status != reqwest::StatusCode::OK {
+            return Err(FetchError::Status(status.as_u16()));
+        }
+        let header = |name| {
+            sent.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let cache_control = header(reqwest::header::CACHE_CONTROL);
+        let content_type = header(reqwest::header::CONTENT_TYPE);
+        if sent
+            .content_length()
+            .is_some_and(|length| length > get.max_bytes as u64)
+        {
+            return Err(FetchError::TooLarge);
+        }
+        let mut sent = sent;
+        let mut body = Vec::new();
+        while let Some(chunk) = sent.chunk().await.map_err(|e| fetch_error(&e))? {
+            if body.len() + chunk.len() > get.max_bytes {
+                return Err(FetchError::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Fetched {
+            body,
+            cache_control,
+            content_type,
+        })
+    }
+}
+
+/// What a `reqwest` failure was: a refused address (the resolver's answer), a timeout, or no
+/// connection.
+fn fetch_error(error: &reqwest::Error) -> FetchError {
+    if error.is_timeout() {
+        return FetchError::Timeout;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::PermissionDenied {
+                return FetchError::Refused;
+            }
+        }
+        source = cause.source();
+    }
+    FetchError::Unreachable
+}
+
 impl Outbound for HttpOutbound {
+    fn get(&self, get: OutboundGet) -> FetchFuture<'_> {
+        Box::pin(async move {
+            match tokio::time::timeout(get.timeout, self.fetch(&get)).await {
+                Ok(fetched) => fetched,
+                Err(_) => Err(FetchError::Timeout),
+            }
+        })
+    }
+
     fn post(&self, post: OutboundPost, done: Box<dyn FnOnce(Delivery) + Send>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             done(Delivery::Failed);
@@ -164,16 +290,19 @@ fn allowed(ip: IpAddr, allow_loopback: bool) -> bool {
 /// to an address that was checked.
 struct PublicOnly {
     allow_loopback: bool,
+    resolver: Arc<dyn NameResolver>,
 }
 
 impl Resolve for PublicOnly {
     fn resolve(&self, name: Name) -> Resolving {
         let allow_loopback = self.allow_loopback;
+        let lookup = self.resolver.resolve(name.as_str());
         Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let found = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            let found = lookup.await?;
             let reachable: Vec<SocketAddr> = found
-                .filter(|address| allowed(address.ip(), allow_loopback))
+                .into_iter()
+                .filter(|ip| allowed(*ip, allow_loopback))
+                .map(|ip| SocketAddr::new(ip, 0))
                 .collect();
             if reachable.is_empty() {
                 let refused = std::io::Error::new(
