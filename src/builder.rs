@@ -56,8 +56,10 @@ pub struct AuthorizationServerBuilder {
     keys: Option<Arc<dyn KeyStore>>,
     user_sessions: Option<Arc<dyn UserSessionStore>>,
     consents: Option<Arc<dyn ConsentStore>>,
-    /// Where outbound requests go (back-channel logout).
+    /// Where outbound requests go (back-channel logout, client ID metadata documents).
     outbound: Option<Arc<dyn crate::outbound::Outbound>>,
+    /// Set when client ID metadata documents are taken.
+    client_documents: Option<crate::settings::ClientIdDocuments>,
     key_encryption: Option<KeyEncryptionKey>,
     single_node: bool,
     /// How long a browser stays signed in (zero: no single sign-on).
@@ -139,6 +141,7 @@ impl Default for AuthorizationServerBuilder {
             user_sessions: None,
             consents: None,
             outbound: None,
+            client_documents: None,
             key_encryption: None,
             single_node: false,
             session_ttl: Duration::from_secs(86_400),

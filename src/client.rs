@@ -108,6 +108,8 @@ pub struct Client {
     keys: Option<ClientKeys>,
     /// Its OpenID Connect members.
     openid: OpenIdClient,
+    /// Whether it was read from a client ID metadata document rather than registered.
+    from_document: bool,
 }
 
 impl Client {
@@ -286,6 +288,13 @@ impl Client {
     /// 6749 §2.3.1) rather than with HTTP Basic; the other way is refused to it.
     pub fn sends_secret_in_body(&self) -> bool {
         self.openid.secret_in_body
+    }
+
+    /// Whether it was read from a client ID metadata document (its id is the document's URL)
+    /// rather than registered: no one vouched for it, so its approval page always asks and
+    /// marks it unverified.
+    pub fn is_from_metadata_document(&self) -> bool {
+        self.from_document
     }
 
     /// Whether it registered as a native application (`application_type: native`, OIDC

@@ -112,6 +112,7 @@ mod builder;
 pub mod client;
 #[cfg(feature = "private-key-jwt")]
 pub mod client_assertion;
+mod client_documents;
 pub mod clock;
 pub mod device;
 #[doc(hidden)]

@@ -135,6 +135,7 @@ impl AuthorizationServerBuilder {
             session_ttl: self.session_ttl,
             consent_ttl: self.consent_ttl,
             backchannel_logout: self.outbound.is_some(),
+            client_documents: self.client_documents.is_some(),
         };
         let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
         let users = self.users.ok_or(ConfigError::Missing("users"))?;
@@ -180,6 +181,24 @@ impl AuthorizationServerBuilder {
             });
             clients = cache;
         }
+        // Clients whose id is a document URL are fetched, beside those the stores keep.
+        let documents = match (self.client_documents, &self.outbound) {
+            (None, _) => None,
+            (Some(_), None) => return Err(ConfigError::Missing("outbound")),
+            (Some(settings), Some(outbound)) => {
+                let scope = config.scopes_supported.join(" ");
+                let documents =
+                    crate::client_documents::Documents::new(settings, Arc::clone(outbound), scope);
+                Some(Arc::new(documents))
+            }
+        };
+        if let Some(documents) = &documents {
+            clients = Arc::new(crate::client_documents::DocumentClients {
+                inner: clients,
+                documents: Arc::clone(documents),
+                clock: Arc::clone(&self.clock),
+            });
+        }
         let rendered = Rendered::new(&config).ok_or(ConfigError::Realm)?;
         // The features' implementations of the core seams.
         let wired = self.features.wire(&config, &single_use, &keys, &attempts);
@@ -211,6 +230,7 @@ impl AuthorizationServerBuilder {
             user_sessions,
             consents,
             outbound: self.outbound,
+            documents,
         }))
     }
 }

@@ -122,6 +122,20 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// Takes client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): a
+    /// `client_id` that is an `https` URL names the client's registration, fetched from it
+    /// through the [outbound seam](Self::outbound), which this needs (else
+    /// [`ConfigError::Missing`](crate::ConfigError::Missing)). The metadata says
+    /// `client_id_metadata_document_supported: true`. See
+    /// [`ClientIdDocuments`](crate::settings::ClientIdDocuments) for the rules and bounds.
+    pub fn client_id_metadata_documents(
+        mut self,
+        documents: crate::settings::ClientIdDocuments,
+    ) -> Self {
+        self.client_documents = Some(documents);
+        self
+    }
+
     /// How long a browser stays signed in after a sign-in (default a day): while it does, an
     /// authorization request from it needs no password, for any client (single sign-on), and
     /// ID tokens carry the session's `sid` and `auth_time`. Zero: no single sign-on; every

@@ -30,6 +30,7 @@ pub struct ClientBuilder {
     keys: Option<ClientKeys>,
     insecure_redirects: bool,
     openid: OpenIdClient,
+    from_document: bool,
 }
 
 impl ClientBuilder {
@@ -52,6 +53,7 @@ impl ClientBuilder {
             keys: None,
             insecure_redirects: false,
             openid: OpenIdClient::default(),
+            from_document: false,
         }
     }
 
@@ -201,6 +203,12 @@ impl ClientBuilder {
         self
     }
 
+    /// A client read from a client ID metadata document.
+    pub(crate) fn from_document(mut self) -> Self {
+        self.from_document = true;
+        self
+    }
+
     /// The OpenID Connect members as a store kept them.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),
@@ -275,6 +283,7 @@ impl ClientBuilder {
             retiring: self.retiring,
             keys: self.keys,
             openid: self.openid,
+            from_document: self.from_document,
         })
     }
 }

@@ -51,6 +51,9 @@ struct Metadata<'a> {
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
     /// RFC 9728 §4: the resources tokens may be for, as registered.
     protected_resources: Vec<&'a str>,
+    /// draft-ietf-oauth-client-id-metadata-document §6: only when documents are taken.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    client_id_metadata_document_supported: bool,
     /// OpenID Connect Discovery 1.0 §3: only when OpenID Connect is served.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     openid: Option<OpenIdMetadata>,
@@ -232,6 +235,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             .iter()
             .map(|known| known.registered.as_str())
             .collect(),
+        client_id_metadata_document_supported: config.client_documents,
         openid,
     };
     let mut response = render::json(StatusCode::OK, &metadata);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::checks;
 use crate::audience::Audience;
 use crate::client::{Approval, Client, GrantType};
+use crate::client_documents::{DocumentError, Documents, is_document_id};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::oidc::Prompt;
@@ -317,6 +318,9 @@ pub(crate) struct Rules<'a> {
     /// Whether DPoP is on: `dpop_jkt` then binds a code to a key (RFC 9449 §10); without it
     /// the parameter is unknown, so ignored.
     pub(crate) dpop: bool,
+    /// Set when client ID metadata documents are taken: a `client_id` that is an `https` URL
+    /// is looked up there, and a refusal says why.
+    pub(crate) documents: Option<&'a Documents>,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -326,7 +330,7 @@ pub(crate) async fn validate<'r>(
     request: &AuthorizationRequest<'r>,
     now: UnixTime,
 ) -> Validated<'r> {
-    let client = match find_client_and_redirect(clients, request).await {
+    let client = match find_client_and_redirect(clients, rules.documents, request, now).await {
         Ok(client) => client,
         Err(error) => return Validated::Reject(error),
     };
@@ -365,7 +369,9 @@ pub(crate) async fn validate<'r>(
 /// The checks that decide whether errors may be redirected at all (RFC 6749 §4.1.2.1).
 async fn find_client_and_redirect(
     clients: &dyn ClientStore,
+    documents: Option<&Documents>,
     request: &AuthorizationRequest<'_>,
+    now: UnixTime,
 ) -> Result<Arc<Client>, OAuthError> {
     if let Some(name @ ("client_id" | "redirect_uri")) = request.repeated {
         return Err(OAuthError::invalid_request(format!("{name} is repeated")));
@@ -373,10 +379,18 @@ async fn find_client_and_redirect(
     let client_id = request
         .client_id
         .ok_or_else(|| OAuthError::invalid_request("client_id is missing"))?;
-    let client = clients
-        .find_client(client_id)
-        .await?
-        .ok_or_else(|| OAuthError::invalid_request("the client is unknown"))?;
+    let client = match documents {
+        // A document's client, or why there is none (an error page: its redirect URIs are
+        // not known to be the client's).
+        Some(documents) if is_document_id(client_id) => documents
+            .client(client_id, now)
+            .await
+            .map_err(document_refusal)?,
+        _ => clients
+            .find_client(client_id)
+            .await?
+            .ok_or_else(|| OAuthError::invalid_request("the client is unknown"))?,
+    };
     let redirect_uri = request
         .redirect_uri
         .ok_or_else(|| OAuthError::invalid_request("redirect_uri is missing"))?;
@@ -386,6 +400,18 @@ async fn find_client_and_redirect(
         ));
     }
     Ok(client)
+}
+
+/// Why a document URL names no client, as the authorization endpoint answers it (never a
+/// redirect).
+fn document_refusal(error: DocumentError) -> OAuthError {
+    match error {
+        DocumentError::Busy => {
+            OAuthError::new(ErrorCode::TemporarilyUnavailable, error.to_string())
+                .with_status(http::StatusCode::SERVICE_UNAVAILABLE)
+        }
+        error => OAuthError::invalid_request(error.to_string()),
+    }
 }
 
 /// What passed the checks a redirectable error may come from.

@@ -67,6 +67,8 @@ pub(crate) struct Inner {
     pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
     /// Set when the server is an OpenID Connect provider: ID tokens' signatures.
     pub(crate) id_tokens: Option<Arc<dyn IdTokenSigner>>,
+    /// Set when client ID metadata documents are taken.
+    pub(crate) documents: Option<Arc<crate::client_documents::Documents>>,
     /// Signed-in browsers (single sign-on).
     pub(crate) user_sessions: Arc<dyn UserSessionStore>,
     /// Remembered approvals.
@@ -228,6 +230,7 @@ impl Inner {
             openid: self.id_tokens.is_some(),
             sign_on: !self.config.session_ttl.is_zero(),
             dpop: self.proofs.is_some(),
+            documents: self.documents.as_deref(),
         }
     }
 

@@ -136,6 +136,9 @@ pub struct ApprovalPage {
     /// Whether the client registered itself (RFC 7591): nobody vouched for its name, so the
     /// page marks it unverified.
     pub self_registered: bool,
+    /// For a client read from a client ID metadata document: the host of its URL, which the
+    /// page names and marks unverified (the name is the document's own word).
+    pub document_host: Option<String>,
 }
 
 // The session id and CSRF token are secrets, and a response may carry a code or a token in its
@@ -433,6 +436,7 @@ impl AuthorizationServer {
                 username: user.username().to_owned(),
                 redirect_host: redirect_host(pending.redirect_uri()),
                 self_registered: pending.client().registration_access_token().is_some(),
+                document_host: document_host(pending.client()),
             }),
             SignedIn::Again(..) => {
                 Step::Error(OAuthError::invalid_request("the sign-in was not accepted"))
@@ -578,4 +582,13 @@ impl AuthorizationServer {
             Err(Refused::Redirect(error) | Refused::NotRedirectable(error)) => Step::Error(error),
         }
     }
+}
+
+/// The host of a document client's URL (its id), for the approval page.
+fn document_host(client: &crate::client::Client) -> Option<String> {
+    if !client.is_from_metadata_document() {
+        return None;
+    }
+    let url = url::Url::parse(client.id().as_str()).ok()?;
+    url.host_str().map(str::to_owned)
 }

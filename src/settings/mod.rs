@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::audience::Audience;
 
+mod client_documents;
 mod device_flow;
 mod openid;
 mod paths;
@@ -17,6 +18,7 @@ pub use crate::registration::{
 };
 pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
+pub use client_documents::ClientIdDocuments;
 pub use device_flow::DeviceFlow;
 pub use openid::OpenIdConnect;
 pub use paths::EndpointPaths;
@@ -106,6 +108,8 @@ pub(crate) struct Settings {
     pub(crate) consent_ttl: Duration,
     /// Whether logout tokens are sent (an outbound HTTP seam was given).
     pub(crate) backchannel_logout: bool,
+    /// Whether client ID metadata documents are taken.
+    pub(crate) client_documents: bool,
 }
 
 impl Settings {

@@ -241,11 +241,18 @@ fn approval_body(page: &ApprovalPage, action: &str) -> String {
             })
             .collect()
     };
-    let unverified = if page.self_registered {
-        "<p class=\"unverified\"><strong>Unverified application.</strong> It registered \
-         itself: nobody has checked that it is who its name says.</p>"
-    } else {
-        ""
+    let unverified = match &page.document_host {
+        Some(host) => format!(
+            "<p class=\"unverified\"><strong>Unverified application</strong> from \
+             <strong>{}</strong>. It describes itself in a document on that site: nobody has \
+             checked that it is who its name says.</p>",
+            escape_html(host)
+        ),
+        None if page.self_registered => "<p class=\"unverified\"><strong>Unverified \
+             application.</strong> It registered itself: nobody has checked that it is who its \
+             name says.</p>"
+            .to_owned(),
+        None => String::new(),
     };
     let destination = match &page.redirect_host {
         Some(host) => format!(

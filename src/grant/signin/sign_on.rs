@@ -98,9 +98,12 @@ impl SignOn<'_> {
         if !pending.needs_approval() {
             return Ok(true);
         }
+        // A client ID metadata document's client is asked about every time: no one vouched
+        // for it, and its document may change.
         if pending.prompt() == Prompt::Consent
             || pending.device.is_some()
             || self.consent_ttl.is_zero()
+            || pending.client().is_from_metadata_document()
         {
             return Ok(false);
         }

@@ -1,0 +1,471 @@
+//! Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): a `client_id`
+//! that is an `https` URL names the client's registration, a JSON document fetched from it
+//! through the outbound seam, checked, and kept in a bounded cache. See
+//! [`ClientIdDocuments`] for the rules and the bounds.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_channel::oneshot;
+use lru::LruCache;
+use serde_json::{Map, Value};
+
+use crate::client::{Approval, Client, ClientKeys, GrantType, is_self_registrable_redirect_uri};
+use crate::clock::{Clock, UnixTime};
+use crate::error::StoreError;
+use crate::outbound::{FetchError, Outbound, OutboundGet};
+use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
+use crate::settings::ClientIdDocuments;
+use crate::store::ClientStore;
+
+/// Why a document URL names no usable client; each says why in words an error page shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DocumentError {
+    /// The URL breaks a rule of the draft (§3).
+    #[error("the client_id is not a usable metadata document URL: {0}")]
+    Url(&'static str),
+    /// The host's policy refuses the URL's host.
+    #[error("this server does not take client metadata documents from that host")]
+    Host,
+    /// Too many fetches are in flight.
+    #[error("too many client metadata documents are being fetched; try again later")]
+    Busy,
+    /// The fetch failed.
+    #[error("the client metadata document could not be fetched: {0}")]
+    Fetch(FetchError),
+    /// The document is not a JSON object.
+    #[error("the client metadata document is not a JSON object")]
+    NotJson,
+    /// The document breaks a rule.
+    #[error("the client metadata document is invalid: {0}")]
+    Invalid(&'static str),
+}
+
+/// A document's client, kept until `until`.
+struct Cached {
+    client: Arc<Client>,
+    until: UnixTime,
+}
+
+/// What is fetched and kept, behind one lock held for no await.
+struct State {
+    cache: LruCache<String, Cached>,
+    /// The URLs being fetched, with the callers waiting for each.
+    pending: HashMap<String, Vec<oneshot::Sender<Result<Arc<Client>, DocumentError>>>>,
+    /// Fetches in flight by host.
+    per_host: HashMap<String, usize>,
+}
+
+/// The documents a server takes: its settings, where it fetches, what it keeps.
+pub(crate) struct Documents {
+    settings: ClientIdDocuments,
+    outbound: Arc<dyn Outbound>,
+    /// The scope such clients may ask for.
+    scope: String,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Documents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Documents")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    // Every change leaves the maps consistent before anything that could panic.
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether `client_id` names a document rather than a registered client: any `https` URL
+/// (checked further when it is fetched).
+pub(crate) fn is_document_id(client_id: &str) -> bool {
+    client_id
+        .get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+}
+
+impl Documents {
+    /// Documents as `settings` say, fetched through `outbound`; clients may ask for `scope`
+    /// unless the settings name theirs.
+    pub(crate) fn new(
+        settings: ClientIdDocuments,
+        outbound: Arc<dyn Outbound>,
+        scope: String,
+    ) -> Self {
+        let capacity =
+            std::num::NonZeroUsize::new(settings.capacity).unwrap_or(std::num::NonZeroUsize::MIN);
+        let scope = settings.scope.clone().unwrap_or(scope);
+        Self {
+            settings,
+            outbound,
+            scope,
+            state: Mutex::new(State {
+                cache: LruCache::new(capacity),
+                pending: HashMap::new(),
+                per_host: HashMap::new(),
+            }),
+        }
+    }
+
+    /// The client the document at `url` describes: kept, or fetched now (once for all the
+    /// callers asking at the same time).
+    pub(crate) async fn client(
+        &self,
+        url: &str,
+        now: UnixTime,
+    ) -> Result<Arc<Client>, DocumentError> {
+        let host = check_url(url)?;
+        if !self.settings.allows_host(&host) {
+            return Err(DocumentError::Host);
+        }
+        loop {
+            let waiting = {
+                let mut state = lock(&self.state);
+                if let Some(cached) = state.cache.get(url) {
+                    if cached.until > now {
+                        return Ok(Arc::clone(&cached.client));
+                    }
+                    state.cache.pop(url);
+                }
+                if let Some(waiters) = state.pending.get_mut(url) {
+                    let (sender, receiver) = oneshot::channel();
+                    waiters.push(sender);
+                    Some(receiver)
+                } else {
+                    let in_flight = state.per_host.get(&host).copied().unwrap_or(0);
+                    if state.pending.len() >= ClientIdDocuments::MAX_FETCHES
+                        || in_flight >= ClientIdDocuments::MAX_FETCHES_PER_HOST
+                    {
+                        return Err(DocumentError::Busy);
+                    }
+                    *state.per_host.entry(host.clone()).or_default() += 1;
+                    state.pending.insert(url.to_owned(), Vec::new());
+                    None
+                }
+            };
+            match waiting {
+                Some(receiver) => match receiver.await {
+                    Ok(answer) => return answer,
+                    // The caller fetching went away: this one tries.
+                    Err(oneshot::Canceled) => continue,
+                },
+                None => break,
+            }
+        }
+        let mut fetching = Fetching {
+            documents: self,
+            url,
+            host: &host,
+            done: false,
+        };
+        let fetched = self.fetch(url, &host).await;
+        fetching.finish(fetched, now)
+    }
+
+    /// Fetches and reads the document at `url`, and how long it may be kept.
+    async fn fetch(&self, url: &str, host: &str) -> Result<(Arc<Client>, Duration), DocumentError> {
+        let get = OutboundGet::new(
+            url,
+            ClientIdDocuments::MAX_DOCUMENT_BYTES,
+            ClientIdDocuments::FETCH_TIMEOUT,
+        );
+        let fetched = self.outbound.get(get).await.map_err(DocumentError::Fetch)?;
+        let document: Map<String, Value> =
+            serde_json::from_slice(&fetched.body).map_err(|_| DocumentError::NotJson)?;
+        let client = read_document(url, host, &document, &self.scope)?;
+        Ok((Arc::new(client), keep_for(fetched.cache_control.as_deref())))
+    }
+}
+
+/// The caller fetching a URL: hands the answer to the callers waiting for it, and if it goes
+/// away before that (its request dropped), frees the URL for the next caller.
+struct Fetching<'a> {
+    documents: &'a Documents,
+    url: &'a str,
+    host: &'a str,
+    done: bool,
+}
+
+impl Fetching<'_> {
+    fn finish(
+        &mut self,
+        fetched: Result<(Arc<Client>, Duration), DocumentError>,
+        now: UnixTime,
+    ) -> Result<Arc<Client>, DocumentError> {
+        self.done = true;
+        let answer = fetched.map(|(client, keep)| (client, now.plus(keep)));
+        let waiters = {
+            let mut state = lock(&self.documents.state);
+            let waiters = self.release(&mut state);
+            if let Ok((client, until)) = &answer {
+                let cached = Cached {
+                    client: Arc::clone(client),
+                    until: *until,
+                };
+                state.cache.put(self.url.to_owned(), cached);
+            }
+            waiters
+        };
+        let answer = answer.map(|(client, _)| client);
+        for waiter in waiters {
+            // A waiter that went away needs no answer.
+            let _ = waiter.send(answer.clone());
+        }
+        answer
+    }
+
+    /// Frees the URL and the host's fetch; answers who was waiting.
+    fn release(
+        &self,
+        state: &mut State,
+    ) -> Vec<oneshot::Sender<Result<Arc<Client>, DocumentError>>> {
+        if let Some(count) = state.per_host.get_mut(self.host) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                state.per_host.remove(self.host);
+            }
+        }
+        state.pending.remove(self.url).unwrap_or_default()
+    }
+}
+
+impl Drop for Fetching<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            // Dropping the senders wakes the waiters, which try again themselves.
+            let mut state = lock(&self.documents.state);
+            drop(self.release(&mut state));
+        }
+    }
+}
+
+/// The URL's host, if `url` is a document URL the draft allows (§3): `https`, a host, a path
+/// other than `/`, no fragment, userinfo, query or dot segment (raw or percent-encoded), and at
+/// most [`ClientIdDocuments::MAX_URL_BYTES`].
+pub(crate) fn check_url(url: &str) -> Result<String, DocumentError> {
+    if url.len() > ClientIdDocuments::MAX_URL_BYTES {
+        return Err(DocumentError::Url("it is too long"));
+    }
+    if url.contains('#') {
+        return Err(DocumentError::Url("it has a fragment"));
+    }
+    if url.contains('?') {
+        return Err(DocumentError::Url("it has a query"));
+    }
+    let rest = url
+        .get(8..)
+        .filter(|_| is_document_id(url))
+        .ok_or(DocumentError::Url("it is not https"))?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if authority.contains('@') {
+        return Err(DocumentError::Url("it has userinfo"));
+    }
+    if path.is_empty() || path == "/" {
+        return Err(DocumentError::Url("it has no path"));
+    }
+    for segment in path.split('/') {
+        let decoded = segment.replace("%2e", ".").replace("%2E", ".");
+        if decoded == "." || decoded == ".." {
+            return Err(DocumentError::Url("it has a dot segment"));
+        }
+    }
+    let parsed = url::Url::parse(url).map_err(|_| DocumentError::Url("it is malformed"))?;
+    // The parser normalises; a URL it changes was not in its plain form.
+    if parsed.as_str() != url {
+        return Err(DocumentError::Url("it is not in its normal form"));
+    }
+    parsed
+        .host_str()
+        .map(str::to_owned)
+        .ok_or(DocumentError::Url("it has no host"))
+}
+
+/// How long a document may be kept: its `Cache-Control` `max-age`, clamped to
+/// [`ClientIdDocuments::MIN_CACHE`]–[`ClientIdDocuments::MAX_CACHE`]; the least without one
+/// (or with `no-store` or `no-cache`).
+fn keep_for(cache_control: Option<&str>) -> Duration {
+    let mut max_age = None;
+    for directive in cache_control.unwrap_or_default().split(',') {
+        let directive = directive.trim().to_ascii_lowercase();
+        if directive == "no-store" || directive == "no-cache" {
+            return ClientIdDocuments::MIN_CACHE;
+        }
+        if let Some(seconds) = directive.strip_prefix("max-age=") {
+            max_age = seconds.trim_matches('"').parse::<u64>().ok();
+        }
+    }
+    max_age.map_or(ClientIdDocuments::MIN_CACHE, |seconds| {
+        Duration::from_secs(seconds)
+            .clamp(ClientIdDocuments::MIN_CACHE, ClientIdDocuments::MAX_CACHE)
+    })
+}
+
+/// The client `document` (fetched from `url`, on `host`) describes, if it keeps the draft's
+/// rules (§4): its `client_id` is `url`; `redirect_uris` are `https` or loopback `http`;
+/// `token_endpoint_auth_method` is `none` or `private_key_jwt` with `jwks`; no secret.
+fn read_document(
+    url: &str,
+    host: &str,
+    document: &Map<String, Value>,
+    scope: &str,
+) -> Result<Client, DocumentError> {
+    let invalid = DocumentError::Invalid;
+    if document.get("client_id").and_then(Value::as_str) != Some(url) {
+        return Err(invalid("its client_id is not the URL it was fetched from"));
+    }
+    if document
+        .keys()
+        .any(|name| name.starts_with("client_secret"))
+    {
+        return Err(invalid("it carries a client secret"));
+    }
+    let strings = |name: &str| -> Result<Option<Vec<&str>>, DocumentError> {
+        match document.get(name) {
+            None => Ok(None),
+            Some(Value::Array(values)) => values
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .ok_or(invalid("a list holds something else than text"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(invalid("a list member is not an array")),
+        }
+    };
+    let redirect_uris = strings("redirect_uris")?.unwrap_or_default();
+    if redirect_uris.is_empty() || redirect_uris.len() > MAX_REDIRECT_URIS {
+        return Err(invalid("redirect_uris must hold 1 to 10 URIs"));
+    }
+    if !redirect_uris
+        .iter()
+        .all(|uri| is_self_registrable_redirect_uri(uri))
+    {
+        return Err(invalid(
+            "redirect_uris must be https, or http on a loopback host",
+        ));
+    }
+    let mut grants = vec![GrantType::AuthorizationCode];
+    for grant in strings("grant_types")?.unwrap_or_default() {
+        match grant {
+            "authorization_code" => {}
+            "refresh_token" => grants.push(GrantType::RefreshToken),
+            _ => {
+                return Err(invalid(
+                    "grant_types may hold authorization_code and refresh_token",
+                ));
+            }
+        }
+    }
+    if strings("response_types")?.is_some_and(|types| types.iter().any(|t| *t != "code")) {
+        return Err(invalid("response_types may hold code alone"));
+    }
+    let method = match document.get("token_endpoint_auth_method") {
+        None => "none",
+        Some(Value::String(method)) => method.as_str(),
+        Some(_) => return Err(invalid("token_endpoint_auth_method is not text")),
+    };
+    let builder = match method {
+        "none" => Client::public(url),
+        "private_key_jwt" => {
+            let jwks = match document.get("jwks") {
+                Some(jwks @ Value::Object(_)) => jwks.to_string(),
+                _ => return Err(invalid("private_key_jwt needs the client's keys in jwks")),
+            };
+            let keys = ClientKeys::jwks(&jwks)
+                .map_err(|_| invalid("jwks is not a JWK Set of public keys"))?;
+            Client::private_key_jwt(url, keys)
+        }
+        _ => {
+            return Err(invalid(
+                "token_endpoint_auth_method must be none or private_key_jwt",
+            ));
+        }
+    };
+    let name = match document.get("client_name") {
+        None => host.to_owned(),
+        Some(Value::String(name))
+            if name.len() <= MAX_CLIENT_NAME_BYTES && !name.chars().any(char::is_control) =>
+        {
+            name.clone()
+        }
+        Some(_) => return Err(invalid("client_name must be short text")),
+    };
+    let mut builder = builder
+        .name(name)
+        .grant_types(grants)
+        .scopes(scope)
+        .approval(Approval::Required)
+        .from_document();
+    for uri in redirect_uris {
+        builder = builder.redirect_uri(uri);
+    }
+    builder
+        .build()
+        .map_err(|_| invalid("it does not describe a valid client"))
+}
+
+/// The server's clients: those the stores keep, and with documents on, those whose id is a
+/// document URL, fetched and kept by [`Documents`].
+pub(crate) struct DocumentClients {
+    pub(crate) inner: Arc<dyn ClientStore>,
+    pub(crate) documents: Arc<Documents>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+#[async_trait]
+impl ClientStore for DocumentClients {
+    async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
+        if !is_document_id(client_id) {
+            return self.inner.find_client(client_id).await;
+        }
+        let now = self.clock.now();
+        Ok(self.documents.client(client_id, now).await.ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_urls_keep_the_drafts_rules() {
+        assert_eq!(
+            check_url("https://app.example/client.json").as_deref(),
+            Ok("app.example")
+        );
+        for (url, why) in [
+            ("http://app.example/client.json", "https"),
+            ("https://app.example", "path"),
+            ("https://app.example/", "path"),
+            ("https://app.example/c#x", "fragment"),
+            ("https://app.example/c?x=1", "query"),
+            ("https://user@app.example/c", "userinfo"),
+            ("https://app.example/a/../c", "dot segment"),
+            ("https://app.example/a/%2e%2E/c", "dot segment"),
+            ("https://app.example/./c", "dot segment"),
+            ("https://APP.example/c", "normal form"),
+            ("https://app.example:443/c", "normal form"),
+        ] {
+            let refused = check_url(url).unwrap_err().to_string();
+            assert!(refused.contains(why), "{url}: {refused}");
+        }
+        let long = format!("https://app.example/{}", "a".repeat(2100));
+        assert!(check_url(&long).is_err());
+    }
+
+    #[test]
+    fn cache_control_is_clamped_to_five_minutes_and_a_day() {
+        let minutes = |d: Duration| d.as_secs() / 60;
+        assert_eq!(minutes(keep_for(None)), 5);
+        assert_eq!(minutes(keep_for(Some("max-age=60"))), 5);
+        assert_eq!(minutes(keep_for(Some("public, max-age=3600"))), 60);
+        assert_eq!(minutes(keep_for(Some("max-age=999999"))), 24 * 60);
+        assert_eq!(minutes(keep_for(Some("no-store, max-age=3600"))), 5);
+        assert_eq!(minutes(keep_for(Some("max-age=junk"))), 5);
+    }
+}
