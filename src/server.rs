@@ -288,7 +288,8 @@ impl AuthorizationServer {
     /// assert_eq!(refusal.status(), 401);
     /// assert_eq!(
     ///     refusal.headers()["www-authenticate"],
-    ///     "Bearer realm=\"https://auth.example\", resource_metadata=\"https://auth.example/.well-known/oauth-protected-resource/api\""
+    ///     "Bearer realm=\"https://auth.example\", \
+    ///      resource_metadata=\"https://auth.example/.well-known/oauth-protected-resource\""
     /// );
     /// # }
     /// ```
@@ -405,12 +406,13 @@ impl AuthorizationServer {
     /// # use grantor::*;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let (server, alice) = grantor::doc_fixture::server().await;
-    /// let document = server.protected_resource_metadata("https://auth.example/api");
+    /// // The server's default audience, here its issuer.
+    /// let document = server.protected_resource_metadata("https://auth.example");
     /// let document: serde_json::Value = serde_json::from_str(document.body()).unwrap();
     /// assert_eq!(document["authorization_servers"][0], "https://auth.example");
     /// assert_eq!(
-    ///     server.resource_metadata_url("https://auth.example/api"),
-    ///     Some("https://auth.example/.well-known/oauth-protected-resource/api")
+    ///     server.resource_metadata_url("https://auth.example"),
+    ///     Some("https://auth.example/.well-known/oauth-protected-resource")
     /// );
     /// # }
     /// ```
