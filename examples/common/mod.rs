@@ -134,7 +134,14 @@ fn outbound(
     } else {
         HttpOutbound::new()?
     };
-    Ok(builder.outbound(std::sync::Arc::new(outbound)))
+    let builder = builder.outbound(std::sync::Arc::new(outbound));
+    // Client ID metadata documents (CONTRACT.md part 3), for what self-registered clients
+    // may have: `profile email`, never `admin`.
+    if settings.client_id_metadata_documents {
+        let documents = grantor::settings::ClientIdDocuments::new().scope("profile email");
+        return Ok(builder.client_id_metadata_documents(documents));
+    }
+    Ok(builder)
 }
 
 #[cfg(all(feature = "oidc", not(feature = "outbound")))]

@@ -25,6 +25,9 @@ pub struct Settings {
     pub fetch_allow_loopback: bool,
     /// `--fetch-ca-file` (tests only): a PEM root certificate trusted for outbound `https`.
     pub fetch_ca_file: Option<String>,
+    /// `--client-id-metadata-documents on|off` (default on): an `https` URL as `client_id`
+    /// names a document fetched from it.
+    pub client_id_metadata_documents: bool,
 }
 
 /// The demo's store: `--store memory|sqlite:PATH|postgres:URL` (`GRANTOR_STORE`).
@@ -116,6 +119,7 @@ impl Settings {
         let mut session_ttl = std::env::var("GRANTOR_SESSION_TTL").ok();
         let mut fetch_allow_loopback = std::env::var("GRANTOR_FETCH_ALLOW_LOOPBACK").ok();
         let mut fetch_ca_file = std::env::var("GRANTOR_FETCH_CA_FILE").ok();
+        let mut documents = std::env::var("GRANTOR_CLIENT_ID_METADATA_DOCUMENTS").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -134,6 +138,7 @@ impl Settings {
                 "--session-ttl" => &mut session_ttl,
                 "--fetch-allow-loopback" => &mut fetch_allow_loopback,
                 "--fetch-ca-file" => &mut fetch_ca_file,
+                "--client-id-metadata-documents" => &mut documents,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
@@ -141,10 +146,12 @@ impl Settings {
                                 [--refresh-grace SECONDS] [--access-tokens opaque|jwt]\n\
                                 [--device-code-ttl SECONDS] [--session-ttl SECONDS]\n\
                                 [--fetch-allow-loopback 0|1] [--fetch-ca-file PEM]\n\
+                                [--client-id-metadata-documents on|off]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
                                 GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
-                                GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE;\n\
+                                GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE,\n\
+                                GRANTOR_CLIENT_ID_METADATA_DOCUMENTS;\n\
                                 GRANTOR_KEY_ENCRYPTION_KEY, environment only)"
                             .to_owned(),
                     );
@@ -185,6 +192,15 @@ impl Settings {
             Some("1") => true,
             Some(other) => return Err(format!("bad --fetch-allow-loopback {other}: 0 or 1")),
         };
+        let client_id_metadata_documents = match documents.as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(format!(
+                    "bad --client-id-metadata-documents {other}: on or off"
+                ));
+            }
+        };
         let profile = match profile.as_deref() {
             None | Some("oauth2") => grantor::settings::Profile::OAuth2,
             Some("oauth2.1") => grantor::settings::Profile::OAuth21,
@@ -220,6 +236,7 @@ impl Settings {
             session_ttl,
             fetch_allow_loopback,
             fetch_ca_file,
+            client_id_metadata_documents,
         })
     }
 }
