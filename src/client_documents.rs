@@ -49,11 +49,14 @@ struct Cached {
     until: UnixTime,
 }
 
+/// What a caller waiting for a fetch gets.
+type Answer = oneshot::Sender<Result<Arc<Client>, DocumentError>>;
+
 /// What is fetched and kept, behind one lock held for no await.
 struct State {
     cache: LruCache<String, Cached>,
     /// The URLs being fetched, with the callers waiting for each.
-    pending: HashMap<String, Vec<oneshot::Sender<Result<Arc<Client>, DocumentError>>>>,
+    pending: HashMap<String, Vec<Answer>>,
     /// Fetches in flight by host.
     per_host: HashMap<String, usize>,
 }
@@ -219,10 +222,7 @@ impl Fetching<'_> {
     }
 
     /// Frees the URL and the host's fetch; answers who was waiting.
-    fn release(
-        &self,
-        state: &mut State,
-    ) -> Vec<oneshot::Sender<Result<Arc<Client>, DocumentError>>> {
+    fn release(&self, state: &mut State) -> Vec<Answer> {
         if let Some(count) = state.per_host.get_mut(self.host) {
             *count = count.saturating_sub(1);
             if *count == 0 {
@@ -400,7 +400,7 @@ fn read_document(
         .grant_types(grants)
         .scopes(scope)
         .approval(Approval::Required)
-        .from_document();
+        .read_from_document();
     for uri in redirect_uris {
         builder = builder.redirect_uri(uri);
     }

@@ -204,7 +204,7 @@ impl ClientBuilder {
     }
 
     /// A client read from a client ID metadata document.
-    pub(crate) fn from_document(mut self) -> Self {
+    pub(crate) fn read_from_document(mut self) -> Self {
         self.from_document = true;
         self
     }

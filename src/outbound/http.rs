@@ -248,10 +248,10 @@ fn fetch_error(error: &reqwest::Error) -> FetchError {
     }
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::PermissionDenied {
-                return FetchError::Refused;
-            }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::PermissionDenied
+        {
+            return FetchError::Refused;
         }
         source = cause.source();
     }
