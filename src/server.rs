@@ -399,7 +399,7 @@ impl AuthorizationServer {
     /// only `authorization_servers`, the server's `scopes_supported`, `bearer_methods_supported`
     /// (`header`) and, with DPoP on, `dpop_signing_alg_values_supported`. It is served at the
     /// URL [`resource_metadata_url`](Self::resource_metadata_url) answers, which both glues
-    /// and the [`RequireBearer`](crate::layer::RequireBearer) layer route; 404 for a resource
+    /// and the `RequireBearer` layer (feature `tower`) route; 404 for a resource
     /// the server does not know.
     ///
     /// ```
