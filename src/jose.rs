@@ -10,6 +10,10 @@ use serde_json::{Map, Value};
 
 /// The asymmetric algorithms verified (never `none`, never a symmetric one): ES256, EdDSA,
 /// RS256, PS256.
+#[cfg_attr(
+    not(feature = "private-key-jwt"),
+    allow(dead_code, reason = "client assertions list them")
+)]
 pub(crate) const ALGORITHMS: [&str; 4] = ["ES256", "EdDSA", "RS256", "PS256"];
 
 pub(crate) use crate::client::keys::PRIVATE_MEMBERS;

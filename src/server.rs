@@ -431,7 +431,8 @@ impl AuthorizationServer {
         Some(&document.url)
     }
 
-    /// The document served at the well-known `path`, for the glues and the layer.
+    /// The document served at the well-known `path`, for the glues.
+    #[cfg(any(feature = "axum", feature = "actix"))]
     pub(crate) fn resource_metadata_at(&self, path: &str) -> Option<Response<String>> {
         let documents = &self.inner.rendered.resource_documents;
         documents.at_path(path).map(|d| d.response())

@@ -21,6 +21,10 @@ pub(crate) struct ResourceDocuments(Vec<ResourceDocument>);
 
 /// One resource's metadata.
 #[derive(Debug, Clone)]
+#[cfg_attr(
+    not(any(feature = "axum", feature = "actix")),
+    allow(dead_code, reason = "read by the glues")
+)]
 pub(crate) struct ResourceDocument {
     /// The resource identifier, as configured.
     pub(crate) resource: String,
@@ -96,6 +100,10 @@ impl ResourceDocuments {
 
     /// The document served at `path` on the issuer's origin: of its resources there, the one
     /// whose well-known path it is.
+    #[cfg_attr(
+        not(any(feature = "axum", feature = "actix")),
+        allow(dead_code, reason = "read by the glues")
+    )]
     pub(crate) fn at_path(&self, path: &str) -> Option<&ResourceDocument> {
         self.0.iter().find(|d| d.local && d.path == path)
     }
