@@ -1,6 +1,6 @@
 //! Authorization server metadata (RFC 8414 §2), built from the configuration.
 
-use http::{HeaderValue, Response, StatusCode};
+use http::Response;
 use serde::Serialize;
 
 use super::render;
@@ -238,12 +238,6 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         client_id_metadata_document_supported: config.client_documents,
         openid,
     };
-    let mut response = render::json(StatusCode::OK, &metadata);
-    let headers = response.headers_mut();
-    headers.remove(http::header::PRAGMA);
-    headers.insert(
-        http::header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=3600"),
-    );
-    response
+    // A struct of strings, lists and flags always serializes.
+    render::public_document(serde_json::to_string(&metadata).unwrap_or_default())
 }

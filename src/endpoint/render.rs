@@ -93,3 +93,16 @@ pub(crate) fn not_found() -> Response<String> {
     *response.status_mut() = StatusCode::NOT_FOUND;
     response
 }
+
+/// A public document (server or resource metadata): its JSON `body`, cacheable for an hour
+/// rather than `no-store`.
+pub(crate) fn public_document(body: String) -> Response<String> {
+    let mut response = json_text(StatusCode::OK, body);
+    let headers = response.headers_mut();
+    headers.remove(http::header::PRAGMA);
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("public, max-age=3600"),
+    );
+    response
+}

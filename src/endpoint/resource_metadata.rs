@@ -5,7 +5,7 @@
 //!
 //! Every document is rendered once, when the server is built: serving one costs a clone.
 
-use http::{HeaderValue, Response, StatusCode};
+use http::Response;
 use serde::Serialize;
 
 use super::render;
@@ -118,14 +118,7 @@ impl ResourceDocument {
     /// The document as `GET` answers it: JSON, cacheable for an hour like the server's own
     /// metadata.
     pub(crate) fn response(&self) -> Response<String> {
-        let mut response = render::json_text(StatusCode::OK, self.body.clone());
-        let headers = response.headers_mut();
-        headers.remove(http::header::PRAGMA);
-        headers.insert(
-            http::header::CACHE_CONTROL,
-            HeaderValue::from_static("public, max-age=3600"),
-        );
-        response
+        render::public_document(self.body.clone())
     }
 }
 
