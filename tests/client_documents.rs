@@ -5,6 +5,8 @@
 //! a redirect) saying why when the URL or the document breaks a rule.
 
 mod common;
+#[cfg(feature = "private-key-jwt")]
+mod dpop_proofs;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -342,4 +344,68 @@ async fn registered_clients_are_never_fetched() {
     let error = refused(authorize(&f, "http://app.example/client.json").await);
     assert!(error.description().contains("unknown"), "{error:?}");
     assert_eq!(documents.fetches(), 0);
+}
+
+/// A document client that authenticates with `private_key_jwt` and the keys of its document.
+#[cfg(feature = "private-key-jwt")]
+mod keyed {
+    use super::*;
+
+    use super::dpop_proofs::ProofKey;
+
+    const TOKEN_URL: &str = "http://127.0.0.1:8080/api/oauth/token";
+
+    /// A code for the document client `url`, approved by Alice.
+    async fn approved_code(f: &Fixture, url: &str) -> String {
+        let pending = pending(authorize(f, url).await);
+        let response = f
+            .server
+            .decide(pending, f.alice.id(), Decision::Approve)
+            .await;
+        redirect(&response).query["code"].clone()
+    }
+
+    use grantor::client_assertion::ASSERTION_TYPE as ASSERTION;
+
+    #[tokio::test]
+    async fn a_keyed_document_client_redeems_its_code_with_an_assertion_only() {
+        let (f, documents) = with_documents(ClientIdDocuments::new());
+        let url = "https://app.example/keyed.json";
+        let key = ProofKey::es256(41);
+        let mut jwk = serde_json::to_value(&key.jwk).unwrap();
+        jwk["kid"] = json!("k1");
+        let mut body = document(url);
+        body["token_endpoint_auth_method"] = json!("private_key_jwt");
+        body["jwks"] = json!({ "keys": [jwk] });
+        documents.serve_json(url, &body);
+        let exchange = |code: &str| {
+            format!(
+                "grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}\
+                 &code_verifier={VERIFIER}"
+            )
+        };
+        // The client's id alone does not authenticate it.
+        let id: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+        let first = approved_code(&f, url).await;
+        let alone = f
+            .token(None, &format!("{}&client_id={id}", exchange(&first)))
+            .await;
+        assert_error(&alone, 401, "invalid_client");
+        // An assertion signed with the document's key does.
+        let claims = json!({
+            "iss": url, "sub": url, "aud": TOKEN_URL, "exp": START + 60, "iat": START,
+            "jti": "keyed-1",
+        });
+        let assertion = key.sign_with(&claims, |header| {
+            header.typ = Some("JWT".to_owned());
+            header.jwk = None;
+            header.kid = Some("k1".to_owned());
+        });
+        let second = approved_code(&f, url).await;
+        let body = format!(
+            "{}&client_assertion_type={ASSERTION}&client_assertion={assertion}",
+            exchange(&second)
+        );
+        assert_tokens(&f.token(None, &body).await);
+    }
 }
