@@ -409,3 +409,44 @@ mod keyed {
         assert_tokens(&f.token(None, &body).await);
     }
 }
+
+#[tokio::test]
+async fn the_cache_keeps_at_most_its_capacity_the_least_recently_used_going_first() {
+    let (f, documents) = with_documents(ClientIdDocuments::new().capacity(2));
+    let urls: Vec<String> = (0..3)
+        .map(|n| format!("https://app.example/client-{n}.json"))
+        .collect();
+    for url in &urls {
+        documents.serve_json(url, &document(url));
+    }
+    pending(authorize(&f, &urls[0]).await);
+    pending(authorize(&f, &urls[1]).await);
+    pending(authorize(&f, &urls[0]).await);
+    assert_eq!(documents.fetches(), 2, "both kept");
+    // A third pushes out the one used longest ago (client-1), not the one just used.
+    pending(authorize(&f, &urls[2]).await);
+    pending(authorize(&f, &urls[0]).await);
+    assert_eq!(documents.fetches(), 3);
+    pending(authorize(&f, &urls[1]).await);
+    assert_eq!(documents.fetches(), 4, "the evicted one is fetched again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_goes_away_mid_fetch_frees_its_url_for_the_next() {
+    let (f, documents) = with_documents(ClientIdDocuments::new());
+    documents.serve_json(DOC, &document(DOC));
+    *documents.delay.lock().unwrap() = Duration::from_millis(400);
+    let f = Arc::new(f);
+    let gone = {
+        let f = Arc::clone(&f);
+        tokio::spawn(async move { authorize(&f, DOC).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    gone.abort();
+    let _ = gone.await;
+    // Not stuck waiting for a fetch nobody finishes: this request fetches itself.
+    *documents.delay.lock().unwrap() = Duration::ZERO;
+    let next = tokio::time::timeout(Duration::from_secs(5), authorize(&f, DOC)).await;
+    pending(next.expect("the URL was freed, not left waiting on the gone fetch"));
+    assert_eq!(documents.fetches(), 2);
+}

@@ -52,7 +52,8 @@ pub(crate) async fn exchange(
             now,
         )
         .await?;
-    let user_id = user.id().clone();
+    // Kept only for an ID token: a plain password grant copies nothing more than before.
+    let id_token_for = openid.then(|| user.id().clone());
     let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
         .with_audience(granted.audience);
     let refresh = client.issues_refresh_tokens();
@@ -67,11 +68,11 @@ pub(crate) async fn exchange(
         .await?;
     // An `openid` scope: an ID token for the sign-in just made (`auth_time` now, `amr` pwd;
     // no nonce or session, which this grant has not).
-    if let (true, Some(id_tokens)) = (openid, issuer.id_tokens) {
+    if let (Some(user_id), Some(id_tokens)) = (&id_token_for, issuer.id_tokens) {
         let facts = SignInFacts::new(None, now);
         let subject = Subject {
             client,
-            user: &user_id,
+            user: user_id,
             facts: &facts,
         };
         let beside = Beside {
