@@ -39,8 +39,13 @@ const QUERY: &str = "response_type=code&client_id=demo-client&redirect_uri=http%
 
 /// The rows of the key table, as someone who reads the database file sees them.
 async fn key_rows(store: &SqliteStore) -> Vec<(String, Vec<u8>)> {
-    grantor::sql::sqlx::query_as("SELECT name, material FROM grantor_keys ORDER BY name")
-        .fetch_all(store.pool())
+    store
+        .read_with(|conn| {
+            let mut statement =
+                conn.prepare("SELECT name, material FROM grantor_keys ORDER BY name")?;
+            let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect()
+        })
         .await
         .unwrap()
 }
@@ -122,28 +127,41 @@ async fn without_a_key_encryption_key_the_key_table_holds_the_key_itself() {
 
 #[tokio::test]
 async fn keys_kept_before_the_key_table_existed_move_there_on_upgrade() {
-    use grantor::sql::sqlx::migrate::Migrator;
+    use grantor::sql::rusqlite::{Connection, params};
+    use sha2::{Digest as _, Sha384};
     let dir = fresh_dir("key_seam_upgrade");
     let url = sqlite_url(&dir);
-    // A database as the previous version left it: migrations up to 11, keys in the single-use
-    // table beside a one-time value.
-    let options: grantor::sql::sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
-    let pool = grantor::sql::sqlx::SqlitePool::connect_with(options.create_if_missing(true))
-        .await
-        .unwrap();
+    // A database as the previous version left it: migrations up to 11, recorded as sqlx
+    // records them, keys in the single-use table beside a one-time value.
+    let conn = Connection::open(dir.join("grantor.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, \
+         installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, success BOOLEAN NOT NULL, \
+         checksum BLOB NOT NULL, execution_time BIGINT NOT NULL)",
+    )
+    .unwrap();
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut migrator = Migrator::new(manifest.join("src/sql/migrations/sqlite"))
-        .await
-        .unwrap();
-    let before: Vec<_> = migrator
-        .migrations
-        .iter()
-        .filter(|m| m.version <= 11)
-        .cloned()
+    let mut files: Vec<_> = std::fs::read_dir(manifest.join("src/sql/migrations/sqlite"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
         .collect();
-    assert_eq!(before.len(), 11);
-    migrator.migrations = before.into();
-    migrator.run(&pool).await.unwrap();
+    files.sort();
+    for file in &files[..11] {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let (version, rest) = name.split_once('_').unwrap();
+        let sql = std::fs::read_to_string(file).unwrap();
+        conn.execute_batch(&sql).unwrap();
+        conn.execute(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
+             execution_time) VALUES (?1, ?2, TRUE, ?3, 1)",
+            params![
+                version.parse::<i64>().unwrap(),
+                rest.trim_end_matches(".sql").replace('_', " "),
+                Sha384::digest(sql.as_bytes()).as_slice()
+            ],
+        )
+        .unwrap();
+    }
     let far = (START + 86_400) as i64;
     for (key, value) in [
         ("grantor:seal:20833", vec![1u8; 32]),
@@ -151,17 +169,13 @@ async fn keys_kept_before_the_key_table_existed_move_there_on_upgrade() {
         ("grantor:dpop-nonce:7", b"a nonce".to_vec()),
         ("grantor:par:abc", b"a pushed request".to_vec()),
     ] {
-        grantor::sql::sqlx::query(
+        conn.execute(
             "INSERT INTO grantor_single_use (key, value, expires_at) VALUES ($1, $2, $3)",
+            params![key, value, far],
         )
-        .bind(key)
-        .bind(value)
-        .bind(far)
-        .execute(&pool)
-        .await
         .unwrap();
     }
-    pool.close().await;
+    drop(conn);
 
     let store = SqliteStore::connect(&url).await.unwrap();
     let now = UnixTime::from_secs(START);

@@ -216,7 +216,7 @@ pub async fn open(
         StoreChoice::Memory => ready(MemoryStore::new(), audience, jwt, builder).await,
         #[cfg(feature = "sqlite")]
         StoreChoice::Sqlite(path) => {
-            let options = grantor::sql::sqlx::sqlite::SqliteConnectOptions::new().filename(path);
+            let options = grantor::sql::SqliteOptions::file(path);
             ready(
                 grantor::sql::SqliteStore::connect_with(options).await?,
                 audience,

@@ -1,15 +1,19 @@
-//! From records to column values, and from sqlx errors to [`StoreError`]s.
+//! From records to column values, and from sqlx errors to [`StoreError`]s (PostgreSQL; the
+//! SQLite store maps its own in `sqlite/query.rs`).
 
 use crate::client::{Approval, Client, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
+#[cfg(feature = "postgres")]
 use crate::error::StoreError;
 use crate::store::Authorization;
 
+#[cfg(feature = "postgres")]
 use super::backend::Backend;
 
 /// Maps a sqlx error to the store's two kinds: the pool or the connection failing, or a
 /// database error code `DB` calls transient, is [`StoreError::unavailable`]; anything else is
 /// [`StoreError::failed`].
+#[cfg(feature = "postgres")]
 pub(crate) fn store_error<DB: Backend>(error: sqlx::Error) -> StoreError {
     let unavailable = match &error {
         sqlx::Error::PoolTimedOut
@@ -27,6 +31,7 @@ pub(crate) fn store_error<DB: Backend>(error: sqlx::Error) -> StoreError {
     }
 }
 
+#[cfg(feature = "postgres")]
 pub(crate) fn migrate_error<DB: Backend>(error: sqlx::migrate::MigrateError) -> StoreError {
     match error {
         sqlx::migrate::MigrateError::Execute(error) => store_error::<DB>(error),

@@ -1,15 +1,15 @@
-//! SQL stores: every seam of [`crate::store`] on SQLite (feature `sqlite`) and PostgreSQL
-//! (feature `postgres`), through [`sqlx`].
+//! SQL stores: every seam of [`crate::store`] on SQLite (feature `sqlite`, through
+//! `rusqlite`) and PostgreSQL (feature `postgres`, through `sqlx`).
 //!
-//! One type, [`SqlStore`], implements them all over a connection pool: [`ClientStore`],
-//! [`UserStore`], [`TokenIssuer`], [`SessionStore`], [`UserSessionStore`], [`ConsentStore`],
-//! [`AttemptCounter`], [`SingleUseStore`], [`KeyStore`], [`Admin`], [`UserAdmin`] and
+//! Two types implement them all: [`ClientStore`], [`UserStore`], [`TokenIssuer`],
+//! [`SessionStore`], [`UserSessionStore`], [`ConsentStore`], [`AttemptCounter`],
+//! [`SingleUseStore`], [`KeyStore`], [`Admin`], [`UserAdmin`] and
 //! [`Purge`](crate::store::Purge). `SqliteStore` serves one node (the database is a file
 //! beside the service; nothing to install), and `PostgresStore` any number of identical nodes
 //! over one database: a sign-in may reach a different node on every request, and a throttle
-//! counts the guesses made at every node. Both run the same SQL text; only the schema's column
-//! types differ (`src/sql/migrations/sqlite/` and `src/sql/migrations/postgres/`, embedded in
-//! the library with [`sqlx::migrate!`]).
+//! counts the guesses made at every node. Both run the same SQL text (`text.rs`); only the
+//! schema's column types differ (`src/sql/migrations/sqlite/` and
+//! `src/sql/migrations/postgres/`, embedded in the library).
 //!
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]
@@ -77,31 +77,31 @@
 //!   expired>`: of concurrent callers exactly one changes a row.
 //!
 //! Writes of more than one statement (a code with its family, tokens with their family, a
-//! rotation with its successor) run in one transaction. On SQLite it begins with `BEGIN
-//! IMMEDIATE`, taking the write lock first: a transaction that read and then wrote could fail
-//! with `SQLITE_BUSY` instead of waiting.
+//! rotation with its successor) run in one transaction (on SQLite, in one savepoint of the
+//! writer's transaction), so they happen whole or not at all.
 //!
-//! # Group commit (SQLite files)
+//! # Group commit (SQLite)
 //!
 //! With `synchronous = FULL` every SQLite commit waits for the disk, so one commit per write
-//! would cap a store at the disk's sync rate. A SQLite file store therefore writes through one
-//! connection and commits in groups: each write runs its statements inside the transaction open
-//! on that connection (beginning one if none is), seeing every write before it, then queues
-//! again, first come, first served, and either finds its batch committed by a writer ahead of
-//! it or commits it, for every write since the transaction began. A write is answered only
-//! once it is committed, so an acknowledged token survives a power cut, and under load one sync
-//! covers the dozens of writes that arrived during the previous one.
+//! would cap a store at the disk's sync rate. A `SqliteStore` therefore writes on one thread
+//! that owns the one connection that writes: it takes every write queued (at most 512), runs
+//! them in one `BEGIN IMMEDIATE` transaction, each in a savepoint of its own, commits once,
+//! and only then answers each caller. Under load one sync covers the writes that arrived during
+//! the previous one.
 //!
-//! - A write whose statements fail rolls its batch back and answers its error; the others of
-//!   that batch, not yet answered, run their statements again in the next (at most three times
-//!   each). A failed commit fails every write of its batch.
-//! - A write whose future is dropped halfway leaves nothing: sqlx rolls the transaction back,
-//!   and the rest of its batch runs again. One dropped after its statements is committed with
-//!   its batch, as if it had been answered and the answer lost.
-//! - A write waits for the writer connection at most [`ACQUIRE_TIMEOUT`], then answers
+//! - A write is answered only once it is committed, so an acknowledged token survives a power
+//!   cut.
+//! - A write whose statements fail is rolled back to its savepoint and answered its error; the
+//!   rest of its batch commits. A failed commit fails every write of its batch.
+//! - A write crosses to the writer thread once, with all its statements, and its answer
+//!   crosses back once; reads never cross at all: they run on the caller's thread, on a
+//!   connection of a small pool (WAL mode: they never wait for the writer).
+//! - A write whose caller went away before it began is skipped; one whose caller went away
+//!   later is committed with its batch, as if it had been answered and the answer lost.
+//! - A caller waits at most [`ACQUIRE_TIMEOUT`] for its answer, then answers
 //!   [`StoreError::unavailable`](crate::store::StoreError::unavailable).
-//! - What a batch holds is bounded by the writes under way, that is by the requests the host
-//!   serves at once: the store keeps nothing of its own per write beyond the open transaction.
+//! - The queue holds at most one write per caller waiting, that is the requests the host serves
+//!   at once: the store keeps nothing of its own per write beyond its batch.
 //!
 //! PostgreSQL commits every write on its own connection from the pool (PostgreSQL groups
 //! concurrent commits to its log itself).
@@ -118,17 +118,17 @@
 //!
 //! # Migrations
 //!
-//! [`SqlStore::connect`] applies pending migrations; [`SqlStore::from_pool`] does not, and
-//! [`SqlStore::migrate`] applies them explicitly. Migrations are versioned (sqlx records them in
-//! `_sqlx_migrations` and checks their checksums) and idempotent: running them again, from any
+//! `connect` applies pending migrations; `SqlStore::from_pool` (PostgreSQL) does not, and
+//! `migrate` applies them explicitly. Migrations are versioned (recorded in `_sqlx_migrations`
+//! with their checksums, on both databases) and idempotent: running them again, from any
 //! number of nodes at once, changes nothing (PostgreSQL serializes concurrent runs with an
-//! advisory lock; on SQLite a run that loses the race retries once and finds everything
-//! applied).
+//! advisory lock; SQLite runs each migration with its record in one `BEGIN IMMEDIATE`
+//! transaction, so a process that waited finds it applied).
 //!
 //! # Failures
 //!
 //! A database that is down, a pool with no connection free within [`ACQUIRE_TIMEOUT`], a broken
-//! connection or a busy SQLite file become
+//! connection, a SQLite writer that does not answer within it or a busy SQLite file become
 //! [`StoreError::unavailable`](crate::store::StoreError::unavailable) (503 `temporarily_unavailable` on
 //! the wire); anything else becomes [`StoreError::failed`](crate::store::StoreError::failed) (500
 //! `server_error`). The client sees no detail; grantor logs the cause through `tracing`. The pool
@@ -136,15 +136,18 @@
 //!
 //! # Queries are checked at run time
 //!
-//! The statements use [`sqlx::query()`], checked when they run (the test suite runs every one of
-//! them against both databases), not sqlx's compile-time macros (`query!`), which need a live
-//! database (`DATABASE_URL`) or prepared offline data at build time. So building grantor needs
-//! no database.
+//! The statements are prepared when they first run (`sqlx::query()` on PostgreSQL, a cached
+//! `rusqlite` statement on SQLite) and the test suite runs every one of them against both
+//! databases; no compile-time macro (`sqlx::query!`) needs a live database (`DATABASE_URL`) or
+//! prepared offline data at build time. So building grantor needs no database.
 
+#[cfg(feature = "postgres")]
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "sqlite")]
+pub use rusqlite;
+#[cfg(feature = "postgres")]
 pub use sqlx;
 
 #[cfg(doc)]
@@ -153,17 +156,18 @@ use crate::store::{
     SessionStore, SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 
+#[cfg(feature = "postgres")]
 use crate::error::StoreError;
+#[cfg(feature = "postgres")]
 use backend::Backend;
+#[cfg(feature = "postgres")]
 use columns::store_error;
-use group::GroupCommit;
 
 #[cfg(feature = "postgres")]
 use sqlx::Postgres;
-#[cfg(feature = "sqlite")]
-use sqlx::Sqlite;
 
-/// How long a request waits for a pooled connection before the store answers
+/// How long a request waits for a pooled connection (PostgreSQL) or for the writer thread's
+/// answer (SQLite) before the store answers
 /// [`StoreError::unavailable`](crate::store::StoreError::unavailable): the bound on how long anything
 /// waits for a database that is down or saturated.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -172,104 +176,56 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 /// what the first redemption issued (RFC 6749 §4.1.2); the same as the in-memory store.
 const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
 
-/// Every seam over a SQL database: `SqlStore<Sqlite>` (`SqliteStore`, feature `sqlite`) or
-/// `SqlStore<Postgres>` (`PostgresStore`, feature `postgres`).
+/// Every seam over a sqlx database: `SqlStore<Postgres>` ([`PostgresStore`], feature
+/// `postgres`).
 ///
 /// Cloning is cheap (the pool is shared), so one store can be handed to the builder as every
 /// seam at once.
+#[cfg(feature = "postgres")]
 pub struct SqlStore<DB: sqlx::Database> {
     pool: sqlx::Pool<DB>,
-    /// Where writes go: on a SQLite file, a pool of one connection, so writers queue here in
-    /// order instead of contending for SQLite's write lock (which answers `SQLITE_BUSY` and
-    /// makes each loser sleep and retry: a p99 over 100 ms under load, benches/README.md);
-    /// elsewhere the same pool as reads.
-    writer: sqlx::Pool<DB>,
-    /// On a SQLite file, the batching of concurrent writes into shared commits (`group.rs`);
-    /// elsewhere every write commits on its own.
-    group: Option<Arc<GroupCommit<DB>>>,
 }
-
-/// The stores on SQLite: for one node, nothing to install.
-#[cfg(feature = "sqlite")]
-pub type SqliteStore = SqlStore<Sqlite>;
 
 /// The stores on PostgreSQL: for many identical nodes over one database.
 #[cfg(feature = "postgres")]
 pub type PostgresStore = SqlStore<Postgres>;
 
+#[cfg(feature = "postgres")]
 impl<DB: sqlx::Database> SqlStore<DB> {
     /// Wraps a pool the host configured itself (TLS, schema, pool size…). Applies no migrations:
     /// call [`SqlStore::migrate`]. Give the pool a short `acquire_timeout` (see
     /// [`ACQUIRE_TIMEOUT`]) so that requests fail fast while the database is down.
     pub fn from_pool(pool: sqlx::Pool<DB>) -> Self {
-        Self {
-            writer: pool.clone(),
-            pool,
-            group: None,
-        }
+        Self { pool }
     }
 
-    /// Reads go to `pool`; writes go to `writer` (one connection), committed in groups.
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn with_writer(pool: sqlx::Pool<DB>, writer: sqlx::Pool<DB>) -> Self {
-        Self {
-            pool,
-            group: Some(Arc::new(GroupCommit::new(writer.clone()))),
-            writer,
-        }
-    }
-
-    /// The connection pool reads use, for the host's own queries or its metrics. On a SQLite
-    /// file, writes go through [`writer`](Self::writer); elsewhere it is the same pool.
+    /// The connection pool, for the host's own queries or its metrics.
     pub fn pool(&self) -> &sqlx::Pool<DB> {
         &self.pool
     }
-
-    /// The connection pool writes use: one connection on a SQLite file
-    /// ([`SqlStore::connect`]), else the same as [`pool`](Self::pool). On a SQLite file the
-    /// store keeps that connection while a batch of its writes is open (until their commit), so
-    /// a host's own writes through this pool wait for that commit.
-    pub fn writer(&self) -> &sqlx::Pool<DB> {
-        &self.writer
-    }
 }
 
+#[cfg(feature = "postgres")]
 impl<DB: Backend> SqlStore<DB>
 where
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
 {
-    /// Commits the writes whose callers went away before their commit (see `group.rs`), then
-    /// closes both pools, waiting for their connections to be returned: every later call answers
+    /// Closes the pool, waiting for its connections to be returned: every later call answers
     /// [`StoreError::unavailable`](crate::store::StoreError::unavailable).
     pub async fn close(&self) {
-        if let Some(group) = &self.group {
-            group.close().await;
-        }
         self.pool.close().await;
-        self.writer.close().await;
     }
 
-    /// The group commit of a SQLite file store.
-    #[cfg(all(test, feature = "sqlite"))]
-    pub(crate) fn group(&self) -> Option<&GroupCommit<DB>> {
-        self.group.as_deref()
-    }
-
-    /// Begins one write (see [`store_write!`]): joins the open batch on a SQLite file, else
-    /// takes a connection, in a transaction of its own for several statements.
+    /// Begins one write (see [`store_write!`]): a connection, in a transaction of its own for
+    /// several statements.
     pub(crate) async fn begin_write(
         &self,
         statements: Statements,
-    ) -> Result<Write<'_, DB>, StoreError> {
-        if let Some(group) = &self.group {
-            return Ok(Write::Batch(group.join().await?));
-        }
+    ) -> Result<Write<DB>, StoreError> {
         Ok(match statements {
-            Statements::One => {
-                Write::Alone(self.writer.acquire().await.map_err(store_error::<DB>)?)
-            }
+            Statements::One => Write::Alone(self.pool.acquire().await.map_err(store_error::<DB>)?),
             Statements::Many => Write::Transaction(
-                self.writer
+                self.pool
                     .begin_with(DB::BEGIN_WRITE)
                     .await
                     .map_err(store_error::<DB>)?,
@@ -279,55 +235,42 @@ where
 }
 
 /// One write under way: its connection, and how it ends.
-pub(crate) enum Write<'s, DB: sqlx::Database> {
-    /// In the open batch of a SQLite file (`group.rs`).
-    Batch(group::Member<'s, DB>),
+#[cfg(feature = "postgres")]
+pub(crate) enum Write<DB: sqlx::Database> {
     /// One statement, committed by itself.
     Alone(sqlx::pool::PoolConnection<DB>),
     /// Several statements in a transaction of their own.
     Transaction(sqlx::Transaction<'static, DB>),
 }
 
-/// How a write ended: answered, or to run again (its batch was rolled back for another's sake).
-pub(crate) enum Finished<T> {
-    Done(Result<T, StoreError>),
-    Again,
-}
-
-impl<DB: Backend> Write<'_, DB> {
+#[cfg(feature = "postgres")]
+impl<DB: Backend> Write<DB> {
     /// Where the write's statements run.
     pub(crate) fn connection(&mut self) -> &mut DB::Connection {
         match self {
-            Write::Batch(member) => member.connection(),
             Write::Alone(connection) => connection,
             Write::Transaction(tx) => tx,
         }
     }
 
-    /// Ends the write with what its statements answered: commits (or rolls back on an error),
-    /// and answers once the write is durable. `attempt` counts from 1.
-    pub(crate) async fn finish<T>(
-        self,
-        answer: Result<T, StoreError>,
-        attempt: usize,
-    ) -> Finished<T> {
+    /// Ends the write with what its statements answered: commits (or rolls back on an error).
+    pub(crate) async fn finish<T>(self, answer: Result<T, StoreError>) -> Result<T, StoreError> {
         match (self, answer) {
-            (Write::Batch(member), answer) => member.finish(answer, attempt).await,
-            (Write::Alone(_), answer) => Finished::Done(answer),
-            (Write::Transaction(tx), Ok(answer)) => Finished::Done(
-                tx.commit()
-                    .await
-                    .map(|()| answer)
-                    .map_err(store_error::<DB>),
-            ),
+            (Write::Alone(_), answer) => answer,
+            (Write::Transaction(tx), Ok(answer)) => tx
+                .commit()
+                .await
+                .map(|()| answer)
+                .map_err(store_error::<DB>),
             // Dropping the transaction rolls it back.
-            (Write::Transaction(_), Err(error)) => Finished::Done(Err(error)),
+            (Write::Transaction(_), Err(error)) => Err(error),
         }
     }
 }
 
 /// How many statements a write runs, so that a lone statement (atomic by itself) needs no
-/// transaction of its own where writes are not grouped.
+/// transaction of its own.
+#[cfg(feature = "postgres")]
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Statements {
     /// One statement.
@@ -336,31 +279,27 @@ pub(crate) enum Statements {
     Many,
 }
 
+#[cfg(feature = "postgres")]
 impl<DB: Backend> SqlStore<DB> {
     /// Applies pending migrations (versioned, idempotent; safe to run from many nodes at once).
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        match DB::migrator().run(&self.pool).await {
-            Ok(()) => Ok(()),
-            // Another process may have applied the same migration between our check and our
-            // insert (SQLite has no migration lock): look again.
-            Err(_) => DB::migrator()
-                .run(&self.pool)
-                .await
-                .map_err(columns::migrate_error::<DB>),
-        }
+        DB::migrator()
+            .run(&self.pool)
+            .await
+            .map_err(columns::migrate_error::<DB>)
     }
 }
 
+#[cfg(feature = "postgres")]
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
         Self {
             pool: self.pool.clone(),
-            writer: self.writer.clone(),
-            group: self.group.clone(),
         }
     }
 }
 
+#[cfg(feature = "postgres")]
 impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqlStore")
@@ -372,41 +311,40 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
 }
 
 /// Runs `$body`, a block answering `Result<T, StoreError>` that runs the statements of one write
-/// on `$conn: &mut DB::Connection`, and answers once they are committed: on a SQLite file in the
-/// open batch of writes (`group.rs`), where `$body` runs again if that batch is rolled back for
-/// another writer's failure; elsewhere one statement on its own and several in a transaction of
-/// their own. A macro rather than a function taking an async closure: the futures of the seams
-/// must be `Send`, which the compiler cannot prove through an async closure's borrowed argument.
+/// on `$conn: &mut DB::Connection`, and answers once they are committed: one statement on its
+/// own and several in a transaction of their own. A macro rather than a function taking an
+/// async closure: the futures of the seams must be `Send`, which the compiler cannot prove
+/// through an async closure's borrowed argument.
+#[cfg(feature = "postgres")]
 macro_rules! store_write {
     ($store:expr, $statements:expr, |$conn:ident| $body:block) => {{
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut write = match $store.begin_write($statements).await {
-                Ok(write) => write,
-                Err(error) => break Err(error),
-            };
-            let answer = {
-                let $conn = write.connection();
-                async { $body }.await
-            };
-            match write.finish(answer, attempt).await {
-                $crate::sql::Finished::Done(answer) => break answer,
-                $crate::sql::Finished::Again => continue,
+        match $store.begin_write($statements).await {
+            Err(error) => Err(error),
+            Ok(mut write) => {
+                let answer = {
+                    let $conn = write.connection();
+                    async { $body }.await
+                };
+                write.finish(answer).await
             }
         }
     }};
 }
 
+#[cfg(feature = "postgres")]
 mod accounts;
+#[cfg(feature = "postgres")]
 mod backend;
 mod columns;
-mod group;
+#[cfg(feature = "postgres")]
 mod listing;
 mod rows;
+#[cfg(feature = "postgres")]
 mod sign_on;
+#[cfg(feature = "postgres")]
 mod state;
 mod text;
+#[cfg(feature = "postgres")]
 mod tokens;
 
 #[cfg(feature = "postgres")]
@@ -415,3 +353,5 @@ mod postgres;
 pub use postgres::STATEMENT_TIMEOUT;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};

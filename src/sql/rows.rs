@@ -2,8 +2,6 @@
 //! rebuilt (and checked) from them. A row that does not make a valid record is a
 //! [`StoreError::failed`]: the database holds something grantor never wrote.
 
-use sqlx::FromRow;
-
 use crate::audience::Audience;
 use crate::client::{
     Approval, Client, ClientId, ClientKeys, GrantType, OpenIdClient, SecretVerifier,
@@ -40,7 +38,7 @@ fn user(id: Option<String>, username: Option<String>) -> Result<Option<User>, St
 }
 
 /// A registered client.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct ClientRow {
     client_id: String,
     name: String,
@@ -152,13 +150,13 @@ impl ClientRow {
 }
 
 /// A user account's claims, as one JSON object (NULL: none kept).
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct ClaimsRow {
     pub(crate) claims: Option<String>,
 }
 
 /// A user account without its password hash.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct UserRow {
     id: String,
     username: String,
@@ -171,15 +169,15 @@ impl UserRow {
 }
 
 /// A user account with its password hash, for authentication.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct AccountRow {
-    #[sqlx(flatten)]
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
     pub(crate) user: UserRow,
     pub(crate) password_hash: String,
 }
 
 /// Who authorized what: a family's columns, or a code's own copy of them.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct AuthorizationRow {
     client_id: String,
     user_id: Option<String>,
@@ -200,10 +198,10 @@ impl AuthorizationRow {
 }
 
 /// An authorization code this caller just redeemed.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct CodeRow {
     family_id: Vec<u8>,
-    #[sqlx(flatten)]
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
     authorization: AuthorizationRow,
     redirect_uri: String,
     code_challenge: Option<String>,
@@ -244,7 +242,7 @@ impl CodeRow {
 }
 
 /// A code another caller redeemed, or that could not be redeemed.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct CodeStateRow {
     family_id: Vec<u8>,
     pub(crate) redeemed: bool,
@@ -257,10 +255,10 @@ impl CodeStateRow {
 }
 
 /// An active access token and its family's authorization.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct AccessRow {
     family_id: Vec<u8>,
-    #[sqlx(flatten)]
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
     authorization: AuthorizationRow,
     issued_at: i64,
     expires_at: i64,
@@ -293,10 +291,10 @@ fn thumbprint(jkt: Option<&str>) -> Result<Option<JwkThumbprint>, StoreError> {
 }
 
 /// A live refresh token, its generation and its family's current one.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct RefreshRow {
     family_id: Vec<u8>,
-    #[sqlx(flatten)]
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
     authorization: AuthorizationRow,
     generation: i64,
     current_generation: i64,
@@ -331,7 +329,7 @@ impl RefreshRow {
 }
 
 /// A refresh token's generation and its family's last rotation.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct LastRotationRow {
     generation: i64,
     replaced_generation: Option<i64>,
@@ -350,13 +348,13 @@ impl LastRotationRow {
 }
 
 /// A family's refresh generation.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct GenerationRow {
     pub(crate) generation: i64,
 }
 
 /// A live sign-in session.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct SessionRow {
     request: String,
     csrf: Vec<u8>,
@@ -381,7 +379,7 @@ impl SessionRow {
 }
 
 /// A key's attempts in its window.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct AttemptsRow {
     count: i64,
     resets_at: i64,
@@ -395,13 +393,13 @@ impl AttemptsRow {
 }
 
 /// A single-use value.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct ValueRow {
     pub(crate) value: Vec<u8>,
 }
 
 /// A signed-in browser, without its grants.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct UserSessionRow {
     user_id: String,
     username: String,
@@ -440,9 +438,9 @@ fn session_grant(client_id: &str, family: &[u8]) -> Result<(ClientId, FamilyId),
 
 /// A signed-in browser with one of its grants, or with none (the grant's columns NULL): what
 /// [`FIND_USER_SESSION`](super::text::FIND_USER_SESSION) answers, a row per grant.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct UserSessionGrantRow {
-    #[sqlx(flatten)]
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
     session: UserSessionRow,
     client_id: Option<String>,
     family_id: Option<Vec<u8>>,
@@ -466,7 +464,7 @@ impl UserSessionGrantRow {
 }
 
 /// A grant a session's end took with it, and its place among them.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct SessionGrantRow {
     pub(crate) seq: i64,
     client_id: String,
@@ -481,14 +479,14 @@ impl SessionGrantRow {
 
 /// The number a new grant of a session takes, and the session's expiry (which the grant
 /// shares).
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct NextGrantRow {
     pub(crate) last_grant: i64,
     pub(crate) expires_at: i64,
 }
 
 /// A remembered approval's scope.
-#[derive(FromRow)]
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct ScopeRow {
     scope: String,
 }
@@ -497,4 +495,102 @@ impl ScopeRow {
     pub(crate) fn into_scope(self) -> Result<Scope, StoreError> {
         Scope::parse(&self.scope).map_err(|_| corrupt("scope"))
     }
+}
+
+#[cfg(feature = "sqlite")]
+mod lite {
+    use super::*;
+    use crate::sql::sqlite::from_lite;
+
+    from_lite!(ClientRow {
+        client_id,
+        name,
+        secret_verifier,
+        redirect_uris,
+        grant_types,
+        scopes,
+        default_scope,
+        approval_required,
+        audiences,
+        resources,
+        registration_token,
+        dpop_bound,
+        par_required,
+        previous_secret_verifier,
+        previous_secret_expires_at,
+        jwks,
+        jwks_uri,
+        openid,
+    });
+    from_lite!(ClaimsRow { claims });
+    from_lite!(UserRow { id, username });
+    from_lite!(AccountRow { password_hash; user });
+    from_lite!(AuthorizationRow {
+        client_id,
+        user_id,
+        username,
+        scope,
+        audience
+    });
+    from_lite!(CodeRow {
+        family_id,
+        redirect_uri,
+        code_challenge,
+        code_challenge_method,
+        issued_at,
+        expires_at,
+        openid,
+        jkt;
+        authorization
+    });
+    from_lite!(CodeStateRow {
+        family_id,
+        redeemed
+    });
+    from_lite!(AccessRow { family_id, issued_at, expires_at, jkt, act; authorization });
+    from_lite!(RefreshRow {
+        family_id,
+        generation,
+        current_generation,
+        issued_at,
+        expires_at,
+        family_ends_at,
+        jkt;
+        authorization
+    });
+    from_lite!(LastRotationRow {
+        generation,
+        replaced_generation,
+        rotated_at,
+        current_access
+    });
+    from_lite!(GenerationRow { generation });
+    from_lite!(SessionRow {
+        request,
+        csrf,
+        user_id,
+        username,
+        expires_at
+    });
+    from_lite!(AttemptsRow { count, resets_at });
+    from_lite!(ValueRow { value });
+    from_lite!(UserSessionRow {
+        user_id,
+        username,
+        sid,
+        auth_time,
+        amr,
+        expires_at
+    });
+    from_lite!(UserSessionGrantRow { client_id, family_id; session });
+    from_lite!(SessionGrantRow {
+        seq,
+        client_id,
+        family_id
+    });
+    from_lite!(NextGrantRow {
+        last_grant,
+        expires_at
+    });
+    from_lite!(ScopeRow { scope });
 }

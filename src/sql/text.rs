@@ -66,15 +66,6 @@ pub(crate) const INSERT_FAMILY_WITH_ACCESS: &str = "WITH family AS (INSERT INTO 
     INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";
-/// The same on SQLite, which has no data-modifying `WITH`: two statements, sent to the
-/// database in one request (sqlx runs every statement of a query and binds `$N` in each).
-#[cfg(feature = "sqlite")]
-pub(crate) const INSERT_FAMILY_THEN_ACCESS: &str = "INSERT INTO grantor_families \
-    (id, client_id, user_id, username, scope, expires_at, audience) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7); \
-    INSERT INTO grantor_access_tokens \
-    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
-    VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";
 /// Extends an existing family to `$2` and answers its current refresh generation.
 pub(crate) const EXTEND_FAMILY: &str = "UPDATE grantor_families \
     SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \

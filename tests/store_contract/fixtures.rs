@@ -133,63 +133,99 @@ pub trait SqlStore: ContractStore + Clone {
     async fn close(&self);
 }
 
-/// Implements [`SqlStore`] for one of grantor's SQL store types.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-macro_rules! sql_store {
-    ($store:ty) => {
-        #[async_trait]
-        impl SqlStore for $store {
-            async fn raw_values(&self) -> Vec<Vec<u8>> {
-                use sql::sqlx::Row as _;
-                let mut values = Vec::new();
-                for table in TABLES {
-                    let rows = sql::sqlx::query(&format!("SELECT * FROM {table}"))
-                        .fetch_all(self.pool())
-                        .await
-                        .unwrap();
-                    for row in rows {
-                        for i in 0..row.len() {
-                            let value = if let Ok(text) = row.try_get::<Option<String>, _>(i) {
-                                text.map(String::into_bytes)
-                            } else if let Ok(bytes) = row.try_get::<Option<Vec<u8>>, _>(i) {
-                                bytes
-                            } else if let Ok(n) = row.try_get::<Option<i64>, _>(i) {
-                                n.map(|n| n.to_string().into_bytes())
-                            } else if let Ok(b) = row.try_get::<Option<bool>, _>(i) {
-                                b.map(|b| b.to_string().into_bytes())
-                            } else {
-                                panic!("{table} column {i} has an unexpected type");
-                            };
-                            values.extend(value);
+#[cfg(feature = "sqlite")]
+#[async_trait]
+impl SqlStore for sql::SqliteStore {
+    async fn raw_values(&self) -> Vec<Vec<u8>> {
+        use sql::rusqlite::types::ValueRef;
+        self.read_with(|conn| {
+            let mut values = Vec::new();
+            for table in TABLES {
+                let mut statement = conn.prepare(&format!("SELECT * FROM {table}"))?;
+                let columns = statement.column_count();
+                let mut rows = statement.query([])?;
+                while let Some(row) = rows.next()? {
+                    for i in 0..columns {
+                        match row.get_ref(i)? {
+                            ValueRef::Null => {}
+                            ValueRef::Integer(n) => values.push(n.to_string().into_bytes()),
+                            ValueRef::Real(x) => values.push(x.to_string().into_bytes()),
+                            ValueRef::Text(text) | ValueRef::Blob(text) => {
+                                values.push(text.to_vec())
+                            }
                         }
                     }
                 }
-                values
             }
+            Ok(values)
+        })
+        .await
+        .unwrap()
+    }
 
-            async fn rows(&self, table: &str) -> i64 {
-                sql::sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-                    .fetch_one(self.pool())
-                    .await
-                    .unwrap()
-            }
+    async fn rows(&self, table: &str) -> i64 {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        self.read_with(move |conn| conn.query_row(&sql, [], |row| row.get(0)))
+            .await
+            .unwrap()
+    }
 
-            async fn migrate_again(&self) -> Result<(), StoreError> {
-                self.migrate().await
-            }
+    async fn migrate_again(&self) -> Result<(), StoreError> {
+        self.migrate().await
+    }
 
-            async fn close(&self) {
-                // Both pools: reads and, on a SQLite file, the one writer connection.
-                <$store>::close(self).await;
-            }
-        }
-    };
+    async fn close(&self) {
+        // The writer thread and every reader connection.
+        sql::SqliteStore::close(self).await;
+    }
 }
 
-#[cfg(feature = "sqlite")]
-sql_store!(sql::SqliteStore);
 #[cfg(feature = "postgres")]
-sql_store!(sql::PostgresStore);
+#[async_trait]
+impl SqlStore for sql::PostgresStore {
+    async fn raw_values(&self) -> Vec<Vec<u8>> {
+        use sql::sqlx::Row as _;
+        let mut values = Vec::new();
+        for table in TABLES {
+            let rows = sql::sqlx::query(&format!("SELECT * FROM {table}"))
+                .fetch_all(self.pool())
+                .await
+                .unwrap();
+            for row in rows {
+                for i in 0..row.len() {
+                    let value = if let Ok(text) = row.try_get::<Option<String>, _>(i) {
+                        text.map(String::into_bytes)
+                    } else if let Ok(bytes) = row.try_get::<Option<Vec<u8>>, _>(i) {
+                        bytes
+                    } else if let Ok(n) = row.try_get::<Option<i64>, _>(i) {
+                        n.map(|n| n.to_string().into_bytes())
+                    } else if let Ok(b) = row.try_get::<Option<bool>, _>(i) {
+                        b.map(|b| b.to_string().into_bytes())
+                    } else {
+                        panic!("{table} column {i} has an unexpected type");
+                    };
+                    values.extend(value);
+                }
+            }
+        }
+        values
+    }
+
+    async fn rows(&self, table: &str) -> i64 {
+        sql::sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(self.pool())
+            .await
+            .unwrap()
+    }
+
+    async fn migrate_again(&self) -> Result<(), StoreError> {
+        self.migrate().await
+    }
+
+    async fn close(&self) {
+        sql::PostgresStore::close(self).await;
+    }
+}
 
 /// Fresh SQLite databases, each a file in a directory of its own that goes when this does.
 #[cfg(feature = "sqlite")]

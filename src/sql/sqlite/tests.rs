@@ -1,0 +1,291 @@
+//! The writer thread on a SQLite file: writes share commits, every answered write is on disk, a
+//! failing or panicking write takes nobody else's with it and leaves nothing of itself, a
+//! closed store answers unavailable, and a writer that does not answer in time makes callers
+//! unavailable rather than wait.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use super::{SqliteOptions, SqliteStore, run};
+use crate::client::ClientId;
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::scope::Scope;
+use crate::secret::SecretDigest;
+use crate::sql::text;
+use crate::store::{
+    Authorization, Family, FamilyId, Jti, NewTokens, SingleUseStore, StoreErrorKind, TokenIssuer,
+};
+
+/// A database file of its own, removed (with its WAL) when the test ends.
+struct File(PathBuf);
+
+impl File {
+    fn new(name: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(
+            "grantor-writer-{name}-{}-{n}.sqlite3",
+            std::process::id()
+        ));
+        let file = Self(path);
+        file.remove();
+        file
+    }
+
+    fn url(&self) -> String {
+        format!("sqlite:{}", self.0.display())
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+fn now() -> UnixTime {
+    UnixTime::from(SystemTime::now())
+}
+
+/// A client credentials token in a new family, told apart by `n`.
+fn new_family_token(n: usize) -> (NewTokens, SecretDigest) {
+    let access = SecretDigest::of(&format!("writer test token {n} {:?}", now()));
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&access.as_bytes()[..16]);
+    let authorization = Authorization::new(
+        ClientId::new("client").expect("a client id"),
+        None,
+        Scope::parse("read").expect("a scope"),
+    );
+    let issued_at = now();
+    let tokens = NewTokens::new(
+        Family::New(FamilyId::from_bytes(id)),
+        authorization,
+        issued_at,
+        access,
+        Jti::new(format!("jti-{n}")),
+        issued_at.plus(Duration::from_secs(3600)),
+    );
+    (tokens, access)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writes_share_commits_and_every_answered_one_is_on_disk() {
+    let file = File::new("share");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let before = store.commits();
+    const WRITES: usize = 64;
+    let mut tasks = Vec::new();
+    let mut digests = Vec::new();
+    for n in 0..WRITES {
+        let (tokens, digest) = new_family_token(n);
+        digests.push(digest);
+        let store = store.clone();
+        tasks.push(tokio::spawn(
+            async move { store.insert_tokens(tokens).await },
+        ));
+    }
+    for task in tasks {
+        task.await
+            .expect("no panic")
+            .expect("the write is answered");
+    }
+    let commits = store.commits() - before;
+    assert!(
+        commits < WRITES as u64,
+        "{WRITES} concurrent writes took {commits} commits"
+    );
+    store.close().await;
+
+    let reopened = SqliteStore::connect(&file.url()).await.expect("reopened");
+    for digest in &digests {
+        let found = reopened
+            .find_access_token(digest, now())
+            .await
+            .expect("a lookup");
+        assert!(found.is_some(), "an answered write is in the file");
+    }
+    reopened.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_write_fails_alone_and_leaves_nothing_of_itself() {
+    let file = File::new("failing");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let mut tasks = Vec::new();
+    let mut good = Vec::new();
+    for n in 0..40 {
+        let store = store.clone();
+        if n == 10 || n == 25 {
+            // Its first statement succeeds (a family), its second fails: the family must go.
+            let (tokens, _) = new_family_token(n);
+            let id = tokens.family.id();
+            tasks.push(tokio::spawn(async move {
+                let written = store
+                    .write(move |conn| {
+                        run(
+                            conn,
+                            text::INSERT_FAMILY,
+                            &[
+                                &id.to_bytes().as_slice(),
+                                &"client",
+                                &None::<&str>,
+                                &None::<&str>,
+                                &"read",
+                                &i64::MAX,
+                                &"",
+                            ],
+                        )?;
+                        Err::<(), _>(StoreError::failed("the second statement failed"))
+                    })
+                    .await;
+                (Some(id), written.is_err())
+            }));
+        } else {
+            let (tokens, digest) = new_family_token(n);
+            good.push(digest);
+            tasks.push(tokio::spawn(async move {
+                (None, store.insert_tokens(tokens).await.is_ok())
+            }));
+        }
+    }
+    let mut failed_families = Vec::new();
+    for task in tasks {
+        let (family, as_expected) = task.await.expect("no panic");
+        assert!(as_expected, "each write answers its own outcome");
+        failed_families.extend(family);
+    }
+    for digest in &good {
+        assert!(
+            store
+                .find_access_token(digest, now())
+                .await
+                .expect("a lookup")
+                .is_some(),
+            "the other writes of the batch are kept"
+        );
+    }
+    for family in failed_families {
+        let id = family.to_bytes().to_vec();
+        let rows: i64 = store
+            .read_with(move |conn| {
+                conn.query_row(
+                    "SELECT COUNT(*) FROM grantor_families WHERE id = ?1",
+                    [id],
+                    |row| row.get(0),
+                )
+            })
+            .await
+            .expect("a count");
+        assert_eq!(rows, 0, "nothing of a failed write stays");
+    }
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_write_fails_alone_and_the_writer_carries_on() {
+    let file = File::new("panic");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let panicked: Result<(), StoreError> = store
+        .write(|conn| {
+            run(conn, text::CLEAR_ATTEMPTS, &[&"key"])?;
+            panic!("a bug in a write");
+        })
+        .await;
+    assert!(panicked.is_err(), "the panicking write fails");
+    let kept = store
+        .insert_once("after", b"v", now().plus(Duration::from_secs(60)), now())
+        .await
+        .expect("the writer still writes");
+    assert!(kept);
+    assert_eq!(
+        store.peek("after", now()).await.expect("a read"),
+        Some(b"v".to_vec())
+    );
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_that_does_not_answer_in_time_makes_callers_unavailable() {
+    let file = File::new("slow");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let slow = store.clone();
+    let holder = tokio::spawn(async move {
+        slow.write(|_| {
+            std::thread::sleep(crate::sql::ACQUIRE_TIMEOUT + Duration::from_millis(500));
+            Ok(())
+        })
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waited = store
+        .insert_once("late", b"v", now().plus(Duration::from_secs(60)), now())
+        .await;
+    let error = waited.expect_err("no answer within the acquire timeout");
+    assert_eq!(error.kind(), StoreErrorKind::Unavailable);
+    let _ = holder.await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_closed_store_answers_unavailable_and_reopens_with_everything_committed() {
+    let file = File::new("closed");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let (tokens, digest) = new_family_token(1);
+    store.insert_tokens(tokens).await.expect("a write");
+    store.close().await;
+    let (tokens, _) = new_family_token(2);
+    let write = store.insert_tokens(tokens).await.expect_err("closed");
+    assert_eq!(write.kind(), StoreErrorKind::Unavailable);
+    let read = store.find_access_token(&digest, now()).await;
+    assert_eq!(
+        read.expect_err("closed").kind(),
+        StoreErrorKind::Unavailable
+    );
+    let reopened = SqliteStore::connect(&file.url()).await.expect("reopened");
+    assert!(
+        reopened
+            .find_access_token(&digest, now())
+            .await
+            .expect("a read")
+            .is_some()
+    );
+    reopened.close().await;
+}
+
+#[tokio::test]
+async fn an_in_memory_database_reads_what_it_wrote() {
+    let store = SqliteStore::connect_with(SqliteOptions::in_memory())
+        .await
+        .expect("a store");
+    let (tokens, digest) = new_family_token(3);
+    store.insert_tokens(tokens).await.expect("a write");
+    let found = store
+        .find_access_token(&digest, now())
+        .await
+        .expect("a read");
+    assert!(found.is_some());
+    // Migrating again changes nothing.
+    store.migrate().await.expect("migrations are idempotent");
+    store.close().await;
+}
+
+#[test]
+fn urls_parse_or_are_refused_with_a_reason() {
+    assert!(SqliteOptions::from_url("sqlite::memory:").is_ok());
+    assert!(SqliteOptions::from_url("sqlite:/tmp/a.db").is_ok());
+    assert!(SqliteOptions::from_url("sqlite:///tmp/a.db").is_ok());
+    for bad in ["postgres://x", "sqlite:", "sqlite:a.db?mode=ro"] {
+        assert!(SqliteOptions::from_url(bad).is_err(), "{bad}");
+    }
+}
