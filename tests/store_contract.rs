@@ -115,6 +115,7 @@ sql_rules! {
     migrations_are_idempotent,
     purging_later_empties_every_table_but_clients_and_users,
     a_database_gone_is_unavailable_not_a_panic,
+    concurrent_new_families_are_kept_and_a_failing_one_fails_alone,
 }
 
 #[cfg(feature = "postgres")]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use sqlx::Postgres;
 
 use super::backend::Backend;
 use super::columns::{ClientColumns, secs, store_error};
@@ -19,45 +19,19 @@ use crate::store::{
 };
 
 #[async_trait]
-impl<DB> ClientStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl ClientStore for SqlStore<Postgres> {
     async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
         let row: Option<ClientRow> = sqlx::query_as(text::FIND_CLIENT)
             .bind(client_id)
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         row.map(|row| row.into_client().map(Arc::new)).transpose()
     }
 }
 
 #[async_trait]
-impl<DB> UserStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl UserStore for SqlStore<Postgres> {
     async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
         let Some(key) = username_key(username) else {
             return Ok(None);
@@ -66,7 +40,7 @@ where
             .bind(key.as_str())
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Ok(found.map(|row| Account::new(row.user.into_user(), row.password_hash)))
     }
 
@@ -75,7 +49,7 @@ where
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Ok(row.map(UserRow::into_user))
     }
 
@@ -84,7 +58,7 @@ where
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         row.map(|row| match row.claims {
             None => Ok(UserClaims::new()),
             Some(stored) => UserClaims::from_stored(&stored)
@@ -95,22 +69,7 @@ where
 }
 
 #[async_trait]
-impl<DB> Admin for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl Admin for SqlStore<Postgres> {
     async fn register_client(&self, client: &Client) -> Result<(), AdminError> {
         if self.write_client(text::INSERT_CLIENT, client).await? {
             Ok(())
@@ -136,9 +95,9 @@ where
                 .bind(secs(retire_until))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
@@ -147,29 +106,14 @@ where
                 .bind(client_id)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 }
 
 #[async_trait]
-impl<DB> UserAdmin for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl UserAdmin for SqlStore<Postgres> {
     async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
         let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
         let done = store_write!(self, Statements::One, |conn| {
@@ -180,9 +124,9 @@ where
                 .bind(password_hash)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        if DB::rows_affected(&done) == 0 {
+        if Postgres::rows_affected(&done) == 0 {
             return Err(AdminError::UsernameTaken);
         }
         Ok(())
@@ -199,9 +143,9 @@ where
                 .bind(password_hash)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 
     async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError> {
@@ -212,29 +156,14 @@ where
                 .bind(stored.as_str())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 }
 
 #[async_trait]
-impl<DB> Purge for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl Purge for SqlStore<Postgres> {
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
         let mut deleted = 0;
         // Each statement on its own: a long purge does not hold back other writes as one
@@ -251,13 +180,7 @@ where
     }
 }
 
-impl<DB> SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
+impl SqlStore<Postgres> {
     /// Runs one statement of [`text::PURGE`] or [`text::PURGE_PARTS`], binding `now` where it
     /// has `$1`; answers how many rows it deleted.
     async fn purge(&self, statement: &'static str, now: UnixTime) -> Result<u64, StoreError> {
@@ -268,28 +191,16 @@ where
             } else {
                 query
             };
-            query.execute(&mut *conn).await.map_err(store_error::<DB>)
+            query
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done))
+        Ok(Postgres::rows_affected(&done))
     }
 }
 
-impl<DB> SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-{
+impl SqlStore<Postgres> {
     /// Runs [`text::INSERT_CLIENT`] or [`text::REPLACE_CLIENT`] for `client`; answers whether a
     /// row changed. Only its secret's verifier is stored.
     async fn write_client(&self, statement: &str, client: &Client) -> Result<bool, StoreError> {
@@ -317,8 +228,8 @@ where
                 .bind(openid.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 }

@@ -1,9 +1,8 @@
 //! What an administrator reads besides the seams: every client, and an account by its username
 //! (the `grantor` command's `client list` and `user set-password`).
 
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use sqlx::Postgres;
 
-use super::backend::Backend;
 use super::columns::store_error;
 use super::rows::{ClientRow, UserRow};
 use super::{SqlStore, text};
@@ -11,25 +10,14 @@ use crate::client::Client;
 use crate::error::StoreError;
 use crate::store::{User, username_key};
 
-impl<DB> SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl SqlStore<Postgres> {
     /// Every registered client, ordered by id: for an administrator (the request path looks
     /// clients up one by one).
     pub async fn clients(&self) -> Result<Vec<Client>, StoreError> {
         let rows: Vec<ClientRow> = sqlx::query_as(text::LIST_CLIENTS)
             .fetch_all(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         rows.into_iter().map(ClientRow::into_client).collect()
     }
 
@@ -42,7 +30,7 @@ where
             .bind(key.as_str())
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Ok(row.map(UserRow::into_user))
     }
 }

@@ -143,6 +143,8 @@
 
 #[cfg(feature = "postgres")]
 use std::fmt;
+#[cfg(feature = "postgres")]
+use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(feature = "sqlite")]
@@ -184,6 +186,8 @@ const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
 #[cfg(feature = "postgres")]
 pub struct SqlStore<DB: sqlx::Database> {
     pool: sqlx::Pool<DB>,
+    /// Concurrent writes of one kind, sharing statements (`batch.rs`).
+    batches: Arc<batch::Batches>,
 }
 
 /// The stores on PostgreSQL: for many identical nodes over one database.
@@ -196,7 +200,10 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     /// call [`SqlStore::migrate`]. Give the pool a short `acquire_timeout` (see
     /// [`ACQUIRE_TIMEOUT`]) so that requests fail fast while the database is down.
     pub fn from_pool(pool: sqlx::Pool<DB>) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            batches: Arc::new(batch::Batches::new()),
+        }
     }
 
     /// The connection pool, for the host's own queries or its metrics.
@@ -295,6 +302,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
         Self {
             pool: self.pool.clone(),
+            batches: Arc::clone(&self.batches),
         }
     }
 }
@@ -335,6 +343,8 @@ macro_rules! store_write {
 mod accounts;
 #[cfg(feature = "postgres")]
 mod backend;
+#[cfg(feature = "postgres")]
+mod batch;
 mod columns;
 #[cfg(feature = "postgres")]
 mod listing;

@@ -23,8 +23,6 @@ static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/postgres");
 
 impl Backend for Postgres {
     const BEGIN_WRITE: &'static str = "BEGIN";
-    const INSERT_FAMILY_WITH_ACCESS: &'static str = super::text::INSERT_FAMILY_WITH_ACCESS;
-    const ONE_STATEMENT_FAMILY: bool = true;
     const ONE_STATEMENT_TOKENS: Option<(&'static str, &'static str)> = Some((
         super::text::ROTATE_WITH_TOKENS,
         super::text::JOIN_FAMILY_WITH_TOKENS,

@@ -9,7 +9,7 @@
 //! transaction.
 
 use async_trait::async_trait;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use sqlx::{Executor, Postgres};
 
 use super::backend::Backend;
 use super::columns::{secs, store_error};
@@ -33,20 +33,7 @@ const KEPT_GRANTS: i64 = MAX_SESSION_GRANTS as i64;
 const KEPT_OTHER_SESSIONS: i64 = MAX_SESSIONS_PER_USER as i64 - 1;
 
 #[async_trait]
-impl<DB> UserSessionStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-    for<'r> Option<String>: Decode<'r, DB>,
-    for<'r> Option<Vec<u8>>: Decode<'r, DB>,
-{
+impl UserSessionStore for SqlStore<Postgres> {
     async fn insert_user_session(
         &self,
         id: &SecretDigest,
@@ -73,13 +60,13 @@ where
                 .bind(grant_number(grants.len()))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             // A session kept under this digest before takes its grants with it.
             sqlx::query(text::FORGET_SESSION_GRANTS)
                 .bind(id.as_bytes().as_slice())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             for (number, (client, family)) in (1..).zip(grants) {
                 insert_grant(&mut *conn, id, number, client, *family, expires_at).await?;
             }
@@ -92,13 +79,13 @@ where
                 .bind(KEPT_OTHER_SESSIONS)
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             for gone in forgotten {
                 sqlx::query(text::FORGET_SESSION_GRANTS)
                     .bind(gone.value.as_slice())
                     .execute(&mut *conn)
                     .await
-                    .map_err(store_error::<DB>)?;
+                    .map_err(store_error::<Postgres>)?;
             }
             Ok(())
         })
@@ -114,7 +101,7 @@ where
             .bind(secs(now))
             .fetch_all(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         UserSessionGrantRow::into_session(rows)
     }
 
@@ -131,7 +118,7 @@ where
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             let Some(next) = next else {
                 return Ok(false);
             };
@@ -143,7 +130,7 @@ where
                     .bind(number - KEPT_GRANTS)
                     .execute(&mut *conn)
                     .await
-                    .map_err(store_error::<DB>)?;
+                    .map_err(store_error::<Postgres>)?;
             }
             Ok(true)
         })
@@ -162,7 +149,7 @@ where
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             let Some(ended) = ended else {
                 return Ok(None);
             };
@@ -170,7 +157,7 @@ where
                 .bind(id.as_bytes().as_slice())
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             // `DELETE … RETURNING` answers rows in no particular order.
             grants.sort_by_key(|grant| grant.seq);
             let grants = grants
@@ -184,7 +171,7 @@ where
 
 /// The grant numbered `number` of session `id`: `client` issued tokens of `family`, kept until
 /// the session's `expires_at` (Unix seconds).
-async fn insert_grant<'e, DB, E>(
+async fn insert_grant<'e, E>(
     executor: E,
     id: &SecretDigest,
     number: i64,
@@ -193,12 +180,7 @@ async fn insert_grant<'e, DB, E>(
     expires_at: i64,
 ) -> Result<(), StoreError>
 where
-    DB: Backend,
-    E: Executor<'e, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    E: Executor<'e, Database = Postgres>,
 {
     sqlx::query(text::INSERT_SESSION_GRANT)
         .bind(id.as_bytes().as_slice())
@@ -208,7 +190,7 @@ where
         .bind(expires_at)
         .execute(executor)
         .await
-        .map_err(store_error::<DB>)?;
+        .map_err(store_error::<Postgres>)?;
     Ok(())
 }
 
@@ -219,16 +201,7 @@ fn grant_number(grants: usize) -> i64 {
 }
 
 #[async_trait]
-impl<DB> ConsentStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-{
+impl ConsentStore for SqlStore<Postgres> {
     async fn remember_consent(
         &self,
         user: &UserId,
@@ -247,7 +220,7 @@ where
                 .bind(secs(expires_at))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(())
         })
     }
@@ -264,7 +237,7 @@ where
             .bind(secs(now))
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         row.map(ScopeRow::into_scope).transpose()
     }
 
@@ -275,8 +248,8 @@ where
                 .bind(client.as_str())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)
+                .map_err(store_error::<Postgres>)
         })?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 }

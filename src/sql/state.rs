@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use sqlx::{Executor, Postgres};
 
 use super::backend::Backend;
 use super::columns::{secs, store_error};
@@ -17,20 +17,7 @@ use crate::secret::SecretDigest;
 use crate::store::{AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore};
 
 #[async_trait]
-impl<DB> SessionStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl SessionStore for SqlStore<Postgres> {
     async fn insert_session(
         &self,
         id: &SecretDigest,
@@ -49,7 +36,7 @@ where
                 .bind(secs(session.expires_at))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(())
         })
     }
@@ -74,20 +61,7 @@ where
 }
 
 #[async_trait]
-impl<DB> AttemptCounter for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl AttemptCounter for SqlStore<Postgres> {
     async fn record_attempt(
         &self,
         key: &str,
@@ -101,7 +75,7 @@ where
                 .bind(secs(now))
                 .fetch_one(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(row.into_attempts())
         })
     }
@@ -112,7 +86,7 @@ where
             .bind(secs(now))
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Ok(row.map(AttemptsRow::into_attempts))
     }
 
@@ -122,27 +96,14 @@ where
                 .bind(key)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(())
         })
     }
 }
 
 #[async_trait]
-impl<DB> SingleUseStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl SingleUseStore for SqlStore<Postgres> {
     async fn insert_once(
         &self,
         key: &str,
@@ -167,20 +128,7 @@ where
 }
 
 #[async_trait]
-impl<DB> KeyStore for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-{
+impl KeyStore for SqlStore<Postgres> {
     async fn insert_key(
         &self,
         name: &str,
@@ -207,35 +155,27 @@ where
 }
 
 /// The live session under `id`, as `statement` (a find or a take) answers it on `executor`.
-async fn session<'e, DB, E>(
+async fn session<'e, E>(
     executor: E,
     statement: &'static str,
     id: &SecretDigest,
     now: UnixTime,
 ) -> Result<Option<Session>, StoreError>
 where
-    DB: Backend,
-    E: Executor<'e, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-    for<'r> Option<String>: Decode<'r, DB>,
+    E: Executor<'e, Database = Postgres>,
 {
     let row: Option<SessionRow> = sqlx::query_as(statement)
         .bind(id.as_bytes().as_slice())
         .bind(secs(now))
         .fetch_optional(executor)
         .await
-        .map_err(store_error::<DB>)?;
+        .map_err(store_error::<Postgres>)?;
     row.map(SessionRow::into_session).transpose()
 }
 
 /// Keeps `value` under `key` with `statement` (an insert that takes over only an expired row)
 /// on `executor`: whether it was kept.
-async fn insert_unless_live<'e, DB, E>(
+async fn insert_unless_live<'e, E>(
     executor: E,
     statement: &'static str,
     key: &str,
@@ -244,12 +184,7 @@ async fn insert_unless_live<'e, DB, E>(
     now: UnixTime,
 ) -> Result<bool, StoreError>
 where
-    DB: Backend,
-    E: Executor<'e, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    E: Executor<'e, Database = Postgres>,
 {
     let done = sqlx::query(statement)
         .bind(key)
@@ -258,31 +193,25 @@ where
         .bind(secs(now))
         .execute(executor)
         .await
-        .map_err(store_error::<DB>)?;
-    Ok(DB::rows_affected(&done) > 0)
+        .map_err(store_error::<Postgres>)?;
+    Ok(Postgres::rows_affected(&done) > 0)
 }
 
 /// The live value under `key`, as `statement` (a peek or a take) answers it on `executor`.
-async fn value<'e, DB, E>(
+async fn value<'e, E>(
     executor: E,
     statement: &'static str,
     key: &str,
     now: UnixTime,
 ) -> Result<Option<Vec<u8>>, StoreError>
 where
-    DB: Backend,
-    E: Executor<'e, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
+    E: Executor<'e, Database = Postgres>,
 {
     let row: Option<ValueRow> = sqlx::query_as(statement)
         .bind(key)
         .bind(secs(now))
         .fetch_optional(executor)
         .await
-        .map_err(store_error::<DB>)?;
+        .map_err(store_error::<Postgres>)?;
     Ok(row.map(|row| row.value))
 }

@@ -66,6 +66,20 @@ pub(crate) const INSERT_FAMILY_WITH_ACCESS: &str = "WITH family AS (INSERT INTO 
     INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";
+/// New families, each with its one access token, in one statement for a whole batch
+/// (`batch.rs`): arrays, element `i` of each for write `i`. The families' id `$1`, client `$2`,
+/// user id `$3`, username `$4`, scope `$5` (the token's too), expiry `$6`, audience `$7` (the
+/// token's too); the tokens' digest `$8`, `jti` `$9`, issued `$10`, expiry `$11`, key `$12`,
+/// actor `$13`.
+#[cfg(feature = "postgres")]
+pub(crate) const INSERT_FAMILIES_WITH_ACCESS: &str = "WITH family AS (INSERT INTO grantor_families \
+    (id, client_id, user_id, username, scope, expires_at, audience) \
+    SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[], $5::text[], \
+    $6::int8[], $7::text[])) \
+    INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    SELECT * FROM UNNEST($8::bytea[], $1::bytea[], $5::text[], $9::text[], $10::int8[], \
+    $11::int8[], $7::text[], $12::text[], $13::text[])";
 /// Extends an existing family to `$2` and answers its current refresh generation.
 pub(crate) const EXTEND_FAMILY: &str = "UPDATE grantor_families \
     SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \

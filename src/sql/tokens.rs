@@ -1,7 +1,8 @@
 //! Codes, tokens and their families: [`TokenIssuer`].
 
 use async_trait::async_trait;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use sqlx::Postgres;
+use sqlx::postgres::PgConnection;
 
 use super::backend::Backend;
 use super::columns::{AuthorizationColumns, secs, store_error};
@@ -16,22 +17,7 @@ use crate::store::{
 };
 
 #[async_trait]
-impl<DB> TokenIssuer for SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-{
+impl TokenIssuer for SqlStore<Postgres> {
     async fn insert_code(
         &self,
         code: &SecretDigest,
@@ -66,7 +52,7 @@ where
                 .bind(jkt.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(())
         })
     }
@@ -84,7 +70,7 @@ where
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             if let Some(row) = redeemed {
                 let (family, grant) = row.into_grant()?;
                 return Ok(CodeRedemption::Redeemed { grant, family });
@@ -94,7 +80,7 @@ where
                 .bind(code.as_bytes().as_slice())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(match seen {
                 Some(row) if row.redeemed => CodeRedemption::Replayed {
                     family: row.family()?,
@@ -105,17 +91,16 @@ where
     }
 
     async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
-        if let (Family::New(id), None) = (tokens.family, &tokens.refresh_token) {
-            let statements = if DB::ONE_STATEMENT_FAMILY {
-                Statements::One
-            } else {
-                Statements::Many
-            };
-            return store_write!(self, statements, |conn| {
-                Self::insert_family_with_access(conn, id, &tokens).await
-            });
+        if let (Family::New(_), None) = (tokens.family, &tokens.refresh_token) {
+            // Concurrent ones share a statement.
+            return self
+                .batches
+                .insert_family_with_access(&self.pool, tokens)
+                .await;
         }
-        if let (Some((_, join)), Family::Existing(id)) = (DB::ONE_STATEMENT_TOKENS, tokens.family) {
+        if let (Some((_, join)), Family::Existing(id)) =
+            (Postgres::ONE_STATEMENT_TOKENS, tokens.family)
+        {
             let joined = store_write!(self, Statements::One, |conn| {
                 Self::join_family(conn, join, id, &tokens).await
             })?;
@@ -149,7 +134,7 @@ where
             .bind(secs(now))
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         row.map(RefreshRow::into_grant).transpose()
     }
 
@@ -161,7 +146,9 @@ where
     ) -> Result<Rotation, StoreError> {
         let now = secs(successor.issued_at);
         let family = successor.family.id();
-        if let (Some((rotate, _)), Some(_)) = (DB::ONE_STATEMENT_TOKENS, &successor.refresh_token) {
+        if let (Some((rotate, _)), Some(_)) =
+            (Postgres::ONE_STATEMENT_TOKENS, &successor.refresh_token)
+        {
             let rotated = store_write!(self, Statements::One, |conn| {
                 Self::rotate_at_once(conn, rotate, token, &successor).await
             })?;
@@ -181,7 +168,7 @@ where
                 .bind(successor.access_token.as_bytes().as_slice())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             if let Some(row) = rotated {
                 Self::keep_tokens(conn, &successor, row.generation).await?;
                 return Ok(Rotation::Rotated);
@@ -198,7 +185,7 @@ where
                 .bind(now)
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             match seen {
                 Some(row) if row.rotated() && row.family()? == family => {
                     Ok(Rotation::Reused { family })
@@ -218,7 +205,7 @@ where
             .bind(secs(now))
             .fetch_optional(&self.pool)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         row.map(AccessRow::into_grant).transpose()
     }
 
@@ -228,7 +215,7 @@ where
                 .bind(token.as_bytes().as_slice())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(())
         })
     }
@@ -239,7 +226,7 @@ where
                 .bind(family.to_bytes().as_slice())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
             Ok(())
         })
     }
@@ -250,32 +237,17 @@ where
                 .bind(client_id)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
-            Ok(DB::rows_affected(&done))
+                .map_err(store_error::<Postgres>)?;
+            Ok(Postgres::rows_affected(&done))
         })
     }
 }
 
-impl<DB> SqlStore<DB>
-where
-    DB: Backend,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'r> String: Decode<'r, DB> + Type<DB>,
-    for<'r> Vec<u8>: Decode<'r, DB> + Type<DB>,
-    for<'q> Option<&'q [u8]>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-{
+impl SqlStore<Postgres> {
     /// [`text::ROTATE_WITH_TOKENS`]: `token` rotated and `successor` (which has a refresh
     /// token) kept, in one statement; `None` when `token` is not its family's current one.
     async fn rotate_at_once(
-        conn: &mut DB::Connection,
+        conn: &mut PgConnection,
         statement: &'static str,
         token: &SecretDigest,
         successor: &NewTokens,
@@ -302,13 +274,13 @@ where
             .bind(successor.family_ends_at.map(secs))
             .fetch_optional(conn)
             .await
-            .map_err(store_error::<DB>)
+            .map_err(store_error::<Postgres>)
     }
 
     /// [`text::JOIN_FAMILY_WITH_TOKENS`]: `tokens` kept in family `id`, in one statement;
     /// `None` when there is no such family.
     async fn join_family(
-        conn: &mut DB::Connection,
+        conn: &mut PgConnection,
         statement: &'static str,
         id: FamilyId,
         tokens: &NewTokens,
@@ -336,43 +308,12 @@ where
             .bind(refresh_jkt.as_deref())
             .fetch_optional(conn)
             .await
-            .map_err(store_error::<DB>)
-    }
-
-    /// A new family and its one access token (no refresh token) in one request.
-    async fn insert_family_with_access(
-        conn: &mut DB::Connection,
-        id: FamilyId,
-        tokens: &NewTokens,
-    ) -> Result<(), StoreError> {
-        let columns = AuthorizationColumns::of(&tokens.authorization);
-        let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
-        let actor = tokens.actor.as_ref().map(Actor::to_stored);
-        sqlx::query(DB::INSERT_FAMILY_WITH_ACCESS)
-            .bind(id.to_bytes().as_slice())
-            .bind(columns.client_id)
-            .bind(columns.user_id)
-            .bind(columns.username)
-            .bind(columns.scope)
-            .bind(secs(tokens.expires_at()))
-            .bind(columns.audience)
-            .bind(tokens.access_token.as_bytes().as_slice())
-            .bind(tokens.authorization.scope.as_str())
-            .bind(tokens.jti.as_str())
-            .bind(secs(tokens.issued_at))
-            .bind(secs(tokens.access_expires_at))
-            .bind(tokens.authorization.audience.as_str())
-            .bind(access_jkt.as_deref())
-            .bind(actor.as_deref())
-            .execute(conn)
-            .await
-            .map_err(store_error::<DB>)?;
-        Ok(())
+            .map_err(store_error::<Postgres>)
     }
 
     /// Starts family `id` for `authorization`, living until `expires_at`.
     async fn insert_family(
-        conn: &mut DB::Connection,
+        conn: &mut PgConnection,
         id: FamilyId,
         authorization: &Authorization,
         expires_at: UnixTime,
@@ -388,14 +329,14 @@ where
             .bind(columns.audience)
             .execute(&mut *conn)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Ok(())
     }
 
     /// Extends family `id` to live until `expires_at` at least; answers its current refresh
     /// generation, or `None` if there is no such family.
     async fn extend_family(
-        conn: &mut DB::Connection,
+        conn: &mut PgConnection,
         id: FamilyId,
         expires_at: UnixTime,
     ) -> Result<Option<i64>, StoreError> {
@@ -404,7 +345,7 @@ where
             .bind(secs(expires_at))
             .fetch_optional(&mut *conn)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Ok(row.map(|row| row.generation))
     }
 
@@ -413,7 +354,7 @@ where
     /// `successor` is kept, and the answer is [`Rotation::Retried`]; [`Rotation::Invalid`] if a
     /// concurrent retry won; `None` when it is no retry at all.
     async fn retry(
-        conn: &mut DB::Connection,
+        conn: &mut PgConnection,
         token: &SecretDigest,
         successor: &NewTokens,
         since: i64,
@@ -426,7 +367,7 @@ where
             .bind(family.as_slice())
             .fetch_optional(&mut *conn)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         let Some(lost_access) = last.and_then(|row| row.retry_of(since)) else {
             return Ok(None);
         };
@@ -440,7 +381,7 @@ where
             .bind(lost_access.as_slice())
             .fetch_optional(&mut *conn)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         let Some(row) = moved else {
             return Ok(Some(Rotation::Invalid));
         };
@@ -448,14 +389,14 @@ where
             .bind(lost_access.as_slice())
             .execute(&mut *conn)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         Self::keep_tokens(conn, successor, row.generation).await?;
         Ok(Some(Rotation::Retried))
     }
 
     /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
     async fn keep_tokens(
-        conn: &mut DB::Connection,
+        conn: &mut PgConnection,
         tokens: &NewTokens,
         generation: i64,
     ) -> Result<(), StoreError> {
@@ -475,14 +416,14 @@ where
             .bind(actor.as_deref())
             .execute(&mut *conn)
             .await
-            .map_err(store_error::<DB>)?;
+            .map_err(store_error::<Postgres>)?;
         if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
             sqlx::query(text::END_FAMILY)
                 .bind(family.as_slice())
                 .bind(secs(ends_at))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
         }
         if let Some(refresh) = &tokens.refresh_token {
             let jkt = refresh.jkt.map(|jkt| jkt.to_string());
@@ -495,7 +436,7 @@ where
                 .bind(jkt.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<DB>)?;
+                .map_err(store_error::<Postgres>)?;
         }
         Ok(())
     }

@@ -260,3 +260,54 @@ pub async fn a_statement_stuck_behind_a_lock_is_unavailable_within_the_timeout(
             .is_some()
     );
 }
+
+/// Concurrent writes of new families, each with one access token (what client credentials
+/// requests make): every one is kept, and one that fails (its family id already taken) fails
+/// alone, whether the store batches them into one transaction (SQLite) or one statement
+/// (PostgreSQL).
+pub async fn concurrent_new_families_are_kept_and_a_failing_one_fails_alone<S: SqlStore>(
+    store: &S,
+) {
+    use grantor::store::{Jti, NewTokens};
+    // An access token for an hour in a new family, and its digest.
+    let access_only = |family| {
+        let (_, access) = secret("access");
+        let jti = Jti::new(super::fixtures::unique_name("jti"));
+        let record = NewTokens::new(
+            Family::New(family),
+            authorization(),
+            NOW,
+            access,
+            jti,
+            at(3600),
+        );
+        (record, access)
+    };
+    let taken = family_id();
+    store.insert_tokens(access_only(taken).0).await.unwrap();
+    let mut tasks = Vec::new();
+    for n in 0..48 {
+        let family = if n % 20 == 7 { taken } else { family_id() };
+        let (record, access) = access_only(family);
+        let store = store.clone();
+        tasks.push((
+            family == taken,
+            access,
+            tokio::spawn(async move { store.insert_tokens(record).await }),
+        ));
+    }
+    let mut kept = 0;
+    for (duplicate, access, task) in tasks {
+        let outcome = task.await.unwrap();
+        let found = store.find_access_token(&access, NOW).await.unwrap();
+        if duplicate {
+            assert!(outcome.is_err(), "a family id taken is refused");
+            assert!(found.is_none(), "nothing of a refused write stays");
+        } else {
+            outcome.unwrap();
+            assert!(found.is_some(), "every other write is kept");
+            kept += 1;
+        }
+    }
+    assert_eq!(kept, 45);
+}
