@@ -18,6 +18,9 @@ use crate::error::StoreError;
 /// [`StoreError::unavailable`]); every statement grantor runs is a key lookup or a small write.
 pub const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long a pooled connection may sit idle before it is pinged ahead of its next use.
+const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `src/sql/migrations/postgres/`, embedded at build time.
 static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/postgres");
 
@@ -64,7 +67,10 @@ impl SqlStore<Postgres> {
     /// runs under a `statement_timeout` of [`STATEMENT_TIMEOUT`] (unless `options` sets one),
     /// so that a statement stuck behind a lock or a hung database is answered 503
     /// `temporarily_unavailable` in bounded time instead of holding the request and its
-    /// connection. For another pool size, build the pool yourself and use
+    /// connection. A connection is pinged before use only when it has been idle for a second or
+    /// more (a ping before every use would double a token check's round trips); under load, a
+    /// connection the server closed fails the one request that finds it (503) and leaves the
+    /// pool. For another pool size, build the pool yourself and use
     /// [`SqlStore::from_pool`] (then set `statement_timeout` yourself).
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
         let has_timeout = options
@@ -78,6 +84,18 @@ impl SqlStore<Postgres> {
         };
         let pool = PgPoolOptions::new()
             .max_connections(10)
+            // No ping before every use (sqlx's default), which doubled a token check's round
+            // trips: only before reusing a connection idle for PING_AFTER_IDLE or longer, which
+            // may have outlived a restart of the server.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_AFTER_IDLE {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
