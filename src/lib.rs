@@ -109,6 +109,8 @@
 
 pub mod audience;
 mod builder;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod client;
 #[cfg(feature = "private-key-jwt")]
 pub mod client_assertion;

@@ -435,3 +435,73 @@ async fn signs_in(store: &SqliteStore, password: &str) -> Option<grantor::store:
     let account = store.find_account("alice@example.com").await.unwrap()?;
     grantor::hash::verify_password(account.password_hash(), password).then(|| account.into_user())
 }
+
+/// A host mounts the commands as a subcommand of its own binary: the same commands, run in the
+/// host's runtime, against the host's database.
+#[tokio::test]
+async fn the_commands_mount_as_a_subcommand_of_the_hosts_binary() {
+    use clap::Parser as _;
+    use std::process::ExitCode;
+
+    #[derive(clap::Parser)]
+    enum HostCli {
+        /// The host's own command.
+        Serve,
+        /// The authorization server's administration.
+        Auth(grantor::cli::Admin),
+    }
+
+    let db = Database::new("mounted");
+    let parsed = HostCli::try_parse_from([
+        "my-app",
+        "auth",
+        "--database",
+        &db.url(),
+        "client",
+        "add",
+        "mounted-app",
+        "--grant",
+        "client_credentials",
+    ])
+    .expect("the host's parser takes the commands");
+    let HostCli::Auth(admin) = parsed else {
+        panic!("parsed as the host's own command");
+    };
+    assert_eq!(admin.run().await, ExitCode::SUCCESS);
+    let store = SqliteStore::connect(&db.url()).await.unwrap();
+    let clients = store.clients().await.unwrap();
+    assert_eq!(clients.len(), 1);
+    assert_eq!(clients[0].id().as_str(), "mounted-app");
+    store.close().await;
+    assert!(matches!(
+        HostCli::try_parse_from(["my-app", "serve"]),
+        Ok(HostCli::Serve)
+    ));
+}
+
+/// A relative SQLite path is the caller's working directory's, and the command says which file
+/// it opened.
+#[test]
+fn a_relative_path_is_the_callers_and_is_said() {
+    let dir = std::env::temp_dir().join(format!("grantor-admin-cli-cwd-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_grantor"))
+        .args(["--database", "sqlite:relative.db", "client", "list"])
+        .env_remove("GRANTOR_DATABASE_URL")
+        .current_dir(&dir)
+        .output()
+        .expect("it runs");
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        dir.join("relative.db").is_file(),
+        "the file is in the caller's directory"
+    );
+    let said = String::from_utf8_lossy(&output.stderr);
+    let expected = dir.join("relative.db");
+    assert!(
+        said.contains(&format!("database {}", expected.display())),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,537 @@
+//! The administrator's command for grantor's SQL stores (feature `cli`): the `grantor` binary
+//! (`cargo install grantor --features cli`), or [`Admin`] mounted as a subcommand of the host's
+//! own binary, so that the commands run from the host's crate against the host's database.
+//!
+//! ```text
+//! grantor --database sqlite:/var/lib/auth/grantor.db client add my-app \
+//!     --grant authorization_code --grant refresh_token \
+//!     --redirect-uri https://app.example/cb --scope "profile email"
+//! grantor client list                       # the database from GRANTOR_DATABASE_URL
+//! grantor client rotate-secret my-app --overlap 86400
+//! grantor client remove my-app
+//! echo 'a long passphrase' | grantor user add alice@example.com
+//! echo 'another passphrase' | grantor user set-password alice@example.com
+//! grantor user set-claims alice@example.com '{"name": "Alice", "email": "alice@example.com"}'
+//! grantor purge
+//! ```
+//!
+//! A confidential client's secret is generated (256 bits from grantor's CSPRNG), printed once
+//! and kept only as its SHA-256 verifier. Passwords are read from the first line of standard
+//! input, never from the command line (where other users of the machine could read them), and
+//! kept only as Argon2id hashes. The database is `sqlite:PATH` (created and migrated if
+//! missing) or, with the `postgres` feature, `postgres://…`; migrations are applied first.
+//!
+//! Exit status: 0 done, 1 refused (unknown client or user, a taken id or username, an invalid
+//! client), 2 a usage error, 3 the database failed.
+//!
+//! # In the host's own binary
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! use clap::Parser as _;
+//!
+//! #[derive(clap::Parser)]
+//! enum Cli {
+//!     /// Serves the application.
+//!     Serve,
+//!     /// Administers the authorization server's clients and users.
+//!     Auth(grantor::cli::Admin),
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> ExitCode {
+//!     match Cli::parse() {
+//!         Cli::Serve => ExitCode::SUCCESS, // the host's server
+//!         Cli::Auth(admin) => admin.run().await,
+//!     }
+//! }
+//! ```
+//!
+//! `my-app auth --database sqlite:auth.sqlite3 client list` then lists the clients; a relative
+//! SQLite path is the caller's working directory's, and the command says which file it opened.
+
+use std::io::BufRead as _;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::Password;
+use crate::client::{Approval, Client, ClientCredentials, GrantType};
+use crate::clock::UnixTime;
+use crate::sql::SqliteStore;
+use crate::store::{
+    Account, Admin as _, AdminError, MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _,
+    UserAdmin as _, UserClaims,
+};
+
+/// The `grantor` command: [`Admin`] as a binary of its own.
+#[derive(Parser)]
+#[command(name = "grantor", version)]
+struct Cli {
+    #[command(flatten)]
+    admin: Admin,
+}
+
+/// Administers grantor's SQL stores: clients, users, and purging what expired. Mount it as a
+/// subcommand of the host's binary (see the [module docs](self)) and call [`Admin::run`].
+#[derive(Args)]
+pub struct Admin {
+    /// The database: `sqlite:PATH` (created if missing) or `postgres://…` (feature `postgres`).
+    #[arg(long, env = "GRANTOR_DATABASE_URL", hide_env_values = true)]
+    database: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Registers, lists, rotates the secret of, or removes clients.
+    #[command(subcommand)]
+    Client(ClientCommand),
+    /// Adds users, resets their passwords (read from standard input) or sets their claims.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Deletes expired codes, tokens, sessions and counters, and revoked families.
+    Purge,
+}
+
+#[derive(Subcommand)]
+enum ClientCommand {
+    /// Registers a client; a confidential one's generated secret is printed once.
+    Add(AddClient),
+    /// Lists every client: id, kind, name, grant types, scopes, redirect URIs.
+    List,
+    /// Gives a confidential client a new generated secret (printed once); the old one keeps
+    /// working for `--overlap` seconds.
+    RotateSecret {
+        /// The client's id.
+        client_id: String,
+        /// How long the old secret keeps working, in seconds.
+        #[arg(long, default_value_t = 86_400)]
+        overlap: u64,
+    },
+    /// Removes a client.
+    Remove {
+        /// The client's id.
+        client_id: String,
+    },
+}
+
+#[derive(Args)]
+struct AddClient {
+    /// The client's id.
+    client_id: String,
+    /// Its name, shown on the approval page (default: the id).
+    #[arg(long)]
+    name: Option<String>,
+    /// A grant type it may use (repeat for several).
+    #[arg(long = "grant", value_enum, required = true)]
+    grants: Vec<Grant>,
+    /// A redirect URI (repeat for several; needed for the code and implicit grants).
+    #[arg(long = "redirect-uri")]
+    redirect_uris: Vec<String>,
+    /// Accept redirect URIs that are `http` on a host other than a loopback one (codes sent
+    /// to them can be read on the way): only for a network you know.
+    #[arg(long)]
+    allow_insecure_redirect_uris: bool,
+    /// The scopes it may ask for, space-separated.
+    #[arg(long, default_value = "")]
+    scope: String,
+    /// A public client (no secret: an app on a user's device; PKCE is required).
+    #[arg(long)]
+    public: bool,
+    /// Skip the approval page: signing in is approval (first-party clients).
+    #[arg(long)]
+    no_approval: bool,
+    /// The client sends its secret in the token request's body (`client_secret_post`);
+    /// HTTP Basic is then refused to it.
+    #[arg(long)]
+    secret_in_body: bool,
+    /// How its ID tokens are signed (OpenID Connect; default RS256).
+    #[arg(long, value_enum)]
+    id_token_alg: Option<IdTokenAlg>,
+    /// Where a logout may send the browser back (repeat for several; OpenID Connect
+    /// RP-Initiated Logout).
+    #[arg(long = "post-logout-redirect-uri")]
+    post_logout_redirect_uris: Vec<String>,
+    /// Where a logout token is posted when a session it was issued tokens in ends (OpenID
+    /// Connect Back-Channel Logout).
+    #[arg(long)]
+    backchannel_logout_uri: Option<String>,
+}
+
+/// An ID-token signing algorithm.
+#[derive(Clone, Copy, ValueEnum)]
+enum IdTokenAlg {
+    #[value(name = "RS256")]
+    Rs256,
+    #[value(name = "ES256")]
+    Es256,
+    #[value(name = "EdDSA")]
+    EdDsa,
+}
+
+impl From<IdTokenAlg> for crate::settings::SigningAlgorithm {
+    fn from(alg: IdTokenAlg) -> Self {
+        match alg {
+            IdTokenAlg::Rs256 => Self::RS256,
+            IdTokenAlg::Es256 => Self::ES256,
+            IdTokenAlg::EdDsa => Self::EdDSA,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Grant {
+    #[value(name = "authorization_code")]
+    AuthorizationCode,
+    #[value(name = "implicit")]
+    Implicit,
+    #[value(name = "password")]
+    Password,
+    #[value(name = "refresh_token")]
+    RefreshToken,
+    #[value(name = "client_credentials")]
+    ClientCredentials,
+    #[value(name = "device_code")]
+    DeviceCode,
+    #[value(name = "token_exchange")]
+    TokenExchange,
+}
+
+impl From<Grant> for GrantType {
+    fn from(grant: Grant) -> Self {
+        match grant {
+            Grant::AuthorizationCode => GrantType::AuthorizationCode,
+            Grant::Implicit => GrantType::Implicit,
+            Grant::Password => GrantType::Password,
+            Grant::RefreshToken => GrantType::RefreshToken,
+            Grant::ClientCredentials => GrantType::ClientCredentials,
+            Grant::DeviceCode => GrantType::DeviceCode,
+            Grant::TokenExchange => GrantType::TokenExchange,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Adds a user (an email address); the password is the first line of standard input.
+    Add {
+        /// The username: an email address, unique in any case.
+        username: String,
+    },
+    /// Replaces a user's password with the first line of standard input.
+    SetPassword {
+        /// The username.
+        username: String,
+    },
+    /// Replaces a user's OpenID Connect claims (OIDC Core §5.1), released to clients by the
+    /// scopes they are granted; prints what is kept (names grantor sets itself, such as `sub`,
+    /// are dropped).
+    SetClaims {
+        /// The username.
+        username: String,
+        /// A JSON object of at most 8 KiB: `{"name": "Alice", "email": "alice@example.com",
+        /// "email_verified": true}`; `{}` clears them.
+        claims: String,
+    },
+}
+
+/// Why a command failed, and its exit status.
+enum Failure {
+    /// The store refused (1).
+    Refused(String),
+    /// The database failed (3).
+    Store(StoreError),
+}
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<AdminError> for Failure {
+    fn from(error: AdminError) -> Self {
+        match error {
+            AdminError::Store(error) => Self::Store(error),
+            refused => Self::Refused(refused.to_string()),
+        }
+    }
+}
+
+/// The database's scheme only: its URL may carry a password.
+impl std::fmt::Debug for Admin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = self.database.split(':').next().unwrap_or_default();
+        f.debug_struct("Admin")
+            .field("database", &format_args!("{scheme}:…"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `grantor` binary: parses the process's arguments, runs the command on a runtime of its
+/// own, and answers the exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("grantor: cannot start: {error}");
+            return ExitCode::from(3);
+        }
+    };
+    runtime.block_on(cli.admin.run())
+}
+
+impl Admin {
+    /// Runs the command (inside the host's tokio runtime), printing its answers on standard
+    /// output and why it failed on standard error; answers the exit status.
+    pub async fn run(self) -> ExitCode {
+        // A password on the command line shows in `ps` to every user of the machine: it goes
+        // in the environment (GRANTOR_DATABASE_URL) instead.
+        let from_environment =
+            std::env::var("GRANTOR_DATABASE_URL").is_ok_and(|url| url == self.database);
+        if has_password(&self.database) && !from_environment {
+            eprintln!(
+                "grantor: a database URL with a password is refused on the command line (other \
+                 users see it in ps); set GRANTOR_DATABASE_URL instead"
+            );
+            return ExitCode::from(1);
+        }
+        match run(self).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure::Refused(why)) => {
+                eprintln!("grantor: {why}");
+                ExitCode::from(1)
+            }
+            Err(Failure::Store(error)) => {
+                eprintln!("grantor: the database failed: {error}");
+                ExitCode::from(3)
+            }
+        }
+    }
+}
+
+/// Whether `url` carries a password (`scheme://user:password@host/…`).
+fn has_password(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|url| url.password().is_some())
+}
+
+/// Runs `$body` with `$store` bound to the store the URL names.
+macro_rules! with_store {
+    ($database:expr, |$store:ident| $body:expr) => {{
+        let database: &str = $database;
+        #[cfg(feature = "postgres")]
+        if database.starts_with("postgres:") || database.starts_with("postgresql:") {
+            let $store = crate::sql::PostgresStore::connect(database).await?;
+            let done = $body;
+            $store.close().await;
+            return done;
+        }
+        if !database.starts_with("sqlite:") {
+            return Err(Failure::Refused(format!(
+                "unsupported database URL (expected sqlite:PATH{})",
+                if cfg!(feature = "postgres") {
+                    " or postgres://…"
+                } else {
+                    "; PostgreSQL needs the postgres feature"
+                }
+            )));
+        }
+        let $store = SqliteStore::connect(&sqlite_url(database)?).await?;
+        let done = $body;
+        $store.close().await;
+        done
+    }};
+}
+
+/// `sqlite:PATH` with a relative path made absolute against the working directory, said on
+/// standard error, so that the caller sees which file the command opened.
+fn sqlite_url(database: &str) -> Result<String, Failure> {
+    let path = database
+        .strip_prefix("sqlite://")
+        .or_else(|| database.strip_prefix("sqlite:"))
+        .unwrap_or(database);
+    if path == ":memory:" || std::path::Path::new(path).is_absolute() {
+        return Ok(database.to_owned());
+    }
+    let here = std::env::current_dir()
+        .map_err(|error| Failure::Refused(format!("no working directory: {error}")))?;
+    let absolute = here.join(path);
+    eprintln!("grantor: database {}", absolute.display());
+    Ok(format!("sqlite:{}", absolute.display()))
+}
+
+async fn run(cli: Admin) -> Result<(), Failure> {
+    let command = cli.command;
+    with_store!(&cli.database, |store| match command {
+        Command::Client(ClientCommand::Add(add)) => add_client(&store, add).await,
+        Command::Client(ClientCommand::List) => {
+            for client in store.clients().await? {
+                println!("{}", describe(&client));
+            }
+            Ok(())
+        }
+        Command::Client(ClientCommand::RotateSecret { client_id, overlap }) => {
+            let fresh = ClientCredentials::generate()?;
+            let until = now().plus(Duration::from_secs(overlap));
+            if !store
+                .rotate_client_secret(&client_id, &fresh.verifier, until)
+                .await?
+            {
+                return Err(Failure::Refused(format!(
+                    "no confidential client {client_id:?}"
+                )));
+            }
+            println!("client_id: {client_id}");
+            println!("client_secret: {}", fresh.secret.expose_secret());
+            Ok(())
+        }
+        Command::Client(ClientCommand::Remove { client_id }) => {
+            if store.remove_client(&client_id).await? {
+                // Its tokens die with it (as RFC 7592 §2.3 deletion does).
+                let revoked = store.revoke_client(&client_id).await?;
+                println!("revoked_families: {revoked}");
+                Ok(())
+            } else {
+                Err(Failure::Refused(format!("no client {client_id:?}")))
+            }
+        }
+        Command::User(UserCommand::Add { username }) => {
+            let password = read_password()?;
+            let account = Account::generate(&username, &password)?;
+            store
+                .insert_user(account.user(), account.password_hash())
+                .await?;
+            let user = account.into_user();
+            println!("user_id: {}", user.id().as_str());
+            Ok(())
+        }
+        Command::User(UserCommand::SetPassword { username }) => {
+            let password = read_password()?;
+            crate::store::check_password(&password)?;
+            let user = store
+                .find_user_by_username(&username)
+                .await?
+                .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))?;
+            let phc = crate::hash::hash_password(password.expose_secret())?;
+            store.set_password_hash(user.id(), &phc).await?;
+            Ok(())
+        }
+        Command::User(UserCommand::SetClaims { username, claims }) => {
+            let claims = UserClaims::from_stored(&claims)
+                .ok_or_else(|| Failure::Refused("the claims must be a JSON object".to_owned()))?;
+            let kept = claims.to_stored();
+            if kept.len() > MAX_CLAIMS_BYTES {
+                return Err(Failure::Refused(format!(
+                    "the claims take {} bytes as JSON, past the {MAX_CLAIMS_BYTES} kept",
+                    kept.len()
+                )));
+            }
+            let user = store
+                .find_user_by_username(&username)
+                .await?
+                .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))?;
+            if !store.set_claims(user.id(), &claims).await? {
+                return Err(Failure::Refused(format!("no user {username:?}")));
+            }
+            println!("claims: {kept}");
+            Ok(())
+        }
+        Command::Purge => {
+            let purged = store.purge_expired(now()).await?;
+            println!("purged: {purged}");
+            Ok(())
+        }
+    })
+}
+
+async fn add_client<S: crate::store::Admin>(store: &S, add: AddClient) -> Result<(), Failure> {
+    let credentials = (!add.public)
+        .then(ClientCredentials::generate)
+        .transpose()?;
+    let builder = match &credentials {
+        Some(credentials) => Client::confidential(&add.client_id, credentials.verifier.clone()),
+        None => Client::public(&add.client_id),
+    };
+    let mut builder = builder
+        .name(add.name.unwrap_or_else(|| add.client_id.clone()))
+        .grant_types(add.grants.into_iter().map(GrantType::from))
+        .scopes(add.scope)
+        .approval(if add.no_approval {
+            Approval::NotRequired
+        } else {
+            Approval::Required
+        });
+    for uri in add.redirect_uris {
+        builder = builder.redirect_uri(uri);
+    }
+    for uri in add.post_logout_redirect_uris {
+        builder = builder.post_logout_redirect_uri(uri);
+    }
+    if let Some(uri) = add.backchannel_logout_uri {
+        builder = builder.backchannel_logout_uri(uri);
+    }
+    if let Some(alg) = add.id_token_alg {
+        builder = builder.id_token_signing_algorithm(alg.into());
+    }
+    builder = builder.secret_in_body(add.secret_in_body);
+    if add.allow_insecure_redirect_uris {
+        builder = builder.allow_insecure_redirect_uris();
+    }
+    let client = builder
+        .build()
+        .map_err(|error| Failure::Refused(format!("invalid client: {error}")))?;
+    store.register_client(&client).await?;
+    println!("client_id: {}", add.client_id);
+    if let Some(credentials) = credentials {
+        println!("client_secret: {}", credentials.secret.expose_secret());
+    }
+    Ok(())
+}
+
+/// One line of `client list`, tab-separated.
+fn describe(client: &Client) -> String {
+    let kind = if client.is_public() {
+        "public"
+    } else {
+        "confidential"
+    };
+    let grants: Vec<&str> = GrantType::ALL
+        .into_iter()
+        .filter(|grant| client.allows(*grant))
+        .map(GrantType::as_str)
+        .collect();
+    format!(
+        "{}\t{kind}\t{}\t{}\t{}\t{}",
+        client.id().as_str(),
+        client.name(),
+        grants.join(" "),
+        client.scopes().as_str(),
+        client.redirect_uris().join(" "),
+    )
+}
+
+/// The first line of standard input, without its line ending.
+fn read_password() -> Result<Password, Failure> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|error| Failure::Refused(format!("cannot read the password: {error}")))?;
+    let password = line.trim_end_matches(['\r', '\n']);
+    if password.is_empty() {
+        return Err(Failure::Refused("no password on standard input".to_owned()));
+    }
+    Ok(Password::new(password))
+}
+
+fn now() -> UnixTime {
+    UnixTime::from(SystemTime::now())
+}
