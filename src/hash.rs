@@ -57,10 +57,10 @@ use lanes::{Lane, Pools, Priority};
 /// random 128-bit salt, as a PHC string. Synchronous and slow by design: for registration and
 /// seeding, not per request.
 pub fn hash_password(password: &str) -> Result<String, StoreError> {
-    let salt = SaltString::encode_b64(&random_bytes::<16>()?).map_err(StoreError::failed)?;
+    let salt = SaltString::encode_b64(&random_bytes::<16>()?).map_err(hash_error)?;
     let phc = Argon2::default()
         .hash_password(password.as_bytes(), &salt)
-        .map_err(StoreError::failed)?;
+        .map_err(hash_error)?;
     Ok(phc.to_string())
 }
 
@@ -159,6 +159,12 @@ async fn verify_on(lane: &Lane, phc: &str, password: &str) -> Result<bool, Store
     let password = password.to_owned();
     lane.run(Priority::Normal, move || verify_password(&phc, &password))
         .await
+}
+
+/// argon2's error as a store failure (without its `std` feature it is no `std::error::Error`;
+/// that feature would bring a second `getrandom` into every host's build).
+fn hash_error(error: argon2::password_hash::Error) -> StoreError {
+    StoreError::failed(error.to_string())
 }
 
 pub(crate) fn is_argon2id_phc(phc: &str) -> bool {
