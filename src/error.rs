@@ -290,12 +290,16 @@ fn sanitize(description: Cow<'static, str>) -> Cow<'static, str> {
     if description.chars().all(allowed) {
         return description;
     }
-    Cow::Owned(
-        description
-            .chars()
-            .map(|c| if allowed(c) { c } else { '?' })
-            .collect(),
-    )
+    let mut ascii = String::with_capacity(description.len());
+    for c in description.chars() {
+        match c {
+            c if allowed(c) => ascii.push(c),
+            // "RFC 6750 §3" reads as "RFC 6750 section 3", not "RFC 6750 ?3".
+            '§' => ascii.push_str("section "),
+            _ => ascii.push('?'),
+        }
+    }
+    Cow::Owned(ascii)
 }
 
 /// A registration that grantor refuses.
@@ -385,6 +389,8 @@ mod tests {
     fn descriptions_are_restricted_to_the_rfc_character_set() {
         let error = OAuthError::invalid_request("bad \"quote\" \\ and é\n");
         assert_eq!(error.description(), "bad ?quote? ? and ??");
+        let error = OAuthError::invalid_request("see RFC 6750 §3.1");
+        assert_eq!(error.description(), "see RFC 6750 section 3.1");
     }
 
     #[test]

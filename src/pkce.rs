@@ -68,7 +68,7 @@ impl CodeChallenge {
         };
         if !well_formed {
             return Err(OAuthError::invalid_request(
-                "code_challenge is malformed (RFC 7636 §4.2)",
+                "code_challenge is malformed (RFC 7636 section 4.2)",
             ));
         }
         Ok(Self {

@@ -131,6 +131,16 @@ async fn a_malformed_header_is_invalid_request() {
             "{authorization}"
         );
     }
+    // The challenge's text is the RFC's character set, readable on the wire: no `§` turned `?`.
+    let response = f.bearer(Some("Bearer"), None).await.unwrap_err();
+    assert!(
+        challenge(&response).contains(
+            "error_description=\"the Authorization header does not carry a token \
+             (RFC 6750 section 2.1, RFC 9449 section 7.1)\""
+        ),
+        "{}",
+        challenge(&response)
+    );
     let request = http::Request::get("/api/me")
         .header("authorization", "Bearer a")
         .header("authorization", "Bearer b")

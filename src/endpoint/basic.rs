@@ -25,7 +25,7 @@ pub(crate) enum BasicAuth {
 }
 
 const NOT_FORM_ENCODED: &str =
-    "the Basic credentials are not form-urlencoded UTF-8 (RFC 6749 §2.3.1)";
+    "the Basic credentials are not form-urlencoded UTF-8 (RFC 6749 section 2.3.1)";
 
 /// Reads client credentials from the `Authorization` header: Base64 of the form-urlencoded
 /// client id, a colon, and the form-urlencoded secret.

@@ -155,7 +155,7 @@ pub(crate) fn read_credentials(
     let token = token.trim_matches(' ');
     if !is_b64token(token.as_bytes()) {
         return Err(malformed(
-            "the Authorization header does not carry a token (RFC 6750 §2.1, RFC 9449 §7.1)",
+            "the Authorization header does not carry a token (RFC 6750 section 2.1, RFC 9449 section 7.1)",
         ));
     }
     Ok((scheme, AccessToken::hashed(token)))

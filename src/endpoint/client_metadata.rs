@@ -63,7 +63,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
             OAuthError::invalid_client_metadata("a client metadata member is sent more than once")
         } else {
             OAuthError::invalid_client_metadata(
-                "the body is not a JSON object of client metadata (RFC 7591 §2)",
+                "the body is not a JSON object of client metadata (RFC 7591 section 2)",
             )
         }
     })?;
@@ -96,7 +96,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .map(|v| {
             let scope = string(v, "scope", max_param)?;
             Scope::parse(&scope).map_err(|_| {
-                OAuthError::invalid_client_metadata("scope is malformed (RFC 6749 §3.3)")
+                OAuthError::invalid_client_metadata("scope is malformed (RFC 6749 section 3.3)")
             })
         })
         .transpose()?;
@@ -115,11 +115,11 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .transpose()?;
     let dpop_bound = boolean(
         document.dpop_bound_access_tokens,
-        "dpop_bound_access_tokens must be a boolean (RFC 9449 §5.2)",
+        "dpop_bound_access_tokens must be a boolean (RFC 9449 section 5.2)",
     )?;
     let par_required = boolean(
         document.require_pushed_authorization_requests,
-        "require_pushed_authorization_requests must be a boolean (RFC 9126 §6)",
+        "require_pushed_authorization_requests must be a boolean (RFC 9126 section 6)",
     )?;
     let rotate_secret = boolean(
         document.rotate_client_secret,
@@ -156,7 +156,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
             Some("native") => Some(ApplicationType::Native),
             _ => {
                 return Err(OAuthError::invalid_client_metadata(
-                    "application_type must be web or native (OIDC Registration §2)",
+                    "application_type must be web or native (OIDC Registration section 2)",
                 ));
             }
         },
@@ -189,13 +189,13 @@ fn keys(
 ) -> Result<Option<ClientKeys>, OAuthError> {
     let refused = |_| {
         OAuthError::invalid_client_metadata(
-            "jwks must be a JWK Set of public keys, jwks_uri an https URL (RFC 7591 §2)",
+            "jwks must be a JWK Set of public keys, jwks_uri an https URL (RFC 7591 section 2)",
         )
     };
     match (jwks, jwks_uri) {
         (None, None) => Ok(None),
         (Some(_), Some(_)) => Err(OAuthError::invalid_client_metadata(
-            "jwks and jwks_uri must not both be sent (RFC 7591 §2)",
+            "jwks and jwks_uri must not both be sent (RFC 7591 section 2)",
         )),
         (Some(jwks @ Value::Object(_)), None) => ClientKeys::jwks(&jwks.to_string())
             .map(Some)

@@ -74,7 +74,7 @@ fn client_assertion<'f>(
         (Some(kind), Some(assertion)) => (kind, assertion),
         _ => {
             return Err(OAuthError::invalid_request(
-                "client_assertion and client_assertion_type go together (RFC 7521 §4.2)",
+                "client_assertion and client_assertion_type go together (RFC 7521 section 4.2)",
             ));
         }
     };
@@ -84,7 +84,9 @@ fn client_assertion<'f>(
         ));
     }
     let client_id = crate::request::claimed_subject(assertion).ok_or_else(|| {
-        OAuthError::invalid_client("the client assertion is not a JWT with a sub (RFC 7523 §3)")
+        OAuthError::invalid_client(
+            "the client assertion is not a JWT with a sub (RFC 7523 section 3)",
+        )
     })?;
     if body_id.is_some_and(|id| id != client_id) {
         return Err(OAuthError::invalid_client(
@@ -150,7 +152,7 @@ fn grant_parameters<'f>(
             let code_verifier = form.get("code_verifier");
             if code_verifier.is_some_and(|v| !pkce::is_verifier_syntax(v)) {
                 return Err(OAuthError::invalid_request(
-                    "code_verifier must be 43 to 128 unreserved characters (RFC 7636 §4.1)",
+                    "code_verifier must be 43 to 128 unreserved characters (RFC 7636 section 4.1)",
                 ));
             }
             TokenRequest::AuthorizationCode {

@@ -139,7 +139,7 @@ fn read_metadata<B: AsRef<[u8]>>(
 ) -> Result<ClientMetadata, OAuthError> {
     if !client_metadata::is_json_content_type(request.headers().get(CONTENT_TYPE)) {
         return Err(OAuthError::invalid_request(
-            "Content-Type must be application/json (RFC 7591 §3.1)",
+            "Content-Type must be application/json (RFC 7591 section 3.1)",
         ));
     }
     let limits = wire.settings.limits;

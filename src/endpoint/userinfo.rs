@@ -78,7 +78,7 @@ fn token_in_body<B: AsRef<[u8]>>(
     }
     if request.headers().contains_key(AUTHORIZATION) {
         return Err(OAuthError::invalid_request(
-            "the access token was sent both in the header and in the body (RFC 6750 §2)",
+            "the access token was sent both in the header and in the body (RFC 6750 section 2)",
         ));
     }
     let value = HeaderValue::try_from(format!("Bearer {token}"))

@@ -442,7 +442,7 @@ fn check(
     }
     if !rules.pushed && (rules.require_pushed || client.requires_pushed_requests()) {
         return Err(OAuthError::invalid_request(
-            "this client must push its authorization requests first (RFC 9126 §5)",
+            "this client must push its authorization requests first (RFC 9126 section 5)",
         ));
     }
     if rules.openid && request.openid.request.is_some() {
@@ -484,7 +484,7 @@ fn check(
         true => Some(OpenIdRequest::read(request.openid)?),
         false if response_type.has_id_token() => {
             return Err(OAuthError::invalid_scope(
-                "response_type id_token needs the scope openid (OpenID Connect Core §3.2.2.1)",
+                "response_type id_token needs the scope openid (OpenID Connect Core section 3.2.2.1)",
             ));
         }
         false => None,
@@ -492,7 +492,7 @@ fn check(
     if let Some(openid) = &openid {
         if response_type.has_id_token() && openid.nonce.is_none() {
             return Err(OAuthError::invalid_request(
-                "nonce is required with response_type id_token (OpenID Connect Core §3.2.2.1)",
+                "nonce is required with response_type id_token (OpenID Connect Core section 3.2.2.1)",
             ));
         }
         if openid.prompt == Prompt::None && !rules.sign_on {
@@ -538,7 +538,7 @@ fn dpop_jkt(
     match request.dpop_jkt {
         Some(text) if rules.dpop => JwkThumbprint::parse(text).map(Some).ok_or_else(|| {
             OAuthError::invalid_request(
-                "dpop_jkt must be a SHA-256 JWK thumbprint in base64url (RFC 9449 §10)",
+                "dpop_jkt must be a SHA-256 JWK thumbprint in base64url (RFC 9449 section 10)",
             )
         }),
         _ => Ok(None),

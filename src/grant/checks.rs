@@ -38,7 +38,7 @@ pub(crate) fn resolve_scope(requested: Option<&str>, client: &Client) -> Result<
         }
     }
     let scope = Scope::parse(requested)
-        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 section 3.3)"))?;
     if !scope.is_subset_of(client.scopes()) {
         return Err(OAuthError::invalid_scope(
             "the requested scope exceeds what the client may be granted",
@@ -68,7 +68,7 @@ pub(crate) fn resolve_openid_scope(
         .collect();
     let rest = resolve_scope(Some(&rest.join(" ")), client)?;
     let scope = Scope::from_tokens(std::iter::once(OPENID).chain(rest.iter()))
-        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+        .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 section 3.3)"))?;
     Ok((scope, true))
 }
 
@@ -79,8 +79,9 @@ pub(crate) fn narrow_scope(requested: Option<&str>, granted: &Scope) -> Result<S
         None => Ok(granted.clone()),
         Some(requested) if requested == granted.as_str() => Ok(granted.clone()),
         Some(requested) => {
-            let requested = Scope::parse(requested)
-                .map_err(|_| OAuthError::invalid_scope("the scope is malformed (RFC 6749 §3.3)"))?;
+            let requested = Scope::parse(requested).map_err(|_| {
+                OAuthError::invalid_scope("the scope is malformed (RFC 6749 section 3.3)")
+            })?;
             if !requested.is_subset_of(granted) {
                 return Err(OAuthError::invalid_scope(
                     "the requested scope exceeds the scope originally granted",
@@ -135,11 +136,11 @@ pub(crate) fn key_binding(
         (Some(bound), Some(presented)) if bound == presented => Ok(()),
         (Some(_), Some(_)) => Err(OAuthError::invalid_grant(
             "the DPoP proof's key is not the key the authorization code is bound to \
-             (RFC 9449 §10)",
+             (RFC 9449 section 10)",
         )),
         (Some(_), None) => Err(OAuthError::invalid_grant(
             "the authorization code is bound to a DPoP key: the token request needs a DPoP \
-             proof of it (RFC 9449 §10)",
+             proof of it (RFC 9449 section 10)",
         )),
     }
 }

@@ -48,7 +48,7 @@ impl Pushes<'_> {
     ) -> Result<Pushed, OAuthError> {
         if request.request_uri.is_some() {
             return Err(OAuthError::invalid_request(
-                "a pushed request may not carry request_uri (RFC 9126 §2.1)",
+                "a pushed request may not carry request_uri (RFC 9126 section 2.1)",
             ));
         }
         if request
@@ -76,7 +76,7 @@ impl Pushes<'_> {
             if pending.dpop_jkt.is_some_and(|named| named != jkt) {
                 return Err(OAuthError::new(
                     ErrorCode::InvalidDpopProof,
-                    "dpop_jkt is not the thumbprint of the DPoP proof's key (RFC 9449 §10.1)",
+                    "dpop_jkt is not the thumbprint of the DPoP proof's key (RFC 9449 section 10.1)",
                 ));
             }
             // Only a code carries the binding to its redemption.
@@ -143,8 +143,9 @@ impl Pushes<'_> {
         request_uri: &str,
         now: UnixTime,
     ) -> Result<PendingAuthorization, OAuthError> {
-        let client_id = client_id
-            .ok_or_else(|| OAuthError::invalid_request("client_id is missing (RFC 9126 §4)"))?;
+        let client_id = client_id.ok_or_else(|| {
+            OAuthError::invalid_request("client_id is missing (RFC 9126 section 4)")
+        })?;
         let unusable = || {
             OAuthError::new(
                 ErrorCode::InvalidRequestUri,

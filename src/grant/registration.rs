@@ -411,7 +411,7 @@ fn grant_types(
                 .all(|g| grants.contains(g) == responses.contains(g));
             if !agree {
                 return Err(OAuthError::invalid_client_metadata(
-                    "grant_types and response_types disagree (RFC 7591 §2.1)",
+                    "grant_types and response_types disagree (RFC 7591 section 2.1)",
                 ));
             }
             grants
@@ -447,7 +447,7 @@ fn application_type_allows(
         && !redirect_uris.iter().all(|uri| uri.starts_with("http://"))
     {
         return Err(OAuthError::invalid_redirect_uri(
-            "a native application registers loopback http redirect URIs (OIDC Registration §2)",
+            "a native application registers loopback http redirect URIs (OIDC Registration section 2)",
         ));
     }
     let implicit = grants.contains(&GrantType::Implicit);
@@ -461,7 +461,7 @@ fn application_type_allows(
     {
         return Err(OAuthError::invalid_redirect_uri(
             "a web application using the implicit grant registers https redirect URIs, \
-             not localhost (OIDC Registration §2)",
+             not localhost (OIDC Registration section 2)",
         ));
     }
     Ok(())

@@ -89,7 +89,7 @@ impl Resources {
         for resource in requested {
             let Some(known) = self.registered(resource) else {
                 return Err(invalid_target(if Audience::new(resource).is_none() {
-                    "a resource must be an absolute URI without a fragment (RFC 8707 §2)"
+                    "a resource must be an absolute URI without a fragment (RFC 8707 section 2)"
                 } else {
                     "a requested resource is unknown to this server"
                 }));
