@@ -49,28 +49,34 @@ pub trait Pages: Send + Sync + 'static {
     /// The sign-in page: a form `POST`ing to `action` the fields `username`, `password` and
     /// `csrf` (hidden, with `page.csrf`). `page.problem` says why the last attempt failed.
     fn sign_in(&self, page: &SignInPage, action: &str) -> String {
-        layout(&sign_in_body(page, action))
+        layout("Sign in", &sign_in_body(page, action))
     }
 
     /// The approval page: names `page.client_name` and `page.scope`, and holds a form
     /// `POST`ing to `action` the hidden `csrf` (`page.csrf`) and `decision`, `approve` or
     /// `deny` (two submit buttons `name="decision"`).
     fn approval(&self, page: &ApprovalPage, action: &str) -> String {
-        layout(&approval_body(page, action))
+        layout("Allow access?", &approval_body(page, action))
     }
 
     /// The device verification page (RFC 8628 §3.3): a form `POST`ing `user_code` to
     /// `page.action`, prefilled with `page.user_code`, saying `page.problem` when there is one.
     fn device(&self, page: &DevicePage<'_>) -> String {
-        layout(&device_body(page))
+        layout("Connect a device", &device_body(page))
     }
 
     /// What the user sees once a device's request is answered.
     fn device_answered(&self, decision: Decision) -> String {
-        layout(match decision {
-            Decision::Approve => "<h1>Device connected</h1><p>You may return to your device.</p>",
-            Decision::Deny => "<h1>Request denied</h1><p>The device was not given access.</p>",
-        })
+        match decision {
+            Decision::Approve => layout(
+                "Device connected",
+                "<h1>Device connected</h1><p>You may return to your device.</p>",
+            ),
+            Decision::Deny => layout(
+                "Request denied",
+                "<h1>Request denied</h1><p>The device was not given access.</p>",
+            ),
+        }
     }
 
     /// The logout confirmation (OpenID Connect RP-Initiated Logout 1.0 §2): asks whether to
@@ -87,31 +93,40 @@ pub trait Pages: Send + Sync + 'static {
                 )
             })
             .unwrap_or_default();
-        layout(&format!(
-            "<h1>Sign out?</h1>{asked_by}<p>You will be signed out of every application that \
+        layout(
+            "Sign out?",
+            &format!(
+                "<h1>Sign out?</h1>{asked_by}<p>You will be signed out of every application that \
              uses this account here.</p><form method=\"post\" action=\"{action}\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <button type=\"submit\" name=\"logout\" value=\"yes\">Sign out</button></form>",
-            action = escape_html(action),
-            csrf = escape_html(&page.csrf),
-        ))
+                action = escape_html(action),
+                csrf = escape_html(&page.csrf),
+            ),
+        )
     }
 
     /// What the person sees once logged out, when no client asked for the browser back.
     fn logged_out(&self) -> String {
-        layout("<h1>Signed out</h1><p>You are signed out. You may close this window.</p>")
+        layout(
+            "Signed out",
+            "<h1>Signed out</h1><p>You are signed out. You may close this window.</p>",
+        )
     }
 
     /// A request that cannot continue and cannot go back to the client: an invalid
     /// authorization request (unknown client, unregistered redirect URI), an expired or forged
     /// form. Sent with [`OAuthError::status`].
     fn error(&self, error: &OAuthError) -> String {
-        layout(&format!(
-            "<h1>This request cannot continue</h1><p class=\"problem\">{}</p>\
-             <p>Error code: <code>{}</code></p>",
-            escape_html(error.description()),
-            error.code()
-        ))
+        layout(
+            "This request cannot continue",
+            &format!(
+                "<h1>This request cannot continue</h1><p class=\"problem\">{}</p>\
+                 <p>Error code: <code>{}</code></p>",
+                escape_html(error.description()),
+                error.code()
+            ),
+        )
     }
 
     /// The `Content-Security-Policy` the pages are sent with. It must keep
@@ -172,12 +187,12 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// A whole document around `body`.
-fn layout(body: &str) -> String {
+/// A whole document titled `title` (plain text, no markup) around `body`.
+fn layout(title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Sign in</title><style>{STYLE}</style></head>\
+         <title>{title}</title><style>{STYLE}</style></head>\
          <body><main>{body}</main></body></html>\n"
     )
 }
@@ -326,6 +341,40 @@ mod tests {
         assert_eq!(
             escape_html(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+
+    /// Each page says what it is in its title (a browser tab, a screen reader's first words).
+    #[test]
+    fn each_page_has_a_title_of_its_own() {
+        let title = |html: &str| {
+            let start = html.find("<title>").expect("a title") + "<title>".len();
+            let end = html[start..].find("</title>").expect("closed") + start;
+            html[start..end].to_owned()
+        };
+        let device = PlainPages.device(&DevicePage {
+            action: "/device",
+            user_code: "",
+            problem: None,
+            sign_in: false,
+            sign_in_problem: None,
+        });
+        let titles = [
+            title(&device),
+            title(&PlainPages.device_answered(Decision::Approve)),
+            title(&PlainPages.device_answered(Decision::Deny)),
+            title(&PlainPages.logged_out()),
+            title(&PlainPages.error(&OAuthError::invalid_request("no"))),
+        ];
+        assert_eq!(
+            titles,
+            [
+                "Connect a device",
+                "Device connected",
+                "Request denied",
+                "Signed out",
+                "This request cannot continue"
+            ]
         );
     }
 
