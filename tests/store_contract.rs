@@ -81,6 +81,29 @@ async fn the_postgres_store_keeps_the_contract() {
     }
 }
 
+/// Under `SERIALIZABLE`, PostgreSQL aborts transactions that conflict (40001) and deadlocks
+/// (40P01); the store runs them again, so the contract holds as it does at the default
+/// isolation, and races between two nodes still have exactly one winner and no failure.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_store_keeps_the_contract_under_serializable() {
+    use futures_util::FutureExt as _;
+    let test = "the_postgres_store_keeps_the_contract_under_serializable";
+    let Some(schemas) = fixtures::PostgresSchemas::from_env(test) else {
+        return;
+    };
+    let run = std::panic::AssertUnwindSafe(async {
+        contract::run(|| async { schemas.fresh_serializable().await.0 }).await;
+        let (a, b) = schemas.fresh_serializable().await;
+        sql_rules::races_between_two_nodes_have_one_winner_and_no_failure(&a, &b).await;
+    });
+    let outcome = run.catch_unwind().await;
+    schemas.drop_all().await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// Makes a `sqlite` and a `postgres` test of each SQL-only rule, each on a fresh store.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 macro_rules! sql_rules {

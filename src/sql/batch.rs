@@ -145,14 +145,14 @@ impl<T: Send + 'static> Batcher<T> {
 /// when that fails.
 async fn insert_families(pool: PgPool, batch: Vec<NewTokens>) -> Vec<Result<(), StoreError>> {
     if batch.len() > 1 {
-        match insert_families_at_once(&pool, &batch).await {
+        match retry_conflicts!(insert_families_at_once(&pool, &batch).await) {
             Ok(()) => return batch.iter().map(|_| Ok(())).collect(),
             Err(error) => tracing::debug!(%error, "a batch of new families failed; each alone"),
         }
     }
     let mut outcomes = Vec::with_capacity(batch.len());
     for tokens in &batch {
-        outcomes.push(insert_family_alone(&pool, tokens).await);
+        outcomes.push(retry_conflicts!(insert_family_alone(&pool, tokens).await));
     }
     outcomes
 }

@@ -320,23 +320,106 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
 
 /// Runs `$body`, a block answering `Result<T, StoreError>` that runs the statements of one write
 /// on `$conn: &mut DB::Connection`, and answers once they are committed: one statement on its
-/// own and several in a transaction of their own. A macro rather than a function taking an
+/// own and several in a transaction of their own. A write that loses a serialization conflict
+/// or a deadlock runs again whole ([`Conflicts`]). A macro rather than a function taking an
 /// async closure: the futures of the seams must be `Send`, which the compiler cannot prove
 /// through an async closure's borrowed argument.
 #[cfg(feature = "postgres")]
 macro_rules! store_write {
     ($store:expr, $statements:expr, |$conn:ident| $body:block) => {{
-        match $store.begin_write($statements).await {
-            Err(error) => Err(error),
-            Ok(mut write) => {
-                let answer = {
-                    let $conn = write.connection();
-                    async { $body }.await
-                };
-                write.finish(answer).await
+        let mut conflicts = $crate::sql::Conflicts::new();
+        loop {
+            let answer = match $store.begin_write($statements).await {
+                Err(error) => Err(error),
+                Ok(mut write) => {
+                    let answer = {
+                        let $conn = write.connection();
+                        async { $body }.await
+                    };
+                    write.finish(answer).await
+                }
+            };
+            match answer {
+                Err(error) if conflicts.again(&error).await => continue,
+                answer => break answer,
             }
         }
     }};
+}
+
+/// Evaluates `$attempt` (an expression with its `.await`s, answering `Result<T, StoreError>`)
+/// again while it loses serialization conflicts or deadlocks ([`Conflicts`]).
+#[cfg(feature = "postgres")]
+macro_rules! retry_conflicts {
+    ($attempt:expr) => {{
+        let mut conflicts = $crate::sql::Conflicts::new();
+        loop {
+            match $attempt {
+                Err(error) if conflicts.again(&error).await => continue,
+                answer => break answer,
+            }
+        }
+    }};
+}
+
+/// How many times a statement or transaction runs in all when it keeps losing serialization
+/// conflicts (SQLSTATE 40001, under `SERIALIZABLE` or `REPEATABLE READ`) or deadlocks (40P01).
+#[cfg(feature = "postgres")]
+pub(crate) const CONFLICT_ATTEMPTS: u32 = 8;
+
+/// How long the retries of one statement or transaction may take in all.
+#[cfg(feature = "postgres")]
+pub(crate) const CONFLICT_BUDGET: Duration = Duration::from_secs(1);
+
+/// Retrying what PostgreSQL aborted for a conflict with a concurrent transaction: always safe
+/// for grantor's statements and short transactions, which either happened whole or not at
+/// all and read again what they decide on. Each retry waits a random time (full jitter) up to
+/// 2, 4, 8… 64 ms, so that the transactions that collided do not collide again; after
+/// [`CONFLICT_ATTEMPTS`] runs or [`CONFLICT_BUDGET`], the conflict is answered (503).
+#[cfg(feature = "postgres")]
+pub(crate) struct Conflicts {
+    runs: u32,
+    started: std::time::Instant,
+}
+
+#[cfg(feature = "postgres")]
+impl Conflicts {
+    pub(crate) fn new() -> Self {
+        Self {
+            runs: 1,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Whether to run again after `error`, having waited; `false` for any other error, or once
+    /// the attempts or the time are spent.
+    pub(crate) async fn again(&mut self, error: &StoreError) -> bool {
+        if !is_conflict(error)
+            || self.runs >= CONFLICT_ATTEMPTS
+            || self.started.elapsed() >= CONFLICT_BUDGET
+        {
+            return false;
+        }
+        let ceiling = (1u64 << self.runs.min(6)) * 1000;
+        // Not a secret, but drawn where every random value is.
+        let draw = crate::secret::random_bytes::<8>().map_or(ceiling / 2, u64::from_le_bytes);
+        let wait = Duration::from_micros(draw % (ceiling + 1));
+        self.runs += 1;
+        tokio::time::sleep(wait).await;
+        true
+    }
+}
+
+/// Whether `error` is PostgreSQL's serialization failure (40001) or deadlock (40P01).
+#[cfg(feature = "postgres")]
+fn is_conflict(error: &StoreError) -> bool {
+    std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<sqlx::Error>())
+        .and_then(|error| match error {
+            sqlx::Error::Database(database) => database.code(),
+            _ => None,
+        })
+        .is_some_and(|code| code == "40001" || code == "40P01")
 }
 
 #[cfg(feature = "postgres")]

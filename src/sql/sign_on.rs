@@ -96,12 +96,14 @@ impl UserSessionStore for SqlStore<Postgres> {
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<UserSession>, StoreError> {
-        let rows: Vec<UserSessionGrantRow> = sqlx::query_as(text::FIND_USER_SESSION)
-            .bind(id.as_bytes().as_slice())
-            .bind(secs(now))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(store_error::<Postgres>)?;
+        let rows: Vec<UserSessionGrantRow> = retry_conflicts!(
+            sqlx::query_as(text::FIND_USER_SESSION)
+                .bind(id.as_bytes().as_slice())
+                .bind(secs(now))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(store_error::<Postgres>)
+        )?;
         UserSessionGrantRow::into_session(rows)
     }
 
@@ -231,13 +233,15 @@ impl ConsentStore for SqlStore<Postgres> {
         client: &ClientId,
         now: UnixTime,
     ) -> Result<Option<Scope>, StoreError> {
-        let row: Option<ScopeRow> = sqlx::query_as(text::FIND_CONSENT)
-            .bind(user.as_str())
-            .bind(client.as_str())
-            .bind(secs(now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(store_error::<Postgres>)?;
+        let row: Option<ScopeRow> = retry_conflicts!(
+            sqlx::query_as(text::FIND_CONSENT)
+                .bind(user.as_str())
+                .bind(client.as_str())
+                .bind(secs(now))
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(store_error::<Postgres>)
+        )?;
         row.map(ScopeRow::into_scope).transpose()
     }
 

@@ -46,7 +46,7 @@ impl SessionStore for SqlStore<Postgres> {
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<Session>, StoreError> {
-        session(&self.pool, text::FIND_SESSION, id, now).await
+        retry_conflicts!(session(&self.pool, text::FIND_SESSION, id, now).await)
     }
 
     async fn take_session(
@@ -81,12 +81,14 @@ impl AttemptCounter for SqlStore<Postgres> {
     }
 
     async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {
-        let row: Option<AttemptsRow> = sqlx::query_as(text::FIND_ATTEMPTS)
-            .bind(key)
-            .bind(secs(now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(store_error::<Postgres>)?;
+        let row: Option<AttemptsRow> = retry_conflicts!(
+            sqlx::query_as(text::FIND_ATTEMPTS)
+                .bind(key)
+                .bind(secs(now))
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(store_error::<Postgres>)
+        )?;
         Ok(row.map(AttemptsRow::into_attempts))
     }
 
@@ -117,7 +119,7 @@ impl SingleUseStore for SqlStore<Postgres> {
     }
 
     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        value(&self.pool, text::PEEK, key, now).await
+        retry_conflicts!(value(&self.pool, text::PEEK, key, now).await)
     }
 
     async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
@@ -150,7 +152,7 @@ impl KeyStore for SqlStore<Postgres> {
     }
 
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        value(&self.pool, text::FIND_KEY, name, now).await
+        retry_conflicts!(value(&self.pool, text::FIND_KEY, name, now).await)
     }
 }
 

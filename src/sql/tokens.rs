@@ -129,12 +129,14 @@ impl TokenIssuer for SqlStore<Postgres> {
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<RefreshGrant>, StoreError> {
-        let row: Option<RefreshRow> = sqlx::query_as(text::FIND_REFRESH)
-            .bind(token.as_bytes().as_slice())
-            .bind(secs(now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(store_error::<Postgres>)?;
+        let row: Option<RefreshRow> = retry_conflicts!(
+            sqlx::query_as(text::FIND_REFRESH)
+                .bind(token.as_bytes().as_slice())
+                .bind(secs(now))
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(store_error::<Postgres>)
+        )?;
         row.map(RefreshRow::into_grant).transpose()
     }
 
@@ -200,12 +202,14 @@ impl TokenIssuer for SqlStore<Postgres> {
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
-        let row: Option<AccessRow> = sqlx::query_as(text::FIND_ACCESS)
-            .bind(token.as_bytes().as_slice())
-            .bind(secs(now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(store_error::<Postgres>)?;
+        let row: Option<AccessRow> = retry_conflicts!(
+            sqlx::query_as(text::FIND_ACCESS)
+                .bind(token.as_bytes().as_slice())
+                .bind(secs(now))
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(store_error::<Postgres>)
+        )?;
         row.map(AccessRow::into_grant).transpose()
     }
 

@@ -281,9 +281,31 @@ impl PostgresSchemas {
 
     /// A store in a new schema.
     pub async fn fresh(&self) -> sql::PostgresStore {
-        use sql::sqlx::Connection as _;
-        use sql::sqlx::postgres::{PgConnectOptions, PgConnection};
+        self.fresh_with(&[]).await
+    }
+
+    /// A store in a new schema whose transactions are all `SERIALIZABLE`, and a second store
+    /// (another node) on the same schema.
+    pub async fn fresh_serializable(&self) -> (sql::PostgresStore, sql::PostgresStore) {
+        let isolation = [("default_transaction_isolation", "serializable")];
+        let first = self.fresh_with(&isolation).await;
+        let schema = self.made.lock().unwrap().last().cloned().unwrap();
+        let options = self.options(&schema).options(isolation);
+        let second = sql::PostgresStore::connect_with(options).await.unwrap();
+        (first, second)
+    }
+
+    fn options(&self, schema: &str) -> sql::sqlx::postgres::PgConnectOptions {
         use std::str::FromStr as _;
+        sql::sqlx::postgres::PgConnectOptions::from_str(&self.url)
+            .unwrap()
+            .options([("search_path", schema)])
+    }
+
+    /// A store in a new schema, with more session settings.
+    async fn fresh_with(&self, settings: &[(&str, &str)]) -> sql::PostgresStore {
+        use sql::sqlx::Connection as _;
+        use sql::sqlx::postgres::PgConnection;
         let schema = unique_name("grantor_contract");
         let mut admin = PgConnection::connect(&self.url).await.unwrap();
         sql::sqlx::query(&format!("CREATE SCHEMA {schema}"))
@@ -292,9 +314,7 @@ impl PostgresSchemas {
             .unwrap();
         let _ = admin.close().await;
         self.made.lock().unwrap().push(schema.clone());
-        let options = PgConnectOptions::from_str(&self.url)
-            .unwrap()
-            .options([("search_path", schema.as_str())]);
+        let options = self.options(&schema).options(settings.iter().copied());
         sql::PostgresStore::connect_with(options).await.unwrap()
     }
 
