@@ -505,3 +505,14 @@ fn a_relative_path_is_the_callers_and_is_said() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `grantor migrate` makes the schema, so that the nodes of a rolling deploy can open the store
+/// without migrating.
+#[tokio::test]
+async fn migrate_makes_the_schema_the_nodes_open() {
+    let db = Database::new("migrate");
+    assert!(SqliteStore::open(&db.url()).await.is_err(), "no schema yet");
+    let said = db.ok(&["migrate"]);
+    assert_eq!(field(&said, "migrated"), "yes");
+    SqliteStore::open(&db.url()).await.unwrap().close().await;
+}

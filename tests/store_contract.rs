@@ -104,6 +104,81 @@ async fn the_postgres_store_keeps_the_contract_under_serializable() {
     }
 }
 
+/// Migrations apart from connecting (rolling deploys): `open` refuses a database without the
+/// schema this build needs and opens one `connect` (or `migrate`) made; a database a newer build
+/// migrated (a migration this build does not know) opens and connects.
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn sqlite_opens_without_migrating_and_takes_a_newer_schema() {
+    use grantor::store::StoreErrorKind;
+    let files = fixtures::SqliteFiles::new();
+    let url = files.new_url();
+    let refused = grantor::sql::SqliteStore::open(&url).await.unwrap_err();
+    assert_eq!(refused.kind(), StoreErrorKind::Failed);
+    assert!(refused.to_string().contains("grantor migrate"), "{refused}");
+    let store = grantor::sql::SqliteStore::connect(&url).await.unwrap();
+    store
+        .write_with(|conn| {
+            conn.execute(
+                "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
+                 execution_time) VALUES (9999, 'from a newer build', TRUE, x'00', 1)",
+                [],
+            )
+        })
+        .await
+        .unwrap();
+    store.close().await;
+    grantor::sql::SqliteStore::open(&url)
+        .await
+        .unwrap()
+        .close()
+        .await;
+    grantor::sql::SqliteStore::connect(&url)
+        .await
+        .unwrap()
+        .close()
+        .await;
+}
+
+/// The same on PostgreSQL.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn postgres_opens_without_migrating_and_takes_a_newer_schema() {
+    use grantor::store::StoreErrorKind;
+    let test = "postgres_opens_without_migrating_and_takes_a_newer_schema";
+    let Some(schemas) = fixtures::PostgresSchemas::from_env(test) else {
+        return;
+    };
+    let options = schemas.empty().await;
+    let refused = grantor::sql::PostgresStore::open_with(options.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), StoreErrorKind::Failed);
+    assert!(refused.to_string().contains("grantor migrate"), "{refused}");
+    let store = grantor::sql::PostgresStore::connect_with(options.clone())
+        .await
+        .unwrap();
+    grantor::sql::sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (9999, 'from a newer build', TRUE, '\\x00', 1)",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    store.close().await;
+    grantor::sql::PostgresStore::open_with(options.clone())
+        .await
+        .unwrap()
+        .close()
+        .await;
+    grantor::sql::PostgresStore::connect_with(options)
+        .await
+        .unwrap()
+        .close()
+        .await;
+    schemas.drop_all().await;
+}
+
 /// Makes a `sqlite` and a `postgres` test of each SQL-only rule, each on a fresh store.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 macro_rules! sql_rules {

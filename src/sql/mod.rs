@@ -178,6 +178,17 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 /// what the first redemption issued (RFC 6749 §4.1.2); the same as the in-memory store.
 const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
 
+/// `have` (the database's newest migration) against `needed` (this build's).
+pub(crate) fn check_version(have: i64, needed: i64) -> Result<(), crate::error::StoreError> {
+    if have < needed {
+        return Err(crate::error::StoreError::failed(format!(
+            "the database's schema is at migration {have}, this build needs {needed}: run \
+             `grantor migrate` (or the store's `migrate`) first"
+        )));
+    }
+    Ok(())
+}
+
 /// Every seam over a sqlx database: `SqlStore<Postgres>` ([`PostgresStore`], feature
 /// `postgres`).
 ///

@@ -21,8 +21,14 @@ pub const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 /// How long a pooled connection may sit idle before it is pinged ahead of its next use.
 const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// `src/sql/migrations/postgres/`, embedded at build time.
-static MIGRATOR: Migrator = sqlx::migrate!("src/sql/migrations/postgres");
+/// `src/sql/migrations/postgres/`, embedded at build time. A database that has migrations this
+/// build does not know (a newer build migrated it: a rolling deploy) is accepted, since grantor's
+/// migrations only add.
+static MIGRATOR: std::sync::LazyLock<Migrator> = std::sync::LazyLock::new(|| {
+    let mut migrator = sqlx::migrate!("src/sql/migrations/postgres");
+    migrator.set_ignore_missing(true);
+    migrator
+});
 
 impl Backend for Postgres {
     const BEGIN_WRITE: &'static str = "BEGIN";
@@ -60,6 +66,22 @@ impl SqlStore<Postgres> {
         Self::connect_with(options).await
     }
 
+    /// Connects to `url` as [`connect`](Self::connect) does, without migrating: for the nodes
+    /// of a rolling deploy, once `grantor migrate` (or [`SqlStore::migrate`]) has run from one
+    /// place. Refuses a database whose schema is older than this build needs.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url).map_err(StoreError::failed)?;
+        Self::open_with(options).await
+    }
+
+    /// [`open`](Self::open) with `options`, the pool as [`connect_with`](Self::connect_with)
+    /// makes it.
+    pub async fn open_with(options: PgConnectOptions) -> Result<Self, StoreError> {
+        let store = Self::from_pool(pool(options).await?);
+        store.check_schema().await?;
+        Ok(store)
+    }
+
     /// Connects with `options` (TLS, schema through `options([("search_path", …)])`, …) and
     /// applies pending migrations. The pool holds up to 10 connections and waits at most
     /// [`ACQUIRE_TIMEOUT`] for one, so that while the database is down every request fails
@@ -73,35 +95,60 @@ impl SqlStore<Postgres> {
     /// pool. For another pool size, build the pool yourself and use
     /// [`SqlStore::from_pool`] (then set `statement_timeout` yourself).
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
-        let has_timeout = options
-            .get_options()
-            .is_some_and(|set| set.contains("statement_timeout"));
-        let options = if has_timeout {
-            options
-        } else {
-            let millis = STATEMENT_TIMEOUT.as_millis().to_string();
-            options.options([("statement_timeout", millis.as_str())])
-        };
-        let pool = PgPoolOptions::new()
-            .max_connections(10)
-            // No ping before every use (sqlx's default), which doubled a token check's round
-            // trips: only before reusing a connection idle for PING_AFTER_IDLE or longer, which
-            // may have outlived a restart of the server.
-            .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for >= PING_AFTER_IDLE {
-                        sqlx::Connection::ping(conn).await?;
-                    }
-                    Ok(true)
-                })
-            })
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
-            .await
-            .map_err(store_error::<Postgres>)?;
-        let store = Self::from_pool(pool);
+        let store = Self::from_pool(pool(options).await?);
         store.migrate().await?;
         Ok(store)
     }
+}
+
+impl SqlStore<Postgres> {
+    /// Refuses a database whose schema lacks a migration this build needs (newer ones, from a
+    /// newer build, are fine: grantor's migrations only add).
+    async fn check_schema(&self) -> Result<(), StoreError> {
+        let needed = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+        let have: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(|error| match &error {
+                    sqlx::Error::Database(db) if db.code().as_deref() == Some("42P01") => {
+                        StoreError::failed(
+                            "the database has no grantor schema: run `grantor migrate` first",
+                        )
+                    }
+                    _ => store_error::<Postgres>(error),
+                })?;
+        super::check_version(have.unwrap_or(0), needed)
+    }
+}
+
+/// The pool of [`PostgresStore::connect_with`] and [`PostgresStore::open_with`].
+async fn pool(options: PgConnectOptions) -> Result<sqlx::PgPool, StoreError> {
+    let has_timeout = options
+        .get_options()
+        .is_some_and(|set| set.contains("statement_timeout"));
+    let options = if has_timeout {
+        options
+    } else {
+        let millis = STATEMENT_TIMEOUT.as_millis().to_string();
+        options.options([("statement_timeout", millis.as_str())])
+    };
+    PgPoolOptions::new()
+        .max_connections(10)
+        // No ping before every use (sqlx's default), which doubled a token check's round
+        // trips: only before reusing a connection idle for PING_AFTER_IDLE or longer, which
+        // may have outlived a restart of the server.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_AFTER_IDLE {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(store_error::<Postgres>)
 }

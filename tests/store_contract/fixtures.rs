@@ -241,6 +241,12 @@ impl SqliteFiles {
         Self { dir }
     }
 
+    /// The URL of a new database file, not yet made.
+    pub fn new_url(&self) -> String {
+        let path = self.dir.join(format!("{}.db", unique_name("store")));
+        format!("sqlite:{}", path.display())
+    }
+
     /// A store on a new database file.
     pub async fn fresh(&self) -> sql::SqliteStore {
         let path = self.dir.join(format!("{}.db", unique_name("store")));
@@ -293,6 +299,22 @@ impl PostgresSchemas {
         let options = self.options(&schema).options(isolation);
         let second = sql::PostgresStore::connect_with(options).await.unwrap();
         (first, second)
+    }
+
+    /// The connection options of a new, empty schema.
+    pub async fn empty(&self) -> sql::sqlx::postgres::PgConnectOptions {
+        use sql::sqlx::Connection as _;
+        let schema = unique_name("grantor_contract");
+        let mut admin = sql::sqlx::postgres::PgConnection::connect(&self.url)
+            .await
+            .unwrap();
+        sql::sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        let _ = admin.close().await;
+        self.made.lock().unwrap().push(schema.clone());
+        self.options(&schema)
     }
 
     fn options(&self, schema: &str) -> sql::sqlx::postgres::PgConnectOptions {

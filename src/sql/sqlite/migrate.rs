@@ -5,8 +5,9 @@
 //! Each pending migration runs with its bookkeeping row in one `BEGIN IMMEDIATE` transaction,
 //! which also serializes concurrent runs from several processes: the one that waited finds the
 //! migration recorded and skips it. A recorded migration whose checksum differs from the one
-//! embedded, a recorded one that failed halfway, or a database newer than this build is
-//! refused rather than guessed at.
+//! embedded, or a recorded one that failed halfway, is refused rather than guessed at; a
+//! database a newer build migrated is used as it is (grantor's migrations only add columns,
+//! tables and indexes, so an older build runs on a newer schema: a rolling deploy, a rollback).
 
 use rusqlite::{Connection, OptionalExtension as _};
 use sha2::{Digest as _, Sha384};
@@ -71,18 +72,51 @@ pub(super) fn run(conn: &Connection) -> Result<(), StoreError> {
     for migration in MIGRATIONS {
         apply(conn, migration)?;
     }
-    let newest: Option<i64> = conn
-        .query_row("SELECT MAX(version) FROM _sqlx_migrations", [], |row| {
-            row.get(0)
-        })
-        .map_err(store_error)?;
-    let known = MIGRATIONS.last().map_or(0, |m| m.version);
-    match newest {
-        Some(newest) if newest > known => Err(refuse(format!(
-            "it has migration {newest}, newer than this build of grantor knows ({known})"
-        ))),
-        _ => Ok(()),
+    let newest = newest(conn)?;
+    let known = latest();
+    if newest > known {
+        // A newer build migrated it; grantor's migrations only add, so this build carries on.
+        tracing::warn!(
+            newest,
+            known,
+            "the SQLite database has migrations this build lacks"
+        );
     }
+    Ok(())
+}
+
+/// Refuses a database whose schema lacks a migration this build needs.
+pub(super) fn check(conn: &Connection) -> Result<(), StoreError> {
+    let known: bool = conn
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM sqlite_master WHERE name = '_sqlx_migrations'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(store_error)?;
+    if !known {
+        return Err(StoreError::failed(
+            "the database has no grantor schema: run `grantor migrate` first",
+        ));
+    }
+    crate::sql::check_version(newest(conn)?, latest())
+}
+
+/// The newest migration the database has applied (0 for none).
+fn newest(conn: &Connection) -> Result<i64, StoreError> {
+    let newest: Option<i64> = conn
+        .query_row(
+            "SELECT MAX(version) FROM _sqlx_migrations WHERE success",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(store_error)?;
+    Ok(newest.unwrap_or(0))
+}
+
+/// The newest migration this build has.
+fn latest() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
 }
 
 /// Applies `migration` unless it is recorded, with its record, in one transaction.

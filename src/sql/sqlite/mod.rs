@@ -191,6 +191,23 @@ impl SqliteStore {
     /// its commit is on disk. Writes run on one thread and commit in groups (see the [module
     /// docs](crate::sql#group-commit-sqlite)); reads run on the caller's thread.
     pub async fn connect_with(options: SqliteOptions) -> Result<Self, StoreError> {
+        Self::start(options, true).await
+    }
+
+    /// Opens the database `url` names as [`connect`](Self::connect) does, without migrating:
+    /// refuses one whose schema is older than this build needs (run `grantor migrate`, or
+    /// [`migrate`](Self::migrate), first).
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(SqliteOptions::from_url(url)?).await
+    }
+
+    /// [`open`](Self::open) with `options`.
+    pub async fn open_with(options: SqliteOptions) -> Result<Self, StoreError> {
+        Self::start(options, false).await
+    }
+
+    /// Starts the writer thread on the database, migrating it first or checking its schema.
+    async fn start(options: SqliteOptions, migrate: bool) -> Result<Self, StoreError> {
         if let Some(path) = &options.path {
             private_file(path)?;
         }
@@ -203,7 +220,11 @@ impl SqliteStore {
             .name("grantor-sqlite-writer".into())
             .spawn(move || {
                 let opened = thread_options.open(true).and_then(|conn| {
-                    migrate::run(&conn)?;
+                    if migrate {
+                        migrate::run(&conn)?;
+                    } else {
+                        migrate::check(&conn)?;
+                    }
                     Ok(conn)
                 });
                 match opened {
