@@ -4,10 +4,11 @@
 use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::memory::TokenSeam;
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, Authorization, FamilyId, TokenIssuer, UserStore};
+use crate::store::{AccessGrant, Authorization, FamilyId, UserStore};
 use crate::token_format::{AccessTokenFormat, Unverified};
 
 /// Why a request to a protected resource was refused (RFC 6750 §3.1); `endpoint` renders it
@@ -41,7 +42,7 @@ pub(crate) struct Demand<'a> {
 
 /// The grant behind `token`, checked against what the resource demands.
 pub(crate) async fn check(
-    store: &dyn TokenIssuer,
+    store: TokenSeam<'_>,
     token: &AccessToken,
     demand: Demand<'_>,
     now: UnixTime,
@@ -64,7 +65,7 @@ pub(crate) struct SelfContainedCheck<'a> {
     pub(crate) format: &'a dyn AccessTokenFormat,
     pub(crate) issuer: &'a str,
     /// Asked only when the host checks revocation.
-    pub(crate) store: &'a dyn TokenIssuer,
+    pub(crate) store: TokenSeam<'a>,
     /// Who `sub` is, for a token with a user.
     pub(crate) users: &'a dyn UserStore,
 }
