@@ -140,11 +140,11 @@ impl Decide<'_> {
         let (answer, family) = match pending.response_type {
             ResponseType::Code => {
                 let (code, family) =
-                    authorization_code::issue_code(self.issuer, pending, user, facts, now).await?;
+                    authorization_code::issue_code(&self.issuer, pending, user, facts, now).await?;
                 (Answer::Code(code), Some(family))
             }
             ResponseType::Token | ResponseType::IdToken | ResponseType::IdTokenToken => {
-                match implicit::issue(self.issuer, self.users, pending, user, facts, now).await? {
+                match implicit::issue(&self.issuer, self.users, pending, user, facts, now).await? {
                     Implicit::Token(issued) => {
                         let family = issued.family;
                         (Answer::Token(issued), Some(family))

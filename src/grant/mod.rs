@@ -27,6 +27,9 @@ pub(crate) mod signin;
 pub(crate) mod token_exchange;
 pub(crate) mod userinfo;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::audience::Audience;
 use crate::client::GrantType;
 use crate::clock::UnixTime;
@@ -211,7 +214,7 @@ pub(crate) async fn token(
                 code_verifier: *code_verifier,
                 resources,
             };
-            authorization_code::exchange(issuer, &client, exchange, now).await
+            authorization_code::exchange(&issuer, &client, exchange, now).await
         }
         TokenRequest::Password {
             username,
@@ -229,15 +232,15 @@ pub(crate) async fn token(
             };
             let sign_in = &grants.sign_in;
             let credentials = password::Credentials { username, password };
-            password::exchange(issuer, sign_in, &client, credentials, granted, openid, now).await
+            password::exchange(&issuer, sign_in, &client, credentials, granted, openid, now).await
         }
         TokenRequest::RefreshToken {
             refresh_token,
             scope,
             resources,
-        } => refresh::exchange(issuer, &client, refresh_token, *scope, resources, now).await,
+        } => refresh::exchange(&issuer, &client, refresh_token, *scope, resources, now).await,
         TokenRequest::ClientCredentials { scope, resources } => {
-            client_credentials::exchange(issuer, &client, *scope, resources, now).await
+            client_credentials::exchange(&issuer, &client, *scope, resources, now).await
         }
         TokenRequest::DeviceCode { device_code } => {
             let Some(devices) = grants.devices else {
@@ -268,7 +271,7 @@ pub(crate) async fn token(
                 resources,
                 audiences,
             };
-            token_exchange::exchange(issuer, grants.exchange, &client, exchange, now).await
+            token_exchange::exchange(&issuer, grants.exchange, &client, exchange, now).await
         }
     }
 }
@@ -465,13 +468,17 @@ impl Issuer<'_> {
     /// RFC 9700 §4.14.2): the one place grantor does, so no store decides it. `event` says
     /// which ([`EventKind::CodeReplayed`] or [`EventKind::RefreshReuseDetected`]) and is
     /// recorded once the family is revoked.
-    pub(crate) async fn revoke_after_replay(
+    ///
+    /// Boxed: the grants' futures, which await it only on a replay, do not carry its event.
+    pub(crate) fn revoke_after_replay(
         &self,
         family: FamilyId,
         event: Event,
-    ) -> Result<(), OAuthError> {
-        self.store.revoke_family(family).await?;
-        self.events.record(&event.family(family));
-        Ok(())
+    ) -> Pin<Box<dyn Future<Output = Result<(), OAuthError>> + Send + '_>> {
+        Box::pin(async move {
+            self.store.revoke_family(family).await?;
+            self.events.record(&event.family(family));
+            Ok(())
+        })
     }
 }
