@@ -11,6 +11,7 @@ use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind};
+use crate::memory::answer_now;
 use crate::mint;
 use crate::secret::AuthorizationCode;
 use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, SignInFacts, User};
@@ -101,7 +102,8 @@ async fn redeem_and_issue(
     let (family, authorization, facts) = {
         // Consumed before any other check: a code presented once is spent, whoever presented
         // it.
-        let redemption = issuer.store.redeem_code(&request.code.digest(), now).await;
+        let digest = request.code.digest();
+        let redemption = answer_now!(issuer.store.redeem_code(&digest, now));
         let (mut grant, family) = match redemption.map_err(OAuthError::from)? {
             CodeRedemption::Redeemed { grant, family } => (grant, family),
             CodeRedemption::Replayed { family } => return Err(Failure::Replayed(family)),

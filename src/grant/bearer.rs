@@ -4,7 +4,7 @@
 use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::memory::TokenSeam;
+use crate::memory::{TokenSeam, answer_now};
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
@@ -48,9 +48,7 @@ pub(crate) async fn check(
     now: UnixTime,
 ) -> Result<AccessGrant, Refusal> {
     let digest = token.digest();
-    let grant = store
-        .find_access_token(&digest, now)
-        .await
+    let grant = answer_now!(store.find_access_token(&digest, now))
         .map_err(|e| Refusal::Error(e.into()))?
         .ok_or(Refusal::InvalidToken)?;
     let audience = grant.authorization.audience.or(demand.default);

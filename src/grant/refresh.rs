@@ -15,6 +15,7 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
+use crate::memory::answer_now;
 use crate::secret::RefreshToken;
 use crate::store::{Authorization, Rotation, User};
 
@@ -31,10 +32,7 @@ pub(crate) async fn exchange(
     // The token's grant lives in this block alone, so this future does not keep it while the
     // successor is minted and the rotation stored.
     let (family, family_end, authorization) = {
-        let grant = issuer
-            .store
-            .find_refresh_token(&digest, now)
-            .await?
+        let grant = answer_now!(issuer.store.find_refresh_token(&digest, now))?
             .ok_or_else(invalid_token)?;
         let own = grant.authorization.client_id == *client.id();
         if grant.rotated && (!own || grace.is_zero()) {

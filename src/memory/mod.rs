@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub(crate) use seam::{ClientSeam, Seam, TokenSeam, is_store};
+pub(crate) use seam::{ClientSeam, Seam, TokenSeam, answer_now, is_store};
 pub(crate) use sharded::{ShardKey, Sharded};
 
 use crate::client::{Client, ClientId, SecretVerifier};

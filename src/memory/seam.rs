@@ -10,7 +10,7 @@
 //! no allocation, and no future that keeps the call's arguments (a [`NewTokens`] is 384 bytes)
 //! inside the caller's.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -61,13 +61,46 @@ pub(crate) fn is_store<T: ?Sized>(seam: &Arc<T>, memory: &Arc<MemoryStore>) -> b
     std::ptr::addr_eq(Arc::as_ptr(seam), Arc::as_ptr(memory))
 }
 
-/// A seam's answer: the memory store's, ready, or the host store's future.
+/// A seam's answer: the memory store's, ready, or the host store's future. Awaited as it is,
+/// or, where a large answer should not sit in the caller's future, taken [`Answer::now`] and
+/// only the host's future awaited.
 pub(crate) enum Answer<'f, T> {
-    Ready(Option<T>),
-    Pending(Pin<Box<dyn Future<Output = T> + Send + 'f>>),
+    Ready(T),
+    Pending(Later<'f, T>),
 }
 
-impl<T: Unpin> Future for Answer<'_, T> {
+/// The host store's future.
+pub(crate) type Later<'f, T> = Pin<Box<dyn Future<Output = T> + Send + 'f>>;
+
+impl<'f, T> Answer<'f, T> {
+    /// The memory store's answer, or the host's future to await.
+    pub(crate) fn now(self) -> Result<T, Later<'f, T>> {
+        match self {
+            Self::Ready(answer) => Ok(answer),
+            Self::Pending(later) => Err(later),
+        }
+    }
+}
+
+impl<'f, T: Unpin> IntoFuture for Answer<'f, T> {
+    type Output = T;
+    type IntoFuture = Awaited<'f, T>;
+
+    fn into_future(self) -> Awaited<'f, T> {
+        match self {
+            Self::Ready(answer) => Awaited::Ready(Some(answer)),
+            Self::Pending(later) => Awaited::Pending(later),
+        }
+    }
+}
+
+/// An [`Answer`] being awaited.
+pub(crate) enum Awaited<'f, T> {
+    Ready(Option<T>),
+    Pending(Later<'f, T>),
+}
+
+impl<T: Unpin> Future for Awaited<'_, T> {
     type Output = T;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
@@ -80,11 +113,27 @@ impl<T: Unpin> Future for Answer<'_, T> {
     }
 }
 
+/// A seam's [`Answer`], awaiting only a host store's future: the memory store's answer is
+/// taken at once, so a large one (a grant is 200–340 bytes) is not kept in the caller's future
+/// as a ready answer, as `.await` on the [`Answer`] would keep it.
+macro_rules! answer_now {
+    ($answer:expr) => {
+        'answered: {
+            let later = match $answer.now() {
+                Ok(answer) => break 'answered answer,
+                Err(later) => later,
+            };
+            later.await
+        }
+    };
+}
+pub(crate) use answer_now;
+
 /// The memory store's answer, or the host's future.
 macro_rules! answer {
     ($seam:expr, $memory:ident => $ready:expr, $host:ident => $pending:expr) => {
         match $seam {
-            Seam::Memory($memory) => Answer::Ready(Some($ready)),
+            Seam::Memory($memory) => Answer::Ready($ready),
             Seam::Host($host) => Answer::Pending($pending),
         }
     };
