@@ -50,6 +50,8 @@ pub struct AuthorizationServerBuilder {
     users: Option<Arc<dyn UserStore>>,
     user_admin: Option<Arc<dyn UserAdmin>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
+    /// The memory store handed to `store`, if it was one: called in place where it is a seam.
+    memory: Option<Arc<crate::MemoryStore>>,
     sessions: Option<Arc<dyn SessionStore>>,
     single_use: Option<Arc<dyn SingleUseStore>>,
     attempts: Option<Arc<dyn AttemptCounter>>,
@@ -134,6 +136,7 @@ impl Default for AuthorizationServerBuilder {
             users: None,
             user_admin: None,
             tokens: None,
+            memory: None,
             sessions: None,
             single_use: None,
             attempts: None,

@@ -508,6 +508,15 @@ impl AuthorizationServer {
         }
     }
 
+    /// Whether the token and client seams are grantor's memory store, called in place.
+    #[cfg(test)]
+    pub(crate) fn calls_memory_in_place(&self) -> (bool, bool) {
+        (
+            self.inner.memory_tokens.is_some(),
+            self.inner.memory_clients.is_some(),
+        )
+    }
+
     /// The settings it was built with, for the pages and the glue above it.
     pub(crate) fn settings(&self) -> &Settings {
         &self.inner.config

@@ -7,7 +7,7 @@ use super::{AuthorizationServerBuilder, ConfigError};
 use crate::endpoint::Rendered;
 use crate::grant::client_auth::SecretCache;
 use crate::grant::signin::SealKeys;
-use crate::memory::MemoryStore;
+use crate::memory::{MemoryStore, is_store};
 use crate::server::{AuthorizationServer, Inner};
 use crate::settings::{
     Lifetimes, Limits, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile, Resources,
@@ -202,7 +202,14 @@ impl AuthorizationServerBuilder {
         let rendered = Rendered::new(&config).ok_or(ConfigError::Realm)?;
         // The features' implementations of the core seams.
         let wired = self.features.wire(&config, &single_use, &keys, &attempts);
+        // grantor's own memory store, where it is the token or client seam, is called in
+        // place rather than through a boxed future per call.
+        let memory = self.memory;
+        let memory_tokens = memory.clone().filter(|m| is_store(&tokens, m));
+        let memory_clients = memory.filter(|m| is_store(&clients, m));
         Ok(AuthorizationServer::assembled(Inner {
+            memory_tokens,
+            memory_clients,
             config,
             rendered,
             clients,

@@ -79,6 +79,10 @@ impl AuthorizationServerBuilder {
             + 'static,
     {
         let store = Arc::new(store);
+        let any: Arc<dyn std::any::Any + Send + Sync> = store.clone();
+        if let Ok(memory) = any.downcast::<crate::MemoryStore>() {
+            self.memory = Some(memory);
+        }
         if self.clients.is_none() {
             self.clients = Some(store.clone());
             self.registry.get_or_insert(store.clone());

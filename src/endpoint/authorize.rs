@@ -15,7 +15,8 @@ use crate::grant::authorize::{Decision, PendingAuthorization, ReplyTo, ResponseT
 use crate::grant::decide::{Answer, Decide, Refused};
 use crate::grant::pushed::Pushes;
 use crate::grant::{TOKEN_TYPE, authorize};
-use crate::store::{ClientStore, UserId};
+use crate::memory::ClientSeam;
+use crate::store::UserId;
 
 /// What the authorization endpoint decided about a request.
 #[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]
@@ -46,7 +47,7 @@ impl std::fmt::Debug for Authorize {
 /// What the authorization endpoint decides with: the client store, the server's rules and,
 /// when pushed requests are taken, what redeeming one needs.
 pub(crate) struct Authorization<'a> {
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) rules: Rules<'a>,
     pub(crate) pushes: Option<Pushes<'a>>,
 }

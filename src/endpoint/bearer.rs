@@ -11,9 +11,10 @@ use super::{Wire, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::{self, Demand, Refusal};
 use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
+use crate::memory::TokenSeam;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, TokenIssuer, UserStore};
+use crate::store::{AccessGrant, UserStore};
 use crate::token_format::AccessTokenFormat;
 
 mod dpop;
@@ -47,7 +48,7 @@ impl<'a> Presented<'a> {
 /// user), and the feature's verifiers where they are on.
 #[derive(Clone, Copy)]
 pub(crate) struct Validation<'a> {
-    pub(crate) tokens: &'a dyn TokenIssuer,
+    pub(crate) tokens: TokenSeam<'a>,
     pub(crate) users: &'a dyn UserStore,
     /// Set when access tokens are self-contained (JWTs).
     pub(crate) format: Option<&'a dyn AccessTokenFormat>,

@@ -8,13 +8,13 @@ use super::{json, parse, render};
 use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup::{self, Found};
-use crate::store::TokenIssuer;
+use crate::memory::TokenSeam;
 use crate::token_format::AccessTokenFormat;
 
 /// What introspection needs: client authentication at this endpoint and the tokens.
 pub(crate) struct Introspection<'a> {
     pub(crate) clients: Authenticator<'a>,
-    pub(crate) tokens: &'a dyn TokenIssuer,
+    pub(crate) tokens: TokenSeam<'a>,
     /// Set when access tokens are self-contained (their `jti` is read from them).
     pub(crate) format: Option<&'a dyn AccessTokenFormat>,
 }

@@ -9,14 +9,14 @@ use crate::error::OAuthError;
 use crate::events::Events;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup;
-use crate::store::TokenIssuer;
+use crate::memory::TokenSeam;
 use crate::token_format::AccessTokenFormat;
 
 /// What revocation needs: client authentication at this endpoint, the tokens, the audit trail.
 #[derive(Clone, Copy)]
 pub(crate) struct Revocation<'a> {
     pub(crate) clients: Authenticator<'a>,
-    pub(crate) tokens: &'a dyn TokenIssuer,
+    pub(crate) tokens: TokenSeam<'a>,
     /// Set when access tokens are self-contained (their `jti` is read from them).
     pub(crate) format: Option<&'a dyn AccessTokenFormat>,
     pub(crate) events: &'a dyn Events,

@@ -12,10 +12,11 @@
 //! Events and log lines made during the call are inside the span, so a subscriber that prints
 //! spans (`tracing_subscriber::fmt`) shows them with the endpoint and the client.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use http::Response;
-use tracing::Instrument as _;
 use tracing::field::Empty;
 
 /// The span of a call of `endpoint`, its later fields still empty.
@@ -40,9 +41,22 @@ where
     F: Future<Output = Response<String>>,
 {
     let span = span(endpoint);
-    let response = start().instrument(span.clone()).await;
+    let mut call = std::pin::pin!(start());
+    let response = poll_fn(|cx| in_span(&span, call.as_mut(), cx)).await;
     finish(&span, &response);
     response
+}
+
+/// Polls `call` in `span`, as `tracing`'s `Instrumented` does. The call is polled where it was
+/// made: `instrument` would first move it into a wrapper (kilobytes for the token endpoint),
+/// a copy on every request.
+fn in_span<F: Future>(
+    span: &tracing::Span,
+    call: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    let _entered = span.enter();
+    call.poll(cx)
 }
 
 /// The authorization endpoint's call in its span, made here as [`traced`]'s: `sign_in` when
@@ -52,7 +66,8 @@ where
     F: Future<Output = super::authorize::Authorize>,
 {
     let span = span("authorize");
-    let answer = start().instrument(span.clone()).await;
+    let mut call = std::pin::pin!(start());
+    let answer = poll_fn(|cx| in_span(&span, call.as_mut(), cx)).await;
     match &answer {
         super::authorize::Authorize::SignIn(_) => {
             span.record("outcome", "sign_in");

@@ -11,6 +11,7 @@ use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind};
+use crate::memory::answer_now;
 use crate::mint;
 use crate::secret::AuthorizationCode;
 use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, SignInFacts, User};
@@ -18,7 +19,7 @@ use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, SignInFac
 /// Mints the code for the approved `pending` authorization and hands the store its digest,
 /// with what an OpenID Connect request's ID token will say of the sign-in (`facts`).
 pub(crate) async fn issue_code(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     pending: &PendingAuthorization,
     user: User,
     facts: Option<SignInFacts>,
@@ -56,7 +57,7 @@ pub(crate) struct Exchange<'a> {
 }
 
 pub(crate) async fn exchange(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     client: &Client,
     request: Exchange<'_>,
     now: UnixTime,
@@ -91,29 +92,35 @@ impl From<OAuthError> for Failure {
 }
 
 async fn redeem_and_issue(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     client: &Client,
     request: Exchange<'_>,
     now: UnixTime,
 ) -> Result<Issued, Failure> {
-    // Consumed before any other check: a code presented once is spent, whoever presented it.
-    let redemption = issuer.store.redeem_code(&request.code.digest(), now).await;
-    let (mut grant, family) = match redemption.map_err(OAuthError::from)? {
-        CodeRedemption::Redeemed { grant, family } => (grant, family),
-        CodeRedemption::Replayed { family } => return Err(Failure::Replayed(family)),
-        _ => {
-            return Err(Failure::Refused(OAuthError::invalid_grant(
-                "the authorization code is invalid or expired",
-            )));
-        }
+    // The code's grant lives in this block alone, so this future does not keep it (312 bytes)
+    // while the tokens are issued.
+    let (family, authorization, facts) = {
+        // Consumed before any other check: a code presented once is spent, whoever presented
+        // it.
+        let digest = request.code.digest();
+        let redemption = answer_now!(issuer.store.redeem_code(&digest, now));
+        let (mut grant, family) = match redemption.map_err(OAuthError::from)? {
+            CodeRedemption::Redeemed { grant, family } => (grant, family),
+            CodeRedemption::Replayed { family } => return Err(Failure::Replayed(family)),
+            _ => {
+                return Err(Failure::Refused(OAuthError::invalid_grant(
+                    "the authorization code is invalid or expired",
+                )));
+            }
+        };
+        checks::code_binding(&grant, client, request.redirect_uri, request.code_verifier)?;
+        checks::key_binding(&grant, issuer.possession.map(|p| p.jkt()))?;
+        let audience = issuer
+            .resources
+            .narrow(request.resources, &grant.authorization.audience)?;
+        let facts = grant.openid.take();
+        (family, grant.authorization.with_audience(audience), facts)
     };
-    checks::code_binding(&grant, client, request.redirect_uri, request.code_verifier)?;
-    checks::key_binding(&grant, issuer.possession.map(|p| p.jkt()))?;
-    let audience = issuer
-        .resources
-        .narrow(request.resources, &grant.authorization.audience)?;
-    let facts = grant.openid.take();
-    let authorization = authorization_of(grant).with_audience(audience);
     let user = authorization.user.as_ref().map(|u| u.id().clone());
     let with_id_token = id_token::asked(&authorization.scope, facts.as_ref());
     let refresh = client.issues_refresh_tokens();
@@ -143,10 +150,4 @@ async fn redeem_and_issue(
         issued.id_token = Some(id_token);
     }
     Ok(issued)
-}
-
-/// The grant's authorization; the rest of it is dropped here rather than kept in the
-/// exchange's future while the tokens are stored.
-fn authorization_of(grant: CodeGrant) -> Authorization {
-    grant.authorization
 }

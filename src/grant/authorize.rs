@@ -12,6 +12,7 @@ use crate::client::{Approval, Client, GrantType};
 use crate::client_documents::{DocumentError, Documents, is_document_id};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::memory::ClientSeam;
 use crate::oidc::Prompt;
 use crate::oidc::{OPENID, OpenIdRequest};
 use crate::pkce::CodeChallenge;
@@ -20,7 +21,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::settings::Resources;
 use crate::settings::{PkcePolicy, Profile};
-use crate::store::{ClientStore, JwkThumbprint};
+use crate::store::JwkThumbprint;
 
 /// The user's answer on the approval page (or the host's, for clients without one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,7 +326,7 @@ pub(crate) struct Rules<'a> {
 
 /// Checks an authorization request against its client's registration.
 pub(crate) async fn validate<'r>(
-    clients: &dyn ClientStore,
+    clients: ClientSeam<'_>,
     rules: Rules<'_>,
     request: &AuthorizationRequest<'r>,
     now: UnixTime,
@@ -368,7 +369,7 @@ pub(crate) async fn validate<'r>(
 
 /// The checks that decide whether errors may be redirected at all (RFC 6749 §4.1.2.1).
 async fn find_client_and_redirect(
-    clients: &dyn ClientStore,
+    clients: ClientSeam<'_>,
     documents: Option<&Documents>,
     request: &AuthorizationRequest<'_>,
     now: UnixTime,

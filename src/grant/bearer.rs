@@ -4,10 +4,11 @@
 use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::memory::{TokenSeam, answer_now};
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, Authorization, FamilyId, TokenIssuer, UserStore};
+use crate::store::{AccessGrant, Authorization, FamilyId, UserStore};
 use crate::token_format::{AccessTokenFormat, Unverified};
 
 /// Why a request to a protected resource was refused (RFC 6750 §3.1); `endpoint` renders it
@@ -41,15 +42,13 @@ pub(crate) struct Demand<'a> {
 
 /// The grant behind `token`, checked against what the resource demands.
 pub(crate) async fn check(
-    store: &dyn TokenIssuer,
+    store: TokenSeam<'_>,
     token: &AccessToken,
     demand: Demand<'_>,
     now: UnixTime,
 ) -> Result<AccessGrant, Refusal> {
     let digest = token.digest();
-    let grant = store
-        .find_access_token(&digest, now)
-        .await
+    let grant = answer_now!(store.find_access_token(&digest, now))
         .map_err(|e| Refusal::Error(e.into()))?
         .ok_or(Refusal::InvalidToken)?;
     let audience = grant.authorization.audience.or(demand.default);
@@ -64,7 +63,7 @@ pub(crate) struct SelfContainedCheck<'a> {
     pub(crate) format: &'a dyn AccessTokenFormat,
     pub(crate) issuer: &'a str,
     /// Asked only when the host checks revocation.
-    pub(crate) store: &'a dyn TokenIssuer,
+    pub(crate) store: TokenSeam<'a>,
     /// Who `sub` is, for a token with a user.
     pub(crate) users: &'a dyn UserStore,
 }

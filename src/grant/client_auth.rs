@@ -16,16 +16,17 @@ use crate::clock::{Clock, UnixTime};
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
+use crate::memory::ClientSeam;
 use crate::request::{Assertion, ClientAuth};
 use crate::secret::{SecretDigest, random_bytes};
-use crate::store::{AttemptCounter, ClientStore, namespace};
+use crate::store::{AttemptCounter, namespace};
 use crate::throttle::{SignInThrottle, Turns};
 
 /// What client authentication needs: the registered clients, the cache of verified secrets,
 /// and what throttles failed Argon2id checks per client id.
 #[derive(Clone, Copy)]
 pub(crate) struct Authenticator<'a> {
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     /// Where Argon2id-verified secrets are checked: the server's client lane.
     pub(crate) hashing: &'a Hashing,
     pub(crate) cache: &'a SecretCache,

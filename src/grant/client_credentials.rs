@@ -8,7 +8,7 @@ use crate::error::OAuthError;
 use crate::store::Authorization;
 
 pub(crate) async fn exchange(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     client: &Client,
     scope: Option<&str>,
     resources: &[&str],

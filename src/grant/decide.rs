@@ -10,9 +10,10 @@ use super::implicit::Implicit;
 use super::{Issued, Issuer, authorization_code, implicit};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::memory::ClientSeam;
 use crate::oidc::OpenIdRequest;
 use crate::secret::AuthorizationCode;
-use crate::store::{ClientStore, SignInFacts, User, UserId, UserSessionStore, UserStore};
+use crate::store::{SignInFacts, User, UserId, UserSessionStore, UserStore};
 
 /// What an approval issues, for the redirect to the client.
 #[derive(Debug)]
@@ -51,7 +52,7 @@ impl From<crate::error::StoreError> for Refused {
 /// What a decision needs: the registrations as they are now, the accounts, the issuer, and
 /// the signed-in browsers (a grant made in one is recorded there, for logout to end it).
 pub(crate) struct Decide<'a> {
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) users: &'a dyn UserStore,
     pub(crate) user_sessions: &'a dyn UserSessionStore,
     pub(crate) issuer: Issuer<'a>,
@@ -139,11 +140,11 @@ impl Decide<'_> {
         let (answer, family) = match pending.response_type {
             ResponseType::Code => {
                 let (code, family) =
-                    authorization_code::issue_code(self.issuer, pending, user, facts, now).await?;
+                    authorization_code::issue_code(&self.issuer, pending, user, facts, now).await?;
                 (Answer::Code(code), Some(family))
             }
             ResponseType::Token | ResponseType::IdToken | ResponseType::IdTokenToken => {
-                match implicit::issue(self.issuer, self.users, pending, user, facts, now).await? {
+                match implicit::issue(&self.issuer, self.users, pending, user, facts, now).await? {
                     Implicit::Token(issued) => {
                         let family = issued.family;
                         (Answer::Token(issued), Some(family))

@@ -22,7 +22,7 @@ pub(crate) enum Implicit {
 
 /// Issues what the approved `pending` authorization asked for.
 pub(crate) async fn issue(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     users: &dyn UserStore,
     pending: &PendingAuthorization,
     user: User,

@@ -16,11 +16,13 @@ use crate::client::{Client, ClientId};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
+use crate::memory::ClientSeam;
+use crate::memory::TokenSeam;
 use crate::mint;
 use crate::oidc::LOGOUT_TOKEN_TYP;
 use crate::outbound::{Delivery, Outbound, OutboundPost};
 use crate::secret::SecretDigest;
-use crate::store::{ClientStore, KeyStore, TokenIssuer, UserSession, UserSessionStore};
+use crate::store::{KeyStore, UserSession, UserSessionStore};
 
 /// How long a logout token is valid (Back-Channel Logout 1.0 §2.4 asks for a short life).
 const LOGOUT_TOKEN_LIFETIME: Duration = Duration::from_secs(120);
@@ -31,9 +33,9 @@ const BACKCHANNEL_EVENT: &str = "http://schemas.openid.net/event/backchannel-log
 
 /// What logout needs.
 pub(crate) struct Logout<'a> {
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) sessions: &'a dyn UserSessionStore,
-    pub(crate) tokens: &'a dyn TokenIssuer,
+    pub(crate) tokens: TokenSeam<'a>,
     pub(crate) id_tokens: IdTokens<'a>,
     /// Where logout tokens go; `None`: back-channel logout is not offered.
     pub(crate) outbound: Option<Arc<dyn Outbound>>,

@@ -7,10 +7,11 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
+use crate::memory::TokenSeam;
 use crate::mint;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
-use crate::store::{AccessGrant, Authorization, RefreshGrant, TokenIssuer, User};
+use crate::store::{AccessGrant, Authorization, RefreshGrant, User};
 use crate::token_format::AccessTokenFormat;
 
 /// A token found in the store.
@@ -38,7 +39,7 @@ impl Found {
 /// Looks `token` up as an access token and as a refresh token, the hinted kind first. An
 /// unknown hint is ignored, as RFC 7009 §2.1 allows. The digest is computed once for both.
 async fn find(
-    store: &dyn TokenIssuer,
+    store: TokenSeam<'_>,
     token: &AccessToken,
     hint: Option<&str>,
     now: UnixTime,
@@ -69,7 +70,7 @@ async fn find(
 /// anything else could be scanned for; a token without a kept audience has `default`). Public
 /// clients cannot introspect at all.
 pub(crate) async fn introspect(
-    store: &dyn TokenIssuer,
+    store: TokenSeam<'_>,
     format: Option<&dyn AccessTokenFormat>,
     client: &Client,
     default: &Audience,
@@ -111,7 +112,7 @@ fn jti_of(format: Option<&dyn AccessTokenFormat>, token: &AccessToken) -> crate:
 /// left alone (the endpoint answers 200 all the same, RFC 7009 §2.2, so a client does not learn
 /// another's token exists). What is revoked is reported to `events`.
 pub(crate) async fn revoke(
-    store: &dyn TokenIssuer,
+    store: TokenSeam<'_>,
     format: Option<&dyn AccessTokenFormat>,
     events: &dyn Events,
     client: &Client,

@@ -27,11 +27,15 @@ pub(crate) mod signin;
 pub(crate) mod token_exchange;
 pub(crate) mod userinfo;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::audience::Audience;
 use crate::client::GrantType;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::events::{Event, EventKind};
+use crate::memory::TokenSeam;
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
@@ -39,7 +43,6 @@ use crate::secret::{AccessToken, RefreshToken, SecretDigest};
 use crate::settings::{Lifetimes, Profile, Resources};
 use crate::store::{
     Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
-    TokenIssuer,
 };
 use crate::token_format::{AccessClaims, AccessTokenFormat};
 
@@ -63,7 +66,7 @@ pub(crate) trait Possession: Send + Sync {
 /// What issuing tokens needs: where they are kept and how long they live.
 #[derive(Clone, Copy)]
 pub(crate) struct Issuer<'a> {
-    pub(crate) store: &'a dyn TokenIssuer,
+    pub(crate) store: TokenSeam<'a>,
     pub(crate) lifetimes: &'a Lifetimes,
     /// What tokens may be aimed at (RFC 8707).
     pub(crate) resources: &'a Resources,
@@ -211,7 +214,7 @@ pub(crate) async fn token(
                 code_verifier: *code_verifier,
                 resources,
             };
-            authorization_code::exchange(issuer, &client, exchange, now).await
+            authorization_code::exchange(&issuer, &client, exchange, now).await
         }
         TokenRequest::Password {
             username,
@@ -229,15 +232,15 @@ pub(crate) async fn token(
             };
             let sign_in = &grants.sign_in;
             let credentials = password::Credentials { username, password };
-            password::exchange(issuer, sign_in, &client, credentials, granted, openid, now).await
+            password::exchange(&issuer, sign_in, &client, credentials, granted, openid, now).await
         }
         TokenRequest::RefreshToken {
             refresh_token,
             scope,
             resources,
-        } => refresh::exchange(issuer, &client, refresh_token, *scope, resources, now).await,
+        } => refresh::exchange(&issuer, &client, refresh_token, *scope, resources, now).await,
         TokenRequest::ClientCredentials { scope, resources } => {
-            client_credentials::exchange(issuer, &client, *scope, resources, now).await
+            client_credentials::exchange(&issuer, &client, *scope, resources, now).await
         }
         TokenRequest::DeviceCode { device_code } => {
             let Some(devices) = grants.devices else {
@@ -268,8 +271,112 @@ pub(crate) async fn token(
                 resources,
                 audiences,
             };
-            token_exchange::exchange(issuer, grants.exchange, &client, exchange, now).await
+            token_exchange::exchange(&issuer, grants.exchange, &client, exchange, now).await
         }
+    }
+}
+
+/// Tokens being minted: the random secrets, their family, `jti` and expiry, before the access
+/// token's text is settled (the minted one, or a JWT carrying its `jti`).
+struct Minting {
+    access: AccessToken,
+    refresh: Option<RefreshToken>,
+    family: Family,
+    jti: Jti,
+    now: UnixTime,
+    access_expires_at: UnixTime,
+}
+
+impl Minting {
+    fn new(
+        issuer: &Issuer<'_>,
+        family: Option<FamilyId>,
+        with_refresh: bool,
+        now: UnixTime,
+    ) -> Result<Self, OAuthError> {
+        let minted = mint::tokens(with_refresh, family.is_none())?;
+        let family = match (family, minted.family) {
+            (Some(id), _) => Family::Existing(id),
+            (None, Some(id)) => Family::New(id),
+            // `tokens` mints a family id whenever it is told the family is new.
+            (None, None) => return Err(StoreError::failed("no family id was minted").into()),
+        };
+        let jti = mint::jti(&minted.access.digest());
+        Ok(Self {
+            access: minted.access,
+            refresh: minted.refresh,
+            family,
+            jti,
+            now,
+            access_expires_at: now.plus(issuer.lifetimes.access_token),
+        })
+    }
+
+    /// What the client gets and what the store keeps: the access token is the minted one, or
+    /// `signed` (a JWT's text and digest), bound to `jkt`.
+    fn finish(
+        self,
+        issuer: &Issuer<'_>,
+        signed: Option<(String, SecretDigest)>,
+        authorization: Authorization,
+        jkt: Option<JwkThumbprint>,
+        family_end: Option<UnixTime>,
+    ) -> (Issued, NewTokens) {
+        let Self {
+            access,
+            refresh,
+            family,
+            jti,
+            now,
+            access_expires_at,
+        } = self;
+        let (access_text, access_digest) = match signed {
+            Some(signed) => signed,
+            None => {
+                let digest = access.digest();
+                (access.into_secret(), digest)
+            }
+        };
+        let family_id = match family {
+            Family::New(id) | Family::Existing(id) => id,
+        };
+        let scope = authorization.scope.clone();
+        let mut record = NewTokens::new(
+            family,
+            authorization,
+            now,
+            access_digest,
+            jti.clone(),
+            access_expires_at,
+        )
+        .bound_to(jkt)
+        .acting(issuer.actor.cloned());
+        if let Some(refresh) = &refresh {
+            let family_end = family_end.unwrap_or_else(|| now.plus(issuer.lifetimes.family));
+            let expires_at = now.plus(issuer.lifetimes.refresh_token).min(family_end);
+            let refresh_jkt = jkt.filter(|_| issuer.bind_refresh);
+            record = record
+                .with_refresh_token(
+                    NewRefreshToken::new(refresh.digest(), expires_at).bound_to(refresh_jkt),
+                )
+                .with_family_end(family_end);
+        }
+        let issued = Issued {
+            access_token: access_text,
+            token_type: if jkt.is_some() {
+                DPOP_TOKEN_TYPE
+            } else {
+                TOKEN_TYPE
+            },
+            expires_in: now.seconds_until(access_expires_at),
+            jti,
+            scope,
+            refresh_token: refresh.map(RefreshToken::into_secret),
+            issued_token_type: None,
+            id_token: None,
+            family: family_id,
+        };
+        (issued, record)
     }
 }
 
@@ -298,6 +405,10 @@ impl Issuer<'_> {
     /// family or in `family`: what the client gets and what the store keeps. A refresh token
     /// never outlives its family's end: `family_end`, or for a family without one yet, the
     /// absolute family lifetime from now.
+    ///
+    /// Opaque tokens without a DPoP proof (the usual case) are minted without waiting for
+    /// anything, so this future holds only its arguments; a proof to spend or a JWT to sign
+    /// waits in a boxed future of its own.
     pub(crate) async fn mint(
         &self,
         family: Option<FamilyId>,
@@ -306,20 +417,23 @@ impl Issuer<'_> {
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<(Issued, NewTokens), OAuthError> {
-        let minted = mint::tokens(with_refresh, family.is_none())?;
-        let family = match (family, minted.family) {
-            (Some(id), _) => Family::Existing(id),
-            (None, Some(id)) => Family::New(id),
-            // `tokens` mints a family id whenever it is told the family is new.
-            (None, None) => return Err(StoreError::failed("no family id was minted").into()),
-        };
-        let family_id = match family {
-            Family::New(id) | Family::Existing(id) => id,
-        };
-        let (access_token, refresh_token) = (minted.access, minted.refresh);
-        let access_expires_at = now.plus(self.lifetimes.access_token);
-        let jti = mint::jti(&access_token.digest());
-        let scope = authorization.scope.clone();
+        if self.possession.is_none() && self.format.is_none() {
+            let minted = Minting::new(self, family, with_refresh, now)?;
+            return Ok(minted.finish(self, None, authorization, None, family_end));
+        }
+        Box::pin(self.mint_bound_or_signed(family, family_end, authorization, with_refresh, now))
+            .await
+    }
+
+    /// [`Issuer::mint`] with a DPoP proof to spend or a JWT access token to sign.
+    async fn mint_bound_or_signed(
+        &self,
+        family: Option<FamilyId>,
+        family_end: Option<UnixTime>,
+        authorization: Authorization,
+        with_refresh: bool,
+        now: UnixTime,
+    ) -> Result<(Issued, NewTokens), OAuthError> {
         let jkt = match self.possession {
             Some(possession) => {
                 possession.spend(now).await?;
@@ -327,95 +441,44 @@ impl Issuer<'_> {
             }
             None => None,
         };
-        let (access_text, access_digest) = self
-            .access_token_text(
-                access_token,
-                &authorization,
-                &jti,
-                jkt,
-                access_expires_at,
-                now,
-            )
-            .await?;
-        let mut record = NewTokens::new(
-            family,
-            authorization,
-            now,
-            access_digest,
-            jti.clone(),
-            access_expires_at,
-        )
-        .bound_to(jkt)
-        .acting(self.actor.cloned());
-        if let Some(refresh) = &refresh_token {
-            let family_end = family_end.unwrap_or_else(|| now.plus(self.lifetimes.family));
-            let expires_at = now.plus(self.lifetimes.refresh_token).min(family_end);
-            let refresh_jkt = jkt.filter(|_| self.bind_refresh);
-            record = record
-                .with_refresh_token(
-                    NewRefreshToken::new(refresh.digest(), expires_at).bound_to(refresh_jkt),
-                )
-                .with_family_end(family_end);
-        }
-        let issued = Issued {
-            access_token: access_text,
-            token_type: if jkt.is_some() {
-                DPOP_TOKEN_TYPE
-            } else {
-                TOKEN_TYPE
-            },
-            expires_in: now.seconds_until(access_expires_at),
-            jti,
-            scope,
-            refresh_token: refresh_token.map(RefreshToken::into_secret),
-            issued_token_type: None,
-            id_token: None,
-            family: family_id,
+        let minted = Minting::new(self, family, with_refresh, now)?;
+        let signed = match self.format {
+            Some(format) => {
+                let claims = AccessClaims {
+                    issuer: self.issuer_id,
+                    authorization: &authorization,
+                    jti: &minted.jti,
+                    jkt,
+                    actor: self.actor,
+                    issued_at: now,
+                    expires_at: minted.access_expires_at,
+                };
+                // A JWT access token (RFC 9068) whose `jti` is the minted token's (random and
+                // unique as ever); the store keeps the JWT's digest.
+                let token = format.encode(&claims).await?;
+                let digest = SecretDigest::of(&token);
+                Some((token, digest))
+            }
+            None => None,
         };
-        Ok((issued, record))
-    }
-
-    /// The access token as the client gets it, and the digest the store keeps: the minted
-    /// random token, or with JWT access tokens (RFC 9068) a JWT signed for `authorization`
-    /// whose `jti` is the minted token's (random and unique as ever).
-    async fn access_token_text(
-        &self,
-        minted: AccessToken,
-        authorization: &Authorization,
-        jti: &Jti,
-        jkt: Option<JwkThumbprint>,
-        expires_at: UnixTime,
-        issued_at: UnixTime,
-    ) -> Result<(String, SecretDigest), OAuthError> {
-        if let Some(format) = self.format {
-            let claims = AccessClaims {
-                issuer: self.issuer_id,
-                authorization,
-                jti,
-                jkt,
-                actor: self.actor,
-                issued_at,
-                expires_at,
-            };
-            let token = format.encode(&claims).await?;
-            let digest = SecretDigest::of(&token);
-            return Ok((token, digest));
-        }
-        let digest = minted.digest();
-        Ok((minted.into_secret(), digest))
+        Ok(minted.finish(self, signed, authorization, jkt, family_end))
     }
 
     /// Revokes `family` after a replayed code or a reused refresh token (RFC 6749 §4.1.2,
     /// RFC 9700 §4.14.2): the one place grantor does, so no store decides it. `event` says
     /// which ([`EventKind::CodeReplayed`] or [`EventKind::RefreshReuseDetected`]) and is
     /// recorded once the family is revoked.
-    pub(crate) async fn revoke_after_replay(
+    ///
+    /// Boxed: the grants' futures, which await it only on a replay, do not carry its event.
+    pub(crate) fn revoke_after_replay(
         &self,
         family: FamilyId,
         event: Event,
-    ) -> Result<(), OAuthError> {
-        self.store.revoke_family(family).await?;
-        self.events.record(&event.family(family));
-        Ok(())
+    ) -> Pin<Box<dyn Future<Output = Result<(), OAuthError>> + Send + '_>> {
+        Box::pin(async move {
+            self.store.revoke_family(family).await?;
+            self.events.record(&event.family(family));
+            Ok(())
+        })
     }
 }

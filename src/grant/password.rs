@@ -36,7 +36,7 @@ pub(crate) struct SignIn<'a> {
 /// The token request of RFC 6749 §4.3.2; scope and audience are already resolved for the
 /// client (checked before the password, so a bad one costs no hashing).
 pub(crate) async fn exchange(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     sign_in: &SignIn<'_>,
     client: &Client,
     credentials: Credentials<'_>,

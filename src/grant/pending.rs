@@ -10,10 +10,11 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::DeviceRef;
 use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseType};
+use crate::memory::ClientSeam;
 use crate::oidc::OpenIdRequest;
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
-use crate::store::{ClientStore, JwkThumbprint};
+use crate::store::JwkThumbprint;
 
 #[derive(Serialize, Deserialize)]
 struct Stored {
@@ -79,7 +80,7 @@ pub(crate) fn client_id(text: &str) -> Result<String, serde_json::Error> {
 /// if the client is gone.
 pub(crate) async fn from_session(
     text: &str,
-    clients: &dyn ClientStore,
+    clients: ClientSeam<'_>,
 ) -> Result<PendingAuthorization, OAuthError> {
     let corrupt = || OAuthError::from(StoreError::failed("a stored sign-in session is malformed"));
     let stored: Stored = serde_json::from_str(text).map_err(|_| corrupt())?;

@@ -9,17 +9,18 @@ use super::proof::ProofOfPossession;
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::memory::ClientSeam;
 use crate::mint;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
-use crate::store::{AttemptCounter, ClientStore, SingleUseStore, namespace};
+use crate::store::{AttemptCounter, SingleUseStore, namespace};
 use crate::throttle::Quota;
 
 /// What pushing and redeeming requests needs.
 #[derive(Clone, Copy)]
 pub(crate) struct Pushes<'a> {
     pub(crate) settings: &'a PushedRequests,
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) rules: Rules<'a>,
     pub(crate) single_use: &'a dyn SingleUseStore,
     pub(crate) attempts: &'a dyn AttemptCounter,

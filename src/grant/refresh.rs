@@ -15,11 +15,12 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
+use crate::memory::answer_now;
 use crate::secret::RefreshToken;
 use crate::store::{Authorization, Rotation, User};
 
 pub(crate) async fn exchange(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     client: &Client,
     token: &RefreshToken,
     scope: Option<&str>,
@@ -27,53 +28,55 @@ pub(crate) async fn exchange(
     now: UnixTime,
 ) -> Result<Issued, OAuthError> {
     let digest = token.digest();
-    let grant = issuer
-        .store
-        .find_refresh_token(&digest, now)
-        .await?
-        .ok_or_else(invalid_token)?;
-    let own = grant.authorization.client_id == *client.id();
     let grace = issuer.lifetimes.refresh_grace;
-    if grant.rotated && (!own || grace.is_zero()) {
-        let event = Event::new(EventKind::RefreshReuseDetected, now)
-            .client(&grant.authorization.client_id)
-            .user(grant.authorization.user.as_ref().map(User::id));
-        issuer.revoke_after_replay(grant.family, event).await?;
-        return Err(reused());
-    }
-    if !own {
-        return Err(invalid_token());
-    }
-    // RFC 9449 §5: a bound refresh token (a public client's) needs a proof of its key.
-    if let Some(bound) = grant.jkt {
-        match issuer.possession.map(|p| p.jkt()) {
-            None => {
-                return Err(OAuthError::new(
-                    ErrorCode::InvalidDpopProof,
-                    "the refresh token is bound to a DPoP key: send a proof of it",
-                ));
-            }
-            Some(key) if key != bound => {
-                return Err(OAuthError::invalid_grant(
-                    "the refresh token is bound to another DPoP key",
-                ));
-            }
-            Some(_) => {}
+    // The token's grant lives in this block alone, so this future does not keep it while the
+    // successor is minted and the rotation stored.
+    let (family, family_end, authorization) = {
+        let grant = answer_now!(issuer.store.find_refresh_token(&digest, now))?
+            .ok_or_else(invalid_token)?;
+        let own = grant.authorization.client_id == *client.id();
+        if grant.rotated && (!own || grace.is_zero()) {
+            let event = Event::new(EventKind::RefreshReuseDetected, now)
+                .client(&grant.authorization.client_id)
+                .user(grant.authorization.user.as_ref().map(User::id));
+            issuer.revoke_after_replay(grant.family, event).await?;
+            return Err(reused());
         }
-    }
+        if !own {
+            return Err(invalid_token());
+        }
+        // RFC 9449 §5: a bound refresh token (a public client's) needs a proof of its key.
+        if let Some(bound) = grant.jkt {
+            match issuer.possession.map(|p| p.jkt()) {
+                None => {
+                    return Err(OAuthError::new(
+                        ErrorCode::InvalidDpopProof,
+                        "the refresh token is bound to a DPoP key: send a proof of it",
+                    ));
+                }
+                Some(key) if key != bound => {
+                    return Err(OAuthError::invalid_grant(
+                        "the refresh token is bound to another DPoP key",
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        let access_scope = checks::narrow_scope(scope, &grant.authorization.scope)?;
+        let audience = issuer
+            .resources
+            .narrow(resources, &grant.authorization.audience)?;
+        let Authorization {
+            client_id, user, ..
+        } = grant.authorization;
+        let authorization =
+            Authorization::new(client_id, user, access_scope).with_audience(audience);
+        (grant.family, grant.family_ends_at, authorization)
+    };
     // Whether this is a retry of a lost answer is the store's atomic decision.
     let retry_since = (!grace.is_zero()).then(|| now.minus(grace));
-    let access_scope = checks::narrow_scope(scope, &grant.authorization.scope)?;
-    let audience = issuer
-        .resources
-        .narrow(resources, &grant.authorization.audience)?;
-    let Authorization {
-        client_id, user, ..
-    } = grant.authorization;
-    let authorization = Authorization::new(client_id, user, access_scope).with_audience(audience);
-    let family_end = grant.family_ends_at;
     let (issued, successor) = issuer
-        .mint(Some(grant.family), family_end, authorization, true, now)
+        .mint(Some(family), family_end, authorization, true, now)
         .await?;
     let refreshed = Event::new(EventKind::TokenRefreshed, now).about(&successor);
     match issuer

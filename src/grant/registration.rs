@@ -14,12 +14,13 @@ use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
+use crate::memory::ClientSeam;
 use crate::mint;
 use crate::registration::RegistrationPolicy;
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::secret::{AccessToken, ClientSecret};
 use crate::settings::Profile;
-use crate::store::{Admin, AdminError, AttemptCounter, ClientStore, namespace};
+use crate::store::{Admin, AdminError, AttemptCounter, namespace};
 
 /// Why a registration request is refused, for the endpoint to render.
 #[derive(Debug)]
@@ -65,10 +66,10 @@ pub(crate) struct Registrar<'a> {
     pub(crate) policy: &'a RegistrationPolicy,
     pub(crate) profile: Profile,
     pub(crate) registry: &'a dyn Admin,
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) attempts: &'a dyn AttemptCounter,
     /// Where the tokens of a deleted client are revoked.
-    pub(crate) tokens: &'a dyn crate::store::TokenIssuer,
+    pub(crate) tokens: crate::memory::TokenSeam<'a>,
     /// Whether the host resolves `jwks_uri`s (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
     /// Whether client assertions are accepted (`private_key_jwt`).

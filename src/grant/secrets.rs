@@ -7,15 +7,16 @@ use std::time::Duration;
 use crate::client::{ClientError, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::{SecretRotationError, StoreError};
+use crate::memory::ClientSeam;
 use crate::mint;
 use crate::secret::ClientSecret;
-use crate::store::{Admin, ClientStore};
+use crate::store::Admin;
 
 /// Mints a 256-bit secret for the confidential client `client_id`, keeps its SHA-256 verifier
 /// as current through `registry` in one atomic step, the previous verifier retiring at
 /// `now + overlap`, and answers the secret (to show once).
 pub(crate) async fn rotate(
-    clients: &dyn ClientStore,
+    clients: ClientSeam<'_>,
     registry: &dyn Admin,
     client_id: &str,
     overlap: Duration,

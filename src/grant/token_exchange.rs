@@ -37,7 +37,7 @@ pub(crate) struct Exchange<'r> {
 }
 
 pub(crate) async fn exchange(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     policy: Option<&dyn ExchangePolicy>,
     client: &Client,
     request: Exchange<'_>,
@@ -91,7 +91,7 @@ pub(crate) async fn exchange(
     let issuer = Issuer {
         lifetimes: &lifetimes,
         actor: acting.as_ref(),
-        ..issuer
+        ..*issuer
     };
     let authorization = Authorization::new(client.id().clone(), subject.authorization.user, scope)
         .with_audience(audience);
@@ -118,7 +118,7 @@ enum Role {
 /// The grant of a presented token that must be an active access token grantor issued, found
 /// the way introspection finds one (RFC 8693 §2.2.2: otherwise `invalid_request`).
 async fn active(
-    issuer: Issuer<'_>,
+    issuer: &Issuer<'_>,
     (token, token_type): (&AccessToken, TokenType),
     role: Role,
     now: UnixTime,
@@ -156,7 +156,7 @@ async fn active(
 
 /// Whether `token` may be called a JWT (RFC 8693 §3): the server issues self-contained (JWT)
 /// access tokens and this has their shape.
-fn issues_jwts(issuer: Issuer<'_>, token: &AccessToken) -> bool {
+fn issues_jwts(issuer: &Issuer<'_>, token: &AccessToken) -> bool {
     issuer
         .format
         .is_some_and(|format| format.recognizes(token.expose_secret()))

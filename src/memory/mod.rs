@@ -14,6 +14,7 @@
 //! only for authenticated clients and signed-in users, and swept as they expire.
 
 mod clients;
+mod seam;
 mod sharded;
 mod sign_on;
 mod state;
@@ -26,6 +27,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+pub(crate) use seam::{ClientSeam, Seam, TokenSeam, answer_now, is_store};
 pub(crate) use sharded::{ShardKey, Sharded};
 
 use crate::client::{Client, ClientId, SecretVerifier};

@@ -1,15 +1,15 @@
 //! The in-memory token seam: codes and tokens under their SHA-256 digests in sharded maps.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::{ShardKey, Sharded};
 
 mod rotation;
+mod terms;
 
 use crate::audience::Audience;
-use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::pkce::CodeChallenge;
@@ -20,6 +20,7 @@ use crate::store::{
     NewTokens, RefreshGrant, SignInFacts, User,
 };
 use rotation::LastRotation;
+use terms::{Interned, Terms};
 
 /// How long a redeemed code is remembered after its expiry, so that a late replay still revokes
 /// what the first redemption issued (RFC 6749 §4.1.2).
@@ -32,6 +33,8 @@ pub(crate) struct Tokens {
     access: Sharded<Key, AccessEntry>,
     refresh: Sharded<Key, RefreshEntry>,
     families: Sharded<FamilyId, Arc<FamilyEntry>>,
+    /// The client, scope and audience of families, each kept once.
+    terms: Interned,
 }
 
 impl Default for Tokens {
@@ -41,54 +44,73 @@ impl Default for Tokens {
             access: Sharded::new(),
             refresh: Sharded::new(),
             families: Sharded::new(),
+            terms: Interned::default(),
         }
     }
 }
 
 /// One authorization and everything descending from it. Every client-credentials token has
-/// one of its own, so it is kept small: the user (which client-credentials families lack)
-/// boxed, and 32-bit times and generations.
+/// one of its own, so it is kept small (72 bytes with its reference counts): the client, scope
+/// and audience shared with every family that has the same three, the user (which
+/// client-credentials families lack) boxed, 32-bit times, and the rotation state only once the
+/// family has a refresh token.
 ///
-/// `repr(C)` keeps the fields a lookup reads (id, client, user, scope, revoked) together at the
-/// front, in as few cache lines as their sizes allow; left to the compiler, the 1-aligned id
-/// went last, and lookups that missed the cache paid for one more line.
+/// `repr(C)` keeps the fields a lookup reads (id, terms, user) together at the front.
 #[repr(C)]
 struct FamilyEntry {
     id: [u8; 16],
-    client_id: ClientId,
+    terms: Arc<Terms>,
     user: Option<Box<User>>,
-    scope: Scope,
-    audience: Audience,
-    revoked: AtomicBool,
-    /// The generation of the family's current refresh token; older ones are rotated.
-    generation: AtomicU32,
+    /// Set with the family's first refresh token.
+    refresh: OnceLock<Box<RefreshState>>,
     /// The latest expiry of anything in the family, in [`Secs`], for sweeping.
     expires_at: AtomicU32,
+    revoked: AtomicBool,
+}
+
+/// What a family with refresh tokens keeps for their rotation.
+struct RefreshState {
+    /// The generation of the family's current refresh token; older ones are rotated.
+    generation: AtomicU32,
     /// The family's absolute end in [`Secs`]; 0 while it has none.
     ends_at: AtomicU32,
     /// The last rotation, for a retry of it; `None` before the first. Rotations of one family
     /// happen under this lock.
-    rotation: Mutex<Option<Box<LastRotation>>>,
+    rotation: Mutex<Option<LastRotation>>,
 }
 
 impl FamilyEntry {
-    fn new(id: FamilyId, authorization: &Authorization) -> Arc<Self> {
+    fn new(id: FamilyId, terms: Arc<Terms>, authorization: &Authorization) -> Arc<Self> {
         Arc::new(Self {
             id: id.to_bytes(),
-            client_id: authorization.client_id.clone(),
+            terms,
             user: authorization.user.clone().map(Box::new),
-            scope: authorization.scope.clone(),
-            audience: authorization.audience.clone(),
-            revoked: AtomicBool::new(false),
-            generation: AtomicU32::new(0),
+            refresh: OnceLock::new(),
             expires_at: AtomicU32::new(0),
-            ends_at: AtomicU32::new(0),
-            rotation: Mutex::new(None),
+            revoked: AtomicBool::new(false),
         })
     }
 
+    /// The rotation state, made with the first refresh token.
+    fn refresh_state(&self) -> &RefreshState {
+        self.refresh.get_or_init(|| {
+            Box::new(RefreshState {
+                generation: AtomicU32::new(0),
+                ends_at: AtomicU32::new(0),
+                rotation: Mutex::new(None),
+            })
+        })
+    }
+
+    /// The generation of the family's current refresh token (0 before the first).
+    fn generation(&self) -> u32 {
+        self.refresh
+            .get()
+            .map_or(0, |state| state.generation.load(Ordering::Acquire))
+    }
+
     fn ends_at(&self) -> Option<UnixTime> {
-        match self.ends_at.load(Ordering::Acquire) {
+        match self.refresh.get()?.ends_at.load(Ordering::Acquire) {
             0 => None,
             secs => Some(Secs(secs).into()),
         }
@@ -112,10 +134,10 @@ impl FamilyEntry {
     fn narrowed_authorization(&self, narrowed: Option<&OwnTerms>) -> Authorization {
         let (scope, audience) = match narrowed {
             Some(narrowed) => (&narrowed.scope, &narrowed.audience),
-            None => (&self.scope, &self.audience),
+            None => (&self.terms.scope, &self.terms.audience),
         };
         Authorization::new(
-            self.client_id.clone(),
+            self.terms.client_id.clone(),
             self.user.as_deref().cloned(),
             scope.clone(),
         )
@@ -288,6 +310,7 @@ impl Tokens {
             + self.access.retain_live(|e| e.is_dead(now))
             + self.refresh.retain_live(|e| e.is_dead(now))
             + self.families.retain_live(|f| f.is_dead(now))
+            + self.terms.sweep()
     }
 
     /// How many live access tokens, refresh tokens and codes (including remembered redeemed
@@ -308,17 +331,20 @@ impl Tokens {
     /// Keeps `tokens` in `family`, the refresh token (if any) as `generation`.
     fn keep(&self, family: &Arc<FamilyEntry>, tokens: &NewTokens, generation: u32) {
         let issued_at = tokens.issued_at;
-        if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
-            // Fixed by the first refresh token, never moved.
-            let end = Secs::from(ends_at).0.max(1);
-            let _ = family
-                .ends_at
-                .compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
+        if tokens.refresh_token.is_some() {
+            let state = family.refresh_state();
+            if let Some(ends_at) = tokens.family_ends_at {
+                // Fixed by the first refresh token, never moved.
+                let end = Secs::from(ends_at).0.max(1);
+                let _ = state
+                    .ends_at
+                    .compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
+            }
         }
         let Authorization {
             scope, audience, ..
         } = &tokens.authorization;
-        let differs = *scope != family.scope || *audience != family.audience;
+        let differs = *scope != family.terms.scope || *audience != family.terms.audience;
         let own = (differs || tokens.jkt.is_some() || tokens.actor.is_some()).then(|| {
             Box::new(OwnTerms {
                 scope: scope.clone(),
@@ -363,7 +389,8 @@ impl Tokens {
         family: FamilyId,
         grant: CodeGrant,
     ) -> Result<(), StoreError> {
-        let family = FamilyEntry::new(family, &grant.authorization);
+        let terms = self.terms.of(&grant.authorization);
+        let family = FamilyEntry::new(family, terms, &grant.authorization);
         family.extend_to(grant.expires_at.plus(REPLAY_MEMORY));
         let now = grant.issued_at;
         self.remember_family(&family, now);
@@ -426,7 +453,8 @@ impl Tokens {
                 .find_family(id)
                 .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
             Family::New(id) => {
-                let family = FamilyEntry::new(id, &tokens.authorization);
+                let terms = self.terms.of(&tokens.authorization);
+                let family = FamilyEntry::new(id, terms, &tokens.authorization);
                 // Only a family with a refresh token can be revoked by id later (reuse,
                 // revocation); one without is reached through its access token alone.
                 if tokens.refresh_token.is_some() {
@@ -435,7 +463,7 @@ impl Tokens {
                 family
             }
         };
-        let generation = family.generation.load(Ordering::Acquire);
+        let generation = family.generation();
         self.keep(&family, tokens, generation);
         Ok(())
     }
@@ -453,7 +481,7 @@ impl Tokens {
                 RefreshGrant::new(
                     family.authorization(),
                     family.id(),
-                    entry.generation != family.generation.load(Ordering::Acquire),
+                    entry.generation != family.generation(),
                     entry.issued_at.into(),
                     entry.expires_at.into(),
                 )
@@ -498,7 +526,7 @@ impl Tokens {
     pub(crate) fn revoke_client(&self, client_id: &str) -> u64 {
         let mut revoked = 0;
         let mut revoke = |family: &FamilyEntry| {
-            if family.client_id.as_str() == client_id
+            if family.terms.client_id.as_str() == client_id
                 && !family.revoked.swap(true, Ordering::AcqRel)
             {
                 revoked += 1;

@@ -22,6 +22,7 @@ use crate::grant::registration::Registrar;
 use crate::grant::signin::{SealKeys, SignInForms, SignOn};
 use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
+use crate::memory::{ClientSeam, MemoryStore, Seam, TokenSeam};
 use crate::oidc::IdTokenSigner;
 use crate::settings::Settings;
 use crate::store::{
@@ -43,6 +44,10 @@ pub(crate) struct Inner {
     /// Where the administrator's calls keep accounts: the users' store-only side.
     pub(crate) user_admin: Option<Arc<dyn UserAdmin>>,
     pub(crate) tokens: Arc<dyn TokenIssuer>,
+    /// The memory store that is the token seam, when it is: called in place.
+    pub(crate) memory_tokens: Option<Arc<MemoryStore>>,
+    /// The memory store that is the client seam, when it is: called in place.
+    pub(crate) memory_clients: Option<Arc<MemoryStore>>,
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) attempts: Arc<dyn AttemptCounter>,
     pub(crate) single_use: Arc<dyn SingleUseStore>,
@@ -78,6 +83,16 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// The token seam as the grants call it.
+    pub(crate) fn token_seam(&self) -> TokenSeam<'_> {
+        Seam::of(&*self.tokens, self.memory_tokens.as_deref())
+    }
+
+    /// The client seam as the grants call it.
+    pub(crate) fn client_seam(&self) -> ClientSeam<'_> {
+        Seam::of(&*self.clients, self.memory_clients.as_deref())
+    }
+
     /// The time now, by the server's clock.
     pub(crate) fn now(&self) -> UnixTime {
         self.clock.now()
@@ -95,7 +110,7 @@ impl Inner {
     /// What the signed-in user's decision on a pending authorization needs.
     pub(crate) fn decider(&self) -> Decide<'_> {
         Decide {
-            clients: &*self.clients,
+            clients: self.client_seam(),
             users: &*self.users,
             user_sessions: &*self.user_sessions,
             issuer: self.issuer(),
@@ -110,7 +125,7 @@ impl Inner {
             keys: &*self.keys,
             single_use: &*self.single_use,
             sessions: &*self.sessions,
-            clients: &*self.clients,
+            clients: self.client_seam(),
             password: self.sign_in(),
             form_lifetime: self.config.lifetimes.authorization_request,
             sign_on: self.sign_on(),
@@ -120,9 +135,9 @@ impl Inner {
     /// What logout needs, when the server is an OpenID Connect provider.
     pub(crate) fn logout(&self) -> Option<Logout<'_>> {
         Some(Logout {
-            clients: &*self.clients,
+            clients: self.client_seam(),
             sessions: &*self.user_sessions,
-            tokens: &*self.tokens,
+            tokens: self.token_seam(),
             id_tokens: self.id_tokens()?,
             outbound: self.outbound.clone(),
             events: Arc::clone(&self.events),
@@ -145,7 +160,7 @@ impl Inner {
     /// What issuing tokens needs.
     pub(crate) fn issuer(&self) -> Issuer<'_> {
         Issuer {
-            store: &*self.tokens,
+            store: self.token_seam(),
             lifetimes: &self.config.lifetimes,
             resources: &self.config.resources,
             issuer_id: &self.config.issuer,
@@ -173,7 +188,7 @@ impl Inner {
         Authenticator {
             assertions: self.client_assertions.as_deref(),
             endpoint_path,
-            clients: &*self.clients,
+            clients: self.client_seam(),
             hashing: &self.hashing,
             cache: &self.secret_cache,
             throttle: &self.config.client_throttle,
@@ -241,7 +256,7 @@ impl Inner {
             settings,
             single_use: &*self.single_use,
             attempts: &*self.attempts,
-            clients: &*self.clients,
+            clients: self.client_seam(),
             resources: &self.config.resources,
         })
     }
@@ -251,7 +266,7 @@ impl Inner {
         let settings = self.config.pushed_requests.as_ref()?;
         Some(crate::grant::pushed::Pushes {
             settings,
-            clients: &*self.clients,
+            clients: self.client_seam(),
             rules: self.authorize_rules(),
             single_use: &*self.single_use,
             attempts: &*self.attempts,
@@ -262,7 +277,7 @@ impl Inner {
     /// What bearer validation needs (RFC 6750, and RFC 9449 with DPoP on).
     pub(crate) fn validation(&self) -> Validation<'_> {
         Validation {
-            tokens: &*self.tokens,
+            tokens: self.token_seam(),
             users: &*self.users,
             format: self.access_tokens.as_deref(),
             proofs: self.proofs.as_deref(),
@@ -276,9 +291,9 @@ impl Inner {
             policy: self.config.registration.as_ref()?,
             profile: self.config.profile,
             registry: self.registry.as_deref()?,
-            clients: &*self.clients,
+            clients: self.client_seam(),
             attempts: &*self.attempts,
-            tokens: &*self.tokens,
+            tokens: self.token_seam(),
             jwks_uri: self.config.jwks_uri,
             assertions: self.client_assertions.is_some(),
             events: &*self.events,
@@ -288,7 +303,7 @@ impl Inner {
     /// What the authorization endpoint decides with.
     pub(crate) fn authorization(&self) -> Authorization<'_> {
         Authorization {
-            clients: &*self.clients,
+            clients: self.client_seam(),
             rules: self.authorize_rules(),
             pushes: self.pushed_requests(),
         }
@@ -306,7 +321,7 @@ impl Inner {
     pub(crate) fn revocation(&self) -> Revocation<'_> {
         Revocation {
             clients: self.authenticator(&self.config.endpoints.revocation),
-            tokens: &*self.tokens,
+            tokens: self.token_seam(),
             format: self.access_tokens.as_deref(),
             events: &*self.events,
         }
@@ -316,7 +331,7 @@ impl Inner {
     pub(crate) fn introspection(&self) -> Introspection<'_> {
         Introspection {
             clients: self.authenticator(&self.config.endpoints.introspection),
-            tokens: &*self.tokens,
+            tokens: self.token_seam(),
             format: self.access_tokens.as_deref(),
         }
     }

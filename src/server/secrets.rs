@@ -52,6 +52,6 @@ impl AuthorizationServer {
             .as_deref()
             .ok_or(SecretRotationError::NoRegistry)?;
         let now = inner.clock.now();
-        secrets::rotate(&*inner.clients, registry, client_id, overlap, now).await
+        secrets::rotate(inner.client_seam(), registry, client_id, overlap, now).await
     }
 }

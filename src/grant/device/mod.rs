@@ -23,11 +23,12 @@ use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::device::{USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodeProblem};
 use crate::error::{ErrorCode, OAuthError, StoreError};
+use crate::memory::ClientSeam;
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
 use crate::settings::DeviceFlow;
 use crate::settings::Resources;
-use crate::store::{AttemptCounter, ClientStore, SingleUseStore, UserId, namespace};
+use crate::store::{AttemptCounter, SingleUseStore, UserId, namespace};
 use crate::throttle::Quota;
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
@@ -46,7 +47,7 @@ pub(crate) struct Devices<'a> {
     pub(crate) settings: &'a DeviceFlow,
     pub(crate) single_use: &'a dyn SingleUseStore,
     pub(crate) attempts: &'a dyn AttemptCounter,
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) resources: &'a Resources,
 }
 

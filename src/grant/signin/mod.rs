@@ -26,9 +26,10 @@ use super::pending;
 use crate::clock::UnixTime;
 use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
+use crate::memory::ClientSeam;
 use crate::mint;
 use crate::secret::{Password, SecretDigest};
-use crate::store::{ClientStore, KeyStore, Session, SessionStore, SingleUseStore, User, namespace};
+use crate::store::{KeyStore, Session, SessionStore, SingleUseStore, User, namespace};
 
 /// What the sign-in steps need: the sealing keys and where they are shared, the sessions, the
 /// clients (a pending authorization is read back with its client as registered now), the
@@ -40,7 +41,7 @@ pub(crate) struct SignInForms<'a> {
     /// Where a form that has served its sign-in is marked.
     pub(crate) single_use: &'a dyn SingleUseStore,
     pub(crate) sessions: &'a dyn SessionStore,
-    pub(crate) clients: &'a dyn ClientStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) password: SignIn<'a>,
     pub(crate) form_lifetime: Duration,
     /// Single sign-on: the browser's session, remembered approvals.

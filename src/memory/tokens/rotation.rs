@@ -42,11 +42,12 @@ impl Tokens {
         }
         // The family's lock is the single-use step: one caller at a time moves the family past
         // a generation; every other caller finds it moved.
-        let mut last = family.rotation.lock().unwrap_or_else(|p| p.into_inner());
-        let current = family.generation.load(Ordering::Acquire);
+        let state = family.refresh_state();
+        let mut last = state.rotation.lock().unwrap_or_else(|p| p.into_inner());
+        let current = state.generation.load(Ordering::Acquire);
         // A retry names the access token the last rotation issued, and that rotation's time
         // (the window runs from it, not from the retry).
-        let retry = match last.as_deref() {
+        let retry = match last.as_ref() {
             _ if generation == current => None,
             Some(last)
                 if last.replaced == generation
@@ -61,17 +62,17 @@ impl Tokens {
             }
         };
         let next = current.wrapping_add(1);
-        family.generation.store(next, Ordering::Release);
+        state.generation.store(next, Ordering::Release);
         if let Some((lost, _)) = retry {
             // The pair the lost answer carried: its access token goes, its refresh token is
             // stale now that the family has moved on.
             self.access.with(&lost, |map| map.remove(&lost));
         }
-        *last = Some(Box::new(LastRotation {
+        *last = Some(LastRotation {
             replaced: generation,
             at: retry.map_or(now.into(), |(_, at)| at),
             access: Key::of(&successor.access_token),
-        }));
+        });
         // Kept before the lock goes, so that a concurrent retry that removes this access
         // token finds it already there.
         self.keep(&family, successor, next);
