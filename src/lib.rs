@@ -155,8 +155,20 @@ pub mod store;
 mod throttle;
 mod token_format;
 
-/// The README's examples run as doc tests.
-#[cfg(doctest)]
+/// The README's examples run as doc tests. Between them they use the features below, so they
+/// run when every one of them is on (`cargo test --all-features`, as CI runs them).
+#[cfg(all(
+    doctest,
+    feature = "axum",
+    feature = "actix",
+    feature = "tower",
+    feature = "sqlite",
+    feature = "jwt",
+    feature = "dpop",
+    feature = "oidc",
+    feature = "cli",
+    feature = "test-util"
+))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
