@@ -380,6 +380,14 @@ async fn send_timed(
         .unwrap_or_else(|e| panic!("{what}: no HTTP answer: {e}"));
     let took = sent.elapsed();
     let status = response.status();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        // A 503 says when to come back (RFC 9110 section 10.2.3).
+        assert_eq!(
+            response.headers().get("retry-after").map(|v| v.as_bytes()),
+            Some(&b"1"[..]),
+            "{what}: a 503 without Retry-After"
+        );
+    }
     let content_type = response
         .headers()
         .get("content-type")

@@ -517,6 +517,7 @@ fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Resp
         ErrorCode::ServerError | ErrorCode::TemporarilyUnavailable
     ) {
         // A store failure is not the token's fault: no challenge to answer.
+        render::retry_after(&mut response);
         return response;
     }
     let realm = &wire.settings.realm;

@@ -1,6 +1,8 @@
 //! Responses: JSON answers that no cache keeps, RFC 6749 §5.2 errors, redirects.
 
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, LOCATION, PRAGMA, WWW_AUTHENTICATE};
+use http::header::{
+    ALLOW, CACHE_CONTROL, CONTENT_TYPE, LOCATION, PRAGMA, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use http::{HeaderValue, Response, StatusCode};
 use serde::Serialize;
 
@@ -10,6 +12,9 @@ const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const POST: HeaderValue = HeaderValue::from_static("POST");
+/// How long a client waits before trying again after a 503 (the store was unavailable: a
+/// database restarting or failing over, a full pool): a second, then it may retry.
+const RETRY_SOON: HeaderValue = HeaderValue::from_static("1");
 
 /// A JSON response that no cache keeps (RFC 6749 §5.1).
 pub(crate) fn json(status: StatusCode, body: &impl Serialize) -> Response<String> {
@@ -56,7 +61,15 @@ pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String>
         // Only the POST-only endpoints answer 405 themselves.
         response.headers_mut().insert(ALLOW, POST);
     }
+    retry_after(&mut response);
     response
+}
+
+/// A 503 says when to try again (RFC 9110 §10.2.3).
+pub(crate) fn retry_after(response: &mut Response<String>) {
+    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+        response.headers_mut().insert(RETRY_AFTER, RETRY_SOON);
+    }
 }
 
 /// A `303 See Other` to `location`: 303 so that a redirect answering the host's sign-in POST is

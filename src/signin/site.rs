@@ -367,6 +367,10 @@ impl Site {
         for (name, value) in fixed {
             headers.insert(name, HeaderValue::from_static(value));
         }
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            // The store was unavailable: a second, then the person may try again.
+            headers.insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         let policy = HeaderValue::from_str(self.pages.content_security_policy()).unwrap_or(
             HeaderValue::from_static(super::pages::DEFAULT_CONTENT_SECURITY_POLICY),
         );
