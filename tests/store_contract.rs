@@ -179,6 +179,70 @@ async fn postgres_opens_without_migrating_and_takes_a_newer_schema() {
     schemas.drop_all().await;
 }
 
+/// A read replica for token checks: checks ask it first and the primary when it knows no such
+/// token or fails; finding a token for anything else asks the primary alone. Two schemas stand
+/// in for the primary and the replica, so that what each holds is known.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn token_checks_ask_the_read_replica_first_and_the_primary_on_a_miss() {
+    use fixtures::{NOW, family_id, tokens};
+    use grantor::store::{Family, TokenIssuer as _};
+    let test = "token_checks_ask_the_read_replica_first_and_the_primary_on_a_miss";
+    let Some(schemas) = fixtures::PostgresSchemas::from_env(test) else {
+        return;
+    };
+    let replica = schemas.fresh().await;
+    let primary = schemas
+        .fresh()
+        .await
+        .with_read_replica(replica.pool().clone());
+    let (only_on_replica, [(_, on_replica), _]) = tokens(Family::New(family_id()));
+    replica.insert_tokens(only_on_replica).await.unwrap();
+    let (only_on_primary, [(_, on_primary), _]) = tokens(Family::New(family_id()));
+    primary.insert_tokens(only_on_primary).await.unwrap();
+
+    assert!(
+        primary
+            .check_access_token(&on_replica, NOW)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        primary
+            .check_access_token(&on_primary, NOW)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        primary
+            .find_access_token(&on_replica, NOW)
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing but a check reads the replica"
+    );
+    // The replica gone: checks are answered by the primary.
+    replica.close().await;
+    assert!(
+        primary
+            .check_access_token(&on_primary, NOW)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        primary
+            .check_access_token(&on_replica, NOW)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    primary.close().await;
+    schemas.drop_all().await;
+}
+
 /// Makes a `sqlite` and a `postgres` test of each SQL-only rule, each on a fresh store.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 macro_rules! sql_rules {

@@ -227,13 +227,13 @@ pub async fn open(
         }
         #[cfg(feature = "postgres")]
         StoreChoice::Postgres(url) => {
-            ready(
-                grantor::sql::PostgresStore::connect(url).await?,
-                audience,
-                jwt,
-                builder,
-            )
-            .await
+            let store = grantor::sql::PostgresStore::connect(url).await?;
+            // Token checks from a read replica first (bearer validation, introspection).
+            let store = match std::env::var("GRANTOR_READ_REPLICA") {
+                Ok(replica) => store.read_replica(&replica).await?,
+                Err(_) => store,
+            };
+            ready(store, audience, jwt, builder).await
         }
         #[allow(unreachable_patterns)]
         other => Err(format!("this build has no {other} store").into()),

@@ -48,7 +48,7 @@ pub(crate) async fn check(
     now: UnixTime,
 ) -> Result<AccessGrant, Refusal> {
     let digest = token.digest();
-    let grant = answer_now!(store.find_access_token(&digest, now))
+    let grant = answer_now!(store.check_access_token(&digest, now))
         .map_err(|e| Refusal::Error(e.into()))?
         .ok_or(Refusal::InvalidToken)?;
     let audience = grant.authorization.audience.or(demand.default);
@@ -90,7 +90,7 @@ pub(crate) async fn check_self_contained(
     let grant = if check.format.checks_revocation() {
         check
             .store
-            .find_access_token(&token.digest(), now)
+            .check_access_token(&token.digest(), now)
             .await
             .map_err(|e| Refusal::Error(e.into()))?
             .ok_or(Refusal::InvalidToken)?

@@ -36,12 +36,22 @@ impl Found {
     }
 }
 
+/// Why a token is looked up: to say what it is (introspection, which a store may answer from a
+/// read replica: [`TokenIssuer::check_access_token`](crate::store::TokenIssuer::check_access_token)),
+/// or to act on it (revocation, from the primary).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Check,
+    Act,
+}
+
 /// Looks `token` up as an access token and as a refresh token, the hinted kind first. An
 /// unknown hint is ignored, as RFC 7009 §2.1 allows. The digest is computed once for both.
 async fn find(
     store: TokenSeam<'_>,
     token: &AccessToken,
     hint: Option<&str>,
+    purpose: Purpose,
     now: UnixTime,
 ) -> Result<Option<Found>, OAuthError> {
     let digest = token.digest();
@@ -52,6 +62,11 @@ async fn find(
                 .find_refresh_token(&digest, now)
                 .await?
                 .map(Found::Refresh)
+        } else if purpose == Purpose::Check {
+            store
+                .check_access_token(&digest, now)
+                .await?
+                .map(Found::Access)
         } else {
             store
                 .find_access_token(&digest, now)
@@ -82,7 +97,7 @@ pub(crate) async fn introspect(
             "introspection needs client authentication (HTTP Basic)",
         ));
     }
-    let found = find(store, &query.token, query.hint, now).await?;
+    let found = find(store, &query.token, query.hint, Purpose::Check, now).await?;
     // Only introspection shows the `jti`: it is derived here, not for every lookup.
     let found = found.map(|found| match found {
         Found::Access(grant) => Found::Access(grant.with_jti(jti_of(format, &query.token))),
@@ -119,7 +134,7 @@ pub(crate) async fn revoke(
     query: &TokenQuery<'_>,
     now: UnixTime,
 ) -> Result<(), OAuthError> {
-    let found = find(store, &query.token, query.hint, now).await?;
+    let found = find(store, &query.token, query.hint, Purpose::Act, now).await?;
     let own = client.id().as_str();
     let revoked = Event::new(EventKind::TokenRevoked, now).client(client.id());
     match found.filter(|found| found.client_id() == own) {

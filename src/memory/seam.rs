@@ -221,6 +221,19 @@ impl<'a> TokenSeam<'a> {
             host => host.find_access_token(token, now))
     }
 
+    /// [`TokenIssuer::check_access_token`]: the memory store has no replica.
+    pub(crate) fn check_access_token<'f>(
+        self,
+        token: &'f SecretDigest,
+        now: UnixTime,
+    ) -> Answer<'f, Result<Option<AccessGrant>, StoreError>>
+    where
+        'a: 'f,
+    {
+        answer!(self, memory => memory.parts.tokens.find_access_token(token, now),
+            host => host.check_access_token(token, now))
+    }
+
     pub(crate) fn revoke_access_token<'f>(
         self,
         token: &'f SecretDigest,

@@ -197,6 +197,8 @@ pub(crate) fn check_version(have: i64, needed: i64) -> Result<(), crate::error::
 #[cfg(feature = "postgres")]
 pub struct SqlStore<DB: sqlx::Database> {
     pool: sqlx::Pool<DB>,
+    /// Where token checks go first (bearer validation, introspection), if anywhere.
+    replica: Option<sqlx::Pool<DB>>,
     /// Concurrent writes of one kind, sharing statements (`batch.rs`).
     batches: Arc<batch::Batches>,
 }
@@ -213,8 +215,21 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     pub fn from_pool(pool: sqlx::Pool<DB>) -> Self {
         Self {
             pool,
+            replica: None,
             batches: Arc::new(batch::Batches::new()),
         }
+    }
+
+    /// Sends token checks (bearer validation and introspection of access tokens) to `replica`
+    /// first, a pool on a read replica of the database: the requests that grow with traffic
+    /// leave the primary. A token the replica does not know (issued a moment ago, not yet
+    /// replayed there), and any failure of the replica, is asked of the primary; nothing that
+    /// changes state is read from the replica. A token revoked on the primary stays active on
+    /// the replica until the replica replays the revocation: with `synchronous_commit =
+    /// remote_apply` on the primary that is before the revocation is answered.
+    pub fn with_read_replica(mut self, replica: sqlx::Pool<DB>) -> Self {
+        self.replica = Some(replica);
+        self
     }
 
     /// The connection pool, for the host's own queries or its metrics.
@@ -232,6 +247,9 @@ where
     /// [`StoreError::unavailable`](crate::store::StoreError::unavailable).
     pub async fn close(&self) {
         self.pool.close().await;
+        if let Some(replica) = &self.replica {
+            replica.close().await;
+        }
     }
 
     /// Begins one write (see [`store_write!`]): a connection, in a transaction of its own for
@@ -313,6 +331,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
         Self {
             pool: self.pool.clone(),
+            replica: self.replica.clone(),
             batches: Arc::clone(&self.batches),
         }
     }

@@ -74,6 +74,14 @@ impl SqlStore<Postgres> {
         Self::open_with(options).await
     }
 
+    /// Connects to a read replica at `url`, pooled as [`connect_with`](Self::connect_with)
+    /// pools the primary, and sends token checks there first (see
+    /// [`with_read_replica`](SqlStore::with_read_replica)).
+    pub async fn read_replica(self, url: &str) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url).map_err(StoreError::failed)?;
+        Ok(self.with_read_replica(pool(options).await?))
+    }
+
     /// [`open`](Self::open) with `options`, the pool as [`connect_with`](Self::connect_with)
     /// makes it.
     pub async fn open_with(options: PgConnectOptions) -> Result<Self, StoreError> {

@@ -213,6 +213,33 @@ impl TokenIssuer for SqlStore<Postgres> {
         row.map(AccessRow::into_grant).transpose()
     }
 
+    /// From the read replica when there is one; from the primary when the replica knows no
+    /// such token (it may not have replayed it yet) or fails.
+    async fn check_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError> {
+        if let Some(replica) = &self.replica {
+            let found: Result<Option<AccessRow>, StoreError> = retry_conflicts!(
+                sqlx::query_as(text::FIND_ACCESS)
+                    .bind(token.as_bytes().as_slice())
+                    .bind(secs(now))
+                    .fetch_optional(replica)
+                    .await
+                    .map_err(store_error::<Postgres>)
+            );
+            match found {
+                Ok(Some(row)) => return row.into_grant().map(Some),
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::debug!(%error, "the read replica failed; asking the primary");
+                }
+            }
+        }
+        self.find_access_token(token, now).await
+    }
+
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
         store_write!(self, Statements::One, |conn| {
             sqlx::query(text::DELETE_ACCESS)

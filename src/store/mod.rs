@@ -157,6 +157,19 @@ pub trait TokenIssuer: Send + Sync {
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError>;
 
+    /// [`find_access_token`](Self::find_access_token) for checking a token alone (bearer
+    /// validation, introspection), never for a step that changes state (a token exchange, a
+    /// revocation): a store may answer it from a read replica, which can lag behind the
+    /// primary, as long as it asks the primary when the replica knows no such token (a token
+    /// issued a moment ago). By default, `find_access_token`.
+    async fn check_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError> {
+        self.find_access_token(token, now).await
+    }
+
     /// Revokes one access token at once (RFC 7009 §2.1); other tokens of its family stay.
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError>;
 
