@@ -8,8 +8,8 @@
 //! tokens to revoke are made beforehand, untimed, through grantor's own endpoints, so every
 //! timed iteration does real work that was never done before.
 //!
-//! `cargo bench --bench flows` runs it and prints a table of medians as ratios to `floor`;
-//! `cargo test --benches` runs each flow once as a test.
+//! `cargo bench -p grantor-benches --bench flows` runs it and prints a table of medians as ratios to `floor`;
+//! `cargo test -p grantor-benches --benches` runs each flow once as a test.
 
 mod common;
 

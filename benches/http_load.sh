@@ -33,7 +33,7 @@ case "$SERVER" in
 esac
 
 echo "building the demo and the load generator (release)..." >&2
-cargo build --release --quiet --features sqlite,postgres --example "$SERVER" --example load
+cargo build --release --quiet --features sqlite,postgres,actix --example "$SERVER" --example load
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 DEMO="$TARGET_DIR/release/examples/$SERVER"

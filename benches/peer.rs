@@ -62,8 +62,8 @@
 //! oxide-auth answers a spent code with `invalid_request` and an unknown bearer token with
 //! `error="invalid_request"` (RFC 6749 and 6750 say `invalid_grant`, `invalid_token`).
 //!
-//! `cargo bench --bench peer` runs it and prints a Markdown table of the medians and their ratio;
-//! `cargo test --benches` runs each function once as a test (no timing is asserted).
+//! `cargo bench -p grantor-benches --bench peer` runs it and prints a Markdown table of the medians and their ratio;
+//! `cargo test -p grantor-benches --benches` runs each function once as a test (no timing is asserted).
 
 mod common;
 

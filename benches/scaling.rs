@@ -2,12 +2,12 @@
 //! threads over one shared server and store. Each thread runs its own tokio current-thread
 //! runtime, as a host's worker threads would; its inputs are made before the clock starts.
 //!
-//! `cargo bench --bench scaling` prints ops/s per thread count and the 2-thread/1-thread ratio
+//! `cargo bench -p grantor-benches --bench scaling` prints ops/s per thread count and the 2-thread/1-thread ratio
 //! (the goal is at least 1.7x on two cores). Rounds are short and 1- and 2-thread rounds
 //! alternate, so that work elsewhere on the machine lands on both; the medians and the best
 //! round of each are printed (other work only ever slows a round down, so the best rounds show
 //! what the code can do, the medians what this run saw). Nothing here asserts a time: on a
-//! shared machine the ratio is a measurement, not a test. `cargo test --benches` runs it once,
+//! shared machine the ratio is a measurement, not a test. `cargo test -p grantor-benches --benches` runs it once,
 //! small, as a smoke test.
 
 mod common;

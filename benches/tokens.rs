@@ -11,7 +11,7 @@
 //! is accepted once, so `bearer_dpop` signs one fresh proof per iteration before each sample,
 //! for a fresh server, and checks afterwards that the server spent them.
 //!
-//! `cargo bench --bench tokens` runs it and prints a table of medians as ratios to
+//! `cargo bench -p grantor-benches --bench tokens` runs it and prints a table of medians as ratios to
 //! `bearer_opaque`; `cargo test --benches --all-features` runs each benchmark once as a test.
 
 mod common;

@@ -17,9 +17,8 @@ use common::Settings;
 use grantor::actix::{Bearer, respond};
 use grantor::signin::Site;
 
-#[actix_web::main]
-async fn main() {
-    if let Err(error) = run().await {
+fn main() {
+    if let Err(error) = actix_web::rt::System::new().block_on(run()) {
         eprintln!("actix_server: {error}");
         std::process::exit(2);
     }

@@ -17,7 +17,7 @@ use http::{HeaderValue, Response};
 pub use settings::Settings;
 
 /// Logs to stderr through `tracing` (`RUST_LOG` filters: a level, or `target=level` directives
-/// separated by commas; default `info`; colors on a terminal).
+/// separated by commas; default `info`), in plain text.
 pub fn init_logging() {
     use tracing_subscriber::filter::Targets;
     use tracing_subscriber::prelude::*;
@@ -26,11 +26,7 @@ pub fn init_logging() {
         .and_then(|directives| directives.parse::<Targets>().ok())
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
     tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
-        )
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .with(filter)
         .init();
 }

@@ -233,7 +233,8 @@ impl Drop for Server {
 }
 
 /// What [`enabled_features`] answers in a test built with `--all-features`.
-const ALL_DEMO_FEATURES: [&str; 8] = [
+const ALL_DEMO_FEATURES: [&str; 9] = [
+    "actix",
     "tower",
     "sqlite",
     "postgres",
@@ -247,6 +248,9 @@ const ALL_DEMO_FEATURES: [&str; 8] = [
 /// The crate features enabled for this test binary.
 fn enabled_features() -> Vec<&'static str> {
     let mut features = Vec::new();
+    if cfg!(feature = "actix") {
+        features.push("actix");
+    }
     if cfg!(feature = "tower") {
         features.push("tower");
     }
@@ -335,8 +339,8 @@ fn build_examples(names: &[&str]) -> PathBuf {
     }
     // The features this test was built with, so the build reuses the library `cargo test`
     // already built for it (under `--all-features` it is a no-op). From another package of the
-    // workspace (the relying-party tests), those `--all-features` gives grantor's tests, so
-    // both build the same demo.
+    // workspace (the suite, the relying-party tests), those `--all-features` gives grantor's
+    // tests, so all build the same demo (`actix` for the actix-web demo).
     let mut features = enabled_features();
     if demo_root() != Path::new(env!("CARGO_MANIFEST_DIR")) {
         features = ALL_DEMO_FEATURES.to_vec();
