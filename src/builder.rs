@@ -51,7 +51,7 @@ pub struct AuthorizationServerBuilder {
     user_admin: Option<Arc<dyn UserAdmin>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
     /// The memory store handed to `store`, if it was one: called in place where it is a seam.
-    memory: Option<Arc<crate::MemoryStore>>,
+    memory: Option<Arc<crate::memory::MemoryStore>>,
     sessions: Option<Arc<dyn SessionStore>>,
     single_use: Option<Arc<dyn SingleUseStore>>,
     attempts: Option<Arc<dyn AttemptCounter>>,

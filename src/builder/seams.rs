@@ -80,7 +80,7 @@ impl AuthorizationServerBuilder {
     {
         let store = Arc::new(store);
         let any: Arc<dyn std::any::Any + Send + Sync> = store.clone();
-        if let Ok(memory) = any.downcast::<crate::MemoryStore>() {
+        if let Ok(memory) = any.downcast::<crate::memory::MemoryStore>() {
             self.memory = Some(memory);
         }
         if self.clients.is_none() {
