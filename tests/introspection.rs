@@ -192,3 +192,148 @@ fn only_confidential_clients_with_absolute_audiences_serve_one() {
         .build();
     assert_eq!(relative.unwrap_err(), ClientError::InvalidAudience);
 }
+
+/// A token seam that counts which lookup grantor asks for: `check_access_token` (which a store
+/// may answer from a read replica) or `find_access_token` (the primary).
+struct CountingTokens {
+    inner: grantor::MemoryStore,
+    checks: std::sync::atomic::AtomicUsize,
+    finds: std::sync::atomic::AtomicUsize,
+}
+
+#[grantor::async_trait]
+impl grantor::store::TokenIssuer for CountingTokens {
+    async fn insert_code(
+        &self,
+        code: &grantor::store::SecretDigest,
+        family: grantor::store::FamilyId,
+        grant: grantor::store::CodeGrant,
+    ) -> Result<(), grantor::store::StoreError> {
+        self.inner.insert_code(code, family, grant).await
+    }
+    async fn redeem_code(
+        &self,
+        code: &grantor::store::SecretDigest,
+        now: grantor::clock::UnixTime,
+    ) -> Result<grantor::store::CodeRedemption, grantor::store::StoreError> {
+        self.inner.redeem_code(code, now).await
+    }
+    async fn insert_tokens(
+        &self,
+        tokens: grantor::store::NewTokens,
+    ) -> Result<(), grantor::store::StoreError> {
+        self.inner.insert_tokens(tokens).await
+    }
+    async fn find_refresh_token(
+        &self,
+        token: &grantor::store::SecretDigest,
+        now: grantor::clock::UnixTime,
+    ) -> Result<Option<grantor::store::RefreshGrant>, grantor::store::StoreError> {
+        self.inner.find_refresh_token(token, now).await
+    }
+    async fn rotate_refresh_token(
+        &self,
+        token: &grantor::store::SecretDigest,
+        successor: grantor::store::NewTokens,
+        retry_since: Option<grantor::clock::UnixTime>,
+    ) -> Result<grantor::store::Rotation, grantor::store::StoreError> {
+        self.inner
+            .rotate_refresh_token(token, successor, retry_since)
+            .await
+    }
+    async fn find_access_token(
+        &self,
+        token: &grantor::store::SecretDigest,
+        now: grantor::clock::UnixTime,
+    ) -> Result<Option<grantor::store::AccessGrant>, grantor::store::StoreError> {
+        self.finds.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.find_access_token(token, now).await
+    }
+    async fn check_access_token(
+        &self,
+        token: &grantor::store::SecretDigest,
+        now: grantor::clock::UnixTime,
+    ) -> Result<Option<grantor::store::AccessGrant>, grantor::store::StoreError> {
+        self.checks
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.find_access_token(token, now).await
+    }
+    async fn revoke_access_token(
+        &self,
+        token: &grantor::store::SecretDigest,
+    ) -> Result<(), grantor::store::StoreError> {
+        self.inner.revoke_access_token(token).await
+    }
+    async fn revoke_family(
+        &self,
+        family: grantor::store::FamilyId,
+    ) -> Result<(), grantor::store::StoreError> {
+        self.inner.revoke_family(family).await
+    }
+    async fn revoke_client(&self, client_id: &str) -> Result<u64, grantor::store::StoreError> {
+        self.inner.revoke_client(client_id).await
+    }
+}
+
+/// Introspection and bearer validation ask `check_access_token`, which a store may answer from
+/// a read replica; revocation asks `find_access_token`, the primary.
+#[tokio::test]
+async fn token_checks_may_be_answered_by_a_replica_and_revocation_never_is() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let store = grantor::MemoryStore::new();
+    let counting = std::sync::Arc::new(CountingTokens {
+        inner: store.clone(),
+        checks: Default::default(),
+        finds: Default::default(),
+    });
+    let credentials = ClientCredentials::generate().unwrap();
+    register(
+        &store,
+        Client::confidential(credentials.client_id.as_str(), credentials.verifier)
+            .grant_types([GrantType::ClientCredentials])
+            .build()
+            .unwrap(),
+    );
+    let server = grantor::AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .tokens(counting.clone())
+        .store(store.clone())
+        .build()
+        .unwrap();
+    let authorization = basic(
+        credentials.client_id.as_str(),
+        credentials.secret.expose_secret(),
+    );
+    let issued = server
+        .token(&token_request(
+            Some(&authorization),
+            "grant_type=client_credentials",
+        ))
+        .await;
+    let access = json(&issued)["access_token"].as_str().unwrap().to_owned();
+    let token = format!("token={access}&token_type_hint=access_token");
+
+    let introspected = server
+        .introspect(&post("/api/oauth/introspect", Some(&authorization), &token))
+        .await;
+    assert_eq!(json(&introspected)["active"], true);
+    let me = http::Request::get("/api/me")
+        .header("authorization", format!("Bearer {access}"))
+        .body(())
+        .unwrap();
+    assert!(server.bearer(&me, None).await.is_ok());
+    assert_eq!(
+        (counting.checks.load(SeqCst), counting.finds.load(SeqCst)),
+        (2, 0)
+    );
+
+    let revoked = server
+        .revoke(&post("/api/oauth/revoke", Some(&authorization), &token))
+        .await;
+    assert_eq!(revoked.status(), 200);
+    assert_eq!(
+        (counting.checks.load(SeqCst), counting.finds.load(SeqCst)),
+        (2, 1)
+    );
+    assert!(server.bearer(&me, None).await.is_err(), "revoked");
+}
