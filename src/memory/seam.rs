@@ -230,8 +230,10 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => memory.parts.tokens.find_access_token(token, now),
-            host => host.check_access_token(token, now))
+        match self {
+            Seam::Memory(_) => self.find_access_token(token, now),
+            Seam::Host(host) => Answer::Pending(host.check_access_token(token, now)),
+        }
     }
 
     pub(crate) fn revoke_access_token<'f>(

@@ -25,11 +25,14 @@ use tokio::sync::oneshot;
 use super::ACQUIRE_TIMEOUT;
 use crate::error::StoreError;
 
+mod accounts;
 mod migrate;
 mod query;
-mod seams;
+mod sign_on;
+mod state;
 #[cfg(test)]
 mod tests;
+mod tokens;
 mod writer;
 
 pub(crate) use query::{FromLite, from_lite, row, rows, run};

@@ -1,0 +1,326 @@
+//! Codes, tokens and their families on [`SqliteStore`]: [`TokenIssuer`]. Each write is one
+//! job on the writer thread, so its statements happen whole or not at all.
+
+use async_trait::async_trait;
+use rusqlite::Connection;
+
+use super::{SqliteStore, row, run};
+use crate::clock::UnixTime;
+use crate::error::StoreError;
+use crate::secret::SecretDigest;
+use crate::sql::columns::{AuthorizationColumns, secs};
+use crate::sql::rows::{
+    AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow,
+};
+use crate::sql::{REPLAY_MEMORY, text};
+use crate::store::{
+    AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
+    RefreshGrant, Rotation, SignInFacts, TokenIssuer,
+};
+
+#[async_trait]
+impl TokenIssuer for SqliteStore {
+    async fn insert_code(
+        &self,
+        code: &SecretDigest,
+        family: FamilyId,
+        grant: CodeGrant,
+    ) -> Result<(), StoreError> {
+        let code = *code;
+        self.write(move |conn| {
+            let forget_at = grant.expires_at.plus(REPLAY_MEMORY);
+            let authorization = AuthorizationColumns::of(&grant.authorization);
+            let challenge = grant.code_challenge.as_ref();
+            let openid = grant.openid.as_ref().map(SignInFacts::to_stored);
+            let jkt = grant.dpop_jkt.map(|jkt| jkt.to_string());
+            // The family first: a code without its family would be refused as revoked. It lives
+            // as long as the code's tombstone.
+            insert_family(conn, family, &grant.authorization, forget_at)?;
+            run(
+                conn,
+                text::INSERT_CODE,
+                &[
+                    &code.as_bytes().as_slice(),
+                    &family.to_bytes().as_slice(),
+                    &authorization.client_id,
+                    &authorization.user_id,
+                    &authorization.username,
+                    &authorization.scope,
+                    &grant.redirect_uri.as_str(),
+                    &challenge.map(|c| c.as_str()),
+                    &challenge.map(|c| c.method().as_str()),
+                    &secs(grant.issued_at),
+                    &secs(grant.expires_at),
+                    &secs(forget_at),
+                    &authorization.audience,
+                    &openid,
+                    &jkt,
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn redeem_code(
+        &self,
+        code: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<CodeRedemption, StoreError> {
+        let code = *code;
+        self.write(move |conn| {
+            let digest = code.as_bytes().as_slice();
+            let redeemed: Option<CodeRow> = row(conn, text::REDEEM_CODE, &[&digest, &secs(now)])?;
+            if let Some(row) = redeemed {
+                let (family, grant) = row.into_grant()?;
+                return Ok(CodeRedemption::Redeemed { grant, family });
+            }
+            // Not ours: redeemed before (a replay), or unknown, expired or revoked.
+            let seen: Option<CodeStateRow> = row(conn, text::CODE_STATE, &[&digest])?;
+            Ok(match seen {
+                Some(row) if row.redeemed => CodeRedemption::Replayed {
+                    family: row.family()?,
+                },
+                _ => CodeRedemption::Invalid,
+            })
+        })
+        .await
+    }
+
+    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            let generation = match tokens.family {
+                Family::New(id) => {
+                    insert_family(conn, id, &tokens.authorization, tokens.expires_at())?;
+                    0
+                }
+                Family::Existing(id) => {
+                    let extended: Option<GenerationRow> = row(
+                        conn,
+                        text::EXTEND_FAMILY,
+                        &[&id.to_bytes().as_slice(), &secs(tokens.expires_at())],
+                    )?;
+                    extended
+                        .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?
+                        .generation
+                }
+            };
+            keep_tokens(conn, &tokens, generation)
+        })
+        .await
+    }
+
+    async fn find_refresh_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<RefreshGrant>, StoreError> {
+        let token = *token;
+        let found: Option<RefreshRow> = self
+            .read(move |conn| {
+                row(
+                    conn,
+                    text::FIND_REFRESH,
+                    &[&token.as_bytes().as_slice(), &secs(now)],
+                )
+            })
+            .await?;
+        found.map(RefreshRow::into_grant).transpose()
+    }
+
+    async fn rotate_refresh_token(
+        &self,
+        token: &SecretDigest,
+        successor: NewTokens,
+        retry_since: Option<UnixTime>,
+    ) -> Result<Rotation, StoreError> {
+        let token = *token;
+        // One write: the token is retired and its successor kept together, or neither.
+        self.write(move |conn| {
+            let now = secs(successor.issued_at);
+            let family = successor.family.id();
+            let digest = token.as_bytes().as_slice();
+            let rotated: Option<GenerationRow> = row(
+                conn,
+                text::ROTATE,
+                &[
+                    &digest,
+                    &now,
+                    &family.to_bytes().as_slice(),
+                    &secs(successor.expires_at()),
+                    &successor.access_token.as_bytes().as_slice(),
+                ],
+            )?;
+            if let Some(row) = rotated {
+                keep_tokens(conn, &successor, row.generation)?;
+                return Ok(Rotation::Rotated);
+            }
+            if let Some(since) = retry_since
+                && let Some(rotation) = retry(conn, &token, &successor, secs(since))?
+            {
+                return Ok(rotation);
+            }
+            // Not ours: rotated before (reuse), or unknown, expired, revoked or of another
+            // family. Nothing was written; grantor revokes after a reuse, the store does not.
+            let seen: Option<RefreshRow> = row(conn, text::FIND_REFRESH, &[&digest, &now])?;
+            match seen {
+                Some(row) if row.rotated() && row.family()? == family => {
+                    Ok(Rotation::Reused { family })
+                }
+                _ => Ok(Rotation::Invalid),
+            }
+        })
+        .await
+    }
+
+    async fn find_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError> {
+        let token = *token;
+        let found: Option<AccessRow> = self
+            .read(move |conn| {
+                row(
+                    conn,
+                    text::FIND_ACCESS,
+                    &[&token.as_bytes().as_slice(), &secs(now)],
+                )
+            })
+            .await?;
+        found.map(AccessRow::into_grant).transpose()
+    }
+
+    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
+        let token = *token;
+        self.write(move |conn| {
+            run(conn, text::DELETE_ACCESS, &[&token.as_bytes().as_slice()]).map(|_| ())
+        })
+        .await
+    }
+
+    async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            run(conn, text::REVOKE_FAMILY, &[&family.to_bytes().as_slice()]).map(|_| ())
+        })
+        .await
+    }
+
+    async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError> {
+        let client_id = client_id.to_owned();
+        self.write(move |conn| run(conn, text::REVOKE_CLIENT, &[&client_id]))
+            .await
+    }
+}
+
+/// Starts family `id` for `authorization`, living until `expires_at`.
+fn insert_family(
+    conn: &Connection,
+    id: FamilyId,
+    authorization: &Authorization,
+    expires_at: UnixTime,
+) -> Result<(), StoreError> {
+    let columns = AuthorizationColumns::of(authorization);
+    run(
+        conn,
+        text::INSERT_FAMILY,
+        &[
+            &id.to_bytes().as_slice(),
+            &columns.client_id,
+            &columns.user_id,
+            &columns.username,
+            &columns.scope,
+            &secs(expires_at),
+            &columns.audience,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Inside the rotation's write: a retry of the rotation that replaced `token`, if it is one
+/// (rotated at or after `since`): the access token that rotation issued goes, `successor` is
+/// kept, and the answer is [`Rotation::Retried`]; [`Rotation::Invalid`] if a concurrent retry
+/// won; `None` when it is no retry at all.
+fn retry(
+    conn: &Connection,
+    token: &SecretDigest,
+    successor: &NewTokens,
+    since: i64,
+) -> Result<Option<Rotation>, StoreError> {
+    let now = secs(successor.issued_at);
+    let family = successor.family.id().to_bytes();
+    let digest = token.as_bytes().as_slice();
+    let last: Option<LastRotationRow> = row(
+        conn,
+        text::FIND_LAST_ROTATION,
+        &[&digest, &now, &family.as_slice()],
+    )?;
+    let Some(lost_access) = last.and_then(|row| row.retry_of(since)) else {
+        return Ok(None);
+    };
+    let moved: Option<GenerationRow> = row(
+        conn,
+        text::RETRY_ROTATION,
+        &[
+            &digest,
+            &now,
+            &family.as_slice(),
+            &secs(successor.expires_at()),
+            &successor.access_token.as_bytes().as_slice(),
+            &since,
+            &lost_access.as_slice(),
+        ],
+    )?;
+    let Some(moved) = moved else {
+        return Ok(Some(Rotation::Invalid));
+    };
+    run(conn, text::DELETE_ACCESS, &[&lost_access.as_slice()])?;
+    keep_tokens(conn, successor, moved.generation)?;
+    Ok(Some(Rotation::Retried))
+}
+
+/// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
+fn keep_tokens(conn: &Connection, tokens: &NewTokens, generation: i64) -> Result<(), StoreError> {
+    let family = tokens.family.id().to_bytes();
+    let issued_at = secs(tokens.issued_at);
+    let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+    let actor = tokens.actor.as_ref().map(Actor::to_stored);
+    run(
+        conn,
+        text::INSERT_ACCESS,
+        &[
+            &tokens.access_token.as_bytes().as_slice(),
+            &family.as_slice(),
+            &tokens.authorization.scope.as_str(),
+            &tokens.jti.as_str(),
+            &issued_at,
+            &secs(tokens.access_expires_at),
+            &tokens.authorization.audience.as_str(),
+            &access_jkt,
+            &actor,
+        ],
+    )?;
+    if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
+        run(
+            conn,
+            text::END_FAMILY,
+            &[&family.as_slice(), &secs(ends_at)],
+        )?;
+    }
+    if let Some(refresh) = &tokens.refresh_token {
+        let jkt = refresh.jkt.map(|jkt| jkt.to_string());
+        run(
+            conn,
+            text::INSERT_REFRESH,
+            &[
+                &refresh.digest.as_bytes().as_slice(),
+                &family.as_slice(),
+                &generation,
+                &issued_at,
+                &secs(refresh.expires_at),
+                &jkt,
+            ],
+        )?;
+    }
+    Ok(())
+}
