@@ -96,6 +96,7 @@ async fn the_postgres_store_keeps_the_contract_under_serializable() {
         contract::run(|| async { schemas.fresh_serializable().await.0 }).await;
         let (a, b) = schemas.fresh_serializable().await;
         sql_rules::races_between_two_nodes_have_one_winner_and_no_failure(&a, &b).await;
+        sql_rules::a_hot_row_on_two_nodes_answers_every_writer(&a, &b).await;
     });
     let outcome = run.catch_unwind().await;
     schemas.drop_all().await;

@@ -201,6 +201,8 @@ pub struct SqlStore<DB: sqlx::Database> {
     replica: Option<sqlx::Pool<DB>>,
     /// Concurrent writes of one kind, sharing statements (`batch.rs`).
     batches: Arc<batch::Batches>,
+    /// The node's one turn for writes that lost a conflict ([`Conflicts`]).
+    retry_turn: Arc<tokio::sync::Semaphore>,
 }
 
 /// The stores on PostgreSQL: for many identical nodes over one database.
@@ -217,6 +219,7 @@ impl<DB: sqlx::Database> SqlStore<DB> {
             pool,
             replica: None,
             batches: Arc::new(batch::Batches::new()),
+            retry_turn: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 
@@ -250,6 +253,12 @@ where
         if let Some(replica) = &self.replica {
             replica.close().await;
         }
+    }
+
+    /// What a write of this store does when it loses a conflict: waits its turn among this
+    /// node's retries ([`Conflicts`]).
+    pub(crate) fn conflicts(&self) -> Conflicts<'_> {
+        Conflicts::new(Some(&self.retry_turn))
     }
 
     /// Begins one write (see [`store_write!`]): a connection, in a transaction of its own for
@@ -333,6 +342,7 @@ impl<DB: sqlx::Database> Clone for SqlStore<DB> {
             pool: self.pool.clone(),
             replica: self.replica.clone(),
             batches: Arc::clone(&self.batches),
+            retry_turn: Arc::clone(&self.retry_turn),
         }
     }
 }
@@ -357,7 +367,7 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
 #[cfg(feature = "postgres")]
 macro_rules! store_write {
     ($store:expr, $statements:expr, |$conn:ident| $body:block) => {{
-        let mut conflicts = $crate::sql::Conflicts::new();
+        let mut conflicts = $store.conflicts();
         loop {
             let answer = match $store.begin_write($statements).await {
                 Err(error) => Err(error),
@@ -382,7 +392,7 @@ macro_rules! store_write {
 #[cfg(feature = "postgres")]
 macro_rules! retry_conflicts {
     ($attempt:expr) => {{
-        let mut conflicts = $crate::sql::Conflicts::new();
+        let mut conflicts = $crate::sql::Conflicts::new(None);
         loop {
             match $attempt {
                 Err(error) if conflicts.again(&error).await => continue,
@@ -395,7 +405,7 @@ macro_rules! retry_conflicts {
 /// How many times a statement or transaction runs in all when it keeps losing serialization
 /// conflicts (SQLSTATE 40001, under `SERIALIZABLE` or `REPEATABLE READ`) or deadlocks (40P01).
 #[cfg(feature = "postgres")]
-pub(crate) const CONFLICT_ATTEMPTS: u32 = 8;
+pub(crate) const CONFLICT_ATTEMPTS: u32 = 16;
 
 /// How long the retries of one statement or transaction may take in all.
 #[cfg(feature = "postgres")]
@@ -403,39 +413,68 @@ pub(crate) const CONFLICT_BUDGET: Duration = Duration::from_secs(1);
 
 /// Retrying what PostgreSQL aborted for a conflict with a concurrent transaction: always safe
 /// for grantor's statements and short transactions, which either happened whole or not at
-/// all and read again what they decide on. Each retry waits a random time (full jitter) up to
-/// 2, 4, 8… 64 ms, so that the transactions that collided do not collide again; after
-/// [`CONFLICT_ATTEMPTS`] runs or [`CONFLICT_BUDGET`], the conflict is answered (503).
+/// all and read again what they decide on.
+///
+/// Each retry waits a random time (full jitter: up to 2, 4, 8… 64 ms for a read, up to 2
+/// then 4 ms for a write), so that transactions that collided on different nodes do not
+/// collide again in step. A write's retries then take the node's one **retry turn** and keep
+/// it until the write ends, so that the writes of one node that collided on a hot row (fifty
+/// sign-in attempts counted on one key, twenty retries of one refresh token) run again one
+/// after another instead of colliding again in every round: the retries converge instead of
+/// running out. Conflicts are rare, so the turn is almost always free; reads retry without it.
+///
+/// **Bounded**: after [`CONFLICT_ATTEMPTS`] runs, or once [`CONFLICT_BUDGET`] has passed since
+/// the first run (waiting for the turn included), the conflict is answered (503 with
+/// `Retry-After`).
 #[cfg(feature = "postgres")]
-pub(crate) struct Conflicts {
+pub(crate) struct Conflicts<'a> {
     runs: u32,
     started: std::time::Instant,
+    /// The node's retry turn, for writes; `None` for reads.
+    turns: Option<&'a tokio::sync::Semaphore>,
+    /// The turn, once taken: held until this value drops, with the write.
+    turn: Option<tokio::sync::SemaphorePermit<'a>>,
 }
 
 #[cfg(feature = "postgres")]
-impl Conflicts {
-    pub(crate) fn new() -> Self {
+impl<'a> Conflicts<'a> {
+    pub(crate) fn new(turns: Option<&'a tokio::sync::Semaphore>) -> Self {
         Self {
             runs: 1,
             started: std::time::Instant::now(),
+            turns,
+            turn: None,
         }
     }
 
-    /// Whether to run again after `error`, having waited; `false` for any other error, or once
-    /// the attempts or the time are spent.
+    /// Whether to run again after `error`, having waited (and taken the retry turn, for a
+    /// write); `false` for any other error, or once the attempts or the time are spent.
     pub(crate) async fn again(&mut self, error: &StoreError) -> bool {
-        if !is_conflict(error)
-            || self.runs >= CONFLICT_ATTEMPTS
-            || self.started.elapsed() >= CONFLICT_BUDGET
-        {
+        if !is_conflict(error) || self.runs >= CONFLICT_ATTEMPTS {
             return false;
         }
-        let ceiling = (1u64 << self.runs.min(6)) * 1000;
+        let Some(left) = CONFLICT_BUDGET.checked_sub(self.started.elapsed()) else {
+            return false;
+        };
+        // A write's retries wait up to 2 then 4 ms before their turn and while they hold it
+        // (a long wait would hold up the node's other retries); a read's up to 64 ms.
+        let ceiling = (1u64 << self.runs.min(if self.turns.is_some() { 2 } else { 6 })) * 1000;
         // Not a secret, but drawn where every random value is.
         let draw = crate::secret::random_bytes::<8>().map_or(ceiling / 2, u64::from_le_bytes);
         let wait = Duration::from_micros(draw % (ceiling + 1));
-        self.runs += 1;
+        if wait >= left {
+            return false;
+        }
         tokio::time::sleep(wait).await;
+        if let (Some(turns), None) = (self.turns, &self.turn) {
+            let left = left.saturating_sub(wait);
+            match tokio::time::timeout(left, turns.acquire()).await {
+                Ok(Ok(turn)) => self.turn = Some(turn),
+                // Out of time, or (never) a closed semaphore.
+                _ => return false,
+            }
+        }
+        self.runs += 1;
         true
     }
 }

@@ -360,3 +360,48 @@ pub async fn races_between_two_nodes_have_one_winner_and_no_failure(
         assert_eq!(rotated, 1, "one caller rotates the refresh token");
     }
 }
+
+/// A hot row on two nodes under `SERIALIZABLE`: 32 clients counting attempts on one key at
+/// once, half on each node (a flood of sign-ins against one account), each node with a pool
+/// wide enough for all of its writers to collide at once, four times over. Every conflict is retried until it wins, so every
+/// call is answered and each sees a different count.
+pub async fn a_hot_row_on_two_nodes_answers_every_writer(
+    a: &grantor::sql::PostgresStore,
+    b: &grantor::sql::PostgresStore,
+) {
+    use grantor::sql::PostgresStore;
+    use grantor::sql::sqlx::postgres::PgPoolOptions;
+    use grantor::store::AttemptCounter as _;
+    const CLIENTS: u32 = 32;
+    const ROUNDS: u32 = 4;
+    let mut nodes = Vec::new();
+    for node in [a, b] {
+        let options = node.pool().connect_options().as_ref().clone();
+        let pool = PgPoolOptions::new()
+            .max_connections(CLIENTS / 2)
+            .connect_with(options)
+            .await
+            .unwrap();
+        nodes.push(PostgresStore::from_pool(pool));
+    }
+    let key = format!("sign-in:hot:{}", secret("hot").0);
+    let mut tasks = Vec::new();
+    for n in 0..CLIENTS * ROUNDS {
+        let node = nodes[n as usize % 2].clone();
+        let key = key.clone();
+        tasks.push(tokio::spawn(async move {
+            node.record_attempt(&key, Duration::from_secs(600), NOW)
+                .await
+        }));
+    }
+    let mut counts = Vec::new();
+    for task in tasks {
+        let attempts = task.await.unwrap();
+        counts.push(attempts.expect("no failure under SERIALIZABLE").count);
+    }
+    for node in nodes {
+        node.close().await;
+    }
+    counts.sort_unstable();
+    assert_eq!(counts, (1..=CLIENTS * ROUNDS).collect::<Vec<u32>>());
+}
