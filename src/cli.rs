@@ -67,6 +67,15 @@ use crate::store::{
     UserAdmin as _, UserClaims,
 };
 
+/// Prints one line of the command's output. A closed standard output (`grantor client list |
+/// head -1`) only stops the printing, where `println!` would panic.
+macro_rules! say {
+    ($($line:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($line)*);
+    }};
+}
+
 /// The `grantor` command: [`Admin`] as a binary of its own.
 #[derive(Parser)]
 #[command(name = "grantor", version)]
@@ -378,7 +387,7 @@ async fn run(cli: Admin) -> Result<(), Failure> {
         Command::Client(ClientCommand::Add(add)) => add_client(&store, add).await,
         Command::Client(ClientCommand::List) => {
             for client in store.clients().await? {
-                println!("{}", describe(&client));
+                say!("{}", describe(&client));
             }
             Ok(())
         }
@@ -393,15 +402,15 @@ async fn run(cli: Admin) -> Result<(), Failure> {
                     "no confidential client {client_id:?}"
                 )));
             }
-            println!("client_id: {client_id}");
-            println!("client_secret: {}", fresh.secret.expose_secret());
+            say!("client_id: {client_id}");
+            say!("client_secret: {}", fresh.secret.expose_secret());
             Ok(())
         }
         Command::Client(ClientCommand::Remove { client_id }) => {
             if store.remove_client(&client_id).await? {
                 // Its tokens die with it (as RFC 7592 §2.3 deletion does).
                 let revoked = store.revoke_client(&client_id).await?;
-                println!("revoked_families: {revoked}");
+                say!("revoked_families: {revoked}");
                 Ok(())
             } else {
                 Err(Failure::Refused(format!("no client {client_id:?}")))
@@ -414,7 +423,7 @@ async fn run(cli: Admin) -> Result<(), Failure> {
                 .insert_user(account.user(), account.password_hash())
                 .await?;
             let user = account.into_user();
-            println!("user_id: {}", user.id().as_str());
+            say!("user_id: {}", user.id().as_str());
             Ok(())
         }
         Command::User(UserCommand::SetPassword { username }) => {
@@ -445,17 +454,19 @@ async fn run(cli: Admin) -> Result<(), Failure> {
             if !store.set_claims(user.id(), &claims).await? {
                 return Err(Failure::Refused(format!("no user {username:?}")));
             }
-            println!("claims: {kept}");
+            say!("claims: {kept}");
             Ok(())
         }
         Command::Migrate => {
-            // Connecting migrated it.
-            println!("migrated: yes");
+            // Connecting migrated it; asked again, so that a URL through a pooler in
+            // transaction mode is refused with where to run the migrations instead.
+            store.migrate().await?;
+            say!("migrated: yes");
             Ok(())
         }
         Command::Purge => {
             let purged = store.purge_expired(now()).await?;
-            println!("purged: {purged}");
+            say!("purged: {purged}");
             Ok(())
         }
     })
@@ -498,9 +509,9 @@ async fn add_client<S: crate::store::Admin>(store: &S, add: AddClient) -> Result
         .build()
         .map_err(|error| Failure::Refused(format!("invalid client: {error}")))?;
     store.register_client(&client).await?;
-    println!("client_id: {}", add.client_id);
+    say!("client_id: {}", add.client_id);
     if let Some(credentials) = credentials {
-        println!("client_secret: {}", credentials.secret.expose_secret());
+        say!("client_secret: {}", credentials.secret.expose_secret());
     }
     Ok(())
 }

@@ -516,3 +516,25 @@ async fn migrate_makes_the_schema_the_nodes_open() {
     assert_eq!(field(&said, "migrated"), "yes");
     SqliteStore::open(&db.url()).await.unwrap().close().await;
 }
+
+/// `grantor client list | head -1`: output to a pipe its reader closed ends the printing, not
+/// in a panic.
+#[tokio::test]
+async fn a_closed_standard_output_is_no_panic() {
+    let db = Database::new("closed-stdout");
+    for id in ["one", "two", "three"] {
+        db.ok(&["client", "add", id, "--grant", "client_credentials"]);
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_grantor"))
+        .args(["--database", &db.url(), "client", "list"])
+        .env_remove("GRANTOR_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the grantor command starts");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("it ends");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(output.status.code(), Some(0), "{said}");
+}

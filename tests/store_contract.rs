@@ -374,3 +374,47 @@ mod throughput {
         schemas.drop_all().await;
     }
 }
+
+/// Behind pgbouncer (`GRANTOR_TEST_POSTGRES_POOLER`), a URL without `pooler=transaction` is
+/// refused at connect with what to add, and one with it connects without migrating and is
+/// refused a migration with where to run it.
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_pooler_in_transaction_mode_is_named_in_the_url() {
+    let Ok(pooler) = std::env::var("GRANTOR_TEST_POSTGRES_POOLER") else {
+        fixtures::skipped(
+            "a_pooler_in_transaction_mode_is_named_in_the_url",
+            "GRANTOR_TEST_POSTGRES_POOLER not set",
+        );
+        return;
+    };
+    let Some(schemas) =
+        fixtures::PostgresSchemas::from_env("a_pooler_in_transaction_mode_is_named_in_the_url")
+    else {
+        return;
+    };
+    let store = schemas.fresh().await;
+    let database = store
+        .pool()
+        .connect_options()
+        .get_database()
+        .unwrap()
+        .to_owned();
+    let url = format!("{}/{database}", pooler.trim_end_matches('/'));
+    let refused = grantor::sql::PostgresStore::connect(&url)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("pooler=transaction"),
+        "{refused}"
+    );
+    let through = grantor::sql::PostgresStore::connect(&format!("{url}?pooler=transaction"))
+        .await
+        .unwrap();
+    assert_eq!(through.pooling(), grantor::sql::Pooling::Transaction);
+    let refused = through.migrate().await.unwrap_err();
+    assert!(refused.to_string().contains("grantor migrate"), "{refused}");
+    through.close().await;
+    store.close().await;
+    schemas.drop_all().await;
+}

@@ -21,13 +21,13 @@ use crate::store::{
 #[async_trait]
 impl ClientStore for SqlStore<Postgres> {
     async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
-        let row: Option<ClientRow> = retry_conflicts!(
+        let row: Option<ClientRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_CLIENT)
                 .bind(client_id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         row.map(|row| row.into_client().map(Arc::new)).transpose()
     }
 }
@@ -38,35 +38,35 @@ impl UserStore for SqlStore<Postgres> {
         let Some(key) = username_key(username) else {
             return Ok(None);
         };
-        let found: Option<AccountRow> = retry_conflicts!(
+        let found: Option<AccountRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_ACCOUNT_BY_KEY)
                 .bind(key.as_str())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         Ok(found.map(|row| Account::new(row.user.into_user(), row.password_hash)))
     }
 
     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
-        let row: Option<UserRow> = retry_conflicts!(
+        let row: Option<UserRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_USER_BY_ID)
                 .bind(id.as_str())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         Ok(row.map(UserRow::into_user))
     }
 
     async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
-        let row: Option<ClaimsRow> = retry_conflicts!(
+        let row: Option<ClaimsRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_CLAIMS)
                 .bind(id.as_str())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         row.map(|row| match row.claims {
             None => Ok(UserClaims::new()),
             Some(stored) => UserClaims::from_stored(&stored)

@@ -12,13 +12,9 @@
 
 use sqlx::migrate::{Migrate, Migrator};
 
-/// A database the SQL stores run on: its migrations, how a write transaction begins, and which
-/// of its error codes are transient. Public in a private module: nameable nowhere outside the
-/// crate, so nobody else implements it.
-pub trait Backend: sqlx::Database<Connection: Migrate> {
-    /// The statement that begins a transaction that will write.
-    const BEGIN_WRITE: &'static str;
-
+/// A database the sqlx store runs on: its migrations, its one-statement token writes, and which
+/// of its error codes are transient.
+pub(crate) trait Backend: sqlx::Database<Connection: Migrate> {
     /// [`ROTATE_WITH_TOKENS`](super::text::ROTATE_WITH_TOKENS) and
     /// [`JOIN_FAMILY_WITH_TOKENS`](super::text::JOIN_FAMILY_WITH_TOKENS) where the database has
     /// data-modifying `WITH` (PostgreSQL): a rotation, or tokens joining a family, in one round

@@ -17,11 +17,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use sqlx::{PgPool, Postgres};
+use sqlx::Postgres;
 use tokio::sync::oneshot;
 
 use super::columns::{AuthorizationColumns, secs, store_error};
-use super::text;
+use super::{Conflicts, Conn, Pooled, Statements, text};
 use crate::error::StoreError;
 use crate::store::{Actor, NewTokens};
 
@@ -48,7 +48,7 @@ impl Batches {
     /// shared statement; answers once it is committed.
     pub(crate) async fn insert_family_with_access(
         &self,
-        pool: &PgPool,
+        pool: &Pooled<Postgres>,
         tokens: NewTokens,
     ) -> Result<(), StoreError> {
         self.families
@@ -61,7 +61,7 @@ impl Batches {
 
 /// How a batch of `T` is written: one answer per write, in order.
 type Write<T> = fn(
-    PgPool,
+    Pooled<Postgres>,
     Vec<T>,
 ) -> std::pin::Pin<
     Box<dyn std::future::Future<Output = Vec<Result<(), StoreError>>> + Send>,
@@ -93,7 +93,7 @@ impl<T: Send + 'static> Batcher<T> {
     /// Queues `item` and waits for the statement that writes it.
     async fn submit(
         self: &Arc<Self>,
-        pool: &PgPool,
+        pool: &Pooled<Postgres>,
         item: T,
         write: Write<T>,
     ) -> Result<(), StoreError> {
@@ -119,7 +119,7 @@ impl<T: Send + 'static> Batcher<T> {
     }
 
     /// Writes batches until the queue is empty.
-    async fn drain(self: Arc<Self>, pool: PgPool, write: Write<T>) {
+    async fn drain(self: Arc<Self>, pool: Pooled<Postgres>, write: Write<T>) {
         loop {
             let batch = {
                 let Ok(mut queue) = self.queue.lock() else {
@@ -143,22 +143,36 @@ impl<T: Send + 'static> Batcher<T> {
 
 /// New families with their one access token: one `UNNEST` statement for all, or each alone
 /// when that fails.
-async fn insert_families(pool: PgPool, batch: Vec<NewTokens>) -> Vec<Result<(), StoreError>> {
+async fn insert_families(
+    pool: Pooled<Postgres>,
+    batch: Vec<NewTokens>,
+) -> Vec<Result<(), StoreError>> {
     if batch.len() > 1 {
-        match retry_conflicts!(insert_families_at_once(&pool, &batch).await) {
+        let at_once = run_on!(pool, Statements::One, Conflicts::new(None), |conn| {
+            insert_families_at_once(conn, &batch).await
+        });
+        match at_once {
             Ok(()) => return batch.iter().map(|_| Ok(())).collect(),
             Err(error) => tracing::debug!(%error, "a batch of new families failed; each alone"),
         }
     }
     let mut outcomes = Vec::with_capacity(batch.len());
     for tokens in &batch {
-        outcomes.push(retry_conflicts!(insert_family_alone(&pool, tokens).await));
+        outcomes.push(run_on!(
+            pool,
+            Statements::One,
+            Conflicts::new(None),
+            |conn| { insert_family_alone(conn, tokens).await }
+        ));
     }
     outcomes
 }
 
 /// [`text::INSERT_FAMILIES_WITH_ACCESS`] for `batch`.
-async fn insert_families_at_once(pool: &PgPool, batch: &[NewTokens]) -> Result<(), StoreError> {
+async fn insert_families_at_once(
+    conn: &mut Conn<'_>,
+    batch: &[NewTokens],
+) -> Result<(), StoreError> {
     let mut ids = Vec::with_capacity(batch.len());
     let mut client_ids = Vec::with_capacity(batch.len());
     let mut user_ids = Vec::with_capacity(batch.len());
@@ -202,14 +216,14 @@ async fn insert_families_at_once(pool: &PgPool, batch: &[NewTokens]) -> Result<(
         .bind(access_expiries)
         .bind(jkts)
         .bind(actors)
-        .execute(pool)
+        .execute(conn)
         .await
         .map_err(store_error::<Postgres>)?;
     Ok(())
 }
 
 /// [`text::INSERT_FAMILY_WITH_ACCESS`] for one new family.
-async fn insert_family_alone(pool: &PgPool, tokens: &NewTokens) -> Result<(), StoreError> {
+async fn insert_family_alone(conn: &mut Conn<'_>, tokens: &NewTokens) -> Result<(), StoreError> {
     let columns = AuthorizationColumns::of(&tokens.authorization);
     let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
@@ -229,7 +243,7 @@ async fn insert_family_alone(pool: &PgPool, tokens: &NewTokens) -> Result<(), St
         .bind(tokens.authorization.audience.as_str())
         .bind(access_jkt.as_deref())
         .bind(actor.as_deref())
-        .execute(pool)
+        .execute(conn)
         .await
         .map_err(store_error::<Postgres>)?;
     Ok(())

@@ -14,12 +14,12 @@ impl SqlStore<Postgres> {
     /// Every registered client, ordered by id: for an administrator (the request path looks
     /// clients up one by one).
     pub async fn clients(&self) -> Result<Vec<Client>, StoreError> {
-        let rows: Vec<ClientRow> = retry_conflicts!(
+        let rows: Vec<ClientRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::LIST_CLIENTS)
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         rows.into_iter().map(ClientRow::into_client).collect()
     }
 
@@ -28,13 +28,13 @@ impl SqlStore<Postgres> {
         let Some(key) = username_key(username) else {
             return Ok(None);
         };
-        let row: Option<UserRow> = retry_conflicts!(
+        let row: Option<UserRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_USER_BY_KEY)
                 .bind(key.as_str())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         Ok(row.map(UserRow::into_user))
     }
 }

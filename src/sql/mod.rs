@@ -163,8 +163,6 @@ use crate::error::StoreError;
 #[cfg(feature = "postgres")]
 use backend::Backend;
 #[cfg(feature = "postgres")]
-use columns::store_error;
-
 #[cfg(feature = "postgres")]
 use sqlx::Postgres;
 
@@ -196,9 +194,10 @@ pub(crate) fn check_version(have: i64, needed: i64) -> Result<(), crate::error::
 /// seam at once.
 #[cfg(feature = "postgres")]
 pub struct SqlStore<DB: sqlx::Database> {
-    pool: sqlx::Pool<DB>,
+    /// The primary, and how its connections reach it.
+    primary: Pooled<DB>,
     /// Where token checks go first (bearer validation, introspection), if anywhere.
-    replica: Option<sqlx::Pool<DB>>,
+    replica: Option<Pooled<DB>>,
     /// Concurrent writes of one kind, sharing statements (`batch.rs`).
     batches: Arc<batch::Batches>,
     /// The node's one turn for writes that lost a conflict ([`Conflicts`]).
@@ -216,7 +215,10 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     /// [`ACQUIRE_TIMEOUT`]) so that requests fail fast while the database is down.
     pub fn from_pool(pool: sqlx::Pool<DB>) -> Self {
         Self {
-            pool,
+            primary: Pooled {
+                pool,
+                pooling: Pooling::Direct,
+            },
             replica: None,
             batches: Arc::new(batch::Batches::new()),
             retry_turn: Arc::new(tokio::sync::Semaphore::new(1)),
@@ -231,27 +233,46 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     /// the replica until the replica replays the revocation: with `synchronous_commit =
     /// remote_apply` on the primary that is before the revocation is answered.
     pub fn with_read_replica(mut self, replica: sqlx::Pool<DB>) -> Self {
-        self.replica = Some(replica);
+        self.replica = Some(Pooled {
+            pool: replica,
+            pooling: self.primary.pooling,
+        });
         self
     }
 
-    /// The connection pool, for the host's own queries or its metrics.
+    /// Says how the pool's connections (and the read replica's, if any) reach PostgreSQL:
+    /// [`Pooling::Transaction`] for a pool the host built over a pooler in transaction mode.
+    /// Build such a pool without startup `options` (the pooler refuses them) and with
+    /// `extra_float_digits(None)`.
+    pub fn with_pooling(mut self, pooling: Pooling) -> Self {
+        self.primary.pooling = pooling;
+        if let Some(replica) = &mut self.replica {
+            replica.pooling = pooling;
+        }
+        self
+    }
+
+    /// How the pool's connections reach PostgreSQL.
+    pub fn pooling(&self) -> Pooling {
+        self.primary.pooling
+    }
+
+    /// The connection pool, for the host's own queries or its metrics. Behind a pooler in
+    /// transaction mode ([`Pooling::Transaction`]), run the host's statements in a transaction
+    /// and unnamed (`.persistent(false)`).
     pub fn pool(&self) -> &sqlx::Pool<DB> {
-        &self.pool
+        &self.primary.pool
     }
 }
 
 #[cfg(feature = "postgres")]
-impl<DB: Backend> SqlStore<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-{
+impl SqlStore<Postgres> {
     /// Closes the pool, waiting for its connections to be returned: every later call answers
     /// [`StoreError::unavailable`](crate::store::StoreError::unavailable).
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.primary.pool.close().await;
         if let Some(replica) = &self.replica {
-            replica.close().await;
+            replica.pool.close().await;
         }
     }
 
@@ -260,78 +281,24 @@ where
     pub(crate) fn conflicts(&self) -> Conflicts<'_> {
         Conflicts::new(Some(&self.retry_turn))
     }
-
-    /// Begins one write (see [`store_write!`]): a connection, in a transaction of its own for
-    /// several statements.
-    pub(crate) async fn begin_write(
-        &self,
-        statements: Statements,
-    ) -> Result<Write<DB>, StoreError> {
-        Ok(match statements {
-            Statements::One => Write::Alone(self.pool.acquire().await.map_err(store_error::<DB>)?),
-            Statements::Many => Write::Transaction(
-                self.pool
-                    .begin_with(DB::BEGIN_WRITE)
-                    .await
-                    .map_err(store_error::<DB>)?,
-            ),
-        })
-    }
-}
-
-/// One write under way: its connection, and how it ends.
-#[cfg(feature = "postgres")]
-pub(crate) enum Write<DB: sqlx::Database> {
-    /// One statement, committed by itself.
-    Alone(sqlx::pool::PoolConnection<DB>),
-    /// Several statements in a transaction of their own.
-    Transaction(sqlx::Transaction<'static, DB>),
 }
 
 #[cfg(feature = "postgres")]
-impl<DB: Backend> Write<DB> {
-    /// Where the write's statements run.
-    pub(crate) fn connection(&mut self) -> &mut DB::Connection {
-        match self {
-            Write::Alone(connection) => connection,
-            Write::Transaction(tx) => tx,
-        }
-    }
-
-    /// Ends the write with what its statements answered: commits (or rolls back on an error).
-    pub(crate) async fn finish<T>(self, answer: Result<T, StoreError>) -> Result<T, StoreError> {
-        match (self, answer) {
-            (Write::Alone(_), answer) => answer,
-            (Write::Transaction(tx), Ok(answer)) => tx
-                .commit()
-                .await
-                .map(|()| answer)
-                .map_err(store_error::<DB>),
-            // Dropping the transaction rolls it back.
-            (Write::Transaction(_), Err(error)) => Err(error),
-        }
-    }
-}
-
-/// How many statements a write runs, so that a lone statement (atomic by itself) needs no
-/// transaction of its own.
-#[cfg(feature = "postgres")]
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Statements {
-    /// One statement.
-    One,
-    /// Several, which must happen together.
-    Many,
-}
-
-#[cfg(feature = "postgres")]
-impl<DB: Backend> SqlStore<DB> {
+impl SqlStore<Postgres> {
     /// Applies pending migrations (versioned, idempotent; safe to run from many nodes at once).
+    /// Refused behind a pooler in transaction mode ([`Pooling::Transaction`]): the migrations'
+    /// session lock cannot be held there; run them against the database itself.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        DB::migrator()
-            .run(&self.pool)
+        if self.primary.pooling == Pooling::Transaction {
+            return Err(StoreError::failed(
+                "migrations hold a session lock, which a pooler in transaction mode cannot \
+                 keep: run `grantor migrate` against the database itself, not through the pooler",
+            ));
+        }
+        <Postgres as Backend>::migrator()
+            .run(&self.primary.pool)
             .await
-            .map_err(columns::migrate_error::<DB>)
+            .map_err(columns::migrate_error::<Postgres>)
     }
 }
 
@@ -339,7 +306,7 @@ impl<DB: Backend> SqlStore<DB> {
 impl<DB: sqlx::Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
         Self {
-            pool: self.pool.clone(),
+            primary: self.primary.clone(),
             replica: self.replica.clone(),
             batches: Arc::clone(&self.batches),
             retry_turn: Arc::clone(&self.retry_turn),
@@ -352,28 +319,31 @@ impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqlStore")
             .field("database", &DB::NAME)
-            .field("connections", &self.pool.size())
-            .field("idle", &self.pool.num_idle())
+            .field("connections", &self.primary.pool.size())
+            .field("idle", &self.primary.pool.num_idle())
+            .field("pooling", &self.primary.pooling)
             .finish()
     }
 }
 
-/// Runs `$body`, a block answering `Result<T, StoreError>` that runs the statements of one write
-/// on `$conn: &mut DB::Connection`, and answers once they are committed: one statement on its
-/// own and several in a transaction of their own. A write that loses a serialization conflict
-/// or a deadlock runs again whole ([`Conflicts`]). A macro rather than a function taking an
-/// async closure: the futures of the seams must be `Send`, which the compiler cannot prove
-/// through an async closure's borrowed argument.
+/// Runs `$body`, a block answering `Result<T, StoreError>` that runs the statements of one call
+/// on `$conn: &mut Conn` (a sqlx executor) of `$pooled` ([`Pooled`]), and answers once they are
+/// committed: a lone statement on its own and several in a transaction of their own (every call
+/// in a transaction behind a pooler in transaction mode). A call that loses a serialization
+/// conflict or a deadlock runs again whole, as `$conflicts` ([`Conflicts`]) allows. A macro
+/// rather than a function taking an async closure: the futures of the seams must be `Send`,
+/// which the compiler cannot prove through an async closure's borrowed argument.
 #[cfg(feature = "postgres")]
-macro_rules! store_write {
-    ($store:expr, $statements:expr, |$conn:ident| $body:block) => {{
-        let mut conflicts = $store.conflicts();
+macro_rules! run_on {
+    ($pooled:expr, $statements:expr, $conflicts:expr, |$conn:ident| $body:block) => {{
+        let mut conflicts = $conflicts;
         loop {
-            let answer = match $store.begin_write($statements).await {
+            let answer = match $pooled.begin($statements).await {
                 Err(error) => Err(error),
                 Ok(mut write) => {
                     let answer = {
-                        let $conn = write.connection();
+                        let mut connection = write.connection();
+                        let $conn = &mut connection;
                         async { $body }.await
                     };
                     write.finish(answer).await
@@ -387,19 +357,29 @@ macro_rules! store_write {
     }};
 }
 
-/// Evaluates `$attempt` (an expression with its `.await`s, answering `Result<T, StoreError>`)
-/// again while it loses serialization conflicts or deadlocks ([`Conflicts`]).
+/// One write of `$store` on its primary ([`run_on!`]); after a conflict it waits for the
+/// node's retry turn.
 #[cfg(feature = "postgres")]
-macro_rules! retry_conflicts {
-    ($attempt:expr) => {{
-        let mut conflicts = $crate::sql::Conflicts::new(None);
-        loop {
-            match $attempt {
-                Err(error) if conflicts.again(&error).await => continue,
-                answer => break answer,
-            }
-        }
-    }};
+macro_rules! store_write {
+    ($store:expr, $statements:expr, |$conn:ident| $body:block) => {
+        run_on!($store.primary, $statements, $store.conflicts(), |$conn| {
+            $body
+        })
+    };
+}
+
+/// One read on `$pooled` (the primary or the replica; [`run_on!`]): one statement, run again
+/// after a conflict without the retry turn.
+#[cfg(feature = "postgres")]
+macro_rules! store_read {
+    ($pooled:expr, |$conn:ident| $body:block) => {
+        run_on!(
+            $pooled,
+            $crate::sql::Statements::One,
+            $crate::sql::Conflicts::new(None),
+            |$conn| $body
+        )
+    };
 }
 
 /// How many times a statement or transaction runs in all when it keeps losing serialization
@@ -509,6 +489,12 @@ mod text;
 #[cfg(feature = "postgres")]
 mod tokens;
 
+#[cfg(feature = "postgres")]
+mod pooling;
+#[cfg(feature = "postgres")]
+pub use pooling::Pooling;
+#[cfg(feature = "postgres")]
+pub(crate) use pooling::{Conn, Pooled, Statements};
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]

@@ -11,7 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use super::PostgresStore;
 use super::backend::Backend;
 use super::columns::store_error;
-use super::{ACQUIRE_TIMEOUT, SqlStore};
+use super::{ACQUIRE_TIMEOUT, Pooled, Pooling, SqlStore};
 use crate::error::StoreError;
 
 /// How long one statement may run before PostgreSQL cancels it (SQLSTATE 57014, answered as
@@ -31,7 +31,6 @@ static MIGRATOR: std::sync::LazyLock<Migrator> = std::sync::LazyLock::new(|| {
 });
 
 impl Backend for Postgres {
-    const BEGIN_WRITE: &'static str = "BEGIN";
     const ONE_STATEMENT_TOKENS: Option<(&'static str, &'static str)> = Some((
         super::text::ROTATE_WITH_TOKENS,
         super::text::JOIN_FAMILY_WITH_TOKENS,
@@ -60,32 +59,53 @@ impl Backend for Postgres {
 impl SqlStore<Postgres> {
     /// Connects to `url` (`postgres://user:password@host:port/database?…`, or a Unix socket as
     /// `postgres:///database?host=/run/postgresql`) and applies pending migrations. See
-    /// [`PostgresStore::connect_with`] for the settings.
+    /// [`PostgresStore::connect_with`] for the settings. Behind a pooler in transaction mode
+    /// (pgbouncer), add `pooler=transaction` to the URL ([`Pooling::Transaction`]): the store
+    /// then only opens the database, as [`open`](Self::open) does, since migrations cannot run
+    /// through such a pooler.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let options = PgConnectOptions::from_str(url).map_err(StoreError::failed)?;
-        Self::connect_with(options).await
+        let (options, pooling) = options(url)?;
+        match pooling {
+            Pooling::Direct => Self::connect_with(options).await,
+            _ => Self::open_pooled(options, pooling).await,
+        }
     }
 
     /// Connects to `url` as [`connect`](Self::connect) does, without migrating: for the nodes
     /// of a rolling deploy, once `grantor migrate` (or [`SqlStore::migrate`]) has run from one
     /// place. Refuses a database whose schema is older than this build needs.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        let options = PgConnectOptions::from_str(url).map_err(StoreError::failed)?;
-        Self::open_with(options).await
+        let (options, pooling) = options(url)?;
+        Self::open_pooled(options, pooling).await
     }
 
-    /// Connects to a read replica at `url`, pooled as [`connect_with`](Self::connect_with)
-    /// pools the primary, and sends token checks there first (see
+    /// Connects to a read replica at `url` (`pooler=transaction` as for
+    /// [`connect`](Self::connect)), pooled as [`connect_with`](Self::connect_with) pools the
+    /// primary, and sends token checks there first (see
     /// [`with_read_replica`](SqlStore::with_read_replica)).
-    pub async fn read_replica(self, url: &str) -> Result<Self, StoreError> {
-        let options = PgConnectOptions::from_str(url).map_err(StoreError::failed)?;
-        Ok(self.with_read_replica(pool(options).await?))
+    pub async fn read_replica(mut self, url: &str) -> Result<Self, StoreError> {
+        let (options, pooling) = options(url)?;
+        self.replica = Some(Pooled {
+            pool: pool(options, pooling).await?,
+            pooling,
+        });
+        Ok(self)
     }
 
     /// [`open`](Self::open) with `options`, the pool as [`connect_with`](Self::connect_with)
     /// makes it.
     pub async fn open_with(options: PgConnectOptions) -> Result<Self, StoreError> {
-        let store = Self::from_pool(pool(options).await?);
+        Self::open_pooled(options, Pooling::Direct).await
+    }
+
+    /// [`open_with`](Self::open_with) for connections that reach PostgreSQL as `pooling`
+    /// says: behind a pooler in transaction mode, no startup parameter the pooler would refuse
+    /// (`statement_timeout` is set in each transaction instead).
+    pub async fn open_pooled(
+        options: PgConnectOptions,
+        pooling: Pooling,
+    ) -> Result<Self, StoreError> {
+        let store = Self::from_pool(pool(options, pooling).await?).with_pooling(pooling);
         store.check_schema().await?;
         Ok(store)
     }
@@ -103,7 +123,7 @@ impl SqlStore<Postgres> {
     /// pool. For another pool size, build the pool yourself and use
     /// [`SqlStore::from_pool`] (then set `statement_timeout` yourself).
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
-        let store = Self::from_pool(pool(options).await?);
+        let store = Self::from_pool(pool(options, Pooling::Direct).await?);
         store.migrate().await?;
         Ok(store)
     }
@@ -114,32 +134,55 @@ impl SqlStore<Postgres> {
     /// newer build, are fine: grantor's migrations only add).
     async fn check_schema(&self) -> Result<(), StoreError> {
         let needed = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
-        let have: Option<i64> =
+        let directly = match self.primary.pooling {
+            Pooling::Direct => "",
+            _ => " against the database itself (migrations cannot run through the pooler)",
+        };
+        let have: Option<i64> = store_read!(self.primary, |conn| {
             sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
-                .fetch_one(&self.pool)
+                .fetch_one(&mut *conn)
                 .await
                 .map_err(|error| match &error {
                     sqlx::Error::Database(db) if db.code().as_deref() == Some("42P01") => {
-                        StoreError::failed(
-                            "the database has no grantor schema: run `grantor migrate` first",
-                        )
+                        StoreError::failed(format!(
+                            "the database has no grantor schema: run `grantor migrate` \
+                             first{directly}"
+                        ))
                     }
                     _ => store_error::<Postgres>(error),
-                })?;
-        super::check_version(have.unwrap_or(0), needed)
+                })
+        })?;
+        super::check_version(have.unwrap_or(0), needed).map_err(|error| {
+            if directly.is_empty() {
+                error
+            } else {
+                StoreError::failed(format!("{error}{directly}"))
+            }
+        })
     }
 }
 
+/// The connection options `url` gives sqlx, and the pooling it names (`pooler=…`).
+fn options(url: &str) -> Result<(PgConnectOptions, Pooling), StoreError> {
+    let (url, pooling) = Pooling::from_url(url)?;
+    let options = PgConnectOptions::from_str(&url).map_err(StoreError::failed)?;
+    Ok((options, pooling))
+}
+
 /// The pool of [`PostgresStore::connect_with`] and [`PostgresStore::open_with`].
-async fn pool(options: PgConnectOptions) -> Result<sqlx::PgPool, StoreError> {
+async fn pool(options: PgConnectOptions, pooling: Pooling) -> Result<sqlx::PgPool, StoreError> {
     let has_timeout = options
         .get_options()
         .is_some_and(|set| set.contains("statement_timeout"));
-    let options = if has_timeout {
-        options
-    } else {
-        let millis = STATEMENT_TIMEOUT.as_millis().to_string();
-        options.options([("statement_timeout", millis.as_str())])
+    let options = match pooling {
+        Pooling::Direct if !has_timeout => {
+            let millis = STATEMENT_TIMEOUT.as_millis().to_string();
+            options.options([("statement_timeout", millis.as_str())])
+        }
+        Pooling::Direct => options,
+        // pgbouncer refuses startup parameters it does not track (`options`,
+        // `extra_float_digits`); `statement_timeout` comes with each transaction instead.
+        _ => options.extra_float_digits(None),
     };
     PgPoolOptions::new()
         .max_connections(10)
@@ -158,5 +201,20 @@ async fn pool(options: PgConnectOptions) -> Result<sqlx::PgPool, StoreError> {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await
-        .map_err(store_error::<Postgres>)
+        .map_err(|error| match &error {
+            // pgbouncer's answer to a startup parameter it does not pass on.
+            sqlx::Error::Database(refused)
+                if pooling == Pooling::Direct
+                    && refused
+                        .message()
+                        .starts_with("unsupported startup parameter") =>
+            {
+                StoreError::failed(format!(
+                    "{}: this looks like a pooler such as pgbouncer; behind one in transaction \
+                     mode, add `pooler=transaction` to the URL",
+                    refused.message()
+                ))
+            }
+            _ => store_error::<Postgres>(error),
+        })
 }

@@ -96,14 +96,14 @@ impl UserSessionStore for SqlStore<Postgres> {
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<UserSession>, StoreError> {
-        let rows: Vec<UserSessionGrantRow> = retry_conflicts!(
+        let rows: Vec<UserSessionGrantRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_USER_SESSION)
                 .bind(id.as_bytes().as_slice())
                 .bind(secs(now))
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         UserSessionGrantRow::into_session(rows)
     }
 
@@ -233,15 +233,15 @@ impl ConsentStore for SqlStore<Postgres> {
         client: &ClientId,
         now: UnixTime,
     ) -> Result<Option<Scope>, StoreError> {
-        let row: Option<ScopeRow> = retry_conflicts!(
+        let row: Option<ScopeRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_CONSENT)
                 .bind(user.as_str())
                 .bind(client.as_str())
                 .bind(secs(now))
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         row.map(ScopeRow::into_scope).transpose()
     }
 

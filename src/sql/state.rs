@@ -46,7 +46,9 @@ impl SessionStore for SqlStore<Postgres> {
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<Session>, StoreError> {
-        retry_conflicts!(session(&self.pool, text::FIND_SESSION, id, now).await)
+        store_read!(self.primary, |conn| {
+            session(&mut *conn, text::FIND_SESSION, id, now).await
+        })
     }
 
     async fn take_session(
@@ -81,14 +83,14 @@ impl AttemptCounter for SqlStore<Postgres> {
     }
 
     async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {
-        let row: Option<AttemptsRow> = retry_conflicts!(
+        let row: Option<AttemptsRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_ATTEMPTS)
                 .bind(key)
                 .bind(secs(now))
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         Ok(row.map(AttemptsRow::into_attempts))
     }
 
@@ -119,7 +121,9 @@ impl SingleUseStore for SqlStore<Postgres> {
     }
 
     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        retry_conflicts!(value(&self.pool, text::PEEK, key, now).await)
+        store_read!(self.primary, |conn| {
+            value(&mut *conn, text::PEEK, key, now).await
+        })
     }
 
     async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
@@ -152,7 +156,9 @@ impl KeyStore for SqlStore<Postgres> {
     }
 
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
-        retry_conflicts!(value(&self.pool, text::FIND_KEY, name, now).await)
+        store_read!(self.primary, |conn| {
+            value(&mut *conn, text::FIND_KEY, name, now).await
+        })
     }
 }
 

@@ -2,12 +2,11 @@
 
 use async_trait::async_trait;
 use sqlx::Postgres;
-use sqlx::postgres::PgConnection;
 
 use super::backend::Backend;
 use super::columns::{AuthorizationColumns, secs, store_error};
 use super::rows::{AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow};
-use super::{REPLAY_MEMORY, SqlStore, Statements, text};
+use super::{Conn, REPLAY_MEMORY, SqlStore, Statements, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
@@ -95,7 +94,7 @@ impl TokenIssuer for SqlStore<Postgres> {
             // Concurrent ones share a statement.
             return self
                 .batches
-                .insert_family_with_access(&self.pool, tokens)
+                .insert_family_with_access(&self.primary, tokens)
                 .await;
         }
         if let (Some((_, join)), Family::Existing(id)) =
@@ -129,14 +128,14 @@ impl TokenIssuer for SqlStore<Postgres> {
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<RefreshGrant>, StoreError> {
-        let row: Option<RefreshRow> = retry_conflicts!(
+        let row: Option<RefreshRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_REFRESH)
                 .bind(token.as_bytes().as_slice())
                 .bind(secs(now))
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         row.map(RefreshRow::into_grant).transpose()
     }
 
@@ -202,14 +201,14 @@ impl TokenIssuer for SqlStore<Postgres> {
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
-        let row: Option<AccessRow> = retry_conflicts!(
+        let row: Option<AccessRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_ACCESS)
                 .bind(token.as_bytes().as_slice())
                 .bind(secs(now))
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)
-        )?;
+        })?;
         row.map(AccessRow::into_grant).transpose()
     }
 
@@ -221,14 +220,14 @@ impl TokenIssuer for SqlStore<Postgres> {
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
         if let Some(replica) = &self.replica {
-            let found: Result<Option<AccessRow>, StoreError> = retry_conflicts!(
+            let found: Result<Option<AccessRow>, StoreError> = store_read!(replica, |conn| {
                 sqlx::query_as(text::FIND_ACCESS)
                     .bind(token.as_bytes().as_slice())
                     .bind(secs(now))
-                    .fetch_optional(replica)
+                    .fetch_optional(&mut *conn)
                     .await
                     .map_err(store_error::<Postgres>)
-            );
+            });
             match found {
                 Ok(Some(row)) => return row.into_grant().map(Some),
                 Ok(None) => {}
@@ -278,7 +277,7 @@ impl SqlStore<Postgres> {
     /// [`text::ROTATE_WITH_TOKENS`]: `token` rotated and `successor` (which has a refresh
     /// token) kept, in one statement; `None` when `token` is not its family's current one.
     async fn rotate_at_once(
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         statement: &'static str,
         token: &SecretDigest,
         successor: &NewTokens,
@@ -311,7 +310,7 @@ impl SqlStore<Postgres> {
     /// [`text::JOIN_FAMILY_WITH_TOKENS`]: `tokens` kept in family `id`, in one statement;
     /// `None` when there is no such family.
     async fn join_family(
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         statement: &'static str,
         id: FamilyId,
         tokens: &NewTokens,
@@ -344,7 +343,7 @@ impl SqlStore<Postgres> {
 
     /// Starts family `id` for `authorization`, living until `expires_at`.
     async fn insert_family(
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         id: FamilyId,
         authorization: &Authorization,
         expires_at: UnixTime,
@@ -367,7 +366,7 @@ impl SqlStore<Postgres> {
     /// Extends family `id` to live until `expires_at` at least; answers its current refresh
     /// generation, or `None` if there is no such family.
     async fn extend_family(
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         id: FamilyId,
         expires_at: UnixTime,
     ) -> Result<Option<i64>, StoreError> {
@@ -385,7 +384,7 @@ impl SqlStore<Postgres> {
     /// `successor` is kept, and the answer is [`Rotation::Retried`]; [`Rotation::Invalid`] if a
     /// concurrent retry won; `None` when it is no retry at all.
     async fn retry(
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         token: &SecretDigest,
         successor: &NewTokens,
         since: i64,
@@ -427,7 +426,7 @@ impl SqlStore<Postgres> {
 
     /// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
     async fn keep_tokens(
-        conn: &mut PgConnection,
+        conn: &mut Conn<'_>,
         tokens: &NewTokens,
         generation: i64,
     ) -> Result<(), StoreError> {

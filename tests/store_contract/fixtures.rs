@@ -187,10 +187,14 @@ impl SqlStore for sql::PostgresStore {
         use sql::sqlx::Row as _;
         let mut values = Vec::new();
         for table in TABLES {
+            // In a transaction, unnamed: safe behind a pooler in transaction mode too.
+            let mut tx = self.pool().begin().await.unwrap();
             let rows = sql::sqlx::query(&format!("SELECT * FROM {table}"))
-                .fetch_all(self.pool())
+                .persistent(false)
+                .fetch_all(&mut *tx)
                 .await
                 .unwrap();
+            tx.commit().await.unwrap();
             for row in rows {
                 for i in 0..row.len() {
                     let value = if let Ok(text) = row.try_get::<Option<String>, _>(i) {
@@ -212,14 +216,26 @@ impl SqlStore for sql::PostgresStore {
     }
 
     async fn rows(&self, table: &str) -> i64 {
-        sql::sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-            .fetch_one(self.pool())
+        let mut tx = self.pool().begin().await.unwrap();
+        let count = sql::sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .persistent(false)
+            .fetch_one(&mut *tx)
             .await
-            .unwrap()
+            .unwrap();
+        tx.commit().await.unwrap();
+        count
     }
 
+    /// Behind a pooler in transaction mode the store refuses to migrate, saying where to:
+    /// the database was migrated directly when it was made.
     async fn migrate_again(&self) -> Result<(), StoreError> {
-        self.migrate().await
+        let migrated = self.migrate().await;
+        if self.pooling() == sql::Pooling::Transaction {
+            let refused = migrated.expect_err("no migrations through the pooler");
+            assert!(refused.to_string().contains("grantor migrate"), "{refused}");
+            return Ok(());
+        }
+        migrated
     }
 
     async fn close(&self) {
@@ -264,11 +280,24 @@ impl Drop for SqliteFiles {
 }
 
 /// Fresh PostgreSQL schemas in the database `GRANTOR_TEST_POSTGRES_URL` names, dropped by
-/// [`PostgresSchemas::drop_all`].
+/// [`PostgresSchemas::drop_all`]. With `GRANTOR_TEST_POSTGRES_POOLER` (the base URL of a
+/// pgbouncer in transaction mode in front of that cluster, `.ci/pgbouncer`), each fresh store is
+/// a database of its own instead (the pooler passes no `search_path`), migrated directly and
+/// reached through the pooler with `pooler=transaction`, its session settings set on the
+/// database.
 #[cfg(feature = "postgres")]
 pub struct PostgresSchemas {
     url: String,
-    made: std::sync::Mutex<Vec<String>>,
+    pooler: Option<String>,
+    made: std::sync::Mutex<Vec<Made>>,
+}
+
+/// A schema or a database a test made.
+#[cfg(feature = "postgres")]
+#[derive(Clone)]
+enum Made {
+    Schema(String),
+    Database(String),
 }
 
 #[cfg(feature = "postgres")]
@@ -279,8 +308,12 @@ impl PostgresSchemas {
             skipped(test, "GRANTOR_TEST_POSTGRES_URL not set");
             return None;
         };
+        let pooler = std::env::var("GRANTOR_TEST_POSTGRES_POOLER")
+            .ok()
+            .filter(|url| !url.is_empty());
         Some(Self {
             url,
+            pooler,
             made: std::sync::Mutex::new(Vec::new()),
         })
     }
@@ -295,10 +328,63 @@ impl PostgresSchemas {
     pub async fn fresh_serializable(&self) -> (sql::PostgresStore, sql::PostgresStore) {
         let isolation = [("default_transaction_isolation", "serializable")];
         let first = self.fresh_with(&isolation).await;
-        let schema = self.made.lock().unwrap().last().cloned().unwrap();
-        let options = self.options(&schema).options(isolation);
-        let second = sql::PostgresStore::connect_with(options).await.unwrap();
+        let made = self.made.lock().unwrap().last().cloned().unwrap();
+        let second = match made {
+            Made::Schema(schema) => {
+                let options = self.options(&schema).options(isolation);
+                sql::PostgresStore::connect_with(options).await.unwrap()
+            }
+            Made::Database(name) => sql::PostgresStore::connect(&self.through_pooler(&name))
+                .await
+                .unwrap(),
+        };
         (first, second)
+    }
+
+    /// The URL of database `name` through the pooler.
+    fn through_pooler(&self, name: &str) -> String {
+        let pooler = self.pooler.as_deref().unwrap_or_default();
+        format!("{}/{name}?pooler=transaction", pooler.trim_end_matches('/'))
+    }
+
+    /// A store in a new schema (or database, through the pooler), with more session settings.
+    async fn fresh_with(&self, settings: &[(&str, &str)]) -> sql::PostgresStore {
+        use sql::sqlx::Connection as _;
+        use sql::sqlx::postgres::PgConnection;
+        let name = unique_name("grantor_contract");
+        let mut admin = PgConnection::connect(&self.url).await.unwrap();
+        if self.pooler.is_none() {
+            sql::sqlx::query(&format!("CREATE SCHEMA {name}"))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+            let _ = admin.close().await;
+            self.made.lock().unwrap().push(Made::Schema(name.clone()));
+            let options = self.options(&name).options(settings.iter().copied());
+            return sql::PostgresStore::connect_with(options).await.unwrap();
+        }
+        sql::sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        self.made.lock().unwrap().push(Made::Database(name.clone()));
+        for (setting, value) in settings {
+            sql::sqlx::query(&format!("ALTER DATABASE {name} SET {setting} = '{value}'"))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+        }
+        let _ = admin.close().await;
+        // Migrated directly, as `grantor migrate` would before a deploy.
+        let (base, _) = self.url.rsplit_once('/').unwrap();
+        sql::PostgresStore::connect(&format!("{base}/{name}"))
+            .await
+            .unwrap()
+            .close()
+            .await;
+        sql::PostgresStore::connect(&self.through_pooler(&name))
+            .await
+            .unwrap()
     }
 
     /// The connection options of a new, empty schema.
@@ -313,7 +399,7 @@ impl PostgresSchemas {
             .await
             .unwrap();
         let _ = admin.close().await;
-        self.made.lock().unwrap().push(schema.clone());
+        self.made.lock().unwrap().push(Made::Schema(schema.clone()));
         self.options(&schema)
     }
 
@@ -324,33 +410,19 @@ impl PostgresSchemas {
             .options([("search_path", schema)])
     }
 
-    /// A store in a new schema, with more session settings.
-    async fn fresh_with(&self, settings: &[(&str, &str)]) -> sql::PostgresStore {
-        use sql::sqlx::Connection as _;
-        use sql::sqlx::postgres::PgConnection;
-        let schema = unique_name("grantor_contract");
-        let mut admin = PgConnection::connect(&self.url).await.unwrap();
-        sql::sqlx::query(&format!("CREATE SCHEMA {schema}"))
-            .execute(&mut admin)
-            .await
-            .unwrap();
-        let _ = admin.close().await;
-        self.made.lock().unwrap().push(schema.clone());
-        let options = self.options(&schema).options(settings.iter().copied());
-        sql::PostgresStore::connect_with(options).await.unwrap()
-    }
-
-    /// Drops every schema [`PostgresSchemas::fresh`] made.
+    /// Drops every schema and database [`PostgresSchemas::fresh`] made.
     pub async fn drop_all(self) {
         use sql::sqlx::Connection as _;
         let mut admin = sql::sqlx::postgres::PgConnection::connect(&self.url)
             .await
             .unwrap();
-        for schema in self.made.into_inner().unwrap() {
-            sql::sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
-                .execute(&mut admin)
-                .await
-                .unwrap();
+        for made in self.made.into_inner().unwrap() {
+            let drop = match made {
+                Made::Schema(schema) => format!("DROP SCHEMA {schema} CASCADE"),
+                // The pooler may still hold server connections to it.
+                Made::Database(name) => format!("DROP DATABASE {name} WITH (FORCE)"),
+            };
+            sql::sqlx::query(&drop).execute(&mut admin).await.unwrap();
         }
         let _ = admin.close().await;
     }

@@ -237,6 +237,7 @@ pub async fn a_statement_stuck_behind_a_lock_is_unavailable_within_the_timeout(
     let mut holder = store.pool().acquire().await.unwrap();
     let mut lock = holder.begin().await.unwrap();
     sqlx::query("LOCK TABLE grantor_clients IN ACCESS EXCLUSIVE MODE")
+        .persistent(false)
         .execute(&mut *lock)
         .await
         .unwrap();
@@ -382,7 +383,7 @@ pub async fn a_hot_row_on_two_nodes_answers_every_writer(
             .connect_with(options)
             .await
             .unwrap();
-        nodes.push(PostgresStore::from_pool(pool));
+        nodes.push(PostgresStore::from_pool(pool).with_pooling(node.pooling()));
     }
     let key = format!("sign-in:hot:{}", secret("hot").0);
     let mut tasks = Vec::new();
