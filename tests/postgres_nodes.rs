@@ -714,11 +714,22 @@ async fn me(client: &reqwest::Client, base: &str, access: &str) -> (StatusCode, 
 // ---------------------------------------------------------------------------------------------
 // The database and the nodes
 
-/// A fresh schema in the test database, and a URL whose connections use it.
+/// A fresh schema in the test database, and a URL whose connections use it. With
+/// `GRANTOR_TEST_POSTGRES_POOLER` (pgbouncer in transaction mode in front of that cluster,
+/// `.ci/pgbouncer`), a fresh database instead, migrated directly as `grantor migrate` would be
+/// before a deploy, which the nodes reach through the pooler (`pooler=transaction`). With
+/// `GRANTOR_TEST_POSTGRES_ISOLATION` (such as `serializable`), every transaction of the nodes
+/// runs at that isolation level.
 struct Database {
     admin_url: String,
-    schema: String,
+    made: Made,
     url: String,
+}
+
+/// What [`Database::fresh`] made, to drop.
+enum Made {
+    Schema(String),
+    Database(String),
 }
 
 impl Database {
@@ -733,25 +744,83 @@ impl Database {
             skipped(test, "GRANTOR_TEST_POSTGRES_URL not set");
             return None;
         };
+        let pooler = std::env::var("GRANTOR_TEST_POSTGRES_POOLER")
+            .ok()
+            .filter(|url| !url.is_empty());
+        let isolation = std::env::var("GRANTOR_TEST_POSTGRES_ISOLATION")
+            .ok()
+            .filter(|level| !level.is_empty());
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let schema = format!("grantor_nodes_{}_{nanos}", std::process::id());
+        let name = format!("grantor_nodes_{}_{nanos}", std::process::id());
         let mut admin = grantor::sql::sqlx::postgres::PgConnection::connect(&admin_url)
             .await
             .unwrap();
-        grantor::sql::sqlx::query(&format!("CREATE SCHEMA {schema}"))
-            .execute(&mut admin)
-            .await
-            .unwrap();
+        let database = if let Some(pooler) = pooler {
+            grantor::sql::sqlx::query(&format!("CREATE DATABASE {name}"))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+            if let Some(level) = &isolation {
+                let set =
+                    format!("ALTER DATABASE {name} SET default_transaction_isolation = '{level}'");
+                grantor::sql::sqlx::query(&set)
+                    .execute(&mut admin)
+                    .await
+                    .unwrap();
+            }
+            let (base, _) = admin_url
+                .split('?')
+                .next()
+                .unwrap()
+                .rsplit_once('/')
+                .unwrap();
+            grantor::sql::PostgresStore::connect(&format!("{base}/{name}"))
+                .await
+                .unwrap()
+                .close()
+                .await;
+            let url = format!("{}/{name}?pooler=transaction", pooler.trim_end_matches('/'));
+            Self {
+                admin_url,
+                made: Made::Database(name),
+                url,
+            }
+        } else {
+            grantor::sql::sqlx::query(&format!("CREATE SCHEMA {name}"))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+            let separator = if admin_url.contains('?') { '&' } else { '?' };
+            let mut url = format!("{admin_url}{separator}options[search_path]={name}");
+            if let Some(level) = &isolation {
+                url.push_str(&format!("&options[default_transaction_isolation]={level}"));
+            }
+            Self {
+                admin_url,
+                made: Made::Schema(name),
+                url,
+            }
+        };
         let _ = admin.close().await;
-        let separator = if admin_url.contains('?') { '&' } else { '?' };
-        let url = format!("{admin_url}{separator}options[search_path]={schema}");
-        Some(Self {
-            admin_url,
-            schema,
-            url,
-        })
+        if let Some(level) = &isolation {
+            // What the nodes' transactions run at, asked as the nodes connect.
+            let store = grantor::sql::PostgresStore::connect(&database.url)
+                .await
+                .unwrap();
+            let mut tx = store.pool().begin().await.unwrap();
+            let set: String =
+                grantor::sql::sqlx::query_scalar("SHOW default_transaction_isolation")
+                    .persistent(false)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .unwrap();
+            tx.commit().await.unwrap();
+            store.close().await;
+            assert_eq!(&set, level, "the nodes' isolation");
+        }
+        Some(database)
     }
 
     async fn drop_schema(self) {
@@ -759,7 +828,12 @@ impl Database {
         let mut admin = grantor::sql::sqlx::postgres::PgConnection::connect(&self.admin_url)
             .await
             .unwrap();
-        grantor::sql::sqlx::query(&format!("DROP SCHEMA {} CASCADE", self.schema))
+        let drop = match &self.made {
+            Made::Schema(schema) => format!("DROP SCHEMA {schema} CASCADE"),
+            // The pooler may still hold server connections to it.
+            Made::Database(name) => format!("DROP DATABASE {name} WITH (FORCE)"),
+        };
+        grantor::sql::sqlx::query(&drop)
             .execute(&mut admin)
             .await
             .unwrap();

@@ -17,6 +17,7 @@ use futures_core::stream::BoxStream;
 use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgStatement, PgTypeInfo};
 use sqlx::{Database, Describe, Either, Execute, Executor, Postgres};
 
+use super::ACQUIRE_TIMEOUT;
 use super::columns::store_error;
 use super::postgres::STATEMENT_TIMEOUT;
 use crate::error::StoreError;
@@ -122,13 +123,27 @@ impl Pooled<Postgres> {
             (Statements::One, Pooling::Direct) => {
                 Write::Alone(self.pool.acquire().await.map_err(store_error::<Postgres>)?)
             }
-            _ => Write::Transaction(
+            (_, Pooling::Direct) => Write::Transaction(
                 self.pool
                     .begin_with(self.pooling.begin())
                     .await
                     .map_err(store_error::<Postgres>)?,
                 named,
             ),
+            // A pooler in transaction mode holds the `BEGIN` until it has a server connection
+            // for it (pgbouncer: up to `query_wait_timeout`, two minutes by default), and
+            // `statement_timeout` is not set yet: the wait is bounded here.
+            (_, _) => {
+                let begin = self.pool.begin_with(self.pooling.begin());
+                match tokio::time::timeout(ACQUIRE_TIMEOUT, begin).await {
+                    Ok(begun) => Write::Transaction(begun.map_err(store_error::<Postgres>)?, named),
+                    Err(_) => {
+                        return Err(StoreError::unavailable(
+                            "the pooler found no server connection within the acquire timeout",
+                        ));
+                    }
+                }
+            }
         })
     }
 }
