@@ -231,7 +231,8 @@ impl<DB: sqlx::Database> SqlStore<DB> {
     /// replayed there), and any failure of the replica, is asked of the primary; nothing that
     /// changes state is read from the replica. A token revoked on the primary stays active on
     /// the replica until the replica replays the revocation: with `synchronous_commit =
-    /// remote_apply` on the primary that is before the revocation is answered.
+    /// remote_apply` on the primary that is before the revocation is answered. The replica's
+    /// connections are taken to reach it as the primary's do ([`with_pooling`](Self::with_pooling)).
     pub fn with_read_replica(mut self, replica: sqlx::Pool<DB>) -> Self {
         self.replica = Some(Pooled {
             pool: replica,
