@@ -172,6 +172,13 @@ use sqlx::Postgres;
 /// waits for a database that is down or saturated.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How long one statement of the PostgreSQL store may run before PostgreSQL cancels it
+/// (SQLSTATE 57014, answered as
+/// [`StoreError::unavailable`](crate::store::StoreError::unavailable)); every statement grantor
+/// runs is a key lookup or a small write.
+#[cfg(feature = "postgres")]
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long a redeemed code is remembered after its expiry, so that a late replay still names
 /// what the first redemption issued (RFC 6749 §4.1.2); the same as the in-memory store.
 const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
@@ -498,8 +505,6 @@ pub use pooling::Pooling;
 pub(crate) use pooling::{Conn, Pooled, Statements};
 #[cfg(feature = "postgres")]
 mod postgres;
-#[cfg(feature = "postgres")]
-pub use postgres::STATEMENT_TIMEOUT;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]

@@ -17,9 +17,8 @@ use futures_core::stream::BoxStream;
 use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgStatement, PgTypeInfo};
 use sqlx::{Database, Describe, Either, Execute, Executor, Postgres};
 
-use super::ACQUIRE_TIMEOUT;
 use super::columns::store_error;
-use super::postgres::STATEMENT_TIMEOUT;
+use super::{ACQUIRE_TIMEOUT, STATEMENT_TIMEOUT};
 use crate::error::StoreError;
 
 /// How the store's connections reach PostgreSQL.

@@ -11,12 +11,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use super::PostgresStore;
 use super::backend::Backend;
 use super::columns::store_error;
-use super::{ACQUIRE_TIMEOUT, Pooled, Pooling, SqlStore};
+use super::{ACQUIRE_TIMEOUT, Pooled, Pooling, STATEMENT_TIMEOUT, SqlStore};
 use crate::error::StoreError;
-
-/// How long one statement may run before PostgreSQL cancels it (SQLSTATE 57014, answered as
-/// [`StoreError::unavailable`]); every statement grantor runs is a key lookup or a small write.
-pub const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long a pooled connection may sit idle before it is pinged ahead of its next use.
 const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);

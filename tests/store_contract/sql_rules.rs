@@ -364,8 +364,9 @@ pub async fn races_between_two_nodes_have_one_winner_and_no_failure(
 
 /// A hot row on two nodes under `SERIALIZABLE`: 32 clients counting attempts on one key at
 /// once, half on each node (a flood of sign-ins against one account), each node with a pool
-/// wide enough for all of its writers to collide at once, four times over. Every conflict is retried until it wins, so every
-/// call is answered and each sees a different count.
+/// wide enough for all of its writers to collide at once, four times over. Every conflict is
+/// retried until it wins, so every call is answered and each sees a different count.
+#[cfg(feature = "postgres")]
 pub async fn a_hot_row_on_two_nodes_answers_every_writer(
     a: &grantor::sql::PostgresStore,
     b: &grantor::sql::PostgresStore,
