@@ -104,7 +104,9 @@
 //!   at once: the store keeps nothing of its own per write beyond its batch.
 //!
 //! PostgreSQL commits every write on its own connection from the pool (PostgreSQL groups
-//! concurrent commits to its log itself).
+//! concurrent commits to its log itself). Behind a pooler in transaction mode such as pgbouncer
+//! (`Pooling::Transaction`), every call runs in a transaction of its own with unnamed
+//! statements, `statement_timeout` set in it.
 //!
 //! # Indexes and purging
 //!
@@ -123,7 +125,10 @@
 //! with their checksums, on both databases) and idempotent: running them again, from any
 //! number of nodes at once, changes nothing (PostgreSQL serializes concurrent runs with an
 //! advisory lock; SQLite runs each migration with its record in one `BEGIN IMMEDIATE`
-//! transaction, so a process that waited finds it applied).
+//! transaction, so a process that waited finds it applied). Behind a pooler in transaction mode
+//! (`Pooling::Transaction`, `pooler=transaction` in the URL) that lock cannot be held:
+//! `connect` there only opens, `migrate` refuses, and migrations run against the database
+//! itself (`grantor migrate` with its direct URL).
 //!
 //! # Failures
 //!
