@@ -353,13 +353,13 @@ macro_rules! run_on {
         loop {
             let answer = match $pooled.begin($statements).await {
                 Err(error) => Err(error),
-                Ok(mut write) => {
+                Ok(mut call) => {
                     let answer = {
-                        let mut connection = write.connection();
+                        let mut connection = call.connection();
                         let $conn = &mut connection;
                         async { $body }.await
                     };
-                    write.finish(answer).await
+                    call.finish(answer).await
                 }
             };
             match answer {

@@ -116,26 +116,30 @@ impl<DB: Database> Clone for Pooled<DB> {
 impl Pooled<Postgres> {
     /// Begins one call's statements: a connection, in a transaction of its own for several
     /// statements, and for every call behind a pooler in transaction mode.
-    pub(crate) async fn begin(&self, statements: Statements) -> Result<Write, StoreError> {
+    pub(crate) async fn begin(&self, statements: Statements) -> Result<Call, StoreError> {
         let named = self.pooling == Pooling::Direct;
         Ok(match (statements, self.pooling) {
             (Statements::One, Pooling::Direct) => {
-                Write::Alone(self.pool.acquire().await.map_err(store_error::<Postgres>)?)
+                Call::Alone(self.pool.acquire().await.map_err(store_error::<Postgres>)?)
             }
-            (_, Pooling::Direct) => Write::Transaction(
-                self.pool
+            (_, Pooling::Direct) => Call::Transaction {
+                tx: self
+                    .pool
                     .begin_with(self.pooling.begin())
                     .await
                     .map_err(store_error::<Postgres>)?,
                 named,
-            ),
+            },
             // A pooler in transaction mode holds the `BEGIN` until it has a server connection
             // for it (pgbouncer: up to `query_wait_timeout`, two minutes by default), and
             // `statement_timeout` is not set yet: the wait is bounded here.
             (_, _) => {
                 let begin = self.pool.begin_with(self.pooling.begin());
                 match tokio::time::timeout(ACQUIRE_TIMEOUT, begin).await {
-                    Ok(begun) => Write::Transaction(begun.map_err(store_error::<Postgres>)?, named),
+                    Ok(begun) => Call::Transaction {
+                        tx: begun.map_err(store_error::<Postgres>)?,
+                        named,
+                    },
                     Err(_) => {
                         return Err(StoreError::unavailable(
                             "the pooler found no server connection within the acquire timeout",
@@ -147,23 +151,28 @@ impl Pooled<Postgres> {
     }
 }
 
-/// One call's statements under way: their connection, and how they end.
-pub(crate) enum Write {
+/// One store call's statements under way (a read's or a write's): their connection, and how
+/// they end.
+pub(crate) enum Call {
     /// One statement, committed by itself.
     Alone(sqlx::pool::PoolConnection<Postgres>),
-    /// Statements in a transaction of their own; whether they may be named.
-    Transaction(sqlx::Transaction<'static, Postgres>, bool),
+    /// Statements in a transaction of their own.
+    Transaction {
+        tx: sqlx::Transaction<'static, Postgres>,
+        /// Whether its statements may be prepared named (no pooler in transaction mode).
+        named: bool,
+    },
 }
 
-impl Write {
+impl Call {
     /// Where the statements run.
     pub(crate) fn connection(&mut self) -> Conn<'_> {
         match self {
-            Write::Alone(connection) => Conn {
+            Call::Alone(connection) => Conn {
                 conn: connection,
                 named: true,
             },
-            Write::Transaction(tx, named) => Conn {
+            Call::Transaction { tx, named } => Conn {
                 conn: tx,
                 named: *named,
             },
@@ -173,14 +182,14 @@ impl Write {
     /// Ends with what the statements answered: commits (or rolls back on an error).
     pub(crate) async fn finish<T>(self, answer: Result<T, StoreError>) -> Result<T, StoreError> {
         match (self, answer) {
-            (Write::Alone(_), answer) => answer,
-            (Write::Transaction(tx, _), Ok(answer)) => tx
+            (Call::Alone(_), answer) => answer,
+            (Call::Transaction { tx, .. }, Ok(answer)) => tx
                 .commit()
                 .await
                 .map(|()| answer)
                 .map_err(store_error::<Postgres>),
             // Dropping the transaction rolls it back.
-            (Write::Transaction(..), Err(error)) => Err(error),
+            (Call::Transaction { .. }, Err(error)) => Err(error),
         }
     }
 }
