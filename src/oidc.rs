@@ -160,6 +160,10 @@ pub struct SignInFacts {
     /// The signed-in browser's session id (`sid`), with single sign-on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<String>,
+    /// The authentication context class the sign-in satisfied (`acr`, OIDC Core §2), when the
+    /// deployment names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acr: Option<String>,
 }
 
 impl SignInFacts {
@@ -170,7 +174,14 @@ impl SignInFacts {
             auth_time,
             amr: vec!["pwd".to_owned()],
             sid: None,
+            acr: None,
         }
+    }
+
+    /// The same facts of a sign-in that satisfied the class `acr`.
+    pub fn with_acr(mut self, acr: Option<String>) -> Self {
+        self.acr = acr;
+        self
     }
 
     /// The same facts of a sign-in that happened in the session `sid`, by `amr`.
@@ -204,6 +215,9 @@ pub(crate) struct IdTokenClaims<'a> {
     pub(crate) nonce: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) amr: &'a [String],
+    /// The authentication context class the sign-in satisfied (§2, §3.1.2.1 `acr_values`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) acr: Option<&'a str>,
     /// The client the token was issued to (§2: with one audience, it may be left out; grantor
     /// sends it, as strict relying parties check it when present).
     pub(crate) azp: &'a str,

@@ -142,6 +142,10 @@ pub(crate) struct Authenticated {
     /// where the decision records what it issued, for logout to end it.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "digest_text")]
     pub(crate) session: Option<SecretDigest>,
+    /// The authentication context class the sign-in satisfied (`acr`), when the deployment
+    /// names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) acr: Option<String>,
 }
 
 impl Authenticated {
@@ -154,6 +158,7 @@ impl Authenticated {
             amr: vec!["pwd".to_owned()],
             sid,
             session,
+            acr: None,
         }
     }
 }

@@ -70,7 +70,8 @@ fn sign_in_facts(
     let nonce = openid.nonce.clone();
     match &pending.authenticated {
         Some(signed) => SignInFacts::new(nonce, signed.auth_time)
-            .in_session(signed.sid.clone(), signed.amr.clone()),
+            .in_session(signed.sid.clone(), signed.amr.clone())
+            .with_acr(signed.acr.clone()),
         None => SignInFacts::new(nonce, now),
     }
 }

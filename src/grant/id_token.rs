@@ -66,6 +66,7 @@ impl IdTokens<'_> {
             auth_time: subject.facts.auth_time.as_secs(),
             nonce: subject.facts.nonce.as_deref(),
             amr: &subject.facts.amr,
+            acr: subject.facts.acr.as_deref(),
             azp: client_id,
             at_hash: beside.access_token.map(|t| half_hash(algorithm, t)),
             c_hash: beside.code.map(|c| half_hash(algorithm, c)),

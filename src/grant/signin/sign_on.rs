@@ -78,6 +78,7 @@ impl SignOn<'_> {
             amr: session.amr,
             sid: Some(session.sid),
             session: Some(digest),
+            acr: None,
         }));
         if self.approved(&pending, &user, now).await? {
             Ok(Resumed::Approved(pending, user))
