@@ -49,6 +49,13 @@ pub struct AuthorizationServerBuilder {
     events: Option<Arc<dyn Events>>,
     users: Option<Arc<dyn UserStore>>,
     user_admin: Option<Arc<dyn UserAdmin>>,
+    /// Whether `user_admin` came with `store`'s users (and goes if other users are set).
+    user_admin_from_store: bool,
+    /// Checks passwords against what the user store keeps.
+    password_verifier: Option<Arc<dyn crate::hash::PasswordVerifier>>,
+    /// Whether a right password kept in an older scheme is rehashed with Argon2id.
+    rehash_passwords: bool,
+    usernames: crate::settings::Usernames,
     tokens: Option<Arc<dyn TokenIssuer>>,
     /// The memory store handed to `store`, if it was one: called in place where it is a seam.
     memory: Option<Arc<crate::memory::MemoryStore>>,
@@ -91,6 +98,8 @@ pub struct AuthorizationServerBuilder {
     features: protocols::Features,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
+    /// Whether `registry` came with `store`'s clients (and goes if other clients are set).
+    registry_from_store: bool,
     pushed_requests: Option<PushedRequests>,
     device: Option<DeviceFlow>,
     exchange: Option<Arc<dyn ExchangePolicy>>,
@@ -135,6 +144,10 @@ impl Default for AuthorizationServerBuilder {
             events: None,
             users: None,
             user_admin: None,
+            user_admin_from_store: false,
+            password_verifier: None,
+            rehash_passwords: true,
+            usernames: crate::settings::Usernames::email(),
             tokens: None,
             memory: None,
             sessions: None,
@@ -169,6 +182,7 @@ impl Default for AuthorizationServerBuilder {
             features: protocols::Features::default(),
             registration: None,
             registry: None,
+            registry_from_store: false,
             pushed_requests: None,
             device: None,
             exchange: None,

@@ -65,7 +65,7 @@ impl UserStore for HostUsers {
 
 #[async_trait]
 impl UserAdmin for HostUsers {
-    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError> {
         let key = self
             .key(user.username())
             .ok_or(AdminError::InvalidUsername)?;
@@ -74,7 +74,7 @@ impl UserAdmin for HostUsers {
             return Err(AdminError::UsernameTaken);
         }
         accounts.insert(key, Account::new(user.clone(), password_hash));
-        Ok(())
+        Ok(user.clone())
     }
 
     async fn set_password_hash(

@@ -582,7 +582,29 @@ fn a_registration_policy_needs_a_client_registry() {
         .single_node()
         .registration(RegistrationPolicy::new())
         .build();
-    assert_eq!(built.unwrap_err(), ConfigError::Missing("client registry"));
+    assert_eq!(built.unwrap_err(), ConfigError::NoClientRegistry);
+}
+
+#[test]
+fn clients_set_after_a_store_leave_its_registry_behind_whatever_the_order() {
+    // The registry of `store` keeps `store`'s clients, not `others`': registering through it
+    // would answer 201 for a client the server never finds.
+    for clients_last in [true, false] {
+        let store = MemoryStore::new();
+        let others = Arc::new(MemoryStore::new());
+        let builder = AuthorizationServer::builder().issuer(ISSUER);
+        let builder = if clients_last {
+            builder.store(store).clients(others)
+        } else {
+            builder.clients(others).store(store)
+        };
+        let built = builder.registration(RegistrationPolicy::new()).build();
+        assert_eq!(
+            built.unwrap_err(),
+            ConfigError::NoClientRegistry,
+            "clients last: {clients_last}"
+        );
+    }
 }
 
 #[test]

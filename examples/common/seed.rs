@@ -150,7 +150,7 @@ async fn seed(store: &impl DemoStore, audience: &str) -> Result<(), Box<dyn std:
             .insert_user(account.user(), account.password_hash())
             .await
         {
-            Ok(()) | Err(AdminError::UsernameTaken) => {}
+            Ok(_) | Err(AdminError::UsernameTaken) => {}
             Err(error) => return Err(error.into()),
         }
         // The account another process added, if it won the race: its id, not ours.

@@ -98,7 +98,7 @@ impl AuthorizationServerBuilder {
             device.check().map_err(ConfigError::DeviceFlow)?;
         }
         if self.registration.is_some() && self.registry.is_none() {
-            return Err(ConfigError::Missing("client registry"));
+            return Err(ConfigError::NoClientRegistry);
         }
         let registration = self.registration;
         let config = Settings {
@@ -120,6 +120,7 @@ impl AuthorizationServerBuilder {
             },
             pkce,
             throttle: self.throttle,
+            usernames: self.usernames,
             client_throttle: self.client_throttle,
             profile: self.profile,
             resources,
@@ -219,6 +220,10 @@ impl AuthorizationServerBuilder {
                 .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),
             users,
             user_admin: self.user_admin,
+            password_verifier: self
+                .password_verifier
+                .unwrap_or_else(|| Arc::new(crate::hash::KnownHashes)),
+            rehash_passwords: self.rehash_passwords,
             tokens,
             sessions,
             attempts,

@@ -42,6 +42,16 @@ pub enum ConfigError {
     /// A required setting is missing.
     #[error("the {0} setting is required")]
     Missing(&'static str),
+    /// Self-registration ([`registration`](crate::AuthorizationServerBuilder::registration))
+    /// needs somewhere to keep the clients it registers, over the clients the server reads: the
+    /// clients were given apart from [`store`](crate::AuthorizationServerBuilder::store) (whose
+    /// registry keeps its own clients, not these), and no
+    /// [`client_registry`](crate::AuthorizationServerBuilder::client_registry) was given.
+    #[error(
+        "self-registration needs the client registry of the server's clients: give \
+         .client_registry(...) over the store given to .clients(...)"
+    )]
+    NoClientRegistry,
     /// A seam every node must share (named) was not given, and the builder was not told
     /// [`single_node`](crate::AuthorizationServerBuilder::single_node): it would have lived in
     /// this process's memory, unseen by any other node.

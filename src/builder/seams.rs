@@ -11,24 +11,78 @@ use crate::store::{
 };
 
 impl AuthorizationServerBuilder {
-    /// The client store. Required.
+    /// The client store. Required ([`store`](Self::store) sets it).
+    ///
+    /// Clients registered through the server (self-registration, RFC 7591) go to the
+    /// [client registry](Self::client_registry), which must be the same clients: a registry that
+    /// came with an earlier [`store`](Self::store) is dropped here, whatever the order of the
+    /// calls, so that a registration never answers 201 for a client the server cannot find.
+    /// Give the registry of these clients with [`client_registry`](Self::client_registry).
     pub fn clients(mut self, clients: Arc<dyn ClientStore>) -> Self {
         self.clients = Some(clients);
+        if self.registry_from_store {
+            self.registry = None;
+            self.registry_from_store = false;
+        }
         self
     }
 
-    /// The user store. Required.
+    /// The user store, the host's own accounts or grantor's. Required ([`store`](Self::store)
+    /// sets it).
+    ///
+    /// Accounts added through the server ([`add_user`](crate::AuthorizationServer::add_user),
+    /// a password upgraded at sign-in, the mounted admin command) go to the
+    /// [user admin](Self::user_admin), which must keep these users: one that came with an
+    /// earlier [`store`](Self::store) is dropped here, whatever the order of the calls, so that
+    /// nothing is written where the server does not read. Give these users' own admin seam
+    /// with [`user_admin`](Self::user_admin), or none: the server then refuses to add users
+    /// ([`AdminError::NoUserAdmin`](crate::store::AdminError::NoUserAdmin)) and upgrades no
+    /// hash.
     pub fn users(mut self, users: Arc<dyn UserStore>) -> Self {
         self.users = Some(users);
+        if self.user_admin_from_store {
+            self.user_admin = None;
+            self.user_admin_from_store = false;
+        }
         self
     }
 
-    /// Where [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user) and
-    /// [`set_password`](crate::AuthorizationServer::set_password) keep accounts: the
-    /// store-only side of the [`users`](Self::users) seam. Set by [`store`](Self::store) with
+    /// Where [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user),
+    /// [`set_password`](crate::AuthorizationServer::set_password) and the upgrade of an old
+    /// password hash at sign-in keep accounts: the store-only side of the
+    /// [`users`](Self::users) seam, over the same accounts. Set by [`store`](Self::store) with
     /// the users; without it those calls are refused.
     pub fn user_admin(mut self, admin: Arc<dyn UserAdmin>) -> Self {
         self.user_admin = Some(admin);
+        self.user_admin_from_store = false;
+        self
+    }
+
+    /// How passwords are checked against what the [user store](Self::users) keeps:
+    /// [`KnownHashes`](crate::hash::KnownHashes) by default (Argon2, bcrypt, scrypt, PBKDF2 in
+    /// their usual formats), or the host's own (an LDAP bind, a legacy scheme). It runs on the
+    /// server's user hashing lane ([`hashing_pools`](Self::hashing_pools)).
+    pub fn password_verifier(mut self, verifier: Arc<dyn crate::hash::PasswordVerifier>) -> Self {
+        self.password_verifier = Some(verifier);
+        self
+    }
+
+    /// Whether a right password whose hash the verifier asks to upgrade
+    /// ([`Verification::MatchRehash`](crate::hash::Verification::MatchRehash): bcrypt, PBKDF2,
+    /// an older Argon2…) is hashed again with grantor's Argon2id and kept through the
+    /// [user admin](Self::user_admin). On by default; a host whose other applications still
+    /// read the old hashes turns it off.
+    pub fn rehash_passwords(mut self, rehash: bool) -> Self {
+        self.rehash_passwords = rehash;
+        self
+    }
+
+    /// Which usernames accounts have: email addresses by default, or the host's own rule
+    /// ([`Usernames::custom`](crate::settings::Usernames::custom)). The sign-in page, the
+    /// password grant, the device page and [`add_user`](crate::AuthorizationServer::add_user)
+    /// follow it.
+    pub fn usernames(mut self, usernames: crate::settings::Usernames) -> Self {
+        self.usernames = usernames;
         self
     }
 
@@ -85,11 +139,17 @@ impl AuthorizationServerBuilder {
         }
         if self.clients.is_none() {
             self.clients = Some(store.clone());
-            self.registry.get_or_insert(store.clone());
+            if self.registry.is_none() {
+                self.registry = Some(store.clone());
+                self.registry_from_store = true;
+            }
         }
         if self.users.is_none() {
             self.users = Some(store.clone());
-            self.user_admin.get_or_insert(store.clone());
+            if self.user_admin.is_none() {
+                self.user_admin = Some(store.clone());
+                self.user_admin_from_store = true;
+            }
         }
         self.tokens.get_or_insert(store.clone());
         self.sessions.get_or_insert(store.clone());
@@ -257,6 +317,7 @@ impl AuthorizationServerBuilder {
     /// [`store`](Self::store); required with a [`registration`](Self::registration) policy.
     pub fn client_registry(mut self, registry: Arc<dyn Admin>) -> Self {
         self.registry = Some(registry);
+        self.registry_from_store = false;
         self
     }
 

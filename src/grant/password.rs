@@ -4,6 +4,7 @@
 //! the guesses made at every node.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Map;
@@ -15,18 +16,27 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
-use crate::hash::Hashing;
+use crate::hash::{Hashing, PasswordVerifier, Verification};
 use crate::secret::Password;
-use crate::store::{AttemptCounter, Authorization, SignInFacts, User, UserStore};
+use crate::store::{AttemptCounter, Authorization, SignInFacts, User, UserAdmin, UserStore};
+use crate::settings::Usernames;
 use crate::throttle::{SignInThrottle, Turns};
 
-/// What checking a password needs: the accounts, the throttle's policy and its counters.
+/// What checking a password needs: the accounts, how their passwords are verified, where an
+/// upgraded hash goes, the throttle's policy and its counters.
 #[derive(Clone, Copy)]
 pub(crate) struct SignIn<'a> {
     pub(crate) users: &'a dyn UserStore,
+    /// Checks a password against what the account keeps (on the hashing lane).
+    pub(crate) verifier: &'a Arc<dyn PasswordVerifier>,
+    /// Where an upgraded hash goes after a good sign-in: the users' admin seam, unless the
+    /// host turned upgrades off or has none.
+    pub(crate) rehash: Option<&'a dyn UserAdmin>,
     /// Where passwords are verified: the server's user lane.
     pub(crate) hashing: &'a Hashing,
     pub(crate) throttle: &'a SignInThrottle,
+    /// Which usernames accounts have, and their keys.
+    pub(crate) usernames: &'a Usernames,
     pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) turns: &'a Turns,
     /// Where sign-ins are reported.
@@ -158,10 +168,11 @@ impl SignIn<'_> {
     ) -> Result<User, Failure> {
         let store = |e: crate::error::StoreError| Failure::Store(e.into());
         // A malformed username costs nothing: no count, no hash.
-        let key = self
-            .throttle
+        let account = self
+            .usernames
             .key(username)
             .ok_or(Failure::Problem(SignInProblem::MalformedUsername))?;
+        let key = self.throttle.key(&account);
         // Concurrent checks of one account on this node go one at a time, so that what each
         // reserves below is counted against what the previous one found.
         let _turn = self.turns.take(&key).await;
@@ -199,21 +210,50 @@ impl SignIn<'_> {
     }
 
     /// The account `username` names if `password` is its password. The store only finds the
-    /// account and its hash; the check is grantor's, on the server's user lane, and an unknown
-    /// username costs a check against a dummy hash, so that timing does not tell which accounts
-    /// exist (outside a flood of unknown usernames: see [`crate::hash`]).
+    /// account and what it keeps; the check is the verifier's, on the server's user lane, and
+    /// an unknown username costs a check against a dummy Argon2id hash, so that timing does
+    /// not tell which accounts exist (outside a flood of unknown usernames: see
+    /// [`crate::hash`]). A right password kept in an older scheme is upgraded.
     async fn verify(
         &self,
         username: &str,
         password: &Password,
     ) -> Result<Option<User>, crate::error::StoreError> {
-        let secret = password.expose_secret();
         let Some(account) = self.users.find_account(username).await? else {
-            self.hashing.verify_against_dummy(secret).await?;
+            self.hashing
+                .verify_against_dummy(password.expose_secret())
+                .await?;
             return Ok(None);
         };
-        let verified = self.hashing.verify(account.password_hash(), secret).await?;
-        Ok(verified.then(|| account.into_user()))
+        let user = account.user().clone();
+        let verified = self
+            .hashing
+            .verify_account(self.verifier, account, password)
+            .await?;
+        if verified == Verification::MatchRehash {
+            self.upgrade(&user, password).await;
+        }
+        Ok(verified.is_match().then_some(user))
+    }
+
+    /// Replaces `user`'s stored hash by grantor's Argon2id of `password`, through the users'
+    /// admin seam. A failure costs the upgrade, never the sign-in: it is tried again at the
+    /// next one.
+    async fn upgrade(&self, user: &User, password: &Password) {
+        let Some(admin) = self.rehash else {
+            return;
+        };
+        let upgraded = match self.hashing.hash(password).await {
+            Ok(phc) => admin.set_password_hash(user.id(), &phc).await,
+            Err(error) => Err(error),
+        };
+        match upgraded {
+            Ok(true) => tracing::info!(user = %user.id(), "password hash upgraded to Argon2id"),
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(user = %user.id(), %error, "the password hash was not upgraded")
+            }
+        }
     }
 }
 
@@ -225,7 +265,8 @@ pub enum SignInProblem {
     WrongCredentials,
     /// Too many attempts for this account; try again after the duration.
     Throttled(Duration),
-    /// What was typed is not an email address (checked before any password hashing).
+    /// What was typed cannot be any account's username (not an email address, by default;
+    /// [`Usernames`](crate::settings::Usernames)): checked before any count or hashing.
     MalformedUsername,
 }
 
@@ -233,7 +274,7 @@ impl fmt::Display for SignInProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::WrongCredentials => f.write_str("The email or password is incorrect."),
-            Self::MalformedUsername => f.write_str("Enter your email address."),
+            Self::MalformedUsername => f.write_str("Enter the username of your account."),
             Self::Throttled(wait) => write!(
                 f,
                 "Too many failed sign-ins for this account. Try again in {} minute(s).",

@@ -342,8 +342,9 @@ impl Admin for MemoryStore {
 
 #[async_trait]
 impl UserAdmin for MemoryStore {
-    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
-        self.parts.users.insert(user, password_hash)
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError> {
+        self.parts.users.insert(user, password_hash)?;
+        Ok(user.clone())
     }
 
     async fn set_password_hash(

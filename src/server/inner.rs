@@ -43,6 +43,10 @@ pub(crate) struct Inner {
     pub(crate) users: Arc<dyn UserStore>,
     /// Where the administrator's calls keep accounts: the users' store-only side.
     pub(crate) user_admin: Option<Arc<dyn UserAdmin>>,
+    /// Checks passwords against what the user store keeps.
+    pub(crate) password_verifier: Arc<dyn crate::hash::PasswordVerifier>,
+    /// Whether a right password kept in an older scheme goes back rehashed.
+    pub(crate) rehash_passwords: bool,
     pub(crate) tokens: Arc<dyn TokenIssuer>,
     /// The memory store that is the token seam, when it is: called in place.
     pub(crate) memory_tokens: Option<Arc<MemoryStore>>,
@@ -203,8 +207,14 @@ impl Inner {
     pub(crate) fn sign_in(&self) -> SignIn<'_> {
         SignIn {
             users: &*self.users,
+            verifier: &self.password_verifier,
+            rehash: self
+                .user_admin
+                .as_deref()
+                .filter(|_| self.rehash_passwords),
             hashing: &self.hashing,
             throttle: &self.config.throttle,
+            usernames: &self.config.usernames,
             attempts: &*self.attempts,
             turns: &self.turns,
             events: &*self.events,

@@ -111,6 +111,8 @@ pub struct SignInPage {
     /// Who the client thinks signs in (OpenID Connect's `login_hint`): the username field's
     /// initial value. Shown back, never trusted; escape it.
     pub login_hint: Option<String>,
+    /// Which usernames accounts have: the username field's label and input type.
+    pub usernames: crate::settings::Usernames,
 }
 
 /// What the approval page shows and carries.
@@ -379,6 +381,7 @@ impl AuthorizationServer {
                 scope: pending.scope().clone(),
                 problem: None,
                 login_hint: pending.login_hint().map(str::to_owned),
+                usernames: self.inner.config.usernames.clone(),
             }),
             Err(error) => Step::Error(error),
         }
@@ -407,6 +410,7 @@ impl AuthorizationServer {
                 scope: pending.scope().clone(),
                 problem: Some(problem),
                 login_hint: pending.login_hint().map(str::to_owned),
+                usernames: self.inner.config.usernames.clone(),
             }),
             Ok(signed_in) => self.signed_in_step(signed_in).await,
             Err(error) => Step::Error(error),

@@ -5,16 +5,18 @@
 use super::AuthorizationServer;
 use crate::client::ClientId;
 use crate::secret::Password;
-use crate::store::{
-    AdminError, StoreError, User, UserAdmin, UserClaims, UserId, check_password, new_user,
-};
+use crate::store::{AdminError, StoreError, User, UserAdmin, UserClaims, UserId, check_password};
 
 impl AuthorizationServer {
-    /// Adds an account for `username` (an email address, unique in any case) with a new
-    /// random id, its password hashed with Argon2id on this server's hashing threads (slow by
-    /// design), kept through the builder's [`user_admin`](crate::AuthorizationServerBuilder::user_admin)
-    /// seam (set by [`store`](crate::AuthorizationServerBuilder::store) with the users).
-    /// [`AdminError::InvalidUsername`] for a username that is not an email address,
+    /// Adds an account for `username` (an email address, unique in any case, unless the
+    /// builder's [`usernames`](crate::AuthorizationServerBuilder::usernames) say otherwise)
+    /// with a new random id, its password hashed with Argon2id on this server's hashing
+    /// threads (slow by design), kept through the builder's
+    /// [`user_admin`](crate::AuthorizationServerBuilder::user_admin) seam (set by
+    /// [`store`](crate::AuthorizationServerBuilder::store) with the users), which answers the
+    /// user as kept (under an id of its own, for a store that assigns ids).
+    /// [`AdminError::NoUserAdmin`] when the server reads users from a store it cannot write,
+    /// [`AdminError::InvalidUsername`] for a username the rule refuses,
     /// [`AdminError::WeakPassword`] for a password of fewer than 8 characters
     /// ([`check_password`](crate::store::check_password)), [`AdminError::UsernameTaken`] if an
     /// account has it in any case.
@@ -36,11 +38,13 @@ impl AuthorizationServer {
     /// ```
     pub async fn add_user(&self, username: &str, password: &Password) -> Result<User, AdminError> {
         let admin = self.user_admin()?;
-        let user = new_user(username)?;
+        if self.inner.config.usernames.key(username).is_none() {
+            return Err(AdminError::InvalidUsername);
+        }
+        let user = User::new(crate::mint::user_id()?, username.trim());
         check_password(password)?;
         let phc = self.inner.hashing.hash(password).await?;
-        admin.insert_user(&user, &phc).await?;
-        Ok(user)
+        Ok(admin.insert_user(&user, &phc).await?)
     }
 
     /// Changes an account's password, hashed as [`add_user`](Self::add_user) hashes; `false`

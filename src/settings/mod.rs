@@ -11,6 +11,7 @@ mod device_flow;
 mod openid;
 mod paths;
 mod pushed_requests;
+mod usernames;
 
 pub use crate::oidc::Prompt;
 pub use crate::registration::{
@@ -23,6 +24,7 @@ pub use device_flow::DeviceFlow;
 pub use openid::OpenIdConnect;
 pub use paths::EndpointPaths;
 pub use pushed_requests::PushedRequests;
+pub use usernames::{MAX_USERNAME_BYTES, Usernames};
 
 /// PKCE at the authorization endpoint (RFC 7636), one setting: which clients must use it and
 /// which methods are taken.
@@ -80,6 +82,8 @@ pub(crate) struct Settings {
     pub(crate) limits: Limits,
     pub(crate) pkce: PkcePolicy,
     pub(crate) throttle: SignInThrottle,
+    /// Which usernames accounts have.
+    pub(crate) usernames: Usernames,
     pub(crate) client_throttle: SignInThrottle,
     pub(crate) profile: Profile,
     /// The resources tokens may be aimed at and the default audience (RFC 8707).

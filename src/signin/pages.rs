@@ -5,6 +5,7 @@ use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::grant::password::SignInProblem;
+use crate::settings::Usernames;
 use crate::signin::{ApprovalPage, LogoutPage, SignInPage};
 
 /// The Content-Security-Policy of every page, unless [`Pages::content_security_policy`] says
@@ -158,6 +159,8 @@ pub struct DevicePage<'a> {
     pub sign_in: bool,
     /// Why the email and password were not accepted, if they were not.
     pub sign_in_problem: Option<SignInProblem>,
+    /// Which usernames accounts have: the username field's label and input type.
+    pub usernames: &'a Usernames,
 }
 
 // A user code approves a device's request once signed in: `Debug` does not show it.
@@ -218,18 +221,39 @@ fn problem(text: Option<String>) -> String {
     .unwrap_or_default()
 }
 
+/// What a sign-in problem says on grantor's pages, naming the username field as they label it.
+fn sign_in_problem(problem: SignInProblem, usernames: &Usernames) -> String {
+    let field = usernames.label().to_lowercase();
+    match problem {
+        SignInProblem::WrongCredentials => format!("The {field} or password is incorrect."),
+        SignInProblem::MalformedUsername => format!("Enter the {field} of your account."),
+        other => other.to_string(),
+    }
+}
+
+/// The username field's label and input type.
+fn username_field(usernames: &Usernames) -> (String, &'static str) {
+    let kind = if usernames.are_email() {
+        "email"
+    } else {
+        "text"
+    };
+    (escape_html(usernames.label()), kind)
+}
+
 fn sign_in_body(page: &SignInPage, action: &str) -> String {
+    let (label, kind) = username_field(&page.usernames);
     format!(
         "<h1>Sign in</h1><p><strong>{client}</strong> wants to access your account.</p>{problem}\
          <form method=\"post\" action=\"{action}\">\
          <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <label for=\"username\">Email</label>\
-         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required autofocus{hint}>\
+         <label for=\"username\">{label}</label>\
+         <input id=\"username\" name=\"username\" type=\"{kind}\" autocomplete=\"username\" required autofocus{hint}>\
          <label for=\"password\">Password</label>\
          <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
          <button type=\"submit\">Sign in</button></form>",
         client = escape_html(&page.client_name),
-        problem = problem(page.problem.map(|p| p.to_string())),
+        problem = problem(page.problem.map(|p| sign_in_problem(p, &page.usernames))),
         action = escape_html(action),
         csrf = escape_html(&page.csrf),
         // OpenID Connect's `login_hint`: a suggestion, escaped like any request text.
@@ -303,17 +327,20 @@ fn describe_scope(scope: &str) -> &'static str {
 
 fn device_body(page: &DevicePage<'_>) -> String {
     let sign_in = if page.sign_in {
-        "<label for=\"username\">Email</label>\
-         <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required>\
-         <label for=\"password\">Password</label>\
-         <input id=\"password\" name=\"password\" type=\"password\" \
-         autocomplete=\"current-password\" required>"
+        let (label, kind) = username_field(page.usernames);
+        format!(
+            "<label for=\"username\">{label}</label>\
+             <input id=\"username\" name=\"username\" type=\"{kind}\" autocomplete=\"username\" required>\
+             <label for=\"password\">Password</label>\
+             <input id=\"password\" name=\"password\" type=\"password\" \
+             autocomplete=\"current-password\" required>"
+        )
     } else {
-        ""
+        String::new()
     };
     let problems = [
         page.problem.map(|p| p.to_string()),
-        page.sign_in_problem.map(|p| p.to_string()),
+        page.sign_in_problem.map(|p| sign_in_problem(p, page.usernames)),
     ];
     format!(
         "<h1>Connect a device</h1><p>Enter the code your device shows.</p>{problem}\
@@ -358,6 +385,7 @@ mod tests {
             problem: None,
             sign_in: false,
             sign_in_problem: None,
+            usernames: &Usernames::email(),
         });
         let titles = [
             title(&device),
@@ -386,6 +414,7 @@ mod tests {
             problem: Some(UserCodeProblem::Unknown),
             sign_in: false,
             sign_in_problem: None,
+            usernames: &Usernames::email(),
         });
         assert!(
             html.contains("value=\"&quot;&gt;&lt;script&gt;\""),
@@ -404,6 +433,7 @@ mod tests {
             problem: Some(UserCodeProblem::SignInRequired),
             sign_in: true,
             sign_in_problem: Some(SignInProblem::WrongCredentials),
+            usernames: &Usernames::email(),
         });
         for needle in [
             "name=\"user_code\"",

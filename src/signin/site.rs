@@ -309,6 +309,7 @@ impl Site {
             problem,
             sign_in,
             sign_in_problem,
+            usernames: &self.server.settings().usernames,
         };
         self.page(status, self.pages.device(&page), None)
     }

@@ -122,7 +122,7 @@ impl Admin for SqlStore<Postgres> {
 
 #[async_trait]
 impl UserAdmin for SqlStore<Postgres> {
-    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError> {
         let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
         let done = store_write!(self, Statements::One, |conn| {
             sqlx::query(text::INSERT_USER)
@@ -137,7 +137,7 @@ impl UserAdmin for SqlStore<Postgres> {
         if Postgres::rows_affected(&done) == 0 {
             return Err(AdminError::UsernameTaken);
         }
-        Ok(())
+        Ok(user.clone())
     }
 
     async fn set_password_hash(

@@ -217,9 +217,12 @@ pub trait Admin: Send + Sync {
 /// server does the same with [`Account::generate`]. A store never mints or hashes.
 #[async_trait]
 pub trait UserAdmin: Send + Sync {
-    /// Keeps a new account with an Argon2id hash (a PHC string) the host already has.
-    /// [`AdminError::UsernameTaken`] if an account has this username in any case, or this id.
-    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError>;
+    /// Keeps a new account for `user` with a password hash (grantor's Argon2id PHC string), and
+    /// answers the user as kept: `user` itself for a store that keeps the id grantor minted,
+    /// or `user`'s username under an id of the store's own (the decimal of an integer key,
+    /// say) for one that assigns ids. [`AdminError::UsernameTaken`] if an account has this
+    /// username in any case, or this id.
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError>;
 
     /// Replaces an account's password hash; `false` if there is no such account.
     async fn set_password_hash(

@@ -154,8 +154,10 @@ impl fmt::Debug for Account {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AdminError {
-    /// The username is not an email address.
-    #[error("the username must be an email address")]
+    /// The username is not one an account can have: not an email address, unless the server's
+    /// [`usernames`](crate::AuthorizationServerBuilder::usernames) say otherwise (grantor's own
+    /// stores keep email addresses only).
+    #[error("the username must be an email address (or follow the server's username rule)")]
     InvalidUsername,
     /// The password is shorter than [`MIN_PASSWORD_CHARS`] characters ([`check_password`]).
     #[error("a password must have at least 8 characters")]
@@ -167,9 +169,15 @@ pub enum AdminError {
     #[error("a client with this id is registered")]
     ClientIdTaken,
     /// The server has no [`UserAdmin`](super::UserAdmin) seam to keep accounts in: its users
-    /// come from a store of the host's own and the builder was not given
-    /// [`user_admin`](crate::AuthorizationServerBuilder::user_admin).
-    #[error("this server has no user admin seam: give the builder user_admin or store")]
+    /// come from a store of the host's own and the builder was not given that store's
+    /// [`user_admin`](crate::AuthorizationServerBuilder::user_admin). Nothing was written: add
+    /// the account in the host's own application, or give the builder the admin seam of the
+    /// store the server reads users from.
+    #[error(
+        "this server reads users from a store that has no user admin seam, so it cannot add or \
+         change accounts: add them in the host's application, or give the builder \
+         .user_admin(...) of the store given to .users(...)"
+    )]
     NoUserAdmin,
     /// The user's claims take more than [`MAX_CLAIMS_BYTES`] as JSON.
     #[error("the user's claims take more than 8 KiB")]

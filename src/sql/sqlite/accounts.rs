@@ -108,7 +108,7 @@ impl Admin for SqliteStore {
 
 #[async_trait]
 impl UserAdmin for SqliteStore {
-    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<(), AdminError> {
+    async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError> {
         let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
         let id = user.id().as_str().to_owned();
         let username = user.username().to_owned();
@@ -125,7 +125,7 @@ impl UserAdmin for SqliteStore {
         if done == 0 {
             return Err(AdminError::UsernameTaken);
         }
-        Ok(())
+        Ok(user.clone())
     }
 
     async fn set_password_hash(

@@ -15,8 +15,14 @@ async fn add<S: UserAdmin>(
 ) -> Result<User, AdminError> {
     let user = new_user(username)?;
     let phc = crate::hash::hash_password(password.expose_secret())?;
-    store.insert_user(&user, &phc).await?;
-    Ok(user)
+    let kept = store.insert_user(&user, &phc).await?;
+    assert_eq!(
+        kept.username(),
+        user.username(),
+        "users_insert_user_answers_the_user_as_kept: insert_user({user:?}) answered {kept:?}, \
+         another username"
+    );
+    Ok(kept)
 }
 
 /// Changes a password the way the server's `set_password` does.
