@@ -344,7 +344,10 @@ mod tests {
     fn a_servers_lanes_verify_what_was_hashed() {
         let hashing = Hashing::new(HashingPools::default());
         let phc = hash_password("pw").unwrap();
-        let account = Account::new(crate::store::User::new(crate::store::UserId::new("u1"), "a@b.c"), phc);
+        let account = Account::new(
+            crate::store::User::new(crate::store::UserId::new("u1"), "a@b.c"),
+            phc,
+        );
         let verifier: Arc<dyn PasswordVerifier> = Arc::new(KnownHashes);
         let verify = |pw: &str| {
             let password = Password::new(pw);

@@ -18,8 +18,8 @@ use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
 use crate::hash::{Hashing, PasswordVerifier, Verification};
 use crate::secret::Password;
-use crate::store::{AttemptCounter, Authorization, SignInFacts, User, UserAdmin, UserStore};
 use crate::settings::Usernames;
+use crate::store::{AttemptCounter, Authorization, SignInFacts, User, UserAdmin, UserStore};
 use crate::throttle::{SignInThrottle, Turns};
 
 /// What checking a password needs: the accounts, how their passwords are verified, where an

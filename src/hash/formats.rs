@@ -210,7 +210,14 @@ fn django_scrypt(rest: &str, password: &str) -> Result<Verification, Unreadable>
     let expected = base64::engine::general_purpose::STANDARD
         .decode(key)
         .map_err(|_| Unreadable::Format)?;
-    scrypt_key(number(n)?, number(r)?, number(p)?, salt, &expected, password)
+    scrypt_key(
+        number(n)?,
+        number(r)?,
+        number(p)?,
+        salt,
+        &expected,
+        password,
+    )
 }
 
 /// Whether scrypt with `N`, `r`, `p` and `salt` derives `expected` (64 bytes) from `password`.
@@ -318,10 +325,8 @@ mod tests {
     const BCRYPT: &str = "$2b$04$We.s4GBTXoIH0XhVIkL/z.FLs5rV1.ptJCsPJncUYFWW/F42uJbsq";
     const WERKZEUG_PBKDF2: &str = "pbkdf2:sha256:1000$yv5WnhuZ$9253bb187fb1a3a92c6002f13a33198495dfa0a00db2d0acaf4706259ee92b1d";
     const WERKZEUG_SCRYPT: &str = "scrypt:1024:8:1$ZihRn8yX$bb8d4480a29398df67674093cdbc8368f08c7a6aaa4953b720474939d9714c8e6001c125d96f80f58e9099cb67573a580c2204233bdfff4227fdd43d957171b7";
-    const ARGON2I: &str =
-        "$argon2i$v=19$m=1024,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$DvOFzkGfq+KnIJd6iT3E79g7tvGBhMTX1w99hbpDw54";
-    const ARGON2ID_WEAK: &str =
-        "$argon2id$v=19$m=4096,t=1,p=2$c29tZXNhbHRzb21lc2FsdA$k2gPRXPUcKx+EFo/f0auzHjw9yrjdZaJXHqfly5shz4";
+    const ARGON2I: &str = "$argon2i$v=19$m=1024,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$DvOFzkGfq+KnIJd6iT3E79g7tvGBhMTX1w99hbpDw54";
+    const ARGON2ID_WEAK: &str = "$argon2id$v=19$m=4096,t=1,p=2$c29tZXNhbHRzb21lc2FsdA$k2gPRXPUcKx+EFo/f0auzHjw9yrjdZaJXHqfly5shz4";
     const DJANGO_PBKDF2: &str =
         "pbkdf2_sha256$1000$seasalt$mQnueSakb748zqBAC1tmWVZsZbi2zPGZarEzTGdfmso=";
     const DJANGO_SCRYPT: &str = "scrypt$1024$seasalt$8$1$b9vqOe0B5HZh2f10Q9RPN9OFNPtmb+ezp5YOlnZsJQ0vQ5I3eq8Zt7GFMuqQ58xCxTIvVL1QCL/PTXEWr+RNHA==";

@@ -208,10 +208,7 @@ impl Inner {
         SignIn {
             users: &*self.users,
             verifier: &self.password_verifier,
-            rehash: self
-                .user_admin
-                .as_deref()
-                .filter(|_| self.rehash_passwords),
+            rehash: self.user_admin.as_deref().filter(|_| self.rehash_passwords),
             hashing: &self.hashing,
             throttle: &self.config.throttle,
             usernames: &self.config.usernames,

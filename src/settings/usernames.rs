@@ -81,8 +81,9 @@ impl Usernames {
         }
         match &self.rule {
             Rule::Email => is_email(username).then(|| username.to_lowercase()),
-            Rule::Custom { key, .. } => key(username)
-                .filter(|key| !key.is_empty() && key.len() <= MAX_USERNAME_BYTES),
+            Rule::Custom { key, .. } => {
+                key(username).filter(|key| !key.is_empty() && key.len() <= MAX_USERNAME_BYTES)
+            }
         }
     }
 
@@ -158,10 +159,7 @@ mod tests {
         ] {
             assert_eq!(email.key(bad), None, "{bad:?}");
         }
-        assert_eq!(
-            email.key(" Bob@Example.com "),
-            email.key("bob@example.com")
-        );
+        assert_eq!(email.key(" Bob@Example.com "), email.key("bob@example.com"));
     }
 
     #[test]

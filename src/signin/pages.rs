@@ -340,7 +340,8 @@ fn device_body(page: &DevicePage<'_>) -> String {
     };
     let problems = [
         page.problem.map(|p| p.to_string()),
-        page.sign_in_problem.map(|p| sign_in_problem(p, page.usernames)),
+        page.sign_in_problem
+            .map(|p| sign_in_problem(p, page.usernames)),
     ];
     format!(
         "<h1>Connect a device</h1><p>Enter the code your device shows.</p>{problem}\
