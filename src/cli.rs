@@ -27,10 +27,20 @@
 //!
 //! # In the host's own binary
 //!
+//! Mounted, the commands run against the host's own server, built as the host serves it:
+//! users are added, their passwords reset and their claims set through the same seams the
+//! server reads them from (the host's own user store, if it has one), and clients are
+//! registered, rotated and removed through its client registry. A server that reads users from
+//! a store it cannot write (a host `UserStore` without [`user_admin`](crate::AuthorizationServerBuilder::user_admin))
+//! refuses `user add` with exit status 1 and says why; nothing is written anywhere else.
+//! `client list`, `purge` and `migrate` maintain grantor's SQL store itself and need
+//! `--database`.
+//!
 //! ```no_run
 //! use std::process::ExitCode;
 //!
 //! use clap::Parser as _;
+//! use grantor::{AuthorizationServer, MemoryStore};
 //!
 //! #[derive(clap::Parser)]
 //! enum Cli {
@@ -40,17 +50,28 @@
 //!     Auth(grantor::cli::Admin),
 //! }
 //!
+//! /// The server as the host builds it to serve (its own user store, grantor's for the rest).
+//! fn server() -> AuthorizationServer {
+//!     AuthorizationServer::builder()
+//!         .issuer("https://auth.example")
+//!         .store(MemoryStore::new())
+//!         .build()
+//!         .unwrap()
+//! }
+//!
 //! #[tokio::main]
 //! async fn main() -> ExitCode {
 //!     match Cli::parse() {
 //!         Cli::Serve => ExitCode::SUCCESS, // the host's server
-//!         Cli::Auth(admin) => admin.run().await,
+//!         Cli::Auth(admin) => admin.run(&server()).await,
 //!     }
 //! }
 //! ```
 //!
-//! `my-app auth --database sqlite:auth.sqlite3 client list` then lists the clients; a relative
-//! SQLite path is the caller's working directory's, and the command says which file it opened.
+//! `my-app auth user add carol@example.com` then adds Carol where the server reads her;
+//! `my-app auth --database sqlite:auth.sqlite3 client list` lists the clients of that file (a
+//! relative SQLite path is the caller's working directory's, and the command says which file
+//! it opened).
 
 use std::io::BufRead as _;
 use std::process::ExitCode;
@@ -61,10 +82,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::Password;
 use crate::client::{Approval, Client, ClientCredentials, GrantType};
 use crate::clock::UnixTime;
+use crate::server::AuthorizationServer;
 use crate::sql::SqliteStore;
 use crate::store::{
     Account, Admin as _, AdminError, MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _,
-    UserAdmin as _, UserClaims,
+    User, UserAdmin as _, UserClaims,
 };
 
 /// Prints one line of the command's output. A closed standard output (`grantor client list |
@@ -84,13 +106,16 @@ struct Cli {
     admin: Admin,
 }
 
-/// Administers grantor's SQL stores: clients, users, and purging what expired. Mount it as a
-/// subcommand of the host's binary (see the [module docs](self)) and call [`Admin::run`].
+/// Administers an authorization server's clients and users, and grantor's SQL stores (purging
+/// what expired, migrations). Mount it as a subcommand of the host's binary (see the
+/// [module docs](self)) and call [`Admin::run`] with the host's server.
 #[derive(Args)]
 pub struct Admin {
-    /// The database: `sqlite:PATH` (created if missing) or `postgres://…` (feature `postgres`).
+    /// The database: `sqlite:PATH` (created if missing) or `postgres://…` (feature
+    /// `postgres`). Mounted in a host's binary, only `client list`, `purge` and `migrate` need
+    /// it: the other commands go through the host's server.
     #[arg(long, env = "GRANTOR_DATABASE_URL", hide_env_values = true)]
-    database: String,
+    database: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -278,7 +303,8 @@ impl From<AdminError> for Failure {
 /// The database's scheme only: its URL may carry a password.
 impl std::fmt::Debug for Admin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let scheme = self.database.split(':').next().unwrap_or_default();
+        let database = self.database.as_deref().unwrap_or_default();
+        let scheme = database.split(':').next().unwrap_or_default();
         f.debug_struct("Admin")
             .field("database", &format_args!("{scheme}:…"))
             .finish_non_exhaustive()
@@ -299,25 +325,41 @@ pub fn main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    runtime.block_on(cli.admin.run())
+    runtime.block_on(cli.admin.answer(None))
 }
 
 impl Admin {
-    /// Runs the command (inside the host's tokio runtime), printing its answers on standard
-    /// output and why it failed on standard error; answers the exit status.
-    pub async fn run(self) -> ExitCode {
+    /// Runs the command against `server` (inside the host's tokio runtime), printing its
+    /// answers on standard output and why it failed on standard error; answers the exit
+    /// status. Users and clients change through the seams `server` reads (see the
+    /// [module docs](self)); `client list`, `purge` and `migrate` need `--database`.
+    pub async fn run(self, server: &AuthorizationServer) -> ExitCode {
+        self.answer(Some(server)).await
+    }
+
+    async fn answer(self, server: Option<&AuthorizationServer>) -> ExitCode {
         // A password on the command line shows in `ps` to every user of the machine: it goes
         // in the environment (GRANTOR_DATABASE_URL) instead.
-        let from_environment =
-            std::env::var("GRANTOR_DATABASE_URL").is_ok_and(|url| url == self.database);
-        if has_password(&self.database) && !from_environment {
-            eprintln!(
-                "grantor: a database URL with a password is refused on the command line (other \
-                 users see it in ps); set GRANTOR_DATABASE_URL instead"
-            );
-            return ExitCode::from(1);
+        if let Some(database) = &self.database {
+            let from_environment =
+                std::env::var("GRANTOR_DATABASE_URL").is_ok_and(|url| url == *database);
+            if has_password(database) && !from_environment {
+                eprintln!(
+                    "grantor: a database URL with a password is refused on the command line \
+                     (other users see it in ps); set GRANTOR_DATABASE_URL instead"
+                );
+                return ExitCode::from(1);
+            }
         }
-        match run(self).await {
+        let done = match server {
+            Some(server) => match on_server(server, self.command).await {
+                Ok(Served::Done) => Ok(()),
+                Ok(Served::Store(command)) => run(self.database, command).await,
+                Err(failure) => Err(failure),
+            },
+            None => run(self.database, self.command).await,
+        };
+        match done {
             Ok(()) => ExitCode::SUCCESS,
             Err(Failure::Refused(why)) => {
                 eprintln!("grantor: {why}");
@@ -381,9 +423,106 @@ fn sqlite_url(database: &str) -> Result<String, Failure> {
     Ok(format!("sqlite:{}", absolute.display()))
 }
 
-async fn run(cli: Admin) -> Result<(), Failure> {
-    let command = cli.command;
-    with_store!(&cli.database, |store| match command {
+/// A mounted command run through the server: done, or one that maintains the SQL store itself.
+enum Served {
+    Done,
+    Store(Command),
+}
+
+/// Runs a user or client command through `server`'s seams; hands back those that need the
+/// database itself.
+async fn on_server(server: &AuthorizationServer, command: Command) -> Result<Served, Failure> {
+    let (_, _, tokens) = server.admin_seams();
+    match command {
+        Command::User(UserCommand::Add { username }) => {
+            server.can_add_users()?;
+            let password = read_password()?;
+            let user = server.add_user(&username, &password).await?;
+            say!("user_id: {}", user.id().as_str());
+        }
+        Command::User(UserCommand::SetPassword { username }) => {
+            server.can_add_users()?;
+            let password = read_password()?;
+            let user = server_user(server, &username).await?;
+            if !server.set_password(user.id(), &password).await? {
+                return Err(Failure::Refused(format!("no user {username:?}")));
+            }
+        }
+        Command::User(UserCommand::SetClaims { username, claims }) => {
+            let claims = read_claims(&claims)?;
+            let user = server_user(server, &username).await?;
+            if !server.set_user_claims(user.id(), &claims).await? {
+                return Err(Failure::Refused(format!("no user {username:?}")));
+            }
+            say!("claims: {}", claims.to_stored());
+        }
+        Command::Client(ClientCommand::Add(add)) => {
+            add_client(registry(server)?, add).await?;
+        }
+        Command::Client(ClientCommand::RotateSecret { client_id, overlap }) => {
+            let overlap = Duration::from_secs(overlap);
+            match server.rotate_client_secret(&client_id, overlap).await {
+                Ok(secret) => {
+                    say!("client_id: {client_id}");
+                    say!("client_secret: {}", secret.expose_secret());
+                }
+                Err(crate::error::SecretRotationError::Store(error)) => return Err(error.into()),
+                Err(refused) => return Err(Failure::Refused(refused.to_string())),
+            }
+        }
+        Command::Client(ClientCommand::Remove { client_id }) => {
+            if !registry(server)?.remove_client(&client_id).await? {
+                return Err(Failure::Refused(format!("no client {client_id:?}")));
+            }
+            // Its tokens die with it (as RFC 7592 §2.3 deletion does).
+            let revoked = tokens.revoke_client(&client_id).await?;
+            say!("revoked_families: {revoked}");
+        }
+        command => return Ok(Served::Store(command)),
+    }
+    Ok(Served::Done)
+}
+
+/// The client registry `server` registers its clients in, or why there is none.
+fn registry(server: &AuthorizationServer) -> Result<&dyn crate::store::Admin, Failure> {
+    server.admin_seams().1.ok_or_else(|| {
+        Failure::Refused(
+            "this server has no client registry (its clients come from a store of the host's \
+             own): register clients there, or give the builder .client_registry(...)"
+                .to_owned(),
+        )
+    })
+}
+
+/// The user `username` names in the store `server` reads users from.
+async fn server_user(server: &AuthorizationServer, username: &str) -> Result<User, Failure> {
+    let found = server.admin_seams().0.find_account(username).await?;
+    found
+        .map(Account::into_user)
+        .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))
+}
+
+/// The claims of `user set-claims`, at most [`MAX_CLAIMS_BYTES`] as JSON.
+fn read_claims(claims: &str) -> Result<UserClaims, Failure> {
+    let claims = UserClaims::from_stored(claims)
+        .ok_or_else(|| Failure::Refused("the claims must be a JSON object".to_owned()))?;
+    let kept = claims.to_stored();
+    if kept.len() > MAX_CLAIMS_BYTES {
+        return Err(Failure::Refused(format!(
+            "the claims take {} bytes as JSON, past the {MAX_CLAIMS_BYTES} kept",
+            kept.len()
+        )));
+    }
+    Ok(claims)
+}
+
+async fn run(database: Option<String>, command: Command) -> Result<(), Failure> {
+    let Some(database) = database else {
+        return Err(Failure::Refused(
+            "no database: give --database or set GRANTOR_DATABASE_URL".to_owned(),
+        ));
+    };
+    with_store!(&database, |store| match command {
         Command::Client(ClientCommand::Add(add)) => add_client(&store, add).await,
         Command::Client(ClientCommand::List) => {
             for client in store.clients().await? {
@@ -438,15 +577,8 @@ async fn run(cli: Admin) -> Result<(), Failure> {
             Ok(())
         }
         Command::User(UserCommand::SetClaims { username, claims }) => {
-            let claims = UserClaims::from_stored(&claims)
-                .ok_or_else(|| Failure::Refused("the claims must be a JSON object".to_owned()))?;
+            let claims = read_claims(&claims)?;
             let kept = claims.to_stored();
-            if kept.len() > MAX_CLAIMS_BYTES {
-                return Err(Failure::Refused(format!(
-                    "the claims take {} bytes as JSON, past the {MAX_CLAIMS_BYTES} kept",
-                    kept.len()
-                )));
-            }
             let user = store
                 .find_user_by_username(&username)
                 .await?
@@ -472,7 +604,10 @@ async fn run(cli: Admin) -> Result<(), Failure> {
     })
 }
 
-async fn add_client<S: crate::store::Admin>(store: &S, add: AddClient) -> Result<(), Failure> {
+async fn add_client<S: crate::store::Admin + ?Sized>(
+    store: &S,
+    add: AddClient,
+) -> Result<(), Failure> {
     let credentials = (!add.public)
         .then(ClientCredentials::generate)
         .transpose()?;

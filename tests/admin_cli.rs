@@ -437,7 +437,7 @@ async fn signs_in(store: &SqliteStore, password: &str) -> Option<grantor::store:
 }
 
 /// A host mounts the commands as a subcommand of its own binary: the same commands, run in the
-/// host's runtime, against the host's database.
+/// host's runtime, through the host's server.
 #[tokio::test]
 async fn the_commands_mount_as_a_subcommand_of_the_hosts_binary() {
     use clap::Parser as _;
@@ -467,8 +467,8 @@ async fn the_commands_mount_as_a_subcommand_of_the_hosts_binary() {
     let HostCli::Auth(admin) = parsed else {
         panic!("parsed as the host's own command");
     };
-    assert_eq!(admin.run().await, ExitCode::SUCCESS);
-    let store = SqliteStore::connect(&db.url()).await.unwrap();
+    let (server, store) = db.server().await;
+    assert_eq!(admin.run(&server).await, ExitCode::SUCCESS);
     let clients = store.clients().await.unwrap();
     assert_eq!(clients.len(), 1);
     assert_eq!(clients[0].id().as_str(), "mounted-app");
@@ -477,6 +477,43 @@ async fn the_commands_mount_as_a_subcommand_of_the_hosts_binary() {
         HostCli::try_parse_from(["my-app", "serve"]),
         Ok(HostCli::Serve)
     ));
+}
+
+/// Mounted over a server whose users are the host's own, `user add` never writes grantor's
+/// table: without the host store's admin seam it refuses, saying why, with status 1.
+#[tokio::test]
+async fn a_mounted_user_add_refuses_rather_than_write_where_the_server_does_not_read() {
+    use clap::Parser as _;
+    use std::process::ExitCode;
+
+    #[derive(clap::Parser)]
+    enum HostCli {
+        Auth(grantor::cli::Admin),
+    }
+
+    let db = Database::new("mounted-users");
+    let store = SqliteStore::connect(&db.url()).await.unwrap();
+    let host_users = std::sync::Arc::new(grantor::MemoryStore::new());
+    let server = AuthorizationServer::builder()
+        .issuer("https://auth.example")
+        .store(store.clone())
+        .users(host_users)
+        .build()
+        .unwrap();
+    let HostCli::Auth(admin) =
+        HostCli::try_parse_from(["my-app", "auth", "user", "add", "carol@example.com"]).unwrap();
+    assert_eq!(admin.run(&server).await, ExitCode::from(1));
+    assert!(
+        store
+            .find_account("carol@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Commands that maintain grantor's store itself say what they need.
+    let HostCli::Auth(admin) = HostCli::try_parse_from(["my-app", "auth", "purge"]).unwrap();
+    assert_eq!(admin.run(&server).await, ExitCode::from(1));
+    store.close().await;
 }
 
 /// A relative SQLite path is the caller's working directory's, and the command says which file

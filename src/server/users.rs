@@ -103,6 +103,27 @@ impl AuthorizationServer {
         self.inner.consents.forget_consent(user, client_id).await
     }
 
+    /// The seams the administrator's command writes through: where users are read, where
+    /// clients are registered, where tokens are kept.
+    #[cfg(feature = "cli")]
+    pub(crate) fn admin_seams(
+        &self,
+    ) -> (
+        &dyn crate::store::UserStore,
+        Option<&dyn crate::store::Admin>,
+        &dyn crate::store::TokenIssuer,
+    ) {
+        let inner = &*self.inner;
+        (&*inner.users, inner.registry.as_deref(), &*inner.tokens)
+    }
+
+    /// Whether accounts can be added ([`AdminError::NoUserAdmin`] otherwise), asked before a
+    /// command reads a password it could not keep.
+    #[cfg(feature = "cli")]
+    pub(crate) fn can_add_users(&self) -> Result<(), AdminError> {
+        self.user_admin().map(|_| ())
+    }
+
     fn user_admin(&self) -> Result<&dyn UserAdmin, AdminError> {
         self.inner
             .user_admin
