@@ -13,6 +13,7 @@ use grantor::client::{Approval, Client, ClientSecret, GrantType, SecretVerifier}
 use grantor::hash::{KnownHashes, PasswordVerifier, Verification};
 use grantor::settings::{DeviceFlow, Usernames};
 use grantor::signin::Step;
+use grantor::store::contract::{self, KnownAccount};
 use grantor::store::{
     Account, Admin as _, AdminError, StoreError, User, UserAdmin, UserClaims, UserId, UserStore,
 };
@@ -450,4 +451,61 @@ async fn users_set_after_a_store_are_never_written_to_the_stores_table() {
                 .is_none()
         );
     }
+}
+
+#[tokio::test]
+async fn the_hosts_table_keeps_the_lookup_rules_of_the_contract() {
+    let users = HostUsers::with_legacy_rows();
+    let known: Vec<KnownAccount<'_>> = HASHES
+        .iter()
+        .map(|(username, _)| KnownAccount {
+            username,
+            password: PASSWORD,
+        })
+        .collect();
+    contract::user_lookups_with(&*users, &handles(), &KnownHashes, &known).await;
+}
+
+/// The same table, with `find_user` broken the way a string/integer mix-up breaks it.
+struct ForgetfulById(Arc<HostUsers>);
+
+#[async_trait]
+impl UserStore for ForgetfulById {
+    async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
+        self.0.find_account(username).await
+    }
+
+    async fn find_user(&self, _: &UserId) -> Result<Option<User>, StoreError> {
+        Ok(None)
+    }
+}
+
+#[tokio::test]
+async fn a_broken_lookup_is_named_with_the_rule_and_the_value() {
+    let users = ForgetfulById(HostUsers::with_legacy_rows());
+    let known = [KnownAccount {
+        username: "django_user",
+        password: PASSWORD,
+    }];
+    let run = tokio::spawn(async move {
+        contract::user_lookups_with(&users, &handles(), &KnownHashes, &known).await;
+    });
+    let panic = run.await.unwrap_err().into_panic();
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("find_user_finds_the_user_find_account_found"),
+        "{message}"
+    );
+    assert!(message.contains("find_user(UserId(\"1002\"))"), "{message}");
+    // The default rule (email addresses) refuses the handle before any lookup: said so.
+    let users = HostUsers::with_legacy_rows();
+    let run = tokio::spawn(async move {
+        contract::user_lookups(&*users, &known).await;
+    });
+    let panic = run.await.unwrap_err().into_panic();
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("every_username_follows_the_servers_username_rule"),
+        "{message}"
+    );
 }

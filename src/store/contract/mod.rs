@@ -35,6 +35,7 @@ mod bindings;
 mod clients;
 mod expiry;
 mod keys;
+mod lookups;
 mod retries;
 mod sign_on;
 mod state;
@@ -139,6 +140,50 @@ where
         fresh,
     )
     .await;
+}
+
+pub use lookups::KnownAccount;
+
+/// Checks a [`UserStore`] of the host's own that grantor only reads (no [`UserAdmin`]: the
+/// host adds its users itself), against `accounts` its table already holds, as grantor's
+/// sign-in with the default username rule (email addresses) and password verifier
+/// ([`KnownHashes`](crate::hash::KnownHashes)) would: see [`user_lookups_with`].
+///
+/// ```rust,ignore
+/// #[tokio::test]
+/// async fn my_user_table_keeps_grantor_s_lookups() {
+///     let users = MyUsers::over_the_test_database().await;
+///     let carol = KnownAccount { username: "carol@example.com", password: "carol's password" };
+///     grantor::store::contract::user_lookups(&users, &[carol]).await;
+/// }
+/// ```
+pub async fn user_lookups<S: UserStore + ?Sized>(store: &S, accounts: &[KnownAccount<'_>]) {
+    let usernames = crate::settings::Usernames::email();
+    user_lookups_with(store, &usernames, &crate::hash::KnownHashes, accounts).await;
+}
+
+/// Checks a [`UserStore`] grantor only reads against `accounts` its table already holds, under
+/// the server's `usernames` rule and password `verifier`: no more than grantor asks of it. For
+/// each account, `find_account` finds it by its username (and by any other spelling with the
+/// same key, such as another case of an email address); its id is a valid `sub` (1 to 255
+/// bytes, no control characters) that `find_user` finds again; its password verifies against
+/// what the account keeps and another does not; `claims` answers for it, within
+/// [`MAX_CLAIMS_BYTES`](super::MAX_CLAIMS_BYTES). An unknown username or id finds nothing.
+/// Panics naming every rule broken with the call and the value that broke it.
+pub async fn user_lookups_with<S: UserStore + ?Sized>(
+    store: &S,
+    usernames: &crate::settings::Usernames,
+    verifier: &dyn crate::hash::PasswordVerifier,
+    accounts: &[KnownAccount<'_>],
+) {
+    let broken = lookups::check(store, usernames, verifier, accounts).await;
+    if !broken.is_empty() {
+        panic!(
+            "the user store broke {} checks of the lookup rules of grantor's store contract:\n{}",
+            broken.len(),
+            broken.join("\n")
+        );
+    }
 }
 
 /// Checks the rules of the clients seam alone: [`ClientStore`] and [`Admin`] (clients found as
