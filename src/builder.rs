@@ -56,6 +56,8 @@ pub struct AuthorizationServerBuilder {
     /// Whether a right password kept in an older scheme is rehashed with Argon2id.
     rehash_passwords: bool,
     usernames: crate::settings::Usernames,
+    acr: crate::settings::AcrLevels,
+    second_factor: Option<Arc<dyn crate::store::SecondFactor>>,
     tokens: Option<Arc<dyn TokenIssuer>>,
     /// The memory store handed to `store`, if it was one: called in place where it is a seam.
     memory: Option<Arc<crate::memory::MemoryStore>>,
@@ -148,6 +150,8 @@ impl Default for AuthorizationServerBuilder {
             password_verifier: None,
             rehash_passwords: true,
             usernames: crate::settings::Usernames::email(),
+            acr: crate::settings::AcrLevels::default(),
+            second_factor: None,
             tokens: None,
             memory: None,
             sessions: None,

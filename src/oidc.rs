@@ -116,6 +116,109 @@ impl OpenIdRequest {
     }
 }
 
+/// The most `acr` values a request may ask for, and the longest of them.
+const MAX_ACR_VALUES: usize = 8;
+const MAX_ACR_BYTES: usize = 255;
+
+/// What a request asks of the sign-in's authentication context class (`acr`): `acr_values`
+/// (OIDC Core §3.1.2.1, voluntary, RFC 9470 §4) or the `claims` parameter's `acr` (Core
+/// §5.5.1.1, essential when it says so), and for a request without OpenID Connect its
+/// `max_age` (RFC 9470 §4). Read for every authorization request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AcrRequest {
+    /// The classes asked for, in order of preference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) values: Vec<String>,
+    /// Whether one of them is required: a sign-in that cannot reach one is refused
+    /// (`access_denied`) rather than answered with less.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) essential: bool,
+    /// The most seconds since the sign-in, for a request without OpenID Connect (whose own
+    /// `max_age` is [`OpenIdRequest::max_age`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_age: Option<u64>,
+}
+
+impl AcrRequest {
+    /// Reads `acr_values`, the `claims` parameter's `acr` (under `id_token` or `userinfo`) and,
+    /// for a request without OpenID Connect, `max_age`; `None` when none asks anything. A
+    /// malformed value is `invalid_request`.
+    pub(crate) fn read(
+        acr_values: Option<&str>,
+        claims: Option<&str>,
+        max_age: Option<&str>,
+    ) -> Result<Option<Self>, OAuthError> {
+        let mut read = Self::default();
+        if let Some(values) = acr_values {
+            read.values = acr_list(values.split(' ').filter(|v| !v.is_empty()))?;
+        }
+        if let Some(claims) = claims {
+            let claims: Value = serde_json::from_str(claims).map_err(|_| {
+                OAuthError::invalid_request("claims must be a JSON object (OIDC Core 5.5)")
+            })?;
+            if !claims.is_object() {
+                return Err(OAuthError::invalid_request(
+                    "claims must be a JSON object (OIDC Core 5.5)",
+                ));
+            }
+            for member in ["id_token", "userinfo"] {
+                if let Some(acr) = claims.get(member).and_then(|m| m.get("acr")) {
+                    read.claimed(acr)?;
+                }
+            }
+        }
+        if let Some(age) = max_age {
+            read.max_age = Some(age.parse::<u64>().map_err(|_| {
+                OAuthError::invalid_request("max_age must be a whole number of seconds")
+            })?);
+        }
+        Ok((read != Self::default()).then_some(read))
+    }
+
+    /// The `claims` parameter's request for `acr` (Core §5.5.1): `null`, or an object with
+    /// `essential`, `value` or `values`. Its values take the place of `acr_values`.
+    fn claimed(&mut self, acr: &Value) -> Result<(), OAuthError> {
+        let Some(acr) = acr.as_object() else {
+            return Ok(());
+        };
+        let strings = |value: &Value| -> Result<Vec<String>, OAuthError> {
+            let list: Vec<&str> = match value {
+                Value::String(one) => vec![one.as_str()],
+                Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            acr_list(list.into_iter())
+        };
+        let mut values = Vec::new();
+        if let Some(value) = acr.get("value") {
+            values.extend(strings(value)?);
+        }
+        if let Some(list) = acr.get("values") {
+            values.extend(strings(list)?);
+        }
+        if !values.is_empty() {
+            self.values = values;
+        }
+        if acr.get("essential") == Some(&Value::Bool(true)) {
+            self.essential = true;
+        }
+        Ok(())
+    }
+}
+
+fn acr_list<'a>(values: impl Iterator<Item = &'a str>) -> Result<Vec<String>, OAuthError> {
+    let values: Vec<String> = values.map(str::to_owned).collect();
+    let well_formed = |v: &String| {
+        !v.is_empty() && v.len() <= MAX_ACR_BYTES && v.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    };
+    if values.len() > MAX_ACR_VALUES || !values.iter().all(well_formed) {
+        return Err(OAuthError::invalid_request(
+            "acr values are at most 8 printable ASCII strings of at most 255 bytes",
+        ));
+    }
+    Ok(values)
+}
+
 /// `prompt`: space-separated values; `none` alone. `select_account` has no account to pick
 /// among here and is answered as a sign-in.
 fn read_prompt(prompt: &str) -> Result<Prompt, OAuthError> {

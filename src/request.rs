@@ -247,6 +247,10 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) dpop_jkt: Option<&'a str>,
     /// OpenID Connect's parameters (Core §3.1.2.1), read when the scope holds `openid`.
     pub(crate) openid: crate::oidc::OpenIdParameters<'a>,
+    /// `acr_values` (OIDC Core §3.1.2.1, RFC 9470 §4): read for every request.
+    pub(crate) acr_values: Option<&'a str>,
+    /// The `claims` parameter (OIDC Core §5.5), of which the sign-in reads `acr`.
+    pub(crate) claims: Option<&'a str>,
     /// The first parameter sent more than once (RFC 6749 §3.1), if any.
     pub(crate) repeated: Option<&'static str>,
     /// Likewise, OpenID Connect's parameters aside.

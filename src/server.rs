@@ -21,7 +21,7 @@ mod signin;
 mod users;
 
 pub(crate) use inner::Inner;
-pub use signin::{ApprovalPage, LogoutPage, SignInPage, Step};
+pub use signin::{ApprovalPage, LogoutPage, SecondFactorPage, SignInPage, Step};
 
 /// The authorization server: hand it requests, get responses.
 ///

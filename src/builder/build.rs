@@ -97,6 +97,9 @@ impl AuthorizationServerBuilder {
         if let Some(device) = &self.device {
             device.check().map_err(ConfigError::DeviceFlow)?;
         }
+        if !self.acr.is_valid() {
+            return Err(ConfigError::AcrLevels);
+        }
         if self.registration.is_some() && self.registry.is_none() {
             return Err(ConfigError::NoClientRegistry);
         }
@@ -121,6 +124,7 @@ impl AuthorizationServerBuilder {
             pkce,
             throttle: self.throttle,
             usernames: self.usernames,
+            acr: self.acr,
             client_throttle: self.client_throttle,
             profile: self.profile,
             resources,
@@ -224,6 +228,7 @@ impl AuthorizationServerBuilder {
                 .password_verifier
                 .unwrap_or_else(|| Arc::new(crate::hash::KnownHashes)),
             rehash_passwords: self.rehash_passwords,
+            second_factor: self.second_factor,
             tokens,
             sessions,
             attempts,

@@ -52,6 +52,12 @@ pub enum ConfigError {
          .client_registry(...) over the store given to .clients(...)"
     )]
     NoClientRegistry,
+    /// A class [`AcrLevels`](crate::settings::AcrLevels) says the password or the second
+    /// factor reaches is not one of its list.
+    #[error(
+        "the acr levels name a class the password or the second factor reaches that is not in their list"
+    )]
+    AcrLevels,
     /// A seam every node must share (named) was not given, and the builder was not told
     /// [`single_node`](crate::AuthorizationServerBuilder::single_node): it would have lived in
     /// this process's memory, unseen by any other node.

@@ -77,6 +77,22 @@ impl AuthorizationServerBuilder {
         self
     }
 
+    /// The authentication context classes (`acr`) of the deployment, and which of them the
+    /// password alone and the password with the [second factor](Self::second_factor) reach
+    /// (none by default: sign-ins carry no `acr`). See [`AcrLevels`](crate::settings::AcrLevels).
+    pub fn acr_levels(mut self, levels: crate::settings::AcrLevels) -> Self {
+        self.acr = levels;
+        self
+    }
+
+    /// The host's second factor: after the password, a request asking for a class only it
+    /// reaches shows a page asking for its code (see
+    /// [`SecondFactor`](crate::store::SecondFactor)).
+    pub fn second_factor(mut self, factor: Arc<dyn crate::store::SecondFactor>) -> Self {
+        self.second_factor = Some(factor);
+        self
+    }
+
     /// Which usernames accounts have: email addresses by default, or the host's own rule
     /// ([`Usernames::custom`](crate::settings::Usernames::custom)). The sign-in page, the
     /// password grant, the device page and [`add_user`](crate::AuthorizationServer::add_user)

@@ -56,6 +56,11 @@ const KNOWN: &[&str] = &[
     // RFC 9449 §10: the DPoP key an authorization code is bound to (free to repeat, like
     // OpenID Connect's, where DPoP is not on and it is unknown).
     "dpop_jkt",
+    // OpenID Connect Core §3.1.2.1, §5.5 (and RFC 9470 §4): what the sign-in must achieve.
+    "acr_values",
+    "claims",
+    // The second factor's page.
+    "otp",
 ];
 
 /// The slot of `nonce`, the first of the parameters OpenID Connect adds (`nonce` through
@@ -213,6 +218,9 @@ fn slot(name: &str) -> Option<usize> {
         "logout" => 35,
         "request" => 36,
         "dpop_jkt" => 37,
+        "acr_values" => 38,
+        "claims" => 39,
+        "otp" => 40,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

@@ -51,6 +51,10 @@ struct Metadata<'a> {
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
     /// RFC 9728 §4: the resources tokens may be for, as registered.
     protected_resources: Vec<&'a str>,
+    /// OpenID Connect Discovery 1.0 §3, RFC 9470 §5: the authentication context classes of
+    /// [`AcrLevels`](crate::settings::AcrLevels), when it names any.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    acr_values_supported: &'a [String],
     /// draft-ietf-oauth-client-id-metadata-document §6: only when documents are taken.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     client_id_metadata_document_supported: bool,
@@ -235,6 +239,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             .iter()
             .map(|known| known.registered.as_str())
             .collect(),
+        acr_values_supported: config.acr.classes(),
         client_id_metadata_document_supported: config.client_documents,
         openid,
     };

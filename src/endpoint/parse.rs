@@ -271,6 +271,8 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
             id_token_hint: form.get("id_token_hint"),
             request: form.get("request"),
         },
+        acr_values: form.get("acr_values"),
+        claims: form.get("claims"),
         repeated: form.repeated(),
         repeated_oauth: form.repeated_oauth(),
     }

@@ -320,7 +320,7 @@ pub fn routes(site: &Site) -> impl Fn(&mut web::ServiceConfig) + Clone {
     let site = site.clone();
     move |config: &mut web::ServiceConfig| {
         let server = site.server();
-        let pages: [(&str, Endpoint<Site>); 3] = [
+        let pages: [(&str, Endpoint<Site>); 4] = [
             (site.authorization_path(), |s, r| {
                 Box::pin(async move { s.authorize(&r).await })
             }),
@@ -329,6 +329,9 @@ pub fn routes(site: &Site) -> impl Fn(&mut web::ServiceConfig) + Clone {
             }),
             (site.approval_at(), |s, r| {
                 Box::pin(async move { s.approve(&r).await })
+            }),
+            (site.second_factor_at(), |s, r| {
+                Box::pin(async move { s.second_factor(&r).await })
             }),
         ];
         for (path, call) in pages {

@@ -264,6 +264,12 @@ where
             endpoint(server, site, |s, r| {
                 Box::pin(async move { s.approve(&r).await })
             }),
+        )
+        .route(
+            site.second_factor_at(),
+            endpoint(server, site, |s, r| {
+                Box::pin(async move { s.second_factor(&r).await })
+            }),
         );
     if let Some(device) = site.device_path() {
         router = router.route(

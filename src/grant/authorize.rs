@@ -14,7 +14,7 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::memory::ClientSeam;
 use crate::oidc::Prompt;
-use crate::oidc::{OPENID, OpenIdRequest};
+use crate::oidc::{AcrRequest, OPENID, OpenIdRequest};
 use crate::pkce::CodeChallenge;
 use crate::request::AuthorizationRequest;
 use crate::scope::Scope;
@@ -125,6 +125,9 @@ pub struct PendingAuthorization {
     /// Who signed in for it and when, once grantor's sign-in has: `None` while the user has
     /// not, and for a host that signs users in itself (then the decision is the sign-in).
     pub(crate) authenticated: Option<Box<Authenticated>>,
+    /// What the request asks of the sign-in's `acr` (and its `max_age`, without OpenID
+    /// Connect); boxed, as most requests ask nothing.
+    pub(crate) acr: Option<Box<AcrRequest>>,
 }
 
 /// How the user of a pending authorization signed in: by a password now, or earlier in the
@@ -146,6 +149,10 @@ pub(crate) struct Authenticated {
     /// names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) acr: Option<String>,
+    /// Who, while a step of grantor's sign-in is still to come (the second factor's page):
+    /// the user the password named. `None` once the sign-in is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) user: Option<String>,
 }
 
 impl Authenticated {
@@ -159,7 +166,14 @@ impl Authenticated {
             sid,
             session,
             acr: None,
+            user: None,
         }
+    }
+
+    /// The same sign-in at the class `acr`.
+    pub(crate) fn with_acr(mut self, acr: Option<String>) -> Self {
+        self.acr = acr;
+        self
     }
 }
 
@@ -250,6 +264,24 @@ impl PendingAuthorization {
     /// The `prompt` of an OpenID Connect request.
     pub fn prompt(&self) -> Prompt {
         self.openid.as_ref().map_or(Prompt::Default, |o| o.prompt)
+    }
+
+    /// The most seconds since the user's sign-in the request accepts (`max_age`, OIDC Core
+    /// §3.1.2.1, RFC 9470 §4).
+    pub fn max_age(&self) -> Option<u64> {
+        match &self.openid {
+            Some(openid) => openid.max_age,
+            None => self.acr.as_ref().and_then(|acr| acr.max_age),
+        }
+    }
+
+    /// The authentication context classes the request asks for (`acr_values`, or the
+    /// `claims` parameter's `acr`), in order of preference, and whether one is essential.
+    pub fn acr_values(&self) -> (&[String], bool) {
+        match &self.acr {
+            Some(acr) => (&acr.values, acr.essential),
+            None => (&[], false),
+        }
     }
 
     /// Where this request's answer goes.
@@ -367,6 +399,7 @@ pub(crate) async fn validate<'r>(
             device: None,
             openid: checked.openid.map(Box::new),
             authenticated: None,
+            acr: checked.acr.map(Box::new),
         }),
         Err(error) => Validated::Redirect(error, reply_to),
     }
@@ -428,6 +461,7 @@ struct Checked {
     code_challenge: Option<CodeChallenge>,
     dpop_jkt: Option<JwkThumbprint>,
     openid: Option<OpenIdRequest>,
+    acr: Option<AcrRequest>,
 }
 
 /// Every other check; failures are redirected to the client.
@@ -509,6 +543,12 @@ fn check(
             ));
         }
     }
+    // RFC 9470 §4: `acr_values` and `max_age` ask a plain OAuth request's sign-in too.
+    let max_age = match openid {
+        Some(_) => None,
+        None => request.openid.max_age,
+    };
+    let acr = AcrRequest::read(request.acr_values, request.claims, max_age)?;
     let audience = rules.resources.resolve(&request.resources, client)?;
     let (code_challenge, dpop_jkt) = match response_type {
         ResponseType::Code => (
@@ -525,6 +565,7 @@ fn check(
         code_challenge,
         dpop_jkt,
         openid,
+        acr,
     })
 }
 

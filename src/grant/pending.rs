@@ -11,7 +11,7 @@ use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::DeviceRef;
 use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseType};
 use crate::memory::ClientSeam;
-use crate::oidc::OpenIdRequest;
+use crate::oidc::{AcrRequest, OpenIdRequest};
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::store::JwkThumbprint;
@@ -42,6 +42,9 @@ struct Stored {
     /// How the user signed in, once they have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     authenticated: Option<Authenticated>,
+    /// What the request asks of the sign-in's `acr`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    acr: Option<AcrRequest>,
 }
 
 /// `pending` as the session store keeps it.
@@ -61,6 +64,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         device: pending.device.clone(),
         openid: pending.openid.as_deref().cloned(),
         authenticated: pending.authenticated.as_deref().cloned(),
+        acr: pending.acr.as_deref().cloned(),
     };
     // A struct of strings and integers always serializes.
     serde_json::to_string(&stored).unwrap_or_default()
@@ -121,5 +125,6 @@ pub(crate) async fn from_session(
         device: stored.device,
         openid: stored.openid.map(Box::new),
         authenticated: stored.authenticated.map(Box::new),
+        acr: stored.acr.map(Box::new),
     })
 }

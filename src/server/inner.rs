@@ -19,7 +19,7 @@ use crate::grant::logout::Logout;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
-use crate::grant::signin::{SealKeys, SignInForms, SignOn};
+use crate::grant::signin::{Levels, SealKeys, SignInForms, SignOn};
 use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
 use crate::memory::{ClientSeam, MemoryStore, Seam, TokenSeam};
@@ -47,6 +47,8 @@ pub(crate) struct Inner {
     pub(crate) password_verifier: Arc<dyn crate::hash::PasswordVerifier>,
     /// Whether a right password kept in an older scheme goes back rehashed.
     pub(crate) rehash_passwords: bool,
+    /// The host's second factor, if its users have one.
+    pub(crate) second_factor: Option<Arc<dyn crate::store::SecondFactor>>,
     pub(crate) tokens: Arc<dyn TokenIssuer>,
     /// The memory store that is the token seam, when it is: called in place.
     pub(crate) memory_tokens: Option<Arc<MemoryStore>>,
@@ -131,6 +133,8 @@ impl Inner {
             sessions: &*self.sessions,
             clients: self.client_seam(),
             password: self.sign_in(),
+            users: &*self.users,
+            attempts: &*self.attempts,
             form_lifetime: self.config.lifetimes.authorization_request,
             sign_on: self.sign_on(),
         }
@@ -158,6 +162,10 @@ impl Inner {
             users: &*self.users,
             session_ttl: self.config.session_ttl,
             consent_ttl: self.config.consent_ttl,
+            levels: Levels {
+                acr: &self.config.acr,
+                second_factor: self.second_factor.as_deref(),
+            },
         }
     }
 

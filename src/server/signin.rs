@@ -13,6 +13,8 @@
 //! |---|---|---|
 //! | `GET`/`POST` authorization endpoint | [`AuthorizationServer::begin_sign_in`] | render [`Step`] |
 //! | `POST` of the sign-in form | [`AuthorizationServer::sign_in`] | render [`Step`] |
+//! | `POST` of the second factor's form | [`AuthorizationServer::second_factor`] | render [`Step`] |
+//! | the host's own sign-in steps, done | [`AuthorizationServer::finish_sign_in`] | render [`Step`] |
 //! | `POST` of the approval form | [`AuthorizationServer::answer_approval`] | render [`Step`] |
 //! | `POST` of the device page's code form (RFC 8628 §3.3) | [`AuthorizationServer::enter_user_code`] | render [`Step`] |
 //!
@@ -35,7 +37,7 @@ use crate::grant::authorize::{Decision, PendingAuthorization, ResponseType};
 use crate::grant::decide::{Answer, Refused};
 use crate::grant::device::Entered;
 use crate::grant::password::SignInProblem;
-use crate::grant::signin::{DeviceSignIn, Resumed, SignedIn};
+use crate::grant::signin::{Authentication, DeviceSignIn, Resumed, SecondFactorProblem, SignedIn};
 use crate::oidc::Prompt;
 use crate::scope::Scope;
 use crate::secret::Password;
@@ -48,6 +50,9 @@ pub enum Step {
     SignIn(SignInPage),
     /// Show the approval page.
     Approve(ApprovalPage),
+    /// Show the second factor's page: the password was right, and the request asks for a
+    /// class only the [second factor](crate::store::SecondFactor) reaches.
+    SecondFactor(SecondFactorPage),
     /// Send this response as it is: the redirect to the client, with a code, a token or an
     /// error.
     Respond(Response<String>),
@@ -115,6 +120,35 @@ pub struct SignInPage {
     pub usernames: crate::settings::Usernames,
 }
 
+/// What the second factor's page shows and carries: a form `POST`ing the hidden `csrf` and
+/// the code in an input `otp`, under the session cookie `session`.
+#[derive(Clone)]
+pub struct SecondFactorPage {
+    /// The value of the host's session cookie, to set as for the sign-in page.
+    pub session: String,
+    /// The form's hidden input: the pending authorization and the sign-in so far, sealed and
+    /// bound to `session`.
+    pub csrf: String,
+    /// The name of the client asking.
+    pub client_name: String,
+    /// The method asked for (`otp`).
+    pub method: String,
+    /// Why the last code was not accepted, if it was not.
+    pub problem: Option<SecondFactorProblem>,
+}
+
+impl fmt::Debug for SecondFactorPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecondFactorPage")
+            .field("session", &"<redacted>")
+            .field("csrf", &"<redacted>")
+            .field("client_name", &self.client_name)
+            .field("method", &self.method)
+            .field("problem", &self.problem)
+            .finish()
+    }
+}
+
 /// What the approval page shows and carries.
 #[derive(Clone)]
 pub struct ApprovalPage {
@@ -151,6 +185,7 @@ impl fmt::Debug for Step {
         match self {
             Self::SignIn(page) => f.debug_tuple("SignIn").field(page).finish(),
             Self::Approve(page) => f.debug_tuple("Approve").field(page).finish(),
+            Self::SecondFactor(page) => f.debug_tuple("SecondFactor").field(page).finish(),
             Self::Respond(response) => f
                 .debug_struct("Respond")
                 .field("status", &response.status())
@@ -351,6 +386,21 @@ impl AuthorizationServer {
                 ErrorCode::ConsentRequired,
                 "prompt=none, and the user would have to approve this client",
             ),
+            Ok(Resumed::SecondFactor(pending)) if prompt_none => refuse(
+                &pending,
+                ErrorCode::InteractionRequired,
+                "prompt=none, and the request asks for the second factor",
+            ),
+            Ok(Resumed::SecondFactor(pending)) => {
+                let forms = self.inner.sign_in_forms();
+                match forms.second_factor_form(pending, now).await {
+                    Ok(signed_in) => self.signed_in_step(signed_in).await,
+                    Err(error) => Step::Error(error),
+                }
+            }
+            Ok(Resumed::Refused(pending, error)) => {
+                Step::Respond(authorize::redirect_error(&wire, &pending, &error))
+            }
             Ok(Resumed::Approve(pending, user)) => {
                 let expires_at = now.plus(self.inner.config.lifetimes.authorization_request);
                 let forms = self.inner.sign_in_forms();
@@ -442,9 +492,86 @@ impl AuthorizationServer {
                 self_registered: pending.client().registration_access_token().is_some(),
                 document_host: document_host(pending.client()),
             }),
+            SignedIn::SecondFactor {
+                form,
+                pending,
+                problem,
+            } => Step::SecondFactor(SecondFactorPage {
+                session: form.cookie,
+                csrf: form.sealed,
+                client_name: pending.client().name().to_owned(),
+                method: self
+                    .inner
+                    .second_factor
+                    .as_ref()
+                    .map_or("otp", |factor| factor.method())
+                    .to_owned(),
+                problem,
+            }),
+            SignedIn::Refused(pending, error) => {
+                let wire = self.inner.wire();
+                Step::Respond(authorize::redirect_error(&wire, &pending, &error))
+            }
             SignedIn::Again(..) => {
                 Step::Error(OAuthError::invalid_request("the sign-in was not accepted"))
             }
+        }
+    }
+
+    /// The second factor's form `POST` (the page of [`Step::SecondFactor`]): `code` is
+    /// checked by the host's [`SecondFactor`](crate::store::SecondFactor), with the account's
+    /// wrong codes throttled and a code once accepted never accepted again (RFC 6238 §5.2).
+    /// A wrong code shows the page again with the problem; a right one goes on as a sign-in
+    /// at the class the second factor reaches, under a new session.
+    pub async fn second_factor(&self, session: &str, csrf: &str, code: &str) -> Step {
+        let forms = self.inner.sign_in_forms();
+        match forms
+            .second_factor(session, csrf, code, self.inner.now())
+            .await
+        {
+            Ok(signed_in) => self.signed_in_step(signed_in).await,
+            Err(error) => Step::Error(error),
+        }
+    }
+
+    /// The host's own sign-in steps are done: the interaction API. A host that signs people in
+    /// by its own pages (passkeys, a second factor of its own, an upstream identity provider)
+    /// takes the sign-in page's `session` and `csrf` ([`Step::SignIn`]: the pending
+    /// authorization, sealed and bound to the browser's cookie) through its steps, then hands
+    /// them back with who signed in and how. grantor keeps the guarantees of its own form: the
+    /// form opens only with its cookie, on any node, and serves once; the browser's single
+    /// sign-on session is opened with the `amr`, `acr` and `auth_time` given; the request's
+    /// required `acr` is enforced (refused with `access_denied` when not reached) and ID tokens
+    /// carry what was given. The next step follows as after grantor's own sign-in: the
+    /// approval page, or the redirect.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use grantor::signin::{Authentication, Step};
+    /// use grantor::store::UserId;
+    /// # use grantor::{AuthorizationServer, MemoryStore};
+    /// # let server = AuthorizationServer::builder().issuer("https://auth.example")
+    /// #     .store(MemoryStore::new()).build().unwrap();
+    /// # let (session, csrf) = ("cookie", "form");
+    /// // After the host's passkey page verified user 42:
+    /// let signed_in = Authentication::new(UserId::new("42")).methods(["hwk", "user"]);
+    /// let step = server.finish_sign_in(session, csrf, signed_in).await;
+    /// # assert!(matches!(step, Step::Error(_)));
+    /// # }
+    /// ```
+    pub async fn finish_sign_in(
+        &self,
+        session: &str,
+        csrf: &str,
+        authentication: Authentication,
+    ) -> Step {
+        let forms = self.inner.sign_in_forms();
+        match forms
+            .finish(session, csrf, authentication, self.inner.now())
+            .await
+        {
+            Ok(signed_in) => self.signed_in_step(signed_in).await,
+            Err(error) => Step::Error(error),
         }
     }
 

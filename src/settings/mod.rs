@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::audience::Audience;
 
+mod acr;
 mod client_documents;
 mod device_flow;
 mod openid;
@@ -19,6 +20,7 @@ pub use crate::registration::{
 };
 pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
+pub use acr::AcrLevels;
 pub use client_documents::ClientIdDocuments;
 pub use device_flow::DeviceFlow;
 pub use openid::OpenIdConnect;
@@ -84,6 +86,8 @@ pub(crate) struct Settings {
     pub(crate) throttle: SignInThrottle,
     /// Which usernames accounts have.
     pub(crate) usernames: Usernames,
+    /// The authentication context classes, and which grantor's own steps reach.
+    pub(crate) acr: AcrLevels,
     pub(crate) client_throttle: SignInThrottle,
     pub(crate) profile: Profile,
     /// The resources tokens may be aimed at and the default audience (RFC 8707).

@@ -14,6 +14,7 @@ mod pages;
 mod site;
 
 pub use crate::grant::password::SignInProblem;
-pub use crate::server::{ApprovalPage, LogoutPage, SignInPage, Step};
+pub use crate::grant::signin::{Authentication, SecondFactorProblem};
+pub use crate::server::{ApprovalPage, LogoutPage, SecondFactorPage, SignInPage, Step};
 pub use pages::{DEFAULT_CONTENT_SECURITY_POLICY, DevicePage, Pages, PlainPages, escape_html};
-pub use site::{DEFAULT_APPROVAL_PATH, DEFAULT_SIGN_IN_PATH, Site};
+pub use site::{DEFAULT_APPROVAL_PATH, DEFAULT_SECOND_FACTOR_PATH, DEFAULT_SIGN_IN_PATH, Site};

@@ -6,7 +6,7 @@ use crate::error::OAuthError;
 use crate::grant::authorize::Decision;
 use crate::grant::password::SignInProblem;
 use crate::settings::Usernames;
-use crate::signin::{ApprovalPage, LogoutPage, SignInPage};
+use crate::signin::{ApprovalPage, LogoutPage, SecondFactorPage, SignInPage};
 
 /// The Content-Security-Policy of every page, unless [`Pages::content_security_policy`] says
 /// otherwise: nothing loads but inline styles, no framing, no `<base>`. (No `form-action`:
@@ -51,6 +51,12 @@ pub trait Pages: Send + Sync + 'static {
     /// `csrf` (hidden, with `page.csrf`). `page.problem` says why the last attempt failed.
     fn sign_in(&self, page: &SignInPage, action: &str) -> String {
         layout("Sign in", &sign_in_body(page, action))
+    }
+
+    /// The second factor's page: a form `POST`ing to `action` the code in an input `otp` and
+    /// the hidden `csrf` (`page.csrf`); `page.problem` says why the last code was refused.
+    fn second_factor(&self, page: &SecondFactorPage, action: &str) -> String {
+        layout("Enter your code", &second_factor_body(page, action))
     }
 
     /// The approval page: names `page.client_name` and `page.scope`, and holds a form
@@ -262,6 +268,23 @@ fn sign_in_body(page: &SignInPage, action: &str) -> String {
             .as_deref()
             .map(|hint| format!(" value=\"{}\"", escape_html(hint)))
             .unwrap_or_default(),
+    )
+}
+
+fn second_factor_body(page: &SecondFactorPage, action: &str) -> String {
+    format!(
+        "<h1>Enter your code</h1><p><strong>{client}</strong> asks for a second step: enter the \
+         code your authenticator app shows.</p>{problem}\
+         <form method=\"post\" action=\"{action}\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label for=\"otp\">Code</label>\
+         <input id=\"otp\" name=\"otp\" type=\"text\" inputmode=\"numeric\" \
+         autocomplete=\"one-time-code\" pattern=\"[0-9 ]*\" maxlength=\"12\" required autofocus>\
+         <button type=\"submit\">Continue</button></form>",
+        client = escape_html(&page.client_name),
+        problem = problem(page.problem.map(|p| p.to_string())),
+        action = escape_html(action),
+        csrf = escape_html(&page.csrf),
     )
 }
 

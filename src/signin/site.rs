@@ -26,6 +26,8 @@ use crate::settings::Limits;
 pub const DEFAULT_SIGN_IN_PATH: &str = "/signin";
 /// The approval form's path unless [`Site::approval_path`] says otherwise.
 pub const DEFAULT_APPROVAL_PATH: &str = "/approve";
+/// The second factor's form path unless [`Site::second_factor_path`] says otherwise.
+pub const DEFAULT_SECOND_FACTOR_PATH: &str = "/signin/second-factor";
 
 /// The part of the server a browser sees, as HTTP: the authorization endpoint, the sign-in and
 /// approval forms, and with the device authorization grant the verification page. It drives a
@@ -54,6 +56,7 @@ pub struct Site {
     authorization: Arc<str>,
     sign_in: Arc<str>,
     approval: Arc<str>,
+    second_factor: Arc<str>,
     device: Option<Arc<str>>,
     end_session: Arc<str>,
 }
@@ -82,6 +85,7 @@ impl Site {
             },
             sign_in: DEFAULT_SIGN_IN_PATH.into(),
             approval: DEFAULT_APPROVAL_PATH.into(),
+            second_factor: DEFAULT_SECOND_FACTOR_PATH.into(),
             device: device_path(server),
             end_session: {
                 let settings = server.settings();
@@ -109,6 +113,18 @@ impl Site {
     pub fn approval_path(mut self, path: impl Into<String>) -> Self {
         self.approval = path.into().into();
         self
+    }
+
+    /// The path the second factor's form posts to (a path starting with `/`).
+    #[must_use]
+    pub fn second_factor_path(mut self, path: impl Into<String>) -> Self {
+        self.second_factor = path.into().into();
+        self
+    }
+
+    /// Where the second factor's form posts.
+    pub fn second_factor_at(&self) -> &str {
+        &self.second_factor
     }
 
     /// The server behind the pages.
@@ -159,6 +175,20 @@ impl Site {
         let step = self
             .server
             .sign_in(session, form.get("csrf"), form.get("username"), &password)
+            .await;
+        self.render(step)
+    }
+
+    /// The second factor's form `POST` (`otp`, `csrf`).
+    pub async fn second_factor<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        let form = match self.form(request, "POST") {
+            Ok(form) => form,
+            Err(refused) => return *refused,
+        };
+        let session = self.server.sign_in_cookie(request.headers());
+        let step = self
+            .server
+            .second_factor(session, form.get("csrf"), form.get("otp"))
             .await;
         self.render(step)
     }
@@ -248,6 +278,14 @@ impl Site {
             Step::SignIn(page) => {
                 let html = self.pages.sign_in(&page, &self.sign_in);
                 self.page(StatusCode::OK, html, Some(&page.session))
+            }
+            Step::SecondFactor(page) => {
+                let html = self.pages.second_factor(&page, &self.second_factor);
+                let status = match page.problem {
+                    Some(_) => StatusCode::BAD_REQUEST,
+                    None => StatusCode::OK,
+                };
+                self.page(status, html, Some(&page.session))
             }
             Step::Approve(page) => {
                 let html = self.pages.approval(&page, &self.approval);

@@ -15,6 +15,7 @@
 //! | [`SessionStore`] | where is this browser in its sign-in? |
 //! | [`UserSessionStore`] | is this browser signed in (single sign-on), since when, and what was it issued? |
 //! | [`ConsentStore`] | what did this person already approve for this client? |
+//! | [`SecondFactor`] | does this person have a second factor, and is this its code? |
 //! | [`AttemptCounter`] | how many attempts has this key made lately? |
 //! | [`SingleUseStore`] | has this value been used, and what did it carry? |
 //! | [`KeyStore`] | which key seals and signs now? (secret at rest) |
@@ -35,6 +36,7 @@ pub use client_cache::CLIENT_CACHE_CAPACITY;
 mod keys;
 pub mod namespace;
 mod records;
+mod second_factor;
 mod sign_on;
 mod state;
 
@@ -54,6 +56,7 @@ pub use records::{
     RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
 pub(crate) use records::{claim_scopes, new_user, supported_claims};
+pub use second_factor::SecondFactor;
 pub use sign_on::{
     ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
     UserSessionStore,

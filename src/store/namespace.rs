@@ -13,7 +13,8 @@
 //!
 //! | name | holds | kept until | made by | bound |
 //! |---|---|---|---|---|
-//! | `grantor:signed-in:<digest of the form>` | nothing | the form expires | a correct password on a sealed sign-in form | one per successful sign-in |
+//! | `grantor:signed-in:<digest of the form>` | nothing | the form expires | a correct password (or second-factor code, or the host's finished sign-in) on a sealed sign-in form | one per successful step |
+//! | `grantor:otp:<digest of user id and step>` | nothing | ten minutes | a second-factor code the host's factor accepted | one per accepted code |
 //! | `grantor:assertion:<digest of client id and jti>` | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | per client, and for all self-registered clients together (`client_assertion::ASSERTIONS_PER_CLIENT`) |
 //! | `grantor:dpop:<digest of key and jti>` | nothing | the proof's window | a DPoP proof whose signature verified | per key (`dpop::PROOFS_PER_KEY_PER_SECOND`) |
 //! | `grantor:par:<digest of the reference>` | the pushed request | its lifetime (≤ 10 min) | an authenticated push | each client's push quota, and the one all self-registered clients share |
@@ -26,6 +27,7 @@
 //! | name | counts | window | bound |
 //! |---|---|---|---|
 //! | `signin:<digest of the username>` | failed passwords for one account | the sign-in throttle's | one per username tried (unknown ones too) |
+//! | `otp:<digest of the user id>` | second-factor codes tried for one account | the second factor's throttle | one per account whose password was right |
 //! | `client:<digest of the client id>` | failed client secrets | the client throttle's | one per registered client |
 //! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per registered client |
 //! | `par:*` | pushes of every self-registered client | the push lifetime | one |
@@ -105,6 +107,17 @@ pub(crate) fn user_code(user_code: &str) -> String {
 /// Failed sign-ins of the account named `username` (trimmed and lowercased by the caller).
 pub(crate) fn sign_in_failures(username: &str) -> String {
     digested("signin:", username)
+}
+
+/// Second-factor codes tried for one account (counted only after its password was right).
+pub(crate) fn second_factor_attempts(user: &UserId) -> String {
+    digested("otp:", user.as_str())
+}
+
+/// A second-factor code the host's factor accepted: `step` names it (RFC 6238 §5.2: never
+/// accepted again).
+pub(crate) fn second_factor_code(user: &UserId, step: u64) -> String {
+    digested("grantor:otp:", &format!("{user}\n{step}"))
 }
 
 /// Failed client authentications of one client.

@@ -228,6 +228,7 @@ impl Devices<'_> {
             device: Some(DeviceRef { device, user_code }),
             openid: None,
             authenticated: None,
+            acr: None,
         })
     }
 

@@ -11,11 +11,14 @@
 //! cannot reuse them) and, when an approval page follows, opens the first server-side session
 //! under ids nobody else has seen (session fixation is worth nothing afterwards).
 
+mod levels;
 mod seal;
 mod sign_on;
 
 use std::time::Duration;
 
+pub use levels::SecondFactorProblem;
+pub(crate) use levels::{Levels, Needed};
 pub(crate) use seal::{SealKeys, Sealed, Unsealed};
 pub(crate) use sign_on::{Resumed, SignOn};
 
@@ -29,11 +32,15 @@ use crate::error::OAuthError;
 use crate::memory::ClientSeam;
 use crate::mint;
 use crate::secret::{Password, SecretDigest};
-use crate::store::{KeyStore, Session, SessionStore, SingleUseStore, User, namespace};
+use crate::store::{
+    AttemptCounter, KeyStore, MAX_SID_BYTES, Session, SessionStore, SingleUseStore, User, UserId,
+    UserStore, namespace,
+};
+use crate::throttle::SignInThrottle;
 
 /// What the sign-in steps need: the sealing keys and where they are shared, the sessions, the
 /// clients (a pending authorization is read back with its client as registered now), the
-/// password check, and how long a form lives.
+/// password check, the classes and the second factor, and how long a form lives.
 pub(crate) struct SignInForms<'a> {
     pub(crate) seal_keys: &'a SealKeys,
     /// Where the sealing keys are shared.
@@ -43,8 +50,12 @@ pub(crate) struct SignInForms<'a> {
     pub(crate) sessions: &'a dyn SessionStore,
     pub(crate) clients: ClientSeam<'a>,
     pub(crate) password: SignIn<'a>,
+    /// The accounts a host's finished sign-in names.
+    pub(crate) users: &'a dyn UserStore,
+    /// Where wrong second-factor codes are counted.
+    pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) form_lifetime: Duration,
-    /// Single sign-on: the browser's session, remembered approvals.
+    /// Single sign-on: the browser's session, remembered approvals, and the levels.
     pub(crate) sign_on: SignOn<'a>,
 }
 
@@ -69,6 +80,15 @@ pub(crate) enum SignedIn {
     },
     /// Not signed in: show the form again (the same cookie and form) with the problem.
     Again(PendingAuthorization, SignInProblem),
+    /// The password was right and the request asks for the second factor: its page, under a
+    /// new cookie and form (or the same, with the problem, after a wrong code).
+    SecondFactor {
+        form: Form,
+        pending: PendingAuthorization,
+        problem: Option<SecondFactorProblem>,
+    },
+    /// The request requires a class this user cannot reach: refused at the client.
+    Refused(PendingAuthorization, OAuthError),
 }
 
 /// What a sign-in on the device verification page came to.
@@ -79,6 +99,94 @@ pub(crate) enum DeviceSignIn {
     Again(SignInProblem),
     /// Signed in, but the code was not accepted: ask again.
     Code(UserCodeProblem),
+}
+
+/// How a host's own sign-in steps signed a person in, for
+/// [`AuthorizationServer::finish_sign_in`](crate::AuthorizationServer::finish_sign_in): who,
+/// by which methods (`amr`, RFC 8176), at which class (`acr`) and when (`auth_time`, now
+/// unless said).
+///
+/// ```
+/// use grantor::signin::Authentication;
+/// use grantor::store::UserId;
+///
+/// let carol = Authentication::new(UserId::new("42"))
+///     .methods(["pwd", "otp"])
+///     .acr("urn:example:acr:mfa");
+/// # let _ = carol;
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Authentication {
+    /// Who signed in: an id the user store finds.
+    pub user: UserId,
+    /// How (`amr`, RFC 8176 §2: `pwd`, `otp`, `hwk`, `face`…): at most 8 values of at most 64
+    /// bytes.
+    pub amr: Vec<String>,
+    /// The class reached (`acr`), one of the server's
+    /// [`AcrLevels`](crate::settings::AcrLevels), if it names any.
+    pub acr: Option<String>,
+    /// When; `None` for now.
+    pub auth_time: Option<UnixTime>,
+}
+
+impl Authentication {
+    /// `user` signed in just now, by methods not said.
+    pub fn new(user: UserId) -> Self {
+        Self {
+            user,
+            amr: Vec::new(),
+            acr: None,
+            auth_time: None,
+        }
+    }
+
+    /// The methods used (`amr`, RFC 8176).
+    pub fn methods<I, S>(mut self, amr: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.amr = amr.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The class reached (`acr`).
+    pub fn acr(mut self, acr: impl Into<String>) -> Self {
+        self.acr = Some(acr.into());
+        self
+    }
+
+    /// When the person authenticated (`auth_time`), if not now.
+    pub fn at(mut self, auth_time: UnixTime) -> Self {
+        self.auth_time = Some(auth_time);
+        self
+    }
+
+    /// The sign-in as grantor records it, or why it cannot be: too many or too long methods.
+    fn recorded(self, levels: Levels<'_>, now: UnixTime) -> Result<Authenticated, OAuthError> {
+        let fits = |v: &String| !v.is_empty() && v.len() <= MAX_SID_BYTES;
+        if self.amr.len() > 8 || !self.amr.iter().all(fits) {
+            return Err(OAuthError::invalid_request(
+                "the sign-in names more than 8 methods, or one longer than 64 bytes",
+            ));
+        }
+        if let Some(acr) = &self.acr
+            && !levels.acr.classes().contains(acr)
+        {
+            return Err(OAuthError::invalid_request(
+                "the sign-in names an acr that is not one of the server's acr levels",
+            ));
+        }
+        Ok(Authenticated {
+            auth_time: self.auth_time.unwrap_or(now).min(now),
+            amr: self.amr,
+            sid: None,
+            session: None,
+            acr: self.acr,
+            user: None,
+        })
+    }
 }
 
 const STALE: &str =
@@ -106,8 +214,40 @@ impl SignInForms<'_> {
         Ok(Form { cookie, sealed })
     }
 
+    /// The pending authorization sealed in `form`, if it is bound to `cookie` and live.
+    async fn open(
+        &self,
+        cookie: &str,
+        form: &str,
+        now: UnixTime,
+    ) -> Result<(PendingAuthorization, Sealed), OAuthError> {
+        let sealed = match self.seal_keys.open(self.keys, form, cookie, now).await {
+            Ok(sealed) => sealed,
+            Err(Unsealed::Stale) => return Err(stale()),
+            Err(Unsealed::Store(e)) => return Err(e.into()),
+        };
+        let pending = pending::from_session(&sealed.authorization, self.clients).await?;
+        Ok((pending, sealed))
+    }
+
+    /// Marks `form` as having served its step: whoever else holds the cookie and the form
+    /// (someone who planted them, RFC 9700 §4.3 on session fixation) cannot reuse them.
+    async fn spend(&self, form: &str, sealed: &Sealed, now: UnixTime) -> Result<(), OAuthError> {
+        let used = namespace::signed_in_form(form);
+        if self
+            .single_use
+            .insert_once(&used, &[], sealed.expires_at, now)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(stale())
+        }
+    }
+
     /// The sign-in form's `POST`: opens the form (bound to `cookie`), checks the credentials
-    /// and, when they are good, spends the form and opens the session an approval page needs.
+    /// and, when they are good, spends the form and goes on: to the second factor when the
+    /// request asks for it, else to the approval or the answer.
     pub(crate) async fn sign_in(
         &self,
         cookie: &str,
@@ -116,12 +256,7 @@ impl SignInForms<'_> {
         password: &Password,
         now: UnixTime,
     ) -> Result<SignedIn, OAuthError> {
-        let sealed = match self.seal_keys.open(self.keys, form, cookie, now).await {
-            Ok(sealed) => sealed,
-            Err(Unsealed::Stale) => return Err(stale()),
-            Err(Unsealed::Store(e)) => return Err(e.into()),
-        };
-        let mut pending = pending::from_session(&sealed.authorization, self.clients).await?;
+        let (pending, sealed) = self.open(cookie, form, now).await?;
         let client = pending.client().id();
         let user = match self
             .password
@@ -132,23 +267,167 @@ impl SignInForms<'_> {
             Err(Failure::Problem(problem)) => return Ok(SignedIn::Again(pending, problem)),
             Err(Failure::Store(error)) => return Err(error),
         };
-        // One sign-in per form: whoever else holds the cookie and the form (someone who planted
-        // them, RFC 9700 §4.3 on session fixation) cannot reuse them once they have served.
-        let used = namespace::signed_in_form(form);
-        if !self
-            .single_use
-            .insert_once(&used, &[], sealed.expires_at, now)
+        self.spend(form, &sealed, now).await?;
+        let levels = self.sign_on.levels;
+        let authenticated = Authenticated::by_password(now, None).with_acr(levels.by_password());
+        self.authenticated(pending, user, authenticated, true, now)
+            .await
+    }
+
+    /// The host's own sign-in steps are done (the interaction API): opens the form (bound to
+    /// `cookie`), spends it, and goes on as a sign-in of grantor's own would, for the user
+    /// `authentication` names. A class the request requires that it did not reach is refused;
+    /// grantor asks for no further step.
+    pub(crate) async fn finish(
+        &self,
+        cookie: &str,
+        form: &str,
+        authentication: Authentication,
+        now: UnixTime,
+    ) -> Result<SignedIn, OAuthError> {
+        let (pending, sealed) = self.open(cookie, form, now).await?;
+        let user = self
+            .users
+            .find_user(&authentication.user)
+            .await?
+            .ok_or_else(|| {
+                OAuthError::invalid_request("the signed-in user is not one the user store finds")
+            })?;
+        let authenticated = authentication.recorded(self.sign_on.levels, now)?;
+        self.spend(form, &sealed, now).await?;
+        self.authenticated(pending, user, authenticated, false, now)
+            .await
+    }
+
+    /// `user` authenticated for `pending` as `authenticated` says: the second factor's page
+    /// when the request asks for it (and `second_factor` allows grantor's own), a refusal when
+    /// it requires a class out of reach, else the browser's session and the approval or the
+    /// answer.
+    async fn authenticated(
+        &self,
+        mut pending: PendingAuthorization,
+        user: User,
+        mut authenticated: Authenticated,
+        second_factor: bool,
+        now: UnixTime,
+    ) -> Result<SignedIn, OAuthError> {
+        let levels = self.sign_on.levels;
+        match levels
+            .needed(&pending, &authenticated, &user, second_factor)
             .await?
         {
-            return Err(stale());
+            Needed::Nothing => {}
+            Needed::SecondFactor => {
+                authenticated.user = Some(user.id().as_str().to_owned());
+                pending.authenticated = Some(Box::new(authenticated));
+                let form = self.form(&pending, now).await?;
+                return Ok(SignedIn::SecondFactor {
+                    form,
+                    pending,
+                    problem: None,
+                });
+            }
+            Needed::Refused(error) => return Ok(SignedIn::Refused(pending, error)),
         }
-        let sign_on = self.sign_on.open(&user, &mut pending, now).await?;
-        // A person who just typed their password sees the approval page the client needs; a
-        // remembered approval stands in for it only when the browser is already signed in.
+        let sign_on = self
+            .sign_on
+            .open(&user, &mut pending, authenticated, now)
+            .await?;
+        // A person who just signed in sees the approval page the client needs; a remembered
+        // approval stands in for it only when the browser is already signed in.
         if !pending.needs_approval() {
             return Ok(SignedIn::Approved(pending, user, sign_on));
         }
-        self.open_approval(pending, user, sign_on, sealed.expires_at, now)
+        let expires_at = now.plus(self.form_lifetime);
+        self.open_approval(pending, user, sign_on, expires_at, now)
+            .await
+    }
+
+    /// A second-factor page for `pending`, whose `authenticated` names the user so far (a
+    /// browser whose session asks only for the missing step).
+    pub(crate) async fn second_factor_form(
+        &self,
+        pending: PendingAuthorization,
+        now: UnixTime,
+    ) -> Result<SignedIn, OAuthError> {
+        let form = self.form(&pending, now).await?;
+        Ok(SignedIn::SecondFactor {
+            form,
+            pending,
+            problem: None,
+        })
+    }
+
+    /// The second factor's form `POST`: opens the form (bound to `cookie`), counts the attempt
+    /// against the account's throttle, asks the host's factor whether `code` is right, spends
+    /// the code (never accepted again) and the form, and goes on with the sign-in at the class
+    /// the second factor reaches.
+    pub(crate) async fn second_factor(
+        &self,
+        cookie: &str,
+        form: &str,
+        code: &str,
+        now: UnixTime,
+    ) -> Result<SignedIn, OAuthError> {
+        let (mut pending, sealed) = self.open(cookie, form, now).await?;
+        let levels = self.sign_on.levels;
+        let Some(factor) = levels.second_factor else {
+            return Err(stale());
+        };
+        let Some(mut authenticated) = pending.authenticated.take().map(|a| *a) else {
+            return Err(stale());
+        };
+        let Some(user_id) = authenticated.user.as_deref().map(UserId::new) else {
+            return Err(stale());
+        };
+        let Some(user) = self.users.find_user(&user_id).await? else {
+            return Err(stale());
+        };
+        let again = |pending: PendingAuthorization, authenticated: Authenticated, problem| {
+            let mut pending = pending;
+            pending.authenticated = Some(Box::new(authenticated));
+            SignedIn::SecondFactor {
+                form: Form {
+                    cookie: cookie.to_owned(),
+                    sealed: form.to_owned(),
+                },
+                pending,
+                problem: Some(problem),
+            }
+        };
+        let throttle: &SignInThrottle = levels.acr.throttle();
+        let key = namespace::second_factor_attempts(&user_id);
+        let reserved = self
+            .attempts
+            .record_attempt(&key, throttle.window(), now)
+            .await?;
+        if let Some(wait) = throttle.wait(reserved, now) {
+            let problem = SecondFactorProblem::Throttled(wait);
+            return Ok(again(pending, authenticated, problem));
+        }
+        let accepted = match factor.verify(&user, code.trim(), now).await? {
+            // RFC 6238 §5.2: a code once accepted is never accepted again.
+            Some(step) => {
+                let spent = namespace::second_factor_code(&user_id, step);
+                let until = now.plus(Duration::from_secs(600));
+                self.single_use.insert_once(&spent, &[], until, now).await?
+            }
+            None => false,
+        };
+        if !accepted {
+            return Ok(again(
+                pending,
+                authenticated,
+                SecondFactorProblem::WrongCode,
+            ));
+        }
+        self.attempts.clear_attempts(&key).await?;
+        self.spend(form, &sealed, now).await?;
+        authenticated.amr.push(factor.method().to_owned());
+        authenticated.acr = levels.acr.by_second_factor().map(str::to_owned);
+        authenticated.auth_time = now;
+        authenticated.user = None;
+        self.authenticated(pending, user, authenticated, false, now)
             .await
     }
 
@@ -214,7 +493,10 @@ impl SignInForms<'_> {
             Err(Entered::Failed(error)) => return Err(error),
         };
         // The device page signs in for the device alone: no browser session is opened.
-        pending.authenticated = Some(Box::new(Authenticated::by_password(now, None)));
+        let acr = self.sign_on.levels.by_password();
+        pending.authenticated = Some(Box::new(
+            Authenticated::by_password(now, None).with_acr(acr),
+        ));
         let expires_at = now.plus(self.form_lifetime);
         self.open_approval(pending, user, None, expires_at, now)
             .await

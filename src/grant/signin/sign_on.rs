@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use super::super::authorize::{Authenticated, PendingAuthorization};
+use super::levels::{Levels, Needed};
 use crate::clock::UnixTime;
 use crate::error::{OAuthError, StoreErrorKind};
 use crate::mint;
@@ -26,6 +27,8 @@ pub(crate) struct SignOn<'a> {
     pub(crate) session_ttl: Duration,
     /// Zero: approvals are not remembered.
     pub(crate) consent_ttl: Duration,
+    /// Whether a session's sign-in is enough for what a request asks of it.
+    pub(crate) levels: Levels<'a>,
 }
 
 /// Where an authorization request stands with its browser's session.
@@ -37,6 +40,11 @@ pub(crate) enum Resumed {
     Approved(PendingAuthorization, User),
     /// Signed in; the approval page is needed.
     Approve(PendingAuthorization, User),
+    /// Signed in, but the request asks for a class only the second factor reaches: its page,
+    /// for the session's user (`pending.authenticated` holds the sign-in so far).
+    SecondFactor(PendingAuthorization),
+    /// Signed in, but the request requires a class this user cannot reach.
+    Refused(PendingAuthorization, OAuthError),
 }
 
 impl SignOn<'_> {
@@ -58,7 +66,7 @@ impl SignOn<'_> {
             return Ok(Resumed::SignIn(pending));
         };
         // OIDC Core §3.1.2.1: past `max_age` since the sign-in, the user signs in again.
-        let max_age = pending.openid.as_ref().and_then(|openid| openid.max_age);
+        let max_age = pending.max_age();
         if max_age.is_some_and(|age| session.auth_time.plus(Duration::from_secs(age)) < now) {
             return Ok(Resumed::SignIn(pending));
         }
@@ -73,13 +81,32 @@ impl SignOn<'_> {
         let Some(user) = self.users.find_user(session.user.id()).await? else {
             return Ok(Resumed::SignIn(pending));
         };
-        pending.authenticated = Some(Box::new(Authenticated {
+        let mut authenticated = Authenticated {
             auth_time: session.auth_time,
             amr: session.amr,
             sid: Some(session.sid),
             session: Some(digest),
             acr: None,
-        }));
+            user: None,
+        };
+        match self
+            .levels
+            .needed(&pending, &authenticated, &user, true)
+            .await?
+        {
+            Needed::Nothing => {}
+            // Only the missing step: the second factor's code, for the session's user; a new
+            // session follows it.
+            Needed::SecondFactor => {
+                authenticated.sid = None;
+                authenticated.session = None;
+                authenticated.user = Some(user.id().as_str().to_owned());
+                pending.authenticated = Some(Box::new(authenticated));
+                return Ok(Resumed::SecondFactor(pending));
+            }
+            Needed::Refused(error) => return Ok(Resumed::Refused(pending, error)),
+        }
+        pending.authenticated = Some(Box::new(authenticated));
         if self.approved(&pending, &user, now).await? {
             Ok(Resumed::Approved(pending, user))
         } else {
@@ -113,24 +140,32 @@ impl SignOn<'_> {
         Ok(remembered.is_some_and(|scope| pending.scope().is_subset_of(&scope)))
     }
 
-    /// `user` just signed in with a password for `pending`: opens the browser's session (with
-    /// single sign-on) and marks `pending` as signed in. Answers the session's cookie for the
-    /// browser.
+    /// `user` just signed in for `pending` as `authenticated` says: marks `pending` as signed
+    /// in and, with single sign-on, opens the browser's session for it. Answers the session's
+    /// cookie for the browser.
     pub(crate) async fn open(
         &self,
         user: &User,
         pending: &mut PendingAuthorization,
+        mut authenticated: Authenticated,
         now: UnixTime,
     ) -> Result<Option<String>, OAuthError> {
+        authenticated.user = None;
         if self.session_ttl.is_zero() {
-            pending.authenticated = Some(Box::new(Authenticated::by_password(now, None)));
+            pending.authenticated = Some(Box::new(authenticated));
             return Ok(None);
         }
         let (cookie, sid) = mint::user_session()?;
         let digest = SecretDigest::of(&cookie);
-        let amr = vec!["pwd".to_owned()];
+        let amr = authenticated.amr.clone();
         let expires_at = now.plus(self.session_ttl);
-        let session = UserSession::new(user.clone(), sid.clone(), now, amr, expires_at);
+        let session = UserSession::new(
+            user.clone(),
+            sid.clone(),
+            authenticated.auth_time,
+            amr,
+            expires_at,
+        );
         match self
             .sessions
             .insert_user_session(&digest, session, now)
@@ -141,15 +176,14 @@ impl SignOn<'_> {
             // for this sign-in, never the sign-in itself.
             Err(error) if error.kind() == StoreErrorKind::Unavailable => {
                 tracing::warn!(%error, "no single sign-on session for this sign-in");
-                pending.authenticated = Some(Box::new(Authenticated::by_password(now, None)));
+                pending.authenticated = Some(Box::new(authenticated));
                 return Ok(None);
             }
             Err(error) => return Err(error.into()),
         }
-        pending.authenticated = Some(Box::new(Authenticated::by_password(
-            now,
-            Some((sid, digest)),
-        )));
+        authenticated.sid = Some(sid);
+        authenticated.session = Some(digest);
+        pending.authenticated = Some(Box::new(authenticated));
         Ok(Some(cookie))
     }
 
