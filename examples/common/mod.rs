@@ -7,6 +7,7 @@ mod events;
 mod exchange;
 mod seed;
 mod settings;
+mod totp;
 
 use std::net::SocketAddr;
 
@@ -61,6 +62,15 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         .cache_clients(std::time::Duration::from_secs(1))
         // Every event as a JSON line on standard output (the request log goes to stderr).
         .events(std::sync::Arc::new(events::JsonLines));
+    // CONTRACT part 4: a password sign-in reaches `urn:grantor:acr:password`; Alice's TOTP
+    // second factor, asked for by `acr_values` or an essential `acr` claim, `…:mfa`.
+    let builder = builder
+        .acr_levels(
+            AcrLevels::new([totp::PASSWORD_ACR, totp::MFA_ACR])
+                .password(totp::PASSWORD_ACR)
+                .second_factor(totp::MFA_ACR),
+        )
+        .second_factor(std::sync::Arc::new(totp::DemoTotp::new()?));
     let builder = sender_constrained(builder);
     let builder = openid_connect(builder, settings)?;
     let builder = builder.session_ttl(settings.session_ttl);
