@@ -78,7 +78,7 @@ impl SignOn<'_> {
             amr: session.amr,
             sid: Some(session.sid),
             session: Some(digest),
-            acr: None,
+            acr: session.acr,
         }));
         if self.approved(&pending, &user, now).await? {
             Ok(Resumed::Approved(pending, user))
@@ -128,9 +128,11 @@ impl SignOn<'_> {
         }
         let (cookie, sid) = mint::user_session()?;
         let digest = SecretDigest::of(&cookie);
-        let amr = vec!["pwd".to_owned()];
+        let signed = Authenticated::by_password(now, Some((sid.clone(), digest)));
         let expires_at = now.plus(self.session_ttl);
-        let session = UserSession::new(user.clone(), sid.clone(), now, amr, expires_at);
+        // The session remembers how the user signed in, for the sign-ins it stands in for.
+        let session = UserSession::new(user.clone(), sid, now, signed.amr.clone(), expires_at)
+            .with_acr(signed.acr.clone());
         match self
             .sessions
             .insert_user_session(&digest, session, now)
@@ -146,10 +148,7 @@ impl SignOn<'_> {
             }
             Err(error) => return Err(error.into()),
         }
-        pending.authenticated = Some(Box::new(Authenticated::by_password(
-            now,
-            Some((sid, digest)),
-        )));
+        pending.authenticated = Some(Box::new(signed));
         Ok(Some(cookie))
     }
 
