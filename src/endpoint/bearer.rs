@@ -574,7 +574,8 @@ fn short_of(short: ShortFall) -> &'static str {
 }
 
 fn insert_challenge(response: &mut Response<String>, challenge: String) {
-    // Every part is printable ASCII (checked realm, RFC-restricted description and scope).
+    // Every part is printable ASCII (checked realm, RFC-restricted description, scope and acr
+    // values).
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(WWW_AUTHENTICATE, value);
     }

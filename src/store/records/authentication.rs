@@ -2,6 +2,9 @@
 //! carries (OIDC Core §2, §12.2), which introspection and JWT access tokens tell and a resource
 //! may demand more of (RFC 9470).
 
+use std::fmt;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::clock::UnixTime;
@@ -20,7 +23,8 @@ use crate::store::MAX_SID_BYTES;
 /// Bounded, so that a store can size what it keeps: an `acr` of more than [`MAX_SID_BYTES`]
 /// bytes is not kept (the sign-in then names no class: never one it did not reach), nor is
 /// an `amr` value of more than [`MAX_SID_BYTES`] bytes, and at most
-/// [`UserAuthentication::MAX_AMR`] methods are (the first ones).
+/// [`UserAuthentication::MAX_AMR`] methods are (the first ones). Cheap to clone: the clones
+/// share one record, so finding a token of a family costs no copy of its sign-in.
 ///
 /// ```
 /// use grantor::clock::UnixTime;
@@ -34,9 +38,13 @@ use crate::store::MAX_SID_BYTES;
 /// let stored = signed_in.to_stored();
 /// assert_eq!(UserAuthentication::from_stored(&stored), Some(signed_in));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub struct UserAuthentication {
+pub struct UserAuthentication(Arc<SignedIn>);
+
+/// The record itself.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SignedIn {
     auth_time: UnixTime,
     /// At most [`MAX_SID_BYTES`] bytes.
     acr: Option<String>,
@@ -44,13 +52,23 @@ pub struct UserAuthentication {
     amr: Vec<String>,
 }
 
-/// The record as stores keep it and as it is read back, through the same bounds.
-#[derive(Serialize, Deserialize)]
+/// The record as stores keep it.
+#[derive(Serialize)]
+struct Keeping<'a> {
+    auth_time: UnixTime,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acr: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    amr: &'a [String],
+}
+
+/// The record as it is read back, through the same bounds.
+#[derive(Deserialize)]
 struct Stored {
     auth_time: UnixTime,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     acr: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     amr: Vec<String>,
 }
 
@@ -61,17 +79,17 @@ impl UserAuthentication {
     /// A sign-in at `auth_time`, of no named class and by no method grantor knows (a host that
     /// signs users in itself and says nothing of how).
     pub fn new(auth_time: UnixTime) -> Self {
-        Self {
+        Self(Arc::new(SignedIn {
             auth_time,
             acr: None,
             amr: Vec::new(),
-        }
+        }))
     }
 
     /// The same sign-in, having satisfied the class `acr` (none: no named class). An `acr` of
     /// more than [`MAX_SID_BYTES`] bytes, or an empty one, is not kept.
     pub fn with_acr(mut self, acr: Option<String>) -> Self {
-        self.acr = acr.filter(|acr| fits(acr));
+        Arc::make_mut(&mut self.0).acr = acr.filter(|acr| fits(acr));
         self
     }
 
@@ -79,7 +97,7 @@ impl UserAuthentication {
     /// [`UserAuthentication::MAX_AMR`] of those that are not empty and of at most
     /// [`MAX_SID_BYTES`] bytes.
     pub fn with_amr(mut self, amr: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.amr = amr
+        Arc::make_mut(&mut self.0).amr = amr
             .into_iter()
             .map(Into::into)
             .filter(|method| fits(method))
@@ -90,28 +108,23 @@ impl UserAuthentication {
 
     /// When the user signed in (`auth_time`).
     pub fn auth_time(&self) -> UnixTime {
-        self.auth_time
+        self.0.auth_time
     }
 
     /// The authentication context class the sign-in satisfied (`acr`), if it names one.
     pub fn acr(&self) -> Option<&str> {
-        self.acr.as_deref()
+        self.0.acr.as_deref()
     }
 
     /// The methods the user signed in by (`amr`).
     pub fn amr(&self) -> &[String] {
-        &self.amr
+        &self.0.amr
     }
 
     /// As a store keeps it: a JSON object, `{"auth_time":…,"acr":…,"amr":[…]}`.
     pub fn to_stored(&self) -> String {
-        let stored = Stored {
-            auth_time: self.auth_time,
-            acr: self.acr.clone(),
-            amr: self.amr.clone(),
-        };
         // Strings and a number cannot fail to serialize.
-        serde_json::to_string(&stored).unwrap_or_default()
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     /// As [`to_stored`](Self::to_stored) wrote it, within the bounds; `None` if it is not.
@@ -129,12 +142,22 @@ impl From<Stored> for UserAuthentication {
     }
 }
 
+impl fmt::Debug for UserAuthentication {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserAuthentication")
+            .field("auth_time", &self.0.auth_time)
+            .field("acr", &self.0.acr)
+            .field("amr", &self.0.amr)
+            .finish()
+    }
+}
+
 impl Serialize for UserAuthentication {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Stored {
-            auth_time: self.auth_time,
-            acr: self.acr.clone(),
-            amr: self.amr.clone(),
+        Keeping {
+            auth_time: self.0.auth_time,
+            acr: self.0.acr.as_deref(),
+            amr: &self.0.amr,
         }
         .serialize(serializer)
     }
