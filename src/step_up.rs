@@ -259,6 +259,31 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Whatever a host demands, the challenge is a valid header value whose `acr_values`
+        /// split back into the classes demanded; what cannot be demanded is refused, never
+        /// rendered.
+        #[test]
+        fn every_demand_renders_into_a_header_that_lists_its_classes(
+            values in proptest::collection::vec("[ a:\"\\\\é\t-]{0,70}", 0..4),
+            age in 0u64..=u64::MAX,
+        ) {
+            let Ok(step_up) = StepUp::new().acr_values(values.iter().map(String::as_str)) else {
+                proptest::prop_assert!(!values.iter().all(|v| is_acr_value(v)));
+                return Ok(());
+            };
+            let step_up = step_up.max_age(Duration::from_secs(age));
+            let parameters = step_up.challenge_parameters();
+            proptest::prop_assert!(http::HeaderValue::from_str(&parameters).is_ok());
+            let listed = parameters
+                .split('"')
+                .nth(1)
+                .map(|list| list.split(' ').collect::<Vec<_>>());
+            let demanded: Vec<&str> = step_up.accepted_acr_values().collect();
+            proptest::prop_assert_eq!(listed, (!demanded.is_empty()).then_some(demanded));
+        }
+    }
+
     #[test]
     fn the_challenge_names_what_is_demanded_in_order_and_once() {
         let both = StepUp::new()
