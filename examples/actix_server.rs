@@ -14,7 +14,7 @@ use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::header::ALLOW;
 use actix_web::{App, HttpResponse, HttpServer, Resource, Route, guard, web};
 use common::Settings;
-use grantor::actix::{Bearer, respond};
+use grantor::actix::{Bearer, StepUpBearer, respond};
 use grantor::signin::Site;
 
 fn main() {
@@ -43,6 +43,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .service(get("/api/me", |Bearer(grant): Bearer| async move {
                 respond(common::me(&grant))
             }))
+            // The same for a token of a strong, recent sign-in, or grantor's RFC 9470 refusal.
+            .service(get(
+                "/api/me/strong",
+                |StepUpBearer(grant, ..): StepUpBearer<common::StrongSignIn>| async move {
+                    respond(common::me(&grant))
+                },
+            ))
     })
     .bind(settings.addr)?;
     common::announce("actix", http.addrs()[0], &settings.issuer);

@@ -14,7 +14,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
 use common::Settings;
-use grantor::axum::Bearer;
+use grantor::axum::{Bearer, StepUpBearer};
 use grantor::signin::Site;
 
 #[tokio::main]
@@ -36,6 +36,15 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route(
             "/api/me",
             get(|Bearer(grant): Bearer| async move { common::me(&grant) }),
+        )
+        // The same for a token of a strong, recent sign-in, or grantor's RFC 9470 refusal.
+        .route(
+            "/api/me/strong",
+            get(
+                |StepUpBearer(grant, ..): StepUpBearer<common::StrongSignIn>| async move {
+                    common::me(&grant)
+                },
+            ),
         )
         .layer(middleware::from_fn(log_request))
         .with_state(server);

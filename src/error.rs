@@ -8,7 +8,7 @@ use std::fmt;
 use http::StatusCode;
 
 /// The error codes of RFC 6749 §4.1.2.1, §4.2.2.1 and §5.2, RFC 6750 §3.1, RFC 7591 §3.2.2
-/// RFC 8628 §3.5, RFC 9101 §6.2 and RFC 9449 §12.2 that grantor sends.
+/// RFC 8628 §3.5, RFC 9101 §6.2, RFC 9449 §12.2 and RFC 9470 §3 that grantor sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -39,6 +39,10 @@ pub enum ErrorCode {
     InvalidToken,
     /// RFC 6750 §3.1: the bearer token lacks the scope the resource needs. Sent with 403.
     InsufficientScope,
+    /// RFC 9470 §3: the sign-in behind the bearer token is not what the resource demands (no
+    /// user sign-in, another authentication context class, or too long ago). Sent with 401 and
+    /// a challenge naming the `acr_values` and `max_age` the resource wants.
+    InsufficientUserAuthentication,
     /// RFC 8707 §2: a `resource` is malformed, unknown to the server, not allowed to the
     /// client, or wider than what was granted.
     InvalidTarget,
@@ -93,6 +97,7 @@ impl ErrorCode {
             Self::TemporarilyUnavailable => "temporarily_unavailable",
             Self::InvalidToken => "invalid_token",
             Self::InsufficientScope => "insufficient_scope",
+            Self::InsufficientUserAuthentication => "insufficient_user_authentication",
             Self::InvalidTarget => "invalid_target",
             Self::InvalidRedirectUri => "invalid_redirect_uri",
             Self::InvalidClientMetadata => "invalid_client_metadata",
@@ -112,7 +117,9 @@ impl ErrorCode {
     /// The HTTP status this code is sent with when it is answered directly (not redirected).
     pub fn status(self) -> StatusCode {
         match self {
-            Self::InvalidClient | Self::InvalidToken => StatusCode::UNAUTHORIZED,
+            Self::InvalidClient | Self::InvalidToken | Self::InsufficientUserAuthentication => {
+                StatusCode::UNAUTHORIZED
+            }
             Self::InsufficientScope => StatusCode::FORBIDDEN,
             Self::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
             Self::TemporarilyUnavailable => StatusCode::SERVICE_UNAVAILABLE,

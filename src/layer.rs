@@ -9,7 +9,8 @@
 //!
 //! Requests with a valid token reach the inner service with the token's [`AccessGrant`] in their
 //! extensions; the others get grantor's 400/401/403 answer without reaching it, its challenge
-//! naming the resource's metadata (RFC 9728 §5.1). The layer answers `GET` of that metadata
+//! naming the resource's metadata (RFC 9728 §5.1). A resource may demand a strong or recent
+//! sign-in as well ([`RequireBearer::step_up`], RFC 9470). The layer answers `GET` of that metadata
 //! itself (`/.well-known/oauth-protected-resource` and the resource's path), so a client that
 //! meets the resource first finds the authorization server.
 
@@ -21,8 +22,10 @@ use http::{Request, Response};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use crate::endpoint::bearer::{Presented, Required};
 use crate::scope::Scope;
 use crate::server::AuthorizationServer;
+use crate::step_up::StepUp;
 use crate::store::AccessGrant;
 
 /// The layer: wraps services in [`BearerService`].
@@ -31,6 +34,7 @@ pub struct RequireBearer {
     server: AuthorizationServer,
     scope: Option<Scope>,
     audience: Option<String>,
+    step_up: Option<StepUp>,
 }
 
 impl RequireBearer {
@@ -40,6 +44,7 @@ impl RequireBearer {
             server,
             scope: None,
             audience: None,
+            step_up: None,
         }
     }
 
@@ -53,6 +58,31 @@ impl RequireBearer {
     /// Also requires every token of `scope`.
     pub fn scope(mut self, scope: Scope) -> Self {
         self.scope = Some(scope);
+        self
+    }
+
+    /// Also demands of the token's sign-in what `step_up` says (RFC 9470): a token that falls
+    /// short is answered 401 `insufficient_user_authentication`, its challenge naming the
+    /// `acr_values` and `max_age` demanded (see
+    /// [`AuthorizationServer::bearer_step_up`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let (server, _) = grantor::doc_fixture::server().await;
+    /// use std::time::Duration;
+    /// use grantor::StepUp;
+    /// use grantor::layer::RequireBearer;
+    ///
+    /// let strong = StepUp::new()
+    ///     .acr_values(["urn:grantor:acr:mfa"])
+    ///     .unwrap()
+    ///     .max_age(Duration::from_secs(300));
+    /// let layer = RequireBearer::new(server).step_up(strong);
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn step_up(mut self, step_up: StepUp) -> Self {
+        self.step_up = Some(step_up);
         self
     }
 
@@ -118,14 +148,19 @@ where
             return Box::pin(async move { Ok(document.map(ResBody::from)) });
         }
         Box::pin(async move {
-            let (server, scope) = (&guard.server, guard.scope.as_ref());
+            let required = Required {
+                scope: guard.scope.as_ref(),
+                step_up: guard.step_up.as_ref(),
+            };
             // Checked without the body, which need not be `Sync` to be held across the await.
             let (parts, body) = request.into_parts();
             let head = Request::from_parts(parts, ());
-            let checked = match &guard.audience {
-                Some(audience) => server.bearer_for_audience(&head, audience, scope).await,
-                None => server.bearer(&head, scope).await,
-            };
+            let presented = Presented::of(&head);
+            let audience = guard.audience.as_deref();
+            let checked = guard
+                .server
+                .check_bearer(presented, audience, required)
+                .await;
             let (parts, ()) = head.into_parts();
             let mut request = Request::from_parts(parts, body);
             match checked {

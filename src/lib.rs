@@ -151,6 +151,7 @@ pub mod signin;
 mod signing;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod sql;
+mod step_up;
 pub mod store;
 mod throttle;
 mod token_format;
@@ -177,14 +178,15 @@ pub use builder::{AuthorizationServerBuilder, ConfigError};
 pub use endpoint::authorize::{Authorize, ErrorRedirect};
 pub use endpoint::bearer::{BearerRefusal, BearerRefusalReason};
 pub use error::{ErrorCode, OAuthError};
-#[cfg(any(feature = "axum", feature = "actix"))]
-pub use glue::RequiredScope;
 #[cfg(feature = "actix")]
 pub use glue::actix;
 #[cfg(feature = "axum")]
 pub use glue::axum;
+#[cfg(any(feature = "axum", feature = "actix"))]
+pub use glue::{RequiredAuthentication, RequiredScope};
 pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
 pub use memory::MemoryStore;
 pub use scope::{Scope, ScopeError};
 pub use secret::Password;
 pub use server::AuthorizationServer;
+pub use step_up::{StepUp, StepUpError};

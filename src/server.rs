@@ -10,6 +10,7 @@ use crate::endpoint::{authorize, bearer, introspect, metadata, registration, rev
 use crate::grant::authorize::{Decision, PendingAuthorization};
 use crate::scope::Scope;
 use crate::settings::Settings;
+use crate::step_up::StepUp;
 use crate::store::{AccessGrant, UserId};
 use authorize::Authorize;
 
@@ -303,7 +304,70 @@ impl AuthorizationServer {
         let inner = &*self.inner;
         let wire = inner.wire();
         let request = bearer::Presented::of(request);
+        let required = bearer::Required::scope(required);
         bearer::check(&wire, inner.validation(), request, None, required).await
+    }
+
+    /// [`AuthorizationServer::bearer`] for a resource that also demands a stronger or more
+    /// recent sign-in (RFC 9470): the token's sign-in must satisfy `step_up` (an authentication
+    /// context class among its `acr_values`, a sign-in within its `max_age`). A token that
+    /// falls short (no user sign-in, another class, too long ago) is refused with 401
+    /// `insufficient_user_authentication` and a challenge naming what is demanded, so its
+    /// client can have the user sign in again with those `acr_values` and `max_age` (in the
+    /// `DPoP` scheme for a DPoP-bound token, naming the resource's metadata as every challenge
+    /// does). The scope is checked first, as [`bearer`](Self::bearer) does. For a resource of
+    /// another audience, `RequireBearer::audience` and `RequireBearer::step_up` (feature
+    /// `tower`) together.
+    ///
+    /// ```
+    /// # use grantor::*;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let (server, alice) = grantor::doc_fixture::server().await;
+    /// # let basic = grantor::doc_fixture::BASIC;
+    /// use std::time::Duration;
+    ///
+    /// // A client's own token: no user signed in for it.
+    /// let request = http::Request::post("/api/oauth/token")
+    ///     .header("authorization", basic)
+    ///     .header("content-type", "application/x-www-form-urlencoded")
+    ///     .body("grant_type=client_credentials")
+    ///     .unwrap();
+    /// let tokens: serde_json::Value =
+    ///     serde_json::from_str(server.token(&request).await.body()).unwrap();
+    /// let token = tokens["access_token"].as_str().unwrap();
+    ///
+    /// let strong = StepUp::new()
+    ///     .acr_values(["urn:grantor:acr:mfa"])
+    ///     .unwrap()
+    ///     .max_age(Duration::from_secs(300));
+    /// let request = http::Request::get("/api/me/strong")
+    ///     .header("authorization", format!("Bearer {token}"))
+    ///     .body(())
+    ///     .unwrap();
+    /// let refusal = server.bearer_step_up(&request, None, &strong).await.unwrap_err();
+    /// assert_eq!(refusal.reason(), BearerRefusalReason::InsufficientUserAuthentication);
+    /// assert_eq!(refusal.status(), 401);
+    /// assert_eq!(
+    ///     refusal.headers()["www-authenticate"],
+    ///     "Bearer realm=\"https://auth.example\", error=\"insufficient_user_authentication\", \
+    ///      error_description=\"the access token was not issued for a user's sign-in\", \
+    ///      acr_values=\"urn:grantor:acr:mfa\", max_age=300, \
+    ///      resource_metadata=\"https://auth.example/.well-known/oauth-protected-resource\""
+    /// );
+    /// # }
+    /// ```
+    pub async fn bearer_step_up<B>(
+        &self,
+        request: &Request<B>,
+        required: Option<&Scope>,
+        step_up: &StepUp,
+    ) -> Result<AccessGrant, BearerRefusal> {
+        let presented = bearer::Presented::of(request);
+        let required = bearer::Required {
+            scope: required,
+            step_up: Some(step_up),
+        };
+        self.check_bearer(presented, None, required).await
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone. Without the request's method and URI
@@ -330,6 +394,7 @@ impl AuthorizationServer {
             target: None,
             headers,
         };
+        let required = bearer::Required::scope(required);
         self.check_bearer(request, None, required).await
     }
 
@@ -360,6 +425,7 @@ impl AuthorizationServer {
         required: Option<&Scope>,
     ) -> Result<AccessGrant, BearerRefusal> {
         let presented = bearer::Presented::of(request);
+        let required = bearer::Required::scope(required);
         self.check_bearer(presented, Some(audience), required).await
     }
 
@@ -523,12 +589,13 @@ impl AuthorizationServer {
     }
 
     /// Bearer validation of what a request presented, for `audience` (the default when
-    /// `None`): the one path every public bearer method and the glue's extractors take.
+    /// `None`), with what the resource `required`: the one path every public bearer method but
+    /// [`bearer`](Self::bearer) and the glue's extractors take.
     pub(crate) async fn check_bearer(
         &self,
         presented: bearer::Presented<'_>,
         audience: Option<&str>,
-        required: Option<&Scope>,
+        required: bearer::Required<'_>,
     ) -> Result<AccessGrant, BearerRefusal> {
         let inner = &*self.inner;
         let wire = inner.wire();

@@ -12,7 +12,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::store::{Actor, Authorization, Jti, JwkThumbprint, UserId};
+use crate::store::{Actor, Authorization, Jti, JwkThumbprint, UserAuthentication, UserId};
 
 /// What an access token says, for a format to encode.
 #[allow(
@@ -44,6 +44,8 @@ pub(crate) struct SelfContained {
     pub(crate) expires_at: UnixTime,
     pub(crate) jkt: Option<JwkThumbprint>,
     pub(crate) actor: Option<Actor>,
+    /// How the user signed in, when the token says.
+    pub(crate) authentication: Option<UserAuthentication>,
 }
 
 /// Why a token of the format does not verify.

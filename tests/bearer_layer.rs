@@ -4,11 +4,12 @@
 mod common;
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use common::*;
-use grantor::Scope;
 use grantor::layer::RequireBearer;
 use grantor::store::AccessGrant;
+use grantor::{Scope, StepUp};
 use http::{Request, Response};
 use tower::{Layer, ServiceExt, service_fn};
 
@@ -69,4 +70,53 @@ async fn the_layer_answers_refusals_without_calling_the_service() {
         .await
         .unwrap();
     assert_eq!(response.status(), 403);
+}
+
+#[tokio::test]
+async fn the_layer_demands_what_a_step_up_says_of_the_sign_in() {
+    let f = fixture();
+    // Approved now by the host's own sign-in: recent, of no named class.
+    let tokens = f.fast_tokens().await;
+    let bearer = format!("Bearer {}", tokens["access_token"].as_str().unwrap());
+    let recent = StepUp::new().max_age(Duration::from_secs(300));
+    let guard = RequireBearer::new(f.server.clone()).scope(Scope::parse("profile").unwrap());
+    let response = guard
+        .clone()
+        .step_up(recent.clone())
+        .layer(service_fn(me))
+        .oneshot(get(Some(&bearer)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{}", response.body());
+    let strong = recent.clone().acr_values(["urn:grantor:acr:mfa"]).unwrap();
+    let response = guard
+        .clone()
+        .step_up(strong)
+        .layer(service_fn(me))
+        .oneshot(get(Some(&bearer)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Bearer realm=\"http://127.0.0.1:8080\", error=\"insufficient_user_authentication\", \
+         error_description=\"a different authentication level is required\", \
+         acr_values=\"urn:grantor:acr:mfa\", max_age=300, \
+         resource_metadata=\"http://127.0.0.1:8080/.well-known/oauth-protected-resource\""
+    );
+    assert_eq!(json(&response)["error"], "insufficient_user_authentication");
+    f.clock.advance(Duration::from_secs(301));
+    let response = guard
+        .step_up(recent)
+        .layer(service_fn(me))
+        .oneshot(get(Some(&bearer)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains("a more recent authentication is required"),
+        "{challenge}"
+    );
+    assert!(!challenge.contains("acr_values"), "{challenge}");
 }

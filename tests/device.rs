@@ -186,6 +186,42 @@ async fn a_device_gets_tokens_once_the_user_enters_the_code_signs_in_and_approve
     assert_error(&f.poll(&started.device_code).await, 400, "invalid_grant");
 }
 
+#[tokio::test]
+async fn a_device_s_tokens_remember_the_user_s_sign_in_not_the_poll() {
+    let f = devices(DeviceFlow::new());
+    let started = f.started().await;
+    let flow = f.server.clone();
+    // Alice signs in with her password and approves now; the device polls later.
+    let step = f.answer(&flow, &started.user_code, Decision::Approve).await;
+    assert_eq!(format!("{step:?}"), "DeviceAnswered(Approve)");
+    f.clock.advance(Duration::from_secs(5));
+    let tokens = assert_tokens(&f.poll(&started.device_code).await);
+    let access = tokens["access_token"].as_str().unwrap();
+    let grant = f
+        .server
+        .bearer(&bearer_request(access), None)
+        .await
+        .unwrap();
+    let signed_in = grant.authorization.authentication.expect("a sign-in");
+    assert_eq!(
+        signed_in.auth_time(),
+        grantor::clock::UnixTime::from_secs(START)
+    );
+    assert_eq!(signed_in.amr(), ["pwd"]);
+    // A refresh keeps it.
+    f.clock.advance(Duration::from_secs(60));
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let body = format!("grant_type=refresh_token&client_id=tv&refresh_token={refresh}");
+    let refreshed = assert_tokens(&f.token(None, &body).await);
+    let access = refreshed["access_token"].as_str().unwrap();
+    let grant = f
+        .server
+        .bearer(&bearer_request(access), None)
+        .await
+        .unwrap();
+    assert_eq!(grant.authorization.authentication, Some(signed_in));
+}
+
 fn bearer_request(token: &str) -> http::Request<()> {
     http::Request::get("/api/me")
         .header("authorization", format!("Bearer {token}"))

@@ -334,6 +334,43 @@ async fn a_bearer_token_presented_with_the_dpop_scheme_is_refused() {
     );
 }
 
+#[tokio::test]
+async fn a_bound_token_short_of_a_step_up_is_refused_in_the_dpop_scheme() {
+    let f = dpop_fixture(Dpop::new());
+    let key = ProofKey::es256(7);
+    let proof = key.proof("POST", TOKEN_URL, START);
+    let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+    let token = body["access_token"].as_str().unwrap();
+    let proof = key.proof_for_token("GET", ME_URL, START, token);
+    let request = resource_request(&format!("DPoP {token}"), Some(&proof));
+    let strong = grantor::StepUp::new()
+        .acr_values(["urn:grantor:acr:mfa"])
+        .unwrap()
+        .max_age(Duration::from_secs(300));
+    let refusal = f
+        .server
+        .bearer_step_up(&request, None, &strong)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal.reason(),
+        BearerRefusalReason::InsufficientUserAuthentication
+    );
+    let response = refusal.into_response();
+    assert_eq!(response.status(), 401);
+    // RFC 9470 §3 in the scheme the token was presented in (RFC 9449 §7.1).
+    assert_eq!(
+        dpop_challenge(&response),
+        format!(
+            "DPoP realm=\"{ISSUER}\", error=\"insufficient_user_authentication\", \
+             error_description=\"the access token was not issued for a user's sign-in\", \
+             acr_values=\"urn:grantor:acr:mfa\", max_age=300, \
+             algs=\"ES256 EdDSA Ed25519 RS256 PS256\", \
+             resource_metadata=\"{ISSUER}/.well-known/oauth-protected-resource\""
+        )
+    );
+}
+
 /// Asserts a 400 `invalid_dpop_proof` whose description says `description_part`.
 fn refused_at_token_endpoint(description_part: &str) -> impl Fn(Response<String>) {
     let part = description_part.to_owned();

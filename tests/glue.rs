@@ -1,12 +1,15 @@
 //! The framework glue (features `axum` and `actix`): the endpoints mounted in one call answer
 //! as grantor does (tokens, 405 for another method, 413 for a body over the limit, metadata),
 //! and the bearer extractors hand a live token's grant to the handler and refuse the rest as
-//! RFC 6750 says (401 with the `Bearer` challenge, 403 `insufficient_scope`).
+//! RFC 6750 says (401 with the `Bearer` challenge, 403 `insufficient_scope`), and a sign-in
+//! short of a step-up as RFC 9470 says (401 `insufficient_user_authentication`).
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
-use grantor::RequiredScope;
+use grantor::{RequiredAuthentication, RequiredScope};
 
 /// Handlers needing `profile`.
 struct Profile;
@@ -21,6 +24,52 @@ struct Email;
 impl RequiredScope for Email {
     const SCOPE: &'static str = "email";
 }
+
+/// Handlers needing a sign-in within five minutes, of any class.
+struct Recent;
+
+impl RequiredAuthentication for Recent {
+    const MAX_AGE: Option<Duration> = Some(Duration::from_secs(300));
+}
+
+/// Handlers needing a sign-in with a second factor within five minutes.
+struct Strong;
+
+impl RequiredAuthentication for Strong {
+    const ACR_VALUES: &'static [&'static str] = &["urn:grantor:acr:mfa"];
+    const MAX_AGE: Option<Duration> = Some(Duration::from_secs(300));
+}
+
+/// A handler's mistake: a class that cannot go in a challenge.
+struct Malformed;
+
+impl RequiredAuthentication for Malformed {
+    const ACR_VALUES: &'static [&'static str] = &["two words"];
+}
+
+/// Alice's token from the password grant: signed in now, of no named class.
+async fn alice_token(f: &Fixture) -> String {
+    let basic = basic(&f.fast_id, &f.fast_secret);
+    let body = "grant_type=password&username=alice%40example.com&password=alice-password-1";
+    let response = f.token(Some(&basic), body).await;
+    assert_eq!(response.status(), 200, "{}", response.body());
+    let tokens: serde_json::Value = serde_json::from_str(response.body()).unwrap();
+    tokens["access_token"].as_str().unwrap().to_owned()
+}
+
+/// What each step-up case must answer for Alice's token: status, and a `WWW-Authenticate`
+/// that contains the text (none for a pass or the host's mistake).
+const STEP_UPS: [(&str, u16, &str); 3] = [
+    ("/recent", 200, ""),
+    (
+        "/strong",
+        401,
+        "error=\"insufficient_user_authentication\", \
+         error_description=\"a different authentication level is required\", \
+         acr_values=\"urn:grantor:acr:mfa\", max_age=300",
+    ),
+    ("/malformed", 500, ""),
+];
 
 /// A client-credentials token of the fast client, scope `profile`.
 async fn profile_token(f: &Fixture) -> String {
@@ -53,7 +102,7 @@ mod with_axum {
     use ::axum::Router;
     use ::axum::body::Body;
     use ::axum::routing::get;
-    use grantor::axum::{Bearer, ScopedBearer};
+    use grantor::axum::{Bearer, ScopedBearer, StepUpBearer};
     use http::Request;
     use tower::ServiceExt as _;
 
@@ -67,6 +116,42 @@ mod with_axum {
 
     async fn email(ScopedBearer(grant, ..): ScopedBearer<Email>) -> String {
         grant.authorization.scope.as_str().to_owned()
+    }
+
+    async fn recent(StepUpBearer(grant, ..): StepUpBearer<Recent>) -> String {
+        grant.authorization.client_id.as_str().to_owned()
+    }
+
+    async fn strong(StepUpBearer(grant, ..): StepUpBearer<Strong>) -> String {
+        grant.authorization.client_id.as_str().to_owned()
+    }
+
+    async fn malformed(StepUpBearer(grant, ..): StepUpBearer<Malformed>) -> String {
+        grant.authorization.client_id.as_str().to_owned()
+    }
+
+    #[tokio::test]
+    async fn the_step_up_extractor_passes_a_sign_in_that_satisfies_it_and_refuses_the_rest() {
+        let f = fixture();
+        let token = alice_token(&f).await;
+        let app = Router::new()
+            .route("/recent", get(recent))
+            .route("/strong", get(strong))
+            .route("/malformed", get(malformed))
+            .with_state(f.server.clone());
+        for (path, status, challenge) in STEP_UPS {
+            let (got, header, body) = call(&app, path, Some(&token)).await;
+            assert_eq!(got, status, "{path}: {body}");
+            assert!(header.contains(challenge), "{path}: {header}");
+        }
+        // A client's own token has no sign-in to satisfy even an age.
+        let own = profile_token(&f).await;
+        let (got, header, _) = call(&app, "/recent", Some(&own)).await;
+        assert_eq!(got, 401);
+        assert!(
+            header.contains("insufficient_user_authentication"),
+            "{header}"
+        );
     }
 
     async fn call(app: &Router, path: &str, token: Option<&str>) -> (u16, String, String) {
@@ -227,7 +312,7 @@ mod with_actix_endpoints {
 mod with_actix {
     use super::*;
     use ::actix_web::{App, HttpResponse, test, web};
-    use grantor::actix::{Bearer, ScopedBearer};
+    use grantor::actix::{Bearer, ScopedBearer, StepUpBearer};
 
     async fn any(Bearer(grant): Bearer) -> HttpResponse {
         HttpResponse::Ok().body(grant.authorization.client_id.as_str().to_owned())
@@ -239,6 +324,51 @@ mod with_actix {
 
     async fn email(ScopedBearer(grant, ..): ScopedBearer<Email>) -> HttpResponse {
         HttpResponse::Ok().body(grant.authorization.scope.as_str().to_owned())
+    }
+
+    async fn recent(StepUpBearer(grant, ..): StepUpBearer<Recent>) -> HttpResponse {
+        HttpResponse::Ok().body(grant.authorization.client_id.as_str().to_owned())
+    }
+
+    async fn strong(StepUpBearer(grant, ..): StepUpBearer<Strong>) -> HttpResponse {
+        HttpResponse::Ok().body(grant.authorization.client_id.as_str().to_owned())
+    }
+
+    async fn malformed(StepUpBearer(grant, ..): StepUpBearer<Malformed>) -> HttpResponse {
+        HttpResponse::Ok().body(grant.authorization.client_id.as_str().to_owned())
+    }
+
+    #[actix_web::test]
+    async fn the_step_up_extractor_passes_a_sign_in_that_satisfies_it_and_refuses_the_rest() {
+        let f = fixture();
+        let token = alice_token(&f).await;
+        let own = profile_token(&f).await;
+        let app = test::init_service(
+            App::new()
+                .app_data(web::Data::new(f.server.clone()))
+                .route("/recent", web::get().to(recent))
+                .route("/strong", web::get().to(strong))
+                .route("/malformed", web::get().to(malformed)),
+        )
+        .await;
+        let call = |path: &str, token: &str| {
+            test::TestRequest::get()
+                .uri(path)
+                .insert_header(("authorization", format!("Bearer {token}")))
+                .to_request()
+        };
+        for (path, status, challenge) in STEP_UPS {
+            let response = test::call_service(&app, call(path, &token)).await;
+            assert_eq!(response.status().as_u16(), status, "{path}");
+            let header = response
+                .headers()
+                .get("www-authenticate")
+                .map(|value| value.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            assert!(header.contains(challenge), "{path}: {header}");
+        }
+        let response = test::call_service(&app, call("/recent", &own)).await;
+        assert_eq!(response.status().as_u16(), 401);
     }
 
     #[actix_web::test]

@@ -411,3 +411,17 @@ async fn implicit_pending_describes_the_token_request() {
     let fast = f.pending(&token_query(&f.fast_id, "")).await;
     assert!(!fast.needs_approval());
 }
+
+#[tokio::test]
+async fn an_implicit_token_remembers_the_sign_in_the_decision_was() {
+    let f = fixture();
+    f.clock.advance(Duration::from_secs(7));
+    // The host signed Alice in itself and decided: the decision is the sign-in, by no method
+    // grantor knows.
+    let fragment = approved_fragment(&f, &token_query(&f.fast_id, "")).await;
+    let grant = grant_of(&f, &fragment["access_token"]).await;
+    let signed_in = grant.authorization.authentication.expect("a sign-in");
+    assert_eq!(signed_in.auth_time(), UnixTime::from_secs(START + 7));
+    assert_eq!(signed_in.acr(), None);
+    assert!(signed_in.amr().is_empty(), "{signed_in:?}");
+}

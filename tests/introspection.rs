@@ -337,3 +337,44 @@ async fn token_checks_may_be_answered_by_a_replica_and_revocation_never_is() {
     );
     assert!(server.bearer(&me, None).await.is_err(), "revoked");
 }
+
+#[tokio::test]
+async fn a_user_s_tokens_tell_when_the_user_signed_in_and_a_refresh_keeps_it() {
+    let f = fixture();
+    let auth = f.fast_basic();
+    let body = "grant_type=password&username=alice%40example.com&password=alice-password-1";
+    let tokens = assert_tokens(&f.token(Some(&auth), body).await);
+    let access = described(&f, tokens["access_token"].as_str().unwrap()).await;
+    assert_eq!(access["auth_time"], START, "RFC 9470 §6.2: {access}");
+    assert!(
+        access.get("acr").is_none(),
+        "a password names no class: {access}"
+    );
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    assert_eq!(described(&f, refresh).await["auth_time"], START);
+    // A refresh is no new sign-in (OIDC Core §12.2).
+    f.clock.advance(Duration::from_secs(600));
+    let refreshed = assert_tokens(&f.refresh(refresh).await);
+    let access = described(&f, refreshed["access_token"].as_str().unwrap()).await;
+    assert_eq!(access["iat"], START + 600);
+    assert_eq!(access["auth_time"], START, "the family's sign-in: {access}");
+
+    // A host that signs users in itself and decides: the decision is the sign-in.
+    f.clock.advance(Duration::from_secs(5));
+    let tokens = f.fast_tokens().await;
+    let access = described(&f, tokens["access_token"].as_str().unwrap()).await;
+    assert_eq!(access["auth_time"], START + 605);
+    let own = f.token(Some(&auth), "grant_type=client_credentials").await;
+    let own = described(&f, json(&own)["access_token"].as_str().unwrap()).await;
+    assert_eq!(own["active"], true);
+    assert!(
+        own.get("auth_time").is_none(),
+        "a client's own token: {own}"
+    );
+}
+
+/// What introspection by the generated client says of `token`.
+async fn described(f: &Fixture, token: &str) -> serde_json::Value {
+    let body = format!("token={token}");
+    json(&f.introspect(Some(&f.fast_basic()), &body).await)
+}

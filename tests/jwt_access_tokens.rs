@@ -82,6 +82,35 @@ async fn an_access_token_is_an_at_jwt_with_the_rfc_9068_claims() {
 }
 
 #[tokio::test]
+async fn a_user_s_token_carries_when_and_how_the_user_signed_in_and_reads_back_so() {
+    let f = jwt_fixture(static_keys(SigningAlgorithm::EdDSA), false);
+    let tokens = password_tokens(&f).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let (_, claims) = parts(access);
+    // RFC 9068 §2.2.1: a password sign-in now, of no named class.
+    assert_eq!(claims["auth_time"], START);
+    assert_eq!(claims["amr"], serde_json::json!(["pwd"]));
+    assert!(claims.get("acr").is_none(), "{claims}");
+    // Read back from the token alone (no store), as bearer validation does.
+    let request = http::Request::get("/api/me")
+        .header("authorization", format!("Bearer {access}"))
+        .body(())
+        .unwrap();
+    let grant = f.server.bearer(&request, None).await.unwrap();
+    let signed_in = grant.authorization.authentication.unwrap();
+    assert_eq!(signed_in.auth_time(), UnixTime::from_secs(START));
+    assert_eq!(signed_in.amr(), ["pwd"]);
+    assert_eq!(signed_in.acr(), None);
+    // A client's own token: nothing of a sign-in.
+    let own = "grant_type=client_credentials";
+    let tokens = assert_tokens(&f.token(Some(&f.fast_basic()), own).await);
+    let (_, claims) = parts(tokens["access_token"].as_str().unwrap());
+    for claim in ["auth_time", "acr", "amr"] {
+        assert!(claims.get(claim).is_none(), "{claim}: {claims}");
+    }
+}
+
+#[tokio::test]
 async fn the_aud_claim_is_the_resource_as_registered_not_as_requested() {
     let f = jwt_fixture(static_keys(SigningAlgorithm::EdDSA), false);
     // `HTTPS://FILES.example:443`: the registered `https://files.example/` in another spelling.

@@ -147,6 +147,23 @@ async fn impersonation_issues_a_token_for_the_subjects_user_aimed_at_the_new_res
 }
 
 #[tokio::test]
+async fn the_exchanged_token_carries_its_subject_s_sign_in_and_a_client_s_own_none() {
+    let x = exchange_fixture(None);
+    let subject = alice_token(&x.f).await;
+    // Exchanging later is no new sign-in: the token tells the subject's (RFC 9470 §6.2).
+    x.f.clock.advance(Duration::from_secs(90));
+    let body = assert_exchanged(&x.exchange(&subject, "").await);
+    let seen = x.introspect(access_token(&body)).await;
+    assert_eq!(seen["iat"], START + 90, "{seen}");
+    assert_eq!(seen["auth_time"], START, "{seen}");
+    let own = x.own_token().await;
+    let body = assert_exchanged(&x.exchange(&own, "").await);
+    let seen = x.introspect(access_token(&body)).await;
+    assert_eq!(seen["active"], true, "{seen}");
+    assert!(seen.get("auth_time").is_none(), "{seen}");
+}
+
+#[tokio::test]
 async fn without_a_target_the_token_gets_the_clients_default_audience() {
     let x = exchange_fixture(None);
     let subject = alice_token(&x.f).await;

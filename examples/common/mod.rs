@@ -1,5 +1,6 @@
 //! What both demo servers share: settings, the seeded deployment of the demo contract, and the
-//! demo's own two routes (`/` and `/api/me`). Everything here works on `http` types.
+//! demo's own routes (`/`, `/api/me` and `/api/me/strong`). Everything here works on `http`
+//! types.
 
 #![allow(dead_code)]
 
@@ -10,6 +11,7 @@ mod settings;
 mod totp;
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use grantor::*;
 use grantor::{client::*, settings::*, signin::*, store::*};
@@ -194,6 +196,16 @@ pub fn me(grant: &AccessGrant) -> Response<String> {
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// What `GET /api/me/strong` demands of the sign-in behind its token (RFC 9470 step-up): a
+/// second factor (`urn:grantor:acr:mfa`) within the last five minutes. Otherwise it answers 401
+/// `insufficient_user_authentication` with `acr_values="urn:grantor:acr:mfa", max_age=300`.
+pub struct StrongSignIn;
+
+impl RequiredAuthentication for StrongSignIn {
+    const ACR_VALUES: &'static [&'static str] = &["urn:grantor:acr:mfa"];
+    const MAX_AGE: Option<Duration> = Some(Duration::from_secs(300));
 }
 
 /// `GET /`: a page saying what this is, with the headers of grantor's pages.

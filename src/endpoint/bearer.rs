@@ -1,6 +1,7 @@
 //! Bearer tokens on the wire (RFC 6750 §2.1, §3): reading `Authorization: Bearer`, and the
-//! 400/401/403 refusals with their `WWW-Authenticate` challenges. With DPoP on, also
-//! `Authorization: DPoP` and its proofs (RFC 9449 §7), in [`dpop`].
+//! 400/401/403 refusals with their `WWW-Authenticate` challenges, a step-up's among them (RFC
+//! 9470 §3). With DPoP on, also `Authorization: DPoP` and its proofs (RFC 9449 §7), in
+//! [`dpop`].
 
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
@@ -14,6 +15,7 @@ use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
 use crate::memory::TokenSeam;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
+use crate::step_up::{ShortFall, StepUp};
 use crate::store::{AccessGrant, UserStore};
 use crate::token_format::AccessTokenFormat;
 
@@ -44,6 +46,25 @@ impl<'a> Presented<'a> {
     }
 }
 
+/// What a resource requires of a token besides its audience: every token of `scope`, and a
+/// sign-in that satisfies `step_up` (RFC 9470). Checked in that order, once the token's
+/// binding is.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Required<'a> {
+    pub(crate) scope: Option<&'a Scope>,
+    pub(crate) step_up: Option<&'a StepUp>,
+}
+
+impl<'a> Required<'a> {
+    /// Every token of `scope` (none: any scope), and nothing of the sign-in.
+    pub(crate) fn scope(scope: Option<&'a Scope>) -> Self {
+        Self {
+            scope,
+            step_up: None,
+        }
+    }
+}
+
 /// What finding the grant behind a token needs: the token store, the user store (for a JWT's
 /// user), and the feature's verifiers where they are on.
 #[derive(Clone, Copy)]
@@ -58,13 +79,14 @@ pub(crate) struct Validation<'a> {
 
 /// Validates the request's `Authorization: Bearer` token (or, with DPoP on, `Authorization:
 /// DPoP` with its proof): meant for `audience` (the server's default audience when `None`)
-/// and, if asked, carrying every token of `required`. The grant, or the ready refusal.
+/// and, if asked, carrying every token of the `required` scope from a sign-in that satisfies
+/// its step-up. The grant, or the ready refusal.
 pub(crate) async fn check(
     wire: &Wire<'_>,
     validation: Validation<'_>,
     request: Presented<'_>,
     audience: Option<&str>,
-    required: Option<&Scope>,
+    required: Required<'_>,
 ) -> Result<AccessGrant, BearerRefusal> {
     let default = &wire.settings.resources.default;
     let audience = audience.unwrap_or(default.as_str());
@@ -104,7 +126,9 @@ pub(crate) async fn check(
         }
         _ => return Err(refused(wire, at, Refusal::BoundAsBearer, Scheme::Bearer)),
     };
-    bearer::require_scope(&grant, required).map_err(|r| refused(wire, at, r, scheme))?;
+    bearer::require_scope(&grant, required.scope).map_err(|r| refused(wire, at, r, scheme))?;
+    bearer::require_authentication(&grant, required.step_up, wire.now)
+        .map_err(|r| refused(wire, at, r, scheme))?;
     Ok(grant)
 }
 
@@ -218,13 +242,7 @@ impl At {
         let metadata = metadata_url.map_or(String::new(), |url| {
             format!(", resource_metadata=\"{url}\"")
         });
-        let invalid_token = challenge(
-            realm,
-            ErrorCode::InvalidToken,
-            INVALID_TOKEN,
-            None,
-            &metadata,
-        );
+        let invalid_token = challenge(realm, ErrorCode::InvalidToken, INVALID_TOKEN, &metadata);
         Some(Self {
             bare: HeaderValue::from_str(&format!("Bearer realm=\"{realm}\"{metadata}")).ok()?,
             invalid_token: HeaderValue::from_str(&invalid_token).ok()?,
@@ -265,34 +283,22 @@ impl Refusals {
     }
 }
 
-/// A challenge with an error. Descriptions and scopes hold no '"' or '\\' (RFC 6749 §5.2,
-/// §3.3), so they quote as they are.
-fn challenge(
-    realm: &str,
-    code: ErrorCode,
-    description: &str,
-    scope: Option<&str>,
-    metadata: &str,
-) -> String {
-    challenge_as(
-        Scheme::Bearer,
-        realm,
-        code,
-        description,
-        scope,
-        "",
-        metadata,
-    )
+/// A challenge with an error. Descriptions hold no '"' or '\\' (RFC 6749 §5.2), so they quote
+/// as they are.
+fn challenge(realm: &str, code: ErrorCode, description: &str, metadata: &str) -> String {
+    challenge_as(Scheme::Bearer, realm, code, description, "", "", metadata)
 }
 
-/// A challenge in `scheme`; a DPoP challenge names the proof algorithms (RFC 9449 §7.1), and
-/// either names the resource's metadata when `metadata` is its parameter.
+/// A challenge in `scheme`, with the error's own `parameters` (`, scope="…"`, RFC 6750 §3; `,
+/// acr_values="…", max_age=…`, RFC 9470 §3: values that quote as they are); a DPoP challenge
+/// names the proof algorithms (RFC 9449 §7.1), and either names the resource's metadata when
+/// `metadata` is its parameter.
 fn challenge_as(
     scheme: Scheme,
     realm: &str,
     code: ErrorCode,
     description: &str,
-    scope: Option<&str>,
+    parameters: &str,
     algs: &str,
     metadata: &str,
 ) -> String {
@@ -302,9 +308,7 @@ fn challenge_as(
     };
     let mut challenge =
         format!("{name} realm=\"{realm}\", error=\"{code}\", error_description=\"{description}\"");
-    if let Some(scope) = scope {
-        challenge.push_str(&format!(", scope=\"{scope}\""));
-    }
+    challenge.push_str(parameters);
     if scheme == Scheme::Dpop {
         challenge.push_str(&format!(", algs=\"{algs}\""));
     }
@@ -355,6 +359,11 @@ pub enum BearerRefusalReason {
     InvalidToken,
     /// The token lacks a scope the resource requires (403 `insufficient_scope`).
     InsufficientScope,
+    /// The sign-in behind the token is not what the resource demands: no user sign-in,
+    /// another authentication context class, or too long ago (401
+    /// `insufficient_user_authentication`, RFC 9470 §3, the challenge naming the `acr_values`
+    /// and `max_age` demanded).
+    InsufficientUserAuthentication,
     /// The DPoP proof is missing, malformed, replayed or not of the token's key (401
     /// `invalid_dpop_proof`, RFC 9449 §7.1).
     InvalidDpopProof,
@@ -424,6 +433,9 @@ fn refused(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Bearer
         Refusal::NoCredentials => BearerRefusalReason::NoCredentials,
         Refusal::InvalidToken | Refusal::BoundAsBearer => BearerRefusalReason::InvalidToken,
         Refusal::InsufficientScope(_) => BearerRefusalReason::InsufficientScope,
+        Refusal::InsufficientUserAuthentication(..) => {
+            BearerRefusalReason::InsufficientUserAuthentication
+        }
         Refusal::DpopNonce(_) => BearerRefusalReason::UseDpopNonce,
         Refusal::Error(error) => match error.code() {
             ErrorCode::InvalidRequest => BearerRefusalReason::InvalidRequest,
@@ -431,6 +443,9 @@ fn refused(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Bearer
             ErrorCode::InvalidDpopProof => BearerRefusalReason::InvalidDpopProof,
             ErrorCode::UseDpopNonce => BearerRefusalReason::UseDpopNonce,
             ErrorCode::InsufficientScope => BearerRefusalReason::InsufficientScope,
+            ErrorCode::InsufficientUserAuthentication => {
+                BearerRefusalReason::InsufficientUserAuthentication
+            }
             _ => BearerRefusalReason::ServerError,
         },
     };
@@ -443,7 +458,7 @@ fn refused(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Bearer
 /// The 400/401/403 with its challenge in `scheme` (RFC 6750 §3, RFC 9449 §7.1).
 fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Response<String> {
     let refusals = &wire.rendered.bearer_refusals;
-    let (error, scope) = match refusal {
+    let (error, scope, demanded) = match refusal {
         Refusal::NoCredentials => {
             let mut response = Response::new(String::new());
             *response.status_mut() = StatusCode::UNAUTHORIZED;
@@ -474,6 +489,7 @@ fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Resp
         Refusal::InvalidToken => (
             OAuthError::new(ErrorCode::InvalidToken, INVALID_TOKEN),
             None,
+            None,
         ),
         Refusal::BoundAsBearer => {
             let error = OAuthError::new(
@@ -495,17 +511,27 @@ fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Resp
             }
             return response;
         }
-        Refusal::Error(error) => (error, None),
+        Refusal::Error(error) => (error, None, None),
         Refusal::InsufficientScope(scope) => (
             OAuthError::new(
                 ErrorCode::InsufficientScope,
                 "the access token lacks the scope this resource requires",
             ),
             Some(scope),
+            None,
         ),
+        Refusal::InsufficientUserAuthentication(step_up, short) => {
+            let error = OAuthError::new(ErrorCode::InsufficientUserAuthentication, short_of(short));
+            (error, None, Some(step_up))
+        }
     };
     render::log(&error);
     let scope = scope.as_ref().map(Scope::as_str);
+    let mut parameters = scope.map_or(String::new(), |scope| format!(", scope=\"{scope}\""));
+    if let Some(step_up) = &demanded {
+        // RFC 9470 §3: what a new token's sign-in must satisfy.
+        parameters.push_str(&step_up.challenge_parameters());
+    }
     let body = ErrorBody {
         error: error.code().as_str(),
         error_description: error.description(),
@@ -530,7 +556,7 @@ fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Resp
         realm,
         error.code(),
         error.description(),
-        scope,
+        &parameters,
         &algs,
         &at.metadata,
     );
@@ -538,8 +564,18 @@ fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Resp
     response
 }
 
+/// What a refusal of step-up says (RFC 9470 §3 leaves the words to the server).
+fn short_of(short: ShortFall) -> &'static str {
+    match short {
+        ShortFall::NoSignIn => "the access token was not issued for a user's sign-in",
+        ShortFall::Class => "a different authentication level is required",
+        ShortFall::Age => "a more recent authentication is required",
+    }
+}
+
 fn insert_challenge(response: &mut Response<String>, challenge: String) {
-    // Every part is printable ASCII (checked realm, RFC-restricted description and scope).
+    // Every part is printable ASCII (checked realm, RFC-restricted description, scope and acr
+    // values).
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(WWW_AUTHENTICATE, value);
     }

@@ -89,6 +89,14 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
     }
     json.audience("aud", authorization.audience.or(default))
         .string("iss", issuer);
+    if let Some(signed_in) = &authorization.authentication {
+        // RFC 9470 §6.2 (members RFC 7662 §2.2 allows): when and how the user signed in, for
+        // a resource that demands a fresh or strong sign-in.
+        json.number("auth_time", signed_in.auth_time().as_secs());
+        if let Some(acr) = signed_in.acr() {
+            json.string("acr", acr);
+        }
+    }
     if let Some(jkt) = jkt {
         // RFC 9449 §6.2: the confirmation of a bound token.
         json.confirmation(&jkt);

@@ -5,7 +5,7 @@
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 
-use super::bearer::{self, Presented, Validation};
+use super::bearer::{self, Presented, Required, Validation};
 use super::{Wire, form, is_form_content_type, render};
 use crate::error::OAuthError;
 use crate::grant::id_token::IdTokens;
@@ -44,7 +44,15 @@ pub(crate) async fn userinfo<B: AsRef<[u8]>>(
         headers: from_body.as_ref().unwrap_or(request.headers()),
     };
     let openid = Scope::from_tokens(["openid"]).unwrap_or_else(|_| Scope::empty());
-    let grant = match bearer::check(wire, info.validation, presented, None, Some(&openid)).await {
+    let grant = match bearer::check(
+        wire,
+        info.validation,
+        presented,
+        None,
+        Required::scope(Some(&openid)),
+    )
+    .await
+    {
         Ok(grant) => grant,
         Err(refusal) => return refusal.into_response(),
     };

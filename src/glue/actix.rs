@@ -1,6 +1,7 @@
 //! actix-web glue (feature `actix`): grantor as a service configuration ([`routes`]: every
 //! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone), and the bearer-validated grant of a request as an extractor ([`Bearer`],
-//! [`ScopedBearer`]).
+//! [`ScopedBearer`], and [`StepUpBearer`] for a resource that demands a strong or recent
+//! sign-in, RFC 9470).
 //!
 //! ```no_run
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
@@ -22,14 +23,23 @@
 //! ```
 //!
 //! ```no_run
+//! use std::time::Duration;
+//!
 //! use actix_web::{App, HttpResponse, web};
 //! use grantor::AuthorizationServer;
-//! use grantor::actix::{Bearer, RequiredScope, ScopedBearer};
+//! use grantor::actix::{Bearer, RequiredAuthentication, RequiredScope, ScopedBearer, StepUpBearer};
 //!
 //! /// Handlers behind it need `profile`.
 //! struct Profile;
 //! impl RequiredScope for Profile {
 //!     const SCOPE: &'static str = "profile";
+//! }
+//!
+//! /// Handlers behind it need a second factor within five minutes (RFC 9470).
+//! struct Strong;
+//! impl RequiredAuthentication for Strong {
+//!     const ACR_VALUES: &'static [&'static str] = &["urn:grantor:acr:mfa"];
+//!     const MAX_AGE: Option<Duration> = Some(Duration::from_secs(300));
 //! }
 //!
 //! async fn me(ScopedBearer(grant, ..): ScopedBearer<Profile>) -> HttpResponse {
@@ -40,12 +50,17 @@
 //!     grant.authorization.client_id.as_str().to_owned()
 //! }
 //!
+//! async fn transfer(StepUpBearer(grant, ..): StepUpBearer<Strong>) -> String {
+//!     grant.authorization.client_id.as_str().to_owned()
+//! }
+//!
 //! fn app(server: AuthorizationServer) {
 //!     // The extractors find the server in the app data (`web::Data` or the server itself).
 //!     let _app = App::new()
 //!         .app_data(web::Data::new(server))
 //!         .route("/api/me", web::get().to(me))
-//!         .route("/api/whoami", web::get().to(whoami));
+//!         .route("/api/whoami", web::get().to(whoami))
+//!         .route("/api/transfer", web::get().to(transfer));
 //! }
 //! ```
 
@@ -59,9 +74,10 @@ use actix_web::web::Bytes;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
 
 use super::RoutePaths;
-pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
-use crate::endpoint::bearer::{self, Presented};
-use crate::scope::Scope;
+pub use super::{
+    Bearer, Refusal, RequiredAuthentication, RequiredScope, ScopedBearer, StepUpBearer,
+};
+use crate::endpoint::bearer::{self, Presented, Required};
 use crate::server::AuthorizationServer;
 use crate::signin::Site;
 use crate::store::AccessGrant;
@@ -107,7 +123,7 @@ impl FromRequest for Bearer {
 
     fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
         let found = Found::of(request);
-        Box::pin(async move { found?.check(None).await.map(Bearer) })
+        Box::pin(async move { found?.check(Required::default()).await.map(Bearer) })
     }
 }
 
@@ -119,8 +135,26 @@ impl<R: RequiredScope> FromRequest for ScopedBearer<R> {
         let found = Found::of(request);
         Box::pin(async move {
             let required = super::required_scope::<R, Refusal>()?;
-            let grant = found?.check(Some(&required)).await?;
+            let grant = found?.check(Required::scope(Some(&required))).await?;
             Ok(ScopedBearer(grant, PhantomData))
+        })
+    }
+}
+
+impl<R: RequiredAuthentication> FromRequest for StepUpBearer<R> {
+    type Error = Refusal;
+    type Future = Extracted<Self>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let found = Found::of(request);
+        Box::pin(async move {
+            let step_up = super::required_step_up::<R, Refusal>()?;
+            let required = Required {
+                scope: None,
+                step_up: Some(&step_up),
+            };
+            let grant = found?.check(required).await?;
+            Ok(StepUpBearer(grant, PhantomData))
         })
     }
 }
@@ -162,7 +196,7 @@ impl Found {
         })
     }
 
-    async fn check(self, required: Option<&Scope>) -> Result<AccessGrant, Refusal> {
+    async fn check(self, required: Required<'_>) -> Result<AccessGrant, Refusal> {
         let presented = Presented {
             target: Some((&self.method, &self.uri)),
             headers: &self.headers,

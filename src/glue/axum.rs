@@ -1,6 +1,7 @@
 //! axum glue (feature `axum`): grantor as a [`Router`](::axum::Router) ([`router`]: every
 //! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone), and the
-//! bearer-validated grant of a request as an extractor ([`Bearer`], [`ScopedBearer`]).
+//! bearer-validated grant of a request as an extractor ([`Bearer`], [`ScopedBearer`], and
+//! [`StepUpBearer`] for a resource that demands a strong or recent sign-in, RFC 9470).
 //!
 //! ```no_run
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
@@ -13,14 +14,23 @@
 //! ```
 //!
 //! ```no_run
+//! use std::time::Duration;
+//!
 //! use axum::{Router, routing::get};
 //! use grantor::AuthorizationServer;
-//! use grantor::axum::{Bearer, RequiredScope, ScopedBearer};
+//! use grantor::axum::{Bearer, RequiredAuthentication, RequiredScope, ScopedBearer, StepUpBearer};
 //!
 //! /// Handlers behind it need `profile`.
 //! struct Profile;
 //! impl RequiredScope for Profile {
 //!     const SCOPE: &'static str = "profile";
+//! }
+//!
+//! /// Handlers behind it need a second factor within five minutes (RFC 9470).
+//! struct Strong;
+//! impl RequiredAuthentication for Strong {
+//!     const ACR_VALUES: &'static [&'static str] = &["urn:grantor:acr:mfa"];
+//!     const MAX_AGE: Option<Duration> = Some(Duration::from_secs(300));
 //! }
 //!
 //! async fn me(ScopedBearer(grant, ..): ScopedBearer<Profile>) -> String {
@@ -31,11 +41,16 @@
 //!     grant.authorization.client_id.as_str().to_owned()
 //! }
 //!
+//! async fn transfer(StepUpBearer(grant, ..): StepUpBearer<Strong>) -> String {
+//!     grant.authorization.client_id.as_str().to_owned()
+//! }
+//!
 //! fn routes(server: AuthorizationServer) -> Router {
 //!     // The state gives the extractors the server (`FromRef`; here it is the state itself).
 //!     Router::new()
 //!         .route("/api/me", get(me))
 //!         .route("/api/whoami", get(whoami))
+//!         .route("/api/transfer", get(transfer))
 //!         .with_state(server)
 //! }
 //! ```
@@ -51,9 +66,10 @@ use ::axum::routing::{MethodRouter, any, get};
 use http::request::Parts;
 
 use super::RoutePaths;
-pub use super::{Bearer, Refusal, RequiredScope, ScopedBearer};
-use crate::endpoint::bearer::Presented;
-use crate::scope::Scope;
+pub use super::{
+    Bearer, Refusal, RequiredAuthentication, RequiredScope, ScopedBearer, StepUpBearer,
+};
+use crate::endpoint::bearer::{Presented, Required};
 use crate::server::AuthorizationServer;
 use crate::signin::Site;
 use crate::store::AccessGrant;
@@ -73,7 +89,7 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
         let server = AuthorizationServer::from_ref(state);
-        check(&server, parts, None).await.map(Bearer)
+        check(&server, parts, Required::default()).await.map(Bearer)
     }
 }
 
@@ -88,15 +104,35 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
         let server = AuthorizationServer::from_ref(state);
         let required = super::required_scope::<R, Refusal>()?;
-        let grant = check(&server, parts, Some(&required)).await?;
+        let grant = check(&server, parts, Required::scope(Some(&required))).await?;
         Ok(ScopedBearer(grant, PhantomData))
+    }
+}
+
+impl<S, R> FromRequestParts<S> for StepUpBearer<R>
+where
+    AuthorizationServer: FromRef<S>,
+    S: Send + Sync,
+    R: RequiredAuthentication,
+{
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Refusal> {
+        let server = AuthorizationServer::from_ref(state);
+        let step_up = super::required_step_up::<R, Refusal>()?;
+        let required = Required {
+            scope: None,
+            step_up: Some(&step_up),
+        };
+        let grant = check(&server, parts, required).await?;
+        Ok(StepUpBearer(grant, PhantomData))
     }
 }
 
 async fn check(
     server: &AuthorizationServer,
     parts: &Parts,
-    required: Option<&Scope>,
+    required: Required<'_>,
 ) -> Result<AccessGrant, Refusal> {
     let presented = Presented {
         target: Some((&parts.method, &parts.uri)),

@@ -1,11 +1,13 @@
 //! What the framework glue shares: the extractors' types (each framework module implements its
-//! traits for them) and the scope an extractor requires.
+//! traits for them), and the scope and the sign-in an extractor requires.
 
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use crate::endpoint::bearer::BearerRefusal;
 use crate::scope::Scope;
 use crate::settings::Settings;
+use crate::step_up::StepUp;
 use crate::store::AccessGrant;
 
 /// Where the glue serves each endpoint: the path of the URL the metadata gives it (the
@@ -72,6 +74,22 @@ impl<R: RequiredScope> std::fmt::Debug for ScopedBearer<R> {
     }
 }
 
+/// The same, its sign-in satisfying what `R` demands (RFC 9470): an authentication context
+/// class among `R::ACR_VALUES`, at most `R::MAX_AGE` ago. A token that falls short (no user
+/// sign-in, another class, too long ago) is refused 401 `insufficient_user_authentication`, its
+/// challenge naming the `acr_values` and `max_age` demanded (RFC 9470 §3).
+pub struct StepUpBearer<R: RequiredAuthentication>(pub AccessGrant, pub PhantomData<R>);
+
+impl<R: RequiredAuthentication> std::fmt::Debug for StepUpBearer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StepUpBearer")
+            .field(&self.0)
+            .field(&R::ACR_VALUES)
+            .field(&R::MAX_AGE)
+            .finish()
+    }
+}
+
 /// An RFC 6750 refusal (401 with `WWW-Authenticate: Bearer …`, 400 or 403), as grantor
 /// rendered it: the extractors' rejection.
 #[derive(Debug)]
@@ -109,21 +127,64 @@ pub trait RequiredScope: Send + Sync + 'static {
     const SCOPE: &'static str;
 }
 
+/// The sign-in a [`StepUpBearer`] extractor demands (RFC 9470), as a type (one per set of
+/// handlers):
+///
+/// ```
+/// use std::time::Duration;
+/// use grantor::RequiredAuthentication;
+///
+/// /// A sign-in with a second factor within the last five minutes.
+/// struct Strong;
+/// impl RequiredAuthentication for Strong {
+///     const ACR_VALUES: &'static [&'static str] = &["urn:grantor:acr:mfa"];
+///     const MAX_AGE: Option<Duration> = Some(Duration::from_secs(300));
+/// }
+/// ```
+pub trait RequiredAuthentication: Send + Sync + 'static {
+    /// The acceptable authentication context classes (`acr`), in the order the resource
+    /// prefers them; empty (the default): any class. Each as [`StepUp::acr_values`] takes it.
+    const ACR_VALUES: &'static [&'static str] = &[];
+    /// The oldest the sign-in may be; `None` (the default): any age.
+    const MAX_AGE: Option<Duration> = None;
+}
+
 /// `R::SCOPE` parsed; a malformed one is the host's mistake, answered 500 rather than let
 /// through.
 fn required_scope<R: RequiredScope, E: From<http::Response<String>>>() -> Result<Scope, E> {
-    Scope::parse(R::SCOPE).map_err(|_| {
-        let mut response = http::Response::new(
-            r#"{"error":"server_error","error_description":"the handler's required scope is malformed"}"#
-                .to_owned(),
-        );
-        *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
-        response.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("application/json"),
-        );
-        E::from(response)
+    Scope::parse(R::SCOPE)
+        .map_err(|_| E::from(host_mistake("the handler's required scope is malformed")))
+}
+
+/// What `R` demands, as a [`StepUp`]; a malformed class is the host's mistake, answered 500
+/// rather than let through.
+fn required_step_up<R: RequiredAuthentication, E: From<http::Response<String>>>()
+-> Result<StepUp, E> {
+    let step_up = StepUp::new()
+        .acr_values(R::ACR_VALUES.iter().copied())
+        .map_err(|_| {
+            E::from(host_mistake(
+                "the handler's required acr value is malformed",
+            ))
+        })?;
+    Ok(match R::MAX_AGE {
+        Some(max_age) => step_up.max_age(max_age),
+        None => step_up,
     })
+}
+
+/// The 500 for a mistake in the host's own code (`why`: grantor's fixed text, nothing to
+/// escape).
+fn host_mistake(why: &'static str) -> http::Response<String> {
+    let mut response = http::Response::new(format!(
+        r#"{{"error":"server_error","error_description":"{why}"}}"#
+    ));
+    *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 #[cfg(feature = "axum")]

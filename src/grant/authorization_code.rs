@@ -17,7 +17,8 @@ use crate::secret::AuthorizationCode;
 use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, SignInFacts, User};
 
 /// Mints the code for the approved `pending` authorization and hands the store its digest,
-/// with what an OpenID Connect request's ID token will say of the sign-in (`facts`).
+/// with how the user signed in (which every token of the code's family carries) and what an
+/// OpenID Connect request's ID token will say of the sign-in (`facts`).
 pub(crate) async fn issue_code(
     issuer: &Issuer<'_>,
     pending: &PendingAuthorization,
@@ -31,7 +32,8 @@ pub(crate) async fn issue_code(
             Some(user),
             pending.scope.clone(),
         )
-        .with_audience(pending.audience.clone()),
+        .with_audience(pending.audience.clone())
+        .with_authentication(Some(pending.authentication(now))),
         pending.redirect_uri.clone(),
         pending.code_challenge.clone(),
         now,

@@ -21,7 +21,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::settings::Resources;
 use crate::settings::{PkcePolicy, Profile};
-use crate::store::JwkThumbprint;
+use crate::store::{JwkThumbprint, UserAuthentication};
 
 /// The user's answer on the approval page (or the host's, for clients without one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +175,13 @@ impl Authenticated {
         self.acr = acr;
         self
     }
+
+    /// What the tokens of this sign-in remember of it.
+    pub(crate) fn authentication(&self) -> UserAuthentication {
+        UserAuthentication::new(self.auth_time)
+            .with_acr(self.acr.clone())
+            .with_amr(self.amr.iter().cloned())
+    }
 }
 
 /// A digest as base64url text in the pending authorization's JSON.
@@ -282,6 +289,16 @@ impl PendingAuthorization {
             Some(acr) => (&acr.values, acr.essential),
             None => (&[], false),
         }
+    }
+
+    /// How the user signed in, for every token approval issues: as grantor's sign-in recorded
+    /// it, or, for a host that signs users in itself and decides directly, a sign-in at `now`
+    /// (the decision) of no named class and by no method grantor knows.
+    pub(crate) fn authentication(&self, now: UnixTime) -> UserAuthentication {
+        self.authenticated.as_ref().map_or_else(
+            || UserAuthentication::new(now),
+            |signed| signed.authentication(),
+        )
     }
 
     /// Where this request's answer goes.

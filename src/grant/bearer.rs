@@ -1,5 +1,6 @@
-//! Bearer token validation for resource servers (RFC 6750): the grant behind a token, and
-//! whether it carries the scope a resource needs.
+//! Bearer token validation for resource servers (RFC 6750): the grant behind a token, whether
+//! it carries the scope a resource needs, and whether its user's sign-in is what the resource
+//! demands (RFC 9470).
 
 use crate::audience::Audience;
 use crate::clock::UnixTime;
@@ -8,6 +9,7 @@ use crate::memory::{TokenSeam, answer_now};
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
+use crate::step_up::{ShortFall, StepUp};
 use crate::store::{AccessGrant, Authorization, FamilyId, UserStore};
 use crate::token_format::{AccessTokenFormat, Unverified};
 
@@ -23,6 +25,8 @@ pub(crate) enum Refusal {
     Error(OAuthError),
     /// The token lacks this scope.
     InsufficientScope(Scope),
+    /// The sign-in behind the token falls short of this demand, as said (RFC 9470 §3).
+    InsufficientUserAuthentication(Box<StepUp>, ShortFall),
     /// A token bound to a DPoP key was presented as a bearer token (RFC 9449 §7.2).
     BoundAsBearer,
     /// The DPoP proof lacks the server's current nonce, which is this (RFC 9449 §9).
@@ -107,7 +111,8 @@ pub(crate) async fn check_self_contained(
             }
         };
         let authorization = Authorization::new(verified.client_id, user, verified.scope)
-            .with_audience(verified.audience);
+            .with_audience(verified.audience)
+            .with_authentication(verified.authentication);
         AccessGrant::new(
             authorization,
             FamilyId::UNKNOWN,
@@ -127,6 +132,26 @@ pub(crate) fn require_scope(grant: &AccessGrant, required: Option<&Scope>) -> Re
             Err(Refusal::InsufficientScope(required.clone()))
         }
         _ => Ok(()),
+    }
+}
+
+/// RFC 9470 §3 `insufficient_user_authentication` unless the sign-in behind the grant satisfies
+/// `step_up` at `now`: a class among its `acr_values`, within its `max_age`.
+pub(crate) fn require_authentication(
+    grant: &AccessGrant,
+    step_up: Option<&StepUp>,
+    now: UnixTime,
+) -> Result<(), Refusal> {
+    let Some(step_up) = step_up else {
+        return Ok(());
+    };
+    let signed_in = grant.authorization.authentication.as_ref();
+    match step_up.falls_short(signed_in, now) {
+        None => Ok(()),
+        Some(short) => Err(Refusal::InsufficientUserAuthentication(
+            Box::new(step_up.clone()),
+            short,
+        )),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::memory::ClientSeam;
 use crate::oidc::OpenIdRequest;
 use crate::secret::AuthorizationCode;
-use crate::store::{SignInFacts, User, UserId, UserSessionStore, UserStore};
+use crate::store::{SignInFacts, User, UserAuthentication, UserId, UserSessionStore, UserStore};
 
 /// What an approval issues, for the redirect to the client.
 #[derive(Debug)]
@@ -123,7 +123,10 @@ impl Decide<'_> {
             )));
         }
         if let Some(device) = &pending.device {
-            return self.answer_device(device, user, decision, now).await;
+            let authentication = pending.authentication(now);
+            return self
+                .answer_device(device, user, decision, authentication, now)
+                .await;
         }
         if decision == Decision::Deny {
             return Err(Refused::Redirect(OAuthError::new(
@@ -174,12 +177,13 @@ impl Decide<'_> {
     }
 
     /// RFC 8628 §3.3: the user's decision on a device flow, recorded for the device's next
-    /// poll.
+    /// poll with how the user signed in (`authentication`), which its tokens carry.
     async fn answer_device(
         &self,
         device: &DeviceRef,
         user: &UserId,
         decision: Decision,
+        authentication: UserAuthentication,
         now: UnixTime,
     ) -> Result<Answer, Refused> {
         let devices = self.devices.ok_or_else(|| {
@@ -193,9 +197,8 @@ impl Decide<'_> {
             })?),
             Decision::Deny => None,
         };
-        devices
-            .record(device, user.as_ref().map(User::id), now)
-            .await?;
+        let approved = user.as_ref().map(|user| (user.id(), authentication));
+        devices.record(device, approved, now).await?;
         Ok(Answer::Device(decision))
     }
 }

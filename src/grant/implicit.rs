@@ -56,7 +56,8 @@ pub(crate) async fn issue(
         Some(user.clone()),
         pending.scope.clone(),
     )
-    .with_audience(pending.audience.clone());
+    .with_audience(pending.audience.clone())
+    .with_authentication(Some(pending.authentication(now)));
     let mut issued = issuer
         .issue(
             crate::client::GrantType::Implicit,

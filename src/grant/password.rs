@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Map;
 
+use super::authorize::Authenticated;
 use super::id_token::{Beside, Subject};
 use super::{Granted, Issued, Issuer};
 use crate::client::Client;
@@ -37,6 +38,8 @@ pub(crate) struct SignIn<'a> {
     pub(crate) throttle: &'a SignInThrottle,
     /// Which usernames accounts have, and their keys.
     pub(crate) usernames: &'a Usernames,
+    /// The class a password alone reaches (`acr`), if the deployment names one.
+    pub(crate) password_acr: Option<&'a str>,
     pub(crate) attempts: &'a dyn AttemptCounter,
     pub(crate) turns: &'a Turns,
     /// Where sign-ins are reported.
@@ -64,8 +67,13 @@ pub(crate) async fn exchange(
         .await?;
     // Kept only for an ID token: a plain password grant copies nothing more than before.
     let id_token_for = openid.then(|| user.id().clone());
+    // A sign-in now, by password: what every token of this grant remembers of it.
+    let signed = Authenticated::by_password(now, None)
+        .with_acr(sign_in.password_acr.map(str::to_owned));
+    let acr = signed.acr.clone();
     let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
-        .with_audience(granted.audience);
+        .with_audience(granted.audience)
+        .with_authentication(Some(signed.authentication()));
     let refresh = client.issues_refresh_tokens();
     let mut issued = issuer
         .issue(
@@ -79,7 +87,7 @@ pub(crate) async fn exchange(
     // An `openid` scope: an ID token for the sign-in just made (`auth_time` now, `amr` pwd;
     // no nonce or session, which this grant has not).
     if let (Some(user_id), Some(id_tokens)) = (&id_token_for, issuer.id_tokens) {
-        let facts = SignInFacts::new(None, now);
+        let facts = SignInFacts::new(None, now).with_acr(acr);
         let subject = Subject {
             client,
             user: user_id,

@@ -66,11 +66,16 @@ pub(crate) async fn exchange(
         let audience = issuer
             .resources
             .narrow(resources, &grant.authorization.audience)?;
+        // The family's sign-in rides on: a refresh is no new sign-in (OIDC Core §12.2).
         let Authorization {
-            client_id, user, ..
+            client_id,
+            user,
+            authentication,
+            ..
         } = grant.authorization;
-        let authorization =
-            Authorization::new(client_id, user, access_scope).with_audience(audience);
+        let authorization = Authorization::new(client_id, user, access_scope)
+            .with_audience(audience)
+            .with_authentication(authentication);
         (grant.family, grant.family_ends_at, authorization)
     };
     // Whether this is a retry of a lost answer is the store's atomic decision.

@@ -93,8 +93,10 @@ pub(crate) async fn exchange(
         actor: acting.as_ref(),
         ..*issuer
     };
+    // The subject's sign-in is the new token's: exchanging a token is no new sign-in.
     let authorization = Authorization::new(client.id().clone(), subject.authorization.user, scope)
-        .with_audience(audience);
+        .with_audience(audience)
+        .with_authentication(subject.authorization.authentication);
     let mut issued = issuer
         .issue(
             crate::client::GrantType::TokenExchange,

@@ -196,6 +196,7 @@ impl AccessTokenFormat for Jwt {
                 expires_at: verified.expires_at,
                 jkt: verified.jkt,
                 actor: verified.actor,
+                authentication: verified.authentication,
             }),
             Err(JwtError::WrongAudience) => Err(Unverified::WrongAudience),
             Err(_) => Err(Unverified::Invalid),

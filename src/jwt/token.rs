@@ -12,7 +12,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::store::{Actor, Jti, JwkThumbprint};
+use crate::store::{Actor, Jti, JwkThumbprint, UserAuthentication};
 use crate::token_format::AccessClaims;
 
 /// The JOSE `typ` of an RFC 9068 access token (§2.1).
@@ -44,6 +44,15 @@ struct Claims {
     /// RFC 8693 §4.1: who acts for `sub`, in a token issued by delegation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     act: Option<Actor>,
+    /// RFC 9068 §2.2.1: when the user signed in, for a token of a user's sign-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    auth_time: Option<u64>,
+    /// RFC 9068 §2.2.1: the authentication context class the sign-in satisfied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    acr: Option<String>,
+    /// RFC 9068 §2.2.1: the methods the user signed in by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    amr: Vec<String>,
 }
 
 /// `cnf` (RFC 7800 §3.1) with the SHA-256 thumbprint of a DPoP key.
@@ -55,6 +64,7 @@ struct Confirmation {
 /// Signs an access token for `claims` with `key`.
 pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
     let authorization = claims.authorization;
+    let signed_in = authorization.authentication.as_ref();
     let client_id = authorization.client_id.as_str();
     let resources: Vec<String> = authorization.audience.iter().map(str::to_owned).collect();
     let aud = match <[String; 1]>::try_from(resources) {
@@ -79,6 +89,9 @@ pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String
             jkt: jkt.to_string(),
         }),
         act: claims.actor.cloned(),
+        auth_time: signed_in.map(|s| s.auth_time().as_secs()),
+        acr: signed_in.and_then(|s| s.acr()).map(str::to_owned),
+        amr: signed_in.map_or_else(Vec::new, |s| s.amr().to_vec()),
     };
     let mut header = Header::new(key.algorithm().jose());
     header.typ = Some(TYP.to_owned());
@@ -137,6 +150,9 @@ pub struct VerifiedToken {
     pub jkt: Option<JwkThumbprint>,
     /// `act`: who acts for `sub` in a token issued by delegation (RFC 8693 §4.1).
     pub actor: Option<Actor>,
+    /// `auth_time`, `acr` and `amr` (RFC 9068 §2.2.1): how the user signed in, when the token
+    /// says when (a token without `auth_time` has none, whatever else it says).
+    pub authentication: Option<UserAuthentication>,
 }
 
 impl VerifiedToken {
@@ -226,5 +242,10 @@ pub(crate) fn verify(
             None => None,
         },
         actor: claims.act,
+        authentication: claims.auth_time.map(|auth_time| {
+            UserAuthentication::new(UnixTime::from_secs(auth_time))
+                .with_acr(claims.acr)
+                .with_amr(claims.amr)
+        }),
     })
 }

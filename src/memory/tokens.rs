@@ -17,7 +17,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, JwkThumbprint,
-    NewTokens, RefreshGrant, SignInFacts, User,
+    NewTokens, RefreshGrant, SignInFacts, User, UserAuthentication,
 };
 use rotation::LastRotation;
 use terms::{Interned, Terms};
@@ -51,21 +51,29 @@ impl Default for Tokens {
 
 /// One authorization and everything descending from it. Every client-credentials token has
 /// one of its own, so it is kept small (72 bytes with its reference counts): the client, scope
-/// and audience shared with every family that has the same three, the user (which
-/// client-credentials families lack) boxed, 32-bit times, and the rotation state only once the
-/// family has a refresh token.
+/// and audience shared with every family that has the same three, the user and their sign-in
+/// (which client-credentials families lack) boxed, 32-bit times, and the rotation state only
+/// once the family has a refresh token.
 ///
-/// `repr(C)` keeps the fields a lookup reads (id, terms, user) together at the front.
+/// `repr(C)` keeps the fields a lookup reads (id, terms, subject) together at the front.
 #[repr(C)]
 struct FamilyEntry {
     id: [u8; 16],
     terms: Arc<Terms>,
-    user: Option<Box<User>>,
+    /// `None` when the family has neither a user nor a sign-in.
+    subject: Option<Box<Subject>>,
     /// Set with the family's first refresh token.
     refresh: OnceLock<Box<RefreshState>>,
     /// The latest expiry of anything in the family, in [`Secs`], for sweeping.
     expires_at: AtomicU32,
     revoked: AtomicBool,
+}
+
+/// Whom a family is for and how they signed in: its own, never shared (a sign-in's time
+/// differs from every other's), beside the shared terms.
+struct Subject {
+    user: Option<User>,
+    authentication: Option<UserAuthentication>,
 }
 
 /// What a family with refresh tokens keeps for their rotation.
@@ -84,7 +92,13 @@ impl FamilyEntry {
         Arc::new(Self {
             id: id.to_bytes(),
             terms,
-            user: authorization.user.clone().map(Box::new),
+            subject: match (&authorization.user, &authorization.authentication) {
+                (None, None) => None,
+                (user, authentication) => Some(Box::new(Subject {
+                    user: user.clone(),
+                    authentication: authentication.clone(),
+                })),
+            },
             refresh: OnceLock::new(),
             expires_at: AtomicU32::new(0),
             revoked: AtomicBool::new(false),
@@ -136,12 +150,14 @@ impl FamilyEntry {
             Some(narrowed) => (&narrowed.scope, &narrowed.audience),
             None => (&self.terms.scope, &self.terms.audience),
         };
+        let subject = self.subject.as_deref();
         Authorization::new(
             self.terms.client_id.clone(),
-            self.user.as_deref().cloned(),
+            subject.and_then(|s| s.user.clone()),
             scope.clone(),
         )
         .with_audience(audience.clone())
+        .with_authentication(subject.and_then(|s| s.authentication.clone()))
     }
 
     /// Whether nothing of the family can be used any more at `now`.
@@ -542,5 +558,17 @@ impl Tokens {
             family.revoked.store(true, Ordering::Release);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_family_stays_72_bytes_with_its_reference_counts() {
+        // What the doc of `FamilyEntry` promises: a user's sign-in rides in the box a
+        // client-credentials family does without, so such a family costs what it did.
+        assert_eq!(std::mem::size_of::<FamilyEntry>() + 16, 72);
     }
 }

@@ -220,6 +220,7 @@ impl Inner {
             hashing: &self.hashing,
             throttle: &self.config.throttle,
             usernames: &self.config.usernames,
+            password_acr: self.config.acr.by_password(),
             attempts: &*self.attempts,
             turns: &self.turns,
             events: &*self.events,

@@ -186,6 +186,7 @@ async fn insert_families_at_once(
     let mut access_expiries = Vec::with_capacity(batch.len());
     let mut jkts = Vec::with_capacity(batch.len());
     let mut actors = Vec::with_capacity(batch.len());
+    let mut authentications = Vec::with_capacity(batch.len());
     for tokens in batch {
         let columns = AuthorizationColumns::of(&tokens.authorization);
         ids.push(tokens.family.id().to_bytes().to_vec());
@@ -201,6 +202,7 @@ async fn insert_families_at_once(
         access_expiries.push(secs(tokens.access_expires_at));
         jkts.push(tokens.jkt.map(|jkt| jkt.to_string()));
         actors.push(tokens.actor.as_ref().map(Actor::to_stored));
+        authentications.push(columns.authentication);
     }
     sqlx::query(text::INSERT_FAMILIES_WITH_ACCESS)
         .bind(ids)
@@ -216,6 +218,7 @@ async fn insert_families_at_once(
         .bind(access_expiries)
         .bind(jkts)
         .bind(actors)
+        .bind(authentications)
         .execute(conn)
         .await
         .map_err(store_error::<Postgres>)?;
@@ -243,6 +246,7 @@ async fn insert_family_alone(conn: &mut Conn<'_>, tokens: &NewTokens) -> Result<
         .bind(tokens.authorization.audience.as_str())
         .bind(access_jkt.as_deref())
         .bind(actor.as_deref())
+        .bind(columns.authentication.as_deref())
         .execute(conn)
         .await
         .map_err(store_error::<Postgres>)?;

@@ -5,7 +5,7 @@ use crate::client::{Approval, Client, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
 #[cfg(feature = "postgres")]
 use crate::error::StoreError;
-use crate::store::Authorization;
+use crate::store::{Authorization, UserAuthentication};
 
 #[cfg(feature = "postgres")]
 use super::backend::Backend;
@@ -44,13 +44,15 @@ pub(crate) fn secs(time: UnixTime) -> i64 {
     i64::try_from(time.as_secs()).unwrap_or(i64::MAX)
 }
 
-/// The columns of an authorization: client id, user id, username, scope, audience.
+/// The columns of an authorization: client id, user id, username, scope, audience, and how
+/// the user signed in (as JSON).
 pub(crate) struct AuthorizationColumns<'a> {
     pub(crate) client_id: &'a str,
     pub(crate) user_id: Option<&'a str>,
     pub(crate) username: Option<&'a str>,
     pub(crate) scope: &'a str,
     pub(crate) audience: &'a str,
+    pub(crate) authentication: Option<String>,
 }
 
 impl<'a> AuthorizationColumns<'a> {
@@ -62,6 +64,10 @@ impl<'a> AuthorizationColumns<'a> {
             username: user.map(|u| u.username()),
             scope: authorization.scope.as_str(),
             audience: authorization.audience.as_str(),
+            authentication: authorization
+                .authentication
+                .as_ref()
+                .map(UserAuthentication::to_stored),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
-    Session, SignInFacts, User, UserId, UserSession,
+    Session, SignInFacts, User, UserAuthentication, UserId, UserSession,
 };
 
 fn corrupt(what: &str) -> StoreError {
@@ -184,16 +184,25 @@ pub(crate) struct AuthorizationRow {
     username: Option<String>,
     scope: String,
     audience: String,
+    /// How the user signed in, a JSON object (NULL: no sign-in, or kept before migration 17).
+    authentication: Option<String>,
 }
 
 impl AuthorizationRow {
     fn into_authorization(self) -> Result<Authorization, StoreError> {
+        let authentication = self
+            .authentication
+            .map(|stored| {
+                UserAuthentication::from_stored(&stored).ok_or_else(|| corrupt("authentication"))
+            })
+            .transpose()?;
         Ok(Authorization::new(
             ClientId::new(&self.client_id).map_err(|_| corrupt("client id"))?,
             user(self.user_id, self.username)?,
             Scope::parse(&self.scope).map_err(|_| corrupt("scope"))?,
         )
-        .with_audience(Audience::from_stored(&self.audience).ok_or_else(|| corrupt("audience"))?))
+        .with_audience(Audience::from_stored(&self.audience).ok_or_else(|| corrupt("audience"))?)
+        .with_authentication(authentication))
     }
 }
 
@@ -407,6 +416,8 @@ pub(crate) struct UserSessionRow {
     auth_time: i64,
     /// The authentication methods, a JSON array of strings.
     amr: String,
+    /// The authentication context class (NULL: none named).
+    acr: Option<String>,
     expires_at: i64,
 }
 
@@ -426,6 +437,7 @@ impl UserSessionRow {
             amr,
             time(self.expires_at),
         )
+        .with_acr(self.acr)
         .with_grants(grants))
     }
 }
@@ -530,7 +542,8 @@ mod lite {
         user_id,
         username,
         scope,
-        audience
+        audience,
+        authentication
     });
     from_lite!(CodeRow {
         family_id,
@@ -580,6 +593,7 @@ mod lite {
         sid,
         auth_time,
         amr,
+        acr,
         expires_at
     });
     from_lite!(UserSessionGrantRow { client_id, family_id; session });

@@ -58,6 +58,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(amr.as_str())
                 .bind(expires_at)
                 .bind(grant_number(grants.len()))
+                .bind(session.acr.as_deref())
                 .execute(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)?;

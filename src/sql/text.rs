@@ -53,16 +53,18 @@ pub(crate) const SET_CLAIMS: &str = "UPDATE grantor_users SET claims = $2 WHERE 
 
 // Families, codes and tokens.
 
+/// A new family: `$8` is how its user signed in (JSON, NULL for none).
 pub(crate) const INSERT_FAMILY: &str = "INSERT INTO grantor_families \
-    (id, client_id, user_id, username, scope, expires_at, audience) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    (id, client_id, user_id, username, scope, expires_at, audience, authentication) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 /// A new family and its one access token in one statement, one round trip (PostgreSQL: the
 /// foreign key is checked at the statement's end, when both rows exist). `$1`–`$7` as in
-/// [`INSERT_FAMILY`], `$8`–`$15` as `$1`, `$3`–`$9` of [`INSERT_ACCESS`].
+/// [`INSERT_FAMILY`], `$8`–`$15` as `$1`, `$3`–`$9` of [`INSERT_ACCESS`], `$16` as `$8` of
+/// [`INSERT_FAMILY`].
 #[cfg(feature = "postgres")]
 pub(crate) const INSERT_FAMILY_WITH_ACCESS: &str = "WITH family AS (INSERT INTO grantor_families \
-    (id, client_id, user_id, username, scope, expires_at, audience) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7)) \
+    (id, client_id, user_id, username, scope, expires_at, audience, authentication) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $16)) \
     INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     VALUES ($8, $1, $9, $10, $11, $12, $13, $14, $15)";
@@ -70,12 +72,12 @@ pub(crate) const INSERT_FAMILY_WITH_ACCESS: &str = "WITH family AS (INSERT INTO 
 /// (`batch.rs`): arrays, element `i` of each for write `i`. The families' id `$1`, client `$2`,
 /// user id `$3`, username `$4`, scope `$5` (the token's too), expiry `$6`, audience `$7` (the
 /// token's too); the tokens' digest `$8`, `jti` `$9`, issued `$10`, expiry `$11`, key `$12`,
-/// actor `$13`.
+/// actor `$13`; the families' sign-ins `$14`.
 #[cfg(feature = "postgres")]
 pub(crate) const INSERT_FAMILIES_WITH_ACCESS: &str = "WITH family AS (INSERT INTO grantor_families \
-    (id, client_id, user_id, username, scope, expires_at, audience) \
+    (id, client_id, user_id, username, scope, expires_at, audience, authentication) \
     SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[], $5::text[], \
-    $6::int8[], $7::text[])) \
+    $6::int8[], $7::text[], $14::text[])) \
     INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     SELECT * FROM UNNEST($8::bytea[], $1::bytea[], $5::text[], $9::text[], $10::int8[], \
@@ -91,15 +93,15 @@ pub(crate) const REVOKE_CLIENT: &str =
 
 pub(crate) const INSERT_CODE: &str = "INSERT INTO grantor_codes (digest, family_id, \
     client_id, user_id, username, scope, redirect_uri, code_challenge, code_challenge_method, \
-    issued_at, expires_at, forget_at, audience, openid, jkt) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
+    issued_at, expires_at, forget_at, audience, openid, jkt, authentication) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 /// The single-use step of a code: succeeds for exactly one caller.
 pub(crate) const REDEEM_CODE: &str = "UPDATE grantor_codes SET redeemed = TRUE \
     WHERE digest = $1 AND NOT redeemed AND expires_at > $2 \
     AND EXISTS (SELECT 1 FROM grantor_families f \
                 WHERE f.id = grantor_codes.family_id AND NOT f.revoked) \
-    RETURNING family_id, client_id, user_id, username, scope, audience, redirect_uri, \
-    code_challenge, code_challenge_method, issued_at, expires_at, openid, jkt";
+    RETURNING family_id, client_id, user_id, username, scope, audience, authentication, \
+    redirect_uri, code_challenge, code_challenge_method, issued_at, expires_at, openid, jkt";
 pub(crate) const CODE_STATE: &str =
     "SELECT family_id, redeemed FROM grantor_codes WHERE digest = $1";
 
@@ -107,9 +109,9 @@ pub(crate) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 /// An active access token: its own scope, audience, key and actor, the rest of its
-/// authorization from its family.
+/// authorization (its user's sign-in too) from its family.
 pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
-    f.username, a.scope, a.audience, a.issued_at, a.expires_at, a.jkt, a.act \
+    f.username, a.scope, a.audience, f.authentication, a.issued_at, a.expires_at, a.jkt, a.act \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";
@@ -118,7 +120,8 @@ pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \
     (digest, family_id, generation, issued_at, expires_at, jkt) VALUES ($1, $2, $3, $4, $5, $6)";
 /// A live refresh token (current or rotated) with its family's authorization and generation.
 pub(crate) const FIND_REFRESH: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
-    f.username, f.scope, f.audience, r.generation, f.generation AS current_generation, \
+    f.username, f.scope, f.audience, f.authentication, r.generation, \
+    f.generation AS current_generation, \
     r.issued_at, \
     r.expires_at, f.ends_at AS family_ends_at, r.jkt \
     FROM grantor_refresh_tokens r JOIN grantor_families f ON f.id = r.family_id \
@@ -249,13 +252,14 @@ pub(crate) const FIND_KEY: &str =
 
 /// Keeps a signed-in browser under `$1`, replacing one kept there before (whose grants
 /// [`FORGET_SESSION_GRANTS`] deletes first); `$8` is how many grants it arrives with, numbered
-/// from 1.
+/// from 1; `$9` its `acr` (NULL for none).
 pub(crate) const UPSERT_USER_SESSION: &str = "INSERT INTO grantor_user_sessions \
-    (digest, user_id, username, sid, auth_time, amr, expires_at, last_grant) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+    (digest, user_id, username, sid, auth_time, amr, expires_at, last_grant, acr) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
     ON CONFLICT (digest) DO UPDATE SET user_id = excluded.user_id, \
     username = excluded.username, sid = excluded.sid, auth_time = excluded.auth_time, \
-    amr = excluded.amr, expires_at = excluded.expires_at, last_grant = excluded.last_grant";
+    amr = excluded.amr, expires_at = excluded.expires_at, last_grant = excluded.last_grant, \
+    acr = excluded.acr";
 /// Forgets user `$1`'s sessions other than `$2` but the `$4` live at `$3` signed in most
 /// recently (expired ones with them), answering their digests (as `value`) so that their grants
 /// follow: what keeps a user at [`MAX_SESSIONS_PER_USER`](crate::store::MAX_SESSIONS_PER_USER).
@@ -269,7 +273,7 @@ pub(crate) const FORGET_OLDEST_USER_SESSIONS: &str = "DELETE FROM grantor_user_s
 /// NULL when it has none): one statement, so the session and its grants are read at one
 /// instant.
 pub(crate) const FIND_USER_SESSION: &str = "SELECT s.user_id, s.username, s.sid, \
-    s.auth_time, s.amr, s.expires_at, g.client_id, g.family_id \
+    s.auth_time, s.amr, s.acr, s.expires_at, g.client_id, g.family_id \
     FROM grantor_user_sessions s \
     LEFT JOIN grantor_session_grants g ON g.session = s.digest \
     WHERE s.digest = $1 AND s.expires_at > $2 ORDER BY g.seq";
@@ -295,7 +299,7 @@ pub(crate) const FORGET_SESSION_GRANTS: &str =
 /// follow with [`TAKE_SESSION_GRANTS`] in the same write).
 pub(crate) const END_USER_SESSION: &str = "DELETE FROM grantor_user_sessions \
     WHERE digest = $1 AND expires_at > $2 \
-    RETURNING user_id, username, sid, auth_time, amr, expires_at";
+    RETURNING user_id, username, sid, auth_time, amr, acr, expires_at";
 /// Removes every grant of session `$1` and answers them (in no order: `seq` orders them).
 pub(crate) const TAKE_SESSION_GRANTS: &str = "DELETE FROM grantor_session_grants \
     WHERE session = $1 RETURNING seq, client_id, family_id";

@@ -49,6 +49,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(authorization.audience)
                 .bind(openid.as_deref())
                 .bind(jkt.as_deref())
+                .bind(authorization.authentication.as_deref())
                 .execute(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)?;
@@ -357,6 +358,7 @@ impl SqlStore<Postgres> {
             .bind(columns.scope)
             .bind(secs(expires_at))
             .bind(columns.audience)
+            .bind(columns.authentication.as_deref())
             .execute(&mut *conn)
             .await
             .map_err(store_error::<Postgres>)?;

@@ -50,6 +50,7 @@ pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub(crate) use keys::EncryptedKeys;
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
+pub use records::UserAuthentication;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, MAX_CLAIMS_BYTES, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens,

@@ -6,10 +6,12 @@ use std::fmt;
 use smol_str::SmolStr;
 
 mod actor;
+mod authentication;
 mod claims;
 
 pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
+pub use authentication::UserAuthentication;
 pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
 pub(crate) use claims::{claim_scopes, supported_claims};
 
@@ -208,8 +210,8 @@ pub fn username_key(username: &str) -> Option<String> {
     plausible.then(|| username.to_lowercase())
 }
 
-/// Who authorized what: the client, the user (none for `client_credentials`), the scope and
-/// the audience.
+/// Who authorized what: the client, the user (none for `client_credentials`), the scope, the
+/// audience, and how the user signed in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Authorization {
@@ -223,6 +225,12 @@ pub struct Authorization {
     /// narrower than its family's. Every authorization grantor hands a store has one; a store
     /// keeps it and gives it back ([`Authorization::with_audience`]).
     pub audience: Audience,
+    /// How the user signed in for it (`auth_time`, `acr`, `amr`): a property of the family,
+    /// which every token descending from the sign-in shares (a refresh keeps the original,
+    /// OIDC Core §12.2). `None` without a user sign-in (client credentials). A store keeps the
+    /// one a family starts with (a code's, or a new family's tokens') and gives it back with
+    /// each of the family's codes and tokens ([`Authorization::with_authentication`]).
+    pub authentication: Option<UserAuthentication>,
 }
 
 impl Authorization {
@@ -234,12 +242,20 @@ impl Authorization {
             user,
             scope,
             audience: Audience::default(),
+            authentication: None,
         }
     }
 
     /// The same authorization for `audience`.
     pub fn with_audience(mut self, audience: Audience) -> Self {
         self.audience = audience;
+        self
+    }
+
+    /// The same authorization, its user having signed in as `authentication` says (none: no
+    /// user sign-in).
+    pub fn with_authentication(mut self, authentication: Option<UserAuthentication>) -> Self {
+        self.authentication = authentication;
         self
     }
 }

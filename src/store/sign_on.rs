@@ -20,7 +20,8 @@ pub const MAX_SESSION_GRANTS: usize = 64;
 /// signing in over and over, fills a store's bound for everyone else.
 pub const MAX_SESSIONS_PER_USER: usize = 32;
 
-/// The most bytes of a session's `sid`, and of each of its authentication methods.
+/// The most bytes of a session's `sid`, of each of its authentication methods and of its
+/// authentication context class (see [`UserAuthentication`](super::UserAuthentication)).
 pub const MAX_SID_BYTES: usize = 64;
 
 /// A person's signed-in browser: made by a successful sign-in, kept under the digest of the
@@ -38,6 +39,9 @@ pub struct UserSession {
     pub auth_time: UnixTime,
     /// How (`amr`, RFC 8176): `pwd` for a password.
     pub amr: Vec<String>,
+    /// The authentication context class the sign-in satisfied (`acr`), when the deployment
+    /// names one ([`UserSession::with_acr`]); every sign-in by this session carries it.
+    pub acr: Option<String>,
     /// When the session ends by itself.
     pub expires_at: UnixTime,
     /// The grants issued in the session, oldest first, at most [`MAX_SESSION_GRANTS`]: each
@@ -47,7 +51,7 @@ pub struct UserSession {
 
 impl UserSession {
     /// A session of `user`, signed in at `auth_time` by `amr`, known as `sid`, until
-    /// `expires_at`, with no grant yet.
+    /// `expires_at`, with no named class (`acr`) and no grant yet.
     pub fn new(
         user: User,
         sid: impl Into<String>,
@@ -60,9 +64,16 @@ impl UserSession {
             sid: sid.into(),
             auth_time,
             amr,
+            acr: None,
             expires_at,
             grants: Vec::new(),
         }
+    }
+
+    /// The same session, its sign-in having satisfied the class `acr` (none: no named class).
+    pub fn with_acr(mut self, acr: Option<String>) -> Self {
+        self.acr = acr;
+        self
     }
 
     /// The same session with `grants` recorded.

@@ -28,7 +28,7 @@ use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
 use crate::settings::DeviceFlow;
 use crate::settings::Resources;
-use crate::store::{AttemptCounter, SingleUseStore, UserId, namespace};
+use crate::store::{AttemptCounter, SingleUseStore, UserAuthentication, UserId, namespace};
 use crate::throttle::Quota;
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
@@ -69,10 +69,13 @@ struct Flow {
     expires_at: u64,
 }
 
-/// The user's decision as the store keeps it: the user, or none for a denial.
+/// The user's decision as the store keeps it: the user, or none for a denial, and how the user
+/// signed in to approve (absent from a decision recorded before grantor kept it).
 #[derive(Serialize, Deserialize)]
 struct Answered {
     user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    authentication: Option<UserAuthentication>,
 }
 
 impl Devices<'_> {
@@ -265,12 +268,13 @@ impl Devices<'_> {
         }
     }
 
-    /// Records the signed-in user's decision for the device to collect. Taking the user code
-    /// makes it single: a second decision, on any node, finds it gone.
+    /// Records the signed-in user's decision for the device to collect: the user who approved
+    /// and how they signed in, or none for a denial. Taking the user code makes it single: a
+    /// second decision, on any node, finds it gone.
     pub(crate) async fn record(
         &self,
         device: &DeviceRef,
-        user: Option<&UserId>,
+        approved: Option<(&UserId, UserAuthentication)>,
         now: UnixTime,
     ) -> Result<(), OAuthError> {
         let gone = || {
@@ -290,8 +294,10 @@ impl Devices<'_> {
         {
             return Err(gone());
         }
+        let (user, authentication) = approved.unzip();
         let answered = Answered {
             user: user.map(|u| u.as_str().to_owned()),
+            authentication,
         };
         let value = serde_json::to_vec(&answered).map_err(|_| StoreError::failed("encoding"))?;
         let kept_until = UnixTime::from_secs(flow.expires_at).plus(self.settings.lifetime_value());

@@ -72,7 +72,8 @@ impl Poll<'_> {
             Some(user),
             Scope::parse(&flow.scope).map_err(|_| corrupt())?,
         )
-        .with_audience(Audience::from_stored(&flow.audience).ok_or_else(corrupt)?);
+        .with_audience(Audience::from_stored(&flow.audience).ok_or_else(corrupt)?)
+        .with_authentication(answered.authentication);
         let refresh = client.issues_refresh_tokens();
         self.issuer
             .issue(

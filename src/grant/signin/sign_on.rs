@@ -86,7 +86,7 @@ impl SignOn<'_> {
             amr: session.amr,
             sid: Some(session.sid),
             session: Some(digest),
-            acr: None,
+            acr: session.acr,
             user: None,
         };
         match self
@@ -165,7 +165,8 @@ impl SignOn<'_> {
             authenticated.auth_time,
             amr,
             expires_at,
-        );
+        )
+        .with_acr(authenticated.acr.clone());
         match self
             .sessions
             .insert_user_session(&digest, session, now)

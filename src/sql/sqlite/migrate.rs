@@ -50,6 +50,7 @@ static MIGRATIONS: &[Migration] = migrations![
     14 "0014_grantor_openid.sql" "grantor openid",
     15 "0015_grantor_sign_on.sql" "grantor sign on",
     16 "0016_grantor_dpop_codes.sql" "grantor dpop codes",
+    17 "0017_grantor_user_authentication.sql" "grantor user authentication",
 ];
 
 /// The bookkeeping table, as earlier versions made it.

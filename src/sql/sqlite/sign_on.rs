@@ -55,6 +55,7 @@ impl UserSessionStore for SqliteStore {
                     &amr,
                     &expires_at,
                     &i64::try_from(grants.len()).unwrap_or(i64::MAX),
+                    &session.acr,
                 ],
             )?;
             // A session kept under this digest before takes its grants with it.

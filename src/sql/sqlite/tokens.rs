@@ -55,6 +55,7 @@ impl TokenIssuer for SqliteStore {
                     &authorization.audience,
                     &openid,
                     &jkt,
+                    &authorization.authentication,
                 ],
             )?;
             Ok(())
@@ -232,6 +233,7 @@ fn insert_family(
             &columns.scope,
             &secs(expires_at),
             &columns.audience,
+            &columns.authentication,
         ],
     )?;
     Ok(())

@@ -7,9 +7,10 @@
 //! grantor does (digests in, records out, fixed instants instead of a clock) and asserts what
 //! the traits promise: single use under concurrent callers, replays and reuse reported with
 //! their family and never revoked by the store itself, expiry, purging, records that carry what
-//! was granted (a DPoP key, a delegation's actor), case-insensitive usernames, the
-//! administrator's answers, the session, attempt-counter, single-use and key seams, and single
-//! sign-on (signed-in browsers and the grants issued in them, remembered approvals).
+//! was granted (a DPoP key, a delegation's actor, how the user signed in), case-insensitive
+//! usernames, the administrator's answers, the session, attempt-counter, single-use and key
+//! seams, and single sign-on (signed-in browsers and the grants issued in them, remembered
+//! approvals).
 //!
 //! ```rust,ignore
 //! // tests/store_contract.rs of your crate, with grantor's feature `test-util` in
@@ -31,6 +32,7 @@
 //! an error.
 
 mod accounts;
+mod authentication;
 mod bindings;
 mod clients;
 mod expiry;
@@ -325,6 +327,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
 fn sign_on_rules<S: UserSessionStore + ConsentStore + Purge>() -> Vec<Rule<S>> {
     rules![
         sign_on::a_user_session_is_found_by_its_digest_until_it_expires,
+        sign_on::a_user_session_keeps_the_class_of_its_sign_in,
         sign_on::session_grants_are_kept_in_order_and_bounded,
         sign_on::concurrent_grants_are_all_kept,
         sign_on::a_user_session_ends_once,
@@ -358,6 +361,8 @@ fn token_rules<S: TokenIssuer + Purge>() -> Vec<Rule<S>> {
         tokens::tokens_for_an_unknown_family_are_refused,
         bindings::each_token_keeps_the_dpop_key_it_was_bound_to,
         bindings::an_access_token_keeps_its_actor,
+        authentication::a_family_keeps_how_its_user_signed_in_through_its_code_and_rotations,
+        authentication::new_families_keep_their_sign_in_and_a_client_s_own_has_none,
         retries::a_retry_within_the_window_moves_on_and_leaves_one_live_pair,
         retries::a_retry_past_the_window_or_without_one_is_reuse,
         retries::concurrent_retries_leave_exactly_one_live_pair,

@@ -11,8 +11,8 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::secret::SecretDigest;
 use crate::store::{
-    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, Purge, User, UserId,
-    UserSession, UserSessionStore,
+    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, Purge, User,
+    UserId, UserSession, UserSessionStore,
 };
 
 /// Alice, signed in a minute ago with a password and a one-time code (RFC 8176), for an hour.
@@ -106,6 +106,39 @@ where
     assert_eq!(find(store, &other_id, NOW).await, Some(other));
     let unknown = digest("browser cookie");
     assert_eq!(find(store, &unknown, NOW).await, None, "an unknown digest");
+}
+
+/// A session keeps the authentication context class its sign-in satisfied (`acr`), found and
+/// ended with it; a session without one reads without one.
+pub(super) async fn a_user_session_keeps_the_class_of_its_sign_in<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    // As long as a class may be (MAX_SID_BYTES), with characters that need quoting.
+    let acr = format!("urn:\"é\"\\{}", "a".repeat(MAX_SID_BYTES - 9));
+    assert_eq!(acr.len(), MAX_SID_BYTES);
+    let strong = user_session().with_acr(Some(acr.clone()));
+    let strong_id = kept(store, strong.clone()).await;
+    let plain = user_session();
+    let plain_id = kept(store, plain.clone()).await;
+    let found = find(store, &strong_id, NOW).await;
+    assert_eq!(
+        found.as_ref().map(|s| s.acr.as_deref()),
+        Some(Some(acr.as_str()))
+    );
+    assert_eq!(found, Some(strong.clone()), "the session with its class");
+    let found = find(store, &plain_id, NOW).await;
+    assert_eq!(
+        found.map(|s| s.acr),
+        Some(None),
+        "a session without a class"
+    );
+    let ended = store.end_user_session(&strong_id, NOW).await;
+    assert_eq!(
+        ended.must("end_user_session"),
+        Some(strong),
+        "the ended session with its class"
+    );
 }
 
 pub(super) async fn session_grants_are_kept_in_order_and_bounded<S>(store: &S)
