@@ -53,6 +53,7 @@ use argon2::{Algorithm, Argon2};
 use crate::error::StoreError;
 use crate::secret::random_bytes;
 
+#[cfg(feature = "test-util")]
 pub(crate) use formats::scheme as scheme_of;
 pub use formats::{MAX_BCRYPT_COST, MAX_MEMORY_BYTES, MAX_PBKDF2_ITERATIONS};
 pub use lanes::HashingPools;

@@ -76,6 +76,11 @@ async fn enter_code(http: &reqwest::Client, base: &str, page: &Reply, code: &str
 /// The ID token's claims for the code a redirect carries (their signature is checked by the
 /// OpenID tests).
 async fn id_token_claims(base: &str, redirected: &Reply) -> Value {
+    tokens_and_claims(base, redirected).await.1
+}
+
+/// The tokens the code a redirect carries is exchanged for, and their ID token's claims.
+async fn tokens_and_claims(base: &str, redirected: &Reply) -> (Value, Value) {
     let code = callback_query(redirected).remove("code").expect("a code");
     let reply = token(
         base,
@@ -96,7 +101,20 @@ async fn id_token_claims(base: &str, redirected: &Reply) -> Value {
     let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload)
         .unwrap();
-    serde_json::from_slice(&payload).unwrap()
+    (tokens.clone(), serde_json::from_slice(&payload).unwrap())
+}
+
+/// Introspection by the demo API, the resource server of the tokens' audience.
+async fn introspect_as_api(base: &str, token: &str) -> Value {
+    let reply = post_form(
+        &browser(),
+        &format!("{base}/api/oauth/introspect"),
+        Some(("api-server", "api-secret")),
+        &[("token", token)],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.json()
 }
 
 async fn plain_sign_in(framework: &str) {
@@ -113,9 +131,26 @@ async fn plain_sign_in(framework: &str) {
     );
     let http = browser();
     let redirected = sign_in_via_authorize(&http, base, &params(&[]), ALICE).await;
-    let claims = id_token_claims(base, &redirected).await;
+    let (tokens, claims) = tokens_and_claims(base, &redirected).await;
     assert_eq!(claims["acr"], PASSWORD_ACR);
     assert_eq!(claims["amr"], serde_json::json!(["pwd"]));
+    // A password's token is refused at the step-up route, naming what would pass.
+    let access = tokens["access_token"].as_str().unwrap();
+    let strong = send(
+        browser()
+            .get(format!("{base}/api/me/strong"))
+            .bearer_auth(access),
+    )
+    .await;
+    assert_eq!(strong.status, 401, "{}", strong.body);
+    let challenge = strong.header("www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.contains("insufficient_user_authentication")
+            && challenge.contains(&format!("acr_values=\"{MFA}\""))
+            && challenge.contains("max_age=300"),
+        "{challenge}"
+    );
+    assert_eq!(introspect_as_api(base, access).await["acr"], PASSWORD_ACR);
     server.assert_alive_and_calm();
 }
 
@@ -131,9 +166,22 @@ async fn alice_mfa(framework: &str) {
     assert!(wrong.body.contains("not right"), "{}", wrong.body);
     let code = alice_code();
     let redirected = enter_code(&http, base, &wrong, &code).await;
-    let claims = id_token_claims(base, &redirected).await;
+    let (tokens, claims) = tokens_and_claims(base, &redirected).await;
     assert_eq!(claims["acr"], MFA);
     assert_eq!(claims["amr"], serde_json::json!(["pwd", "otp"]));
+    // RFC 9470: the token of this sign-in passes the demo's step-up, and says why.
+    let access = tokens["access_token"].as_str().unwrap();
+    let strong = send(
+        browser()
+            .get(format!("{base}/api/me/strong"))
+            .bearer_auth(access),
+    )
+    .await;
+    assert_eq!(strong.status, 200, "{}", strong.body);
+    assert_eq!(strong.json()["email"], "alice@example.com");
+    let introspected = introspect_as_api(base, access).await;
+    assert_eq!(introspected["acr"], MFA);
+    assert_eq!(introspected["auth_time"], claims["auth_time"]);
 
     // The same code, in another browser's sign-in: never accepted again (RFC 6238 §5.2).
     let other = browser();

@@ -405,7 +405,7 @@ async fn a_hosts_sign_in_short_of_an_essential_class_is_refused_and_nonsense_is_
 async fn malformed_acr_requests_are_invalid_request() {
     let f = mfa_fixture();
     let mut browser = Browser::new(&f);
-    let too_many = vec!["a"; 9].join("%20");
+    let too_many = ["a"; 9].join("%20");
     for extra in [
         format!("&acr_values={too_many}"),
         "&claims=not-json".to_owned(),

@@ -68,8 +68,8 @@ pub(crate) async fn exchange(
     // Kept only for an ID token: a plain password grant copies nothing more than before.
     let id_token_for = openid.then(|| user.id().clone());
     // A sign-in now, by password: what every token of this grant remembers of it.
-    let signed = Authenticated::by_password(now, None)
-        .with_acr(sign_in.password_acr.map(str::to_owned));
+    let signed =
+        Authenticated::by_password(now, None).with_acr(sign_in.password_acr.map(str::to_owned));
     let acr = signed.acr.clone();
     let authorization = Authorization::new(client.id().clone(), Some(user), granted.scope)
         .with_audience(granted.audience)

@@ -306,7 +306,7 @@ fn pbkdf2_iterations(text: &str) -> Result<u32, Unreadable> {
 }
 
 fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || hex.len() > 256 {
+    if !hex.len().is_multiple_of(2) || hex.len() > 256 {
         return None;
     }
     (0..hex.len())

@@ -44,7 +44,7 @@ impl AuthorizationServer {
         let user = User::new(crate::mint::user_id()?, username.trim());
         check_password(password)?;
         let phc = self.inner.hashing.hash(password).await?;
-        Ok(admin.insert_user(&user, &phc).await?)
+        admin.insert_user(&user, &phc).await
     }
 
     /// Changes an account's password, hashed as [`add_user`](Self::add_user) hashes; `false`

@@ -40,13 +40,13 @@ pub struct Usernames {
     rule: Rule,
 }
 
+/// A host's rule: a name as typed to its account's key.
+type KeyRule = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 #[derive(Clone)]
 enum Rule {
     Email,
-    Custom {
-        label: Arc<str>,
-        key: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
-    },
+    Custom { label: Arc<str>, key: KeyRule },
 }
 
 impl Usernames {

@@ -51,12 +51,14 @@ pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDige
 pub(crate) use keys::EncryptedKeys;
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub use records::UserAuthentication;
+#[cfg(feature = "test-util")]
+pub(crate) use records::new_user;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, MAX_CLAIMS_BYTES, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens,
     RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
-pub(crate) use records::{claim_scopes, new_user, supported_claims};
+pub(crate) use records::{claim_scopes, supported_claims};
 pub use second_factor::SecondFactor;
 pub use sign_on::{
     ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
