@@ -269,7 +269,7 @@ impl SignIn<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SignInProblem {
-    /// The email or the password is wrong (the page does not say which).
+    /// The username or the password is wrong (the page does not say which).
     WrongCredentials,
     /// Too many attempts for this account; try again after the duration.
     Throttled(Duration),
@@ -281,7 +281,7 @@ pub enum SignInProblem {
 impl fmt::Display for SignInProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::WrongCredentials => f.write_str("The email or password is incorrect."),
+            Self::WrongCredentials => f.write_str("The username or password is incorrect."),
             Self::MalformedUsername => f.write_str("Enter the username of your account."),
             Self::Throttled(wait) => write!(
                 f,

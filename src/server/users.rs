@@ -91,6 +91,47 @@ impl AuthorizationServer {
         Ok(admin.set_claims(user, claims).await?)
     }
 
+    /// Checks `username`'s password as grantor's sign-in page does, for a host that runs its own
+    /// sign-in steps ([`finish_sign_in`](Self::finish_sign_in)): the username rule, the
+    /// account's throttle (counted before the hash, shared by every node), the
+    /// [verifier](crate::AuthorizationServerBuilder::password_verifier) on the hashing lane, a
+    /// dummy check for an unknown username, and the upgrade of an old hash. The user, or why
+    /// not (never saying whether the username or the password was wrong); `Err` when the
+    /// store or the hashing lane failed (a 503 [`OAuthError`](crate::OAuthError) when busy).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use grantor::signin::SignInProblem;
+    /// use grantor::{AuthorizationServer, MemoryStore, Password};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .build()
+    ///     .unwrap();
+    /// server.add_user("alice@example.com", &Password::new("alice-password-1")).await.unwrap();
+    /// let right = Password::new("alice-password-1");
+    /// let alice = server.verify_password("alice@example.com", &right).await;
+    /// assert_eq!(alice.unwrap().unwrap().username(), "alice@example.com");
+    /// let wrong = server.verify_password("alice@example.com", &Password::new("guess")).await;
+    /// assert!(matches!(wrong, Ok(Err(SignInProblem::WrongCredentials))));
+    /// # }
+    /// ```
+    pub async fn verify_password(
+        &self,
+        username: &str,
+        password: &Password,
+    ) -> Result<Result<User, crate::signin::SignInProblem>, crate::OAuthError> {
+        use crate::grant::password::Failure;
+        let now = self.inner.now();
+        let sign_in = self.inner.sign_in();
+        match sign_in.authenticate(None, username, password, now).await {
+            Ok(user) => Ok(Ok(user)),
+            Err(Failure::Problem(problem)) => Ok(Err(problem)),
+            Err(Failure::Store(error)) => Err(error),
+        }
+    }
+
     /// Forgets `user`'s remembered approval of the client `client_id` (the person's "remove
     /// access" in an account page, or the host's): their next authorization request from that
     /// client shows the approval page again. `false` when none was remembered. Tokens already
