@@ -52,7 +52,7 @@ pub struct AuthorizationServerBuilder {
     /// Whether `user_admin` came with `store`'s users (and goes if other users are set).
     user_admin_from_store: bool,
     /// Checks passwords against what the user store keeps.
-    password_verifier: Option<Arc<dyn crate::hash::PasswordVerifier>>,
+    password_verifier: Option<Arc<dyn crate::store::PasswordVerifier>>,
     /// Whether a right password kept in an older scheme is rehashed with Argon2id.
     rehash_passwords: bool,
     usernames: crate::settings::Usernames,

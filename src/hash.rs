@@ -1,6 +1,7 @@
 //! Password hashing and verification, run off the host's async executor: grantor's own
-//! Argon2id hashes, the [`PasswordVerifier`] seam that checks what the host's user table keeps
-//! ([`KnownHashes`] by default: Argon2, bcrypt, scrypt, PBKDF2), and the lanes they run on.
+//! Argon2id hashes, the schemes a host's user table may keep (read by
+//! [`KnownHashes`](crate::store::KnownHashes), the default
+//! [`PasswordVerifier`](crate::store::PasswordVerifier)), and the lanes they run on.
 //!
 //! Verifying an Argon2id hash takes tens of milliseconds of CPU and ~19 MiB of memory on
 //! purpose. Run inline, a few concurrent sign-ins would stall every task on the executor's
@@ -45,7 +46,7 @@
 mod formats;
 mod lanes;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2};
@@ -53,122 +54,11 @@ use argon2::{Algorithm, Argon2};
 use crate::error::StoreError;
 use crate::secret::random_bytes;
 
-#[cfg(feature = "test-util")]
-pub(crate) use formats::scheme as scheme_of;
+pub use formats::Verification;
 pub use formats::{MAX_BCRYPT_COST, MAX_MEMORY_BYTES, MAX_PBKDF2_ITERATIONS};
+pub(crate) use formats::{Unreadable, scheme as scheme_of, verify as verify_stored};
 pub use lanes::HashingPools;
 use lanes::{Lane, Pools, Priority};
-
-use crate::secret::Password;
-use crate::store::Account;
-
-/// What checking a password against an account found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Verification {
-    /// Not the account's password (or nothing the verifier could check it against).
-    Mismatch,
-    /// The account's password.
-    Match,
-    /// The account's password, and what the account keeps should be replaced: an older
-    /// scheme or weaker parameters. grantor hashes the password with its own Argon2id and
-    /// hands the hash to the users' [`UserAdmin::set_password_hash`](crate::store::UserAdmin::set_password_hash),
-    /// when the server has that seam and
-    /// [`rehash_passwords`](crate::AuthorizationServerBuilder::rehash_passwords) is on.
-    MatchRehash,
-}
-
-impl Verification {
-    /// Whether the password is the account's.
-    pub fn is_match(self) -> bool {
-        self != Self::Mismatch
-    }
-}
-
-/// Checks a password against what the host's [`UserStore`](crate::store::UserStore) keeps for
-/// an account: grantor's sign-in page, the password grant and the device page ask it once the
-/// store has found the account (and the throttle has counted the attempt).
-///
-/// The server calls it on a thread of its user hashing lane, never on the async executor, so
-/// it may take its time and may block: a slow hash, a bind to an LDAP directory, a call into a
-/// legacy library. The lane bounds how many run at once and how many wait
-/// ([`HashingPools`]); a check that finds the queue full is answered 503 without running. An
-/// unknown username never reaches it: grantor checks a dummy Argon2id hash instead, at the
-/// default's cost.
-///
-/// [`KnownHashes`], the default, verifies the hashes real tables hold. A host with another
-/// scheme, or with no hash at all (a directory), writes its own:
-///
-/// ```
-/// use grantor::hash::{KnownHashes, PasswordVerifier, Verification};
-/// use grantor::store::{Account, StoreError};
-/// use grantor::Password;
-///
-/// /// The legacy table's rows start with `legacy:`; everything else is a known hash.
-/// struct Legacy;
-///
-/// impl PasswordVerifier for Legacy {
-///     fn verify(&self, account: &Account, password: &Password) -> Result<Verification, StoreError> {
-///         match account.password_hash().strip_prefix("legacy:") {
-///             // The legacy library's own check would go here.
-///             Some(_) => Ok(Verification::Mismatch),
-///             None => KnownHashes.verify(account, password),
-///         }
-///     }
-/// }
-/// # let _ = Legacy;
-/// ```
-pub trait PasswordVerifier: Send + Sync + 'static {
-    /// Whether `password` is `account`'s, and whether what it keeps should be upgraded. A
-    /// failure of the verifier's own (a directory that does not answer) is a
-    /// [`StoreError`]: [`StoreError::unavailable`] answers 503, anything else 500; a wrong
-    /// password is [`Verification::Mismatch`], never an error.
-    fn verify(&self, account: &Account, password: &Password) -> Result<Verification, StoreError>;
-}
-
-/// grantor's default [`PasswordVerifier`]: the account's hash in any scheme a user table is
-/// likely to hold, verified by the maintained crate of that scheme, in constant time:
-///
-/// | scheme | as written by |
-/// |---|---|
-/// | Argon2id, Argon2i, Argon2d PHC strings (`$argon2id$v=19$m=…`) | grantor, `argon2`, argon2-cffi, libsodium, PHP's `PASSWORD_ARGON2I(D)` |
-/// | bcrypt (`$2b$`, `$2a$`, `$2y$`, `$2x$`) | Rails' `has_secure_password`, Laravel, PHP's `password_hash`, Node's `bcrypt`, Spring Security |
-/// | scrypt and PBKDF2 PHC strings (`$scrypt$…`, `$pbkdf2-sha256$…`, `$pbkdf2-sha512$…`) | the RustCrypto crates |
-/// | Django's `pbkdf2_sha256$…` and `scrypt$…` | Django's default hasher, and its scrypt one |
-/// | Werkzeug's `pbkdf2:sha256:N$…` (or `sha512`) and `scrypt:N:r:p$…` | Flask and Werkzeug |
-///
-/// Every scheme but an Argon2id hash at least as strong as grantor's own (m = 19 MiB, t = 2)
-/// answers [`Verification::MatchRehash`] on a right password, so a table moves to Argon2id one
-/// sign-in at a time. A stronger Argon2id hash is kept, never downgraded.
-///
-/// A hash whose scheme is unknown or malformed, or whose parameters ask for more than
-/// [`MAX_MEMORY_BYTES`], [`MAX_PBKDF2_ITERATIONS`] or [`MAX_BCRYPT_COST`], is not computed: it
-/// verifies nothing, and a warning names the account's id and the scheme (never the stored
-/// text), so that a row grantor cannot read is seen in the log rather than taken for a wrong
-/// password. bcrypt reads at most a password's first 72 bytes, as every bcrypt does.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KnownHashes;
-
-impl PasswordVerifier for KnownHashes {
-    fn verify(&self, account: &Account, password: &Password) -> Result<Verification, StoreError> {
-        let stored = account.password_hash();
-        match formats::verify(stored, password.expose_secret()) {
-            Ok(verification) => Ok(verification),
-            Err(unreadable) => {
-                let why = match unreadable {
-                    formats::Unreadable::Format => "a scheme grantor cannot read",
-                    formats::Unreadable::TooCostly => "parameters past grantor's bounds",
-                };
-                tracing::warn!(
-                    user = %account.user().id(),
-                    scheme = formats::scheme(stored),
-                    "the account's password hash has {why}: no password can sign it in"
-                );
-                Ok(Verification::Mismatch)
-            }
-        }
-    }
-}
 
 /// Hashes `password` with Argon2id (m = 19 MiB, t = 2, p = 1: OWASP's recommendation) and a
 /// random 128-bit salt, as a PHC string. Synchronous and slow by design: for registration and
@@ -220,21 +110,13 @@ impl Hashing {
             .await?
     }
 
-    /// Verifies `password` against `account` with `verifier`, on the user lane, before any
-    /// waiting dummy check.
-    pub(crate) async fn verify_account(
+    /// Runs `job` on the user lane (a password check the verifier does), before any waiting
+    /// dummy check; refused at once (`unavailable`) when the lane's queue is full.
+    pub(crate) async fn on_user_lane<T: Send + 'static>(
         &self,
-        verifier: &Arc<dyn PasswordVerifier>,
-        account: Account,
-        password: &Password,
-    ) -> Result<Verification, StoreError> {
-        let verifier = Arc::clone(verifier);
-        let password = password.clone();
-        let lane = &self.pools().user;
-        lane.run(Priority::Normal, move || {
-            verifier.verify(&account, &password)
-        })
-        .await?
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.pools().user.run(Priority::Normal, job).await
     }
 
     /// Verifies a client secret against its Argon2id PHC string on the client lane, so client
@@ -355,8 +237,8 @@ mod tests {
             let password = Password::new(pw);
             futures_executor_block_on(hashing.verify_account(&verifier, account.clone(), &password))
         };
-        assert_eq!(verify("pw").unwrap(), Verification::Match);
-        assert_eq!(verify("other").unwrap(), Verification::Mismatch);
+        assert!(verify("pw").unwrap());
+        assert!(!verify("other").unwrap());
         let dummy = futures_executor_block_on(hashing.verify_against_dummy("pw"));
         assert!(!dummy.unwrap());
     }

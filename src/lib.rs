@@ -155,6 +155,7 @@ mod step_up;
 pub mod store;
 mod throttle;
 mod token_format;
+mod usernames;
 
 /// The README's examples run as doc tests. Between them they use the features below, so they
 /// run when every one of them is on (`cargo test --all-features`, as CI runs them).

@@ -14,15 +14,17 @@ use crate::step_up::StepUp;
 use crate::store::{AccessGrant, UserId};
 use authorize::Authorize;
 
+mod cookies;
 mod flows;
 mod inner;
 mod openid;
 mod secrets;
 mod signin;
+mod steps;
 mod users;
 
 pub(crate) use inner::Inner;
-pub use signin::{ApprovalPage, LogoutPage, SecondFactorPage, SignInPage, Step};
+pub use steps::{ApprovalPage, LogoutPage, SecondFactorPage, SignInPage, Step};
 
 /// The authorization server: hand it requests, get responses.
 ///

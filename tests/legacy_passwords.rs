@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use base64::Engine as _;
 use grantor::client::{Approval, Client, ClientSecret, GrantType, SecretVerifier};
-use grantor::hash::{KnownHashes, PasswordVerifier, Verification};
 use grantor::settings::{DeviceFlow, Usernames};
 use grantor::signin::Step;
 use grantor::store::contract::{self, KnownAccount};
 use grantor::store::{
     Account, Admin as _, AdminError, StoreError, User, UserAdmin, UserClaims, UserId, UserStore,
 };
+use grantor::store::{KnownHashes, PasswordVerifier, Verification};
 use grantor::{AuthorizationServer, Decision, MemoryStore, Password};
 
 // Hashes of "correct horse" as the host's earlier applications wrote them (Python's bcrypt,

@@ -226,7 +226,7 @@ impl AuthorizationServerBuilder {
             user_admin: self.user_admin,
             password_verifier: self
                 .password_verifier
-                .unwrap_or_else(|| Arc::new(crate::hash::KnownHashes)),
+                .unwrap_or_else(|| Arc::new(crate::store::KnownHashes)),
             rehash_passwords: self.rehash_passwords,
             second_factor: self.second_factor,
             tokens,

@@ -59,16 +59,16 @@ impl AuthorizationServerBuilder {
     }
 
     /// How passwords are checked against what the [user store](Self::users) keeps:
-    /// [`KnownHashes`](crate::hash::KnownHashes) by default (Argon2, bcrypt, scrypt, PBKDF2 in
+    /// [`KnownHashes`](crate::store::KnownHashes) by default (Argon2, bcrypt, scrypt, PBKDF2 in
     /// their usual formats), or the host's own (an LDAP bind, a legacy scheme). It runs on the
     /// server's user hashing lane ([`hashing_pools`](Self::hashing_pools)).
-    pub fn password_verifier(mut self, verifier: Arc<dyn crate::hash::PasswordVerifier>) -> Self {
+    pub fn password_verifier(mut self, verifier: Arc<dyn crate::store::PasswordVerifier>) -> Self {
         self.password_verifier = Some(verifier);
         self
     }
 
     /// Whether a right password whose hash the verifier asks to upgrade
-    /// ([`Verification::MatchRehash`](crate::hash::Verification::MatchRehash): bcrypt, PBKDF2,
+    /// ([`Verification::MatchRehash`](crate::store::Verification::MatchRehash): bcrypt, PBKDF2,
     /// an older Argon2…) is hashed again with grantor's Argon2id and kept through the
     /// [user admin](Self::user_admin). On by default; a host whose other applications still
     /// read the old hashes turns it off.

@@ -17,11 +17,14 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
-use crate::hash::{Hashing, PasswordVerifier, Verification};
+use crate::hash::Hashing;
 use crate::secret::Password;
-use crate::settings::Usernames;
-use crate::store::{AttemptCounter, Authorization, SignInFacts, User, UserAdmin, UserStore};
+use crate::store::{
+    AttemptCounter, Authorization, PasswordVerifier, SignInFacts, User, UserAdmin, UserStore,
+    Verification,
+};
 use crate::throttle::{SignInThrottle, Turns};
+use crate::usernames::Usernames;
 
 /// What checking a password needs: the accounts, how their passwords are verified, where an
 /// upgraded hash goes, the throttle's policy and its counters.
@@ -234,10 +237,13 @@ impl SignIn<'_> {
             return Ok(None);
         };
         let user = account.user().clone();
+        // On the user lane, off the executor: the verifier may be slow, or block.
+        let verifier = Arc::clone(self.verifier);
+        let secret = password.clone();
         let verified = self
             .hashing
-            .verify_account(self.verifier, account, password)
-            .await?;
+            .on_user_lane(move || verifier.verify(&account, &secret))
+            .await??;
         if verified == Verification::MatchRehash {
             self.upgrade(&user, password).await;
         }

@@ -15,7 +15,28 @@ use base64::Engine as _;
 use sha2::{Sha256, Sha512};
 use subtle::ConstantTimeEq as _;
 
-use super::Verification;
+/// What checking a password against an account found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verification {
+    /// Not the account's password (or nothing the verifier could check it against).
+    Mismatch,
+    /// The account's password.
+    Match,
+    /// The account's password, and what the account keeps should be replaced: an older
+    /// scheme or weaker parameters. grantor hashes the password with its own Argon2id and
+    /// hands the hash to the users' [`UserAdmin::set_password_hash`](crate::store::UserAdmin::set_password_hash),
+    /// when the server has that seam and
+    /// [`rehash_passwords`](crate::AuthorizationServerBuilder::rehash_passwords) is on.
+    MatchRehash,
+}
+
+impl Verification {
+    /// Whether the password is the account's.
+    pub fn is_match(self) -> bool {
+        self != Self::Mismatch
+    }
+}
 
 /// The most memory a stored hash's parameters may ask of one check (Argon2's `m`, scrypt's
 /// `128·r·N`): 256 MiB.

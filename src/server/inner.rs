@@ -44,7 +44,7 @@ pub(crate) struct Inner {
     /// Where the administrator's calls keep accounts: the users' store-only side.
     pub(crate) user_admin: Option<Arc<dyn UserAdmin>>,
     /// Checks passwords against what the user store keeps.
-    pub(crate) password_verifier: Arc<dyn crate::hash::PasswordVerifier>,
+    pub(crate) password_verifier: Arc<dyn crate::store::PasswordVerifier>,
     /// Whether a right password kept in an older scheme goes back rehashed.
     pub(crate) rehash_passwords: bool,
     /// The host's second factor, if its users have one.

@@ -121,7 +121,7 @@ impl AuthorizationServer {
         &self,
         username: &str,
         password: &Password,
-    ) -> Result<Result<User, crate::signin::SignInProblem>, crate::OAuthError> {
+    ) -> Result<Result<User, crate::grant::password::SignInProblem>, crate::error::OAuthError> {
         use crate::grant::password::Failure;
         let now = self.inner.now();
         let sign_in = self.inner.sign_in();

@@ -12,7 +12,6 @@ mod device_flow;
 mod openid;
 mod paths;
 mod pushed_requests;
-mod usernames;
 
 pub use crate::oidc::Prompt;
 pub use crate::registration::{
@@ -20,13 +19,13 @@ pub use crate::registration::{
 };
 pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
+pub use crate::usernames::{MAX_USERNAME_BYTES, Usernames};
 pub use acr::AcrLevels;
 pub use client_documents::ClientIdDocuments;
 pub use device_flow::DeviceFlow;
 pub use openid::OpenIdConnect;
 pub use paths::EndpointPaths;
 pub use pushed_requests::PushedRequests;
-pub use usernames::{MAX_USERNAME_BYTES, Usernames};
 
 /// PKCE at the authorization endpoint (RFC 7636), one setting: which clients must use it and
 /// which methods are taken.

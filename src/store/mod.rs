@@ -15,6 +15,7 @@
 //! | [`SessionStore`] | where is this browser in its sign-in? |
 //! | [`UserSessionStore`] | is this browser signed in (single sign-on), since when, and what was it issued? |
 //! | [`ConsentStore`] | what did this person already approve for this client? |
+//! | [`PasswordVerifier`] | is this the password of this account (and should its hash be upgraded)? |
 //! | [`SecondFactor`] | does this person have a second factor, and is this its code? |
 //! | [`AttemptCounter`] | how many attempts has this key made lately? |
 //! | [`SingleUseStore`] | has this value been used, and what did it carry? |
@@ -32,6 +33,7 @@
 pub(crate) mod client_cache;
 #[cfg(feature = "test-util")]
 pub mod contract;
+mod credentials;
 pub use client_cache::CLIENT_CACHE_CAPACITY;
 mod keys;
 pub mod namespace;
@@ -46,8 +48,10 @@ use async_trait::async_trait;
 
 // What crosses the seams besides the records: failures, digests, secrets and PKCE challenges.
 pub use crate::error::{StoreError, StoreErrorKind};
+pub use crate::hash::Verification;
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
+pub use credentials::{KnownHashes, PasswordVerifier};
 pub(crate) use keys::EncryptedKeys;
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub use records::UserAuthentication;

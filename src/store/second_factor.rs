@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::User;
+use super::records::User;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 

@@ -10,7 +10,8 @@ use std::time::Duration;
 use super::super::authorize::{Authenticated, PendingAuthorization};
 use super::levels::{Levels, Needed};
 use crate::clock::UnixTime;
-use crate::error::{OAuthError, StoreErrorKind};
+use crate::error::{ErrorCode, OAuthError, StoreErrorKind};
+use crate::grant::id_token::IdTokens;
 use crate::mint;
 use crate::oidc::Prompt;
 use crate::scope::Scope;
@@ -48,9 +49,56 @@ pub(crate) enum Resumed {
 }
 
 impl SignOn<'_> {
+    /// Where a valid authorization request `pending` from a browser whose single sign-on
+    /// cookie is `cookie` (empty when it has none) stands, decided whole: its `id_token_hint`
+    /// verified (OIDC Core §3.1.2.1: an ID token of this server, expired or not, of which only
+    /// the `sub` is kept; anything else is `invalid_request`), the browser's session consulted,
+    /// and `prompt=none` answered with the error of what would have to be asked (§3.1.2.6:
+    /// `login_required`, `consent_required`, `interaction_required` for the second factor).
+    pub(crate) async fn begin(
+        &self,
+        id_tokens: Option<IdTokens<'_>>,
+        cookie: &str,
+        mut pending: PendingAuthorization,
+        now: UnixTime,
+    ) -> Result<Resumed, OAuthError> {
+        if let Err(error) = read_id_token_hint(id_tokens, &mut pending, now).await {
+            return Ok(Resumed::Refused(pending, error));
+        }
+        let prompt_none = pending.prompt() == Prompt::None;
+        let resumed = self.resume(cookie, pending, now).await?;
+        if !prompt_none {
+            return Ok(resumed);
+        }
+        let refused = |pending, code, description| {
+            Ok(Resumed::Refused(
+                pending,
+                OAuthError::new(code, description),
+            ))
+        };
+        match resumed {
+            Resumed::SignIn(pending) => refused(
+                pending,
+                ErrorCode::LoginRequired,
+                "prompt=none, and the user would have to sign in",
+            ),
+            Resumed::Approve(pending, _) => refused(
+                pending,
+                ErrorCode::ConsentRequired,
+                "prompt=none, and the user would have to approve this client",
+            ),
+            Resumed::SecondFactor(pending) => refused(
+                pending,
+                ErrorCode::InteractionRequired,
+                "prompt=none, and the request asks for the second factor",
+            ),
+            answered => Ok(answered),
+        }
+    }
+
     /// The request `pending` from a browser whose session cookie is `cookie` (empty when it has
     /// none).
-    pub(crate) async fn resume(
+    async fn resume(
         &self,
         cookie: &str,
         mut pending: PendingAuthorization,
@@ -220,4 +268,28 @@ impl SignOn<'_> {
             answer => Ok(answer?),
         }
     }
+}
+
+/// Verifies an OpenID Connect request's `id_token_hint` (an ID token of this server, expired or
+/// not) and keeps only the `sub` it names; one that is not is `invalid_request`.
+async fn read_id_token_hint(
+    id_tokens: Option<IdTokens<'_>>,
+    pending: &mut PendingAuthorization,
+    now: UnixTime,
+) -> Result<(), OAuthError> {
+    let (Some(openid), Some(id_tokens)) = (pending.openid.as_mut(), id_tokens) else {
+        return Ok(());
+    };
+    let Some(hint) = openid.id_token_hint.take() else {
+        return Ok(());
+    };
+    let claims = id_tokens.signer.read(&hint, now).await?;
+    let sub = claims
+        .filter(|claims| claims["iss"] == id_tokens.issuer_id)
+        .and_then(|claims| claims["sub"].as_str().map(str::to_owned))
+        .ok_or_else(|| {
+            OAuthError::invalid_request("id_token_hint is not an ID token of this server")
+        })?;
+    openid.hinted_sub = Some(sub);
+    Ok(())
 }

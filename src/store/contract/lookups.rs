@@ -3,10 +3,10 @@
 //! the call and the value that broke it.
 
 use super::panic_message;
-use crate::hash::{PasswordVerifier, Verification};
 use crate::secret::Password;
-use crate::settings::Usernames;
 use crate::store::{Account, MAX_CLAIMS_BYTES, UserId, UserStore};
+use crate::store::{PasswordVerifier, Verification};
+use crate::usernames::Usernames;
 
 /// An account a host's user store already holds, for [`user_lookups`](super::user_lookups): its
 /// username as a person types it, and its password.

@@ -149,7 +149,7 @@ pub use lookups::KnownAccount;
 /// Checks a [`UserStore`] of the host's own that grantor only reads (no [`UserAdmin`]: the
 /// host adds its users itself), against `accounts` its table already holds, as grantor's
 /// sign-in with the default username rule (email addresses) and password verifier
-/// ([`KnownHashes`](crate::hash::KnownHashes)) would: see [`user_lookups_with`].
+/// ([`KnownHashes`](crate::store::KnownHashes)) would: see [`user_lookups_with`].
 ///
 /// ```rust,ignore
 /// #[tokio::test]
@@ -160,8 +160,8 @@ pub use lookups::KnownAccount;
 /// }
 /// ```
 pub async fn user_lookups<S: UserStore + ?Sized>(store: &S, accounts: &[KnownAccount<'_>]) {
-    let usernames = crate::settings::Usernames::email();
-    user_lookups_with(store, &usernames, &crate::hash::KnownHashes, accounts).await;
+    let usernames = crate::usernames::Usernames::email();
+    user_lookups_with(store, &usernames, &crate::store::KnownHashes, accounts).await;
 }
 
 /// Checks a [`UserStore`] grantor only reads against `accounts` its table already holds, under
@@ -174,8 +174,8 @@ pub async fn user_lookups<S: UserStore + ?Sized>(store: &S, accounts: &[KnownAcc
 /// Panics naming every rule broken with the call and the value that broke it.
 pub async fn user_lookups_with<S: UserStore + ?Sized>(
     store: &S,
-    usernames: &crate::settings::Usernames,
-    verifier: &dyn crate::hash::PasswordVerifier,
+    usernames: &crate::usernames::Usernames,
+    verifier: &dyn crate::store::PasswordVerifier,
     accounts: &[KnownAccount<'_>],
 ) {
     let broken = lookups::check(store, usernames, verifier, accounts).await;

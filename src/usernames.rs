@@ -1,4 +1,5 @@
-//! What a username is: which names a sign-in takes, and when two spellings are one account.
+//! What a username is: which names a sign-in takes, and when two spellings are one account (a
+//! leaf: the settings re-export it, the store contract reads it).
 
 use std::fmt;
 use std::sync::Arc;
