@@ -228,14 +228,9 @@ mod tests {
     fn a_servers_lanes_verify_what_was_hashed() {
         let hashing = Hashing::new(HashingPools::default());
         let phc = hash_password("pw").unwrap();
-        let account = Account::new(
-            crate::store::User::new(crate::store::UserId::new("u1"), "a@b.c"),
-            phc,
-        );
-        let verifier: Arc<dyn PasswordVerifier> = Arc::new(KnownHashes);
         let verify = |pw: &str| {
-            let password = Password::new(pw);
-            futures_executor_block_on(hashing.verify_account(&verifier, account.clone(), &password))
+            let (phc, pw) = (phc.clone(), pw.to_owned());
+            futures_executor_block_on(hashing.on_user_lane(move || verify_password(&phc, &pw)))
         };
         assert!(verify("pw").unwrap());
         assert!(!verify("other").unwrap());
