@@ -157,7 +157,7 @@ async fn repeated_parameter_is_invalid_request() {
 #[tokio::test]
 async fn repeated_unknown_parameter_is_ignored() {
     let f = fixture();
-    let body = format!("{CC}&claims=a&claims=b");
+    let body = format!("{CC}&ext_param=a&ext_param=b");
     assert_tokens(&f.token(Some(&f.fast_basic()), &body).await);
 }
 

@@ -81,14 +81,58 @@ pub trait ClientStore: Send + Sync {
     async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError>;
 }
 
-/// Finds user accounts. A lookup only: grantor verifies the password against the hash found
-/// (on the server's hashing threads, with a dummy check for an unknown username) and counts
-/// failures per account, so a host's store over its own user database needs neither.
+/// Finds user accounts, in the host's own table. A lookup only: grantor verifies the password
+/// against what the account keeps (through the [`PasswordVerifier`], on the server's hashing
+/// threads, with a dummy check for an unknown username), counts failures per account and
+/// upgrades an old hash through [`UserAdmin`], so a store over the host's own user database
+/// needs none of that.
+///
+/// The id is the host's own, any string (the decimal of an integer key is fine): it is the
+/// `sub` of ID tokens, userinfo and introspection, so keep it stable and never reuse it. Claims
+/// may be computed from the row rather than stored. `grantor::store::contract::user_lookups`
+/// (feature `test-util`) checks an implementation against accounts the table holds, naming
+/// any rule it breaks with the value that broke it.
+///
+/// ```
+/// use std::collections::BTreeMap;
+///
+/// use grantor::async_trait;
+/// use grantor::store::{Account, StoreError, User, UserClaims, UserId, UserStore};
+///
+/// /// The host's `users` table: an integer key, a login, a bcrypt hash, a display name.
+/// struct Users(BTreeMap<i64, (String, String, String)>);
+///
+/// #[async_trait]
+/// impl UserStore for Users {
+///     async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
+///         let found = self.0.iter().find(|(_, (login, _, _))| login.eq_ignore_ascii_case(username));
+///         Ok(found.map(|(id, (login, hash, _))| {
+///             Account::new(User::new(UserId::new(id.to_string()), login), hash.clone())
+///         }))
+///     }
+///
+///     async fn find_user(&self, id: &UserId) -> Result<Option<User>, StoreError> {
+///         let Ok(key) = id.as_str().parse::<i64>() else { return Ok(None) };
+///         Ok(self.0.get(&key).map(|(login, _, _)| User::new(id.clone(), login)))
+///     }
+///
+///     async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
+///         let Ok(key) = id.as_str().parse::<i64>() else { return Ok(None) };
+///         Ok(self.0.get(&key).map(|(_, _, name)| UserClaims::new().name(name.as_str())))
+///     }
+/// }
+/// # let _ = Users(BTreeMap::new());
+/// ```
+///
+/// The example host in grantor's repository (`examples/host_app`) serves such a table over
+/// SQLite, with its own second-factor page through the interaction API.
 #[async_trait]
 pub trait UserStore: Send + Sync {
-    /// The account whose username is `username` in any case (usernames are email addresses,
-    /// compared as [`username_key`] writes them), with its password's Argon2id hash; `None`
-    /// when there is none. Never verifies anything.
+    /// The account whose username is `username` (under the server's
+    /// [`Usernames`](crate::settings::Usernames) rule: email addresses in any case by default,
+    /// compared as [`username_key`] writes them), with what its table keeps of the password (a
+    /// hash in any scheme the [`PasswordVerifier`] reads); `None` when there is none. Never
+    /// verifies anything.
     async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError>;
 
     /// The account with this id, if it still exists.

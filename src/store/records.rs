@@ -51,9 +51,11 @@ impl User {
     }
 }
 
-/// A user account as the [`UserStore`](super::UserStore) keeps it: the user and the
-/// Argon2id hash of their password (a PHC string). The hash is not shown by `Debug`: it is
-/// what an offline guess starts from.
+/// A user account as the [`UserStore`](super::UserStore) finds it: the user and what the
+/// host's table keeps of their password: grantor's Argon2id PHC string, or a hash in any scheme
+/// the [`PasswordVerifier`](super::PasswordVerifier) reads (bcrypt, scrypt, PBKDF2…), or
+/// whatever a host verifier of its own understands. Not shown by `Debug`: it is what an offline
+/// guess starts from.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Account {
@@ -62,7 +64,7 @@ pub struct Account {
 }
 
 impl Account {
-    /// `user` with the PHC string of their password's hash.
+    /// `user` with what the table keeps of their password (a hash the verifier reads).
     pub fn new(user: User, password_hash: impl Into<String>) -> Self {
         Self {
             user,
@@ -75,7 +77,7 @@ impl Account {
         &self.user
     }
 
-    /// The password's Argon2id hash, a PHC string.
+    /// What the table keeps of the password: a hash in any scheme the verifier reads.
     pub fn password_hash(&self) -> &str {
         &self.password_hash
     }
