@@ -35,8 +35,8 @@ use chromium::{
 };
 use demo::http::*;
 use fantoccini::{Client, Locator};
-use grantor::hash::KnownHashes;
 use grantor::sql::rusqlite::{Connection, OpenFlags};
+use grantor::store::KnownHashes;
 use grantor::store::contract::{self, KnownAccount};
 use serde_json::Value;
 use totp_rs::{Algorithm, Secret, TOTP};
@@ -146,6 +146,11 @@ async fn a_wrong_password_shows_the_hosts_login_page_again_and_its_form_still_si
     assert_eq!(again.status, 200, "{}", again.body);
     assert_eq!(again.location(), None, "never a redirect");
     assert_eq!(login_form(&again), csrf, "the same sealed form");
+    assert!(
+        again.body.contains("Host SPA"),
+        "the client named again: {}",
+        again.body
+    );
     assert!(
         again
             .body

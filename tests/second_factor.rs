@@ -418,3 +418,66 @@ async fn malformed_acr_requests_are_invalid_request() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_host_that_signs_people_in_itself_serves_none_of_grantors_forms() {
+    let f = mfa_fixture();
+    let site = Site::new(&f.server).host_sign_in("/my/login");
+    assert_eq!(site.sign_in_at(), "/my/login");
+    assert!(!site.serves_own_forms());
+    let page = sign_in_page(&f, "").await;
+    let body = format!(
+        "csrf={}&username=alice%40example.com&password={ALICE_PASSWORD}",
+        page.csrf
+    );
+    for path in ["/signin", "/signin/second-factor"] {
+        let request = Request::post(path)
+            .header("cookie", format!("grantor-signin={}", page.session))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body.clone().into_bytes())
+            .unwrap();
+        let answer = match path {
+            "/signin" => site.sign_in(&request).await,
+            _ => site.second_factor(&request).await,
+        };
+        assert_eq!(answer.status(), 404, "{path}");
+    }
+    // The form was not spent: the host's own steps still finish it.
+    let alice = Authentication::new(f.alice.id().clone()).methods(["pwd"]);
+    let step = f
+        .server
+        .finish_sign_in(&page.session, &page.csrf, alice)
+        .await;
+    assert!(matches!(step, Step::Respond(_)), "{step:?}");
+}
+
+#[tokio::test]
+async fn a_hosts_refused_attempt_shows_the_same_form_again_with_the_problem() {
+    let f = mfa_fixture();
+    let page = sign_in_page(&f, "&login_hint=alice%40example.com").await;
+    let wrong = f
+        .server
+        .verify_password(ALICE, &grantor::Password::new("not her password"))
+        .await
+        .unwrap()
+        .unwrap_err();
+    let step = f
+        .server
+        .sign_in_again(&page.session, &page.csrf, wrong)
+        .await;
+    let Step::SignIn(again) = step else {
+        panic!("expected the sign-in page, got {step:?}");
+    };
+    assert_eq!(again.csrf, page.csrf);
+    assert_eq!(again.client_name, page.client_name);
+    assert_eq!(again.login_hint.as_deref(), Some(ALICE));
+    assert_eq!(
+        again.problem,
+        Some(grantor::signin::SignInProblem::WrongCredentials)
+    );
+    let stale = f
+        .server
+        .sign_in_again("another-cookie", &page.csrf, wrong)
+        .await;
+    assert!(matches!(stale, Step::Error(_)), "{stale:?}");
+}

@@ -18,7 +18,7 @@ use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use serde::Deserialize;
 
 use crate::HostApp;
-use crate::pages::{Login, code_page, login_page, stopped_page};
+use crate::pages::{code_page, stopped_page};
 use crate::second_step::{CodeCheck, PENDING_COOKIE, PENDING_TTL};
 
 /// The password alone.
@@ -62,15 +62,9 @@ pub async fn login(
     let user = match server.verify_password(&fields.login, &password).await {
         Ok(Ok(user)) => user,
         Ok(Err(problem)) => {
-            // The same form and cookie, for another try. grantor does not say which client
-            // the sealed form is for, so the page no longer names it.
-            let page = Login {
-                csrf: &fields.csrf,
-                client_name: None,
-                login: &fields.login,
-                problem: Some(problem.to_string()),
-            };
-            return app.site.html_page(StatusCode::OK, login_page(&page));
+            // The same form and cookie, for another try, naming the client again.
+            let again = server.sign_in_again(session, &fields.csrf, problem).await;
+            return app.site.render(again);
         }
         Err(error) => return app.site.render(Step::Error(error)),
     };

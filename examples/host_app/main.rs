@@ -25,9 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{FromRef, Request, State};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse as _, Response};
+use axum::extract::{FromRef, State};
 use axum::routing::{get, post};
 use grantor::axum::StepUpBearer;
 use grantor::client::{Approval, Client, GrantType};
@@ -79,7 +77,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let users = HostUsers::open(&settings.database)?;
     seed::legacy_rows(&users).await?;
     let server = server(&settings, &users).await?;
-    let site = Site::new(&server).pages(HostPages);
+    // The host signs people in on its own route: grantor serves no password or second-factor
+    // form of its own, so nobody posts a password around the host's second step.
+    let site = Site::new(&server).pages(HostPages).host_sign_in(LOGIN_PATH);
     let app = HostApp {
         site: site.clone(),
         users,
@@ -89,7 +89,6 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route(LOGIN_PATH, post(login::login))
         .route(CODE_PATH, post(login::code))
         .route("/api/profile", get(profile))
-        .layer(middleware::from_fn_with_state(app.clone(), own_steps_only))
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(settings.addr).await?;
     println!("host_app listening on http://{}", listener.local_addr()?);
@@ -132,21 +131,6 @@ async fn server(
         builder
     };
     Ok(builder.build()?)
-}
-
-/// grantor's own password form (`/signin`) and second factor form stay mounted by
-/// `grantor::axum::router`; this host signs people in through its own routes only, so that
-/// nobody skips its second step by posting grantor's form instead.
-async fn own_steps_only(State(app): State<HostApp>, request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    if path == app.site.sign_in_at() || path == app.site.second_factor_at() {
-        let page = pages::stopped_page("This page does not exist.");
-        return app
-            .site
-            .html_page(StatusCode::NOT_FOUND, page)
-            .into_response();
-    }
-    next.run(request).await
 }
 
 /// What `/api/profile` demands of the sign-in behind a token (RFC 9470): the host's second

@@ -16,14 +16,16 @@ pub const CODE_PATH: &str = "/host/code";
 pub struct HostPages;
 
 impl Pages for HostPages {
-    /// grantor's `action` is its own `/signin`, which this host does not serve: the form posts
-    /// to the host's route, which checks the password and runs the host's second step.
-    fn sign_in(&self, page: &SignInPage, _action: &str) -> String {
+    /// `action` is the host's own route ([`LOGIN_PATH`], given to `Site::host_sign_in`), which
+    /// checks the password and runs the host's second step; `page.problem` says why the last
+    /// attempt failed (`AuthorizationServer::sign_in_again`).
+    fn sign_in(&self, page: &SignInPage, action: &str) -> String {
+        debug_assert_eq!(action, LOGIN_PATH);
         login_page(&Login {
             csrf: &page.csrf,
             client_name: Some(&page.client_name),
             login: page.login_hint.as_deref().unwrap_or(""),
-            problem: None,
+            problem: page.problem.map(|problem| problem.to_string()),
         })
     }
 }

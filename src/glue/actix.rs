@@ -354,22 +354,30 @@ pub fn routes(site: &Site) -> impl Fn(&mut web::ServiceConfig) + Clone {
     let site = site.clone();
     move |config: &mut web::ServiceConfig| {
         let server = site.server();
-        let pages: [(&str, Endpoint<Site>); 4] = [
+        let pages: [(&str, Endpoint<Site>); 2] = [
             (site.authorization_path(), |s, r| {
                 Box::pin(async move { s.authorize(&r).await })
-            }),
-            (site.sign_in_at(), |s, r| {
-                Box::pin(async move { s.sign_in(&r).await })
             }),
             (site.approval_at(), |s, r| {
                 Box::pin(async move { s.approve(&r).await })
             }),
-            (site.second_factor_at(), |s, r| {
-                Box::pin(async move { s.second_factor(&r).await })
-            }),
         ];
         for (path, call) in pages {
             config.service(resource(path, server, &site, call));
+        }
+        // A host that signs people in itself serves its own form at the sign-in path.
+        if site.serves_own_forms() {
+            let forms: [(&str, Endpoint<Site>); 2] = [
+                (site.sign_in_at(), |s, r| {
+                    Box::pin(async move { s.sign_in(&r).await })
+                }),
+                (site.second_factor_at(), |s, r| {
+                    Box::pin(async move { s.second_factor(&r).await })
+                }),
+            ];
+            for (path, call) in forms {
+                config.service(resource(path, server, &site, call));
+            }
         }
         if let Some(device) = site.device_path() {
             config.service(resource(device, server, &site, |s, r| {

@@ -290,23 +290,27 @@ where
             }),
         )
         .route(
-            site.sign_in_at(),
-            endpoint(server, site, |s, r| {
-                Box::pin(async move { s.sign_in(&r).await })
-            }),
-        )
-        .route(
             site.approval_at(),
             endpoint(server, site, |s, r| {
                 Box::pin(async move { s.approve(&r).await })
             }),
-        )
-        .route(
-            site.second_factor_at(),
-            endpoint(server, site, |s, r| {
-                Box::pin(async move { s.second_factor(&r).await })
-            }),
         );
+    // A host that signs people in itself serves its own form at the sign-in path.
+    if site.serves_own_forms() {
+        router = router
+            .route(
+                site.sign_in_at(),
+                endpoint(server, site, |s, r| {
+                    Box::pin(async move { s.sign_in(&r).await })
+                }),
+            )
+            .route(
+                site.second_factor_at(),
+                endpoint(server, site, |s, r| {
+                    Box::pin(async move { s.second_factor(&r).await })
+                }),
+            );
+    }
     if let Some(device) = site.device_path() {
         router = router.route(
             device,

@@ -139,6 +139,32 @@ impl AuthorizationServer {
         }
     }
 
+    /// The sign-in page again, for a host that signs people in on its own route
+    /// ([`Site::host_sign_in`](crate::signin::Site::host_sign_in)) and refused an attempt
+    /// ([`verify_password`](Self::verify_password)'s problem, or one of its own): the same
+    /// cookie and form, what the form asks (client, scope, `login_hint`) and `problem`; an
+    /// error page when the form no longer opens with this cookie. Nothing is spent.
+    pub async fn sign_in_again(
+        &self,
+        session: &str,
+        csrf: &str,
+        problem: crate::grant::password::SignInProblem,
+    ) -> Step {
+        let forms = self.inner.sign_in_forms();
+        match forms.open(session, csrf, self.inner.now()).await {
+            Ok((pending, _)) => Step::SignIn(SignInPage {
+                session: session.to_owned(),
+                csrf: csrf.to_owned(),
+                client_name: pending.client().name().to_owned(),
+                scope: pending.scope().clone(),
+                problem: Some(problem),
+                login_hint: pending.login_hint().map(str::to_owned),
+                usernames: self.inner.config.usernames.clone(),
+            }),
+            Err(error) => Step::Error(error),
+        }
+    }
+
     /// The step after a good sign-in: the redirect (or the device's answer) when no approval
     /// is needed, else the approval page.
     async fn signed_in_step(&self, signed_in: SignedIn) -> Step {

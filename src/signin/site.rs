@@ -57,6 +57,9 @@ pub struct Site {
     sign_in: Arc<str>,
     approval: Arc<str>,
     second_factor: Arc<str>,
+    /// Whether grantor's own password and second-factor forms are served (not when the host
+    /// signs people in itself).
+    own_forms: bool,
     device: Option<Arc<str>>,
     end_session: Arc<str>,
 }
@@ -86,6 +89,7 @@ impl Site {
             sign_in: DEFAULT_SIGN_IN_PATH.into(),
             approval: DEFAULT_APPROVAL_PATH.into(),
             second_factor: DEFAULT_SECOND_FACTOR_PATH.into(),
+            own_forms: true,
             device: device_path(server),
             end_session: {
                 let settings = server.settings();
@@ -113,6 +117,26 @@ impl Site {
     pub fn approval_path(mut self, path: impl Into<String>) -> Self {
         self.approval = path.into().into();
         self
+    }
+
+    /// The host signs people in itself, at its own route `path`: the sign-in page's form posts
+    /// there (the `action` [`Pages::sign_in`] is given), the host's route runs its steps
+    /// ([`AuthorizationServer::verify_password`], a second factor of its own…) and hands the
+    /// form back with [`AuthorizationServer::finish_sign_in`]. grantor's own password and
+    /// second-factor forms are then not served: the glue mounts neither, and
+    /// [`sign_in`](Self::sign_in) and [`second_factor`](Self::second_factor) answer 404, so
+    /// nobody holding a sign-in page's form can post a password around the host's steps.
+    #[must_use]
+    pub fn host_sign_in(mut self, path: impl Into<String>) -> Self {
+        self.sign_in = path.into().into();
+        self.own_forms = false;
+        self
+    }
+
+    /// Whether grantor's own password and second-factor forms are served (not after
+    /// [`host_sign_in`](Self::host_sign_in)).
+    pub fn serves_own_forms(&self) -> bool {
+        self.own_forms
     }
 
     /// The path the second factor's form posts to (a path starting with `/`).
@@ -164,8 +188,12 @@ impl Site {
         self.render(step)
     }
 
-    /// The sign-in form's `POST` (`username`, `password`, `csrf`).
+    /// The sign-in form's `POST` (`username`, `password`, `csrf`); 404 after
+    /// [`host_sign_in`](Self::host_sign_in).
     pub async fn sign_in<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        if !self.own_forms {
+            return self.not_served();
+        }
         let form = match self.form(request, "POST") {
             Ok(form) => form,
             Err(refused) => return *refused,
@@ -179,8 +207,12 @@ impl Site {
         self.render(step)
     }
 
-    /// The second factor's form `POST` (`otp`, `csrf`).
+    /// The second factor's form `POST` (`otp`, `csrf`); 404 after
+    /// [`host_sign_in`](Self::host_sign_in).
     pub async fn second_factor<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
+        if !self.own_forms {
+            return self.not_served();
+        }
         let form = match self.form(request, "POST") {
             Ok(form) => form,
             Err(refused) => return *refused,
@@ -383,6 +415,12 @@ impl Site {
         }
         Fields::parse(body, self.server().max_body_bytes())
             .map_err(|error| Box::new(self.page(error.status(), self.pages.error(&error), None)))
+    }
+
+    /// 404: a form of grantor's that this host does not serve.
+    fn not_served(&self) -> Response<String> {
+        let error = OAuthError::invalid_request("this server signs people in on its own pages");
+        self.page(StatusCode::NOT_FOUND, self.pages.error(&error), None)
     }
 
     /// A page of the host's own (a home page, say) with the headers of the flow's pages

@@ -215,7 +215,7 @@ impl SignInForms<'_> {
     }
 
     /// The pending authorization sealed in `form`, if it is bound to `cookie` and live.
-    async fn open(
+    pub(crate) async fn open(
         &self,
         cookie: &str,
         form: &str,
