@@ -191,7 +191,7 @@ pub(crate) fn is_argon2id_phc(phc: &str) -> bool {
     PasswordHash::new(phc).is_ok_and(|h| h.algorithm == Algorithm::Argon2id.ident())
 }
 
-/// Whether `password` verifies against a stored hash in any scheme [`KnownHashes`] reads,
+/// Whether `password` verifies against a stored hash in any scheme [`KnownHashes`](crate::store::KnownHashes) reads,
 /// here and now: synchronous and slow by design, for tools and tests (a server verifies on its
 /// own hashing threads). A malformed or unknown hash verifies nothing.
 ///

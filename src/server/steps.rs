@@ -34,7 +34,7 @@ pub enum Step {
     /// code (RFC 8628 §3.3).
     EnterUserCode(UserCodeProblem),
     /// Show the device verification page's code form with the sign-in fields again (the
-    /// person signed in there, [`AuthorizationServer::enter_user_code_signed_in`]), saying
+    /// person signed in there, [`AuthorizationServer::enter_user_code_signed_in`](crate::AuthorizationServer::enter_user_code_signed_in)), saying
     /// what was wrong with the email and password.
     DeviceSignIn(SignInProblem),
     /// A device flow was answered (RFC 8628 §3.3): tell the user to return to the device
@@ -45,7 +45,7 @@ pub enum Step {
     /// request without a valid `id_token_hint`).
     ConfirmLogout(LogoutPage),
     /// The person is logged out and no client asked to have the browser back: say so, and
-    /// clear the single sign-on cookie ([`AuthorizationServer::clear_sign_on_cookie`]).
+    /// clear the single sign-on cookie ([`AuthorizationServer::clear_sign_on_cookie`](crate::AuthorizationServer::clear_sign_on_cookie)).
     LoggedOut,
 }
 
@@ -125,7 +125,7 @@ pub struct ApprovalPage {
     /// The session id: the value of the host's session cookie.
     pub session: String,
     /// After a sign-in that opened the browser's single sign-on session: its cookie's value,
-    /// to set with [`AuthorizationServer::set_sign_on_cookie`] beside the session cookie.
+    /// to set with [`AuthorizationServer::set_sign_on_cookie`](crate::AuthorizationServer::set_sign_on_cookie) beside the session cookie.
     pub sign_on: Option<String>,
     /// The CSRF token for the form's hidden input.
     pub csrf: String,
