@@ -481,3 +481,52 @@ async fn a_hosts_refused_attempt_shows_the_same_form_again_with_the_problem() {
         .await;
     assert!(matches!(stale, Step::Error(_)), "{stale:?}");
 }
+
+#[tokio::test]
+async fn a_device_user_code_finishes_through_the_hosts_own_steps_too() {
+    let f = fixture_with(|b| {
+        b.acr_levels(levels())
+            .device_flow(grantor::settings::DeviceFlow::new())
+    });
+    f.register(
+        grantor::client::Client::public("tv")
+            .grant_types([grantor::client::GrantType::DeviceCode])
+            .scopes("profile")
+            .build()
+            .unwrap(),
+    );
+    let started = f
+        .server
+        .device_authorization(&post(
+            "/api/oauth/device_authorization",
+            None,
+            "client_id=tv&scope=profile",
+        ))
+        .await;
+    let user_code = json(&started)["user_code"].as_str().unwrap().to_owned();
+    let Step::SignIn(page) = f.server.enter_user_code(&user_code).await else {
+        panic!("expected the sign-in page");
+    };
+    let alice = Authentication::new(f.alice.id().clone())
+        .methods(["pwd", "hwk"])
+        .acr(MFA);
+    let step = f
+        .server
+        .finish_sign_in(&page.session, &page.csrf, alice)
+        .await;
+    let Step::Approve(approval) = step else {
+        panic!("a device flow is always confirmed: {step:?}");
+    };
+    let step = f
+        .server
+        .answer_approval(
+            &approval.session,
+            &approval.csrf,
+            grantor::Decision::Approve,
+        )
+        .await;
+    assert!(
+        matches!(step, Step::DeviceAnswered(grantor::Decision::Approve)),
+        "{step:?}"
+    );
+}
