@@ -6,11 +6,11 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use base64::Engine as _;
+use common::browser::Browser;
 use common::*;
 use grantor::clock::{Clock as _, UnixTime};
 use grantor::settings::{AcrLevels, OpenIdConnect};
@@ -59,90 +59,6 @@ fn mfa_fixture() -> Fixture {
             .acr_levels(levels())
             .second_factor(Arc::new(Authenticator))
     })
-}
-
-/// A browser over a [`Site`]: it keeps the cookies the site sets and sends them back.
-struct Browser {
-    site: Site,
-    cookies: HashMap<String, String>,
-}
-
-impl Browser {
-    fn new(f: &Fixture) -> Self {
-        Self {
-            site: Site::new(&f.server),
-            cookies: HashMap::new(),
-        }
-    }
-
-    fn cookie_header(&self) -> String {
-        let pairs: Vec<String> = self
-            .cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        pairs.join("; ")
-    }
-
-    fn keep_cookies(&mut self, response: &Response<String>) {
-        for value in response.headers().get_all("set-cookie") {
-            let value = value.to_str().unwrap();
-            let pair = value.split(';').next().unwrap();
-            let (name, cookie) = pair.split_once('=').unwrap();
-            self.cookies.insert(name.to_owned(), cookie.to_owned());
-        }
-    }
-
-    async fn authorize(&mut self, query: &str) -> Response<String> {
-        let request = Request::get(format!("/api/oauth/authorize?{query}"))
-            .header("cookie", self.cookie_header())
-            .body(Vec::new())
-            .unwrap();
-        let response = self.site.authorize(&request).await;
-        self.keep_cookies(&response);
-        response
-    }
-
-    async fn post(&mut self, path: &str, pairs: &[(&str, &str)]) -> Response<String> {
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(pairs)
-            .finish();
-        let request = Request::post(path)
-            .header("cookie", self.cookie_header())
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body.into_bytes())
-            .unwrap();
-        let response = match path {
-            "/signin" => self.site.sign_in(&request).await,
-            "/signin/second-factor" => self.site.second_factor(&request).await,
-            _ => self.site.approve(&request).await,
-        };
-        self.keep_cookies(&response);
-        response
-    }
-
-    async fn sign_in(&mut self, page: &Response<String>, user: (&str, &str)) -> Response<String> {
-        assert!(page.body().contains("name=\"password\""), "{}", page.body());
-        let csrf = hidden_csrf(page.body());
-        let pairs = [
-            ("csrf", csrf.as_str()),
-            ("username", user.0),
-            ("password", user.1),
-        ];
-        self.post("/signin", &pairs).await
-    }
-
-    async fn enter_code(&mut self, page: &Response<String>, code: &str) -> Response<String> {
-        assert!(page.body().contains("name=\"otp\""), "{}", page.body());
-        let csrf = hidden_csrf(page.body());
-        self.post("/signin/second-factor", &[("csrf", &csrf), ("otp", code)])
-            .await
-    }
-}
-
-fn hidden_csrf(html: &str) -> String {
-    let at = html.find("name=\"csrf\" value=\"").expect("a csrf input") + 19;
-    html[at..].split('"').next().unwrap().to_owned()
 }
 
 fn query(f: &Fixture, extra: &str) -> String {

@@ -4,15 +4,14 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::time::Duration;
 
+use common::browser::Browser;
 use common::*;
 use grantor::clock::Clock as _;
 use grantor::settings::OpenIdConnect;
-use grantor::signin::Site;
 use grantor::store::{SecretDigest, UserSessionStore};
-use http::{Request, Response};
+use http::Response;
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
@@ -20,103 +19,6 @@ const DAY: Duration = Duration::from_secs(86_400);
 
 fn openid_fixture() -> Fixture {
     fixture_with(|b| b.openid_connect(OpenIdConnect::default()))
-}
-
-/// A browser over a [`Site`]: it keeps the cookies the site sets and sends them back.
-struct Browser {
-    site: Site,
-    cookies: HashMap<String, String>,
-}
-
-impl Browser {
-    fn new(f: &Fixture) -> Self {
-        Self {
-            site: Site::new(&f.server),
-            cookies: HashMap::new(),
-        }
-    }
-
-    fn cookie_header(&self) -> String {
-        let pairs: Vec<String> = self
-            .cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        pairs.join("; ")
-    }
-
-    fn keep_cookies(&mut self, response: &Response<String>) {
-        for value in response.headers().get_all("set-cookie") {
-            let value = value.to_str().unwrap();
-            let (pair, attributes) = value.split_once(';').unwrap_or((value, ""));
-            let (name, cookie) = pair.split_once('=').unwrap();
-            if attributes.contains("Max-Age=0") {
-                self.cookies.remove(name);
-            } else {
-                self.cookies.insert(name.to_owned(), cookie.to_owned());
-            }
-        }
-    }
-
-    async fn authorize(&mut self, query: &str) -> Response<String> {
-        let request = Request::get(format!("/api/oauth/authorize?{query}"))
-            .header("cookie", self.cookie_header())
-            .body(Vec::new())
-            .unwrap();
-        let response = self.site.authorize(&request).await;
-        self.keep_cookies(&response);
-        response
-    }
-
-    async fn post(&mut self, path: &str, pairs: &[(&str, &str)]) -> Response<String> {
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(pairs)
-            .finish();
-        let request = Request::post(path)
-            .header("cookie", self.cookie_header())
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body.into_bytes())
-            .unwrap();
-        let response = if path == "/signin" {
-            self.site.sign_in(&request).await
-        } else {
-            self.site.approve(&request).await
-        };
-        self.keep_cookies(&response);
-        response
-    }
-
-    /// Signs `user` in on the sign-in page `page`.
-    async fn sign_in(&mut self, page: &Response<String>, user: (&str, &str)) -> Response<String> {
-        assert_eq!(page.status(), 200, "the sign-in page: {}", page.body());
-        assert!(page.body().contains("name=\"password\""), "{}", page.body());
-        let csrf = hidden_csrf(page.body());
-        let pairs = [
-            ("csrf", csrf.as_str()),
-            ("username", user.0),
-            ("password", user.1),
-        ];
-        self.post("/signin", &pairs).await
-    }
-
-    /// Answers the approval page `page`.
-    async fn approve(&mut self, page: &Response<String>) -> Response<String> {
-        assert_eq!(page.status(), 200, "the approval page: {}", page.body());
-        assert!(page.body().contains("value=\"approve\""), "{}", page.body());
-        let csrf = hidden_csrf(page.body());
-        self.post("/approve", &[("csrf", &csrf), ("decision", "approve")])
-            .await
-    }
-
-    fn signed_on(&self) -> Option<&str> {
-        self.cookies.get("grantor-session").map(String::as_str)
-    }
-}
-
-/// The value of the page's hidden `csrf` input.
-fn hidden_csrf(html: &str) -> String {
-    let at = html.find("name=\"csrf\" value=\"").expect("a csrf input") + 19;
-    html[at..].split('"').next().unwrap().to_owned()
 }
 
 fn is_sign_in_page(response: &Response<String>) -> bool {

@@ -96,17 +96,28 @@ impl AuthorizationServer {
             .form(pending, self.inner.now())
             .await
         {
-            Ok(form) => Step::SignIn(SignInPage {
-                session: form.cookie,
-                csrf: form.sealed,
-                client_name: pending.client().name().to_owned(),
-                scope: pending.scope().clone(),
-                problem: None,
-                login_hint: pending.login_hint().map(str::to_owned),
-                usernames: self.inner.config.usernames.clone(),
-            }),
+            Ok(form) => self.sign_in_step(&form.cookie, &form.sealed, pending, None),
             Err(error) => Step::Error(error),
         }
+    }
+
+    /// The sign-in page of the form `csrf` under the cookie `session`, for `pending`.
+    fn sign_in_step(
+        &self,
+        session: &str,
+        csrf: &str,
+        pending: &PendingAuthorization,
+        problem: Option<crate::grant::password::SignInProblem>,
+    ) -> Step {
+        Step::SignIn(SignInPage {
+            session: session.to_owned(),
+            csrf: csrf.to_owned(),
+            client_name: pending.client().name().to_owned(),
+            scope: pending.scope().clone(),
+            problem,
+            login_hint: pending.login_hint().map(str::to_owned),
+            usernames: self.inner.config.usernames.clone(),
+        })
     }
 
     /// The sign-in form's `POST`: opens the sealed form (bound to the cookie) and checks the
@@ -125,15 +136,9 @@ impl AuthorizationServer {
             .sign_in(session, csrf, username, password, self.inner.now())
             .await
         {
-            Ok(SignedIn::Again(pending, problem)) => Step::SignIn(SignInPage {
-                session: session.to_owned(),
-                csrf: csrf.to_owned(),
-                client_name: pending.client().name().to_owned(),
-                scope: pending.scope().clone(),
-                problem: Some(problem),
-                login_hint: pending.login_hint().map(str::to_owned),
-                usernames: self.inner.config.usernames.clone(),
-            }),
+            Ok(SignedIn::Again(pending, problem)) => {
+                self.sign_in_step(session, csrf, &pending, Some(problem))
+            }
             Ok(signed_in) => self.signed_in_step(signed_in).await,
             Err(error) => Step::Error(error),
         }
@@ -152,15 +157,7 @@ impl AuthorizationServer {
     ) -> Step {
         let forms = self.inner.sign_in_forms();
         match forms.open(session, csrf, self.inner.now()).await {
-            Ok((pending, _)) => Step::SignIn(SignInPage {
-                session: session.to_owned(),
-                csrf: csrf.to_owned(),
-                client_name: pending.client().name().to_owned(),
-                scope: pending.scope().clone(),
-                problem: Some(problem),
-                login_hint: pending.login_hint().map(str::to_owned),
-                usernames: self.inner.config.usernames.clone(),
-            }),
+            Ok((pending, _)) => self.sign_in_step(session, csrf, &pending, Some(problem)),
             Err(error) => Step::Error(error),
         }
     }

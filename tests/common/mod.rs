@@ -2,6 +2,8 @@
 //! users over the in-memory stores, a manual clock, and request/response helpers.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
