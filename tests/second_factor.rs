@@ -446,3 +446,22 @@ async fn a_device_user_code_finishes_through_the_hosts_own_steps_too() {
         "{step:?}"
     );
 }
+
+#[test]
+fn a_second_factor_no_class_reaches_and_a_class_out_of_the_list_are_refused_at_build() {
+    let built = grantor::AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .store(grantor::MemoryStore::new())
+        .second_factor(Arc::new(Authenticator))
+        .build();
+    assert_eq!(
+        built.unwrap_err(),
+        grantor::ConfigError::SecondFactorUnreachable
+    );
+    let built = grantor::AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .store(grantor::MemoryStore::new())
+        .acr_levels(AcrLevels::new([PASSWORD_ACR]).second_factor(MFA))
+        .build();
+    assert_eq!(built.unwrap_err(), grantor::ConfigError::AcrLevels);
+}

@@ -100,6 +100,9 @@ impl AuthorizationServerBuilder {
         if !self.acr.is_valid() {
             return Err(ConfigError::AcrLevels);
         }
+        if self.second_factor.is_some() && self.acr.by_second_factor().is_none() {
+            return Err(ConfigError::SecondFactorUnreachable);
+        }
         if self.registration.is_some() && self.registry.is_none() {
             return Err(ConfigError::NoClientRegistry);
         }

@@ -58,6 +58,14 @@ pub enum ConfigError {
         "the acr levels name a class the password or the second factor reaches that is not in their list"
     )]
     AcrLevels,
+    /// A [`second_factor`](crate::AuthorizationServerBuilder::second_factor) was given, but
+    /// the [`AcrLevels`](crate::settings::AcrLevels) name no class it reaches: no request
+    /// could ever ask for it.
+    #[error(
+        "a second factor was given, but the acr levels name no class it reaches, so it would \
+         never be asked for: give AcrLevels::second_factor(class)"
+    )]
+    SecondFactorUnreachable,
     /// A seam every node must share (named) was not given, and the builder was not told
     /// [`single_node`](crate::AuthorizationServerBuilder::single_node): it would have lived in
     /// this process's memory, unseen by any other node.
