@@ -104,6 +104,16 @@ async fn tokens_and_claims(base: &str, redirected: &Reply) -> (Value, Value) {
     (tokens.clone(), serde_json::from_slice(&payload).unwrap())
 }
 
+/// `GET /api/me/strong` with `access` as the bearer token.
+async fn strong_api(base: &str, access: &str) -> Reply {
+    send(
+        browser()
+            .get(format!("{base}/api/me/strong"))
+            .bearer_auth(access),
+    )
+    .await
+}
+
 /// Introspection by the demo API, the resource server of the tokens' audience.
 async fn introspect_as_api(base: &str, token: &str) -> Value {
     let reply = post_form(
@@ -136,12 +146,7 @@ async fn plain_sign_in(framework: &str) {
     assert_eq!(claims["amr"], serde_json::json!(["pwd"]));
     // A password's token is refused at the step-up route, naming what would pass.
     let access = tokens["access_token"].as_str().unwrap();
-    let strong = send(
-        browser()
-            .get(format!("{base}/api/me/strong"))
-            .bearer_auth(access),
-    )
-    .await;
+    let strong = strong_api(base, access).await;
     assert_eq!(strong.status, 401, "{}", strong.body);
     let challenge = strong.header("www-authenticate").unwrap_or_default();
     assert!(
@@ -171,12 +176,7 @@ async fn alice_mfa(framework: &str) {
     assert_eq!(claims["amr"], serde_json::json!(["pwd", "otp"]));
     // RFC 9470: the token of this sign-in passes the demo's step-up, and says why.
     let access = tokens["access_token"].as_str().unwrap();
-    let strong = send(
-        browser()
-            .get(format!("{base}/api/me/strong"))
-            .bearer_auth(access),
-    )
-    .await;
+    let strong = strong_api(base, access).await;
     assert_eq!(strong.status, 200, "{}", strong.body);
     assert_eq!(strong.json()["email"], "alice@example.com");
     let introspected = introspect_as_api(base, access).await;
