@@ -50,6 +50,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .with_state(server);
     let listener = tokio::net::TcpListener::bind(settings.addr).await?;
     common::announce("axum", listener.local_addr()?, &settings.issuer);
+    // With the peer's address, which grantor counts anonymous callers by.
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(common::shutdown_signal())
         .await?;

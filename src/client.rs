@@ -77,6 +77,38 @@ impl GrantType {
     }
 }
 
+/// Who vouched for a client, and so which budgets its requests spend (pushed requests,
+/// client assertions, device flows, DPoP proofs): each tier but the first shares pools of its
+/// own, so that clients anyone can make never spend what an administrator's clients need.
+///
+/// The tier is set by how the client came to be, never guessed from a side fact: a client a
+/// host builds is [`Administered`](Self::Administered); dynamic registration makes
+/// [`SelfRegistered`](Self::SelfRegistered) ones and client ID metadata documents
+/// [`MetadataDocument`](Self::MetadataDocument) ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientTier {
+    /// Registered by an administrator or built by the host: budgets of its own only.
+    Administered,
+    /// Registered by anyone through dynamic client registration (RFC 7591): its own budgets,
+    /// and the pools all self-registered clients share.
+    SelfRegistered,
+    /// Read from a client ID metadata document: anyone can name a new one with every request,
+    /// so its own budgets bound little; the pools all document clients share bound them.
+    MetadataDocument,
+}
+
+impl ClientTier {
+    /// A short name, as logs and pool keys show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Administered => "administered",
+            Self::SelfRegistered => "self-registered",
+            Self::MetadataDocument => "metadata-document",
+        }
+    }
+}
+
 /// Whether the user is shown an approval (consent) page for a client after signing in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Approval {
@@ -108,8 +140,8 @@ pub struct Client {
     keys: Option<ClientKeys>,
     /// Its OpenID Connect members.
     openid: OpenIdClient,
-    /// Whether it was read from a client ID metadata document rather than registered.
-    from_document: bool,
+    /// Who vouched for it: what decides the budgets its requests spend.
+    tier: ClientTier,
 }
 
 impl Client {
@@ -294,7 +326,14 @@ impl Client {
     /// rather than registered: no one vouched for it, so its approval page always asks and
     /// marks it unverified.
     pub fn is_from_metadata_document(&self) -> bool {
-        self.from_document
+        self.tier == ClientTier::MetadataDocument
+    }
+
+    /// Who vouched for the client: an administrator, nobody but its registrant, or nobody at
+    /// all (a metadata document anyone can name). Every budget of what a client's requests
+    /// make the server keep is chosen by this tier.
+    pub fn tier(&self) -> ClientTier {
+        self.tier
     }
 
     /// Whether it registered as a native application (`application_type: native`, OIDC

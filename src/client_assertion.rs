@@ -82,7 +82,8 @@ pub const ASSERTION_WINDOW: Duration =
 /// on average, far past what a client that caches its tokens sends.
 pub const ASSERTIONS_PER_CLIENT: u32 = 10_000;
 
-/// Assertions all self-registered clients together may spend per [`ASSERTION_WINDOW`].
+/// Assertions all self-registered clients together may spend per [`ASSERTION_WINDOW`], and
+/// apart from them, all clients read from metadata documents together.
 pub const ASSERTIONS_SELF_REGISTERED: u32 = 20_000;
 
 /// How far the client's clock may be from the server's, either way, for `exp`, `nbf` and

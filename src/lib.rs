@@ -108,6 +108,7 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 
 pub mod audience;
+mod budget;
 mod builder;
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -175,6 +176,7 @@ mod usernames;
 struct ReadmeDoctests;
 
 pub use async_trait::async_trait;
+pub use budget::CallerAddress;
 pub use builder::{AuthorizationServerBuilder, ConfigError};
 pub use endpoint::authorize::{Authorize, ErrorRedirect};
 pub use endpoint::bearer::{BearerRefusal, BearerRefusalReason};

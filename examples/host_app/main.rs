@@ -92,6 +92,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(settings.addr).await?;
     println!("host_app listening on http://{}", listener.local_addr()?);
+    // With the peer's address, which grantor counts anonymous callers by.
+    let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown_signal())
         .await?;

@@ -2,7 +2,8 @@
 
 use super::uris::{check_audience, check_redirect_uri, has_safe_transport};
 use super::{
-    Approval, Client, ClientError, ClientId, ClientKeys, GrantType, OpenIdClient, SecretVerifier,
+    Approval, Client, ClientError, ClientId, ClientKeys, ClientTier, GrantType, OpenIdClient,
+    SecretVerifier,
 };
 use crate::clock::UnixTime;
 use crate::scope::Scope;
@@ -283,7 +284,13 @@ impl ClientBuilder {
             retiring: self.retiring,
             keys: self.keys,
             openid: self.openid,
-            from_document: self.from_document,
+            tier: if self.from_document {
+                ClientTier::MetadataDocument
+            } else if self.registration_access_token.is_some() {
+                ClientTier::SelfRegistered
+            } else {
+                ClientTier::Administered
+            },
         })
     }
 }

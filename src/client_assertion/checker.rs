@@ -10,13 +10,13 @@ use super::{
     ASSERTION_WINDOW, ASSERTIONS_PER_CLIENT, ASSERTIONS_SELF_REGISTERED, AssertionContext,
     AssertionError, ClientKeyResolver, verify_assertion,
 };
+use crate::budget::{Budget, Payer, Spending};
 use crate::client::{Client, ClientKeys};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::grant::client_auth::ClientAssertions;
 use crate::request::Assertion;
 use crate::store::{AttemptCounter, SingleUseStore, namespace};
-use crate::throttle::Quota;
 
 /// The server's assertion checks: where spent `jti`s go, the host's `jwks_uri` resolver, and
 /// the URLs an assertion's `aud` may name.
@@ -70,7 +70,7 @@ impl ClientAssertions for Checker {
             now,
         };
         let verified = verify_assertion(assertion.0, jwks, &context).map_err(into_error)?;
-        let key = namespace::client_assertion(client.id(), &verified.jti);
+        let key = namespace::client_assertion(client.tier(), client.id(), &verified.jti);
         // Only now, every check passed: nobody without the client's key adds entries or
         // spends the client's budget.
         self.count(client, now).await?;
@@ -87,26 +87,19 @@ impl ClientAssertions for Checker {
 }
 
 impl Checker {
-    /// Counts a spent assertion against the client's limit and, for a self-registered client,
-    /// against the one all self-registered clients share.
+    /// Counts a spent assertion against the client's budget and its tier's pool
+    /// ([`budget`](crate::budget)).
     async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
-        let per_client = Quota {
-            key: &namespace::client_assertions(client.id()),
+        let budget = Budget {
+            spending: Spending::Assertions,
             window: ASSERTION_WINDOW,
-            limit: ASSERTIONS_PER_CLIENT,
-            refusal: "this client sent too many client assertions; try again later",
+            per_client: Some(ASSERTIONS_PER_CLIENT),
+            per_tier: ASSERTIONS_SELF_REGISTERED,
         };
-        per_client.count(&*self.attempts, now).await?;
-        if client.registration_access_token().is_none() {
-            return Ok(());
-        }
-        let all = Quota {
-            key: namespace::SELF_REGISTERED_ASSERTIONS,
-            window: ASSERTION_WINDOW,
-            limit: ASSERTIONS_SELF_REGISTERED,
-            refusal: "too many client assertions; try again later",
-        };
-        all.count(&*self.attempts, now).await
+        // An assertion is signed by the client's key: nobody else spends for it, so no
+        // caller network is counted.
+        let payer = Payer::new(client, None);
+        budget.spend(&payer, &*self.attempts, now).await
     }
 }
 

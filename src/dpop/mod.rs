@@ -30,9 +30,15 @@
 //! ([`Dpop::proofs_per_key_per_second`]; counted
 //! through the [`AttemptCounter`], shared by every node; past it,
 //! 429 `temporarily_unavailable` before anything is kept), so one holder of a bound token
-//! cannot either: a key keeps at most twice that many proof ids live. The store's own bound
-//! (for the in-memory one, [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE) for proof
-//! ids alone) holds beyond that.
+//! cannot either: a key keeps at most twice that many proof ids live. Keys are free to make, so
+//! proofs are also counted by who spends them ([`budget`](crate::budget)): at the token and
+//! PAR endpoints, all self-registered clients together and all clients read from metadata
+//! documents together spend at most [`PROOFS_PER_POOL`] per window each; at a resource, every
+//! key of one account's tokens together at most [`PROOFS_PER_ACCOUNT_PER_KEY_LIMIT`] times one
+//! key's limit. Proof ids are kept under a kind per tier and one for resources, which a store
+//! bounds apart (for the in-memory one, [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)
+//! each), so a flood through clients anyone can make refuses none of an administrator's
+//! clients' proofs, nor a resource's.
 //!
 //! Signatures and RFC 7638 thumbprints are the `jsonwebtoken` crate's on its `aws-lc-rs` backend.
 
@@ -49,6 +55,8 @@ pub use proof::{
 
 use http::{HeaderMap, Method, Uri};
 
+use crate::budget::{Budget, Spending};
+use crate::client::ClientTier;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::Possession;
@@ -62,6 +70,16 @@ use nonce::Nonces;
 /// Proofs one key may spend per second of the proof window by default, on average over the
 /// window (6,000 in the default 60-second window).
 pub const PROOFS_PER_KEY_PER_SECOND: u32 = 100;
+
+/// DPoP proofs all self-registered clients together, and apart from them all clients read
+/// from metadata documents together, may spend at the token and PAR endpoints per proof
+/// window.
+pub const PROOFS_PER_POOL: u32 = 20_000;
+
+/// How many keys' worth of proofs one account's tokens may spend at resources per proof
+/// window, every key of its together: a user with tokens on two devices calls at full speed
+/// from both, and making more keys gains nothing.
+pub const PROOFS_PER_ACCOUNT_PER_KEY_LIMIT: u32 = 2;
 
 /// The widest proof window [`Dpop::proof_window`] accepts.
 pub const MAX_PROOF_WINDOW: Duration = Duration::from_secs(300);
@@ -250,22 +268,56 @@ impl Checker {
     }
 
     /// Spends the proof's `jti`: of every use of one proof, on any node sharing the store, one
-    /// is accepted and the others are [`ProofError::Replayed`].
-    /// Each key spends at most [`Dpop::proofs_per_key_per_second`] times the proof window's
-    /// seconds per window; past that, 429 before anything is kept.
-    pub(crate) async fn spend(&self, proof: &VerifiedProof, now: UnixTime) -> Result<(), Refused> {
+    /// is accepted and the others are [`ProofError::Replayed`]. Each key spends at most
+    /// [`Dpop::proofs_per_key_per_second`] times the proof window's seconds per window, and
+    /// then `spender`'s budget: a client tier's pool at the token and PAR endpoints, an
+    /// account's at a resource. Past a limit, 429 before anything is kept.
+    pub(crate) async fn spend(
+        &self,
+        proof: &VerifiedProof,
+        spender: Spender<'_>,
+        now: UnixTime,
+    ) -> Result<(), Refused> {
         let window = self.settings.window;
+        let per_key = (self.settings.per_key).saturating_mul(window.as_secs().max(1) as u32);
         let budget = Quota {
             key: &namespace::key_proofs(&proof.jkt),
             window,
-            limit: (self.settings.per_key).saturating_mul(window.as_secs().max(1) as u32),
+            limit: per_key,
             refusal: "this DPoP key signed too many proofs; try again later",
         };
         budget
             .count(&*self.attempts, now)
             .await
             .map_err(Refused::TooMany)?;
-        let key = namespace::dpop_proof(&proof.jkt, &proof.jti);
+        let tier = match spender {
+            Spender::Client(tier) => {
+                let pool = Budget {
+                    spending: Spending::DpopProofs,
+                    window,
+                    per_client: None,
+                    per_tier: PROOFS_PER_POOL,
+                };
+                pool.spend_for_tier(tier, &*self.attempts, now)
+                    .await
+                    .map_err(Refused::TooMany)?;
+                Some(tier)
+            }
+            Spender::Account(account) => {
+                let quota = Quota {
+                    key: &namespace::account_proofs(account),
+                    window,
+                    limit: per_key.saturating_mul(PROOFS_PER_ACCOUNT_PER_KEY_LIMIT),
+                    refusal: "this account's DPoP keys signed too many proofs; try again later",
+                };
+                quota
+                    .count(&*self.attempts, now)
+                    .await
+                    .map_err(Refused::TooMany)?;
+                None
+            }
+        };
+        let key = namespace::dpop_proof(tier, &proof.jkt, &proof.jti);
         let until = proof.usable_until(self.settings.window);
         if self.single_use.insert_once(&key, b"", until, now).await? {
             Ok(())
@@ -273,6 +325,14 @@ impl Checker {
             Err(Refused::Proof(ProofError::Replayed))
         }
     }
+}
+
+/// Who spends a DPoP proof: a client of a tier at the token or PAR endpoint, or at a
+/// resource the account the token serves (its user, or for a token without one its client).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Spender<'a> {
+    Client(ClientTier),
+    Account(&'a str),
 }
 
 impl Checker {
@@ -319,9 +379,9 @@ impl Possession for Presented<'_> {
         self.proof.jkt
     }
 
-    async fn spend(&self, now: UnixTime) -> Result<(), OAuthError> {
+    async fn spend(&self, tier: ClientTier, now: UnixTime) -> Result<(), OAuthError> {
         self.checker
-            .spend(&self.proof, now)
+            .spend(&self.proof, Spender::Client(tier), now)
             .await
             .map_err(Refused::into_error)
     }
@@ -385,6 +445,7 @@ impl ProofOfPossession for Checker {
         target: Option<(&Method, &Uri)>,
         token: &str,
         bound: JwkThumbprint,
+        account: &str,
         now: UnixTime,
     ) -> Result<(), Refusal> {
         let proof = match proof_header(headers) {
@@ -414,7 +475,9 @@ impl ProofOfPossession for Checker {
         if verified.jkt != bound {
             return Err(invalid_proof(ProofError::WrongKey));
         }
-        self.spend(&verified, now).await.map_err(resource_refusal)
+        self.spend(&verified, Spender::Account(account), now)
+            .await
+            .map_err(resource_refusal)
     }
 
     async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError> {

@@ -6,6 +6,7 @@ use http::{Request, Response, StatusCode};
 use serde::Serialize;
 
 use super::{Wire, form, parse, render};
+use crate::budget::CallerAddress;
 use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::device::Devices;
@@ -64,10 +65,19 @@ async fn start<B: AsRef<[u8]>>(
     };
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = clients.authenticate(&auth).await?;
+    let client = clients
+        .from(CallerAddress::of(request))
+        .authenticate(&auth)
+        .await?;
     let resources = form.resources();
     devices
-        .start(&client, form.get("scope"), &resources, wire.now)
+        .start(
+            &client,
+            form.get("scope"),
+            &resources,
+            CallerAddress::of(request),
+            wire.now,
+        )
         .await
 }
 

@@ -5,6 +5,7 @@ use http::{Request, Response, StatusCode};
 
 use super::Wire;
 use super::{json, parse, render};
+use crate::budget::CallerAddress;
 use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup::{self, Found};
@@ -45,7 +46,11 @@ async fn handle<B: AsRef<[u8]>>(
 ) -> Result<Option<Found>, OAuthError> {
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = introspection.clients.authenticate(&auth).await?;
+    let client = introspection
+        .clients
+        .from(CallerAddress::of(request))
+        .authenticate(&auth)
+        .await?;
     let query = parse::token_query(&form)?;
     let audience = &wire.settings.resources.default;
     let Introspection { tokens, format, .. } = *introspection;

@@ -6,6 +6,7 @@ use http::{Request, Response, StatusCode};
 
 use super::Wire;
 use super::{parse, render};
+use crate::budget::CallerAddress;
 use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::pushed::Pushed;
@@ -50,7 +51,10 @@ async fn handle<B: AsRef<[u8]>>(
     };
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = clients.authenticate(&auth).await?;
+    let client = clients
+        .from(CallerAddress::of(request))
+        .authenticate(&auth)
+        .await?;
     let authorization = parse::authorization_request(&form);
     let presented = match pushes.proofs {
         Some(proofs) => {
@@ -62,6 +66,12 @@ async fn handle<B: AsRef<[u8]>>(
     };
     let possession = presented.as_deref();
     pushes
-        .push(&client, &authorization, possession, wire.now)
+        .push(
+            &client,
+            &authorization,
+            possession,
+            CallerAddress::of(request),
+            wire.now,
+        )
         .await
 }

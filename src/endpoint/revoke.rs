@@ -5,6 +5,7 @@ use http::{Request, Response, StatusCode};
 
 use super::Wire;
 use super::{parse, render};
+use crate::budget::CallerAddress;
 use crate::error::OAuthError;
 use crate::events::Events;
 use crate::grant::client_auth::Authenticator;
@@ -40,7 +41,11 @@ async fn handle<B: AsRef<[u8]>>(
 ) -> Result<(), OAuthError> {
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = revocation.clients.authenticate(&auth).await?;
+    let client = revocation
+        .clients
+        .from(CallerAddress::of(request))
+        .authenticate(&auth)
+        .await?;
     let query = parse::token_query(&form)?;
     let Revocation {
         tokens,

@@ -71,7 +71,7 @@ use std::pin::Pin;
 use actix_web::dev::Payload;
 use actix_web::error::PayloadError;
 use actix_web::web::Bytes;
-use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError, web};
 
 use super::RoutePaths;
 pub use super::{
@@ -437,6 +437,20 @@ async fn answer<T>(
         .uri(request.uri().to_string());
     for (name, value) in request.headers() {
         builder = builder.header(name.as_str(), value.as_bytes());
+    }
+    // The caller's address for grantor: one the host set (behind a proxy it trusts), else the
+    // connection's peer.
+    let caller = request
+        .extensions()
+        .get::<crate::CallerAddress>()
+        .copied()
+        .or_else(|| {
+            request
+                .peer_addr()
+                .map(|peer| crate::CallerAddress::new(peer.ip()))
+        });
+    if let Some(caller) = caller {
+        builder = builder.extension(caller);
     }
     match builder.body(body) {
         Ok(request) => respond(call(state, request).await),

@@ -348,16 +348,36 @@ where
 {
     let server = server.clone();
     let state = state.clone();
-    any(move |parts: Parts, body: Result<Bytes, BytesRejection>| {
-        let state = state.clone();
-        let server = server.clone();
-        async move {
-            match body {
-                Ok(body) => call(state, http::Request::from_parts(parts, body)).await,
-                Err(rejection) => refuse(&server, rejection),
+    any(
+        move |mut parts: Parts, body: Result<Bytes, BytesRejection>| {
+            let state = state.clone();
+            let server = server.clone();
+            async move {
+                caller_address(&mut parts);
+                match body {
+                    Ok(body) => call(state, http::Request::from_parts(parts, body)).await,
+                    Err(rejection) => refuse(&server, rejection),
+                }
             }
-        }
-    })
+        },
+    )
+}
+
+/// The caller's address for grantor ([`CallerAddress`](crate::CallerAddress)), from axum's
+/// `ConnectInfo<SocketAddr>` when the app is served with
+/// `into_make_service_with_connect_info::<SocketAddr>()`; a host that set a
+/// `CallerAddress` itself (behind a proxy it trusts) keeps its own.
+fn caller_address(parts: &mut Parts) {
+    if parts.extensions.get::<crate::CallerAddress>().is_some() {
+        return;
+    }
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip());
+    if let Some(peer) = peer {
+        parts.extensions.insert(crate::CallerAddress::new(peer));
+    }
 }
 
 /// A body that could not be read: grantor's 413 for one over its limit, axum's 400 otherwise.

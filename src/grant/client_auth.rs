@@ -11,6 +11,7 @@ use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 use subtle::ConstantTimeEq as _;
 
+use crate::budget::CallerAddress;
 use crate::client::{Client, ClientId, Verifier};
 use crate::clock::{Clock, UnixTime};
 use crate::error::{ErrorCode, OAuthError};
@@ -40,9 +41,17 @@ pub(crate) struct Authenticator<'a> {
     pub(crate) assertions: Option<&'a dyn ClientAssertions>,
     /// The path of the endpoint being called, whose URL an assertion's `aud` may name.
     pub(crate) endpoint_path: &'a str,
+    /// Where the request came from, when the host said: failed secrets count per client and
+    /// caller network.
+    pub(crate) caller: Option<CallerAddress>,
 }
 
 impl Authenticator<'_> {
+    /// The same, for a request from `caller`.
+    pub(crate) fn from(self, caller: Option<CallerAddress>) -> Self {
+        Self { caller, ..self }
+    }
+
     /// The client the request authenticates as, its credentials checked: HTTP Basic for
     /// confidential clients, `client_id` alone for public ones. A refusal (`invalid_client`)
     /// is reported as an event with the client id presented, if it is a well-formed one.
@@ -159,11 +168,15 @@ impl Authenticator<'_> {
         }
     }
 
-    /// An Argon2id check, throttled per client id: checks of one client take turns on this
-    /// node (so a burst of requests with a cold cache hashes once, and a flood of wrong secrets
-    /// holds at most one hashing thread), and each is counted through the attempt counter
-    /// before it runs; past the limit, the client's uncached secrets are refused unchecked
-    /// until the window ends. A success clears the count. Secrets grantor generates (SHA-256
+    /// An Argon2id check, throttled per client id and caller network: checks of one client
+    /// take turns on this node (so a burst of requests with a cold cache hashes once, and a
+    /// flood of wrong secrets holds at most one hashing thread), and each is counted through
+    /// the attempt counter before it runs, per client and caller network when the host handed
+    /// the caller's address over ([`CallerAddress`]); past the limit, that network's uncached
+    /// secrets for the client are refused unchecked until the window ends, while the client's
+    /// own network still gets its secret checked. A success clears the count. A client id is
+    /// public, so without the caller's address a flood of wrong secrets refuses the right one
+    /// for a window on every node that has not verified it yet. Secrets grantor generates (SHA-256
     /// verifiers, 256 bits) cost nothing to check and cannot be guessed, so they are not
     /// throttled.
     async fn verify_argon2id(
@@ -172,8 +185,10 @@ impl Authenticator<'_> {
         phc: &Arc<str>,
         secret: &str,
     ) -> Result<bool, OAuthError> {
-        let key = namespace::client_failures(client.id());
-        let _turn = self.turns.take(&key).await;
+        let turn = namespace::client_failures(client.id(), None);
+        let network = self.caller.map(|caller| caller.network());
+        let key = namespace::client_failures(client.id(), network.as_deref());
+        let _turn = self.turns.take(&turn).await;
         // Whoever held the turn may have verified this very secret meanwhile.
         if self.cache.recalls(client.id(), phc, secret) {
             return Ok(true);

@@ -31,7 +31,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::audience::Audience;
-use crate::client::GrantType;
+use crate::client::{ClientTier, GrantType};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::events::{Event, EventKind};
@@ -59,8 +59,9 @@ pub(crate) trait Possession: Send + Sync {
     /// The key's thumbprint.
     fn jkt(&self) -> JwkThumbprint;
 
-    /// Spends the proof: a second use, on any node, is refused.
-    async fn spend(&self, now: UnixTime) -> Result<(), OAuthError>;
+    /// Spends the proof for a client of `tier` (its budget, [`budget`](crate::budget)): a
+    /// second use, on any node, is refused.
+    async fn spend(&self, tier: ClientTier, now: UnixTime) -> Result<(), OAuthError>;
 }
 
 /// What issuing tokens needs: where they are kept and how long they live.
@@ -78,6 +79,8 @@ pub(crate) struct Issuer<'a> {
     pub(crate) possession: Option<&'a dyn Possession>,
     /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).
     pub(crate) bind_refresh: bool,
+    /// The client's tier, whose budget a DPoP proof spends.
+    pub(crate) tier: ClientTier,
     /// Who acts for the user of the access tokens minted (RFC 8693 §4.1): set by token
     /// exchange alone.
     pub(crate) actor: Option<&'a Actor>,
@@ -175,6 +178,7 @@ pub(crate) async fn token(
     let client = grants.clients.authenticate(auth).await?;
     let issuer = Issuer {
         bind_refresh: client.is_public(),
+        tier: client.tier(),
         ..grants.issuer
     };
     if issuer.possession.is_none() && (grants.dpop_required || client.requires_dpop()) {
@@ -436,7 +440,7 @@ impl Issuer<'_> {
     ) -> Result<(Issued, NewTokens), OAuthError> {
         let jkt = match self.possession {
             Some(possession) => {
-                possession.spend(now).await?;
+                possession.spend(self.tier, now).await?;
                 Some(possession.jkt())
             }
             None => None,

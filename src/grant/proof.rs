@@ -39,13 +39,15 @@ pub(crate) trait ProofOfPossession: Send + Sync {
 
     /// A protected resource's request presenting `token`, which is bound to `bound`: its proof
     /// checked for `target` (the request's method and URI; `None` when the host passed
-    /// headers alone) and spent.
+    /// headers alone) and spent for `account` (the token's user, or its client for a token
+    /// without one), whose keys together have a budget.
     async fn at_resource(
         &self,
         headers: &HeaderMap,
         target: Option<(&Method, &Uri)>,
         token: &str,
         bound: JwkThumbprint,
+        account: &str,
         now: UnixTime,
     ) -> Result<(), Refusal>;
 

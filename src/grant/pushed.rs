@@ -6,6 +6,7 @@ use super::Possession;
 use super::authorize::{self, PendingAuthorization, ResponseType, Rules, Validated};
 use super::pending;
 use super::proof::ProofOfPossession;
+use crate::budget::{Budget, CallerAddress, Payer, Spending};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
@@ -14,7 +15,6 @@ use crate::mint;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
 use crate::store::{AttemptCounter, SingleUseStore, namespace};
-use crate::throttle::Quota;
 
 /// What pushing and redeeming requests needs.
 #[derive(Clone, Copy)]
@@ -45,6 +45,7 @@ impl Pushes<'_> {
         client: &Client,
         request: &AuthorizationRequest<'_>,
         possession: Option<&dyn Possession>,
+        caller: Option<CallerAddress>,
         now: UnixTime,
     ) -> Result<Pushed, OAuthError> {
         if request.request_uri.is_some() {
@@ -85,12 +86,17 @@ impl Pushes<'_> {
                 pending.dpop_jkt = Some(jkt);
             }
         }
-        self.count(client, now).await?;
+        self.count(client, caller, now).await?;
         if let Some(possession) = possession {
-            possession.spend(now).await?;
+            possession.spend(client.tier(), now).await?;
         }
         let lifetime = self.settings.lifetime_value();
-        let reference = mint::request_reference()?;
+        // The mark keeps each tier's pushed requests a kind of their own in the store.
+        let reference = format!(
+            "{}{}",
+            namespace::pushed_reference_mark(client.tier()),
+            mint::request_reference()?
+        );
         let kept = self
             .single_use
             .insert_once(
@@ -110,29 +116,25 @@ impl Pushes<'_> {
         })
     }
 
-    /// Counts a push against the client's limit and, for a self-registered client, against
-    /// the limit all self-registered clients share, per lifetime window. A client an
-    /// administrator registered has only its own budget, so a flood from clients anyone can
-    /// register never refuses it.
-    async fn count(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
-        let window = self.settings.lifetime_value();
-        let per_client = Quota {
-            key: &namespace::client_pushes(client.id()),
-            window,
-            limit: self.settings.per_client_limit(),
-            refusal: "this client pushed too many requests; try again later",
+    /// Counts a push against the client's budget and its tier's pool, per lifetime window
+    /// ([`budget`](crate::budget)); a public client's pushes also per caller network. A client
+    /// an administrator registered has only its own budget, so a flood from clients anyone
+    /// can make never refuses it.
+    async fn count(
+        &self,
+        client: &Client,
+        caller: Option<CallerAddress>,
+        now: UnixTime,
+    ) -> Result<(), OAuthError> {
+        let budget = Budget {
+            spending: Spending::Pushes,
+            window: self.settings.lifetime_value(),
+            per_client: Some(self.settings.per_client_limit()),
+            per_tier: self.settings.total_limit(),
         };
-        per_client.count(self.attempts, now).await?;
-        if client.registration_access_token().is_none() {
-            return Ok(());
-        }
-        let all = Quota {
-            key: namespace::SELF_REGISTERED_PUSHES,
-            window,
-            limit: self.settings.total_limit(),
-            refusal: "too many pushed requests; try again later",
-        };
-        all.count(self.attempts, now).await
+        budget
+            .spend(&Payer::new(client, caller), self.attempts, now)
+            .await
     }
 
     /// The pushed request behind `request_uri`, taken: it serves once, and only the client

@@ -179,6 +179,8 @@ impl Inner {
             format: self.access_tokens.as_deref(),
             possession: None,
             bind_refresh: false,
+            // Set from the client before any proof is spent; until then, the strictest tier.
+            tier: crate::client::ClientTier::MetadataDocument,
             actor: None,
             events: &*self.events,
             id_tokens: self.id_tokens(),
@@ -200,6 +202,7 @@ impl Inner {
         Authenticator {
             assertions: self.client_assertions.as_deref(),
             endpoint_path,
+            caller: None,
             clients: self.client_seam(),
             hashing: &self.hashing,
             cache: &self.secret_cache,

@@ -184,7 +184,8 @@ impl AuthorizationServer {
                 scope: pending.scope().clone(),
                 username: user.username().to_owned(),
                 redirect_host: redirect_host(pending.redirect_uri()),
-                self_registered: pending.client().registration_access_token().is_some(),
+                self_registered: pending.client().tier()
+                    == crate::client::ClientTier::SelfRegistered,
                 document_host: document_host(pending.client()),
             }),
             SignedIn::SecondFactor {

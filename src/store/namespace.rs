@@ -51,6 +51,7 @@
 //! Sign-in sessions ([`SessionStore`](super::SessionStore)) are keyed by the digest of their
 //! id, made only after a correct password, at most one per sign-in.
 
+use crate::client::ClientTier;
 use crate::id::{ClientId, JwkThumbprint, UserId};
 use crate::secret::{SecretDigest, base64url};
 
@@ -70,21 +71,55 @@ pub(crate) fn signed_in_form(form: &str) -> String {
     digested("grantor:signed-in:", form)
 }
 
-/// A verified client assertion's `jti`, per client.
+/// The suffix of a one-time value's kind for what clients of `tier` made: each tier's values
+/// are a kind of their own, which a store bounds apart.
+fn tier_kind(tier: ClientTier) -> &'static str {
+    match tier {
+        ClientTier::Administered => "",
+        ClientTier::SelfRegistered => "-self",
+        ClientTier::MetadataDocument => "-doc",
+    }
+}
+
+/// A verified client assertion's `jti`, per client, kept with its client tier's.
 #[allow(dead_code, reason = "used by feature private-key-jwt")]
-pub(crate) fn client_assertion(client: &ClientId, jti: &str) -> String {
-    digested("grantor:assertion:", &format!("{client}\n{jti}"))
+pub(crate) fn client_assertion(tier: ClientTier, client: &ClientId, jti: &str) -> String {
+    let prefix = format!("grantor:assertion{}:", tier_kind(tier));
+    digested(&prefix, &format!("{client}\n{jti}"))
 }
 
-/// A verified DPoP proof's `jti`, per key (its thumbprint).
+/// A verified DPoP proof's `jti`, per key (its thumbprint): spent at the token or PAR
+/// endpoint for a client of `tier`, or at a resource (`None`), each a kind of its own.
 #[allow(dead_code, reason = "used by feature dpop")]
-pub(crate) fn dpop_proof(jkt: &JwkThumbprint, jti: &str) -> String {
-    digested("grantor:dpop:", &format!("{jkt}.{jti}"))
+pub(crate) fn dpop_proof(tier: Option<ClientTier>, jkt: &JwkThumbprint, jti: &str) -> String {
+    let prefix = match tier {
+        Some(tier) => format!("grantor:dpop{}:", tier_kind(tier)),
+        None => "grantor:dpop-api:".to_owned(),
+    };
+    digested(&prefix, &format!("{jkt}.{jti}"))
 }
 
-/// A pushed request, by the reference in its `request_uri`.
+/// The mark a pushed request's reference starts with for a client of `tier` (none for an
+/// administrator's), so that its redemption finds the kind it is kept under.
+pub(crate) fn pushed_reference_mark(tier: ClientTier) -> &'static str {
+    match tier {
+        ClientTier::Administered => "",
+        ClientTier::SelfRegistered => "s.",
+        ClientTier::MetadataDocument => "d.",
+    }
+}
+
+/// A pushed request, by the reference in its `request_uri`, kept with its client tier's (the
+/// reference's mark says which).
 pub(crate) fn pushed_request(reference: &str) -> String {
-    digested("grantor:par:", reference)
+    let prefix = if reference.starts_with("s.") {
+        "grantor:par-self:"
+    } else if reference.starts_with("d.") {
+        "grantor:par-doc:"
+    } else {
+        "grantor:par:"
+    };
+    digested(prefix, reference)
 }
 
 /// A device flow, by its device code's digest (already fixed-length).
@@ -120,25 +155,47 @@ pub(crate) fn second_factor_code(user: &UserId, step: u64) -> String {
     digested("grantor:otp:", &format!("{user}\n{step}"))
 }
 
-/// Failed client authentications of one client.
-pub(crate) fn client_failures(client: &ClientId) -> String {
-    digested("client:", client.as_str())
+/// Failed client authentications of one client, from one caller network when the host
+/// handed the caller's address over (`network`).
+pub(crate) fn client_failures(client: &ClientId, network: Option<&str>) -> String {
+    match network {
+        None => digested("client:", client.as_str()),
+        Some(network) => digested("client-net:", &format!("{client}\n{network}")),
+    }
+}
+
+/// What one client spent of the budget whose counters start with `prefix`
+/// ([`budget`](crate::budget): `par`, `assertion`, `device`, `dpop-client`).
+pub(crate) fn client_spent(prefix: &str, client: &ClientId) -> String {
+    let mut named = String::with_capacity(prefix.len() + 1);
+    named.push_str(prefix);
+    named.push(':');
+    digested(&named, client.as_str())
+}
+
+/// What callers of one network spent of a public client's budget under `prefix`.
+pub(crate) fn network_spent(prefix: &str, client: &ClientId, network: &str) -> String {
+    digested(&format!("{prefix}-net:"), &format!("{client}\n{network}"))
 }
 
 /// Requests one client pushed.
+#[cfg(test)]
 pub(crate) fn client_pushes(client: &ClientId) -> String {
-    digested("par:", client.as_str())
+    client_spent("par", client)
 }
 
-/// Client assertions one client spent.
-#[allow(dead_code, reason = "used by feature private-key-jwt")]
-pub(crate) fn client_assertions(client: &ClientId) -> String {
-    digested("assertion:", client.as_str())
-}
-
-/// Client assertions every self-registered client spent.
-#[allow(dead_code, reason = "used by feature private-key-jwt")]
-pub(crate) const SELF_REGISTERED_ASSERTIONS: &str = "assertion:*";
+/// The pools a tier of clients shares, one per budget and tier ([`budget`](crate::budget)):
+/// `*` all self-registered clients, `doc` all clients read from metadata documents.
+pub(crate) const POOLS: [&str; 8] = [
+    "par:*",
+    "par:doc",
+    "assertion:*",
+    "assertion:doc",
+    "device:*",
+    "device:doc",
+    "dpop-client:*",
+    "dpop-client:doc",
+];
 
 /// DPoP proofs one key (its thumbprint) signed.
 #[allow(dead_code, reason = "used by feature dpop")]
@@ -146,12 +203,10 @@ pub(crate) fn key_proofs(jkt: &JwkThumbprint) -> String {
     digested("dpop:", &jkt.to_string())
 }
 
-/// Requests every self-registered client pushed.
-pub(crate) const SELF_REGISTERED_PUSHES: &str = "par:*";
-
-/// Device flows one client started.
-pub(crate) fn client_device_starts(client: &ClientId) -> String {
-    digested("device:", client.as_str())
+/// DPoP proofs one account's tokens carried to resources (every key of its together).
+#[allow(dead_code, reason = "used by feature dpop")]
+pub(crate) fn account_proofs(account: &str) -> String {
+    digested("dpop-account:", account)
 }
 
 /// A device's polls in its current interval.
@@ -179,13 +234,7 @@ pub(crate) const REGISTRATIONS: &str = "grantor:register";
 /// that forgets counters under pressure must never forget (forgetting one resets a limit for
 /// everybody).
 pub(crate) fn is_server_wide(key: &str) -> bool {
-    [
-        SELF_REGISTERED_PUSHES,
-        SELF_REGISTERED_ASSERTIONS,
-        USER_CODE_GUESSES,
-        REGISTRATIONS,
-    ]
-    .contains(&key)
+    POOLS.contains(&key) || [USER_CODE_GUESSES, REGISTRATIONS].contains(&key)
 }
 
 /// The kind of one-time value or key material `key` names (`par` for
@@ -193,11 +242,18 @@ pub(crate) fn is_server_wide(key: &str) -> bool {
 /// store that bounds what it keeps bounds each kind apart, so filling one kind refuses no
 /// other.
 pub(crate) fn kind(key: &str) -> &'static str {
-    const KINDS: [&str; 10] = [
+    const KINDS: [&str; 17] = [
         "signed-in",
         "assertion",
+        "assertion-self",
+        "assertion-doc",
         "dpop",
+        "dpop-self",
+        "dpop-doc",
+        "dpop-api",
         "par",
+        "par-self",
+        "par-doc",
         "device",
         "user-code",
         "device-answer",
@@ -243,16 +299,16 @@ mod tests {
         let client = ClientId::new("c".repeat(200)).unwrap();
         let long = "j".repeat(4096);
         for key in [
-            client_assertion(&client, &long),
-            dpop_proof(&JwkThumbprint::from_bytes([7; 32]), &long),
+            client_assertion(ClientTier::MetadataDocument, &client, &long),
+            dpop_proof(None, &JwkThumbprint::from_bytes([7; 32]), &long),
             pushed_request(&long),
             signed_in_form(&long),
             sign_in_failures(&long),
-            client_failures(&client),
+            client_failures(&client, Some(&long)),
             client_pushes(&client),
-            client_device_starts(&client),
+            network_spent("device", &client, &long),
         ] {
-            assert!(key.len() <= 64, "{key}");
+            assert!(key.len() <= 72, "{key}");
             assert!(!key.contains("jjjj") && !key.contains("cccc"), "{key}");
         }
     }
@@ -263,9 +319,34 @@ mod tests {
         let jkt = JwkThumbprint::from_bytes([7; 32]);
         let named = [
             (signed_in_form("f"), "signed-in"),
-            (client_assertion(&client, "j"), "assertion"),
-            (dpop_proof(&jkt, "j"), "dpop"),
+            (
+                client_assertion(ClientTier::Administered, &client, "j"),
+                "assertion",
+            ),
+            (
+                client_assertion(ClientTier::SelfRegistered, &client, "j"),
+                "assertion-self",
+            ),
+            (
+                client_assertion(ClientTier::MetadataDocument, &client, "j"),
+                "assertion-doc",
+            ),
+            (
+                dpop_proof(Some(ClientTier::Administered), &jkt, "j"),
+                "dpop",
+            ),
+            (
+                dpop_proof(Some(ClientTier::SelfRegistered), &jkt, "j"),
+                "dpop-self",
+            ),
+            (
+                dpop_proof(Some(ClientTier::MetadataDocument), &jkt, "j"),
+                "dpop-doc",
+            ),
+            (dpop_proof(None, &jkt, "j"), "dpop-api"),
             (pushed_request("r"), "par"),
+            (pushed_request("s.r"), "par-self"),
+            (pushed_request("d.r"), "par-doc"),
             (device_flow("d"), "device"),
             (device_answer("d"), "device-answer"),
             (user_code("u"), "user-code"),

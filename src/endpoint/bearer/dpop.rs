@@ -35,6 +35,13 @@ pub(super) async fn check(
             request.target,
             token.expose_secret(),
             bound,
+            grant
+                .authorization
+                .user
+                .as_ref()
+                .map_or(grant.authorization.client_id.as_str(), |user| {
+                    user.id().as_str()
+                }),
             wire.now,
         )
         .await

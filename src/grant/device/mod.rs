@@ -19,6 +19,7 @@ use super::authorize::DeviceRef;
 use super::authorize::{PendingAuthorization, ResponseType};
 use super::checks;
 use crate::audience::Audience;
+use crate::budget::{Budget, CallerAddress, Payer, Spending};
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::device::{USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodeProblem};
@@ -29,7 +30,6 @@ use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
 use crate::settings::DeviceFlow;
 use crate::settings::Resources;
 use crate::store::{AttemptCounter, SingleUseStore, UserAuthentication, UserId, namespace};
-use crate::throttle::Quota;
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
@@ -78,6 +78,11 @@ struct Answered {
     authentication: Option<UserAuthentication>,
 }
 
+/// All self-registered clients together, and apart from them all clients read from metadata
+/// documents together, may start this many times one client's limit of device flows per flow
+/// lifetime.
+pub(crate) const DEVICE_FLOWS_PER_TIER_PER_CLIENT_LIMIT: u32 = 10;
+
 impl Devices<'_> {
     /// Starts a flow for an authenticated `client` (RFC 8628 §3.1): checks the client may use
     /// the grant, resolves the scope and resources, counts the start against the client's
@@ -87,6 +92,7 @@ impl Devices<'_> {
         client: &Client,
         scope: Option<&str>,
         resources: &[&str],
+        caller: Option<CallerAddress>,
         now: UnixTime,
     ) -> Result<Started, OAuthError> {
         if !client.allows(GrantType::DeviceCode) {
@@ -96,7 +102,7 @@ impl Devices<'_> {
         }
         let scope = checks::resolve_scope(scope, client)?;
         let audience = self.resources.resolve(resources, client)?;
-        self.count_start(client, now).await?;
+        self.count_start(client, caller, now).await?;
         let lifetime = self.settings.lifetime_value();
         let expires_at = now.plus(lifetime);
         let device_code = DeviceCode::hashed(base64url(&random_bytes::<32>()?));
@@ -136,14 +142,25 @@ impl Devices<'_> {
         Err(StoreError::unavailable("no free user code was found; try again").into())
     }
 
-    async fn count_start(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
-        let quota = Quota {
-            key: &namespace::client_device_starts(client.id()),
+    /// Counts a start against the client's budget and its tier's pool, per flow lifetime
+    /// ([`budget`](crate::budget)); a public client's starts also per caller network, so
+    /// anonymous callers of one network do not refuse its devices elsewhere.
+    async fn count_start(
+        &self,
+        client: &Client,
+        caller: Option<CallerAddress>,
+        now: UnixTime,
+    ) -> Result<(), OAuthError> {
+        let per_client = self.settings.per_client_limit();
+        let budget = Budget {
+            spending: Spending::DeviceStarts,
             window: self.settings.lifetime_value(),
-            limit: self.settings.per_client_limit(),
-            refusal: "this client started too many device flows; try again later",
+            per_client: Some(per_client),
+            per_tier: per_client.saturating_mul(DEVICE_FLOWS_PER_TIER_PER_CLIENT_LIMIT),
         };
-        quota.count(self.attempts, now).await
+        budget
+            .spend(&Payer::new(client, caller), self.attempts, now)
+            .await
     }
 
     /// The verification page's step (RFC 8628 §3.3): the pending authorization of the flow
