@@ -84,6 +84,16 @@ impl OpenIdRequest {
                 "nonce is longer than 512 bytes",
             ));
         }
+        if parameters
+            .nonce
+            .is_some_and(|n| n.chars().any(char::is_control))
+        {
+            // Kept with the request and repeated in the ID token: no control characters, each
+            // of which would cost six bytes of JSON.
+            return Err(OAuthError::invalid_request(
+                "nonce may not hold control characters",
+            ));
+        }
         let prompt = match parameters.prompt {
             None => Prompt::Default,
             Some(prompt) => read_prompt(prompt)?,

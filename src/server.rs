@@ -40,7 +40,9 @@ impl AuthorizationServer {
     /// Validates the request and answers one of: [`Authorize::SignIn`] with a pending
     /// authorization for the host's sign-in page; [`Authorize::Redirect`], an error the client
     /// receives at its redirect URI; [`Authorize::Reject`], an error the host shows without
-    /// redirecting (unknown client, bad or unregistered redirect URI).
+    /// redirecting (unknown client, bad or unregistered redirect URI, or a `state` that is not
+    /// 1 to 2,048 printable ASCII characters: everything a request carries is kept until the
+    /// user decides, so each part is bounded in bytes and characters).
     ///
     /// ```
     /// # use grantor::*;

@@ -136,7 +136,7 @@ async fn assertion_flood(server: &Server) {
     let refused = answers
         .iter()
         .filter(|(status, description)| {
-            *status == 429 && description.contains("this client sent too many client assertions")
+            *status == 429 && description.contains("too many client assertions by this client")
         })
         .count();
     let after = resident_kib(server.pid());
@@ -557,7 +557,7 @@ async fn push_flood(server: &Server) {
     let pushed = first.iter().filter(|(status, _)| *status == 201).count();
     assert_eq!(pushed, PER_CLIENT, "one client's own budget");
     assert!(first.iter().any(|(status, d)| *status == 429
-        && d == "this client pushed too many requests; try again later"));
+        && d == "too many pushed requests from this network; try again later"));
     let mut total = pushed;
     let mut shared_refusals = 0;
     for client in &attackers[1..] {
@@ -566,7 +566,8 @@ async fn push_flood(server: &Server) {
         shared_refusals += answers
             .iter()
             .filter(|(status, d)| {
-                *status == 429 && d == "too many pushed requests; try again later"
+                *status == 429
+                    && d == "too many pushed requests by self-registered clients; try again later"
             })
             .count();
     }

@@ -619,7 +619,7 @@ async fn each_client_spends_its_own_assertion_budget_and_self_registered_ones_sh
     assert_error(&response, 429, "temporarily_unavailable");
     assert_eq!(
         json(&response)["error_description"],
-        "this client sent too many client assertions; try again later"
+        "too many client assertions by this client; try again later"
     );
     // Another self-registered client has a budget of its own, until all of them together
     // have spent theirs.
@@ -632,7 +632,7 @@ async fn each_client_spends_its_own_assertion_budget_and_self_registered_ones_sh
     assert_error(&response, 429, "temporarily_unavailable");
     assert_eq!(
         json(&response)["error_description"],
-        "too many client assertions; try again later"
+        "too many client assertions by self-registered clients; try again later"
     );
     // The administrator's client never shares their budget.
     assert_eq!(introspect_as(&f, CLIENT, &admin_key).await, 200);

@@ -378,6 +378,20 @@ pub(crate) struct Rules<'a> {
     pub(crate) documents: Option<&'a Documents>,
 }
 
+/// The longest `state` kept, in bytes: it is kept with the request until the user decides
+/// (in a pushed request, a sealed sign-in form, a session), so it is bounded like everything
+/// kept for a caller. Generous for a state that carries the client's own signed data.
+pub(crate) const MAX_STATE_BYTES: usize = 2048;
+
+/// Whether `state` is one a request may carry: 1 to [`MAX_STATE_BYTES`] characters of RFC 6749
+/// `VSCHAR` (`%x20-7E`, appendix A.5), so that it costs at most twice its length in any JSON
+/// it is kept in.
+fn is_kept_state(state: &str) -> bool {
+    !state.is_empty()
+        && state.len() <= MAX_STATE_BYTES
+        && state.bytes().all(|b| (0x20..=0x7e).contains(&b))
+}
+
 /// Checks an authorization request against its client's registration.
 pub(crate) async fn validate<'r>(
     clients: ClientSeam<'_>,
@@ -389,6 +403,15 @@ pub(crate) async fn validate<'r>(
         Ok(client) => client,
         Err(error) => return Validated::Reject(error),
     };
+    if let Some(state) = request.state
+        && !is_kept_state(state)
+    {
+        // Shown, not redirected: the client could not match an answer without its state.
+        return Validated::Reject(OAuthError::invalid_request(format!(
+            "state must be 1 to {MAX_STATE_BYTES} printable ASCII characters (RFC 6749 \
+             appendix A.5)"
+        )));
+    }
     // From here on the redirect URI is trusted: errors go back to the client.
     let redirect_uri = request.redirect_uri.unwrap_or_default();
     let reply_to = ReplyTo {
