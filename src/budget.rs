@@ -9,9 +9,9 @@
 //! | what is kept | every client | a public client, per caller network | all self-registered clients | all document clients |
 //! |---|---|---|---|---|
 //! | pushed requests ([`PushedRequests`](crate::settings::PushedRequests)) | `per_client` a lifetime | `per_client` (the client: 10 × `per_client`) | `total` | `total` |
-//! | client assertions ([`client_assertion`](crate::client_assertion)) | `ASSERTIONS_PER_CLIENT` per six minutes | — (they are signed) | `ASSERTIONS_SELF_REGISTERED` | `ASSERTIONS_SELF_REGISTERED` |
-//! | device flows ([`DeviceFlow`](crate::settings::DeviceFlow)) | `per_client` a lifetime | `per_client` (the client: 10 × `per_client`) | 10 × `per_client` | 10 × `per_client` |
-//! | DPoP proofs at the token and PAR endpoints ([`dpop`](crate::dpop)) | per key | — | `PROOFS_PER_POOL` | `PROOFS_PER_POOL` |
+//! | client assertions (`private_key_jwt`) | `ASSERTIONS_PER_CLIENT` per six minutes | — (they are signed) | `ASSERTIONS_SELF_REGISTERED` | `ASSERTIONS_SELF_REGISTERED` |
+//! | device flows ([`DeviceFlow`](crate::settings::DeviceFlow)) | `per_client` a lifetime | `per_client` (the client: 10 × `per_client`) | 5 × `per_client` | 5 × `per_client` |
+//! | DPoP proofs at the token and PAR endpoints | per key | — | `PROOFS_PER_POOL` | `PROOFS_PER_POOL` |
 //!
 //! An administrator's client has budgets of its own only. Clients anyone can make (a
 //! registration, or a metadata document URL named in a request) spend their own budgets and
@@ -211,7 +211,8 @@ impl Budget {
             Some(pool) => {
                 let whose = match tier {
                     ClientTier::MetadataDocument => "by clients named by metadata documents",
-                    _ => "by self-registered clients",
+                    ClientTier::SelfRegistered => "by self-registered clients",
+                    ClientTier::Administered => "by this client",
                 };
                 self.count(pool, self.per_tier, whose, attempts, now).await
             }
@@ -365,6 +366,26 @@ mod tests {
         for spending in spendings {
             assert_eq!(spending.pool(ClientTier::Administered), None);
         }
+    }
+
+    #[test]
+    fn the_stores_bound_for_each_kind_is_above_the_pools_that_fill_it() {
+        // A pool may be kept twice over at a window's edge (the window's values and what is
+        // left of the one before).
+        let bound = crate::MemoryStore::MAX_SINGLE_USE as u64;
+        let twice = |pool: u32| 2 * u64::from(pool);
+        // Pushed requests, assertions and DPoP proofs: each tier's values are a kind apart.
+        assert!(twice(crate::settings::PushedRequests::MAX_TOTAL) <= bound / 2);
+        #[cfg(feature = "private-key-jwt")]
+        assert!(twice(crate::client_assertion::ASSERTIONS_SELF_REGISTERED) <= bound / 2);
+        #[cfg(feature = "dpop")]
+        assert!(twice(crate::dpop::PROOFS_PER_POOL) <= bound / 2);
+        // Device flows share their kinds: both pools, and a public client's callers at the
+        // default limits, together stay within half of it.
+        let per_client = crate::settings::DeviceFlow::DEFAULT_PER_CLIENT;
+        let pools = 2 * per_client * crate::grant::device::DEVICE_FLOWS_PER_TIER_PER_CLIENT_LIMIT;
+        let public = per_client * NETWORKS_PER_PUBLIC_CLIENT;
+        assert!(twice(pools + public) <= bound / 2);
     }
 
     #[test]

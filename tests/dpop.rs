@@ -847,6 +847,54 @@ async fn each_key_spends_at_most_its_budget_of_proofs_per_window() {
 }
 
 #[tokio::test]
+async fn one_accounts_keys_together_spend_at_most_two_keys_worth_of_proofs() {
+    use grantor::dpop::{PROOFS_PER_ACCOUNT_PER_KEY_LIMIT, PROOFS_PER_KEY_PER_SECOND};
+    // A two-second window: each key may spend 200 proofs in it, one account's keys 400.
+    let window = Duration::from_secs(2);
+    let f = dpop_fixture(Dpop::new().proof_window(window));
+    let per_key = PROOFS_PER_KEY_PER_SECOND * 2;
+    let per_account = per_key * PROOFS_PER_ACCOUNT_PER_KEY_LIMIT;
+    // Keys are free to make: the same account's tokens, each bound to a fresh key.
+    let mut spent = 0;
+    let mut refused = None;
+    for seed in 20..30 {
+        let key = ProofKey::eddsa(seed);
+        let proof = key.proof("POST", TOKEN_URL, START);
+        let body = assert_bound_tokens(&client_credentials(&f, &[&proof]).await);
+        let token = body["access_token"].as_str().unwrap().to_owned();
+        let scheme = format!("DPoP {token}");
+        // Each key spends all but one of its own budget (the token request had the first).
+        for _ in 1..per_key {
+            let proof = key.proof_for_token("GET", ME_URL, START, &token);
+            match f
+                .server
+                .bearer(&resource_request(&scheme, Some(&proof)), None)
+                .await
+            {
+                Ok(_) => spent += 1,
+                Err(refusal) => {
+                    refused = Some(refusal.into_response());
+                    break;
+                }
+            }
+        }
+        if refused.is_some() {
+            break;
+        }
+    }
+    let refused = refused.expect("the account's budget refused a key");
+    assert_eq!(spent, per_account, "every key of the account together");
+    assert_eq!(refused.status(), 429, "{}", refused.body());
+    assert!(
+        refused
+            .body()
+            .contains("this account's DPoP keys signed too many proofs"),
+        "{}",
+        refused.body()
+    );
+}
+
+#[tokio::test]
 async fn the_per_key_budget_is_a_setting() {
     // One proof a second of a two-second window: the token request's proof and one more.
     let dpop = Dpop::new()

@@ -124,10 +124,11 @@ pub enum ConfigError {
     #[error("the parameter limit must be positive and no larger than the body limit")]
     Limits,
     /// The pushed request settings are out of range: a lifetime of zero, in fractions of a
-    /// second or over [`PushedRequests::MAX_LIFETIME`](crate::settings::PushedRequests::MAX_LIFETIME), or a per-client limit
-    /// of zero.
+    /// second or over [`PushedRequests::MAX_LIFETIME`](crate::settings::PushedRequests::MAX_LIFETIME), a per-client limit
+    /// of zero, or a total of zero or over
+    /// [`PushedRequests::MAX_TOTAL`](crate::settings::PushedRequests::MAX_TOTAL).
     #[error(
-        "pushed request settings: a lifetime of whole seconds up to 10 minutes, and a per-client limit above zero"
+        "pushed request settings: a lifetime of whole seconds up to 10 minutes, a per-client limit above zero, and a total from 1 to 25000"
     )]
     PushedRequests,
     /// The device flow settings are out of range (see [`DeviceFlow`](crate::settings::DeviceFlow)).

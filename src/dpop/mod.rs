@@ -31,7 +31,7 @@
 //! through the [`AttemptCounter`], shared by every node; past it,
 //! 429 `temporarily_unavailable` before anything is kept), so one holder of a bound token
 //! cannot either: a key keeps at most twice that many proof ids live. Keys are free to make, so
-//! proofs are also counted by who spends them ([`budget`](crate::budget)): at the token and
+//! proofs are also counted by who spends them: at the token and
 //! PAR endpoints, all self-registered clients together and all clients read from metadata
 //! documents together spend at most [`PROOFS_PER_POOL`] per window each; at a resource, every
 //! key of one account's tokens together at most [`PROOFS_PER_ACCOUNT_PER_KEY_LIMIT`] times one

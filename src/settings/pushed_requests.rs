@@ -65,9 +65,15 @@ impl PushedRequests {
     /// How many requests one client may push in one lifetime window by default.
     pub const DEFAULT_PER_CLIENT: u32 = 1000;
 
-    /// How many requests all self-registered clients together may push in one lifetime window by
+    /// How many requests all self-registered clients together (and apart from them, all
+    /// clients read from metadata documents together) may push in one lifetime window by
     /// default.
     pub const DEFAULT_TOTAL: u32 = 10_000;
+
+    /// The largest [`total`](Self::total) the builder accepts: a tier's pool may be kept twice
+    /// over at a window's edge, and that stays within half the in-memory store's bound for
+    /// one kind of value ([`MemoryStore::MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)).
+    pub const MAX_TOTAL: u32 = 25_000;
 
     /// Pushing is optional; a `request_uri` lives 60 seconds; a client may push
     /// [`DEFAULT_PER_CLIENT`](Self::DEFAULT_PER_CLIENT) requests per minute.
@@ -104,8 +110,11 @@ impl PushedRequests {
     }
 
     /// How many requests all self-registered clients together may push in a window of
-    /// [`lifetime`](Self::lifetime): what bounds the pushed requests anyone who registers
-    /// clients can make the server hold.
+    /// [`lifetime`](Self::lifetime), and apart from them all clients read from metadata
+    /// documents together (at most [`MAX_TOTAL`](Self::MAX_TOTAL)): what bounds the pushed
+    /// requests anyone who registers or names clients can make the server hold. Each tier's
+    /// requests are a kind of their own in the store, so filling one pool refuses no other
+    /// tier, and an administrator's clients have their own budgets only.
     pub fn total(mut self, limit: u32) -> Self {
         self.total = limit;
         self
@@ -135,5 +144,6 @@ impl PushedRequests {
             && self.lifetime.subsec_nanos() == 0
             && self.per_client > 0
             && self.total > 0
+            && self.total <= Self::MAX_TOTAL
     }
 }

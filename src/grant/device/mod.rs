@@ -81,7 +81,7 @@ struct Answered {
 /// All self-registered clients together, and apart from them all clients read from metadata
 /// documents together, may start this many times one client's limit of device flows per flow
 /// lifetime.
-pub(crate) const DEVICE_FLOWS_PER_TIER_PER_CLIENT_LIMIT: u32 = 10;
+pub(crate) const DEVICE_FLOWS_PER_TIER_PER_CLIENT_LIMIT: u32 = 5;
 
 impl Devices<'_> {
     /// Starts a flow for an authenticated `client` (RFC 8628 §3.1): checks the client may use
