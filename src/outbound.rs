@@ -4,7 +4,9 @@
 //! `HttpOutbound` (feature `outbound`), posts with `reqwest` over rustls, off the request
 //! path, and never reaches a private, loopback, link-local or other special address whatever
 //! a name resolves to ([`is_public_address`]): it connects to the very addresses it checked, so
-//! a name that resolves differently the second time (DNS rebinding) gains nothing.
+//! a name that resolves differently the second time (DNS rebinding) gains nothing. It bounds
+//! the fetches in flight to one server, however many names point at it, and the posts in
+//! flight server-wide (see `HttpOutbound`).
 
 #[cfg(feature = "outbound")]
 mod http;
@@ -143,6 +145,10 @@ pub enum FetchError {
     /// A body over the bound.
     #[error("the document is larger than allowed")]
     TooLarge,
+    /// Too many fetches to that server are in flight; nothing was sent. A later fetch may
+    /// succeed.
+    #[error("too many fetches to that server are in flight")]
+    Busy,
     /// The outbound implementation does not fetch.
     #[error("this server's outbound client does not fetch documents")]
     Unsupported,
