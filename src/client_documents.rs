@@ -255,14 +255,26 @@ impl Fetching<'_> {
                     };
                     state.cache.put(self.url.to_owned(), cached);
                 }
+                // What the page does not say, for the host's logs (the URL is a public id).
                 Err(error) if error.is_remembered() => {
+                    tracing::debug!(
+                        client_id = self.url,
+                        ?error,
+                        "a metadata document was refused (remembered)"
+                    );
                     let failed = Failed {
                         error: error.clone(),
                         until: now.plus(ClientIdDocuments::FAILURE_CACHE),
                     };
                     state.failures.put(self.url.to_owned(), failed);
                 }
-                Err(_) => {}
+                Err(error) => {
+                    tracing::debug!(
+                        client_id = self.url,
+                        ?error,
+                        "a metadata document could not be fetched"
+                    );
+                }
             }
             waiters
         };

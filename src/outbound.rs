@@ -166,8 +166,10 @@ pub trait Outbound: Send + Sync {
     fn post(&self, post: OutboundPost, done: Box<dyn FnOnce(Delivery) + Send>);
 
     /// Fetches `get`: a `200` answer's body of at most `get.max_bytes`, within `get.timeout`,
-    /// no redirect followed, never from a private or special address. The default fetches
-    /// nothing ([`FetchError::Unsupported`]).
+    /// no redirect followed, never from a private or special address. An implementation that
+    /// bounds what it has in flight answers [`FetchError::Busy`] past its bound (grantor then
+    /// answers `temporarily_unavailable` and keeps nothing). The default fetches nothing
+    /// ([`FetchError::Unsupported`]).
     fn get(&self, get: OutboundGet) -> FetchFuture<'_> {
         let _ = get;
         Box::pin(std::future::ready(Err(FetchError::Unsupported)))
