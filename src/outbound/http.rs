@@ -64,10 +64,15 @@ const RETRY_WAITS: [Duration; 2] = [Duration::from_millis(500), Duration::from_m
 ///   number of names pointing at one slow server (wildcard DNS) holds no more than that. The
 ///   table of destinations in flight holds one entry per fetch at most (about 100 bytes each),
 ///   and the names being fetched with their answers (two addresses each, the name at most its
-///   URL's length): the caller's own bound on fetches in flight bounds both.
+///   URL's length): the caller's own bound on fetches in flight bounds both. Names that
+///   each resolve to another address (many servers, or unused addresses that never accept a
+///   connection, each held up to the 2 s connect timeout) are bounded by the caller's bound
+///   alone.
 /// - **Posts.** At most [`MAX_POSTS_IN_FLIGHT`](Self::MAX_POSTS_IN_FLIGHT) posts are being
-///   delivered (retries included) at once, server-wide, each holding its URL and form; past
-///   it a post fails at once ([`Delivery::Failed`], which grantor reports as an event).
+///   delivered (retries included) at once, server-wide, each holding its URL and form (for a
+///   logout token, a registered URI of at most the server's parameter bound, 4 KiB by default,
+///   and a token of about 1 KiB) and one connection; past it a post fails at once
+///   ([`Delivery::Failed`], which grantor reports as an event).
 ///
 /// By default only public addresses are reached and only the platform's certificate roots
 /// are trusted: [`extra_root`](Self::extra_root) trusts one more root (a private CA), and
