@@ -18,9 +18,12 @@ use crate::error::StoreError;
 use crate::outbound::{FetchError, Outbound, OutboundGet};
 use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
 use crate::settings::ClientIdDocuments;
+use crate::settings::normal_host;
 use crate::store::ClientStore;
 
 /// Why a document URL names no usable client; each says why in words an error page shows.
+/// A failed fetch and a body that is no JSON object say the same generic words (its kind stays
+/// in the value, for the host's logs): the page is no oracle of what a URL answers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DocumentError {
     /// The URL breaks a rule of the draft (§3).
@@ -33,14 +36,33 @@ pub(crate) enum DocumentError {
     #[error("too many client metadata documents are being fetched; try again later")]
     Busy,
     /// The fetch failed.
-    #[error("the client metadata document could not be fetched: {0}")]
+    #[error("{UNFETCHED}")]
     Fetch(FetchError),
     /// The document is not a JSON object.
-    #[error("the client metadata document is not a JSON object")]
+    #[error("{UNFETCHED}")]
     NotJson,
     /// The document breaks a rule.
     #[error("the client metadata document is invalid: {0}")]
     Invalid(&'static str),
+}
+
+/// What an error page says of a document that could not be had.
+const UNFETCHED: &str = "the client metadata document could not be fetched as a JSON object";
+
+impl DocumentError {
+    /// Whether the refusal is the document's host's own answer (a `4xx`, a redirect, a body
+    /// too large, not JSON, or a document breaking a rule), remembered for
+    /// [`ClientIdDocuments::FAILURE_CACHE`]; a failure for the server's or the network's
+    /// reason (`5xx`, timeout, no connection) or this server's own (busy) is not, so the next
+    /// request fetches again.
+    fn is_remembered(&self) -> bool {
+        match self {
+            Self::Fetch(FetchError::Status(status)) => (400..500).contains(status),
+            Self::Fetch(FetchError::Redirected | FetchError::TooLarge) => true,
+            Self::NotJson | Self::Invalid(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// A document's client, kept until `until`.
@@ -52,12 +74,21 @@ struct Cached {
 /// What a caller waiting for a fetch gets.
 type Answer = oneshot::Sender<Result<Arc<Client>, DocumentError>>;
 
+/// A document's host's refusal, remembered until `until`.
+struct Failed {
+    error: DocumentError,
+    until: UnixTime,
+}
+
 /// What is fetched and kept, behind one lock held for no await.
 struct State {
     cache: LruCache<String, Cached>,
+    /// Refusals remembered ([`DocumentError::is_remembered`]): a cache of its own, so a flood
+    /// of failing URLs never evicts a good document.
+    failures: LruCache<String, Failed>,
     /// The URLs being fetched, with the callers waiting for each.
     pending: HashMap<String, Vec<Answer>>,
-    /// Fetches in flight by host.
+    /// Fetches in flight by host (without case or a trailing dot).
     per_host: HashMap<String, usize>,
 }
 
@@ -101,6 +132,8 @@ impl Documents {
     ) -> Self {
         let capacity =
             std::num::NonZeroUsize::new(settings.capacity).unwrap_or(std::num::NonZeroUsize::MIN);
+        let failures = std::num::NonZeroUsize::new(ClientIdDocuments::MAX_FAILURES)
+            .unwrap_or(std::num::NonZeroUsize::MIN);
         let scope = settings.scope.clone().unwrap_or(scope);
         Self {
             settings,
@@ -108,6 +141,7 @@ impl Documents {
             scope,
             state: Mutex::new(State {
                 cache: LruCache::new(capacity),
+                failures: LruCache::new(failures),
                 pending: HashMap::new(),
                 per_host: HashMap::new(),
             }),
@@ -121,7 +155,7 @@ impl Documents {
         url: &str,
         now: UnixTime,
     ) -> Result<Arc<Client>, DocumentError> {
-        let host = check_url(url)?;
+        let host = normal_host(&check_url(url)?);
         if !self.settings.allows_host(&host) {
             return Err(DocumentError::Host);
         }
@@ -133,6 +167,12 @@ impl Documents {
                         return Ok(Arc::clone(&cached.client));
                     }
                     state.cache.pop(url);
+                }
+                if let Some(failed) = state.failures.get(url) {
+                    if failed.until > now {
+                        return Err(failed.error.clone());
+                    }
+                    state.failures.pop(url);
                 }
                 if let Some(waiters) = state.pending.get_mut(url) {
                     let (sender, receiver) = oneshot::channel();
@@ -176,7 +216,10 @@ impl Documents {
             ClientIdDocuments::MAX_DOCUMENT_BYTES,
             ClientIdDocuments::FETCH_TIMEOUT,
         );
-        let fetched = self.outbound.get(get).await.map_err(DocumentError::Fetch)?;
+        let fetched = self.outbound.get(get).await.map_err(|error| match error {
+            FetchError::Busy => DocumentError::Busy,
+            error => DocumentError::Fetch(error),
+        })?;
         let document: Map<String, Value> =
             serde_json::from_slice(&fetched.body).map_err(|_| DocumentError::NotJson)?;
         let client = read_document(url, host, &document, &self.scope)?;
@@ -204,12 +247,34 @@ impl Fetching<'_> {
         let waiters = {
             let mut state = lock(&self.documents.state);
             let waiters = self.release(&mut state);
-            if let Ok((client, until)) = &answer {
-                let cached = Cached {
-                    client: Arc::clone(client),
-                    until: *until,
-                };
-                state.cache.put(self.url.to_owned(), cached);
+            match &answer {
+                Ok((client, until)) => {
+                    let cached = Cached {
+                        client: Arc::clone(client),
+                        until: *until,
+                    };
+                    state.cache.put(self.url.to_owned(), cached);
+                }
+                // What the page does not say, for the host's logs (the URL is a public id).
+                Err(error) if error.is_remembered() => {
+                    tracing::debug!(
+                        client_id = self.url,
+                        ?error,
+                        "a metadata document was refused (remembered)"
+                    );
+                    let failed = Failed {
+                        error: error.clone(),
+                        until: now.plus(ClientIdDocuments::FAILURE_CACHE),
+                    };
+                    state.failures.put(self.url.to_owned(), failed);
+                }
+                Err(error) => {
+                    tracing::debug!(
+                        client_id = self.url,
+                        ?error,
+                        "a metadata document could not be fetched"
+                    );
+                }
             }
             waiters
         };

@@ -4,7 +4,9 @@
 //! `HttpOutbound` (feature `outbound`), posts with `reqwest` over rustls, off the request
 //! path, and never reaches a private, loopback, link-local or other special address whatever
 //! a name resolves to ([`is_public_address`]): it connects to the very addresses it checked, so
-//! a name that resolves differently the second time (DNS rebinding) gains nothing.
+//! a name that resolves differently the second time (DNS rebinding) gains nothing. It bounds
+//! the fetches in flight to one server, however many names point at it, and the posts in
+//! flight server-wide (see `HttpOutbound`).
 
 #[cfg(feature = "outbound")]
 mod http;
@@ -143,6 +145,10 @@ pub enum FetchError {
     /// A body over the bound.
     #[error("the document is larger than allowed")]
     TooLarge,
+    /// Too many fetches to that server are in flight; nothing was sent. A later fetch may
+    /// succeed.
+    #[error("too many fetches to that server are in flight")]
+    Busy,
     /// The outbound implementation does not fetch.
     #[error("this server's outbound client does not fetch documents")]
     Unsupported,
@@ -160,8 +166,10 @@ pub trait Outbound: Send + Sync {
     fn post(&self, post: OutboundPost, done: Box<dyn FnOnce(Delivery) + Send>);
 
     /// Fetches `get`: a `200` answer's body of at most `get.max_bytes`, within `get.timeout`,
-    /// no redirect followed, never from a private or special address. The default fetches
-    /// nothing ([`FetchError::Unsupported`]).
+    /// no redirect followed, never from a private or special address. An implementation that
+    /// bounds what it has in flight answers [`FetchError::Busy`] past its bound (grantor then
+    /// answers `temporarily_unavailable` and keeps nothing). The default fetches nothing
+    /// ([`FetchError::Unsupported`]).
     fn get(&self, get: OutboundGet) -> FetchFuture<'_> {
         let _ = get;
         Box::pin(std::future::ready(Err(FetchError::Unsupported)))

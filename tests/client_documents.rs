@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
+use grantor::Scope;
 use grantor::outbound::{
     Delivery, FetchError, FetchFuture, Fetched, Outbound, OutboundGet, OutboundPost,
 };
-use grantor::settings::ClientIdDocuments;
+use grantor::settings::{ClientIdDocuments, RegistrationPolicy};
 use grantor::{Authorize, Decision, ErrorCode, OAuthError, PendingAuthorization};
 use serde_json::{Value, json};
 
@@ -169,17 +170,124 @@ async fn twenty_concurrent_requests_for_a_new_document_fetch_it_once() {
 
 #[tokio::test]
 async fn a_failed_fetch_is_not_kept_and_the_next_request_fetches_again() {
+    for failure in [
+        FetchError::Timeout,
+        FetchError::Unreachable,
+        FetchError::Status(500),
+        FetchError::Status(503),
+    ] {
+        let (f, documents) = with_documents(ClientIdDocuments::new());
+        documents.serve(DOC, Err(failure));
+        let error = refused(authorize(&f, DOC).await);
+        assert_eq!(error.code(), ErrorCode::InvalidRequest);
+        assert!(
+            error.description().contains("could not be fetched"),
+            "{error:?}"
+        );
+        documents.serve_json(DOC, &document(DOC));
+        pending(authorize(&f, DOC).await);
+        assert_eq!(documents.fetches(), 2, "{failure:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_by_the_documents_host_is_remembered_for_a_minute() {
+    for (name, answer) in [
+        ("not-found", Err(FetchError::Status(404))),
+        ("redirect", Err(FetchError::Redirected)),
+        ("large", Err(FetchError::TooLarge)),
+        ("html", Ok(Fetched::new("<html>"))),
+        (
+            "secret",
+            Ok(Fetched::new(
+                json!({"client_id": DOC, "redirect_uris": [REDIRECT], "client_secret": "s"})
+                    .to_string(),
+            )),
+        ),
+    ] {
+        let (f, documents) = with_documents(ClientIdDocuments::new());
+        documents.serve(DOC, answer);
+        let first = refused(authorize(&f, DOC).await).description().to_owned();
+        // Naming it again within the minute fetches nothing, and says the same.
+        documents.serve_json(DOC, &document(DOC));
+        f.clock.advance(Duration::from_secs(59));
+        let again = refused(authorize(&f, DOC).await);
+        assert_eq!(again.description(), first, "{name}");
+        assert_eq!(documents.fetches(), 1, "{name}");
+        f.clock
+            .advance(ClientIdDocuments::FAILURE_CACHE - Duration::from_secs(58));
+        pending(authorize(&f, DOC).await);
+        assert_eq!(documents.fetches(), 2, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_flood_of_failing_urls_never_evicts_a_kept_document() {
+    let (f, documents) = with_documents(ClientIdDocuments::new().capacity(2));
+    documents.serve_json(DOC, &document(DOC));
+    pending(authorize(&f, DOC).await);
+    // More refusals than are remembered: the oldest go, the document stays.
+    let flood = ClientIdDocuments::MAX_FAILURES + 10;
+    for n in 0..flood {
+        let url = format!("https://flood.example/{n}.json");
+        refused(authorize(&f, &url).await);
+    }
+    assert_eq!(documents.fetches(), 1 + flood);
+    pending(authorize(&f, DOC).await);
+    assert_eq!(documents.fetches(), 1 + flood, "the document is still kept");
+    // The most recent refusals are remembered, the first ones forgotten.
+    refused(authorize(&f, &format!("https://flood.example/{}.json", flood - 1)).await);
+    assert_eq!(documents.fetches(), 1 + flood);
+    refused(authorize(&f, "https://flood.example/0.json").await);
+    assert_eq!(documents.fetches(), 2 + flood);
+}
+
+#[tokio::test]
+async fn an_outbound_too_busy_for_the_server_is_temporarily_unavailable() {
     let (f, documents) = with_documents(ClientIdDocuments::new());
-    documents.serve(DOC, Err(FetchError::Timeout));
+    documents.serve(DOC, Err(FetchError::Busy));
     let error = refused(authorize(&f, DOC).await);
-    assert_eq!(error.code(), ErrorCode::InvalidRequest);
-    assert!(
-        error.description().contains("could not be fetched"),
-        "{error:?}"
-    );
+    assert_eq!(error.code(), ErrorCode::TemporarilyUnavailable, "{error:?}");
+    // Not remembered: the next request fetches.
     documents.serve_json(DOC, &document(DOC));
     pending(authorize(&f, DOC).await);
     assert_eq!(documents.fetches(), 2);
+}
+
+#[tokio::test]
+async fn a_document_client_gets_no_more_scope_than_a_self_registered_one_by_default() {
+    let supported = Scope::parse("profile email admin").unwrap();
+    for (policy, allowed) in [(None, ""), (Some("profile"), "profile")] {
+        let documents = Arc::new(Documents::default());
+        documents.serve_json(DOC, &document(DOC));
+        let outbound: Arc<dyn Outbound> = documents.clone();
+        let f = fixture_with(|b| {
+            let b = b
+                .scopes_supported(&supported)
+                .outbound(outbound)
+                .client_id_metadata_documents(ClientIdDocuments::new());
+            match policy {
+                Some(scope) => {
+                    b.registration(RegistrationPolicy::new().scope(&Scope::parse(scope).unwrap()))
+                }
+                None => b,
+            }
+        });
+        for asked in ["profile", "admin", "profile admin", "email"] {
+            let query = query(DOC).replace("scope=profile", &format!("scope={asked}"));
+            let query = query.replace(' ', "%20");
+            let answer = f.server.authorize(&authorize_request(&query)).await;
+            let granted = asked.split(' ').all(|s| allowed.split(' ').any(|a| a == s));
+            match answer {
+                Authorize::SignIn(_) => assert!(granted, "{policy:?} gave {asked}"),
+                Authorize::Redirect(redirect) => {
+                    assert!(!granted, "{policy:?} refused {asked}: {redirect:?}");
+                    assert_eq!(redirect.error().code(), ErrorCode::InvalidScope);
+                }
+                Authorize::Reject(error) => panic!("{policy:?}, {asked}: {error:?}"),
+            }
+        }
+    }
 }
 
 #[tokio::test]
@@ -254,26 +362,22 @@ async fn documents_breaking_a_rule_are_refused_on_an_error_page_saying_why() {
     documents.serve_json(listed_elsewhere, &body);
     let error = refused(authorize(&f, listed_elsewhere).await);
     assert!(error.description().contains("redirect_uri"), "{error:?}");
-    // Not JSON, too large, a redirect: the fetch's own reasons.
-    let broken = "https://app.example/broken.json";
-    documents.serve(broken, Ok(Fetched::new("<html>")));
-    assert!(
-        refused(authorize(&f, broken).await)
-            .description()
-            .contains("JSON")
-    );
-    documents.serve(broken, Err(FetchError::TooLarge));
-    assert!(
-        refused(authorize(&f, broken).await)
-            .description()
-            .contains("larger")
-    );
-    documents.serve(broken, Err(FetchError::Redirected));
-    assert!(
-        refused(authorize(&f, broken).await)
-            .description()
-            .contains("redirect")
-    );
+    // Not JSON, too large, a redirect, another status: one generic reason, which tells a
+    // caller nothing of what the URL answered.
+    let generic = "the client metadata document could not be fetched as a JSON object";
+    for (name, answer) in [
+        ("html", Ok(Fetched::new("<html>"))),
+        ("large", Err(FetchError::TooLarge)),
+        ("redirect", Err(FetchError::Redirected)),
+        ("gone", Err(FetchError::Status(410))),
+        ("down", Err(FetchError::Status(503))),
+        ("slow", Err(FetchError::Timeout)),
+    ] {
+        let url = format!("https://app.example/broken-{name}.json");
+        documents.serve(&url, answer);
+        let error = refused(authorize(&f, &url).await);
+        assert_eq!(error.description(), generic, "{name}");
+    }
 }
 
 #[tokio::test]
@@ -286,6 +390,8 @@ async fn urls_breaking_a_rule_are_refused_before_any_fetch() {
         ("https://user@app.example/c.json", "userinfo"),
         ("https://app.example/a/%2E%2E/c.json", "dot segment"),
         ("https://evil.example/c.json", "host"),
+        // A trailing dot names the same host: denied too.
+        ("https://evil.example./c.json", "host"),
     ] {
         let error = refused(authorize(&f, url).await);
         assert!(error.description().contains(why), "{url}: {error:?}");
@@ -295,6 +401,14 @@ async fn urls_breaking_a_rule_are_refused_before_any_fetch() {
     let (f, documents) = with_documents(ClientIdDocuments::new().allow_hosts(["tools.example"]));
     let error = refused(authorize(&f, DOC).await);
     assert!(error.description().contains("host"), "{error:?}");
+    assert_eq!(documents.fetches(), 0);
+    // A host listed with a trailing dot or in capitals is the same host.
+    let tools = "https://tools.example./c.json";
+    let (f, documents) = with_documents(ClientIdDocuments::new().allow_hosts(["Tools.Example."]));
+    documents.serve_json(tools, &document(tools));
+    pending(authorize(&f, tools).await);
+    let (f, documents) = with_documents(ClientIdDocuments::new().deny_hosts(["EVIL.example."]));
+    refused(authorize(&f, "https://evil.example/c.json").await);
     assert_eq!(documents.fetches(), 0);
 }
 

@@ -7,166 +7,19 @@
 //! request; a document breaking a rule is refused on an error page saying why.
 
 mod demo;
+#[path = "demo/documents.rs"]
+mod documents;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use demo::Server;
 use demo::http::*;
+use documents::DocumentServer;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 each_framework! {
     a_document_client_is_fetched_once_approved_as_unverified_and_redeems_its_code => flow;
     failed_fetches_and_broken_documents_get_error_pages_and_are_not_kept => refusals;
-}
-
-/// An https server on loopback answering each path from `answers`, after `delay`, counting
-/// requests by path.
-struct DocumentServer {
-    port: u16,
-    ca_file: std::path::PathBuf,
-    answers: Arc<Mutex<HashMap<String, (u16, String)>>>,
-    requests: Arc<Mutex<HashMap<String, usize>>>,
-    delay: Arc<Mutex<Duration>>,
-    served: Arc<AtomicUsize>,
-}
-
-impl DocumentServer {
-    async fn start(name: &str) -> Self {
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "grantor test CA (throwaway)");
-        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
-            .unwrap()
-            .signed_by(&leaf_key, &ca)
-            .unwrap();
-        let ca_file =
-            std::env::temp_dir().join(format!("grantor-test-ca-{name}-{}.pem", std::process::id()));
-        std::fs::write(&ca_file, ca.pem()).unwrap();
-        let key =
-            tokio_rustls::rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der())
-                .unwrap();
-        let provider = tokio_rustls::rustls::crypto::aws_lc_rs::default_provider();
-        let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(provider))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![leaf.der().clone()], key)
-            .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = Self {
-            port,
-            ca_file,
-            answers: Arc::default(),
-            requests: Arc::default(),
-            delay: Arc::default(),
-            served: Arc::default(),
-        };
-        let (answers, requests, delay) = (
-            server.answers.clone(),
-            server.requests.clone(),
-            server.delay.clone(),
-        );
-        let served = server.served.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let (acceptor, answers, requests) =
-                    (acceptor.clone(), answers.clone(), requests.clone());
-                let (delay, served) = (delay.clone(), served.clone());
-                tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let mut head = Vec::new();
-                    let mut buffer = [0u8; 1024];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match tls.read(&mut buffer).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => head.extend_from_slice(&buffer[..n]),
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&head);
-                    let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
-                    *requests.lock().unwrap().entry(path.clone()).or_default() += 1;
-                    let wait = *delay.lock().unwrap();
-                    tokio::time::sleep(wait).await;
-                    let (status, body) = answers
-                        .lock()
-                        .unwrap()
-                        .get(&path)
-                        .cloned()
-                        .unwrap_or((404, String::new()));
-                    let answer = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n\
-                         cache-control: max-age=3600\r\ncontent-length: {}\r\n\
-                         connection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = tls.write_all(answer.as_bytes()).await;
-                    let _ = tls.shutdown().await;
-                    served.fetch_add(1, Ordering::SeqCst);
-                });
-            }
-        });
-        server
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.port)
-    }
-
-    /// Serves a valid document for a public client at `path`; answers its URL.
-    fn document(&self, path: &str, name: &str) -> String {
-        let url = self.url(path);
-        let body = json!({
-            "client_id": url,
-            "client_name": name,
-            "redirect_uris": [CALLBACK],
-            "token_endpoint_auth_method": "none",
-        });
-        self.serve(path, 200, &body.to_string());
-        url
-    }
-
-    fn serve(&self, path: &str, status: u16, body: &str) {
-        let answer = (status, body.to_owned());
-        self.answers.lock().unwrap().insert(path.to_owned(), answer);
-    }
-
-    fn requests(&self, path: &str) -> usize {
-        self.requests
-            .lock()
-            .unwrap()
-            .get(path)
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// The demo, trusting this server's CA and allowed to reach loopback.
-    fn demo(&self, framework: &str) -> Server {
-        let ca = self.ca_file.to_str().unwrap();
-        Server::start_with_args(
-            framework,
-            "memory",
-            &["--fetch-allow-loopback", "1", "--fetch-ca-file", ca],
-        )
-    }
-}
-
-impl Drop for DocumentServer {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.ca_file);
-    }
 }
 
 fn authorization(client_id: &str) -> Vec<(&str, &str)> {

@@ -117,7 +117,8 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
 /// OpenID Connect as CONTRACT.md part 3 has it: ID tokens (RS256 unless a client registered
 /// ES256 or EdDSA), userinfo and the discovery document.
 /// With feature `outbound`, back-channel logout tokens are posted to clients (loopback allowed
-/// only under `--fetch-allow-loopback 1`, for tests).
+/// only under `--fetch-allow-loopback 1`, for tests; `--fetch-ca-file` only adds a trusted
+/// root).
 #[cfg(feature = "oidc")]
 fn openid_connect(
     builder: AuthorizationServerBuilder,
@@ -141,15 +142,14 @@ fn outbound(
     settings: &Settings,
 ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
     use grantor::outbound::HttpOutbound;
-    let extra_root = match &settings.fetch_ca_file {
-        Some(path) => Some(std::fs::read(path)?),
-        None => None,
-    };
-    let outbound = if settings.fetch_allow_loopback || extra_root.is_some() {
-        HttpOutbound::for_tests(extra_root.as_deref())?
-    } else {
-        HttpOutbound::new()?
-    };
+    // Two separate settings: a root to trust, and (tests only) loopback to reach.
+    let mut outbound = HttpOutbound::new()?;
+    if let Some(path) = &settings.fetch_ca_file {
+        outbound = outbound.extra_root(&std::fs::read(path)?)?;
+    }
+    if settings.fetch_allow_loopback {
+        outbound = outbound.allow_loopback()?;
+    }
     let builder = builder.outbound(std::sync::Arc::new(outbound));
     // Client ID metadata documents (CONTRACT.md part 3), for what self-registered clients
     // may have: `profile email`, never `admin`.

@@ -194,7 +194,13 @@ impl AuthorizationServerBuilder {
             (None, _) => None,
             (Some(_), None) => return Err(ConfigError::Missing("outbound")),
             (Some(settings), Some(outbound)) => {
-                let scope = config.scopes_supported.join(" ");
+                // What a self-registered client may be granted, and never more: a document
+                // is anyone's to write.
+                let scope = config
+                    .registration
+                    .as_ref()
+                    .map(|policy| policy.allowed_scope().as_str().to_owned())
+                    .unwrap_or_default();
                 let documents =
                     crate::client_documents::Documents::new(settings, Arc::clone(outbound), scope);
                 Some(Arc::new(documents))

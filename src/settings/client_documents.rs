@@ -13,15 +13,29 @@
 /// [`FETCH_TIMEOUT`](Self::FETCH_TIMEOUT)).
 ///
 /// What anyone can make the server keep or do, and what bounds it: any request may name a
-/// document URL, so a document is fetched for an unauthenticated caller. At most
-/// [`MAX_FETCHES`](Self::MAX_FETCHES) fetches are in flight at once, and at most
-/// [`MAX_FETCHES_PER_HOST`](Self::MAX_FETCHES_PER_HOST) for one host, so a host that answers
-/// slowly, or a flood of URLs, holds no more; past them, the request is refused
-/// (`temporarily_unavailable`) and nothing is kept. Concurrent requests for one URL share one
-/// fetch. Documents are kept in memory, at most [`capacity`](Self::capacity) of them (the least
-/// recently used go first), each for its `Cache-Control` `max-age` clamped to 5 minutes–1 day;
-/// a failed fetch is not kept. Clients registered in the stores are never looked up this way
-/// and never evicted by it: a flood of documents costs other document clients a fetch at most.
+/// document URL, so a document is fetched for an unauthenticated caller.
+/// - **Fetches in flight**: at most [`MAX_FETCHES`](Self::MAX_FETCHES) at once, at most
+///   [`MAX_FETCHES_PER_HOST`](Self::MAX_FETCHES_PER_HOST) for one host name, and, with
+///   `HttpOutbound`, at most its `MAX_FETCHES_PER_DESTINATION` to one server address however
+///   many names point at it (wildcard DNS gives an attacker any number of names, not of
+///   servers). Past any of them the request is refused (`temporarily_unavailable`) and
+///   nothing is kept. Concurrent requests for one URL share one fetch. Each fetch in flight
+///   holds its URL (at most [`MAX_URL_BYTES`](Self::MAX_URL_BYTES)) and a body of at most
+///   [`MAX_DOCUMENT_BYTES`](Self::MAX_DOCUMENT_BYTES).
+/// - **Documents**: kept in memory, at most [`capacity`](Self::capacity) of them (the least
+///   recently used go first; each a URL and a client read from at most 5 KiB), each for its
+///   `Cache-Control` `max-age` clamped to 5 minutes–1 day.
+/// - **Refusals**: a document its host refused (a `4xx`), redirected, sent too large, not as a
+///   JSON object, or breaking a rule is remembered for
+///   [`FAILURE_CACHE`](Self::FAILURE_CACHE), so naming it again fetches nothing; at most
+///   [`MAX_FAILURES`](Self::MAX_FAILURES) of them (each its URL and a reason, about 2.2 KiB at
+///   most), in a cache of their own that never evicts a document. A fetch that failed for the
+///   server's or the network's reason (`5xx`, timeout, no connection) is not remembered: the
+///   next request fetches again. The error page says a document could not be fetched, never
+///   what the URL answered (its status, size or body).
+///
+/// Clients registered in the stores are never looked up this way and never evicted by it: a
+/// flood of documents costs other document clients a fetch at most.
 ///
 /// The approval page always asks about such a client, whatever was approved before, and shows
 /// the URL's host as unverified.
@@ -59,9 +73,13 @@ impl ClientIdDocuments {
     /// The longest `client_id` URL taken.
     pub const MAX_URL_BYTES: usize = 2048;
     /// The most fetches in flight at once.
-    pub const MAX_FETCHES: usize = 64;
+    pub const MAX_FETCHES: usize = 128;
     /// The most fetches in flight at once from one host.
     pub const MAX_FETCHES_PER_HOST: usize = 4;
+    /// The most refusals remembered (the least recently used go first).
+    pub const MAX_FAILURES: usize = 1_000;
+    /// How long a refusal by a document's host is remembered.
+    pub const FAILURE_CACHE: std::time::Duration = std::time::Duration::from_secs(60);
     /// How many documents are kept by default.
     pub const DEFAULT_CAPACITY: usize = 1_000;
     /// The shortest time a document is kept (a `Cache-Control` asking less, or none).
@@ -70,7 +88,7 @@ impl ClientIdDocuments {
     pub const MAX_CACHE: std::time::Duration = std::time::Duration::from_secs(86_400);
 
     /// Documents from any host that may be fetched, [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY)
-    /// kept, for the server's `scopes_supported`.
+    /// kept, for the scope [`scope`](Self::scope) says by default.
     pub fn new() -> Self {
         Self {
             allow_hosts: None,
@@ -80,25 +98,26 @@ impl ClientIdDocuments {
         }
     }
 
-    /// Takes documents only from these hosts (compared without case); others are refused
-    /// before any fetch.
+    /// Takes documents only from these hosts (compared without case or a trailing dot); others
+    /// are refused before any fetch.
     pub fn allow_hosts<I, S>(mut self, hosts: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let hosts = hosts.into_iter().map(|h| h.into().to_ascii_lowercase());
+        let hosts = hosts.into_iter().map(|h| normal_host(&h.into()));
         self.allow_hosts = Some(hosts.collect());
         self
     }
 
-    /// Never takes documents from these hosts (compared without case).
+    /// Never takes documents from these hosts (compared without case or a trailing dot:
+    /// `evil.example` denies `https://EVIL.example./…` too).
     pub fn deny_hosts<I, S>(mut self, hosts: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let hosts = hosts.into_iter().map(|h| h.into().to_ascii_lowercase());
+        let hosts = hosts.into_iter().map(|h| normal_host(&h.into()));
         self.deny_hosts.extend(hosts);
         self
     }
@@ -109,8 +128,12 @@ impl ClientIdDocuments {
         self
     }
 
-    /// The scope such clients may ask for (space-separated); by default the server's
-    /// `scopes_supported`.
+    /// The scope such clients may ask for (space-separated). By default what a self-registered
+    /// client may be granted ([`RegistrationPolicy::scope`]), and none without a registration
+    /// policy: a scope an administrator grants (`admin`, say) is never a document's by default.
+    /// `openid` needs no listing.
+    ///
+    /// [`RegistrationPolicy::scope`]: crate::settings::RegistrationPolicy::scope
     pub fn scope(mut self, scope: impl Into<String>) -> Self {
         self.scope = Some(scope.into());
         self
@@ -118,7 +141,7 @@ impl ClientIdDocuments {
 
     /// Whether documents from `host` may be fetched.
     pub(crate) fn allows_host(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
+        let host = normal_host(host);
         if self.deny_hosts.contains(&host) {
             return false;
         }
@@ -126,4 +149,10 @@ impl ClientIdDocuments {
             .as_ref()
             .is_none_or(|allowed| allowed.contains(&host))
     }
+}
+
+/// A host name as the bounds and the host lists compare it: without case or a trailing dot
+/// (`Evil.Example.` is `evil.example`).
+pub(crate) fn normal_host(host: &str) -> String {
+    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
 }

@@ -22,6 +22,7 @@ pub use crate::throttle::SignInThrottle;
 pub use crate::usernames::{MAX_USERNAME_BYTES, Usernames};
 pub use acr::AcrLevels;
 pub use client_documents::ClientIdDocuments;
+pub(crate) use client_documents::normal_host;
 pub use device_flow::DeviceFlow;
 pub use openid::OpenIdConnect;
 pub use paths::EndpointPaths;

@@ -15,16 +15,21 @@ use crate::demo::Server;
 use crate::demo::http::CALLBACK;
 
 /// An https server on loopback answering each path from `answers`, after `delay`, counting
-/// requests by path.
+/// requests by path; and, on other loopback addresses, slow hosts under the same certificate.
 pub struct DocumentServer {
     host: String,
     pub port: u16,
     pub ca_file: std::path::PathBuf,
+    acceptor: tokio_rustls::TlsAcceptor,
     answers: Arc<Mutex<HashMap<String, (u16, String)>>>,
     requests: Arc<Mutex<HashMap<String, usize>>>,
     pub delay: Arc<Mutex<Duration>>,
     pub served: Arc<AtomicUsize>,
 }
+
+/// The loopback addresses the certificate names besides `localhost` and the server's own: room
+/// for slow hosts ([`DocumentServer::slow_host`]).
+const SLOW_HOSTS: std::ops::RangeInclusive<u8> = 2..=31;
 
 impl DocumentServer {
     /// A server on `127.0.0.1`, named `localhost` in its URLs.
@@ -33,7 +38,7 @@ impl DocumentServer {
     }
 
     /// A server on the loopback `address`, named by it in its URLs (`localhost` for
-    /// `127.0.0.1`); its certificate names both.
+    /// `127.0.0.1`); its certificate names both, `127.0.0.1` and `127.0.0.2`–`127.0.0.31`.
     pub async fn start_on(name: &str, address: &str) -> Self {
         let ca_key = rcgen::KeyPair::generate().unwrap();
         let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -43,7 +48,12 @@ impl DocumentServer {
             .push(rcgen::DnType::CommonName, "grantor test CA (throwaway)");
         let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
         let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned(), address.to_owned()])
+        let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        names.extend(SLOW_HOSTS.map(|n| format!("127.0.0.{n}")));
+        if !names.iter().any(|n| n == address) {
+            names.push(address.to_owned());
+        }
+        let leaf = rcgen::CertificateParams::new(names)
             .unwrap()
             .signed_by(&leaf_key, &ca)
             .unwrap();
@@ -71,6 +81,7 @@ impl DocumentServer {
             host,
             port,
             ca_file,
+            acceptor: acceptor.clone(),
             answers: Arc::default(),
             requests: Arc::default(),
             delay: Arc::default(),
@@ -91,16 +102,9 @@ impl DocumentServer {
                     let Ok(mut tls) = acceptor.accept(stream).await else {
                         return;
                     };
-                    let mut head = Vec::new();
-                    let mut buffer = [0u8; 1024];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match tls.read(&mut buffer).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => head.extend_from_slice(&buffer[..n]),
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&head);
-                    let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
+                    let Some(path) = read_path(&mut tls).await else {
+                        return;
+                    };
                     *requests.lock().unwrap().entry(path.clone()).or_default() += 1;
                     let wait = *delay.lock().unwrap();
                     tokio::time::sleep(wait).await;
@@ -123,6 +127,33 @@ impl DocumentServer {
             }
         });
         server
+    }
+
+    /// A slow host on the loopback `address` (one of `127.0.0.1`–`127.0.0.31`), under this
+    /// server's certificate: it completes TLS, reads the request, and never answers. Its
+    /// port, and how many requests reached it.
+    pub async fn slow_host(&self, address: &str) -> (u16, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind((address, 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let reached = Arc::new(AtomicUsize::new(0));
+        let (counted, acceptor) = (Arc::clone(&reached), self.acceptor.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (counted, acceptor) = (Arc::clone(&counted), acceptor.clone());
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    if read_path(&mut tls).await.is_some() {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                    }
+                    // Held until the client gives up.
+                    let mut rest = [0u8; 64];
+                    while matches!(tls.read(&mut rest).await, Ok(n) if n > 0) {}
+                });
+            }
+        });
+        (port, reached)
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -174,4 +205,18 @@ impl Drop for DocumentServer {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.ca_file);
     }
+}
+
+/// The path of the request read from `tls` (its head), if one came.
+async fn read_path<S: tokio::io::AsyncRead + Unpin>(tls: &mut S) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match tls.read(&mut buffer).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => head.extend_from_slice(&buffer[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    Some(head.split(' ').nth(1).unwrap_or("/").to_owned())
 }
