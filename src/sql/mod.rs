@@ -15,7 +15,7 @@
 //! # #[cfg(feature = "sqlite")]
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
 //! use grantor::sql::SqliteStore;
-//! use grantor::store::Purge as _;
+//! use grantor::store::{KeyEncryptionKey, Purge as _};
 //! use grantor::{AuthorizationServer, Password};
 //!
 //! // Connects, creating the file if missing, and applies pending migrations.
@@ -23,6 +23,7 @@
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
 //!     .store(store.clone()) // every seam: clients, users, tokens, sessions, attempt counters
+//!     .encrypt_keys_at_rest(KeyEncryptionKey::from_base64(&std::env::var("AUTH_KEK")?)?)
 //!     .build()?;
 //! server.add_user("alice@example.com", &Password::new("alice-password-1")).await?;
 //! // …and now and then, say hourly:

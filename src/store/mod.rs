@@ -52,7 +52,7 @@ pub use crate::hash::Verification;
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use credentials::{KnownHashes, PasswordVerifier};
-pub(crate) use keys::EncryptedKeys;
+pub(crate) use keys::{ClearKeys, EncryptedKeys};
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub use records::UserAuthentication;
 #[cfg(feature = "test-util")]

@@ -183,6 +183,11 @@ impl SqliteStore {
             .await?;
         Ok(done > 0)
     }
+
+    /// A file outlives the process; a database in memory does not.
+    fn is_durable(&self) -> bool {
+        self.is_file()
+    }
 }
 
 /// The live value under `key`, as `statement` (a peek or a take) answers it.
