@@ -68,7 +68,10 @@ pub use sign_on::{
     ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
     UserSessionStore,
 };
-pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
+pub use state::{
+    AttemptCounter, Attempts, SINGLE_USE_BYTES_PER_KIND, SINGLE_USE_PER_KIND, Session,
+    SessionStore, SingleUseStore,
+};
 
 use crate::client::Client;
 use crate::clock::UnixTime;
