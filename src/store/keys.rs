@@ -30,10 +30,13 @@ use crate::secret::random_bytes;
 /// sign under the same key. A store answers material past its `expires_at` to nobody.
 ///
 /// What it keeps is **secret at rest**: whoever reads it can open sign-in forms in flight and,
-/// with JWT access tokens, sign tokens the server's own JWKS verifies. Keep it out of backups
-/// and replicas that others read, or have grantor encrypt it first
+/// with JWT access tokens or ID tokens, sign tokens the server's own JWKS verifies. Have grantor
+/// encrypt it first
 /// ([`AuthorizationServerBuilder::encrypt_keys_at_rest`](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)),
-/// so that the store holds only ciphertext bound to each name.
+/// so that the store holds only ciphertext bound to each name, or keep it out of backups and
+/// replicas that others read and say so
+/// ([`keys_in_clear`](crate::AuthorizationServerBuilder::keys_in_clear)): over a store that
+/// [is durable](Self::is_durable), the builder asks for one or the other.
 #[async_trait]
 pub trait KeyStore: Send + Sync {
     /// Keeps `material` under `name` until `expires_at`, unless live material holds the name
