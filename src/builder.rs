@@ -72,6 +72,8 @@ pub struct AuthorizationServerBuilder {
     /// Set when client ID metadata documents are taken.
     client_documents: Option<crate::settings::ClientIdDocuments>,
     key_encryption: Option<KeyEncryptionKey>,
+    /// The host said key material may rest in the clear in a durable key store.
+    keys_in_clear: bool,
     single_node: bool,
     /// How long a browser stays signed in (zero: no single sign-on).
     session_ttl: Duration,
@@ -163,6 +165,7 @@ impl Default for AuthorizationServerBuilder {
             outbound: None,
             client_documents: None,
             key_encryption: None,
+            keys_in_clear: false,
             single_node: false,
             session_ttl: Duration::from_secs(86_400),
             consent_ttl: Duration::from_secs(365 * 86_400),

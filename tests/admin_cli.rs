@@ -81,6 +81,7 @@ impl Database {
         let server = AuthorizationServer::builder()
             .issuer("https://auth.example")
             .store(store.clone())
+            .keys_in_clear()
             .build()
             .expect("a server");
         (server, store)
@@ -498,6 +499,7 @@ async fn a_mounted_user_add_refuses_rather_than_write_where_the_server_does_not_
         .issuer("https://auth.example")
         .store(store.clone())
         .users(host_users)
+        .keys_in_clear()
         .build()
         .unwrap();
     let HostCli::Auth(admin) =

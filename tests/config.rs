@@ -298,3 +298,84 @@ async fn a_user_store_given_before_the_store_is_kept() {
             .is_none()
     );
 }
+
+/// A host's own key seam over its database: durable, as every key store is unless it says not.
+struct HostKeys(MemoryStore);
+
+#[async_trait::async_trait]
+impl KeyStore for HostKeys {
+    async fn insert_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        expires_at: clock::UnixTime,
+        now: clock::UnixTime,
+    ) -> Result<bool, StoreError> {
+        self.0.insert_key(name, material, expires_at, now).await
+    }
+
+    async fn find_key(
+        &self,
+        name: &str,
+        now: clock::UnixTime,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.find_key(name, now).await
+    }
+}
+
+#[tokio::test]
+async fn a_durable_key_store_needs_an_explicit_choice_of_how_keys_rest() {
+    let durable = || builder_with_keys(Arc::new(HostKeys(MemoryStore::new())));
+    let refused = durable().build().unwrap_err();
+    assert_eq!(refused, ConfigError::KeysAtRest);
+    // The error says exactly what to call.
+    let said = refused.to_string();
+    assert!(said.contains(".encrypt_keys_at_rest("), "{said}");
+    assert!(said.contains(".keys_in_clear()"), "{said}");
+    assert!(durable().keys_in_clear().build().is_ok());
+    let key = KeyEncryptionKey::from_bytes([7; 32]);
+    assert!(durable().encrypt_keys_at_rest(key.clone()).build().is_ok());
+    let both = durable().encrypt_keys_at_rest(key).keys_in_clear().build();
+    assert_eq!(both.unwrap_err(), ConfigError::KeysAtRestTwice);
+    // The memory store, and the state of one node in this process's memory, need no choice.
+    assert!(builder().build().is_ok());
+    let store = Arc::new(MemoryStore::new());
+    let one_node = AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .clients(store.clone())
+        .users(store.clone())
+        .tokens(store)
+        .single_node();
+    assert!(one_node.build().is_ok());
+
+    #[cfg(feature = "sqlite")]
+    {
+        // An SQLite file is durable; an SQLite database in memory is not.
+        let dir = fresh_dir("config_keys_at_rest");
+        let url = format!("sqlite:{}", dir.join("grantor.db").display());
+        let file = grantor::sql::SqliteStore::connect(&url).await.unwrap();
+        let sqlite = || {
+            AuthorizationServer::builder()
+                .issuer(ISSUER)
+                .store(file.clone())
+        };
+        assert_eq!(sqlite().build().unwrap_err(), ConfigError::KeysAtRest);
+        assert!(sqlite().keys_in_clear().build().is_ok());
+        file.close().await;
+        let in_memory = grantor::sql::SqliteStore::connect("sqlite::memory:")
+            .await
+            .unwrap();
+        let in_memory = AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(in_memory);
+        assert!(in_memory.build().is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+fn builder_with_keys(keys: Arc<dyn KeyStore>) -> AuthorizationServerBuilder {
+    AuthorizationServer::builder()
+        .issuer(ISSUER)
+        .keys(keys)
+        .store(MemoryStore::new())
+}

@@ -158,6 +158,7 @@ async fn the_hosts_users_sign_in_beside_grantors_sqlite_store() {
         .users(users.clone())
         .user_admin(users.clone())
         .store(sqlite.clone())
+        .keys_in_clear()
         .build()
         .unwrap();
     let alice = server

@@ -30,7 +30,7 @@ fn node(keys: &SqliteStore, kek: Option<[u8; 32]>) -> Fixture {
         let builder = builder.keys(keys);
         match kek {
             Some(kek) => builder.encrypt_keys_at_rest(KeyEncryptionKey::from_bytes(kek)),
-            None => builder,
+            None => builder.keys_in_clear(),
         }
     })
 }
@@ -90,9 +90,9 @@ async fn sealing_keys_rest_encrypted_under_the_hosts_key_and_open_on_every_node_
         .await;
     assert!(matches!(step, Step::Approve(_)), "{step:?}");
 
-    // A node with another key, or none, refuses the material rather than use it: a server
-    // error (the deployment is misconfigured) that names no secret, never a form sealed under
-    // material it could not authenticate.
+    // A node with another key, or none, refuses the material rather than use it or replace it:
+    // 503 (its log says to give the key the material was sealed with), naming no secret,
+    // never a form sealed under material it could not authenticate.
     for other in [Some([0x33; 32]), None] {
         let stranger = node(&keys, other);
         let step = stranger
@@ -102,8 +102,11 @@ async fn sealing_keys_rest_encrypted_under_the_hosts_key_and_open_on_every_node_
         let Step::Error(error) = step else {
             panic!("a node without the key sealed a form: {step:?}");
         };
-        assert_eq!(error.code(), ErrorCode::ServerError);
-        assert_eq!(error.status(), 500);
+        assert_eq!(error.code(), ErrorCode::TemporarilyUnavailable);
+        assert_eq!(error.status(), 503);
+        let cause = std::error::Error::source(&error).map(ToString::to_string);
+        let cause = cause.unwrap_or_default();
+        assert!(cause.contains("encrypt_keys_at_rest"), "{cause}");
         assert!(!error.description().contains("grantor:seal"), "{error:?}");
     }
     keys.close().await;
@@ -112,7 +115,7 @@ async fn sealing_keys_rest_encrypted_under_the_hosts_key_and_open_on_every_node_
 
 #[tokio::test]
 async fn without_a_key_encryption_key_the_key_table_holds_the_key_itself() {
-    // The documented default: the material is secret at rest, in the clear.
+    // The host's explicit choice (`keys_in_clear`): the material is secret at rest, in the clear.
     let dir = fresh_dir("key_seam_plain");
     let keys = SqliteStore::connect(&sqlite_url(&dir)).await.unwrap();
     let f = node(&keys, None);
@@ -219,6 +222,7 @@ async fn a_key_seam_given_before_the_store_is_kept() {
         .issuer(ISSUER)
         .keys(Arc::new(keys.clone()))
         .store(rest.clone())
+        .keys_in_clear()
         .build()
         .unwrap();
     grantor::store::Admin::register_client(
@@ -246,6 +250,46 @@ async fn a_key_seam_given_before_the_store_is_kept() {
         in_memory.is_none(),
         "nothing went to the store's own key seam"
     );
+    keys.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Turning encryption on over a database whose keys rest in the clear fails nothing: the clear
+/// sealing key is never used again, a fresh one is made and kept encrypted beside it, and the
+/// sign-in goes on.
+#[tokio::test]
+async fn turning_encryption_on_replaces_keys_kept_in_the_clear_without_an_error() {
+    let dir = fresh_dir("key_seam_turned_on");
+    let keys = SqliteStore::connect(&sqlite_url(&dir)).await.unwrap();
+    let before = node(&keys, None);
+    let step = before.server.begin_sign_in(&authorize_request(QUERY)).await;
+    assert!(matches!(step, Step::SignIn(_)), "{step:?}");
+    let clear = key_rows(&keys).await;
+    assert_eq!(clear.len(), 1);
+
+    let after = node(&keys, Some(KEK));
+    let Step::SignIn(page) = after.server.begin_sign_in(&authorize_request(QUERY)).await else {
+        panic!("expected the sign-in page");
+    };
+    // Another node with the key opens the form: both found the same fresh key.
+    let other = node(&keys, Some(KEK));
+    let step = other
+        .server
+        .sign_in(
+            &page.session,
+            &page.csrf,
+            ALICE,
+            &Password::new(ALICE_PASSWORD),
+        )
+        .await;
+    assert!(matches!(step, Step::Approve(_)), "{step:?}");
+    let rows = key_rows(&keys).await;
+    let names: Vec<_> = rows.iter().map(|r| &r.0).collect();
+    assert_eq!(rows.len(), 2, "{names:?}");
+    assert_eq!(rows[0], clear[0], "the clear key is left to expire, unused");
+    let (name, material) = &rows[1];
+    assert_eq!(name, &format!("{}:resealed", clear[0].0));
+    assert_eq!(material.len(), 1 + 24 + 32 + 16, "kept encrypted");
     keys.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -60,6 +60,7 @@ async fn a_promoted_standby_keeps_every_acknowledged_token_and_clients_see_only_
     let server = AuthorizationServer::builder()
         .issuer("https://auth.example")
         .store(store.clone())
+        .keys_in_clear()
         .build()
         .unwrap();
     let authorization = basic(

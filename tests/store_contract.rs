@@ -279,6 +279,7 @@ sql_rules! {
     purging_later_empties_every_table_but_clients_and_users,
     a_database_gone_is_unavailable_not_a_panic,
     concurrent_new_families_are_kept_and_a_failing_one_fails_alone,
+    one_time_values_are_bounded_per_kind_by_counters_kept_in_step,
 }
 
 #[cfg(feature = "postgres")]

@@ -85,10 +85,22 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         builder
     };
     // With GRANTOR_KEY_ENCRYPTION_KEY (32 bytes in base64, never a flag: flags show in `ps`),
-    // signing and sealing keys rest encrypted in the store.
+    // signing and sealing keys rest encrypted in the store. Without it the demo chooses, out
+    // loud, to keep them in the clear (grantor refuses a durable store otherwise): a demo must
+    // start with no secret to hand, and restart with the keys it made.
     let builder = match &settings.key_encryption {
         Some(key) => builder.encrypt_keys_at_rest(key.clone()),
-        None => builder,
+        None => {
+            if !matches!(settings.store, settings::StoreChoice::Memory) {
+                tracing::warn!(
+                    store = %settings.store,
+                    "signing and sealing keys rest in the clear in the store: whoever reads it \
+                     can sign tokens; set GRANTOR_KEY_ENCRYPTION_KEY (openssl rand -base64 32) \
+                     to keep them encrypted"
+                );
+            }
+            builder.keys_in_clear()
+        }
     };
     let server = seed::open(
         &settings.store,

@@ -15,8 +15,8 @@ use crate::settings::{
 };
 use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
 use crate::store::{
-    Admin, AttemptCounter, ConsentStore, EncryptedKeys, KeyStore, SessionStore, SingleUseStore,
-    UserSessionStore,
+    Admin, AttemptCounter, ClearKeys, ConsentStore, EncryptedKeys, KeyStore, SessionStore,
+    SingleUseStore, UserSessionStore,
 };
 use crate::throttle::Turns;
 
@@ -172,10 +172,13 @@ impl AuthorizationServerBuilder {
             self.user_sessions.unwrap_or_else(|| local.clone());
         let consents: Arc<dyn ConsentStore> = self.consents.unwrap_or_else(|| local.clone());
         let attempts: Arc<dyn AttemptCounter> = self.attempts.unwrap_or(local);
-        // Key material is sealed under the host's key before any seam sees it.
-        let keys: Arc<dyn KeyStore> = match &self.key_encryption {
-            Some(key) => Arc::new(EncryptedKeys::new(keys, key)),
-            None => keys,
+        // Key material is sealed under the host's key before any seam sees it; a durable store
+        // keeps it in the clear only when the host said so.
+        let keys: Arc<dyn KeyStore> = match (&self.key_encryption, self.keys_in_clear) {
+            (Some(_), true) => return Err(ConfigError::KeysAtRestTwice),
+            (Some(key), false) => Arc::new(EncryptedKeys::new(keys, key)),
+            (None, false) if keys.is_durable() => return Err(ConfigError::KeysAtRest),
+            (None, _) => Arc::new(ClearKeys(keys)),
         };
         let mut clients = clients;
         let mut registry = self.registry;

@@ -73,6 +73,22 @@ pub enum ConfigError {
         "the {0} seam is not set: give one every node shares (or .store(...)), or say .single_node()"
     )]
     SharedState(&'static str),
+    /// The key seam keeps what it is handed durably (a SQL store, a host's database), and the
+    /// builder was told neither how key material rests there: sealed under a key kept outside
+    /// it ([`encrypt_keys_at_rest`](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)),
+    /// or in the clear, readable by whoever reads the database
+    /// ([`keys_in_clear`](crate::AuthorizationServerBuilder::keys_in_clear)). Whoever reads a
+    /// signing key signs ID tokens and access tokens the server accepts.
+    #[error(
+        "the key store is durable, and the keys that sign tokens would rest there readable by \
+         whoever reads it: give .encrypt_keys_at_rest(KeyEncryptionKey::from_base64(..)?) with a \
+         key kept outside the database, or say .keys_in_clear()"
+    )]
+    KeysAtRest,
+    /// Both [`encrypt_keys_at_rest`](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)
+    /// and [`keys_in_clear`](crate::AuthorizationServerBuilder::keys_in_clear) were given.
+    #[error(".encrypt_keys_at_rest(..) and .keys_in_clear() contradict each other: give one")]
+    KeysAtRestTwice,
     /// A [PKCE policy](crate::AuthorizationServerBuilder::pkce_policy) other than
     /// [`PkcePolicy::AllClients`](crate::settings::PkcePolicy::AllClients) under [`Profile::OAuth21`],
     /// which requires PKCE of every client.

@@ -286,12 +286,21 @@ impl AuthorizationServerBuilder {
     /// Encrypts every piece of key material under `key` (XChaCha20-Poly1305, bound to its
     /// name) before it reaches the [key seam](Self::keys), so that whoever reads the database
     /// without `key` can neither open sign-in forms nor sign tokens, and whoever writes it
-    /// cannot plant a key. Keep `key` outside the database.
+    /// cannot plant a key. Keep `key` outside the database. Over a durable key store (the SQL
+    /// stores, a host's own), this or [`keys_in_clear`](Self::keys_in_clear) is required
+    /// ([`ConfigError::KeysAtRest`](crate::ConfigError::KeysAtRest)).
     ///
-    /// Material the store already holds in the clear (from before encryption was turned on)
-    /// does not open: each request that needs it fails with 503 until it expires (a sealing
-    /// key after three days, a signing key after its period) or is deleted from the key table
-    /// (`grantor_keys`), after which fresh material is made under `key`.
+    /// **Turning it on for a database that has keys in the clear** needs nothing more: material
+    /// found in the clear is never used, and fresh material is made and kept encrypted beside
+    /// it (logged once per key at `warn`): a key rotation. Sign-in forms in flight are asked
+    /// again, and tokens signed with a clear key (JWT access tokens, ID tokens) stop verifying,
+    /// so their clients refresh or sign in again; no request fails for it. The clear material
+    /// goes when it expires, or at once if deleted from the key table (`grantor_keys`).
+    ///
+    /// Material sealed under **another key** (a wrong or old key-encryption key given, or none:
+    /// see [`keys_in_clear`](Self::keys_in_clear)) is never used nor replaced: each request that
+    /// needs it answers 503, and the log names the key and what to do (give the key it was
+    /// sealed with, or delete it from `grantor_keys` so that a fresh one is made).
     ///
     /// ```
     /// use grantor::store::KeyEncryptionKey;
@@ -309,6 +318,45 @@ impl AuthorizationServerBuilder {
     /// ```
     pub fn encrypt_keys_at_rest(mut self, key: KeyEncryptionKey) -> Self {
         self.key_encryption = Some(key);
+        self
+    }
+
+    /// Key material may rest in the clear in a durable [key seam](Self::keys): the host has
+    /// chosen that whoever reads the database (a backup, a replica, another local user of the
+    /// SQLite file) can sign ID tokens and access tokens this server accepts, and open sign-in
+    /// forms in flight. Without this or [`encrypt_keys_at_rest`](Self::encrypt_keys_at_rest),
+    /// [`build`](Self::build) refuses a durable key store
+    /// ([`ConfigError::KeysAtRest`](crate::ConfigError::KeysAtRest)); the in-memory one needs
+    /// neither. Giving both is refused too
+    /// ([`ConfigError::KeysAtRestTwice`](crate::ConfigError::KeysAtRestTwice)).
+    ///
+    /// Material found sealed (encryption was on before) is not used: each request that needs
+    /// it answers 503 and the log says to give the key-encryption key it was sealed with.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use grantor::{AuthorizationServer, ConfigError};
+    /// use grantor::sql::SqliteStore;
+    ///
+    /// let dir = std::env::temp_dir().join(format!("grantor-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let store = SqliteStore::connect(&format!("sqlite:{}", dir.join("auth.db").display()))
+    ///     .await
+    ///     .unwrap();
+    /// let builder = || {
+    ///     AuthorizationServer::builder()
+    ///         .issuer("https://auth.example")
+    ///         .store(store.clone())
+    /// };
+    /// assert_eq!(builder().build().unwrap_err(), ConfigError::KeysAtRest);
+    /// assert!(builder().keys_in_clear().build().is_ok());
+    /// # store.close().await;
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
+    pub fn keys_in_clear(mut self) -> Self {
+        self.keys_in_clear = true;
         self
     }
 

@@ -307,6 +307,11 @@ impl KeyStore for MemoryStore {
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.parts.keys.peek(name, now))
     }
+
+    /// Gone with the process: the builder asks no choice of how keys rest.
+    fn is_durable(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]

@@ -23,7 +23,7 @@ pub(crate) const MAX_SESSIONS: usize = 100_000;
 pub(crate) const MAX_COUNTED_KEYS: usize = 100_000;
 /// Single-use values held at most of each kind; past it, new ones of that kind are refused
 /// with [`StoreError::unavailable`] until some expire.
-pub(crate) const MAX_SINGLE_USE: usize = 100_000;
+pub(crate) const MAX_SINGLE_USE: usize = crate::store::SINGLE_USE_PER_KIND;
 /// Pieces of key material held at most of each kind (grantor keeps a handful: one sealing key a day, a few
 /// signing keys, a DPoP nonce per period); past it, new ones are refused until some expire.
 pub(crate) const MAX_KEYS: usize = 1_024;

@@ -15,7 +15,7 @@
 //! # #[cfg(feature = "sqlite")]
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
 //! use grantor::sql::SqliteStore;
-//! use grantor::store::Purge as _;
+//! use grantor::store::{KeyEncryptionKey, Purge as _};
 //! use grantor::{AuthorizationServer, Password};
 //!
 //! // Connects, creating the file if missing, and applies pending migrations.
@@ -23,6 +23,7 @@
 //! let server = AuthorizationServer::builder()
 //!     .issuer("https://auth.example")
 //!     .store(store.clone()) // every seam: clients, users, tokens, sessions, attempt counters
+//!     .encrypt_keys_at_rest(KeyEncryptionKey::from_base64(&std::env::var("AUTH_KEK")?)?)
 //!     .build()?;
 //! server.add_user("alice@example.com", &Password::new("alice-password-1")).await?;
 //! // …and now and then, say hourly:
@@ -117,6 +118,24 @@
 //! (with their grants) and remembered approvals, through indexes on their expiry and on
 //! `family_id`; call it from a timer (say hourly). Expired rows are never *found* before that:
 //! every lookup checks expiry itself.
+//!
+//! # Bounds on one-time values
+//!
+//! Anyone can make the server keep one-time values (pushed requests through self-registered
+//! clients, proof ids of fresh DPoP keys), so each kind
+//! ([`namespace`](crate::store::namespace)'s, computed as each value is kept) holds at most
+//! [`SINGLE_USE_PER_KIND`](crate::store::SINGLE_USE_PER_KIND) rows (100,000) and
+//! [`SINGLE_USE_BYTES_PER_KIND`](crate::store::SINGLE_USE_BYTES_PER_KIND) bytes of values
+//! (256 MiB; with keys of at most 128 bytes, about 300 MiB of table per kind), expired rows not
+//! yet purged included. A value of a full kind is refused with
+//! [`StoreError::unavailable`](crate::store::StoreError::unavailable) (503); other kinds are
+//! served, and no live value is evicted. The check costs no count: triggers keep each kind's rows
+//! and bytes in `grantor_single_use_kinds` (on PostgreSQL in 16 slots per kind, so concurrent
+//! inserts rarely wait on one row), an insert reads that first, and only a kind that looks full
+//! drops its own expired rows (an index range on `(kind, expires_at)`) before answering. On
+//! SQLite the check and the insert are one write of the one writer, so the bound is exact; on
+//! PostgreSQL they are apart, so inserts in flight at once on every node (at most their pools'
+//! connections) may pass it together.
 //!
 //! # Migrations
 //!

@@ -407,6 +407,48 @@ pub(crate) struct ValueRow {
     pub(crate) value: Vec<u8>,
 }
 
+/// What one kind of single-use value holds: rows, and bytes of values.
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct HeldRow {
+    pub(crate) held: i64,
+    pub(crate) bytes: i64,
+}
+
+impl HeldRow {
+    /// Whether one more value of `bytes` bytes fits the bound of its kind.
+    pub(crate) fn has_room_for(&self, bytes: i64) -> bool {
+        let room = Room::for_value(0);
+        self.held < room.max_held && self.bytes.saturating_add(bytes) <= room.max_bytes
+    }
+}
+
+/// The bound of a kind of one-time value, and the bytes of the value to keep, as the insert
+/// statement binds them.
+#[derive(Clone, Copy)]
+pub(crate) struct Room {
+    pub(crate) max_held: i64,
+    pub(crate) bytes: i64,
+    pub(crate) max_bytes: i64,
+}
+
+impl Room {
+    pub(crate) fn for_value(bytes: usize) -> Self {
+        use crate::store::{SINGLE_USE_BYTES_PER_KIND, SINGLE_USE_PER_KIND};
+        Self {
+            max_held: i64::try_from(SINGLE_USE_PER_KIND).unwrap_or(i64::MAX),
+            bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
+            max_bytes: i64::try_from(SINGLE_USE_BYTES_PER_KIND).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+/// The refusal of a one-time value whose kind is full (503 `temporarily_unavailable`).
+pub(crate) fn full(kind: &str) -> crate::error::StoreError {
+    crate::error::StoreError::unavailable(format!(
+        "too many one-time values of kind `{kind}` are held; try again later"
+    ))
+}
+
 /// A signed-in browser, without its grants.
 #[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct UserSessionRow {
@@ -587,6 +629,7 @@ mod lite {
     });
     from_lite!(AttemptsRow { count, resets_at });
     from_lite!(ValueRow { value });
+    from_lite!(HeldRow { held, bytes });
     from_lite!(UserSessionRow {
         user_id,
         username,

@@ -9,12 +9,14 @@ use sqlx::{Executor, Postgres};
 
 use super::backend::Backend;
 use super::columns::{secs, store_error};
-use super::rows::{AttemptsRow, SessionRow, ValueRow};
+use super::rows::{AttemptsRow, HeldRow, Room, SessionRow, ValueRow, full};
 use super::{SqlStore, Statements, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
-use crate::store::{AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore};
+use crate::store::{
+    AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore, namespace,
+};
 
 #[async_trait]
 impl SessionStore for SqlStore<Postgres> {
@@ -115,9 +117,50 @@ impl SingleUseStore for SqlStore<Postgres> {
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<bool, StoreError> {
+        // Room is checked in the insert itself (the kind's counters, kept by triggers), and
+        // read again only when it kept nothing. Concurrent inserts on every node may pass the
+        // check together: the bound is overshot by at most the inserts in flight at once.
+        let kind = namespace::kind(key);
+        let room = Room::for_value(value.len());
+        let insert = || async {
+            store_write!(self, Statements::One, |conn| {
+                let done = sqlx::query(text::INSERT_ONCE)
+                    .bind(key)
+                    .bind(value)
+                    .bind(secs(expires_at))
+                    .bind(secs(now))
+                    .bind(kind)
+                    .bind(room.max_held)
+                    .bind(room.bytes)
+                    .bind(room.max_bytes)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(store_error::<Postgres>)?;
+                Ok(Postgres::rows_affected(&done) > 0)
+            })
+        };
+        if insert().await? {
+            return Ok(true);
+        }
+        // Nothing kept: a live value holds the key, or the kind is full. (Should the kind have
+        // been full at the insert and have room now, the value is answered as held: only at
+        // the bound, and never a live value evicted.)
+        if self.held(kind).await?.has_room_for(room.bytes) {
+            return Ok(false);
+        }
         store_write!(self, Statements::One, |conn| {
-            insert_unless_live(&mut *conn, text::INSERT_ONCE, key, value, expires_at, now).await
-        })
+            sqlx::query(text::PURGE_KIND)
+                .bind(kind)
+                .bind(secs(now))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)?;
+            Ok(())
+        })?;
+        if !self.held(kind).await?.has_room_for(room.bytes) {
+            return Err(full(kind));
+        }
+        insert().await
     }
 
     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
@@ -158,6 +201,19 @@ impl KeyStore for SqlStore<Postgres> {
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
         store_read!(self.primary, |conn| {
             value(&mut *conn, text::FIND_KEY, name, now).await
+        })
+    }
+}
+
+impl SqlStore<Postgres> {
+    /// What kind `kind`'s counters say it holds.
+    async fn held(&self, kind: &str) -> Result<HeldRow, StoreError> {
+        store_read!(self.primary, |conn| {
+            sqlx::query_as(text::SINGLE_USE_HELD)
+                .bind(kind)
+                .fetch_one(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
         })
     }
 }

@@ -226,12 +226,26 @@ pub(crate) const FIND_ATTEMPTS: &str =
     "SELECT count, resets_at FROM grantor_attempts WHERE key = $1 AND resets_at > $2";
 pub(crate) const CLEAR_ATTEMPTS: &str = "DELETE FROM grantor_attempts WHERE key = $1";
 
-/// Keeps a value under `$1` unless a live one (expiring after `$4`) holds the key: changes one
-/// row for exactly one of concurrent callers.
-pub(crate) const INSERT_ONCE: &str = "INSERT INTO grantor_single_use (key, value, expires_at) \
-    VALUES ($1, $2, $3) \
+/// Keeps a value of kind `$5` under `$1` unless a live one (expiring after `$4`) holds the key
+/// or the kind's counters say it holds `$6` values or would pass `$8` bytes with these `$7`:
+/// changes one row for exactly one of concurrent callers, and none when the kind looks full.
+/// (A value taken over keeps the kind it was counted under.)
+pub(crate) const INSERT_ONCE: &str = "INSERT INTO grantor_single_use \
+    (key, value, expires_at, kind) SELECT $1, $2, $3, $5 \
+    WHERE (SELECT COALESCE(SUM(held), 0) FROM grantor_single_use_kinds WHERE kind = $5) < $6 \
+    AND (SELECT COALESCE(SUM(bytes), 0) FROM grantor_single_use_kinds WHERE kind = $5) + $7 \
+    <= $8 \
     ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at \
     WHERE grantor_single_use.expires_at <= $4";
+/// The values kind `$1` holds, live or not yet purged, and their bytes: one row per slot, kept
+/// by triggers (migration 0019), summed.
+pub(crate) const SINGLE_USE_HELD: &str = "SELECT \
+    CAST(COALESCE(SUM(held), 0) AS BIGINT) AS held, \
+    CAST(COALESCE(SUM(bytes), 0) AS BIGINT) AS bytes \
+    FROM grantor_single_use_kinds WHERE kind = $1";
+/// Drops the values of kind `$1` expired at `$2`, to make room in a full kind.
+pub(crate) const PURGE_KIND: &str =
+    "DELETE FROM grantor_single_use WHERE kind = $1 AND expires_at <= $2";
 pub(crate) const PEEK: &str =
     "SELECT value FROM grantor_single_use WHERE key = $1 AND expires_at > $2";
 /// Removes a live value and answers it: one caller gets the row.

@@ -30,10 +30,13 @@ use crate::secret::random_bytes;
 /// sign under the same key. A store answers material past its `expires_at` to nobody.
 ///
 /// What it keeps is **secret at rest**: whoever reads it can open sign-in forms in flight and,
-/// with JWT access tokens, sign tokens the server's own JWKS verifies. Keep it out of backups
-/// and replicas that others read, or have grantor encrypt it first
+/// with JWT access tokens or ID tokens, sign tokens the server's own JWKS verifies. Have grantor
+/// encrypt it first
 /// ([`AuthorizationServerBuilder::encrypt_keys_at_rest`](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)),
-/// so that the store holds only ciphertext bound to each name.
+/// so that the store holds only ciphertext bound to each name, or keep it out of backups and
+/// replicas that others read and say so
+/// ([`keys_in_clear`](crate::AuthorizationServerBuilder::keys_in_clear)): over a store that
+/// [is durable](Self::is_durable), the builder asks for one or the other.
 #[async_trait]
 pub trait KeyStore: Send + Sync {
     /// Keeps `material` under `name` until `expires_at`, unless live material holds the name
@@ -49,6 +52,16 @@ pub trait KeyStore: Send + Sync {
 
     /// The live material under `name`, if any.
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Whether what this store keeps outlives the process, in a file or a database that others
+    /// may read, copy or back up: `true` unless the store says otherwise (grantor's
+    /// [`MemoryStore`](crate::MemoryStore) does). Over a durable key store the builder asks the
+    /// host to choose how keys rest: encrypted
+    /// ([`encrypt_keys_at_rest`](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)) or
+    /// in the clear ([`keys_in_clear`](crate::AuthorizationServerBuilder::keys_in_clear)).
+    fn is_durable(&self) -> bool {
+        true
+    }
 }
 
 /// The host's key that encrypts grantor's key material before it reaches the
@@ -107,10 +120,34 @@ const NONCE_LEN: usize = 24;
 /// What binds sealed material to its purpose and name (associated data).
 const CONTEXT: &[u8] = b"grantor key material v1\n";
 
+/// Whether `stored` is in the sealed format (its version byte, a nonce and a tag at least).
+/// Nothing grantor keeps in the clear looks so: a sealing key is 32 bytes, a generated signing
+/// key its algorithm's tag and 32 bytes (an RSA key starts with DER's `0x30`), a DPoP nonce
+/// ASCII text.
+fn looks_sealed(stored: &[u8]) -> bool {
+    stored.first() == Some(&SEALED_V1) && stored.len() >= 1 + NONCE_LEN + 16
+}
+
+/// The name under which material made to replace the material kept in the clear under `name`
+/// (from before encryption was turned on) is kept, sealed: the same kind of key
+/// ([`namespace::kind`](super::namespace::kind)), so the same bound.
+fn resealed(name: &str) -> String {
+    format!("{name}:resealed")
+}
+
 /// A [`KeyStore`] that seals material under the host's [`KeyEncryptionKey`] before handing it
-/// to the store behind, and opens what it finds. Material that does not open (stored in the
-/// clear before encryption was turned on, moved to another name, or under another key) is a
-/// store failure naming the key, never used.
+/// to the store behind, and opens what it finds.
+///
+/// Material found **in the clear** (kept before encryption was turned on, or planted by someone
+/// who writes the database) is never used: `find_key` answers nothing for it, so grantor makes
+/// fresh material, which is kept sealed under a name of its own beside it
+/// ([`resealed`]) until the clear material expires. The key is rotated rather than re-sealed,
+/// since a re-sealed key would be one anyone who wrote the database could have chosen: tokens
+/// signed with the clear key stop verifying, forms sealed with it are asked again, and nothing
+/// answers an error. Material in the sealed format that **does not open** (sealed under another
+/// key-encryption key, moved from another name, or altered) is
+/// [`StoreError::unavailable`] with a message saying what to do, never used and never replaced:
+/// replacing it would split nodes that hold the right key from one that does not.
 pub(crate) struct EncryptedKeys {
     inner: Arc<dyn KeyStore>,
     cipher: XChaCha20Poly1305,
@@ -152,20 +189,20 @@ impl EncryptedKeys {
         Ok(out)
     }
 
+    /// Opens material found sealed under `name`.
     fn open(&self, name: &str, stored: &[u8]) -> Result<Vec<u8>, StoreError> {
         let refused = || {
-            StoreError::failed(format!(
+            StoreError::unavailable(format!(
                 "the key material under `{name}` does not open under the key-encryption key \
-                 (stored unencrypted, under another key, or altered)"
+                 (sealed under another key, moved from another name, or altered): give \
+                 encrypt_keys_at_rest the key it was sealed with, or delete `{name}` from the \
+                 key table (grantor_keys) so that a fresh key is made"
             ))
         };
-        let Some((&SEALED_V1, rest)) = stored.split_first() else {
-            return Err(refused());
-        };
-        if rest.len() < NONCE_LEN {
+        if !looks_sealed(stored) {
             return Err(refused());
         }
-        let (nonce, sealed) = rest.split_at(NONCE_LEN);
+        let (nonce, sealed) = stored[1..].split_at(NONCE_LEN);
         let aad = Self::associated(name);
         self.cipher
             .decrypt(
@@ -176,6 +213,16 @@ impl EncryptedKeys {
                 },
             )
             .map_err(|_| refused())
+    }
+
+    /// The sealed material made to replace what rests in the clear under `name`, if it has
+    /// been made.
+    async fn replacement(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        let replaced = resealed(name);
+        match self.inner.find_key(&replaced, now).await? {
+            Some(stored) => self.open(&replaced, &stored).map(Some),
+            None => Ok(None),
+        }
     }
 }
 
@@ -189,14 +236,77 @@ impl KeyStore for EncryptedKeys {
         now: UnixTime,
     ) -> Result<bool, StoreError> {
         let sealed = self.seal(name, material)?;
-        self.inner.insert_key(name, &sealed, expires_at, now).await
+        if self
+            .inner
+            .insert_key(name, &sealed, expires_at, now)
+            .await?
+        {
+            return Ok(true);
+        }
+        // The name is held: by sealed material (another node made it first), or by material
+        // kept in the clear before encryption was turned on, which fresh material replaces.
+        match self.inner.find_key(name, now).await? {
+            Some(stored) if !looks_sealed(&stored) => {
+                let replaced = resealed(name);
+                tracing::warn!(
+                    name,
+                    "key material kept in the clear (from before encryption at rest was turned \
+                     on) is replaced by a fresh key kept encrypted; the clear one is never used \
+                     again and goes when it expires (or delete it from the key table)"
+                );
+                let sealed = self.seal(&replaced, material)?;
+                self.inner
+                    .insert_key(&replaced, &sealed, expires_at, now)
+                    .await
+            }
+            _ => Ok(false),
+        }
     }
 
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
         match self.inner.find_key(name, now).await? {
-            Some(stored) => self.open(name, &stored).map(Some),
+            Some(stored) if looks_sealed(&stored) => self.open(name, &stored).map(Some),
+            Some(_) => self.replacement(name, now).await,
             None => Ok(None),
         }
+    }
+
+    fn is_durable(&self) -> bool {
+        self.inner.is_durable()
+    }
+}
+
+/// A [`KeyStore`] whose material rests in the clear (no key-encryption key given): material
+/// found sealed (encryption was on, and the key-encryption key is missing now) is
+/// [`StoreError::unavailable`] with a message saying what to do, rather than a key grantor
+/// cannot parse.
+pub(crate) struct ClearKeys(pub(crate) Arc<dyn KeyStore>);
+
+#[async_trait]
+impl KeyStore for ClearKeys {
+    async fn insert_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        expires_at: UnixTime,
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        self.0.insert_key(name, material, expires_at, now).await
+    }
+
+    async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.0.find_key(name, now).await? {
+            Some(stored) if looks_sealed(&stored) => Err(StoreError::unavailable(format!(
+                "the key material under `{name}` is encrypted at rest, and no key-encryption \
+                 key was given: give encrypt_keys_at_rest the key it was sealed with (or delete \
+                 `{name}` from the key table, grantor_keys, so that a fresh key is made)"
+            ))),
+            found => Ok(found),
+        }
+    }
+
+    fn is_durable(&self) -> bool {
+        self.0.is_durable()
     }
 }
 
@@ -243,18 +353,50 @@ mod tests {
     }
 
     #[test]
-    fn material_stored_in_the_clear_or_under_another_key_or_name_is_refused() {
+    fn material_in_the_clear_is_never_used_and_fresh_material_replaces_it_sealed() {
         let plain = Arc::new(MemoryStore::new());
         let keys = EncryptedKeys::new(plain.clone(), &kek(7));
-        // Planted in the clear by someone who can write the database.
+        // Kept in the clear before encryption was turned on (or planted by a writer).
         block_on(plain.insert_key("grantor:seal:1", &[1; 32], LATER, T0)).unwrap();
-        let error = block_on(keys.find_key("grantor:seal:1", T0)).unwrap_err();
-        assert!(error.to_string().contains("grantor:seal:1"), "{error}");
+        assert_eq!(block_on(keys.find_key("grantor:seal:1", T0)).unwrap(), None);
+        // The caller makes fresh material: kept sealed beside the clear one, and found.
+        assert!(block_on(keys.insert_key("grantor:seal:1", &[9; 32], LATER, T0)).unwrap());
+        let found = block_on(keys.find_key("grantor:seal:1", T0)).unwrap();
+        assert_eq!(found.as_deref(), Some(&[9; 32][..]));
+        // Of two makers, the second reads the first's.
+        assert!(!block_on(keys.insert_key("grantor:seal:1", &[8; 32], LATER, T0)).unwrap());
+        let found = block_on(keys.find_key("grantor:seal:1", T0)).unwrap();
+        assert_eq!(found.as_deref(), Some(&[9; 32][..]));
+        let resealed = block_on(plain.find_key("grantor:seal:1:resealed", T0))
+            .unwrap()
+            .unwrap();
+        assert!(looks_sealed(&resealed));
+        // Once the clear material is gone, the name is made again as usual.
+        assert_eq!(
+            block_on(keys.find_key("grantor:seal:1", LATER)).unwrap(),
+            None
+        );
+    }
 
-        // Sealed under another host key.
+    #[test]
+    fn material_sealed_under_another_key_or_name_is_refused_with_what_to_do() {
+        use crate::store::StoreErrorKind;
+        let plain = Arc::new(MemoryStore::new());
+        let keys = EncryptedKeys::new(plain.clone(), &kek(7));
+        // Sealed under another host key: not used, not replaced, and the error says what to do.
         let other = EncryptedKeys::new(plain.clone(), &kek(8));
         block_on(other.insert_key("grantor:seal:2", &[2; 32], LATER, T0)).unwrap();
+        let error = block_on(keys.find_key("grantor:seal:2", T0)).unwrap_err();
+        assert_eq!(error.kind(), StoreErrorKind::Unavailable);
+        let said = error.to_string();
+        assert!(said.contains("grantor:seal:2"), "{said}");
+        assert!(
+            said.contains("encrypt_keys_at_rest") && said.contains("grantor_keys"),
+            "{said}"
+        );
+        assert!(!block_on(keys.insert_key("grantor:seal:2", &[3; 32], LATER, T0)).unwrap());
         assert!(block_on(keys.find_key("grantor:seal:2", T0)).is_err());
+        assert!(block_on(other.find_key("grantor:seal:2", T0)).is_ok());
 
         // Copied from one name to another.
         block_on(keys.insert_key("grantor:seal:3", &[3; 32], LATER, T0)).unwrap();
@@ -264,6 +406,28 @@ mod tests {
         block_on(plain.insert_key("grantor:seal:4", &sealed, LATER, T0)).unwrap();
         assert!(block_on(keys.find_key("grantor:seal:4", T0)).is_err());
         assert!(block_on(keys.find_key("grantor:seal:3", T0)).is_ok());
+    }
+
+    #[test]
+    fn sealed_material_without_a_key_encryption_key_says_to_give_it() {
+        use crate::store::StoreErrorKind;
+        let plain = Arc::new(MemoryStore::new());
+        let sealed = EncryptedKeys::new(plain.clone(), &kek(7));
+        block_on(sealed.insert_key("grantor:jwk:ES256:1", &[5; 33], LATER, T0)).unwrap();
+        let clear = ClearKeys(plain.clone());
+        let error = block_on(clear.find_key("grantor:jwk:ES256:1", T0)).unwrap_err();
+        assert_eq!(error.kind(), StoreErrorKind::Unavailable);
+        assert!(
+            error.to_string().contains("encrypt_keys_at_rest"),
+            "{error}"
+        );
+        // What grantor keeps in the clear never looks sealed.
+        block_on(plain.insert_key("grantor:seal:5", &[0xE1; 32], LATER, T0)).unwrap();
+        assert!(
+            block_on(clear.find_key("grantor:seal:5", T0))
+                .unwrap()
+                .is_some()
+        );
     }
 
     #[test]

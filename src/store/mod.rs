@@ -52,7 +52,7 @@ pub use crate::hash::Verification;
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use credentials::{KnownHashes, PasswordVerifier};
-pub(crate) use keys::EncryptedKeys;
+pub(crate) use keys::{ClearKeys, EncryptedKeys};
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub use records::UserAuthentication;
 #[cfg(feature = "test-util")]
@@ -68,7 +68,10 @@ pub use sign_on::{
     ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
     UserSessionStore,
 };
-pub use state::{AttemptCounter, Attempts, Session, SessionStore, SingleUseStore};
+pub use state::{
+    AttemptCounter, Attempts, SINGLE_USE_BYTES_PER_KIND, SINGLE_USE_PER_KIND, Session,
+    SessionStore, SingleUseStore,
+};
 
 use crate::client::Client;
 use crate::clock::UnixTime;

@@ -145,9 +145,29 @@ pub trait AttemptCounter: Send + Sync {
     async fn clear_attempts(&self, key: &str) -> Result<(), StoreError>;
 }
 
+/// One-time values grantor's stores keep at most of each kind
+/// ([`namespace`](super::namespace)'s kinds: pushed requests, DPoP proof ids, client assertion
+/// ids, device flows, …), expired ones not yet dropped included: past it, a new value of that
+/// kind is refused with [`StoreError::unavailable`] (503 `temporarily_unavailable`) until some
+/// expire, and no other kind is refused. A live value is never evicted to make room.
+pub const SINGLE_USE_PER_KIND: usize = 100_000;
+
+/// Bytes of values the SQL stores keep at most of each kind of one-time value (256 MiB), on top
+/// of [`SINGLE_USE_PER_KIND`] entries: with keys (at most 128 bytes) and the row's overhead, a
+/// kind's table share stays within about 300 MiB. Past it, as past the entries, new values of
+/// that kind are refused. (The in-memory store bounds entries only.)
+pub const SINGLE_USE_BYTES_PER_KIND: u64 = 256 << 20;
+
 /// Keeps values that may be used once, until an expiry: DPoP proof ids, client assertion ids,
 /// spent sign-in forms, pushed authorization requests, device flows. Never key material (that
 /// is the [`KeyStore`](super::KeyStore)'s).
+///
+/// An implementation bounds what it keeps **per kind** ([`namespace`](super::namespace) lists
+/// the kinds; a name grantor does not make is of kind `other`), so that a flood of one kind
+/// (pushes through self-registered clients, proofs of fresh DPoP keys) refuses no other: the
+/// in-memory and SQL stores keep at most [`SINGLE_USE_PER_KIND`] values of each kind (the SQL
+/// stores also at most [`SINGLE_USE_BYTES_PER_KIND`] bytes) and answer
+/// [`StoreError::unavailable`] past it, never evicting a live value.
 ///
 /// A value is inserted once and taken once. [`peek`](Self::peek) looks without spending: a
 /// pushed request is checked against the client presenting it before it is taken (so another

@@ -127,6 +127,10 @@ pub trait SqlStore: ContractStore + Clone {
     async fn raw_values(&self) -> Vec<Vec<u8>>;
     /// How many rows `table` holds.
     async fn rows(&self, table: &str) -> i64;
+    /// The one integer `sql` answers (a count, a sum cast to BIGINT).
+    async fn scalar(&self, sql: &str) -> i64;
+    /// Runs `sql`, a statement of the test's own.
+    async fn execute(&self, sql: &str);
     /// Applies the migrations again.
     async fn migrate_again(&self) -> Result<(), StoreError>;
     /// Closes the pool, as if the database had gone.
@@ -168,6 +172,20 @@ impl SqlStore for sql::SqliteStore {
         self.read_with(move |conn| conn.query_row(&sql, [], |row| row.get(0)))
             .await
             .unwrap()
+    }
+
+    async fn scalar(&self, sql: &str) -> i64 {
+        let sql = sql.to_owned();
+        self.read_with(move |conn| conn.query_row(&sql, [], |row| row.get(0)))
+            .await
+            .unwrap()
+    }
+
+    async fn execute(&self, sql: &str) {
+        let sql = sql.to_owned();
+        self.write_with(move |conn| conn.execute_batch(&sql))
+            .await
+            .unwrap();
     }
 
     async fn migrate_again(&self) -> Result<(), StoreError> {
@@ -224,6 +242,27 @@ impl SqlStore for sql::PostgresStore {
             .unwrap();
         tx.commit().await.unwrap();
         count
+    }
+
+    async fn scalar(&self, sql: &str) -> i64 {
+        let mut tx = self.pool().begin().await.unwrap();
+        let value = sql::sqlx::query_scalar(sql)
+            .persistent(false)
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        value
+    }
+
+    async fn execute(&self, sql: &str) {
+        let mut tx = self.pool().begin().await.unwrap();
+        sql::sqlx::query(sql)
+            .persistent(false)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
     }
 
     /// Behind a pooler in transaction mode the store refuses to migrate, saying where to:

@@ -407,3 +407,149 @@ pub async fn a_hot_row_on_two_nodes_answers_every_writer(
     counts.sort_unstable();
     assert_eq!(counts, (1..=CLIENTS * ROUNDS).collect::<Vec<u32>>());
 }
+
+/// What the counters of `kind` say it holds (rows, bytes), and what its rows are.
+async fn held<S: SqlStore>(store: &S, kind: &str) -> ((i64, i64), (i64, i64)) {
+    let counted = (
+        store
+            .scalar(&format!(
+                "SELECT CAST(COALESCE(SUM(held), 0) AS BIGINT) \
+                 FROM grantor_single_use_kinds WHERE kind = '{kind}'"
+            ))
+            .await,
+        store
+            .scalar(&format!(
+                "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) \
+                 FROM grantor_single_use_kinds WHERE kind = '{kind}'"
+            ))
+            .await,
+    );
+    let rows = (
+        store
+            .scalar(&format!(
+                "SELECT COUNT(*) FROM grantor_single_use WHERE kind = '{kind}'"
+            ))
+            .await,
+        store
+            .scalar(&format!(
+                "SELECT CAST(COALESCE(SUM(length(value)), 0) AS BIGINT) \
+                 FROM grantor_single_use WHERE kind = '{kind}'"
+            ))
+            .await,
+    );
+    (counted, rows)
+}
+
+/// Each kind of one-time value holds at most `SINGLE_USE_PER_KIND` values and
+/// `SINGLE_USE_BYTES_PER_KIND` bytes, read from counters the database keeps (no count of the
+/// table per insert): a full kind refuses with 503 and no other kind, evicts nothing live, and
+/// makes room by dropping its own expired values.
+pub async fn one_time_values_are_bounded_per_kind_by_counters_kept_in_step<S: SqlStore>(store: &S) {
+    use grantor::store::{SINGLE_USE_BYTES_PER_KIND, SINGLE_USE_PER_KIND};
+    let par = |n: u32| format!("grantor:par:value-{n}");
+    // Counted on insert, take, take-over of an expired key and purge.
+    for n in 0..4 {
+        assert!(
+            store
+                .insert_once(&par(n), b"pushed", at(60), NOW)
+                .await
+                .unwrap()
+        );
+    }
+    assert!(
+        store
+            .insert_once(&par(9), b"short", at(1), NOW)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .insert_once("grantor:dpop:proof", b"", at(60), NOW)
+            .await
+            .unwrap()
+    );
+    assert!(store.take(&par(0), NOW).await.unwrap().is_some());
+    let later = at(2);
+    assert!(
+        store
+            .insert_once(&par(9), b"a longer value", at(60), later)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .insert_once(&par(8), b"gone soon", at(3), NOW)
+            .await
+            .unwrap()
+    );
+    store.purge_expired(at(4)).await.unwrap();
+    let (counted, rows) = held(store, "par").await;
+    assert_eq!(counted, rows, "the counters follow the rows");
+    assert_eq!(counted, (4, 18 + 14));
+    let (counted, rows) = held(store, "dpop").await;
+    assert_eq!((counted, rows), ((1, 0), (1, 0)));
+
+    // Filled to the bound (as if by a flood), with one of them expired.
+    let full = i64::try_from(SINGLE_USE_PER_KIND).unwrap() - 4;
+    assert!(
+        store
+            .insert_once(&par(20), b"expired", at(5), NOW)
+            .await
+            .unwrap()
+    );
+    store
+        .execute(&format!(
+            "INSERT INTO grantor_single_use_kinds (kind, slot, held, bytes) \
+             VALUES ('par', 99, {}, 0)",
+            full - 1
+        ))
+        .await;
+    let now = at(10);
+    // The expired one makes room for one; then the kind is full.
+    assert!(
+        store
+            .insert_once(&par(21), b"fits", at(60), now)
+            .await
+            .unwrap()
+    );
+    let refused = store.insert_once(&par(22), b"no room", at(60), now).await;
+    assert_eq!(refused.unwrap_err().kind(), StoreErrorKind::Unavailable);
+    // Nothing live was evicted, and other kinds are served.
+    assert!(store.peek(&par(1), now).await.unwrap().is_some());
+    assert!(store.peek(&par(21), now).await.unwrap().is_some());
+    assert!(
+        store
+            .insert_once("grantor:device:flow", b"d", at(60), now)
+            .await
+            .unwrap()
+    );
+    // A taken value makes room again.
+    assert!(store.take(&par(1), now).await.unwrap().is_some());
+    assert!(
+        store
+            .insert_once(&par(22), b"room", at(60), now)
+            .await
+            .unwrap()
+    );
+
+    // Bytes bound the kind too.
+    store
+        .execute("DELETE FROM grantor_single_use_kinds WHERE slot = 99")
+        .await;
+    assert!(
+        store
+            .insert_once(&par(23), b"fits", at(60), now)
+            .await
+            .unwrap()
+    );
+    store
+        .execute(&format!(
+            "INSERT INTO grantor_single_use_kinds (kind, slot, held, bytes) \
+             VALUES ('par', 99, 0, {SINGLE_USE_BYTES_PER_KIND})"
+        ))
+        .await;
+    let refused = store
+        .insert_once(&par(24), b"too many bytes", at(60), now)
+        .await;
+    assert_eq!(refused.unwrap_err().kind(), StoreErrorKind::Unavailable);
+}

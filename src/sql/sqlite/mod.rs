@@ -134,10 +134,8 @@ impl SqliteOptions {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
         };
-        if self.path.is_some() && writer {
-            // WAL: readers never wait for the writer, and a commit appends to the log.
-            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-                .map_err(query::store_error)?;
+        if let Some(path) = self.path.as_ref().filter(|_| writer) {
+            wal_mode(&conn, path)?;
         }
         conn.execute_batch(&format!("PRAGMA synchronous = {synchronous}"))
             .map_err(query::store_error)?;
@@ -148,6 +146,31 @@ impl SqliteOptions {
         }
         Ok(conn)
     }
+}
+
+/// Puts the database in WAL mode (readers never wait for the writer, and a commit appends to
+/// the log), saying so in the log when an existing database was in another mode: other
+/// programs that open the host's file then need WAL support (no network file systems).
+fn wal_mode(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let before: String = conn
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .map_err(query::store_error)?;
+    if before.eq_ignore_ascii_case("wal") {
+        return Ok(());
+    }
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |row| row.get(0))
+        .map_err(query::store_error)?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+        .map_err(query::store_error)?;
+    if pages > 0 {
+        tracing::warn!(
+            path = %path.display(),
+            was = %before,
+            "the existing SQLite database's journal mode is now WAL"
+        );
+    }
+    Ok(())
 }
 
 /// Every seam on SQLite: for one node, nothing to install (SQLite is compiled in).
@@ -173,7 +196,8 @@ struct Inner {
 impl SqliteStore {
     /// Connects to `url` (`sqlite:PATH`, `sqlite://PATH`, or `sqlite::memory:` for a database
     /// that lives as long as the store), creating the file if it is missing, and applies pending
-    /// migrations. See [`SqliteStore::connect_with`] for the settings.
+    /// migrations. See [`SqliteStore::connect_with`] for the settings, and for what it changes
+    /// on an existing file (its mode, its journal mode: each logged).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         Self::connect_with(SqliteOptions::from_url(url)?).await
     }
@@ -185,9 +209,17 @@ impl SqliteStore {
     /// [encrypts keys at rest](crate::AuthorizationServerBuilder::encrypt_keys_at_rest)) the
     /// keys that sign tokens, so on Unix it is kept to this user: a missing file is created
     /// with mode `0600` (SQLite gives its `-wal` and `-shm` files the database's mode), an
-    /// existing one readable by others is narrowed to `0600`, and a path that is not a regular
-    /// file owned by this user (a file or link another user planted in a shared directory such
-    /// as `/tmp`) is refused.
+    /// existing one readable or writable by others is narrowed to `0600`, and a path that is
+    /// not a regular file owned by this user (a file or link another user planted in a shared
+    /// directory such as `/tmp`) is refused. Its `-wal`, `-shm` and `-journal` companions are
+    /// held to the same rules, before SQLite opens them (for a new file too: another user may
+    /// plant a log beside a file that does not exist yet) and again once it has.
+    ///
+    /// **On a database file the host already has**, this changes the file: its mode is
+    /// narrowed to `0600` and its journal mode becomes WAL (every program that opens it then
+    /// needs WAL support: no network file systems). Each change is logged at `warn` with the
+    /// path and what it was; a file already private and in WAL mode is left as it is. A host
+    /// that wants neither gives grantor a file of its own.
     ///
     /// A file database is put in WAL mode (readers never wait for the writer) and keeps
     /// SQLite's `synchronous = FULL` unless `options` say otherwise: a write is answered once
@@ -227,6 +259,9 @@ impl SqliteStore {
                         migrate::run(&conn)?;
                     } else {
                         migrate::check(&conn)?;
+                    }
+                    if let Some(path) = &thread_options.path {
+                        private_companions(path)?;
                     }
                     Ok(conn)
                 });
@@ -294,6 +329,11 @@ impl SqliteStore {
     {
         self.read(move |conn| work(conn).map_err(query::store_error))
             .await
+    }
+
+    /// Whether the database is a file (not in memory).
+    pub(crate) fn is_file(&self) -> bool {
+        self.inner.options.path.is_some()
     }
 
     /// How many transactions the writer has committed.
@@ -393,12 +433,29 @@ impl fmt::Debug for SqliteStore {
     }
 }
 
-/// Keeps the database file at `path` (and its `-wal`, `-shm` and `-journal` companions, where
-/// they exist) to this user before SQLite opens it; see [`SqliteStore::connect_with`].
+/// The files SQLite keeps beside the database: its write-ahead log, the log's shared-memory
+/// index and the rollback journal. The log holds recent pages in full (signing keys among
+/// them, without key encryption), so each is held to the database file's rules.
+const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// The path of `path`'s companion with `suffix`.
+fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Keeps the database file at `path` and its `-wal`, `-shm` and `-journal` companions, where
+/// they exist, to this user before SQLite opens them; see [`SqliteStore::connect_with`].
+/// Companions are checked for a new file too: another user may have planted them beside a
+/// file that did not exist yet.
 #[cfg(unix)]
 fn private_file(path: &Path) -> Result<(), StoreError> {
     use std::fs::OpenOptions;
     use std::os::unix::fs::OpenOptionsExt as _;
+    for suffix in COMPANIONS {
+        adopt(&companion(path, suffix), true)?;
+    }
     let created = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -406,14 +463,7 @@ fn private_file(path: &Path) -> Result<(), StoreError> {
         .open(path);
     match created {
         Ok(_) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
-                let mut name = path.as_os_str().to_owned();
-                name.push(suffix);
-                adopt(Path::new(&name), !suffix.is_empty())?;
-            }
-            Ok(())
-        }
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => adopt(path, false),
         Err(error) => Err(StoreError::failed(format!(
             "cannot create the database file {}: {error}",
             path.display()
@@ -421,8 +471,19 @@ fn private_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// Checks again, once SQLite holds the database open, the companions it made or found: a file
+/// planted between [`private_file`]'s check and SQLite's open is refused before any secret
+/// is written to it.
+#[cfg(unix)]
+fn private_companions(path: &Path) -> Result<(), StoreError> {
+    COMPANIONS
+        .iter()
+        .try_for_each(|suffix| adopt(&companion(path, suffix), true))
+}
+
 /// Accepts the existing file at `path` only as a regular file this user owns, narrowed to
-/// `0600`; a missing one is fine when `optional`.
+/// `0600` (saying so in the log: it may be a host's own file); a missing one is fine when
+/// `optional`.
 #[cfg(unix)]
 fn adopt(path: &Path, optional: bool) -> Result<(), StoreError> {
     use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
@@ -438,16 +499,25 @@ fn adopt(path: &Path, optional: bool) -> Result<(), StoreError> {
         Err(error) => return Err(refuse(&error.to_string())),
     };
     if !metadata.file_type().is_file() {
-        return Err(refuse("it is not a regular file (a link or a directory?)"));
+        return Err(refuse(
+            "it is not a regular file (a link or a directory?): remove it, or choose another path",
+        ));
     }
     if metadata.uid() != rustix::process::geteuid().as_raw() {
         return Err(refuse(
-            "it is owned by another user, who could read or replace what it holds",
+            "it is owned by another user, who could read or replace what it holds: remove it, \
+             or choose a directory only this user can write",
         ));
     }
-    if metadata.mode() & 0o077 != 0 {
+    let mode = metadata.mode() & 0o777;
+    if mode & 0o077 != 0 {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
             .map_err(|error| refuse(&error.to_string()))?;
+        tracing::warn!(
+            path = %path.display(),
+            was = %format_args!("{mode:o}"),
+            "the SQLite file was readable or writable by others: its mode is now 0600"
+        );
     }
     Ok(())
 }
@@ -455,5 +525,11 @@ fn adopt(path: &Path, optional: bool) -> Result<(), StoreError> {
 /// Elsewhere, the file is left to the operating system's defaults.
 #[cfg(not(unix))]
 fn private_file(_path: &Path) -> Result<(), StoreError> {
+    Ok(())
+}
+
+/// Elsewhere, the companions are left to the operating system's defaults.
+#[cfg(not(unix))]
+fn private_companions(_path: &Path) -> Result<(), StoreError> {
     Ok(())
 }

@@ -11,9 +11,11 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::sql::columns::secs;
-use crate::sql::rows::{AttemptsRow, SessionRow, ValueRow};
+use crate::sql::rows::{AttemptsRow, HeldRow, Room, SessionRow, ValueRow, full};
 use crate::sql::text;
-use crate::store::{AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore};
+use crate::store::{
+    AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore, namespace,
+};
 
 #[async_trait]
 impl SessionStore for SqliteStore {
@@ -122,8 +124,44 @@ impl SingleUseStore for SqliteStore {
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<bool, StoreError> {
-        self.insert_unless_live(text::INSERT_ONCE, key, value, expires_at, now)
-            .await
+        // Room is checked in the insert itself, and the kind's counters read again only when
+        // it kept nothing; the writer is the only one, so the kind's bound is exact.
+        let kind = namespace::kind(key);
+        let room = Room::for_value(value.len());
+        let key = key.to_owned();
+        let value = value.to_vec();
+        self.write(move |conn| {
+            let insert = |conn: &Connection| {
+                let done = run(
+                    conn,
+                    text::INSERT_ONCE,
+                    &[
+                        &key,
+                        &value,
+                        &secs(expires_at),
+                        &secs(now),
+                        &kind,
+                        &room.max_held,
+                        &room.bytes,
+                        &room.max_bytes,
+                    ],
+                )?;
+                Ok::<_, StoreError>(done > 0)
+            };
+            if insert(conn)? {
+                return Ok(true);
+            }
+            // Nothing kept: a live value holds the key, or the kind is full.
+            if held(conn, kind)?.has_room_for(room.bytes) {
+                return Ok(false);
+            }
+            run(conn, text::PURGE_KIND, &[&kind, &secs(now)])?;
+            if !held(conn, kind)?.has_room_for(room.bytes) {
+                return Err(full(kind));
+            }
+            insert(conn)
+        })
+        .await
     }
 
     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
@@ -157,6 +195,11 @@ impl KeyStore for SqliteStore {
         self.read(move |conn| value(conn, text::FIND_KEY, &name, now))
             .await
     }
+
+    /// A file outlives the process; a database in memory does not.
+    fn is_durable(&self) -> bool {
+        self.is_file()
+    }
 }
 
 impl SqliteStore {
@@ -183,6 +226,12 @@ impl SqliteStore {
             .await?;
         Ok(done > 0)
     }
+}
+
+/// What kind `kind`'s counters say it holds.
+fn held(conn: &Connection, kind: &str) -> Result<HeldRow, StoreError> {
+    let held: Option<HeldRow> = row(conn, text::SINGLE_USE_HELD, &[&kind])?;
+    held.ok_or_else(|| StoreError::failed("summing a kind's counters answered no row"))
 }
 
 /// The live value under `key`, as `statement` (a peek or a take) answers it.
