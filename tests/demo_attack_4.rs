@@ -193,7 +193,10 @@ async fn document_push_flood(framework: &str) {
             .map(|(b, a)| a.saturating_sub(b) as f64 / PUSHES_PER_CLIENT as f64),
     );
     assert!(pool > 0, "the documents' pool refused the flood");
-    assert!(pushed <= 2 * PUSH_POOL, "at most two windows of the pool: {pushed}");
+    assert!(
+        pushed <= 2 * PUSH_POOL,
+        "at most two windows of the pool: {pushed}"
+    );
     assert!(
         other.is_empty(),
         "nothing else: {:?}",

@@ -6,8 +6,12 @@
 //! self-registered party can make the server keep in each; on top of them, the in-memory store
 //! caps each table ([`MemoryStore::MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE),
 //! [`MAX_COUNTED_KEYS`](crate::MemoryStore::MAX_COUNTED_KEYS),
-//! [`MAX_KEYS`](crate::MemoryStore::MAX_KEYS)) and SQL stores drop what expired at
-//! [`Purge::purge_expired`](super::Purge::purge_expired).
+//! [`MAX_KEYS`](crate::MemoryStore::MAX_KEYS)), SQL stores bound each kind of one-time value
+//! ([`SINGLE_USE_PER_KIND`](super::SINGLE_USE_PER_KIND) rows,
+//! [`SINGLE_USE_BYTES_PER_KIND`](super::SINGLE_USE_BYTES_PER_KIND) bytes) and drop what
+//! expired at [`Purge::purge_expired`](super::Purge::purge_expired). A one-time value made for
+//! a client of a tier anyone can make is a kind of its own (`-self`, `-doc`), so a full kind
+//! refuses that tier alone.
 //!
 //! **One-time values** ([`SingleUseStore`](super::SingleUseStore)):
 //!
@@ -15,9 +19,9 @@
 //! |---|---|---|---|---|
 //! | `grantor:signed-in:<digest of the form>` | nothing | the form expires | a correct password (or second-factor code, or the host's finished sign-in) on a sealed sign-in form | one per successful step |
 //! | `grantor:otp:<digest of user id and step>` | nothing | ten minutes | a second-factor code the host's factor accepted | one per accepted code |
-//! | `grantor:assertion:<digest of client id and jti>` | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | per client, and for all self-registered clients together (`client_assertion::ASSERTIONS_PER_CLIENT`) |
-//! | `grantor:dpop:<digest of key and jti>` | nothing | the proof's window | a DPoP proof whose signature verified | per key (`dpop::PROOFS_PER_KEY_PER_SECOND`) |
-//! | `grantor:par:<digest of the reference>` | the pushed request | its lifetime (≤ 10 min) | an authenticated push | each client's push quota, and the one all self-registered clients share |
+//! | `grantor:assertion:<digest of client id and jti>` (`assertion-self`, `assertion-doc` for those tiers) | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | per client, and per tier for the tiers anyone can make (`client_assertion::ASSERTIONS_PER_CLIENT`, `ASSERTIONS_SELF_REGISTERED`) |
+//! | `grantor:dpop:<digest of key and jti>` (`dpop-self`, `dpop-doc`; `dpop-api` at resources) | nothing | the proof's window | a DPoP proof whose signature verified | per key (`dpop::PROOFS_PER_KEY_PER_SECOND`), per tier at the token and PAR endpoints (`dpop::PROOFS_PER_POOL`), per account at resources |
+//! | `grantor:par:<digest of the reference>` (`par-self`, `par-doc`: the reference's mark says which) | the pushed request (a `state` of at most 2 KiB of VSCHAR) | its lifetime (≤ 10 min) | an authenticated push | each client's push quota (a public client's also per caller network), and per tier for the tiers anyone can make |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
 //! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
 //! | `grantor:device-answer:<device code digest>` | the user's decision | twice the flow lifetime | a signed-in user's decision | one per flow |
@@ -28,13 +32,17 @@
 //! |---|---|---|---|
 //! | `signin:<digest of the username>` | failed passwords for one account | the sign-in throttle's | one per username tried (unknown ones too) |
 //! | `otp:<digest of the user id>` | second-factor codes tried for one account | the second factor's throttle | one per account whose password was right |
-//! | `client:<digest of the client id>` | failed client secrets | the client throttle's | one per registered client |
-//! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per registered client |
-//! | `par:*` | pushes of every self-registered client | the push lifetime | one |
-//! | `assertion:<digest of the client id>` | client assertions one client spent | six minutes | one per registered client |
-//! | `assertion:*` | client assertions every self-registered client spent | six minutes | one |
+//! | `client:<digest of the client id>`, `client-net:<digest of client id and caller network>` | failed client secrets (per caller network when the host hands the address over) | the client throttle's | one per client and network that failed |
+//! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per client that pushed |
+//! | `par-net:<digest of client id and network>` | pushes of one public client from one caller network | the push lifetime | one per public client and network |
+//! | `par:*`, `par:doc` | pushes of every self-registered client, of every document client | the push lifetime | two |
+//! | `assertion:<digest of the client id>` | client assertions one client spent | six minutes | one per client whose assertion verified |
+//! | `assertion:*`, `assertion:doc` | client assertions every self-registered client, every document client spent | six minutes | two |
 //! | `dpop:<digest of the key's thumbprint>` | DPoP proofs one key signed | the proof window | one per key whose proof verified |
-//! | `device:<digest of the client id>` | device flows one client started | the flow lifetime | one per registered client |
+//! | `dpop-client:*`, `dpop-client:doc` | DPoP proofs at the token and PAR endpoints of every self-registered client, every document client | the proof window | two |
+//! | `dpop-account:<digest of the account>` | DPoP proofs one account's tokens carried to resources | the proof window | one per account with a bound token |
+//! | `device:<digest of the client id>`, `device-net:<…>` | device flows one client started (a public client's also per caller network) | the flow lifetime | one per client, and per public client and network |
+//! | `device:*`, `device:doc` | device flows of every self-registered client, every document client | the flow lifetime | two |
 //! | `device-poll:<device code digest>`, `device-slow:<…>` | a device's polls | the poll interval | two per live flow |
 //! | `device-user-code-guesses` | wrong user codes of people not signed in, server-wide | a minute | one |
 //! | `device-guesses:<digest of the user id>` | wrong user codes of one signed-in account | a minute | one per account that signed in on the device page |
