@@ -39,11 +39,13 @@ pub(crate) trait ProofOfPossession: Send + Sync {
 
     /// A protected resource's request presenting `token`, which is bound to `bound`: its proof
     /// checked for `target` (the request's method and URI; `None` when the host passed
-    /// headers alone) and spent.
+    /// headers alone) at `resource` (the resource served, whose origin the proof's `htu`
+    /// names) and spent.
     async fn at_resource(
         &self,
         headers: &HeaderMap,
         target: Option<(&Method, &Uri)>,
+        resource: &str,
         token: &str,
         bound: JwkThumbprint,
         now: UnixTime,
