@@ -114,8 +114,10 @@ impl SignOn<'_> {
             return Ok(Resumed::SignIn(pending));
         };
         // OIDC Core §3.1.2.1: past `max_age` since the sign-in, the user signs in again.
-        let max_age = pending.max_age();
-        if max_age.is_some_and(|age| session.auth_time.plus(Duration::from_secs(age)) < now) {
+        if pending
+            .max_age()
+            .is_some_and(|age| too_old(session.auth_time, age, now))
+        {
             return Ok(Resumed::SignIn(pending));
         }
         // OIDC Core §3.1.2.1: an `id_token_hint` for another user than the signed-in one.
@@ -270,6 +272,14 @@ impl SignOn<'_> {
     }
 }
 
+/// Whether a sign-in at `auth_time` is older than `max_age` seconds at `now` (OIDC Core
+/// §3.1.2.1). Times are whole seconds, so a sign-in in this very second may be most of a second
+/// old: `max_age=0` (the client wants the user to authenticate now, as `prompt=login`) is never
+/// met by a session.
+fn too_old(auth_time: UnixTime, max_age: u64, now: UnixTime) -> bool {
+    max_age == 0 || auth_time.plus(Duration::from_secs(max_age)) < now
+}
+
 /// Verifies an OpenID Connect request's `id_token_hint` (an ID token of this server, expired or
 /// not) and keeps only the `sub` it names; one that is not is `invalid_request`.
 async fn read_id_token_hint(
@@ -292,4 +302,19 @@ async fn read_id_token_hint(
         })?;
     openid.hinted_sub = Some(sub);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::too_old;
+    use crate::clock::UnixTime;
+
+    #[test]
+    fn max_age_zero_is_never_met_by_a_session_even_in_its_sign_in_s_second() {
+        let signed_in = UnixTime::from_secs(1_000);
+        assert!(too_old(signed_in, 0, signed_in));
+        assert!(!too_old(signed_in, 1, signed_in));
+        assert!(!too_old(signed_in, 60, UnixTime::from_secs(1_060)));
+        assert!(too_old(signed_in, 60, UnixTime::from_secs(1_061)));
+    }
 }
