@@ -4,8 +4,13 @@
 //! ```ignore
 //! let app = Router::new()
 //!     .route("/api/me", get(me))
-//!     .layer(RequireBearer::new(server.clone()).scope(Scope::parse("profile")?));
+//!     .route_layer(RequireBearer::new(server.clone()).scope(Scope::parse("profile")?));
 //! ```
+//!
+//! With axum, prefer `route_layer` to `layer`: `Router::layer` also wraps the router's
+//! fallback, so every path the router does not know would answer a 401 challenge instead of
+//! 404, and a router merged into another hands its fallback on. grantor's own routers (the
+//! `axum` glue) answer unknown paths with a fallback of their own, whatever is merged into them.
 //!
 //! Requests with a valid token reach the inner service with the token's [`AccessGrant`] in their
 //! extensions; the others get grantor's 400/401/403 answer without reaching it, its challenge
