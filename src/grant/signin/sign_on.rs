@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::super::authorize::{Authenticated, PendingAuthorization};
 use super::levels::{Levels, Needed};
+use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreErrorKind};
 use crate::grant::id_token::IdTokens;
@@ -16,7 +17,7 @@ use crate::mint;
 use crate::oidc::Prompt;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
-use crate::store::{ConsentStore, User, UserSession, UserSessionStore, UserStore};
+use crate::store::{Consent, ConsentStore, User, UserSession, UserSessionStore, UserStore};
 
 /// What single sign-on needs: the signed-in browsers, the remembered approvals, the accounts
 /// (a session's user may be gone), and how long each lives.
@@ -28,6 +29,9 @@ pub(crate) struct SignOn<'a> {
     pub(crate) session_ttl: Duration,
     /// Zero: approvals are not remembered.
     pub(crate) consent_ttl: Duration,
+    /// The audience of a request that names no resource (RFC 8707), which an approval kept
+    /// without resources covers.
+    pub(crate) default_audience: &'a Audience,
     /// Whether a session's sign-in is enough for what a request asks of it.
     pub(crate) levels: Levels<'a>,
 }
@@ -165,8 +169,9 @@ impl SignOn<'_> {
     }
 
     /// Whether `user` needs no approval page for `pending`: none is asked for, or they approved
-    /// this client for at least this scope before (unless the request says `prompt=consent`;
-    /// a device flow is always confirmed, RFC 8628 §5.4).
+    /// this client for at least this scope and these resources (RFC 8707: an approval for one
+    /// audience is not one for another) before (unless the request says `prompt=consent`; a
+    /// device flow is always confirmed, RFC 8628 §5.4).
     pub(crate) async fn approved(
         &self,
         pending: &PendingAuthorization,
@@ -187,7 +192,22 @@ impl SignOn<'_> {
         }
         let client = pending.client().id();
         let remembered = self.consents.find_consent(user.id(), client, now).await?;
-        Ok(remembered.is_some_and(|scope| pending.scope().is_subset_of(&scope)))
+        Ok(remembered.is_some_and(|consent| {
+            pending.scope().is_subset_of(&consent.scope)
+                && self
+                    .audience_of(pending)
+                    .is_subset_of(self.approved_audience(&consent))
+        }))
+    }
+
+    /// The resources `pending` asks for, as kept (empty: the default audience).
+    fn audience_of<'p>(&'p self, pending: &'p PendingAuthorization) -> &'p Audience {
+        pending.audience.or(self.default_audience)
+    }
+
+    /// The resources `consent` approved; one kept with none covers the default audience.
+    fn approved_audience<'c>(&'c self, consent: &'c Consent) -> &'c Audience {
+        consent.audience.or(self.default_audience)
     }
 
     /// `user` just signed in for `pending` as `authenticated` says: marks `pending` as signed
@@ -251,15 +271,21 @@ impl SignOn<'_> {
         }
         let client = pending.client().id();
         let before = self.consents.find_consent(user.id(), client, now).await?;
-        let scope = match before {
-            Some(before) => Scope::from_tokens(before.iter().chain(pending.scope().iter()))
-                .unwrap_or_else(|_| pending.scope().clone()),
-            None => pending.scope().clone(),
+        let asked = self.audience_of(pending);
+        let consent = match before {
+            Some(before) => {
+                let scope = before.scope.iter().chain(pending.scope().iter());
+                let scope = Scope::from_tokens(scope).unwrap_or_else(|_| pending.scope().clone());
+                let resources = self.approved_audience(&before).iter().chain(asked.iter());
+                let audience = Audience::from_resources(resources).unwrap_or_else(|| asked.clone());
+                Consent::new(scope, audience)
+            }
+            None => Consent::new(pending.scope().clone(), asked.clone()),
         };
         let expires_at = now.plus(self.consent_ttl);
         match self
             .consents
-            .remember_consent(user.id(), client, &scope, expires_at, now)
+            .remember_consent(user.id(), client, &consent, expires_at, now)
             .await
         {
             // A full store forgets this approval, it never refuses it.
