@@ -141,7 +141,7 @@ mod tests {
             '\n',
             '\u{E0041}',
         ] {
-            assert!(is_hidden_or_reordering(c), "{:?}", c);
+            assert!(is_hidden_or_reordering(c), "{c:?}");
         }
         for c in ['a', 'é', 'Д', ' ', '-', '中'] {
             assert!(!is_hidden_or_reordering(c), "{c}");
