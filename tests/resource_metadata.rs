@@ -85,7 +85,7 @@ async fn the_document_lists_the_scopes_a_self_registered_client_may_be_granted()
     let api = document(&f.server.protected_resource_metadata(API));
     assert_eq!(
         api["scopes_supported"],
-        serde_json::json!(["profile", "email", "mcp:tools"]),
+        serde_json::json!(["email", "profile", "mcp:tools"]),
         "the host's first, then the registrable ones, openid left out"
     );
     let policy =
