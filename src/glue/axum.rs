@@ -158,7 +158,7 @@ async fn check(
 /// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
 ///
 /// A path nobody routes answers 404 through this router's own fallback. So a router merged
-/// into it keeps its `.layer(...)` (a [`RequireBearer`](crate::layer::RequireBearer), say,
+/// into it keeps its `.layer(...)` (`grantor::layer::RequireBearer`, feature `tower`, say,
 /// which axum also wraps around the fallback) to its own routes: unknown paths do not become
 /// 401 challenges. A router with a fallback of its own cannot be merged with this one (axum
 /// panics: two fallbacks); set the host's fallback on the merged router instead, and prefer
