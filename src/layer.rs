@@ -16,8 +16,10 @@
 //! extensions; the others get grantor's 400/401/403 answer without reaching it, its challenge
 //! naming the resource's metadata (RFC 9728 §5.1). A resource may demand a strong or recent
 //! sign-in as well ([`RequireBearer::step_up`], RFC 9470). The layer answers `GET` of that metadata
-//! itself (`/.well-known/oauth-protected-resource` and the resource's path), so a client that
-//! meets the resource first finds the authorization server.
+//! itself (`/.well-known/oauth-protected-resource` and the resource's path) when the request
+//! reaches it, so a client that meets the resource first finds the authorization server; under
+//! `route_layer` only routed paths reach it, and grantor's axum router (or the host's own route)
+//! serves the document.
 
 use std::future::Future;
 use std::pin::Pin;
