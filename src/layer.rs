@@ -4,15 +4,22 @@
 //! ```ignore
 //! let app = Router::new()
 //!     .route("/api/me", get(me))
-//!     .layer(RequireBearer::new(server.clone()).scope(Scope::parse("profile")?));
+//!     .route_layer(RequireBearer::new(server.clone()).scope(Scope::parse("profile")?));
 //! ```
+//!
+//! With axum, prefer `route_layer` to `layer`: `Router::layer` also wraps the router's
+//! fallback, so every path the router does not know would answer a 401 challenge instead of
+//! 404, and a router merged into another hands its fallback on. grantor's own routers (the
+//! `axum` glue) answer unknown paths with a fallback of their own, whatever is merged into them.
 //!
 //! Requests with a valid token reach the inner service with the token's [`AccessGrant`] in their
 //! extensions; the others get grantor's 400/401/403 answer without reaching it, its challenge
 //! naming the resource's metadata (RFC 9728 §5.1). A resource may demand a strong or recent
 //! sign-in as well ([`RequireBearer::step_up`], RFC 9470). The layer answers `GET` of that metadata
-//! itself (`/.well-known/oauth-protected-resource` and the resource's path), so a client that
-//! meets the resource first finds the authorization server.
+//! itself (`/.well-known/oauth-protected-resource` and the resource's path) when the request
+//! reaches it, so a client that meets the resource first finds the authorization server; under
+//! `route_layer` only routed paths reach it, and grantor's axum router (or the host's own route)
+//! serves the document.
 
 use std::future::Future;
 use std::pin::Pin;

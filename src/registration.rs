@@ -14,6 +14,10 @@ use crate::client::{Approval, GrantType};
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 
+mod names;
+
+pub(crate) use names::is_hidden_or_reordering;
+
 /// At most this many redirect URIs per registration (each also at most the server's
 /// [parameter limit](crate::AuthorizationServerBuilder::max_parameter_bytes)).
 pub const MAX_REDIRECT_URIS: usize = 10;
@@ -63,6 +67,8 @@ pub struct RegistrationPolicy {
     max_registrations: u32,
     window: Duration,
     rotation_overlap: Duration,
+    /// The [skeletons](names::skeleton) of the names self-registered clients may not take.
+    reserved_names: Vec<String>,
 }
 
 impl RegistrationPolicy {
@@ -77,6 +83,7 @@ impl RegistrationPolicy {
             max_registrations: 60,
             window: Duration::from_secs(60),
             rotation_overlap: DEFAULT_SECRET_ROTATION_OVERLAP,
+            reserved_names: Vec::new(),
         }
     }
 
@@ -150,6 +157,38 @@ impl RegistrationPolicy {
         self
     }
 
+    /// Names a self-registered client may not take, nor anything a person could mistake for
+    /// one of them: the names of the administrator's clients, typically, and the host's own.
+    /// A `client_name` that folds to the same skeleton as one of these (case, spaces and
+    /// punctuation ignored; full-width, accented, Cyrillic or Greek look-alike letters read as
+    /// the Latin ones; `0`/`o`, `1`/`l`) is `invalid_client_metadata`. Without them, the
+    /// approval page still marks a self-registered client unverified and names where the answer
+    /// goes, but a person who skims trusts a familiar name.
+    ///
+    /// ```
+    /// use grantor::settings::RegistrationPolicy;
+    ///
+    /// let policy = RegistrationPolicy::new().reserved_client_names(["Demo Client", "Acme Pay"]);
+    /// # let _ = policy;
+    /// ```
+    pub fn reserved_client_names<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let skeletons = names.into_iter().map(|name| names::skeleton(name.as_ref()));
+        self.reserved_names
+            .extend(skeletons.filter(|skeleton| !skeleton.is_empty()));
+        self
+    }
+
+    /// Whether `name` is, or looks like, one of the [reserved](Self::reserved_client_names)
+    /// names.
+    pub(crate) fn reserves(&self, name: &str) -> bool {
+        let skeleton = names::skeleton(name);
+        self.reserved_names.contains(&skeleton)
+    }
+
     pub(crate) fn rotation_overlap(&self) -> Duration {
         self.rotation_overlap
     }
@@ -200,6 +239,7 @@ impl fmt::Debug for RegistrationPolicy {
             .field("max_registrations", &self.max_registrations)
             .field("window", &self.window)
             .field("rotation_overlap", &self.rotation_overlap)
+            .field("reserved_names", &self.reserved_names.len())
             .finish()
     }
 }

@@ -467,7 +467,9 @@ impl AuthorizationServer {
 
     /// The metadata of the protected resource `resource` (RFC 9728 §2, §3.2), one the server
     /// [knows](crate::AuthorizationServerBuilder::resources): `resource`, this server as its
-    /// only `authorization_servers`, the server's `scopes_supported`, `bearer_methods_supported`
+    /// only `authorization_servers`, `scopes_supported` (the server's, then those a
+    /// self-registered client may be granted, so a client that registered itself finds a scope
+    /// of the host's own), `bearer_methods_supported`
     /// (`header`) and, with DPoP on, `dpop_signing_alg_values_supported`. It is served at the
     /// URL [`resource_metadata_url`](Self::resource_metadata_url) answers, which both glues
     /// and the `RequireBearer` layer (feature `tower`) route; 404 for a resource

@@ -15,8 +15,8 @@
 //!   the device gets its tokens;
 //! - self-registered public clients push requests until their shared budget is spent:
 //!   demo-client, which an administrator registered, still pushes;
-//! - a client that registers itself as "Demo Client" gets an approval page a person can tell
-//!   from demo-client's: it is marked unverified and names the host the answer goes to.
+//! - a client that registers itself as "Demo Client Pro" gets an approval page a person can
+//!   tell from demo-client's: it is marked unverified and names the host the answer goes to.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -264,7 +264,8 @@ async fn look_alike(server: &Server) {
     let base = &server.base;
     let evil = "https://attacker.example/cb";
     let registration = json!({
-        "client_name": "Demo Client",
+        // "Demo Client" itself, or a look-alike of it, is refused at registration.
+        "client_name": "Demo Client Pro",
         "redirect_uris": [evil],
         "grant_types": ["authorization_code"],
         "token_endpoint_auth_method": "none",

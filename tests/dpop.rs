@@ -261,7 +261,7 @@ async fn a_bound_token_needs_a_fresh_proof_of_its_key_at_the_resource() {
 }
 
 /// RFC 9449 §4.3 with an absolute-form request target (RFC 9112 §3.2.2): the `htu` a proof must
-/// name is built from the server's configured origins, never from the target as sent, so a
+/// name is built from the served resource's configured origin, never from the target as sent, so a
 /// proof made for another server's URL is refused however the request names it.
 #[tokio::test]
 async fn a_proof_for_another_origin_is_refused_even_with_that_origin_as_the_target() {

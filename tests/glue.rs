@@ -264,6 +264,32 @@ mod with_axum_endpoints {
         let expected = format!("{}/api/oauth/token", f.server.issuer());
         assert_eq!(metadata["token_endpoint"], expected.as_str());
     }
+
+    /// `Router::layer` wraps a router's fallback too, and merging hands the fallback on: a
+    /// guarded API merged into grantor's (either way round) keeps unknown paths 404, not 401.
+    #[tokio::test]
+    async fn a_router_layered_with_require_bearer_merged_in_leaves_unknown_paths_404() {
+        use ::axum::routing::get;
+        use grantor::layer::RequireBearer;
+        let f = fixture();
+        let api = || {
+            ::axum::Router::new()
+                .route("/mcp", get(|| async { "tools" }))
+                .layer(RequireBearer::new(f.server.clone()))
+        };
+        let get = |path: &str| Request::get(path).body(Body::empty()).unwrap();
+        for app in [
+            grantor::axum::endpoints(&f.server).merge(api()),
+            api().merge(grantor::axum::endpoints(&f.server)),
+        ] {
+            let (status, _) = send(&app, get("/mcp")).await;
+            assert_eq!(status, 401, "the guarded route still asks for a token");
+            for unknown in ["/unknown", "/mcp/other", "/api/oauth/tokens"] {
+                let (status, body) = send(&app, get(unknown)).await;
+                assert_eq!(status, 404, "{unknown}: {body}");
+            }
+        }
+    }
 }
 
 mod with_actix_endpoints {

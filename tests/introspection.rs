@@ -40,6 +40,40 @@ async fn an_active_access_token_is_described() {
     }
 }
 
+/// Two nodes over one store, the second configured with another issuer (and so another
+/// default audience): it neither vouches for the first's tokens under its own `iss` nor
+/// refreshes them; the first still does.
+#[tokio::test]
+async fn a_node_with_another_issuer_answers_the_first_nodes_tokens_inactive() {
+    let f = fixture();
+    let other = grantor::AuthorizationServer::builder()
+        .issuer("https://other.example")
+        .store(f.store.clone())
+        .clock(std::sync::Arc::new(f.clock.clone()))
+        .build()
+        .unwrap();
+    let tokens = f.fast_tokens().await;
+    for token in ["access_token", "refresh_token"] {
+        let body = format!("token={}", tokens[token].as_str().unwrap());
+        let request = post("/api/oauth/introspect", Some(&f.fast_basic()), &body);
+        let elsewhere = other.introspect(&request).await;
+        assert_eq!(elsewhere.body(), INACTIVE, "{token}");
+        let here = json(&f.introspect(Some(&f.fast_basic()), &body).await);
+        assert_eq!(here["active"], true, "{token}");
+        assert_eq!(here["iss"], ISSUER);
+    }
+    let refresh = format!(
+        "grant_type=refresh_token&refresh_token={}",
+        tokens["refresh_token"].as_str().unwrap()
+    );
+    let refused = other
+        .token(&token_request(Some(&f.fast_basic()), &refresh))
+        .await;
+    assert_error(&refused, 400, "invalid_grant");
+    let refreshed = f.token(Some(&f.fast_basic()), &refresh).await;
+    assert_eq!(refreshed.status(), 200, "{}", refreshed.body());
+}
+
 #[tokio::test]
 async fn a_refresh_token_is_described_until_it_rotates() {
     let f = fixture();

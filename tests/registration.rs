@@ -435,6 +435,78 @@ async fn a_long_or_control_character_client_name_is_invalid_client_metadata() {
 }
 
 #[tokio::test]
+async fn a_client_name_with_bidi_overrides_or_invisible_characters_is_invalid_client_metadata() {
+    let f = open();
+    for name in [
+        "Demo\u{202E}tneilC",
+        "Demo\u{200B}Client",
+        "\u{2067}Pay\u{2069}",
+    ] {
+        let mut metadata = public_metadata();
+        metadata["client_name"] = json!(name);
+        let response = register(&f, &metadata).await;
+        assert_metadata_error(&response, "invalid_client_metadata");
+    }
+}
+
+/// RFC 7591 §5: a self-registered client may not pass for one of the administrator's by a name
+/// a person would take for its name.
+#[tokio::test]
+async fn a_name_that_looks_like_a_reserved_one_is_invalid_client_metadata() {
+    let policy = RegistrationPolicy::new()
+        .scope(&Scope::parse("profile email").unwrap())
+        .reserved_client_names(["Demo Client"]);
+    let f = open_with(policy);
+    for name in [
+        "Demo Client",
+        "demo  client",
+        "Dеmо Сlіеnt",
+        "Ｄｅｍｏ Ｃｌｉｅｎｔ",
+        "Dem0-C1ient",
+    ] {
+        let mut metadata = public_metadata();
+        metadata["client_name"] = json!(name);
+        let response = register(&f, &metadata).await;
+        assert_metadata_error(&response, "invalid_client_metadata");
+        assert!(
+            response.body().contains("looks like"),
+            "{}",
+            response.body()
+        );
+    }
+    let mut metadata = public_metadata();
+    metadata["client_name"] = json!("Demo Client Pro");
+    registered(&f, &metadata).await;
+}
+
+/// RP-Initiated Logout 1.0 §3.1: the browser is sent to a post-logout URI as to a redirect URI,
+/// so a self-registered client is held to the same rules.
+#[tokio::test]
+async fn post_logout_redirect_uris_follow_the_redirect_uri_rules() {
+    let f = open();
+    for uri in [
+        "file:///etc/passwd",
+        "com.example.app:/logged-out",
+        "javascript:alert(1)",
+        "http://app.example/logged-out",
+        "https://app.example/logged-out#x",
+        "https://user@app.example/logged-out",
+    ] {
+        let mut metadata = public_metadata();
+        metadata["post_logout_redirect_uris"] = json!([uri]);
+        let response = register(&f, &metadata).await;
+        assert_metadata_error(&response, "invalid_client_metadata");
+    }
+    let mut metadata = public_metadata();
+    metadata["post_logout_redirect_uris"] = json!(["https://app.example/bye", REDIRECT]);
+    let client = registered(&f, &metadata).await;
+    assert_eq!(
+        client["post_logout_redirect_uris"],
+        json!(["https://app.example/bye", REDIRECT])
+    );
+}
+
+#[tokio::test]
 async fn registration_is_only_post() {
     let f = open();
     let request = Request::get(REGISTER).body(String::new()).unwrap();

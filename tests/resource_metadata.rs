@@ -71,6 +71,30 @@ async fn each_known_resource_has_a_document_at_its_well_known_url() {
     );
 }
 
+/// An MCP client registers itself, then reads the resource's document to learn which scopes to
+/// ask for: a scope the registration policy grants is there though the host listed none.
+#[tokio::test]
+async fn the_document_lists_the_scopes_a_self_registered_client_may_be_granted() {
+    let policy = grantor::settings::RegistrationPolicy::new()
+        .scope(&Scope::parse("openid mcp:tools profile").unwrap());
+    let f = fixture_with(|b| {
+        b.default_audience(API)
+            .scopes_supported(&Scope::parse("profile email").unwrap())
+            .registration(policy)
+    });
+    let api = document(&f.server.protected_resource_metadata(API));
+    assert_eq!(
+        api["scopes_supported"],
+        serde_json::json!(["email", "profile", "mcp:tools"]),
+        "the host's first, then the registrable ones, openid left out"
+    );
+    let policy =
+        grantor::settings::RegistrationPolicy::new().scope(&Scope::parse("mcp:tools").unwrap());
+    let f = fixture_with(|b| b.default_audience(API).registration(policy));
+    let api = document(&f.server.protected_resource_metadata(API));
+    assert_eq!(api["scopes_supported"], serde_json::json!(["mcp:tools"]));
+}
+
 #[cfg(feature = "dpop")]
 #[tokio::test]
 async fn with_dpop_the_document_lists_the_proof_algorithms() {

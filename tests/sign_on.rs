@@ -176,6 +176,40 @@ async fn an_approval_is_remembered_until_the_scope_grows_or_prompt_consent() {
     );
 }
 
+/// RFC 8707: an approval of a client for its tokens at one resource is not one for another.
+#[tokio::test]
+async fn an_approval_is_remembered_for_its_resources_only() {
+    const FILES: &str = "https://files.example/";
+    let f = fixture_with(|b| {
+        b.openid_connect(OpenIdConnect::default())
+            .resources([FILES])
+    });
+    let mut browser = Browser::new(&f);
+    let query = |extra: &str| code_query("demo-client", "email", extra);
+    let page = browser.authorize(&query("")).await;
+    let approval = browser.sign_in(&page, (BOB, BOB_PASSWORD)).await;
+    assert!(is_approval_page(&approval), "{}", approval.body());
+    browser.approve(&approval).await;
+    let again = browser.authorize(&query("")).await;
+    assert!(redirect(&again).query.contains_key("code"), "remembered");
+
+    // The same client and scope for another resource: asked again.
+    let files = "&resource=https%3A%2F%2Ffiles.example%2F";
+    let asked = browser.authorize(&query(files)).await;
+    assert!(is_approval_page(&asked), "{}", asked.body());
+    assert!(
+        redirect(&browser.approve(&asked).await)
+            .query
+            .contains_key("code")
+    );
+    // Both are remembered now, and the default audience with them.
+    let issuer: String = url::form_urlencoded::byte_serialize(ISSUER.as_bytes()).collect();
+    for extra in [files, "", &format!("{files}&resource={issuer}")] {
+        let within = browser.authorize(&query(extra)).await;
+        assert!(redirect(&within).query.contains_key("code"), "{extra}");
+    }
+}
+
 #[tokio::test]
 async fn prompt_none_is_answered_login_required_or_consent_required_never_with_a_page() {
     let f = openid_fixture();
@@ -229,6 +263,30 @@ async fn prompt_login_and_an_elapsed_max_age_ask_for_the_password_again() {
         first["auth_time"].as_u64().unwrap() + 600
     );
     assert_ne!(claims["sid"], first["sid"], "a new sign-in, a new session");
+}
+
+/// OIDC Core §3.1.2.1: `max_age=0` asks for the password even within the second of the
+/// session's sign-in (times are whole seconds), and the sign-in it asks for answers.
+#[tokio::test]
+async fn max_age_zero_asks_for_the_password_even_within_the_sign_ins_second() {
+    let f = openid_fixture();
+    let mut browser = Browser::new(&f);
+    let page = browser
+        .authorize(&code_query("plain-client", "openid", ""))
+        .await;
+    let signed_in = browser.sign_in(&page, (ALICE, ALICE_PASSWORD)).await;
+    assert!(redirect(&signed_in).query.contains_key("code"));
+    // The clock has not moved: the session's auth_time is now.
+    let fresh = browser
+        .authorize(&code_query("plain-client", "openid", "&max_age=0"))
+        .await;
+    assert!(is_sign_in_page(&fresh), "{}", fresh.body());
+    let done = browser.sign_in(&fresh, (ALICE, ALICE_PASSWORD)).await;
+    assert!(
+        redirect(&done).query.contains_key("code"),
+        "{}",
+        done.body()
+    );
 }
 
 #[tokio::test]

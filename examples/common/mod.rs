@@ -189,7 +189,9 @@ fn registration_policy() -> Result<RegistrationPolicy, ScopeError> {
         .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
         .approval(Approval::Required)
         .public_clients(true)
-        .scope(&Scope::parse("profile email")?))
+        .scope(&Scope::parse("profile email")?)
+        // The seeded clients' names (seed.rs): a self-registered client cannot pass for one.
+        .reserved_client_names(seed::CLIENT_NAMES))
 }
 
 /// `GET /api/me`'s answer for a valid bearer (or DPoP) token: the user's email and id (the

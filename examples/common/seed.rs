@@ -23,6 +23,18 @@ pub(crate) const LOGGED_OUT: [&str; 2] = [
     "http://localhost:8081/logged-out",
 ];
 
+/// The names of the seeded clients below, which no self-registered client may take or imitate
+/// (`RegistrationPolicy::reserved_client_names`).
+pub(crate) const CLIENT_NAMES: [&str; 7] = [
+    "Demo Client",
+    "Plain Client",
+    "Public Client",
+    "Device Client",
+    "Demo API",
+    "Post Client",
+    "Service Client",
+];
+
 /// The contract's clients (only secret verifiers are kept); `api-server` serves `audience`.
 fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error>> {
     let with_redirects = |b: ClientBuilder| {

@@ -198,10 +198,10 @@ pub(crate) struct Checker {
     token_url: String,
     /// The PAR endpoint's absolute URL, a pushed request's `htu` (RFC 9449 §10.1).
     par_url: String,
-    /// The issuer's origin, against which an origin-form resource URI is read.
+    /// The issuer's origin: a resource's `htu` when the resource served is not configured.
     pub(crate) origin: String,
     /// Every origin the server's resources are configured at (the issuer's first): the only
-    /// origins an absolute-form request target may name.
+    /// origins a resource's `htu` may name, the served resource's.
     origins: Vec<String>,
 }
 
@@ -443,6 +443,7 @@ impl ProofOfPossession for Checker {
         &self,
         headers: &HeaderMap,
         target: Option<(&Method, &Uri)>,
+        resource: &str,
         token: &str,
         bound: JwkThumbprint,
         account: &str,
@@ -463,7 +464,7 @@ impl ProofOfPossession for Checker {
                 .with_status(http::StatusCode::UNAUTHORIZED),
             ));
         };
-        let uri = htu(&self.origin, &self.origins, uri);
+        let uri = htu(&self.origin, &self.origins, resource, uri);
         let context = ProofContext {
             method: method.as_str(),
             uri: &uri,
@@ -488,27 +489,22 @@ impl ProofOfPossession for Checker {
     }
 }
 
-/// The `htu` a proof for this request must name (RFC 9449 §4.3: without query and fragment),
-/// built from configured origins only: an absolute-form target keeps its origin when it is one
-/// of `origins` (the issuer's and the resources'), and anything else is read against the
-/// issuer's `origin`. A request sent as `GET https://other.example/api/me` therefore cannot
-/// make a proof made for another server's URL acceptable here.
-fn htu(origin: &str, origins: &[String], uri: &Uri) -> String {
-    if let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) {
-        let target = format!(
-            "{}://{}",
-            scheme.as_str().to_ascii_lowercase(),
-            authority.as_str().to_ascii_lowercase()
-        );
-        // The origin as the URL parser writes it (a default port dropped).
-        let target = url::Url::parse(&target)
-            .map(|url| url.origin().ascii_serialization())
-            .unwrap_or(target);
-        if let Some(known) = origins.iter().find(|known| **known == target) {
-            return format!("{known}{}", uri.path());
-        }
+/// The `htu` a proof for this request must name (RFC 9449 §4.3: without query and fragment):
+/// the origin of `resource`, the resource served, when it is one of the configured `origins`
+/// (the issuer's and the resources'), else the issuer's `origin`; then the request's path.
+/// Nothing of the request's authority counts: a request sent as `GET
+/// https://resource.example/api/me` (absolute form) or with another `Host` cannot make a proof
+/// made for another resource's URL acceptable here (RFC 9449 §7.1, §11.1).
+fn htu(origin: &str, origins: &[String], resource: &str, uri: &Uri) -> String {
+    let served = url::Url::parse(resource)
+        .ok()
+        .map(|url| url.origin())
+        .filter(url::Origin::is_tuple)
+        .map(|origin| origin.ascii_serialization());
+    match served.and_then(|served| origins.iter().find(|known| **known == served)) {
+        Some(known) => format!("{known}{}", uri.path()),
+        None => format!("{origin}{}", uri.path()),
     }
-    format!("{origin}{}", uri.path())
 }
 
 /// A proof refused at a resource: 401 `invalid_dpop_proof` (RFC 9449 §7.1).
@@ -533,26 +529,34 @@ mod tests {
     use super::htu;
 
     #[test]
-    fn htu_is_built_from_configured_origins_only() {
+    fn htu_is_the_served_resources_origin_whatever_the_request_names() {
         let origins = [
             "https://auth.example".to_owned(),
             "https://files.example".to_owned(),
         ];
-        let at = |target: &str| htu(&origins[0], &origins, &target.parse().unwrap());
-        assert_eq!(at("/api/me?x=1"), "https://auth.example/api/me");
+        let at = |resource: &str, target: &str| {
+            htu(&origins[0], &origins, resource, &target.parse().unwrap())
+        };
+        let api = "https://auth.example/api";
+        assert_eq!(at(api, "/api/me?x=1"), "https://auth.example/api/me");
         assert_eq!(
-            at("https://FILES.example:443/doc"),
+            at("https://FILES.example:443/", "/doc"),
             "https://files.example/doc"
         );
-        // Another server's URL as the request target names nothing of it in the htu.
+        // Another origin as the request target, even a configured resource's, names nothing
+        // of it in the htu.
+        for target in [
+            "https://files.example/api/me",
+            "https://other.example/api/me",
+            "http://auth.example/api/me",
+        ] {
+            assert_eq!(at(api, target), "https://auth.example/api/me", "{target}");
+        }
+        // A resource that is not configured, or not a URL, is read at the issuer's origin.
         assert_eq!(
-            at("https://other.example/api/me"),
-            "https://auth.example/api/me"
+            at("https://unknown.example/", "/x"),
+            "https://auth.example/x"
         );
-        assert_eq!(
-            at("http://auth.example/api/me"),
-            "https://auth.example/api/me",
-            "the scheme is the configured one"
-        );
+        assert_eq!(at("urn:example:api", "/x"), "https://auth.example/x");
     }
 }

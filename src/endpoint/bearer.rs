@@ -122,7 +122,10 @@ pub(crate) async fn check(
         // Boxed: a bearer token's validation does not carry the proof check's state.
         (Scheme::Dpop, _) => {
             let proofs = validation.proofs;
-            Box::pin(dpop::check(wire, at, proofs, request, &token, grant)).await?
+            Box::pin(dpop::check(
+                wire, at, proofs, request, audience, &token, grant,
+            ))
+            .await?
         }
         _ => return Err(refused(wire, at, Refusal::BoundAsBearer, Scheme::Bearer)),
     };

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::client::{ClientError, ClientKeys, GrantType};
 use crate::error::OAuthError;
-use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
+use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, is_hidden_or_reordering};
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::scope::Scope;
 use crate::secret::ClientSecret;
@@ -300,12 +300,14 @@ fn response_type(name: &str) -> Option<GrantType> {
     }
 }
 
-/// A name shown to users on the approval page: bounded, without control characters.
+/// A name shown to users on the approval page: bounded, without control characters or
+/// characters that hide or reorder the text around them (bidirectional overrides, zero-width
+/// characters), which would make it read as another name.
 fn client_name(value: Value) -> Result<String, OAuthError> {
     let name = string(value, "client_name", MAX_CLIENT_NAME_BYTES)?;
-    if name.chars().any(char::is_control) {
+    if name.chars().any(is_hidden_or_reordering) {
         return Err(OAuthError::invalid_client_metadata(
-            "client_name holds control characters",
+            "client_name holds control, bidirectional or invisible characters",
         ));
     }
     Ok(name)

@@ -52,7 +52,7 @@ async fn handle<B: AsRef<[u8]>>(
         .authenticate(&auth)
         .await?;
     let query = parse::token_query(&form)?;
-    let audience = &wire.settings.resources.default;
+    let resources = &wire.settings.resources;
     let Introspection { tokens, format, .. } = *introspection;
-    lookup::introspect(tokens, format, &client, audience, &query, wire.now).await
+    lookup::introspect(tokens, format, &client, resources, &query, wire.now).await
 }

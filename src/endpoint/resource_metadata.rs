@@ -59,6 +59,7 @@ impl ResourceDocuments {
         let issuer_origin = url::Url::parse(&settings.issuer)
             .map(|url| url.origin().ascii_serialization())
             .unwrap_or_default();
+        let scopes = scopes_supported(settings);
         // The known resources are unique after normalisation (the builder keeps the first).
         for known in &settings.resources.known {
             let resource = &known.registered;
@@ -68,7 +69,7 @@ impl ResourceDocuments {
             let document = Document {
                 resource,
                 authorization_servers: [&settings.issuer],
-                scopes_supported: &settings.scopes_supported,
+                scopes_supported: &scopes,
                 // Tokens are read from the `Authorization` header alone at a resource.
                 bearer_methods_supported: ["header"],
                 dpop_signing_alg_values_supported: settings.dpop,
@@ -120,6 +121,25 @@ impl ResourceDocument {
     pub(crate) fn response(&self) -> Response<String> {
         render::public_document(self.body.clone())
     }
+}
+
+/// The scopes a client may ask tokens of the server's resources for (RFC 9728 §2
+/// `scopes_supported`): the host's `scopes_supported`, then what a self-registered client may
+/// be granted. A client that registered itself (an MCP client, say) learns here which scopes to
+/// ask for, a scope only the registration policy names among them. `openid` asks for the
+/// user's identity, not for a resource, and is left out unless the host lists it.
+fn scopes_supported(settings: &Settings) -> Vec<String> {
+    let mut scopes = settings.scopes_supported.clone();
+    let registrable = settings
+        .registration
+        .as_ref()
+        .map(crate::registration::RegistrationPolicy::allowed_scope);
+    for scope in registrable.iter().flat_map(|scope| scope.iter()) {
+        if scope != "openid" && !scopes.iter().any(|known| known == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    scopes
 }
 
 /// The well-known URL of `resource` and its path (RFC 9728 §3.1): [`WELL_KNOWN`] inserted

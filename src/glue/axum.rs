@@ -157,6 +157,13 @@ async fn check(
 /// [`max_body_bytes`](AuthorizationServer::max_body_bytes): a longer one gets grantor's 413,
 /// one that cannot be read axum's 400. Endpoints the server was not configured for answer 404.
 ///
+/// A path nobody routes answers 404 through this router's own fallback. So a router merged
+/// into it keeps its `.layer(...)` (`grantor::layer::RequireBearer`, feature `tower`, say,
+/// which axum also wraps around the fallback) to its own routes: unknown paths do not become
+/// 401 challenges. A router with a fallback of its own cannot be merged with this one (axum
+/// panics: two fallbacks); set the host's fallback on the merged router instead, and prefer
+/// [`route_layer`](::axum::Router::route_layer) for a guard that should cover routes only.
+///
 /// The authorization endpoint is not here: it hands over to the sign-in pages, which
 /// [`router`] mounts too.
 pub fn endpoints<S>(server: &AuthorizationServer) -> Router<S>
@@ -253,7 +260,9 @@ where
         }
         None => router,
     };
-    router.layer(DefaultBodyLimit::max(server.max_body_bytes()))
+    router
+        .layer(DefaultBodyLimit::max(server.max_body_bytes()))
+        .fallback(|| std::future::ready(crate::endpoint::render::not_found()))
 }
 
 /// Everything grantor serves, the browser's side too: [`endpoints`], and `site`'s

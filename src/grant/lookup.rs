@@ -2,7 +2,6 @@
 //! with `token_type_hint` deciding only where to look first, and decide what its client may do
 //! with it.
 
-use crate::audience::Audience;
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
@@ -11,6 +10,7 @@ use crate::memory::TokenSeam;
 use crate::mint;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
+use crate::settings::Resources;
 use crate::store::{AccessGrant, Authorization, RefreshGrant, User};
 use crate::token_format::AccessTokenFormat;
 
@@ -82,13 +82,15 @@ async fn find(
 
 /// RFC 7662 §2.2: the token, if it is active and `client` may see it: a token issued to
 /// `client` itself, or any token of an audience `client` serves as a resource server (§4:
-/// anything else could be scanned for; a token without a kept audience has `default`). Public
-/// clients cannot introspect at all.
+/// anything else could be scanned for; a token without a kept audience has the default).
+/// A token for a resource this server does not know is another issuer's (a node configured
+/// with another issuer over the same store): not active here. Public clients cannot
+/// introspect at all.
 pub(crate) async fn introspect(
     store: TokenSeam<'_>,
     format: Option<&dyn AccessTokenFormat>,
     client: &Client,
-    default: &Audience,
+    resources: &Resources,
     query: &TokenQuery<'_>,
     now: UnixTime,
 ) -> Result<Option<Found>, OAuthError> {
@@ -106,10 +108,12 @@ pub(crate) async fn introspect(
     Ok(found.filter(|found| {
         // A rotated refresh token is no longer usable, so it is not active (RFC 7662 §2.2).
         let usable = !matches!(found, Found::Refresh(grant) if grant.rotated);
-        let audience = found.authorization().audience.or(default);
+        let kept = &found.authorization().audience;
+        let ours = resources.knows(kept);
+        let audience = kept.or(&resources.default);
         let visible = found.client_id() == client.id().as_str()
             || audience.iter().any(|resource| client.serves(resource));
-        usable && visible
+        usable && ours && visible
     }))
 }
 

@@ -39,12 +39,14 @@ pub(crate) trait ProofOfPossession: Send + Sync {
 
     /// A protected resource's request presenting `token`, which is bound to `bound`: its proof
     /// checked for `target` (the request's method and URI; `None` when the host passed
-    /// headers alone) and spent for `account` (the token's user, or its client for a token
-    /// without one), whose keys together have a budget.
+    /// headers alone) at `resource` (the resource served, whose origin the proof's `htu`
+    /// names) and spent for `account` (the token's user, or its client for a token without
+    /// one), whose keys together have a budget.
     async fn at_resource(
         &self,
         headers: &HeaderMap,
         target: Option<(&Method, &Uri)>,
+        resource: &str,
         token: &str,
         bound: JwkThumbprint,
         account: &str,

@@ -298,6 +298,14 @@ impl Registrar<'_> {
         let keys = self.keys(auth_method, metadata.keys)?;
         let redirect_uris = redirect_uris(metadata.redirect_uris, &grant_types)?;
         application_type_allows(metadata.application_type, &redirect_uris, &grant_types)?;
+        // RP-Initiated Logout 1.0 §3.1: the browser is sent there as to a redirect URI, so the
+        // same rules hold (no `file:`, no scheme nobody vouches for, no plain `http` off the
+        // device).
+        let post_logout_redirect_uris = post_logout_redirect_uris(
+            metadata.post_logout_redirect_uris,
+            metadata.application_type,
+            &grant_types,
+        )?;
         let allowed = self.policy.allowed_scope();
         let scope = match metadata.scope {
             Some(scope) if !scope.is_subset_of(&allowed) => {
@@ -308,6 +316,16 @@ impl Registrar<'_> {
             Some(scope) => scope,
             None => allowed,
         };
+        if metadata
+            .client_name
+            .as_deref()
+            .is_some_and(|name| self.policy.reserves(name))
+        {
+            return Err(OAuthError::invalid_client_metadata(
+                "client_name is, or looks like, the name of a client this server's \
+                 administrator registered; choose another",
+            ));
+        }
         Ok(Settled {
             redirect_uris,
             grant_types,
@@ -318,7 +336,7 @@ impl Registrar<'_> {
             par_required: metadata.par_required,
             keys,
             id_token_alg: metadata.id_token_alg,
-            post_logout_redirect_uris: metadata.post_logout_redirect_uris,
+            post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
             application_type: metadata.application_type,
         })
@@ -474,7 +492,7 @@ fn redirect_uris(
     uris: Option<Vec<String>>,
     grants: &[GrantType],
 ) -> Result<Vec<String>, OAuthError> {
-    let mut uris = uris.unwrap_or_default();
+    let uris = uris.unwrap_or_default();
     let redirects = grants
         .iter()
         .any(|g| matches!(g, GrantType::AuthorizationCode | GrantType::Implicit));
@@ -488,6 +506,30 @@ fn redirect_uris(
             "each redirect URI must be https, or http on a loopback host, without a fragment",
         ));
     }
+    Ok(deduplicated(uris))
+}
+
+/// `post_logout_redirect_uris` (RP-Initiated Logout 1.0 §3.1) under the rules of redirect URIs:
+/// each one [`is_self_registrable_redirect_uri`], and what the `application_type` allows.
+/// Optional. Repeats are dropped.
+fn post_logout_redirect_uris(
+    uris: Vec<String>,
+    application_type: Option<ApplicationType>,
+    grants: &[GrantType],
+) -> Result<Vec<String>, OAuthError> {
+    if !uris.iter().all(|uri| is_self_registrable_redirect_uri(uri)) {
+        return Err(OAuthError::invalid_client_metadata(
+            "each post_logout_redirect_uri must be https, or http on a loopback host, \
+             without a fragment",
+        ));
+    }
+    application_type_allows(application_type, &uris, grants)
+        .map_err(|refused| OAuthError::invalid_client_metadata(refused.description().to_owned()))?;
+    Ok(deduplicated(uris))
+}
+
+/// `uris` in their order, each once.
+fn deduplicated(mut uris: Vec<String>) -> Vec<String> {
     let mut seen: Vec<String> = Vec::with_capacity(uris.len());
     uris.retain(|uri| {
         let first = !seen.contains(uri);
@@ -496,7 +538,7 @@ fn redirect_uris(
         }
         first
     });
-    Ok(uris)
+    uris
 }
 
 #[cfg(test)]
@@ -541,5 +583,38 @@ mod tests {
         let plain_http = vec!["http://a.example/cb".to_owned()];
         let refused = redirect_uris(Some(plain_http), &code).unwrap_err();
         assert_eq!(refused.code(), ErrorCode::InvalidRedirectUri);
+    }
+
+    #[test]
+    fn post_logout_redirect_uris_follow_the_redirect_uri_rules() {
+        let code = [GrantType::AuthorizationCode];
+        let one = |uri: &str| post_logout_redirect_uris(vec![uri.to_owned()], None, &code);
+        for refused in [
+            "file:///etc/passwd",
+            "com.example.app:/bye",
+            "javascript:alert(1)",
+            "http://app.example/bye",
+            "https://app.example/bye#frag",
+            "https://user@app.example/bye",
+            "",
+        ] {
+            let error = one(refused).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidClientMetadata, "{refused}");
+        }
+        for accepted in [
+            "https://app.example/bye",
+            "http://127.0.0.1:8081/logged-out",
+        ] {
+            assert_eq!(one(accepted).unwrap(), [accepted]);
+        }
+        let native = Some(ApplicationType::Native);
+        let https = vec!["https://app.example/bye".to_owned()];
+        let refused = post_logout_redirect_uris(https, native, &code).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::InvalidClientMetadata);
+        let twice = vec!["https://a.example/bye".to_owned(); 2];
+        assert_eq!(
+            post_logout_redirect_uris(twice, None, &code).unwrap().len(),
+            1
+        );
     }
 }

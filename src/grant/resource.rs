@@ -73,6 +73,16 @@ impl Resources {
         }
     }
 
+    /// Whether every resource of `granted` (a grant's audience, as kept; empty: the default)
+    /// is one this server knows. A grant naming another is not this server's: a node with
+    /// another issuer (and so another default audience) sharing the store made it, and
+    /// answering for it here would vouch for it under this issuer.
+    pub(crate) fn knows(&self, granted: &Audience) -> bool {
+        granted
+            .iter()
+            .all(|resource| self.registered(resource).is_some())
+    }
+
     /// The audience a new grant gets (RFC 8707 §2, at the authorization endpoint or a grant
     /// without one): the requested resources, as the server registered them, if the server
     /// knows each and the client may have it; the default when none is requested.
@@ -106,11 +116,18 @@ impl Resources {
 
     /// The audience of an access token from an existing grant (a code, a refresh token):
     /// `granted`, or the part of it the request names (RFC 8707 §2.2), as granted; never wider.
+    /// A grant for a resource this server does not [know](Self::knows) is `invalid_grant`.
     pub(crate) fn narrow(
         &self,
         requested: &[&str],
         granted: &Audience,
     ) -> Result<Audience, OAuthError> {
+        if !self.knows(granted) {
+            return Err(OAuthError::invalid_grant(
+                "the grant is for a resource this server does not serve: another \
+                 authorization server issued it",
+            ));
+        }
         let granted = granted.or(&self.default);
         if requested.is_empty() {
             return Ok(granted.clone());

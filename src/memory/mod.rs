@@ -33,14 +33,13 @@ pub(crate) use sharded::{ShardKey, Sharded};
 use crate::client::{Client, ClientId, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::Account;
 use crate::store::{
     AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
-    CodeRedemption, ConsentStore, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant, Rotation,
-    Session, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserClaims, UserId,
-    UserSession, UserSessionStore, UserStore,
+    CodeRedemption, Consent, ConsentStore, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant,
+    Rotation, Session, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserClaims,
+    UserId, UserSession, UserSessionStore, UserStore,
 };
 use clients::{Clients, When};
 
@@ -409,13 +408,13 @@ impl ConsentStore for MemoryStore {
         &self,
         user: &UserId,
         client: &ClientId,
-        scope: &Scope,
+        consent: &Consent,
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<(), StoreError> {
         self.parts
             .consents
-            .remember(user, client, scope, expires_at, now)
+            .remember(user, client, consent, expires_at, now)
     }
 
     async fn find_consent(
@@ -423,7 +422,7 @@ impl ConsentStore for MemoryStore {
         user: &UserId,
         client: &ClientId,
         now: UnixTime,
-    ) -> Result<Option<Scope>, StoreError> {
+    ) -> Result<Option<Consent>, StoreError> {
         Ok(self.parts.consents.find(user, client, now))
     }
 

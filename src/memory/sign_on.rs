@@ -10,9 +10,10 @@ use super::state::Expiring;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::scope::Scope;
 use crate::secret::SecretDigest;
-use crate::store::{FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId, UserSession};
+use crate::store::{
+    Consent, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId, UserSession,
+};
 
 /// Signed-in browsers held at most; past it, new sign-ins are refused with
 /// [`StoreError::unavailable`] until some expire.
@@ -123,24 +124,24 @@ fn is_users(
 
 /// Remembered approvals by user and client.
 #[derive(Default)]
-pub(crate) struct Consents(Mutex<Expiring<(UserId, ClientId), Scope>>);
+pub(crate) struct Consents(Mutex<Expiring<(UserId, ClientId), Consent>>);
 
 impl Consents {
     pub(crate) fn remember(
         &self,
         user: &UserId,
         client: &ClientId,
-        scope: &Scope,
+        consent: &Consent,
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<(), StoreError> {
         let key = (user.clone(), client.clone());
         lock(&self.0)
-            .insert(key, scope.clone(), expires_at, now, MAX_CONSENTS)
+            .insert(key, consent.clone(), expires_at, now, MAX_CONSENTS)
             .map_err(|_| StoreError::unavailable("too many approvals are remembered"))
     }
 
-    pub(crate) fn find(&self, user: &UserId, client: &ClientId, now: UnixTime) -> Option<Scope> {
+    pub(crate) fn find(&self, user: &UserId, client: &ClientId, now: UnixTime) -> Option<Consent> {
         let key = (user.clone(), client.clone());
         lock(&self.0).live(&key, now).cloned()
     }

@@ -162,6 +162,7 @@ impl Inner {
             users: &*self.users,
             session_ttl: self.config.session_ttl,
             consent_ttl: self.config.consent_ttl,
+            default_audience: &self.config.resources.default,
             levels: Levels {
                 acr: &self.config.acr,
                 second_factor: self.second_factor.as_deref(),

@@ -53,7 +53,8 @@ impl AuthorizationServer {
     /// [`EndpointPaths::end_session`](crate::settings::EndpointPaths::end_session), for the
     /// host's pages ([`Site`](crate::signin::Site) serves it). A request with a valid
     /// `id_token_hint` (an ID token of this server, expired or not, for the signed-in user)
-    /// logs the browser out at once; any other asks the person first ([`Step::ConfirmLogout`],
+    /// from a browser signed in as that user logs it out at once; any other (a browser with
+    /// no session among them) asks the person first ([`Step::ConfirmLogout`],
     /// whose form posts back here). Logging out ends the browser's single sign-on session:
     /// clients issued tokens in it that registered a `backchannel_logout_uri` get a logout
     /// token and lose the refresh tokens of the session. Then the browser goes to the
@@ -100,7 +101,9 @@ impl AuthorizationServer {
     }
 
     /// Whether a logout request proved itself: its `id_token_hint` names the user the browser
-    /// is signed in as (or the browser is signed in as nobody).
+    /// is signed in as. A browser with no session to end is asked first: otherwise anyone
+    /// holding one of their own ID tokens could send any browser through this endpoint to
+    /// their client's `post_logout_redirect_uri` without a click (an open redirector).
     async fn proven(
         &self,
         checked: &CheckedLogout,
@@ -111,7 +114,7 @@ impl AuthorizationServer {
             return Ok(false);
         };
         if cookie.is_empty() {
-            return Ok(true);
+            return Ok(false);
         }
         let digest = crate::secret::SecretDigest::of(cookie);
         let session = self
@@ -119,7 +122,7 @@ impl AuthorizationServer {
             .user_sessions
             .find_user_session(&digest, now)
             .await?;
-        Ok(session.is_none_or(|session| session.user.id().as_str() == hinted))
+        Ok(session.is_some_and(|session| session.user.id().as_str() == hinted))
     }
 
     /// Ends the browser's session, then the redirect back to the client or the logged-out page.

@@ -12,8 +12,8 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    AccessGrant, Actor, Attempts, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
-    Session, SignInFacts, User, UserAuthentication, UserId, UserSession,
+    AccessGrant, Actor, Attempts, Authorization, CodeGrant, Consent, FamilyId, JwkThumbprint,
+    RefreshGrant, Session, SignInFacts, User, UserAuthentication, UserId, UserSession,
 };
 
 fn corrupt(what: &str) -> StoreError {
@@ -539,15 +539,22 @@ pub(crate) struct NextGrantRow {
     pub(crate) expires_at: i64,
 }
 
-/// A remembered approval's scope.
+/// A remembered approval: its scope and audience (NULL: kept before audiences were, the
+/// default audience).
 #[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
-pub(crate) struct ScopeRow {
+pub(crate) struct ConsentRow {
     scope: String,
+    audience: Option<String>,
 }
 
-impl ScopeRow {
-    pub(crate) fn into_scope(self) -> Result<Scope, StoreError> {
-        Scope::parse(&self.scope).map_err(|_| corrupt("scope"))
+impl ConsentRow {
+    pub(crate) fn into_consent(self) -> Result<Consent, StoreError> {
+        let scope = Scope::parse(&self.scope).map_err(|_| corrupt("scope"))?;
+        let audience = match self.audience.as_deref() {
+            None => Audience::default(),
+            Some(stored) => Audience::from_stored(stored).ok_or_else(|| corrupt("audience"))?,
+        };
+        Ok(Consent::new(scope, audience))
     }
 }
 
@@ -649,5 +656,5 @@ mod lite {
         last_grant,
         expires_at
     });
-    from_lite!(ScopeRow { scope });
+    from_lite!(ConsentRow { scope, audience });
 }

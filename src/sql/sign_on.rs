@@ -14,17 +14,16 @@ use sqlx::{Executor, Postgres};
 use super::backend::Backend;
 use super::columns::{secs, store_error};
 use super::rows::{
-    NextGrantRow, ScopeRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
+    ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
 };
 use super::{SqlStore, Statements, text};
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
-    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId, UserSession,
-    UserSessionStore,
+    Consent, ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId,
+    UserSession, UserSessionStore,
 };
 
 /// [`MAX_SESSION_GRANTS`] as a grant number's distance.
@@ -209,7 +208,7 @@ impl ConsentStore for SqlStore<Postgres> {
         &self,
         user: &UserId,
         client: &ClientId,
-        scope: &Scope,
+        consent: &Consent,
         expires_at: UnixTime,
         _now: UnixTime,
     ) -> Result<(), StoreError> {
@@ -219,8 +218,9 @@ impl ConsentStore for SqlStore<Postgres> {
             sqlx::query(text::UPSERT_CONSENT)
                 .bind(user.as_str())
                 .bind(client.as_str())
-                .bind(scope.as_str())
+                .bind(consent.scope.as_str())
                 .bind(secs(expires_at))
+                .bind(consent.audience.as_str())
                 .execute(&mut *conn)
                 .await
                 .map_err(store_error::<Postgres>)?;
@@ -233,8 +233,8 @@ impl ConsentStore for SqlStore<Postgres> {
         user: &UserId,
         client: &ClientId,
         now: UnixTime,
-    ) -> Result<Option<Scope>, StoreError> {
-        let row: Option<ScopeRow> = store_read!(self.primary, |conn| {
+    ) -> Result<Option<Consent>, StoreError> {
+        let row: Option<ConsentRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_CONSENT)
                 .bind(user.as_str())
                 .bind(client.as_str())
@@ -243,7 +243,7 @@ impl ConsentStore for SqlStore<Postgres> {
                 .await
                 .map_err(store_error::<Postgres>)
         })?;
-        row.map(ScopeRow::into_scope).transpose()
+        row.map(ConsentRow::into_consent).transpose()
     }
 
     async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError> {

@@ -318,13 +318,13 @@ pub(crate) const END_USER_SESSION: &str = "DELETE FROM grantor_user_sessions \
 pub(crate) const TAKE_SESSION_GRANTS: &str = "DELETE FROM grantor_session_grants \
     WHERE session = $1 RETURNING seq, client_id, family_id";
 
-/// Keeps user `$1`'s approval of scope `$3` for client `$2` until `$4`, replacing the one
-/// before.
+/// Keeps user `$1`'s approval of scope `$3` and audience `$5` for client `$2` until `$4`,
+/// replacing the one before.
 pub(crate) const UPSERT_CONSENT: &str = "INSERT INTO grantor_consents \
-    (user_id, client_id, scope, expires_at) VALUES ($1, $2, $3, $4) \
+    (user_id, client_id, scope, expires_at, audience) VALUES ($1, $2, $3, $4, $5) \
     ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, \
-    expires_at = excluded.expires_at";
-pub(crate) const FIND_CONSENT: &str = "SELECT scope FROM grantor_consents \
+    expires_at = excluded.expires_at, audience = excluded.audience";
+pub(crate) const FIND_CONSENT: &str = "SELECT scope, audience FROM grantor_consents \
     WHERE user_id = $1 AND client_id = $2 AND expires_at > $3";
 pub(crate) const FORGET_CONSENT: &str =
     "DELETE FROM grantor_consents WHERE user_id = $1 AND client_id = $2";

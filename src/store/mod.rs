@@ -65,7 +65,7 @@ pub use records::{
 pub(crate) use records::{claim_scopes, supported_claims};
 pub use second_factor::SecondFactor;
 pub use sign_on::{
-    ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
+    Consent, ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,
     UserSessionStore,
 };
 pub use state::{

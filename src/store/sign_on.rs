@@ -5,6 +5,7 @@
 use async_trait::async_trait;
 
 use super::{FamilyId, User, UserId};
+use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -133,32 +134,52 @@ pub trait UserSessionStore: Send + Sync {
     ) -> Result<Option<UserSession>, StoreError>;
 }
 
-/// Keeps the approvals people gave clients (remembered consent): the scope a user approved for
-/// a client, until it expires or is forgotten.
+/// What a user approved for a client: the scope, and the resources (RFC 8707) its tokens may be
+/// aimed at. A request asking for more of either asks the user again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Consent {
+    /// The scope approved.
+    pub scope: Scope,
+    /// The resources approved, as the server registered them; empty: the server's default
+    /// audience alone (an approval a store kept before it kept resources reads so).
+    pub audience: Audience,
+}
+
+impl Consent {
+    /// An approval of `scope` for tokens aimed at `audience` (empty: the default audience).
+    pub fn new(scope: Scope, audience: Audience) -> Self {
+        Self { scope, audience }
+    }
+}
+
+/// Keeps the approvals people gave clients (remembered consent): the scope and resources a user
+/// approved for a client, until it expires or is forgotten.
 ///
 /// Only a signed-in user's approval makes one, one per user and client; a store bounds what it
 /// holds all the same (the in-memory one at
 /// [`MemoryStore::MAX_CONSENTS`](crate::MemoryStore::MAX_CONSENTS)).
 #[async_trait]
 pub trait ConsentStore: Send + Sync {
-    /// Keeps `user`'s approval of `scope` for `client` until `expires_at`, replacing the one
+    /// Keeps `user`'s approval `consent` for `client` until `expires_at`, replacing the one
     /// before (grantor hands the union of the two when it widens).
     async fn remember_consent(
         &self,
         user: &UserId,
         client: &ClientId,
-        scope: &Scope,
+        consent: &Consent,
         expires_at: UnixTime,
         now: UnixTime,
     ) -> Result<(), StoreError>;
 
-    /// The scope `user` approved for `client`, while the approval lives.
+    /// What `user` approved for `client`, while the approval lives, its scope and audience as
+    /// kept.
     async fn find_consent(
         &self,
         user: &UserId,
         client: &ClientId,
         now: UnixTime,
-    ) -> Result<Option<Scope>, StoreError>;
+    ) -> Result<Option<Consent>, StoreError>;
 
     /// Forgets `user`'s approval for `client`; `false` when there was none.
     async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError>;

@@ -147,7 +147,8 @@ pub async fn purging_later_empties_every_table_but_clients_and_users<S: SqlStore
     assert!(granted.await.unwrap());
     let user = account.user().id();
     let scope = grantor::Scope::parse("openid").unwrap();
-    let remembered = store.remember_consent(user, &client_id, &scope, at(3600), NOW);
+    let approved = grantor::store::Consent::new(scope, grantor::audience::Audience::default());
+    let remembered = store.remember_consent(user, &client_id, &approved, at(3600), NOW);
     remembered.await.unwrap();
     for table in TABLES {
         assert!(store.rows(table).await > 0, "{table} holds nothing");

@@ -10,12 +10,14 @@ use crate::grant::proof::ProofOfPossession;
 use crate::secret::AccessToken;
 use crate::store::AccessGrant;
 
-/// `grant` (found for `token`) if it is bound to the key of the request's proof.
+/// `grant` (found for `token`) if it is bound to the key of the request's proof, made for this
+/// request at `resource` (the resource served).
 pub(super) async fn check(
     wire: &Wire<'_>,
     at: &At,
     proofs: Option<&dyn ProofOfPossession>,
     request: Presented<'_>,
+    resource: &str,
     token: &AccessToken,
     grant: AccessGrant,
 ) -> Result<AccessGrant, BearerRefusal> {
@@ -33,6 +35,7 @@ pub(super) async fn check(
         .at_resource(
             request.headers,
             request.target,
+            resource,
             token.expose_secret(),
             bound,
             grant

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::super::authorize::{Authenticated, PendingAuthorization};
 use super::levels::{Levels, Needed};
+use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreErrorKind};
 use crate::grant::id_token::IdTokens;
@@ -16,7 +17,7 @@ use crate::mint;
 use crate::oidc::Prompt;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
-use crate::store::{ConsentStore, User, UserSession, UserSessionStore, UserStore};
+use crate::store::{Consent, ConsentStore, User, UserSession, UserSessionStore, UserStore};
 
 /// What single sign-on needs: the signed-in browsers, the remembered approvals, the accounts
 /// (a session's user may be gone), and how long each lives.
@@ -28,6 +29,9 @@ pub(crate) struct SignOn<'a> {
     pub(crate) session_ttl: Duration,
     /// Zero: approvals are not remembered.
     pub(crate) consent_ttl: Duration,
+    /// The audience of a request that names no resource (RFC 8707), which an approval kept
+    /// without resources covers.
+    pub(crate) default_audience: &'a Audience,
     /// Whether a session's sign-in is enough for what a request asks of it.
     pub(crate) levels: Levels<'a>,
 }
@@ -114,8 +118,10 @@ impl SignOn<'_> {
             return Ok(Resumed::SignIn(pending));
         };
         // OIDC Core §3.1.2.1: past `max_age` since the sign-in, the user signs in again.
-        let max_age = pending.max_age();
-        if max_age.is_some_and(|age| session.auth_time.plus(Duration::from_secs(age)) < now) {
+        if pending
+            .max_age()
+            .is_some_and(|age| too_old(session.auth_time, age, now))
+        {
             return Ok(Resumed::SignIn(pending));
         }
         // OIDC Core §3.1.2.1: an `id_token_hint` for another user than the signed-in one.
@@ -163,8 +169,9 @@ impl SignOn<'_> {
     }
 
     /// Whether `user` needs no approval page for `pending`: none is asked for, or they approved
-    /// this client for at least this scope before (unless the request says `prompt=consent`;
-    /// a device flow is always confirmed, RFC 8628 §5.4).
+    /// this client for at least this scope and these resources (RFC 8707: an approval for one
+    /// audience is not one for another) before (unless the request says `prompt=consent`; a
+    /// device flow is always confirmed, RFC 8628 §5.4).
     pub(crate) async fn approved(
         &self,
         pending: &PendingAuthorization,
@@ -185,7 +192,22 @@ impl SignOn<'_> {
         }
         let client = pending.client().id();
         let remembered = self.consents.find_consent(user.id(), client, now).await?;
-        Ok(remembered.is_some_and(|scope| pending.scope().is_subset_of(&scope)))
+        Ok(remembered.is_some_and(|consent| {
+            pending.scope().is_subset_of(&consent.scope)
+                && self
+                    .audience_of(pending)
+                    .is_subset_of(self.approved_audience(&consent))
+        }))
+    }
+
+    /// The resources `pending` asks for, as kept (empty: the default audience).
+    fn audience_of<'p>(&'p self, pending: &'p PendingAuthorization) -> &'p Audience {
+        pending.audience.or(self.default_audience)
+    }
+
+    /// The resources `consent` approved; one kept with none covers the default audience.
+    fn approved_audience<'c>(&'c self, consent: &'c Consent) -> &'c Audience {
+        consent.audience.or(self.default_audience)
     }
 
     /// `user` just signed in for `pending` as `authenticated` says: marks `pending` as signed
@@ -249,15 +271,21 @@ impl SignOn<'_> {
         }
         let client = pending.client().id();
         let before = self.consents.find_consent(user.id(), client, now).await?;
-        let scope = match before {
-            Some(before) => Scope::from_tokens(before.iter().chain(pending.scope().iter()))
-                .unwrap_or_else(|_| pending.scope().clone()),
-            None => pending.scope().clone(),
+        let asked = self.audience_of(pending);
+        let consent = match before {
+            Some(before) => {
+                let scope = before.scope.iter().chain(pending.scope().iter());
+                let scope = Scope::from_tokens(scope).unwrap_or_else(|_| pending.scope().clone());
+                let resources = self.approved_audience(&before).iter().chain(asked.iter());
+                let audience = Audience::from_resources(resources).unwrap_or_else(|| asked.clone());
+                Consent::new(scope, audience)
+            }
+            None => Consent::new(pending.scope().clone(), asked.clone()),
         };
         let expires_at = now.plus(self.consent_ttl);
         match self
             .consents
-            .remember_consent(user.id(), client, &scope, expires_at, now)
+            .remember_consent(user.id(), client, &consent, expires_at, now)
             .await
         {
             // A full store forgets this approval, it never refuses it.
@@ -268,6 +296,14 @@ impl SignOn<'_> {
             answer => Ok(answer?),
         }
     }
+}
+
+/// Whether a sign-in at `auth_time` is older than `max_age` seconds at `now` (OIDC Core
+/// §3.1.2.1). Times are whole seconds, so a sign-in in this very second may be most of a second
+/// old: `max_age=0` (the client wants the user to authenticate now, as `prompt=login`) is never
+/// met by a session.
+fn too_old(auth_time: UnixTime, max_age: u64, now: UnixTime) -> bool {
+    max_age == 0 || auth_time.plus(Duration::from_secs(max_age)) < now
 }
 
 /// Verifies an OpenID Connect request's `id_token_hint` (an ID token of this server, expired or
@@ -292,4 +328,19 @@ async fn read_id_token_hint(
         })?;
     openid.hinted_sub = Some(sub);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::too_old;
+    use crate::clock::UnixTime;
+
+    #[test]
+    fn max_age_zero_is_never_met_by_a_session_even_in_its_sign_in_s_second() {
+        let signed_in = UnixTime::from_secs(1_000);
+        assert!(too_old(signed_in, 0, signed_in));
+        assert!(!too_old(signed_in, 1, signed_in));
+        assert!(!too_old(signed_in, 60, UnixTime::from_secs(1_060)));
+        assert!(too_old(signed_in, 60, UnixTime::from_secs(1_061)));
+    }
 }

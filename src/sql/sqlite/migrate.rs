@@ -51,6 +51,7 @@ static MIGRATIONS: &[Migration] = migrations![
     15 "0015_grantor_sign_on.sql" "grantor sign on",
     16 "0016_grantor_dpop_codes.sql" "grantor dpop codes",
     17 "0017_grantor_user_authentication.sql" "grantor user authentication",
+    18 "0018_grantor_consent_resources.sql" "grantor consent resources",
     19 "0019_grantor_single_use_kinds.sql" "grantor single use kinds",
 ];
 

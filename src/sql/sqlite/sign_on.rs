@@ -7,16 +7,15 @@ use super::{SqliteStore, row, rows, run};
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
-use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::sql::columns::secs;
 use crate::sql::rows::{
-    NextGrantRow, ScopeRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
+    ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
 };
 use crate::sql::text;
 use crate::store::{
-    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId, UserSession,
-    UserSessionStore,
+    Consent, ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId,
+    UserSession, UserSessionStore,
 };
 
 /// [`MAX_SESSION_GRANTS`] as a grant number's distance.
@@ -189,7 +188,7 @@ impl ConsentStore for SqliteStore {
         &self,
         user: &UserId,
         client: &ClientId,
-        scope: &Scope,
+        consent: &Consent,
         expires_at: UnixTime,
         _now: UnixTime,
     ) -> Result<(), StoreError> {
@@ -197,12 +196,19 @@ impl ConsentStore for SqliteStore {
         // approval is never found; `purge_expired` deletes it.
         let user = user.as_str().to_owned();
         let client = client.clone();
-        let scope = scope.as_str().to_owned();
+        let scope = consent.scope.as_str().to_owned();
+        let audience = consent.audience.as_str().to_owned();
         self.write(move |conn| {
             run(
                 conn,
                 text::UPSERT_CONSENT,
-                &[&user, &client.as_str(), &scope, &secs(expires_at)],
+                &[
+                    &user,
+                    &client.as_str(),
+                    &scope,
+                    &secs(expires_at),
+                    &audience,
+                ],
             )
             .map(|_| ())
         })
@@ -214,10 +220,10 @@ impl ConsentStore for SqliteStore {
         user: &UserId,
         client: &ClientId,
         now: UnixTime,
-    ) -> Result<Option<Scope>, StoreError> {
+    ) -> Result<Option<Consent>, StoreError> {
         let user = user.as_str().to_owned();
         let client = client.clone();
-        let found: Option<ScopeRow> = self
+        let found: Option<ConsentRow> = self
             .read(move |conn| {
                 row(
                     conn,
@@ -226,7 +232,7 @@ impl ConsentStore for SqliteStore {
                 )
             })
             .await?;
-        found.map(ScopeRow::into_scope).transpose()
+        found.map(ConsentRow::into_consent).transpose()
     }
 
     async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError> {

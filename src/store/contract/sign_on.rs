@@ -7,12 +7,13 @@ use std::time::Duration;
 use futures_util::future::{join, join_all};
 
 use super::{Must as _, NOW, alice, at, client_id, digest, family_id, scope};
+use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::secret::SecretDigest;
 use crate::store::{
-    ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, Purge, User,
-    UserId, UserSession, UserSessionStore,
+    Consent, ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES,
+    Purge, User, UserId, UserSession, UserSessionStore,
 };
 
 /// Alice, signed in a minute ago with a password and a one-time code (RFC 8176), for an hour.
@@ -345,8 +346,9 @@ async fn remember(
     approved: &str,
     until: UnixTime,
 ) {
+    let approved = Consent::new(scope(approved), Audience::default());
     let remembered = store
-        .remember_consent(user.id(), client, &scope(approved), until, NOW)
+        .remember_consent(user.id(), client, &approved, until, NOW)
         .await;
     remembered.must("remember_consent");
 }
@@ -358,7 +360,9 @@ async fn consent(
     at: UnixTime,
 ) -> Option<String> {
     let found = store.find_consent(user.id(), client, at).await;
-    found.must("find_consent").map(|s| s.as_str().to_owned())
+    found
+        .must("find_consent")
+        .map(|consent| consent.scope.as_str().to_owned())
 }
 
 pub(super) async fn consents_are_remembered_replaced_and_forgotten<S>(store: &S)
@@ -408,6 +412,21 @@ where
         Some("profile"),
         "given again once forgotten"
     );
+
+    // The resources approved are kept with the scope, and replaced with it.
+    let resources = ["https://api.example/", "https://files.example/"];
+    let audience = Audience::from_resources(resources).expect("resources");
+    let approved = Consent::new(scope("profile"), audience);
+    let remembered = store
+        .remember_consent(bob.id(), &other, &approved, at(3600), NOW)
+        .await;
+    remembered.must("remember_consent");
+    let found = store.find_consent(bob.id(), &other, NOW).await;
+    assert_eq!(found.must("find_consent"), Some(approved), "the audience");
+    remember(store, &bob, &other, "profile", at(3600)).await;
+    let found = store.find_consent(bob.id(), &other, NOW).await;
+    let found = found.must("find_consent").expect("an approval");
+    assert!(found.audience.is_empty(), "replaced whole");
 }
 
 pub(super) async fn purging_drops_expired_user_sessions_and_consents<S>(store: &S)
