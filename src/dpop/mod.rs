@@ -53,7 +53,7 @@ pub use proof::{
     ProofError, VerifiedProof, verify_proof,
 };
 
-use http::{HeaderMap, Method, Uri};
+use http::{HeaderMap, Uri};
 
 use crate::budget::{Budget, Spending};
 use crate::client::ClientTier;
@@ -61,7 +61,7 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::Possession;
 use crate::grant::bearer::Refusal;
-use crate::grant::proof::ProofOfPossession;
+use crate::grant::proof::{AtResource, ProofOfPossession};
 use crate::settings::KnownResource;
 use crate::store::{AttemptCounter, JwkThumbprint, KeyStore, SingleUseStore, namespace};
 use crate::throttle::Quota;
@@ -442,13 +442,16 @@ impl ProofOfPossession for Checker {
     async fn at_resource(
         &self,
         headers: &HeaderMap,
-        target: Option<(&Method, &Uri)>,
-        resource: &str,
-        token: &str,
-        bound: JwkThumbprint,
-        account: &str,
+        call: AtResource<'_>,
         now: UnixTime,
     ) -> Result<(), Refusal> {
+        let AtResource {
+            target,
+            resource,
+            token,
+            bound,
+            account,
+        } = call;
         let proof = match proof_header(headers) {
             Ok(Some(proof)) => proof,
             Ok(None) => return Err(invalid_proof(ProofError::Missing)),

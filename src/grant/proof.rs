@@ -11,6 +11,23 @@ use crate::clock::UnixTime;
 use crate::error::{OAuthError, StoreError};
 use crate::store::JwkThumbprint;
 
+/// A protected resource's request presenting a token bound to a key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AtResource<'a> {
+    /// The request's method and URI, which the proof is checked for; `None` when the host
+    /// passed headers alone.
+    pub(crate) target: Option<(&'a Method, &'a Uri)>,
+    /// The resource served, whose origin the proof's `htu` names.
+    pub(crate) resource: &'a str,
+    /// The token presented, whose hash the proof's `ath` is.
+    pub(crate) token: &'a str,
+    /// The key the token is bound to.
+    pub(crate) bound: JwkThumbprint,
+    /// Who spends the proof: the token's user, or its client for a token without one; every
+    /// key of one account together has a budget.
+    pub(crate) account: &'a str,
+}
+
 /// The `DPoP-Nonce` response header (RFC 9449 §8.1).
 pub(crate) const NONCE_HEADER: &str = "dpop-nonce";
 
@@ -37,19 +54,12 @@ pub(crate) trait ProofOfPossession: Send + Sync {
         now: UnixTime,
     ) -> Result<Option<Box<dyn Possession + 'a>>, OAuthError>;
 
-    /// A protected resource's request presenting `token`, which is bound to `bound`: its proof
-    /// checked for `target` (the request's method and URI; `None` when the host passed
-    /// headers alone) at `resource` (the resource served, whose origin the proof's `htu`
-    /// names) and spent for `account` (the token's user, or its client for a token without
-    /// one), whose keys together have a budget.
+    /// A protected resource's request presenting a bound token (`call`): its proof checked
+    /// and spent.
     async fn at_resource(
         &self,
         headers: &HeaderMap,
-        target: Option<(&Method, &Uri)>,
-        resource: &str,
-        token: &str,
-        bound: JwkThumbprint,
-        account: &str,
+        call: AtResource<'_>,
         now: UnixTime,
     ) -> Result<(), Refusal>;
 

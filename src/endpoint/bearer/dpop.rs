@@ -6,7 +6,7 @@ use super::{At, BearerRefusal, Presented, Scheme, refused};
 use crate::endpoint::Wire;
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::Refusal;
-use crate::grant::proof::ProofOfPossession;
+use crate::grant::proof::{AtResource, ProofOfPossession};
 use crate::secret::AccessToken;
 use crate::store::AccessGrant;
 
@@ -34,17 +34,19 @@ pub(super) async fn check(
     proofs
         .at_resource(
             request.headers,
-            request.target,
-            resource,
-            token.expose_secret(),
-            bound,
-            grant
-                .authorization
-                .user
-                .as_ref()
-                .map_or(grant.authorization.client_id.as_str(), |user| {
-                    user.id().as_str()
-                }),
+            AtResource {
+                target: request.target,
+                resource,
+                token: token.expose_secret(),
+                bound,
+                account: grant
+                    .authorization
+                    .user
+                    .as_ref()
+                    .map_or(grant.authorization.client_id.as_str(), |user| {
+                        user.id().as_str()
+                    }),
+            },
             wire.now,
         )
         .await
