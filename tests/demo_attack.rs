@@ -71,7 +71,8 @@ where
 
 async fn authorization_flood(server: &Server) {
     const REQUESTS: usize = 4_000;
-    let state = "s".repeat(4_000);
+    // The longest state a request may carry.
+    let state = "s".repeat(2_048);
     let url = authorize_url(
         &server.base,
         &[

@@ -364,7 +364,7 @@ async fn implicit_needs_no_pkce_even_when_every_client_must_use_it() {
 #[tokio::test]
 async fn implicit_state_with_special_characters_round_trips_in_the_fragment() {
     let f = fixture();
-    let state = "a&b=c d#e+f%20?g/h;i ✓ é 日本";
+    let state = "a&b=c d#e+f%20?g/h;i ~!\"'<>[]{}|^`";
     let query = format!(
         "response_type=token&client_id=demo-client&redirect_uri={REDIRECT_ENCODED}&state={}",
         enc(state)
