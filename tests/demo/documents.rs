@@ -57,8 +57,14 @@ impl DocumentServer {
             .unwrap()
             .signed_by(&leaf_key, &ca)
             .unwrap();
-        let ca_file =
-            std::env::temp_dir().join(format!("grantor-test-ca-{name}-{}.pem", std::process::id()));
+        // A file of its own even when two servers of one test binary share a name: each
+        // removes its file when dropped.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let ca_file = std::env::temp_dir().join(format!(
+            "grantor-test-ca-{name}-{}-{}.pem",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
         std::fs::write(&ca_file, ca.pem()).unwrap();
         let key =
             tokio_rustls::rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der())
