@@ -113,10 +113,18 @@ pub(crate) enum Spending {
     /// Pushed authorization requests (RFC 9126).
     Pushes,
     /// Client assertions' `jti`s (`private_key_jwt`).
+    #[cfg_attr(
+        not(feature = "private-key-jwt"),
+        allow(dead_code, reason = "spent by feature private-key-jwt")
+    )]
     Assertions,
     /// Device authorizations (RFC 8628).
     DeviceStarts,
     /// DPoP proofs' `jti`s at the token and PAR endpoints.
+    #[cfg_attr(
+        not(feature = "dpop"),
+        allow(dead_code, reason = "spent by feature dpop")
+    )]
     DpopProofs,
 }
 

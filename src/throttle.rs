@@ -58,6 +58,10 @@ impl SignInThrottle {
 /// A limit on how often something may happen in a window, counted under one key through the
 /// attempt counter (so every node shares it): what bounds the state a caller can make the
 /// server keep.
+#[cfg_attr(
+    not(feature = "dpop"),
+    allow(dead_code, reason = "used by feature dpop")
+)]
 pub(crate) struct Quota<'a> {
     pub(crate) key: &'a str,
     pub(crate) window: Duration,
@@ -66,6 +70,10 @@ pub(crate) struct Quota<'a> {
     pub(crate) refusal: &'static str,
 }
 
+#[cfg_attr(
+    not(feature = "dpop"),
+    allow(dead_code, reason = "used by feature dpop")
+)]
 impl Quota<'_> {
     /// Counts one use; past the limit, the 429 refusal.
     pub(crate) async fn count(

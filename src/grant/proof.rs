@@ -13,6 +13,10 @@ use crate::store::JwkThumbprint;
 
 /// A protected resource's request presenting a token bound to a key.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(
+    not(feature = "dpop"),
+    allow(dead_code, reason = "read by feature dpop")
+)]
 pub(crate) struct AtResource<'a> {
     /// The request's method and URI, which the proof is checked for; `None` when the host
     /// passed headers alone.
