@@ -16,7 +16,7 @@ use crate::client::{Approval, Client, ClientKeys, GrantType, is_self_registrable
 use crate::clock::{Clock, UnixTime};
 use crate::error::StoreError;
 use crate::outbound::{FetchError, Outbound, OutboundGet};
-use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS};
+use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, is_hidden_or_reordering};
 use crate::settings::ClientIdDocuments;
 use crate::settings::normal_host;
 use crate::store::ClientStore;
@@ -454,11 +454,20 @@ fn read_document(
     let name = match document.get("client_name") {
         None => host.to_owned(),
         Some(Value::String(name))
-            if name.len() <= MAX_CLIENT_NAME_BYTES && !name.chars().any(char::is_control) =>
+            if name.len() <= MAX_CLIENT_NAME_BYTES
+                && !name
+                    .chars()
+                    .any(|c| c.is_control() || is_hidden_or_reordering(c)) =>
         {
             name.clone()
         }
-        Some(_) => return Err(invalid("client_name must be short text")),
+        // As at self-registration: a name shown on the approval page hides or reorders
+        // nothing.
+        Some(_) => {
+            return Err(invalid(
+                "client_name must be short text without control, bidi or invisible characters",
+            ));
+        }
     };
     let mut builder = builder
         .name(name)

@@ -345,6 +345,16 @@ async fn documents_breaking_a_rule_are_refused_on_an_error_page_saying_why() {
             "grant_types",
         ),
         ("array", json!(["not", "an", "object"]), "JSON object"),
+        (
+            "bidi",
+            json!({"client_id": "", "redirect_uris": [REDIRECT], "client_name": "Demo \u{202e}tneilC"}),
+            "bidi",
+        ),
+        (
+            "invisible",
+            json!({"client_id": "", "redirect_uris": [REDIRECT], "client_name": "Demo\u{200b}Client"}),
+            "invisible",
+        ),
     ];
     for (name, mut body, why) in cases {
         let url = format!("https://app.example/{name}.json");
