@@ -442,12 +442,12 @@ async fn answer<T>(
     // connection's peer.
     let caller = request
         .extensions()
-        .get::<crate::CallerAddress>()
+        .get::<crate::budget::CallerAddress>()
         .copied()
         .or_else(|| {
             request
                 .peer_addr()
-                .map(|peer| crate::CallerAddress::new(peer.ip()))
+                .map(|peer| crate::budget::CallerAddress::new(peer.ip()))
         });
     if let Some(caller) = caller {
         builder = builder.extension(caller);

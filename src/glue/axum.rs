@@ -377,7 +377,11 @@ where
 /// `into_make_service_with_connect_info::<SocketAddr>()`; a host that set a
 /// `CallerAddress` itself (behind a proxy it trusts) keeps its own.
 fn caller_address(parts: &mut Parts) {
-    if parts.extensions.get::<crate::CallerAddress>().is_some() {
+    if parts
+        .extensions
+        .get::<crate::budget::CallerAddress>()
+        .is_some()
+    {
         return;
     }
     let peer = parts
@@ -385,7 +389,9 @@ fn caller_address(parts: &mut Parts) {
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|info| info.0.ip());
     if let Some(peer) = peer {
-        parts.extensions.insert(crate::CallerAddress::new(peer));
+        parts
+            .extensions
+            .insert(crate::budget::CallerAddress::new(peer));
     }
 }
 
