@@ -97,7 +97,8 @@ impl RegistrationPolicy {
     }
 
     /// Every scope a self-registered client may be granted (default: none). A registration
-    /// asking for more is `invalid_client_metadata`; one asking for none gets all of it.
+    /// asking for more is `invalid_client_metadata`; one asking for none gets all of it. On an
+    /// OpenID Connect provider `openid` is every client's, so a registration may also name it.
     ///
     /// Nothing is assumed: listing a scope in
     /// [`scopes_supported`](crate::AuthorizationServerBuilder::scopes_supported) for the

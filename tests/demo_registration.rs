@@ -67,7 +67,8 @@ async fn public_client(framework: &str) {
                 "grant_types": ["authorization_code", "refresh_token"],
                 "token_endpoint_auth_method": "none",
                 "client_name": "Registered Native App",
-                "scope": "profile email",
+                // As discovery lists them: `openid` is every client's.
+                "scope": "openid profile email",
             }),
         )
         .await,
@@ -91,8 +92,9 @@ async fn public_client(framework: &str) {
             ("response_type", "code"),
             ("client_id", client_id),
             ("redirect_uri", CALLBACK),
-            ("scope", "profile email"),
+            ("scope", "openid profile email"),
             ("state", "registered"),
+            ("nonce", "registered-nonce"),
             ("code_challenge", &challenge),
             ("code_challenge_method", "S256"),
         ],
@@ -121,7 +123,8 @@ async fn public_client(framework: &str) {
     )
     .await;
     let tokens = assert_tokens(&reply);
-    assert_scope(&tokens["scope"], "profile email");
+    assert_scope(&tokens["scope"], "openid profile email");
+    assert!(tokens["id_token"].is_string(), "an ID token: {tokens}");
     let refresh_token = string(&tokens, "refresh_token").to_owned();
     let profile = me(base, Some(access_token(&tokens))).await;
     assert_eq!(profile.status, 200, "{}", profile.body);

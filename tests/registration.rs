@@ -268,6 +268,33 @@ async fn a_scope_outside_the_policy_is_invalid_client_metadata() {
 }
 
 #[tokio::test]
+async fn an_openid_provider_lets_a_registration_name_openid_beside_its_policys_scope() {
+    // Every client may ask an OpenID Connect provider for `openid`: a client that registers
+    // the scopes it read from discovery is not refused for it.
+    let f = fixture_with(|b| {
+        b.scopes_supported(&Scope::parse("profile email admin").unwrap())
+            .registration(RegistrationPolicy::new().scope(&Scope::parse("profile email").unwrap()))
+            .openid_connect(OpenIdConnect::default())
+    });
+    let mut metadata = public_metadata();
+    metadata["scope"] = json!("openid profile email");
+    let client = registered(&f, &metadata).await;
+    let mut scope: Vec<&str> = client["scope"].as_str().unwrap().split(' ').collect();
+    scope.sort_unstable();
+    assert_eq!(scope, ["email", "openid", "profile"], "{client}");
+    // `admin` stays the administrator's.
+    metadata["scope"] = json!("openid admin");
+    assert_metadata_error(&register(&f, &metadata).await, "invalid_client_metadata");
+    // A server that is no OpenID Connect provider treats `openid` as any other scope.
+    let plain = open();
+    metadata["scope"] = json!("openid profile");
+    assert_metadata_error(
+        &register(&plain, &metadata).await,
+        "invalid_client_metadata",
+    );
+}
+
+#[tokio::test]
 async fn the_default_policy_grants_no_scope_whatever_the_server_lists() {
     // The server lists `profile email admin` for its metadata; a client anyone can register
     // gets none of it until the policy names what it may have.

@@ -16,6 +16,7 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
 use crate::memory::ClientSeam;
 use crate::mint;
+use crate::oidc::OPENID;
 use crate::registration::RegistrationPolicy;
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::secret::{AccessToken, ClientSecret};
@@ -74,6 +75,9 @@ pub(crate) struct Registrar<'a> {
     pub(crate) jwks_uri: bool,
     /// Whether client assertions are accepted (`private_key_jwt`).
     pub(crate) assertions: bool,
+    /// Whether the server is an OpenID Connect provider: every client may then ask for
+    /// `openid`, so a registration may name it whatever the policy's scope.
+    pub(crate) openid: bool,
     /// Where registrations are reported.
     pub(crate) events: &'a dyn crate::events::Events,
 }
@@ -307,8 +311,9 @@ impl Registrar<'_> {
             &grant_types,
         )?;
         let allowed = self.policy.allowed_scope();
+        let granted = |token: &str| (self.openid && token == OPENID) || allowed.contains(token);
         let scope = match metadata.scope {
-            Some(scope) if !scope.is_subset_of(&allowed) => {
+            Some(scope) if !scope.iter().all(granted) => {
                 return Err(OAuthError::invalid_client_metadata(
                     "scope asks for more than self-registered clients may be granted",
                 ));

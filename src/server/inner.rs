@@ -316,6 +316,7 @@ impl Inner {
             tokens: self.token_seam(),
             jwks_uri: self.config.jwks_uri,
             assertions: self.client_assertions.is_some(),
+            openid: self.id_tokens.is_some(),
             events: &*self.events,
         })
     }
