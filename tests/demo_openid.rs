@@ -27,6 +27,7 @@ each_framework! {
     prompt_none_without_a_session_is_login_required_and_request_objects_are_refused => prompt_none;
     post_client_sends_its_secret_in_the_body_and_basic_is_refused => secret_in_body;
     the_password_grant_with_openid_answers_an_id_token_for_that_sign_in => password_id_token;
+    a_refresh_of_an_openid_grant_answers_an_id_token_of_the_same_sign_in => refreshed_id_token;
 }
 
 #[cfg(feature = "dpop")]
@@ -695,5 +696,63 @@ async fn password_id_token(framework: &str) {
     assert!(plain.get("id_token").is_none(), "{plain}");
     let admin = [("scope", "openid admin"), pairs[0], pairs[1], pairs[2]];
     assert_oauth_error(&token(base, Some(DEMO), &admin).await, 400, "invalid_scope");
+    server.assert_alive_and_calm();
+}
+
+async fn refreshed_id_token(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid profile"),
+        ("nonce", "refresh-nonce"),
+        ("state", "r1"),
+    ];
+    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let query = callback_query(&decide(&http, base, &approval, "approve").await);
+    let pairs = [
+        ("grant_type", "authorization_code"),
+        ("code", query["code"].as_str()),
+        ("redirect_uri", CALLBACK),
+    ];
+    let first = assert_tokens(&token(base, Some(DEMO), &pairs).await);
+    let (_, original) = verified(base, first["id_token"].as_str().unwrap(), DEMO.0).await;
+    // A second later, so the new `iat` is later.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let refresh = first["refresh_token"].as_str().expect("a refresh token");
+    let pairs = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
+    let refreshed = assert_tokens(&token(base, Some(DEMO), &pairs).await);
+    let id_token = refreshed["id_token"]
+        .as_str()
+        .expect("an ID token on refresh");
+    let (_, claims) = verified(base, id_token, DEMO.0).await;
+    // OIDC Core 12.2: the same sign-in, a new iat, no nonce but the original's.
+    for claim in ["iss", "sub", "aud", "auth_time", "acr", "amr"] {
+        assert_eq!(
+            claims[claim], original[claim],
+            "{claim}: {claims} vs {original}"
+        );
+    }
+    assert!(
+        claims["iat"].as_u64() > original["iat"].as_u64(),
+        "{claims}"
+    );
+    assert!(
+        claims.get("nonce").is_none_or(|n| *n == original["nonce"]),
+        "{claims}"
+    );
+    assert_eq!(claims["at_hash"], sha256_half(access_token(&refreshed)));
+    // A refresh without openid in its scope answers none.
+    let refresh = refreshed["refresh_token"].as_str().unwrap();
+    let pairs = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh),
+        ("scope", "profile"),
+    ];
+    let narrowed = assert_tokens(&token(base, Some(DEMO), &pairs).await);
+    assert!(narrowed.get("id_token").is_none(), "{narrowed}");
     server.assert_alive_and_calm();
 }

@@ -10,12 +10,16 @@
 //! revokes the family. Every family also has an absolute end (default 90 days after its first
 //! refresh token), past which none of its tokens is found and which no refresh token outlives.
 
+use serde_json::Map;
+
+use super::id_token::{Beside, Subject};
 use super::{Issued, Issuer, checks};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
 use crate::memory::answer_now;
+use crate::oidc::{OPENID, SignInFacts};
 use crate::secret::RefreshToken;
 use crate::store::{Authorization, Rotation, User};
 
@@ -31,7 +35,7 @@ pub(crate) async fn exchange(
     let grace = issuer.lifetimes.refresh_grace;
     // The token's grant lives in this block alone, so this future does not keep it while the
     // successor is minted and the rotation stored.
-    let (family, family_end, authorization) = {
+    let (family, family_end, authorization, openid) = {
         let grant = answer_now!(issuer.store.find_refresh_token(&digest, now))?
             .ok_or_else(invalid_token)?;
         let own = grant.authorization.client_id == *client.id();
@@ -73,10 +77,23 @@ pub(crate) async fn exchange(
             authentication,
             ..
         } = grant.authorization;
+        // OIDC Core §12.2: a grant that had `openid` answers a new ID token of the same
+        // sign-in (its `auth_time`, `acr`, `amr`; no `nonce`, which belonged to the request).
+        let openid = match (&user, &authentication) {
+            (Some(user), Some(signed_in))
+                if issuer.id_tokens.is_some() && access_scope.contains(OPENID) =>
+            {
+                let mut facts = SignInFacts::new(None, signed_in.auth_time());
+                facts.amr = signed_in.amr().to_vec();
+                facts.acr = signed_in.acr().map(str::to_owned);
+                Some(Box::new((user.id().clone(), facts)))
+            }
+            _ => None,
+        };
         let authorization = Authorization::new(client_id, user, access_scope)
             .with_audience(audience)
             .with_authentication(authentication);
-        (grant.family, grant.family_ends_at, authorization)
+        (grant.family, grant.family_ends_at, authorization, openid)
     };
     // Whether this is a retry of a lost answer is the store's atomic decision.
     let retry_since = (!grace.is_zero()).then(|| now.minus(grace));
@@ -91,6 +108,20 @@ pub(crate) async fn exchange(
     {
         Rotation::Rotated | Rotation::Retried => {
             issuer.events.record(&refreshed);
+            let mut issued = issued;
+            if let (Some(id_tokens), Some(openid)) = (issuer.id_tokens, openid) {
+                let (user, facts) = &*openid;
+                let subject = Subject {
+                    client,
+                    user,
+                    facts,
+                };
+                let beside = Beside {
+                    access_token: Some(issued.access_token()),
+                    code: None,
+                };
+                issued.id_token = Some(id_tokens.sign(subject, beside, Map::new(), now).await?);
+            }
             Ok(issued)
         }
         Rotation::Reused { family } => {
