@@ -235,6 +235,9 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub(crate) client_id: Option<&'a str>,
     pub(crate) redirect_uri: Option<&'a str>,
     pub(crate) response_type: Option<&'a str>,
+    /// How the answer goes back (OAuth 2.0 Multiple Response Types §2.1, Form Post Response
+    /// Mode): `query`, `fragment` or `form_post`.
+    pub(crate) response_mode: Option<&'a str>,
     pub(crate) scope: Option<&'a str>,
     pub(crate) state: Option<&'a str>,
     pub(crate) code_challenge: Option<&'a str>,

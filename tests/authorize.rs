@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use common::*;
@@ -848,4 +849,114 @@ async fn decide_follows_the_registration_as_it_is_now() {
     let r = redirect(&response);
     assert_eq!(r.query["error"], "invalid_scope");
     assert_eq!(r.query["state"], "xyz");
+}
+
+/// The hidden inputs of a Form Post Response Mode page, and its form's action.
+fn posted_form(response: &Response<String>) -> (String, HashMap<String, String>) {
+    assert_eq!(response.status(), 200, "{}", response.body());
+    let headers = response.headers();
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(headers["cache-control"], "no-store");
+    assert!(headers.get("location").is_none());
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'sha256-"),
+        "{csp}"
+    );
+    let body = response.body();
+    let attribute = |tag: &str, name: &str| -> Option<String> {
+        let start = tag.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = tag[start..].find('"')? + start;
+        Some(
+            tag[start..end]
+                .replace("&amp;", "&")
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&#39;", "'"),
+        )
+    };
+    let form = body.split("<form").nth(1).expect("a form");
+    assert!(form.starts_with(" method=\"post\""), "{body}");
+    let action = attribute(form, "action").expect("an action");
+    let inputs = body
+        .split("<input")
+        .skip(1)
+        .map(|tag| {
+            (
+                attribute(tag, "name").unwrap(),
+                attribute(tag, "value").unwrap(),
+            )
+        })
+        .collect();
+    (action, inputs)
+}
+
+#[tokio::test]
+async fn form_post_answers_a_page_that_posts_the_code_state_and_iss_to_the_redirect_uri() {
+    let f = fixture();
+    let state = "s&\"<>'1";
+    let query = demo_to(
+        REDIRECT,
+        &format!("&state={}&response_mode=form_post", enc(state)),
+    );
+    let (action, inputs) = posted_form(&decide(&f, &query, Decision::Approve).await);
+    assert_eq!(action, REDIRECT);
+    assert!(inputs["code"].len() >= 32, "{inputs:?}");
+    assert_eq!(inputs["state"], state);
+    assert!(inputs.contains_key("iss"), "{inputs:?}");
+    // A denial, and an error found once the redirect URI is known good, go the same way.
+    let (_, denied) = posted_form(&decide(&f, &query, Decision::Deny).await);
+    assert_eq!(denied["error"], "access_denied");
+    assert_eq!(denied["state"], state);
+    match f
+        .server
+        .authorize(&authorize_request(&format!("{query}&scope=admin")))
+        .await
+    {
+        Authorize::Redirect(redirect) => {
+            let (action, error) = posted_form(&redirect.into_response());
+            assert_eq!(action, REDIRECT);
+            assert_eq!(error["error"], "invalid_scope");
+            assert_eq!(error["state"], state);
+        }
+        other => panic!("expected the error posted back, got {other:?}"),
+    }
+    // The code redeems as any other.
+    let (_, inputs) = posted_form(&decide(&f, &query, Decision::Approve).await);
+    let body = format!(
+        "grant_type=authorization_code&code={}&redirect_uri={}",
+        inputs["code"],
+        enc(REDIRECT)
+    );
+    assert_tokens(&f.token(Some(&f.demo_basic()), &body).await);
+}
+
+#[tokio::test]
+async fn response_mode_is_query_fragment_or_form_post_and_never_a_query_for_tokens() {
+    let f = fixture();
+    // The fragment for a code, on request.
+    let query = demo_to(REDIRECT, "&state=f&response_mode=fragment");
+    let response = decide(&f, &query, Decision::Approve).await;
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        location.starts_with(&format!("{REDIRECT}#code=")),
+        "{location}"
+    );
+    // An unknown mode: an error in the response type's own mode.
+    let error = error_redirect(&f, &demo_to(REDIRECT, "&state=u&response_mode=jwt")).await;
+    assert_eq!(error.query["error"], "invalid_request");
+    assert!(error.query["error_description"].contains("response_mode"));
+    // Tokens never go in a query.
+    let token_query = format!(
+        "response_type=token&client_id=demo-client&redirect_uri={}&state=t&response_mode=query",
+        enc(REDIRECT)
+    );
+    match f.server.authorize(&authorize_request(&token_query)).await {
+        Authorize::Redirect(response) => {
+            let location = response.headers()["location"].to_str().unwrap();
+            assert!(location.contains("#error=invalid_request"), "{location}");
+        }
+        other => panic!("expected an error redirect, got {other:?}"),
+    }
 }

@@ -28,6 +28,7 @@ each_framework! {
     post_client_sends_its_secret_in_the_body_and_basic_is_refused => secret_in_body;
     the_password_grant_with_openid_answers_an_id_token_for_that_sign_in => password_id_token;
     a_refresh_of_an_openid_grant_answers_an_id_token_of_the_same_sign_in => refreshed_id_token;
+    form_post_answers_a_page_that_posts_the_response_itself => form_post;
 }
 
 #[cfg(feature = "dpop")]
@@ -754,5 +755,91 @@ async fn refreshed_id_token(framework: &str) {
     ];
     let narrowed = assert_tokens(&token(base, Some(DEMO), &pairs).await);
     assert!(narrowed.get("id_token").is_none(), "{narrowed}");
+    server.assert_alive_and_calm();
+}
+
+/// The action and hidden inputs of a Form Post Response Mode page.
+fn posted_form(page: &Reply) -> (String, HashMap<String, String>) {
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.header("cache-control"), Some("no-store"));
+    assert!(page.header("location").is_none());
+    // Its own script runs: the page's policy names it by its hash.
+    let policy = page.header("content-security-policy").unwrap_or_default();
+    assert!(policy.contains("script-src 'sha256-"), "{policy}");
+    let attribute = |tag: &str, name: &str| -> String {
+        let start = tag.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+        let end = tag[start..].find('"').unwrap() + start;
+        tag[start..end].replace("&amp;", "&")
+    };
+    let form = page.body.split("<form").nth(1).expect("a form");
+    assert!(form.starts_with(" method=\"post\""), "{}", page.body);
+    let inputs = page
+        .body
+        .split("<input")
+        .skip(1)
+        .map(|tag| (attribute(tag, "name"), attribute(tag, "value")))
+        .collect();
+    (attribute(form, "action"), inputs)
+}
+
+async fn form_post(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let metadata = discovery_document(base).await;
+    assert!(
+        strings(&metadata["response_modes_supported"]).contains(&"form_post".to_owned()),
+        "{metadata}"
+    );
+    // A pushed request keeps its mode: the answer after the sign-in is the page.
+    let http = browser();
+    let pushed = post_form(
+        &http,
+        &format!("{base}/api/oauth/par"),
+        None,
+        &[
+            ("client_id", PUBLIC),
+            ("response_type", "code"),
+            ("response_mode", "form_post"),
+            ("redirect_uri", CALLBACK),
+            ("scope", "openid profile"),
+            ("nonce", "form-post"),
+            ("state", "fp"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ],
+    )
+    .await;
+    assert_eq!(pushed.status, 201, "{}", pushed.body);
+    let request_uri = pushed.json()["request_uri"].as_str().unwrap().to_owned();
+    let params = [("client_id", PUBLIC), ("request_uri", request_uri.as_str())];
+    let page = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let (action, inputs) = posted_form(&page);
+    assert_eq!(action, CALLBACK);
+    assert_eq!(inputs["state"], "fp");
+    assert_eq!(inputs["iss"], *base);
+    let tokens = exchange(base, &inputs["code"]).await;
+    assert!(tokens["id_token"].is_string(), "{tokens}");
+    // An error once the redirect URI is known good is posted back too.
+    let denied = get(
+        &http,
+        &authorize_url(
+            base,
+            &[
+                ("client_id", PUBLIC),
+                ("response_type", "code"),
+                ("response_mode", "form_post"),
+                ("redirect_uri", CALLBACK),
+                ("scope", "admin"),
+                ("state", "fp2"),
+                ("code_challenge", CHALLENGE),
+                ("code_challenge_method", "S256"),
+            ],
+        ),
+    )
+    .await;
+    let (action, error) = posted_form(&denied);
+    assert_eq!(action, CALLBACK);
+    assert_eq!(error["error"], "invalid_scope");
+    assert_eq!(error["state"], "fp2");
     server.assert_alive_and_calm();
 }

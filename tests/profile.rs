@@ -103,7 +103,10 @@ fn plain_pkce_cannot_be_allowed_under_oauth_2_1() {
 fn the_metadata_offers_only_what_the_profile_allows() {
     let m = json(&oauth21().server.metadata());
     assert_eq!(m["response_types_supported"], serde_json::json!(["code"]));
-    assert_eq!(m["response_modes_supported"], serde_json::json!(["query"]));
+    assert_eq!(
+        m["response_modes_supported"],
+        serde_json::json!(["query", "fragment", "form_post"])
+    );
     assert_eq!(
         m["grant_types_supported"],
         serde_json::json!(["authorization_code", "refresh_token", "client_credentials"])

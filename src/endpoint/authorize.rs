@@ -11,7 +11,9 @@ use super::{is_form_content_type, parse, render};
 use crate::error::OAuthError;
 use crate::grant::Issued;
 use crate::grant::authorize::Rules;
-use crate::grant::authorize::{Decision, PendingAuthorization, ReplyTo, ResponseType, Validated};
+use crate::grant::authorize::{
+    Decision, PendingAuthorization, ReplyTo, ResponseMode, ResponseType, Validated,
+};
 use crate::grant::decide::{Answer, Decide, Refused};
 use crate::grant::pushed::Pushes;
 use crate::grant::{TOKEN_TYPE, authorize};
@@ -54,7 +56,8 @@ pub(crate) struct Authorization<'a> {
 
 /// An authorization request's error for the client (RFC 6749 §4.1.2.1, §4.2.2.1): the typed
 /// error, and the redirect to the client's registered redirect URI with `error`,
-/// `error_description`, `state` and `iss` (RFC 9207), ready to send.
+/// `error_description`, `state` and `iss` (RFC 9207), ready to send (for a request with
+/// `response_mode=form_post`, a 200 page that posts them there instead).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -85,7 +88,8 @@ impl ErrorRedirect {
         &self.error
     }
 
-    /// The answer's status: 303, or the error's own when no redirect could be written.
+    /// The answer's status: 303 (200 for a page in Form Post Response Mode), or the error's
+    /// own when no redirect could be written.
     pub fn status(&self) -> http::StatusCode {
         self.response.status()
     }
@@ -223,25 +227,20 @@ pub(crate) async fn decide(
             Err(Refused::Redirect(error) | Refused::NotRedirectable(error)) => wire.error(&error),
         };
     }
-    let location = match answer {
+    match answer {
         Ok(Answer::Code(code)) => {
             let params = [("code", code.expose_secret())];
-            redirect_location(wire, reply_to, &params)
+            reply(wire, reply_to, &params)
         }
         Ok(Answer::Token(issued)) => fragment(wire, reply_to, &issued),
-        Ok(Answer::IdToken(id_token)) => {
-            redirect_location(wire, reply_to, &[("id_token", id_token.as_str())])
-        }
+        Ok(Answer::IdToken(id_token)) => reply(wire, reply_to, &[("id_token", id_token.as_str())]),
         Ok(Answer::Device(_)) => {
             let error = OAuthError::invalid_request("not a device authorization");
-            return wire.error(&error);
+            wire.error(&error)
         }
-        Err(Refused::Redirect(error)) => return error_redirect(wire, reply_to, &error),
-        Err(Refused::NotRedirectable(error)) => {
-            return wire.error(&error);
-        }
-    };
-    render::redirect(location).unwrap_or_else(|e| wire.error(&e))
+        Err(Refused::Redirect(error)) => error_redirect(wire, reply_to, &error),
+        Err(Refused::NotRedirectable(error)) => wire.error(&error),
+    }
 }
 
 /// A device flow's decision, recorded: a plain page for a host without its own (RFC 8628
@@ -267,7 +266,7 @@ fn device_answered(decision: Decision) -> Response<String> {
 
 /// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the
 /// fragment, and the ID token of `id_token token` (OIDC Core §3.2.2.5).
-fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
+fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> Response<String> {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
         ("access_token", issued.access_token()),
@@ -277,11 +276,11 @@ fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> String {
         ("jti", issued.jti.as_str()),
     ];
     match &issued.id_token {
-        None => redirect_location(wire, reply_to, &params),
+        None => reply(wire, reply_to, &params),
         Some(id_token) => {
             let mut with_id_token = params.to_vec();
             with_id_token.push(("id_token", id_token));
-            redirect_location(wire, reply_to, &with_id_token)
+            reply(wire, reply_to, &with_id_token)
         }
     }
 }
@@ -303,7 +302,24 @@ fn error_redirect(wire: &Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) ->
         ("error", error.code().as_str()),
         ("error_description", error.description()),
     ];
-    render::redirect(redirect_location(wire, reply_to, &params)).unwrap_or_else(|e| wire.error(&e))
+    reply(wire, reply_to, &params)
+}
+
+/// The authorization response carrying `params`, then `state` and `iss` (RFC 9207), as the
+/// request's response mode says: a redirect, or a page that posts them (Form Post Response
+/// Mode).
+fn reply(
+    wire: &Wire<'_>,
+    reply_to: ReplyTo<'_>,
+    params: &[(&'static str, &str)],
+) -> Response<String> {
+    if reply_to.mode == ResponseMode::FormPost {
+        let state = reply_to.state.map(|state| ("state", state));
+        let issuer = ("iss", wire.settings.issuer.as_str());
+        let pairs = params.iter().copied().chain(state).chain(Some(issuer));
+        return render::form_post(reply_to.redirect_uri, pairs);
+    }
+    render::redirect(redirect_location(wire, reply_to, params)).unwrap_or_else(|e| wire.error(&e))
 }
 
 /// Adds `params`, then `state` and `iss`, to the redirect URI: to its query for `code`, as its
@@ -317,8 +333,8 @@ fn redirect_location(
     params: &[(&'static str, &str)],
 ) -> String {
     let redirect_uri = reply_to.redirect_uri;
-    let separator = match reply_to.response_type {
-        fragment if fragment.in_fragment() => "#",
+    let separator = match reply_to.mode {
+        ResponseMode::Fragment => "#",
         _ if !redirect_uri.contains('?') => "?",
         _ if redirect_uri.ends_with(['?', '&']) => "",
         _ => "&",

@@ -61,6 +61,8 @@ const KNOWN: &[&str] = &[
     "claims",
     // The second factor's page.
     "otp",
+    // OAuth 2.0 Multiple Response Types §2.1, Form Post Response Mode.
+    "response_mode",
 ];
 
 /// The slot of `nonce`, the first of the parameters OpenID Connect adds (`nonce` through
@@ -221,6 +223,7 @@ fn slot(name: &str) -> Option<usize> {
         "acr_values" => 38,
         "claims" => 39,
         "otp" => 40,
+        "response_mode" => 41,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

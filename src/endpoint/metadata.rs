@@ -153,13 +153,13 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {
         (
             &["code"],
-            &["query"],
+            &["query", "fragment", "form_post"],
             &["authorization_code", "refresh_token", "client_credentials"],
         )
     } else {
         (
             &["code", "token"],
-            &["query", "fragment"],
+            &["query", "fragment", "form_post"],
             &[
                 "authorization_code",
                 "implicit",

@@ -256,6 +256,7 @@ pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequ
         client_id: form.get("client_id"),
         redirect_uri: form.get("redirect_uri"),
         response_type: form.get("response_type"),
+        response_mode: form.get("response_mode"),
         scope: form.get("scope"),
         state: form.get("state"),
         code_challenge: form.get("code_challenge"),

@@ -119,3 +119,87 @@ pub(crate) fn public_document(body: String) -> Response<String> {
     );
     response
 }
+
+/// The script of a [`form_post`] page: it submits the page's one form.
+const FORM_POST_SCRIPT: &str = "document.forms[0].submit()";
+
+/// An authorization response in Form Post Response Mode (OAuth 2.0 Form Post Response Mode
+/// §2): an HTML page whose form the browser posts to `action` (the registered redirect URI)
+/// by itself, with `pairs` as hidden inputs, and a button for a browser without scripts. The
+/// answer never enters a URL; the page is sent with `Cache-Control: no-store`, may not be
+/// framed, and runs no script but its own (a hash in its `Content-Security-Policy`).
+pub(crate) fn form_post<'a>(
+    action: &str,
+    pairs: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Response<String> {
+    let mut body = String::with_capacity(512);
+    body.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Returning to the application</title></head><body>\
+         <form method=\"post\" action=\"",
+    );
+    push_escaped(&mut body, action);
+    body.push_str("\">");
+    for (name, value) in pairs {
+        body.push_str("<input type=\"hidden\" name=\"");
+        push_escaped(&mut body, name);
+        body.push_str("\" value=\"");
+        push_escaped(&mut body, value);
+        body.push_str("\">");
+    }
+    body.push_str("<noscript><button type=\"submit\">Continue</button></noscript></form><script>");
+    body.push_str(FORM_POST_SCRIPT);
+    body.push_str("</script></body></html>\n");
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(CACHE_CONTROL, NO_STORE);
+    headers.insert(PRAGMA, NO_CACHE);
+    headers.insert(
+        http::header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("DENY"),
+    );
+    headers.insert(
+        http::header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    let policy = format!(
+        "default-src 'none'; script-src '{}'; frame-ancestors 'none'",
+        script_hash()
+    );
+    if let Ok(policy) = HeaderValue::try_from(policy) {
+        headers.insert(http::header::CONTENT_SECURITY_POLICY, policy);
+    }
+    response
+}
+
+/// `sha256-` and the base64 SHA-256 of [`FORM_POST_SCRIPT`], as CSP names a script.
+fn script_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(FORM_POST_SCRIPT.as_bytes());
+        format!(
+            "sha256-{}",
+            base64::engine::general_purpose::STANDARD.encode(digest)
+        )
+    })
+}
+
+/// `text` escaped for an HTML attribute value or text.
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}

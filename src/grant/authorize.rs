@@ -97,6 +97,44 @@ impl ResponseType {
     }
 }
 
+/// How an authorization response reaches the redirect URI: in its query, in its fragment
+/// (OAuth 2.0 Multiple Response Types §2.1), or posted by an HTML form the browser submits
+/// itself (OAuth 2.0 Form Post Response Mode), which keeps the answer out of URLs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResponseMode {
+    Query,
+    Fragment,
+    FormPost,
+}
+
+impl ResponseMode {
+    /// The mode `requested` for `response_type`: the response type's own without one; `None`
+    /// for an unknown mode, or `query` for a response carrying tokens (Multiple Response Types
+    /// §2.1: never in a query, where tokens leak into logs and `Referer`).
+    pub(crate) fn read(requested: Option<&str>, response_type: ResponseType) -> Option<Self> {
+        let default = match response_type.in_fragment() {
+            true => Self::Fragment,
+            false => Self::Query,
+        };
+        match requested {
+            None => Some(default),
+            Some("query") if default == Self::Query => Some(Self::Query),
+            Some("fragment") => Some(Self::Fragment),
+            Some("form_post") => Some(Self::FormPost),
+            Some(_) => None,
+        }
+    }
+
+    /// As a pending authorization keeps it (`None` for the response type's own).
+    pub(crate) fn as_stored(self) -> &'static str {
+        match self {
+            Self::Query => "query",
+            Self::Fragment => "fragment",
+            Self::FormPost => "form_post",
+        }
+    }
+}
+
 /// A validated authorization request waiting for the user to sign in.
 ///
 /// Only [`AuthorizationServer::authorize`](crate::AuthorizationServer::authorize) makes one,
@@ -113,6 +151,8 @@ pub struct PendingAuthorization {
     /// The resources the tokens will be for (RFC 8707).
     pub(crate) audience: Audience,
     pub(crate) state: Option<String>,
+    /// How the answer goes back.
+    pub(crate) response_mode: ResponseMode,
     pub(crate) code_challenge: Option<CodeChallenge>,
     /// The DPoP key the code will be bound to (RFC 9449 §10).
     pub(crate) dpop_jkt: Option<JwkThumbprint>,
@@ -305,7 +345,7 @@ impl PendingAuthorization {
     pub(crate) fn reply_to(&self) -> ReplyTo<'_> {
         ReplyTo {
             redirect_uri: &self.redirect_uri,
-            response_type: self.response_type,
+            mode: self.response_mode,
             state: self.state.as_deref(),
         }
     }
@@ -336,7 +376,7 @@ pub(crate) struct DeviceRef {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ReplyTo<'a> {
     pub(crate) redirect_uri: &'a str,
-    pub(crate) response_type: ResponseType,
+    pub(crate) mode: ResponseMode,
     pub(crate) state: Option<&'a str>,
 }
 
@@ -414,15 +454,19 @@ pub(crate) async fn validate<'r>(
     }
     // From here on the redirect URI is trusted: errors go back to the client.
     let redirect_uri = request.redirect_uri.unwrap_or_default();
+    // Errors go where the response would have: as the request's mode says, else the
+    // fragment for the implicit types a server serves, else the query.
+    let response_type = match request.response_type.and_then(ResponseType::read) {
+        Some(ResponseType::Device) | None => ResponseType::Code,
+        Some(read) if read.has_id_token() && !rules.openid => ResponseType::Code,
+        Some(read) => read,
+    };
+    let mode = ResponseMode::read(request.response_mode, response_type)
+        .or_else(|| ResponseMode::read(None, response_type))
+        .unwrap_or(ResponseMode::Query);
     let reply_to = ReplyTo {
         redirect_uri,
-        // Errors go where the response would have: the fragment for the implicit types a
-        // server serves, else the query.
-        response_type: match request.response_type.and_then(ResponseType::read) {
-            Some(ResponseType::Device) | None => ResponseType::Code,
-            Some(read) if read.has_id_token() && !rules.openid => ResponseType::Code,
-            Some(read) => read,
-        },
+        mode,
         state: request.state,
     };
     match check(rules, request, &client) {
@@ -433,6 +477,7 @@ pub(crate) async fn validate<'r>(
             scope: checked.scope,
             audience: checked.audience,
             state: request.state.map(str::to_owned),
+            response_mode: checked.response_mode,
             code_challenge: checked.code_challenge,
             dpop_jkt: checked.dpop_jkt,
             created_at: now,
@@ -496,6 +541,7 @@ fn document_refusal(error: DocumentError) -> OAuthError {
 /// What passed the checks a redirectable error may come from.
 struct Checked {
     response_type: ResponseType,
+    response_mode: ResponseMode,
     scope: Scope,
     audience: Audience,
     code_challenge: Option<CodeChallenge>,
@@ -547,6 +593,14 @@ fn check(
         }
         None => return Err(OAuthError::invalid_request("response_type is missing")),
     };
+    let response_mode =
+        ResponseMode::read(request.response_mode, response_type).ok_or_else(|| {
+            OAuthError::invalid_request(if response_type.in_fragment() {
+                "response_mode must be fragment or form_post for a response that carries tokens"
+            } else {
+                "response_mode must be query, fragment or form_post"
+            })
+        })?;
     let grant = response_type.grant();
     if !checks::offered(rules.profile, grant) {
         return Err(OAuthError::new(
@@ -600,6 +654,7 @@ fn check(
     };
     Ok(Checked {
         response_type,
+        response_mode,
         scope,
         audience,
         code_challenge,

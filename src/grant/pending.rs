@@ -9,7 +9,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::DeviceRef;
-use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseType};
+use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseMode, ResponseType};
 use crate::memory::ClientSeam;
 use crate::oidc::{AcrRequest, OpenIdRequest};
 use crate::pkce::CodeChallenge;
@@ -27,6 +27,10 @@ struct Stored {
     #[serde(default)]
     audience: String,
     state: Option<String>,
+    /// `fragment` or `form_post` when the request asked for a mode other than its response
+    /// type's own; absent otherwise (and from sessions kept before modes were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response_mode: Option<String>,
     code_challenge: Option<String>,
     code_challenge_method: Option<String>,
     /// The DPoP key the code will be bound to (RFC 9449 §10).
@@ -57,6 +61,9 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         scope: pending.scope.as_str().to_owned(),
         audience: pending.audience.as_str().to_owned(),
         state: pending.state.clone(),
+        response_mode: (Some(pending.response_mode)
+            != ResponseMode::read(None, pending.response_type))
+        .then(|| pending.response_mode.as_stored().to_owned()),
         code_challenge: challenge.map(|c| c.as_str().to_owned()),
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
         dpop_jkt: pending.dpop_jkt.map(|jkt| jkt.to_string()),
@@ -116,6 +123,8 @@ pub(crate) async fn from_session(
         scope: Scope::parse(&stored.scope).map_err(|_| corrupt())?,
         audience: Audience::from_stored(&stored.audience).ok_or_else(corrupt)?,
         state: stored.state,
+        response_mode: ResponseMode::read(stored.response_mode.as_deref(), response_type)
+            .ok_or_else(corrupt)?,
         code_challenge,
         dpop_jkt: stored
             .dpop_jkt

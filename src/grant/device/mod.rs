@@ -16,7 +16,7 @@ mod poll;
 pub(crate) use poll::Poll;
 
 use super::authorize::DeviceRef;
-use super::authorize::{PendingAuthorization, ResponseType};
+use super::authorize::{PendingAuthorization, ResponseMode, ResponseType};
 use super::checks;
 use crate::audience::Audience;
 use crate::budget::{Budget, CallerAddress, Payer, Spending};
@@ -242,6 +242,8 @@ impl Devices<'_> {
             scope: Scope::parse(&flow.scope).map_err(|_| corrupt())?,
             audience: Audience::from_stored(&flow.audience).ok_or_else(corrupt)?,
             state: None,
+            // Unused: a device's answer goes to the device, never to a redirect URI.
+            response_mode: ResponseMode::Fragment,
             code_challenge: None,
             dpop_jkt: None,
             created_at: now,
