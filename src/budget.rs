@@ -31,9 +31,10 @@ use http::Request;
 
 use crate::client::{Client, ClientTier};
 use crate::clock::UnixTime;
-use crate::error::{ErrorCode, OAuthError};
+use crate::error::OAuthError;
 use crate::id::ClientId;
 use crate::store::{AttemptCounter, namespace};
+use crate::throttle::Quota;
 
 /// The network address a request came from, as the host hands it over: put into the
 /// request's extensions before calling an endpoint (the axum glue takes it from
@@ -140,12 +141,37 @@ impl Spending {
         }
     }
 
-    fn what(self) -> &'static str {
+    /// The 429's description when `whose` budget of this spending is spent.
+    fn refusal(self, whose: Whose) -> &'static str {
+        macro_rules! said {
+            ($what:literal) => {
+                match whose {
+                    Whose::Network => {
+                        concat!("too many ", $what, " from this network; try again later")
+                    }
+                    Whose::Client => {
+                        concat!("too many ", $what, " by this client; try again later")
+                    }
+                    Whose::SelfRegistered => {
+                        concat!(
+                            "too many ",
+                            $what,
+                            " by self-registered clients; try again later"
+                        )
+                    }
+                    Whose::Documents => concat!(
+                        "too many ",
+                        $what,
+                        " by clients named by metadata documents; try again later"
+                    ),
+                }
+            };
+        }
         match self {
-            Self::Pushes => "pushed requests",
-            Self::Assertions => "client assertions",
-            Self::DeviceStarts => "device authorizations",
-            Self::DpopProofs => "DPoP proofs",
+            Self::Pushes => said!("pushed requests"),
+            Self::Assertions => said!("client assertions"),
+            Self::DeviceStarts => said!("device authorizations"),
+            Self::DpopProofs => said!("DPoP proofs"),
         }
     }
 
@@ -163,6 +189,15 @@ impl Spending {
             ClientTier::MetadataDocument => Some(pools[1]),
         }
     }
+}
+
+/// Whose budget a count spends, as its refusal names it.
+#[derive(Debug, Clone, Copy)]
+enum Whose {
+    Network,
+    Client,
+    SelfRegistered,
+    Documents,
 }
 
 /// A public client's budget is this many times its per-network one: what bounds the state
@@ -196,12 +231,12 @@ impl Budget {
             let mut client_limit = per_client;
             if let Some(caller) = payer.anonymous {
                 let key = namespace::network_spent(prefix, payer.client, &caller.network());
-                self.count(&key, per_client, "from this network", attempts, now)
+                self.count(&key, per_client, Whose::Network, attempts, now)
                     .await?;
                 client_limit = per_client.saturating_mul(NETWORKS_PER_PUBLIC_CLIENT);
             }
             let key = namespace::client_spent(prefix, payer.client);
-            self.count(&key, client_limit, "by this client", attempts, now)
+            self.count(&key, client_limit, Whose::Client, attempts, now)
                 .await?;
         }
         self.spend_for_tier(payer.tier, attempts, now).await
@@ -218,9 +253,9 @@ impl Budget {
         match self.spending.pool(tier) {
             Some(pool) => {
                 let whose = match tier {
-                    ClientTier::MetadataDocument => "by clients named by metadata documents",
-                    ClientTier::SelfRegistered => "by self-registered clients",
-                    ClientTier::Administered => "by this client",
+                    ClientTier::MetadataDocument => Whose::Documents,
+                    ClientTier::SelfRegistered => Whose::SelfRegistered,
+                    ClientTier::Administered => Whose::Client,
                 };
                 self.count(pool, self.per_tier, whose, attempts, now).await
             }
@@ -232,19 +267,17 @@ impl Budget {
         &self,
         key: &str,
         limit: u32,
-        whose: &str,
+        whose: Whose,
         attempts: &dyn AttemptCounter,
         now: UnixTime,
     ) -> Result<(), OAuthError> {
-        let counted = attempts.record_attempt(key, self.window, now).await?;
-        if counted.count > limit {
-            let description = format!("too many {} {whose}; try again later", self.spending.what());
-            return Err(
-                OAuthError::new(ErrorCode::TemporarilyUnavailable, description)
-                    .with_status(http::StatusCode::TOO_MANY_REQUESTS),
-            );
-        }
-        Ok(())
+        let quota = Quota {
+            key,
+            window: self.window,
+            limit,
+            refusal: self.spending.refusal(whose),
+        };
+        quota.count(attempts, now).await
     }
 }
 
