@@ -265,7 +265,14 @@ impl AuthorizationServerBuilder {
         self
     }
 
-    /// How long a refresh token is valid (default 30 days); each rotation starts a new one.
+    /// How long a refresh token is valid (default 30 days): the idle (sliding) lifetime of a
+    /// grant. Every refresh rotates the token and the new one lives this long again, so a grant
+    /// used at least this often lives on, up to its absolute
+    /// [`family_lifetime`](Self::family_lifetime), and one left unused this long is gone (as
+    /// Duende's sliding and Keycloak's idle refresh lifetimes). Every store keeps each refresh
+    /// token's own expiry, so nothing else needs keeping.
+    #[doc(alias = "refresh_idle_ttl")]
+    #[doc(alias = "sliding_refresh_token_lifetime")]
     pub fn refresh_token_lifetime(mut self, lifetime: Duration) -> Self {
         self.refresh_token_lifetime = lifetime;
         self

@@ -336,6 +336,18 @@ impl Client {
         self.tier
     }
 
+    /// The most seconds since the user's sign-in it accepts when its request sends no
+    /// `max_age` (`default_max_age`, OIDC Registration §2).
+    pub fn default_max_age(&self) -> Option<u64> {
+        self.openid.default_max_age
+    }
+
+    /// Whether it registered `require_auth_time` (OIDC Registration §2); its ID tokens carry
+    /// `auth_time` either way.
+    pub fn requires_auth_time(&self) -> bool {
+        self.openid.require_auth_time
+    }
+
     /// Whether it registered as a native application (`application_type: native`, OIDC
     /// Registration §2) rather than a web one.
     pub fn is_native_application(&self) -> bool {

@@ -61,6 +61,9 @@ pub(crate) struct OpenIdRequest {
     /// without a sign-in (OIDC Core §3.1.2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) hinted_sub: Option<String>,
+    /// The claims the `claims` parameter names for the ID token and for userinfo (§5.5).
+    #[serde(default, skip_serializing_if = "ClaimsRequest::is_empty")]
+    pub(crate) claims: ClaimsRequest,
 }
 
 /// The raw OpenID Connect parameters of an authorization request.
@@ -122,6 +125,87 @@ impl OpenIdRequest {
             login_hint,
             id_token_hint: parameters.id_token_hint.map(str::to_owned),
             hinted_sub: None,
+            claims: ClaimsRequest::default(),
+        })
+    }
+}
+
+/// The most claims the `claims` parameter may name under each of `id_token` and `userinfo`,
+/// and the longest name: what a request names is kept with its code and its tokens.
+pub(crate) const MAX_REQUESTED_CLAIMS: usize = 32;
+pub(crate) const MAX_CLAIM_NAME_BYTES: usize = 64;
+
+/// Which claims the `claims` request parameter (OIDC Core §5.5) asks to be released in the ID
+/// token and at userinfo, whatever the scope: their names. Those grantor
+/// sets itself (`sub`, `auth_time`, `acr`…) it answers in any case, and the `acr` asked for is
+/// read by [`AcrRequest`]. A claim the user has no value for, or that is neither
+/// a standard claim nor one the host maps to a scope, is not released. A claim's `value`,
+/// `values` and `essential` change nothing but for `acr`: grantor releases what it holds and
+/// never refuses a request for a claim (§5.5.1: a claim that cannot be released is left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ClaimsRequest {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) id_token: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) userinfo: Vec<String>,
+}
+
+impl ClaimsRequest {
+    /// Whether it names nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.id_token.is_empty() && self.userinfo.is_empty()
+    }
+
+    /// Reads the `claims` parameter: a JSON object whose `id_token` and `userinfo` members are
+    /// objects of claim names, each `null` or an object (§5.5.1). Anything else, or more than
+    /// [`MAX_REQUESTED_CLAIMS`] names under one member, or a name longer than
+    /// [`MAX_CLAIM_NAME_BYTES`], is `invalid_request`.
+    pub(crate) fn read(claims: Option<&str>) -> Result<Self, OAuthError> {
+        let Some(claims) = claims else {
+            return Ok(Self::default());
+        };
+        let malformed =
+            || OAuthError::invalid_request("claims must be a JSON object (OIDC Core 5.5)");
+        let claims: Value = serde_json::from_str(claims).map_err(|_| malformed())?;
+        let claims = claims.as_object().ok_or_else(malformed)?;
+        let names = |member: &str| -> Result<Vec<String>, OAuthError> {
+            let Some(asked) = claims.get(member) else {
+                return Ok(Vec::new());
+            };
+            let asked = match asked {
+                Value::Null => return Ok(Vec::new()),
+                Value::Object(asked) => asked,
+                _ => {
+                    return Err(OAuthError::invalid_request(format!(
+                        "claims.{member} must be a JSON object of claim names (OIDC Core 5.5)"
+                    )));
+                }
+            };
+            if asked.len() > MAX_REQUESTED_CLAIMS
+                || asked.keys().any(|name| name.len() > MAX_CLAIM_NAME_BYTES)
+            {
+                return Err(OAuthError::invalid_request(format!(
+                    "claims.{member} names at most {MAX_REQUESTED_CLAIMS} claims of at most \
+                     {MAX_CLAIM_NAME_BYTES} bytes"
+                )));
+            }
+            if asked
+                .values()
+                .any(|request| !request.is_null() && !request.is_object())
+            {
+                return Err(OAuthError::invalid_request(format!(
+                    "each claim under claims.{member} asks null or an object (OIDC Core 5.5.1)"
+                )));
+            }
+            Ok(asked
+                .keys()
+                .filter(|name| !name.is_empty())
+                .cloned()
+                .collect())
+        };
+        Ok(Self {
+            id_token: names("id_token")?,
+            userinfo: names("userinfo")?,
         })
     }
 }
@@ -277,6 +361,10 @@ pub struct SignInFacts {
     /// deployment names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acr: Option<String>,
+    /// The claims the request's `claims` parameter named for the ID token (OIDC Core §5.5),
+    /// released in it whatever the scope.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub id_token_claims: Vec<String>,
 }
 
 impl SignInFacts {
@@ -288,12 +376,19 @@ impl SignInFacts {
             amr: vec!["pwd".to_owned()],
             sid: None,
             acr: None,
+            id_token_claims: Vec::new(),
         }
     }
 
     /// The same facts of a sign-in that satisfied the class `acr`.
     pub fn with_acr(mut self, acr: Option<String>) -> Self {
         self.acr = acr;
+        self
+    }
+
+    /// The same facts of a request whose `claims` parameter named `claims` for the ID token.
+    pub fn with_id_token_claims(mut self, claims: Vec<String>) -> Self {
+        self.id_token_claims = claims;
         self
     }
 
@@ -432,6 +527,38 @@ mod tests {
             ..OpenIdParameters::default()
         };
         assert!(OpenIdRequest::read(parameters).is_err());
+    }
+
+    #[test]
+    fn the_claims_parameter_names_claims_within_its_bounds() {
+        let read = ClaimsRequest::read(Some(
+            r#"{"id_token":{"email":null,"acr":{"essential":true}},"userinfo":{"name":{}}}"#,
+        ))
+        .unwrap();
+        assert_eq!(read.id_token, ["acr", "email"]);
+        assert_eq!(read.userinfo, ["name"]);
+        assert!(ClaimsRequest::read(None).unwrap().is_empty());
+        let most: Vec<String> = (0..MAX_REQUESTED_CLAIMS).map(|i| format!("c{i}")).collect();
+        let asked = |names: &[String]| {
+            let members: Vec<String> = names.iter().map(|n| format!(r#""{n}":null"#)).collect();
+            ClaimsRequest::read(Some(&format!(
+                r#"{{"userinfo":{{{}}}}}"#,
+                members.join(",")
+            )))
+        };
+        assert_eq!(asked(&most).unwrap().userinfo.len(), MAX_REQUESTED_CLAIMS);
+        let one_more = [most.clone(), vec!["more".to_owned()]].concat();
+        assert!(asked(&one_more).is_err());
+        assert!(asked(&["n".repeat(MAX_CLAIM_NAME_BYTES)]).is_ok());
+        assert!(asked(&["n".repeat(MAX_CLAIM_NAME_BYTES + 1)]).is_err());
+        for bad in [
+            "",
+            "[]",
+            r#"{"userinfo":[]}"#,
+            r#"{"id_token":{"email":true}}"#,
+        ] {
+            assert!(ClaimsRequest::read(Some(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -333,6 +333,10 @@ pub(crate) struct ClientMetadata {
     pub(crate) backchannel_logout_uri: Option<String>,
     /// OIDC Registration §2 `application_type`, when the client sent one.
     pub(crate) application_type: Option<ApplicationType>,
+    /// OIDC Registration §2 `default_max_age`, in seconds.
+    pub(crate) default_max_age: Option<u64>,
+    /// OIDC Registration §2 `require_auth_time`.
+    pub(crate) require_auth_time: bool,
 }
 
 /// OIDC Registration §2 `application_type`.

@@ -29,6 +29,7 @@ each_framework! {
     the_password_grant_with_openid_answers_an_id_token_for_that_sign_in => password_id_token;
     a_refresh_of_an_openid_grant_answers_an_id_token_of_the_same_sign_in => refreshed_id_token;
     form_post_answers_a_page_that_posts_the_response_itself => form_post;
+    the_claims_parameter_releases_what_it_names_in_the_id_token_and_at_userinfo => claims_parameter;
 }
 
 #[cfg(feature = "dpop")]
@@ -841,5 +842,79 @@ async fn form_post(framework: &str) {
     assert_eq!(action, CALLBACK);
     assert_eq!(error["error"], "invalid_scope");
     assert_eq!(error["state"], "fp2");
+    server.assert_alive_and_calm();
+}
+
+async fn claims_parameter(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    assert_eq!(
+        discovery_document(base).await["claims_parameter_supported"],
+        true
+    );
+    // The scope releases nothing but `sub`; the claims parameter names the rest (OIDC Core
+    // 5.5), each where it asks.
+    let claims = serde_json::json!({
+        "id_token": {"email": null, "given_name": {"essential": true}, "nickname": null},
+        "userinfo": {"name": null, "email_verified": {"essential": true}},
+    })
+    .to_string();
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", DEMO.0),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("nonce", "claims"),
+        ("state", "c1"),
+        ("claims", claims.as_str()),
+    ];
+    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let query = callback_query(&decide(&http, base, &approval, "approve").await);
+    let pairs = [
+        ("grant_type", "authorization_code"),
+        ("code", query["code"].as_str()),
+        ("redirect_uri", CALLBACK),
+    ];
+    let tokens = assert_tokens(&token(base, Some(DEMO), &pairs).await);
+    let (_, id_token) = verified(base, tokens["id_token"].as_str().unwrap(), DEMO.0).await;
+    assert_eq!(id_token["email"], "alice@example.com", "{id_token}");
+    assert_eq!(id_token["given_name"], "Alice", "{id_token}");
+    // Alice has no nickname: a claim without a value is left out, never refused.
+    assert!(id_token.get("nickname").is_none(), "{id_token}");
+    assert!(id_token.get("name").is_none(), "{id_token}");
+    let info = userinfo_get(base, access_token(&tokens)).await.json();
+    assert_eq!(info["name"], "Alice Example", "{info}");
+    assert_eq!(info["email_verified"], true, "{info}");
+    assert!(info.get("email").is_none(), "{info}");
+    assert!(info.get("given_name").is_none(), "{info}");
+    // A refreshed access token keeps what the request named.
+    let refresh = tokens["refresh_token"].as_str().expect("a refresh token");
+    let pairs = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
+    let refreshed = assert_tokens(&token(base, Some(DEMO), &pairs).await);
+    let info = userinfo_get(base, access_token(&refreshed)).await.json();
+    assert_eq!(info["name"], "Alice Example", "{info}");
+
+    // A claims parameter that is not an object of objects is invalid_request, redirected.
+    for bad in [
+        r#"["email"]"#,
+        r#"{"userinfo": ["email"]}"#,
+        r#"{"id_token": {"email": 1}}"#,
+    ] {
+        let params = [
+            ("response_type", "code"),
+            ("client_id", PUBLIC),
+            ("redirect_uri", CALLBACK),
+            ("scope", "openid"),
+            ("state", "c2"),
+            ("claims", bad),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ];
+        let reply = get(&http, &authorize_url(base, &params)).await;
+        let query = callback_query(&reply);
+        assert_eq!(query["error"], "invalid_request", "{bad}: {query:?}");
+        assert_eq!(query["state"], "c2");
+    }
     server.assert_alive_and_calm();
 }

@@ -18,6 +18,7 @@ each_framework! {
     what_an_administrator_agrees_and_admin_scope_are_refused => refusals;
     a_self_registered_confidential_client_authenticates_with_its_secret => confidential_client;
     a_confidential_client_rotates_its_secret_and_both_work_in_the_overlap => rotation;
+    default_max_age_and_require_auth_time_are_kept_and_honoured => max_age_members;
 }
 
 async fn register(base: &str, metadata: &Value) -> Reply {
@@ -294,5 +295,78 @@ async fn rotation(framework: &str) {
     )
     .await;
     assert_oauth_error(&wrong, 401, "invalid_client");
+    server.assert_alive_and_calm();
+}
+
+async fn max_age_members(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let client = registered(
+        &register(
+            base,
+            &json!({
+                "redirect_uris": [CALLBACK],
+                "token_endpoint_auth_method": "none",
+                "scope": "openid profile",
+                "default_max_age": 0,
+                "require_auth_time": true,
+            }),
+        )
+        .await,
+    );
+    assert_eq!(client["default_max_age"], 0, "{client}");
+    assert_eq!(client["require_auth_time"], true, "{client}");
+    let client_id = string(&client, "client_id");
+    let params = |max_age: Option<&'static str>| {
+        let mut params = vec![
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", CALLBACK),
+            ("scope", "openid"),
+            ("nonce", "n"),
+            ("state", "age"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ];
+        params.extend(max_age.map(|age| ("max_age", age)));
+        params
+    };
+    let http = browser();
+    let approval = sign_in_via_authorize(&http, base, &params(None), ALICE).await;
+    let answer = decide(&http, base, &approval, "approve").await;
+    let code = callback_query(&answer)["code"].clone();
+    let pairs = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", CALLBACK),
+        ("client_id", client_id),
+        ("code_verifier", VERIFIER),
+    ];
+    let tokens = assert_tokens(&token(base, None, &pairs).await);
+    let id_token = tokens["id_token"].as_str().expect("an ID token");
+    let claims = id_token.split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
+    assert!(claims["auth_time"].is_u64(), "{claims}");
+    // The browser is signed in, and the client was approved; its default_max_age of 0 still
+    // asks for the password (OIDC Registration section 2)...
+    let again = get(&http, &authorize_url(base, &params(None))).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(again.body.contains("name=\"password\""), "{}", again.body);
+    // ...unless the request sends a max_age of its own, which the session is within.
+    let within = get(&http, &authorize_url(base, &params(Some("3600")))).await;
+    assert!(
+        callback_query(&within).contains_key("code"),
+        "{:?}",
+        within.location()
+    );
+    // A default_max_age that is not a whole number of seconds is refused.
+    let refused = register(
+        base,
+        &json!({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none",
+                "default_max_age": -1}),
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.json()["error"], "invalid_client_metadata");
     server.assert_alive_and_calm();
 }

@@ -1,7 +1,8 @@
 //! Refresh retries (a lost answer) and the absolute family lifetime, through the token
 //! endpoint: within the grace window a retry leaves exactly one live pair; past it, from another
 //! client, or with no window, reuse revokes the family (RFC 9700 §4.14.2); a family dies at its
-//! absolute lifetime however often it is refreshed, and no refresh token outlives it.
+//! absolute lifetime however often it is refreshed, and no refresh token outlives it; a family
+//! left unused for the refresh token lifetime (the idle, sliding one) dies then.
 
 mod common;
 
@@ -123,6 +124,22 @@ async fn the_family_dies_at_its_absolute_lifetime_even_if_refreshed_daily() {
         current = assert_tokens(&refresh(&f, &current).await);
     }
     f.clock.advance(day);
+    assert_error(&refresh(&f, &current).await, 400, "invalid_grant");
+}
+
+#[tokio::test]
+async fn an_idle_family_dies_at_the_refresh_token_lifetime_and_a_used_one_lives_on() {
+    let day = Duration::from_secs(86_400);
+    // The idle (sliding) lifetime is 2 days, the absolute one 30.
+    let f = fixture_with(|b| b.refresh_token_lifetime(2 * day).family_lifetime(30 * day));
+    let mut current = f.fast_tokens().await;
+    for _ in 0..5 {
+        f.clock.advance(day + day / 2);
+        current = assert_tokens(&refresh(&f, &current).await);
+    }
+    // Used every day and a half, the family outlived its idle lifetime three times over; left
+    // alone for longer than it, it is gone.
+    f.clock.advance(2 * day + Duration::from_secs(1));
     assert_error(&refresh(&f, &current).await, 400, "invalid_grant");
 }
 

@@ -197,6 +197,20 @@ impl ClientBuilder {
         self
     }
 
+    /// The most seconds since the user's sign-in this client accepts when its request sends
+    /// no `max_age` (`default_max_age`, OIDC Registration §2): an older sign-in is asked again.
+    pub fn default_max_age(mut self, max_age: std::time::Duration) -> Self {
+        self.openid.default_max_age = Some(max_age.as_secs());
+        self
+    }
+
+    /// Whether the client requires `auth_time` in its ID tokens (`require_auth_time`, OIDC
+    /// Registration §2). grantor's ID tokens always carry it; the registration answers it back.
+    pub fn require_auth_time(mut self, required: bool) -> Self {
+        self.openid.require_auth_time = required;
+        self
+    }
+
     /// A native application (`application_type: native`, OIDC Registration §2) rather than a
     /// web one (the default).
     pub fn native_application(mut self, native: bool) -> Self {

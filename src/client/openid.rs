@@ -33,6 +33,13 @@ pub(crate) struct OpenIdClient {
     /// loopback `http`; else `web`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) native: bool,
+    /// `default_max_age` (OIDC Registration §2): the `max_age` of its requests that send none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) default_max_age: Option<u64>,
+    /// `require_auth_time` (OIDC Registration §2): its ID tokens must carry `auth_time`, as
+    /// grantor's always do; kept to be answered back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) require_auth_time: bool,
 }
 
 #[cfg_attr(

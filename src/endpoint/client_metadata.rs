@@ -45,6 +45,8 @@ struct Document {
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
     application_type: Option<Value>,
+    default_max_age: Option<Value>,
+    require_auth_time: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -161,8 +163,24 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
             }
         },
     };
+    let default_max_age = document
+        .default_max_age
+        .map(|v| {
+            v.as_u64().ok_or_else(|| {
+                OAuthError::invalid_client_metadata(
+                    "default_max_age must be a whole number of seconds (OIDC Registration section 2)",
+                )
+            })
+        })
+        .transpose()?;
+    let require_auth_time = boolean(
+        document.require_auth_time,
+        "require_auth_time must be a boolean (OIDC Registration section 2)",
+    )?;
     Ok(ClientMetadata {
         application_type,
+        default_max_age,
+        require_auth_time,
         id_token_alg,
         post_logout_redirect_uris,
         backchannel_logout_uri,

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::render;
 use crate::client::GrantType;
-use crate::settings::{Profile, Settings};
+use crate::settings::{OpenIdConnect, Profile, Settings};
 use crate::signing::SigningAlgorithm;
 use crate::store::{claim_scopes, supported_claims};
 
@@ -75,7 +75,7 @@ struct OpenIdMetadata {
     backchannel_logout_session_supported: bool,
     subject_types_supported: &'static [&'static str],
     id_token_signing_alg_values_supported: Vec<&'static str>,
-    claims_supported: Vec<&'static str>,
+    claims_supported: Vec<String>,
     claim_types_supported: &'static [&'static str],
     claims_parameter_supported: bool,
     /// Request objects (OIDC Core §6) are not taken; `request_uri` names pushed requests only.
@@ -113,6 +113,19 @@ fn auth_methods(config: &Settings) -> AuthMethods {
             None,
         ),
     }
+}
+
+/// `claims_supported` (Discovery §3): `sub`, the standard claims of OIDC Core §5.4, those the
+/// host maps to scopes of its own, and those grantor says of the sign-in in ID tokens.
+fn claims_supported(openid: &OpenIdConnect) -> Vec<String> {
+    let mut claims: Vec<String> = supported_claims().map(str::to_owned).collect();
+    for name in openid.scope_claims.iter().flat_map(|(_, names)| names) {
+        if !claims.contains(name) {
+            claims.push(name.clone());
+        }
+    }
+    claims.extend(["auth_time", "acr", "amr"].map(str::to_owned));
+    claims
 }
 
 /// `scopes_supported`: the host's list, and with OpenID Connect `openid` and the scopes of
@@ -169,7 +182,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             ],
         )
     };
-    let openid = config.openid.as_ref().map(|_| OpenIdMetadata {
+    let openid = config.openid.as_ref().map(|openid| OpenIdMetadata {
         userinfo_endpoint: url(&paths.userinfo),
         end_session_endpoint: url(&paths.end_session),
         backchannel_logout_supported: config.backchannel_logout,
@@ -179,9 +192,9 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             .iter()
             .map(|alg| alg.as_str())
             .collect(),
-        claims_supported: supported_claims().collect(),
+        claims_supported: claims_supported(openid),
         claim_types_supported: &["normal"],
-        claims_parameter_supported: false,
+        claims_parameter_supported: true,
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
     });

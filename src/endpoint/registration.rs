@@ -202,6 +202,12 @@ struct Information<'a> {
     backchannel_logout_uri: Option<&'a str>,
     /// OIDC Registration §2: `web` or `native`.
     application_type: &'static str,
+    /// OIDC Registration §2, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    default_max_age: Option<u64>,
+    /// OIDC Registration §2, when the client registered it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    require_auth_time: bool,
 }
 
 fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -255,6 +261,8 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         } else {
             "web"
         },
+        default_max_age: client.default_max_age(),
+        require_auth_time: client.requires_auth_time(),
     };
     render::json(status, &body)
 }

@@ -2,8 +2,6 @@
 //! the token endpoint by the client it was issued to, with the same redirect URI and, where
 //! the request carried a challenge, the PKCE verifier (RFC 7636).
 
-use serde_json::Map;
-
 use super::authorize::PendingAuthorization;
 use super::id_token::{self, Beside, Subject};
 use super::{Issued, Issuer, checks};
@@ -148,7 +146,12 @@ async fn redeem_and_issue(
             access_token: Some(issued.access_token()),
             code: None,
         };
-        let id_token = id_tokens.sign(subject, beside, Map::new(), now).await?;
+        // The user's claims are fetched at userinfo (§5.4), but for those the `claims`
+        // parameter named for the ID token (§5.5).
+        let claims = id_tokens
+            .released(user, None, &facts.id_token_claims)
+            .await?;
+        let id_token = id_tokens.sign(subject, beside, claims, now).await?;
         issued.id_token = Some(id_token);
     }
     Ok(issued)

@@ -16,7 +16,7 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::memory::ClientSeam;
 use crate::oidc::Prompt;
-use crate::oidc::{AcrRequest, OPENID, OpenIdRequest};
+use crate::oidc::{AcrRequest, ClaimsRequest, OPENID, OpenIdRequest};
 use crate::pkce::CodeChallenge;
 use crate::request::AuthorizationRequest;
 use crate::scope::Scope;
@@ -213,10 +213,11 @@ impl PendingAuthorization {
     }
 
     /// The most seconds since the user's sign-in the request accepts (`max_age`, OIDC Core
-    /// §3.1.2.1, RFC 9470 §4).
+    /// §3.1.2.1, RFC 9470 §4); for an OpenID Connect request that sends none, the client's
+    /// registered `default_max_age` (OIDC Registration §2).
     pub fn max_age(&self) -> Option<u64> {
         match &self.openid {
-            Some(openid) => openid.max_age,
+            Some(openid) => openid.max_age.or(self.client.default_max_age()),
             None => self.acr.as_ref().and_then(|acr| acr.max_age),
         }
     }
@@ -234,10 +235,14 @@ impl PendingAuthorization {
     /// it, or, for a host that signs users in itself and decides directly, a sign-in at `now`
     /// (the decision) of no named class and by no method grantor knows.
     pub(crate) fn authentication(&self, now: UnixTime) -> UserAuthentication {
-        self.authenticated.as_ref().map_or_else(
+        let signed_in = self.authenticated.as_ref().map_or_else(
             || UserAuthentication::new(now),
             |signed| signed.authentication(),
-        )
+        );
+        match &self.openid {
+            Some(openid) => signed_in.with_userinfo_claims(&openid.claims.userinfo),
+            None => signed_in,
+        }
     }
 
     /// Where this request's answer goes.
@@ -491,7 +496,10 @@ fn check(
     }
     let (scope, openid) = checks::resolve_openid_scope(request.scope, client, rules.openid)?;
     let openid = match openid {
-        true => Some(OpenIdRequest::read(request.openid)?),
+        true => Some(OpenIdRequest {
+            claims: ClaimsRequest::read(request.claims)?,
+            ..OpenIdRequest::read(request.openid)?
+        }),
         false if response_type.has_id_token() => {
             return Err(OAuthError::invalid_scope(
                 "response_type id_token needs the scope openid (OpenID Connect Core section 3.2.2.1)",

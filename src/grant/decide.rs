@@ -68,12 +68,13 @@ fn sign_in_facts(
     now: UnixTime,
 ) -> SignInFacts {
     let nonce = openid.nonce.clone();
-    match &pending.authenticated {
+    let facts = match &pending.authenticated {
         Some(signed) => SignInFacts::new(nonce, signed.auth_time)
             .in_session(signed.sid.clone(), signed.amr.clone())
             .with_acr(signed.acr.clone()),
         None => SignInFacts::new(nonce, now),
-    }
+    };
+    facts.with_id_token_claims(openid.claims.id_token.clone())
 }
 
 impl Decide<'_> {
@@ -148,7 +149,7 @@ impl Decide<'_> {
                 (Answer::Code(code), Some(family))
             }
             ResponseType::Token | ResponseType::IdToken | ResponseType::IdTokenToken => {
-                match implicit::issue(&self.issuer, self.users, pending, user, facts, now).await? {
+                match implicit::issue(&self.issuer, pending, user, facts, now).await? {
                     Implicit::Token(issued) => {
                         let family = issued.family;
                         (Answer::Token(issued), Some(family))

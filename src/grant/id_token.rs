@@ -19,6 +19,8 @@ pub(crate) struct IdTokens<'a> {
     pub(crate) settings: &'a OpenIdConnect,
     /// The issuer identifier, the tokens' `iss`.
     pub(crate) issuer_id: &'a str,
+    /// Where the users' claims come from.
+    pub(crate) users: &'a dyn UserStore,
 }
 
 /// Who an ID token is about and for.
@@ -80,15 +82,27 @@ impl IdTokens<'_> {
             .await?)
     }
 
-    /// The claims of `user` that `scope` releases (OIDC Core §5.4), from the user seam.
+    /// The claims of `user` that `scope` releases (OIDC Core §5.4; none: no scope releases
+    /// any, as beside an access token that fetches them at userinfo), with those the `claims`
+    /// parameter `named` (§5.5), from the user seam.
     pub(crate) async fn released(
         &self,
-        users: &dyn UserStore,
         user: &UserId,
-        scope: &Scope,
+        scope: Option<&Scope>,
+        named: &[String],
     ) -> Result<Map<String, Value>, OAuthError> {
-        let claims = users.claims(user).await?.unwrap_or_else(UserClaims::new);
-        Ok(claims.released(scope, &self.settings.scope_claims))
+        if scope.is_none() && named.is_empty() {
+            return Ok(Map::new());
+        }
+        let claims = self
+            .users
+            .claims(user)
+            .await?
+            .unwrap_or_else(UserClaims::new);
+        let extra = &self.settings.scope_claims;
+        let mut released = scope.map_or_else(Map::new, |scope| claims.released(scope, extra));
+        released.extend(claims.named(named, extra));
+        Ok(released)
     }
 }
 

@@ -2,14 +2,12 @@
 //! fragment, never a refresh token (RFC 6749 §4.2.2); and OpenID Connect's implicit flow (Core
 //! §3.2): `id_token` alone, or `id_token token`.
 
-use serde_json::Map;
-
 use super::authorize::{PendingAuthorization, ResponseType};
 use super::id_token::{Beside, IdTokens, Subject};
 use super::{Issued, Issuer};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
-use crate::store::{Authorization, SignInFacts, User, UserStore};
+use crate::store::{Authorization, SignInFacts, User};
 
 /// What an approved implicit request gets.
 #[derive(Debug)]
@@ -23,7 +21,6 @@ pub(crate) enum Implicit {
 /// Issues what the approved `pending` authorization asked for.
 pub(crate) async fn issue(
     issuer: &Issuer<'_>,
-    users: &dyn UserStore,
     pending: &PendingAuthorization,
     user: User,
     facts: Option<SignInFacts>,
@@ -44,7 +41,9 @@ pub(crate) async fn issue(
     };
     if let (ResponseType::IdToken, Some((id_tokens, facts))) = (pending.response_type, id_token) {
         // OIDC Core §5.4: with no access token to fetch them, the claims ride in the ID token.
-        let claims = id_tokens.released(users, user.id(), &pending.scope).await?;
+        let claims = id_tokens
+            .released(user.id(), Some(&pending.scope), &facts.id_token_claims)
+            .await?;
         let subject = subject(pending, &user, facts);
         let token = id_tokens
             .sign(subject, Beside::default(), claims, now)
@@ -87,8 +86,11 @@ async fn with_access_token(
         access_token: Some(issued.access_token()),
         code: None,
     };
+    let claims = id_tokens
+        .released(user.id(), None, &facts.id_token_claims)
+        .await?;
     let subject = subject(pending, user, facts);
-    id_tokens.sign(subject, beside, Map::new(), now).await
+    id_tokens.sign(subject, beside, claims, now).await
 }
 
 fn subject<'a>(

@@ -96,6 +96,8 @@ struct Settled {
     post_logout_redirect_uris: Vec<String>,
     backchannel_logout_uri: Option<String>,
     application_type: Option<ApplicationType>,
+    default_max_age: Option<u64>,
+    require_auth_time: bool,
 }
 
 impl Registrar<'_> {
@@ -344,6 +346,8 @@ impl Registrar<'_> {
             post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
             application_type: metadata.application_type,
+            default_max_age: metadata.default_max_age,
+            require_auth_time: metadata.require_auth_time,
         })
     }
 
@@ -397,8 +401,13 @@ impl Registrar<'_> {
             Some(uri) => builder.backchannel_logout_uri(uri),
             None => builder,
         };
-        let builder =
-            builder.native_application(settled.application_type == Some(ApplicationType::Native));
+        let builder = builder
+            .native_application(settled.application_type == Some(ApplicationType::Native))
+            .require_auth_time(settled.require_auth_time);
+        let builder = match settled.default_max_age {
+            Some(age) => builder.default_max_age(std::time::Duration::from_secs(age)),
+            None => builder,
+        };
         builder.build().map_err(|e| match e {
             ClientError::InvalidRedirectUri
             | ClientError::InsecureRedirectUri

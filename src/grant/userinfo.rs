@@ -22,6 +22,11 @@ pub(crate) async fn claims(
     let mut answer = Map::new();
     answer.insert("sub".to_owned(), Value::from(user.id().as_str()));
     let scope = &grant.authorization.scope;
-    answer.extend(claims.released(scope, &id_tokens.settings.scope_claims));
+    let extra = &id_tokens.settings.scope_claims;
+    answer.extend(claims.released(scope, extra));
+    // OIDC Core §5.5: what the authorization request's `claims` parameter named for userinfo.
+    if let Some(signed_in) = &grant.authorization.authentication {
+        answer.extend(claims.named(signed_in.userinfo_claims(), extra));
+    }
     Ok(Some(answer))
 }

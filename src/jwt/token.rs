@@ -53,6 +53,10 @@ struct Claims {
     /// RFC 9068 §2.2.1: the methods the user signed in by.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     amr: Vec<String>,
+    /// The claims the authorization request named for userinfo (OIDC Core §5.5), which this
+    /// server's userinfo reads back from the token: a private claim (RFC 7519 §4.3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    userinfo_claims: Vec<String>,
 }
 
 /// `cnf` (RFC 7800 §3.1) with the SHA-256 thumbprint of a DPoP key.
@@ -92,6 +96,7 @@ pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String
         auth_time: signed_in.map(|s| s.auth_time().as_secs()),
         acr: signed_in.and_then(|s| s.acr()).map(str::to_owned),
         amr: signed_in.map_or_else(Vec::new, |s| s.amr().to_vec()),
+        userinfo_claims: signed_in.map_or_else(Vec::new, |s| s.userinfo_claims().to_vec()),
     };
     let mut header = Header::new(key.algorithm().jose());
     header.typ = Some(TYP.to_owned());
@@ -246,6 +251,49 @@ pub(crate) fn verify(
             UserAuthentication::new(UnixTime::from_secs(auth_time))
                 .with_acr(claims.acr)
                 .with_amr(claims.amr)
+                .with_userinfo_claims(&claims.userinfo_claims)
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Authorization, User, UserId};
+
+    #[test]
+    fn the_sign_in_a_token_carries_round_trips_with_the_claims_named_for_userinfo() {
+        let key = SigningKey::generate(crate::signing::SigningAlgorithm::ES256).unwrap();
+        let signed_in = UserAuthentication::new(UnixTime::from_secs(1_000))
+            .with_acr(Some("urn:example:mfa".to_owned()))
+            .with_amr(["pwd", "otp"])
+            .with_userinfo_claims(&["email".to_owned()]);
+        let authorization = Authorization::new(
+            ClientId::new("app").unwrap(),
+            Some(User::new(UserId::new("alice"), "alice")),
+            Scope::parse("openid").unwrap(),
+        )
+        .with_audience(Audience::from_resources(["https://api.example"]).unwrap())
+        .with_authentication(Some(signed_in.clone()));
+        let jti = Jti::new("j1");
+        let claims = AccessClaims {
+            issuer: "https://auth.example",
+            authorization: &authorization,
+            jti: &jti,
+            jkt: None,
+            actor: None,
+            issued_at: UnixTime::from_secs(1_000),
+            expires_at: UnixTime::from_secs(2_000),
+        };
+        let token = sign(&key, &claims).unwrap();
+        let expected = Expected {
+            issuer: "https://auth.example",
+            audience: "https://api.example",
+            now: UnixTime::from_secs(1_500),
+            leeway: Duration::ZERO,
+        };
+        let decoding = (key.decoding(), key.algorithm().jose());
+        let verified = verify(&token, &header(&token).unwrap(), decoding, &expected).unwrap();
+        assert_eq!(verified.authentication, Some(signed_in));
+    }
 }

@@ -194,6 +194,7 @@ impl Inner {
             signer: self.id_tokens.as_deref()?,
             settings: self.config.openid.as_ref()?,
             issuer_id: &self.config.issuer,
+            users: &*self.users,
         })
     }
 

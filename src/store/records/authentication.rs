@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::UnixTime;
+use crate::oidc::{MAX_CLAIM_NAME_BYTES, MAX_REQUESTED_CLAIMS};
 use crate::store::MAX_SID_BYTES;
 
 /// How the user of a token family signed in: when (`auth_time`), at which authentication
@@ -50,6 +51,8 @@ struct SignedIn {
     acr: Option<String>,
     /// At most [`UserAuthentication::MAX_AMR`] values of at most [`MAX_SID_BYTES`] bytes each.
     amr: Vec<String>,
+    /// At most [`MAX_REQUESTED_CLAIMS`] names of at most [`MAX_CLAIM_NAME_BYTES`] bytes each.
+    userinfo_claims: Vec<String>,
 }
 
 /// The record as stores keep it.
@@ -60,6 +63,8 @@ struct Keeping<'a> {
     acr: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     amr: &'a [String],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    userinfo_claims: &'a [String],
 }
 
 /// The record as it is read back, through the same bounds.
@@ -70,6 +75,8 @@ struct Stored {
     acr: Option<String>,
     #[serde(default)]
     amr: Vec<String>,
+    #[serde(default)]
+    userinfo_claims: Vec<String>,
 }
 
 impl UserAuthentication {
@@ -83,6 +90,7 @@ impl UserAuthentication {
             auth_time,
             acr: None,
             amr: Vec::new(),
+            userinfo_claims: Vec::new(),
         }))
     }
 
@@ -106,6 +114,25 @@ impl UserAuthentication {
         self
     }
 
+    /// The same sign-in, whose authorization request named `claims` for userinfo (the `claims`
+    /// parameter, OIDC Core §5.5): every access token of the family releases them there,
+    /// whatever its scope. The first [`MAX_REQUESTED_CLAIMS`] names of at most
+    /// [`MAX_CLAIM_NAME_BYTES`] bytes are kept.
+    pub(crate) fn with_userinfo_claims(mut self, claims: &[String]) -> Self {
+        Arc::make_mut(&mut self.0).userinfo_claims = claims
+            .iter()
+            .filter(|name| !name.is_empty() && name.len() <= MAX_CLAIM_NAME_BYTES)
+            .take(MAX_REQUESTED_CLAIMS)
+            .cloned()
+            .collect();
+        self
+    }
+
+    /// The claims the authorization request named for userinfo.
+    pub(crate) fn userinfo_claims(&self) -> &[String] {
+        &self.0.userinfo_claims
+    }
+
     /// When the user signed in (`auth_time`).
     pub fn auth_time(&self) -> UnixTime {
         self.0.auth_time
@@ -121,7 +148,8 @@ impl UserAuthentication {
         &self.0.amr
     }
 
-    /// As a store keeps it: a JSON object, `{"auth_time":…,"acr":…,"amr":[…]}`.
+    /// As a store keeps it: a JSON object, `{"auth_time":…,"acr":…,"amr":[…]}` (with the
+    /// claims the request named for userinfo, `"userinfo_claims":[…]`, when it named some).
     pub fn to_stored(&self) -> String {
         // Strings and a number cannot fail to serialize.
         serde_json::to_string(self).unwrap_or_default()
@@ -139,6 +167,7 @@ impl From<Stored> for UserAuthentication {
         Self::new(stored.auth_time)
             .with_acr(stored.acr)
             .with_amr(stored.amr)
+            .with_userinfo_claims(&stored.userinfo_claims)
     }
 }
 
@@ -148,6 +177,7 @@ impl fmt::Debug for UserAuthentication {
             .field("auth_time", &self.0.auth_time)
             .field("acr", &self.0.acr)
             .field("amr", &self.0.amr)
+            .field("userinfo_claims", &self.0.userinfo_claims)
             .finish()
     }
 }
@@ -158,6 +188,7 @@ impl Serialize for UserAuthentication {
             auth_time: self.0.auth_time,
             acr: self.0.acr.as_deref(),
             amr: &self.0.amr,
+            userinfo_claims: &self.0.userinfo_claims,
         }
         .serialize(serializer)
     }
@@ -207,6 +238,12 @@ mod tests {
             .with_amr(["pwd", "otp"]);
         let stored = signed_in.to_stored();
         assert_eq!(UserAuthentication::from_stored(&stored), Some(signed_in));
+        let asked = UserAuthentication::new(UnixTime::from_secs(7))
+            .with_userinfo_claims(&["email".to_owned(), "x".repeat(65)]);
+        assert_eq!(asked.userinfo_claims(), ["email"]);
+        let stored = asked.to_stored();
+        assert_eq!(stored, r#"{"auth_time":7,"userinfo_claims":["email"]}"#);
+        assert_eq!(UserAuthentication::from_stored(&stored), Some(asked));
         let bare = UserAuthentication::new(UnixTime::from_secs(7));
         assert_eq!(bare.to_stored(), r#"{"auth_time":7}"#);
         assert_eq!(

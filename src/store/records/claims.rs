@@ -194,6 +194,29 @@ impl UserClaims {
         }
         released
     }
+
+    /// The claims among `names` (the `claims` request parameter's, OIDC Core §5.5) that the
+    /// user has and that are releasable at all: a standard claim of §5.4, or one the host maps
+    /// to a scope of its own in `extra`. Added to what the scope releases.
+    pub(crate) fn named(
+        &self,
+        names: &[String],
+        extra: &[(String, Vec<String>)],
+    ) -> Map<String, Value> {
+        let releasable = |name: &str| {
+            STANDARD.iter().any(|(_, names)| names.contains(&name))
+                || extra
+                    .iter()
+                    .any(|(_, names)| names.iter().any(|n| n == name))
+        };
+        let mut released = Map::new();
+        for name in names.iter().filter(|name| releasable(name)) {
+            if let Some(value) = self.0.get(name.as_str()) {
+                released.insert(name.clone(), value.clone());
+            }
+        }
+        released
+    }
 }
 
 /// The standard claims grantor can release (discovery's `claims_supported`), `sub` first.
@@ -229,6 +252,26 @@ mod tests {
         assert!(none.is_empty());
         let profile = alice().released(&Scope::parse("profile").unwrap(), &[]);
         assert_eq!(profile.keys().collect::<Vec<_>>(), ["name"]);
+    }
+
+    #[test]
+    fn named_claims_are_released_whatever_the_scope_if_releasable() {
+        let names = [
+            "email".to_owned(),
+            "groups".to_owned(),
+            "nickname".to_owned(),
+        ];
+        let released = alice().named(&names, &[]);
+        assert_eq!(
+            Value::Object(released),
+            serde_json::json!({"email": "alice@example.com"}),
+            "a host's claim mapped to no scope is not released, nor one the user lacks"
+        );
+        let mapped = [("groups".to_owned(), vec!["groups".to_owned()])];
+        assert_eq!(
+            alice().named(&names, &mapped)["groups"],
+            serde_json::json!(["admins"])
+        );
     }
 
     #[test]
