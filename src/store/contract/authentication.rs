@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::tokens::successor;
 use super::{Minted, Must as _, NOW, at, authorization, code_grant, digest, family_id};
 use crate::clock::UnixTime;
+use crate::oidc::{MAX_CLAIM_NAME_BYTES, MAX_REQUESTED_CLAIMS};
 use crate::store::{
     Authorization, CodeRedemption, Family, MAX_SID_BYTES, Rotation, TokenIssuer, UserAuthentication,
 };
@@ -22,13 +23,22 @@ fn strong_sign_in() -> UserAuthentication {
     amr.push(format!("\"é\"\\{}", "m".repeat(MAX_SID_BYTES - 5)));
     let signed_in = UserAuthentication::new(NOW.minus(Duration::from_secs(120)))
         .with_acr(Some("urn:grantor:acr:mfa".to_owned()))
-        .with_amr(amr);
+        .with_amr(amr)
+        .with_userinfo_claims(&most_claims());
     assert_eq!(
         signed_in.amr().len(),
         UserAuthentication::MAX_AMR,
         "the rule's sign-in keeps every method"
     );
+    assert_eq!(signed_in.userinfo_claims().len(), MAX_REQUESTED_CLAIMS);
     signed_in
+}
+
+/// As many claims as an authorization request may name for userinfo, as long as may be.
+fn most_claims() -> Vec<String> {
+    (0..MAX_REQUESTED_CLAIMS)
+        .map(|i| format!("{i:02}{}", "c".repeat(MAX_CLAIM_NAME_BYTES - 2)))
+        .collect()
 }
 
 /// What a store answers of the token `found` as `what`: how its user signed in.
