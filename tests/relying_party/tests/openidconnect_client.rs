@@ -3,7 +3,9 @@
 //! ID token verified against the published JWKS (signature, `iss`, `aud`, `exp`, nonce, and
 //! `at_hash` against the access token), `client_secret_post`, userinfo, a refresh, and the
 //! logout URL built from
-//! `end_session_endpoint`, whose answer sends the browser back.
+//! `end_session_endpoint`, whose answer sends the browser back; then `response_mode=form_post`
+//! with the `claims` parameter, whose claims the verified ID token carries, and the ID token
+//! a refresh answers (OIDC Core §12.2), verified the same way.
 //!
 //! The crate brings no HTTP client here (`default-features = false`): [`over_reqwest`] hands its
 //! requests to reqwest, as the demo tests' own client does.
@@ -23,6 +25,7 @@ use openidconnect::{
 
 each_framework! {
     the_openidconnect_crate_discovers_signs_in_verifies_the_id_token_and_logs_out => relying_party;
+    the_openidconnect_crate_gets_a_form_post_answer_named_claims_and_a_refreshed_id_token => form_post_and_claims;
 }
 
 async fn relying_party(framework: &str) {
@@ -133,5 +136,92 @@ async fn relying_party(framework: &str) {
         answer.location(),
         Some("http://127.0.0.1:8081/logged-out?state=rp-bye")
     );
+    server.assert_alive_and_calm();
+}
+
+/// The hidden inputs of a Form Post Response Mode page, by name, and where its form posts.
+fn posted_form(page: &Reply) -> (String, std::collections::HashMap<String, String>) {
+    assert_eq!(page.status, 200, "{}", page.body);
+    let attribute = |tag: &str, name: &str| -> String {
+        let start = tag.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+        let end = tag[start..].find('"').unwrap() + start;
+        tag[start..end].replace("&amp;", "&")
+    };
+    let form = page.body.split("<form").nth(1).expect("a form");
+    let inputs = page
+        .body
+        .split("<input")
+        .skip(1)
+        .map(|tag| (attribute(tag, "name"), attribute(tag, "value")))
+        .collect();
+    (attribute(form, "action"), inputs)
+}
+
+async fn form_post_and_claims(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let http = browser();
+    let client_http = |request: HttpRequest| over_reqwest(&http, request);
+    let issuer = IssuerUrl::new(base.clone()).unwrap();
+    let provider = CoreProviderMetadata::discover_async(issuer, &client_http)
+        .await
+        .expect("the discovery document");
+    let client = CoreClient::from_provider_metadata(
+        provider,
+        ClientId::new("post-client".into()),
+        Some(ClientSecret::new("post-secret".into())),
+    )
+    .set_auth_type(AuthType::RequestBody)
+    .set_redirect_uri(RedirectUrl::new(CALLBACK.into()).unwrap());
+    // Only `openid` in the scope: the claims parameter names the email for the ID token.
+    let claims = r#"{"id_token":{"email":{"essential":true}}}"#;
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, state, nonce) = client
+        .authorize_url(
+            CoreAuthenticationFlow::AuthorizationCode,
+            CsrfToken::new_random,
+            Nonce::new_random,
+        )
+        .add_extra_param("response_mode", "form_post")
+        .add_extra_param("claims", claims)
+        .set_pkce_challenge(challenge)
+        .url();
+    let page = get(&http, url.as_str()).await;
+    let answer = sign_in(&http, base, &sign_in_form(&page), ALICE).await;
+    let (action, posted) = posted_form(&answer);
+    assert_eq!(action, CALLBACK);
+    assert_eq!(&posted["state"], state.secret());
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(posted["code"].clone()))
+        .expect("a token endpoint")
+        .set_pkce_verifier(verifier)
+        .request_async(&client_http)
+        .await
+        .expect("the token response");
+    let id_token = tokens.id_token().expect("an ID token");
+    let id_verifier = client.id_token_verifier();
+    let first = id_token
+        .claims(&id_verifier, &nonce)
+        .expect("a valid ID token");
+    assert_eq!(first.email().unwrap().as_str(), ALICE.0);
+    assert!(first.name().is_none(), "the scope released no profile");
+
+    // A refresh answers an ID token of the same sign-in, without the nonce (Core 12.2).
+    let refreshed = client
+        .exchange_refresh_token(tokens.refresh_token().expect("a refresh token"))
+        .expect("a token endpoint")
+        .request_async(&client_http)
+        .await
+        .expect("the refreshed tokens");
+    let again = refreshed.id_token().expect("an ID token on refresh");
+    let no_nonce = |nonce: Option<&Nonce>| match nonce {
+        None => Ok(()),
+        Some(_) => Err("a refreshed ID token carries no nonce".to_owned()),
+    };
+    let second = again
+        .claims(&id_verifier, no_nonce)
+        .expect("a valid refreshed ID token");
+    assert_eq!(second.subject(), first.subject());
+    assert_eq!(second.auth_time(), first.auth_time());
     server.assert_alive_and_calm();
 }
