@@ -1,7 +1,8 @@
 //! The demo's sign-in and approval pages in a real browser: headless Chromium, driven through
 //! chromedriver (WebDriver) with fantoccini, against the axum demo server run as a child process:
-//! an authorization code flow, then a device flow (RFC 8628) whose user enters the code on the
-//! `/device` page.
+//! an authorization code flow, a `response_mode=form_post` answer whose page posts itself under
+//! its content security policy, single sign-on and logout, then a device flow (RFC 8628) whose
+//! user enters the code on the `/device` page.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`/usr/bin/chromium`, `/usr/bin/chromedriver`;
 //! `GRANTOR_CHROMIUM` / `GRANTOR_CHROMEDRIVER` point elsewhere). `.ci/run` installs them; without
@@ -189,6 +190,7 @@ async fn flow(server: &Server, driver: &ChromeDriver, chromium: &Path, profile: 
     let me = me(&http, &base, access_token).await;
     assert_eq!(me["email"], ALICE, "{me}");
 
+    form_post(&browser, &base).await;
     single_sign_on_and_logout(&browser, &base, out).await;
     device_flow(&browser, &http, &base, out).await;
     // Reached only when every check passed; after a failure, dropping the driver ends the
@@ -350,6 +352,72 @@ async fn sign_in(browser: &Client, username: &str, password: &str) {
 /// listens there, so Chromium shows its error page; WebDriver still reports the URL it tried.
 async fn wait_for_callback(browser: &Client) -> url::Url {
     wait_for_url(browser, REDIRECT).await
+}
+
+/// OAuth 2.0 Form Post Response Mode in the browser: signed in above, a request with
+/// `response_mode=form_post` is answered by a page whose own script (allowed by its content
+/// security policy, nothing else is) posts the code to the redirect URI, with no click. A
+/// listener on the redirect URI's port takes the post.
+async fn form_post(browser: &Client, base: &str) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:8081")
+        .await
+        .expect("the redirect URI's port, 127.0.0.1:8081, is free for the form post");
+    let received = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("the form post arrives");
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        // The head, then as many body bytes as it says.
+        loop {
+            let read = stream.read(&mut buffer).await.expect("read the post");
+            assert!(read > 0, "the post ended early");
+            request.extend_from_slice(&buffer[..read]);
+            let text = String::from_utf8_lossy(&request).into_owned();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text[..end]
+                    .lines()
+                    .find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    let reply =
+                        "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                    return text;
+                }
+            }
+        }
+    });
+    let authorize = format!(
+        "{base}/api/oauth/authorize?response_type=code&client_id=plain-client\
+         &redirect_uri=http%3A%2F%2F127.0.0.1%3A8081%2Fcallback&state=posted-state\
+         &response_mode=form_post&scope=openid&nonce=posted-nonce"
+    );
+    browser
+        .goto(&authorize)
+        .await
+        .expect("open the authorize URL");
+    let request = tokio::time::timeout(WAIT, received)
+        .await
+        .expect("the page did not post itself to the redirect URI")
+        .expect("the listener");
+    let (head, body) = request.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("POST /callback "), "{head}");
+    let fields: std::collections::HashMap<String, String> =
+        url::form_urlencoded::parse(body.as_bytes())
+            .into_owned()
+            .collect();
+    assert_eq!(
+        fields.get("state").map(String::as_str),
+        Some("posted-state"),
+        "{body}"
+    );
+    assert_eq!(fields.get("iss").map(String::as_str), Some(base), "{body}");
+    assert!(fields.get("code").is_some_and(|c| !c.is_empty()), "{body}");
 }
 
 /// OpenID Connect in the browser: signed in above (for `demo-client`), another client's
