@@ -7,7 +7,7 @@ use super::render;
 use crate::client::GrantType;
 use crate::settings::{OpenIdConnect, Profile, Settings};
 use crate::signing::SigningAlgorithm;
-use crate::store::{claim_scopes, supported_claims};
+use crate::store::supported_claims;
 
 #[derive(Serialize)]
 struct Metadata<'a> {
@@ -128,16 +128,14 @@ fn claims_supported(openid: &OpenIdConnect) -> Vec<String> {
     claims
 }
 
-/// `scopes_supported`: the host's list, and with OpenID Connect `openid` and the scopes of
-/// OIDC Core §5.4 first (Discovery §3: it MUST hold `openid`).
+/// `scopes_supported`: with OpenID Connect `openid` first (Discovery §3: it MUST hold it), then
+/// the host's list. The claim scopes of OIDC Core §5.4 (`profile`, `email`, `address`,
+/// `phone`) are listed when the host lists them, as only then may a client be granted them: a
+/// scope listed here that no client can get is one a relying party asks for and is refused.
 fn scopes_supported(config: &Settings) -> Vec<String> {
     let mut scopes: Vec<String> = Vec::new();
     if config.openid.is_some() {
-        scopes.extend(
-            std::iter::once("openid")
-                .chain(claim_scopes())
-                .map(str::to_owned),
-        );
+        scopes.push("openid".to_owned());
     }
     for scope in &config.scopes_supported {
         if !scopes.contains(scope) {

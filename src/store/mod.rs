@@ -62,7 +62,7 @@ pub use records::{
     FamilyId, Jti, JwkThumbprint, MAX_CLAIMS_BYTES, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens,
     RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
-pub(crate) use records::{claim_scopes, supported_claims};
+pub(crate) use records::supported_claims;
 pub use second_factor::SecondFactor;
 pub use sign_on::{
     Consent, ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,

@@ -13,7 +13,7 @@ pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
 pub use authentication::UserAuthentication;
 pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
-pub(crate) use claims::{claim_scopes, supported_claims};
+pub(crate) use claims::supported_claims;
 
 use crate::audience::Audience;
 use crate::clock::UnixTime;

@@ -224,11 +224,6 @@ pub(crate) fn supported_claims() -> impl Iterator<Item = &'static str> {
     std::iter::once("sub").chain(STANDARD.iter().flat_map(|(_, names)| names.iter().copied()))
 }
 
-/// The scopes of OIDC Core §5.4.
-pub(crate) fn claim_scopes() -> impl Iterator<Item = &'static str> {
-    STANDARD.iter().map(|(scope, _)| *scope)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
