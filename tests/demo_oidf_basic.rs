@@ -360,13 +360,19 @@ fn assert_email(info: &Value) {
 async fn scope_profile(server: &Server, mode: Mode) {
     let info = scoped_userinfo(server, mode, "openid profile").await;
     assert_profile(&info);
-    assert!(info.get("email").is_none(), "only the scope's claims: {info}");
+    assert!(
+        info.get("email").is_none(),
+        "only the scope's claims: {info}"
+    );
 }
 
 async fn scope_email(server: &Server, mode: Mode) {
     let info = scoped_userinfo(server, mode, "openid email").await;
     assert_email(&info);
-    assert!(info.get("name").is_none(), "only the scope's claims: {info}");
+    assert!(
+        info.get("name").is_none(),
+        "only the scope's claims: {info}"
+    );
 }
 
 /// The scopes the suite runs its address and phone modules with are listed, so they run.
@@ -531,7 +537,10 @@ async fn max_age_1(server: &Server, mode: Mode) {
     let second = redeemed(base, mode.response(&answer)).await;
     let auth_time = second.claims["auth_time"].as_u64().expect("auth_time");
     assert!(auth_time > first.claims["auth_time"].as_u64().unwrap());
-    assert!(auth_time >= before && auth_time <= now(), "recent: {auth_time}");
+    assert!(
+        auth_time >= before && auth_time <= now(),
+        "recent: {auth_time}"
+    );
 }
 
 async fn max_age_10000(server: &Server, mode: Mode) {
@@ -582,7 +591,15 @@ async fn acr_values(server: &Server, mode: Mode) {
     let supported = strings(&discovery(base).await["acr_values_supported"]);
     assert!(!supported.is_empty());
     let all = supported.join(" ");
-    let done = flow(&browser(), base, mode, "openid", &[("acr_values", &all)], BOB).await;
+    let done = flow(
+        &browser(),
+        base,
+        mode,
+        "openid",
+        &[("acr_values", &all)],
+        BOB,
+    )
+    .await;
     let acr = done.claims["acr"].as_str().expect("an acr");
     assert!(supported.iter().any(|value| value == acr), "{acr}");
 }
@@ -598,7 +615,10 @@ async fn codereuse(server: &Server, mode: Mode) {
     let again = token(base, Some(DEMO), &pairs).await;
     assert_oauth_error(&again, 400, "invalid_grant");
     let description = again.json()["error_description"].clone();
-    assert!(description.is_null() || description.is_string(), "{description}");
+    assert!(
+        description.is_null() || description.is_string(),
+        "{description}"
+    );
 }
 
 async fn codereuse_revokes(server: &Server, mode: Mode) {
@@ -662,7 +682,10 @@ async fn client_secret_post(server: &Server, mode: Mode) {
     let id_token = tokens["id_token"].as_str().expect("an ID token");
     let (_, claims) = verified(base, id_token, client.0).await;
     assert_eq!(claims["nonce"], "oidf-nonce");
-    assert_eq!(userinfo(base, access_token(&tokens)).await["sub"], claims["sub"]);
+    assert_eq!(
+        userinfo(base, access_token(&tokens)).await["sub"],
+        claims["sub"]
+    );
 }
 
 /// `{"alg":"none"}` over `claims`: an unsigned request object (RFC 9101 §4).
@@ -736,7 +759,15 @@ async fn request_object_with_redirect_uri(server: &Server, mode: Mode) {
 async fn claims_essential(server: &Server, mode: Mode) {
     let base = &server.base;
     let claims = r#"{"userinfo":{"name":{"essential":true}}}"#;
-    let done = flow(&browser(), base, mode, "openid", &[("claims", claims)], ALICE).await;
+    let done = flow(
+        &browser(),
+        base,
+        mode,
+        "openid",
+        &[("claims", claims)],
+        ALICE,
+    )
+    .await;
     let info = userinfo(base, done.access_token()).await;
     assert_eq!(info["name"], "Alice Example", "{info}");
     assert!(done.claims.get("name").is_none(), "{}", done.claims);
@@ -745,7 +776,9 @@ async fn claims_essential(server: &Server, mode: Mode) {
 async fn refresh_token(server: &Server, mode: Mode) {
     let base = &server.base;
     let first = flow(&browser(), base, mode, "openid", &[], ALICE).await;
-    let refresh = first.tokens["refresh_token"].as_str().expect("a refresh token");
+    let refresh = first.tokens["refresh_token"]
+        .as_str()
+        .expect("a refresh token");
     // RFC 6749 Appendix A.17: VSCHAR only.
     assert!(refresh.chars().all(|c| matches!(c, '\x20'..='\x7e')));
     let pairs = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
@@ -758,7 +791,9 @@ async fn refresh_token(server: &Server, mode: Mode) {
     let info = userinfo(base, access_token(&refreshed)).await;
     assert_eq!(info["sub"], first.claims["sub"]);
     // Another client cannot use it (RFC 6749 §6: bound to the client it was issued to).
-    let rotated = refreshed["refresh_token"].as_str().expect("a rotated refresh token");
+    let rotated = refreshed["refresh_token"]
+        .as_str()
+        .expect("a rotated refresh token");
     let other = [
         ("grant_type", "refresh_token"),
         ("refresh_token", rotated),

@@ -46,7 +46,11 @@ impl Mode {
 /// that redirects nowhere and is not stored (OAuth 2.0 Form Post Response Mode §2).
 pub fn posted_to_callback(page: &Reply) -> HashMap<String, String> {
     assert_eq!(page.status, 200, "a form post page: {}", page.body);
-    assert!(page.location().is_none(), "no redirect: {:?}", page.location());
+    assert!(
+        page.location().is_none(),
+        "no redirect: {:?}",
+        page.location()
+    );
     assert_eq!(page.header("cache-control"), Some("no-store"));
     let form = HtmlForm::parse(&page.body);
     assert_eq!(form.action, CALLBACK, "{}", page.body);
@@ -239,4 +243,48 @@ pub fn assert_error_page(reply: &Reply) {
         "nothing posts to a client: {}",
         reply.body
     );
+}
+
+/// A loopback HTTP server that answers 200 to every request and hands over each body: a
+/// client's `backchannel_logout_uri` (OIDC Back-Channel Logout 1.0 §2.5).
+pub async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/backchannel", listener.local_addr().unwrap());
+    let (sender, bodies) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let sender = sender.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 4096];
+                loop {
+                    let read = stream.read(&mut buffer).await.unwrap_or(0);
+                    if read == 0 {
+                        break;
+                    }
+                    request.extend_from_slice(&buffer[..read]);
+                    let text = String::from_utf8_lossy(&request);
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                let (name, value) = l.split_once(':')?;
+                                name.eq_ignore_ascii_case("content-length")
+                                    .then(|| value.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            let _ = sender.send(body.to_owned());
+                            break;
+                        }
+                    }
+                }
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    (url, bodies)
 }
