@@ -95,6 +95,8 @@ impl Server {
             .expect("a shell for the watchdog");
         // Never closed by hand: the pipe must stay open exactly as long as this process.
         std::mem::forget(watchdog.stdin.take());
+        // Reaped if it ever ends first (say, a kill by someone else).
+        std::thread::spawn(move || watchdog.wait());
     }
 
     /// Starts `examples/{framework}_server` as `launch` says.
