@@ -60,6 +60,45 @@ impl Server {
         Self::launch(framework, &Launch::new(&args))
     }
 
+    /// A server of `framework` with `--store memory` and `args`, shared by every test of this
+    /// binary that asks for the same: the first starts it, the others reuse it, so a file of
+    /// many short tests pays for one start per framework. It is never dropped: it ends with the
+    /// test binary, however that ends (see [`Self::ends_with_this_process`]). Tests that share
+    /// it must leave nothing another relies on (each signs in with a browser of its own).
+    pub fn shared(framework: &str, args: &[&str]) -> &'static Server {
+        static SHARED: Mutex<Vec<(String, &'static Server)>> = Mutex::new(Vec::new());
+        let key = format!("{framework} {}", args.join(" "));
+        // Held while a server starts, so that two tests asking at once start one.
+        let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, server)) = shared.iter().find(|(started, _)| *started == key) {
+            return server;
+        }
+        let mut all = vec!["--store", "memory"];
+        all.extend_from_slice(args);
+        let server: &'static Server =
+            Box::leak(Box::new(Self::launch(framework, &Launch::new(&all))));
+        server.ends_with_this_process();
+        shared.push((key, server));
+        server
+    }
+
+    /// A watchdog that kills the server once this process is gone: a shell reading a pipe whose
+    /// only writer is this process, so the read ends (and the kill runs) when the process exits,
+    /// whether it returns from `main`, panics or is killed.
+    fn ends_with_this_process(&self) {
+        let mut watchdog = Command::new("sh")
+            .args(["-c", "read _; kill \"$0\"", &self.pid().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("a shell for the watchdog");
+        // Never closed by hand: the pipe must stay open exactly as long as this process.
+        std::mem::forget(watchdog.stdin.take());
+        // Reaped if it ever ends first (say, a kill by someone else).
+        std::thread::spawn(move || watchdog.wait());
+    }
+
     /// Starts `examples/{framework}_server` as `launch` says.
     pub fn launch(framework: &str, launch: &Launch<'_>) -> Self {
         let binary = examples_dir().join(format!("{framework}_server"));
