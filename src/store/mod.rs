@@ -57,12 +57,12 @@ pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub use records::UserAuthentication;
 #[cfg(feature = "test-util")]
 pub(crate) use records::new_user;
+pub(crate) use records::supported_claims;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, MAX_CLAIMS_BYTES, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens,
     RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
 };
-pub(crate) use records::supported_claims;
 pub use second_factor::SecondFactor;
 pub use sign_on::{
     Consent, ConsentStore, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, MAX_SID_BYTES, UserSession,

@@ -12,8 +12,8 @@ mod claims;
 pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
 pub use authentication::UserAuthentication;
-pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
 pub(crate) use claims::supported_claims;
+pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
 
 use crate::audience::Audience;
 use crate::clock::UnixTime;
