@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 #[path = "demo/chromium.rs"]
 mod chromium;
 mod demo;
+#[path = "demo/openid.rs"]
+mod openid;
 
 use chromium::{
     ChromeDriver, Profile, WAIT, click_to_new_page, open_session, screenshot, text_of, tool,
@@ -359,39 +361,7 @@ async fn wait_for_callback(browser: &Client) -> url::Url {
 /// security policy, nothing else is) posts the code to the redirect URI, with no click. A
 /// listener on the redirect URI's port takes the post.
 async fn form_post(browser: &Client, base: &str) {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:8081")
-        .await
-        .expect("the redirect URI's port, 127.0.0.1:8081, is free for the form post");
-    let received = tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.expect("the form post arrives");
-        let mut request = Vec::new();
-        let mut buffer = [0u8; 4096];
-        // The head, then as many body bytes as it says.
-        loop {
-            let read = stream.read(&mut buffer).await.expect("read the post");
-            assert!(read > 0, "the post ended early");
-            request.extend_from_slice(&buffer[..read]);
-            let text = String::from_utf8_lossy(&request).into_owned();
-            if let Some(end) = text.find("\r\n\r\n") {
-                let length = text[..end]
-                    .lines()
-                    .find_map(|line| {
-                        let (name, value) = line.split_once(':')?;
-                        name.eq_ignore_ascii_case("content-length")
-                            .then(|| value.trim().parse::<usize>().ok())?
-                    })
-                    .unwrap_or(0);
-                if request.len() >= end + 4 + length {
-                    let reply =
-                        "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
-                    let _ = stream.write_all(reply.as_bytes()).await;
-                    return text;
-                }
-            }
-        }
-    });
+    let (_, mut requests) = openid::requests_at("127.0.0.1:8081").await;
     let authorize = format!(
         "{base}/api/oauth/authorize?response_type=code&client_id=plain-client\
          &redirect_uri=http%3A%2F%2F127.0.0.1%3A8081%2Fcallback&state=posted-state\
@@ -401,11 +371,10 @@ async fn form_post(browser: &Client, base: &str) {
         .goto(&authorize)
         .await
         .expect("open the authorize URL");
-    let request = tokio::time::timeout(WAIT, received)
+    let (head, body) = tokio::time::timeout(WAIT, requests.recv())
         .await
         .expect("the page did not post itself to the redirect URI")
         .expect("the listener");
-    let (head, body) = request.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("POST /callback "), "{head}");
     let fields: std::collections::HashMap<String, String> =
         url::form_urlencoded::parse(body.as_bytes())

@@ -6,6 +6,8 @@
 mod demo;
 #[cfg(feature = "dpop")]
 mod dpop_proofs;
+#[path = "demo/openid.rs"]
+mod openid;
 
 use std::collections::HashMap;
 
@@ -13,8 +15,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use demo::Server;
 use demo::http::*;
-use jsonwebtoken::jwk::JwkSet;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::Algorithm;
+use openid::verified;
 use serde_json::Value;
 use sha2::Digest as _;
 
@@ -134,26 +136,6 @@ async fn discovery(framework: &str) {
 
 /// The header and claims of an ID token, after checking its signature against the JWKS at
 /// `base`, its `iss`, its `aud` (the client) and its `exp`.
-async fn verified(base: &str, id_token: &str, client_id: &str) -> (Value, Value) {
-    let jwks: JwkSet = serde_json::from_str(
-        &get(&browser(), &format!("{base}/.well-known/jwks.json"))
-            .await
-            .body,
-    )
-    .expect("a JWKS");
-    let header = jsonwebtoken::decode_header(id_token).expect("a JWS header");
-    let kid = header.kid.clone().expect("a kid");
-    let jwk = jwks.find(&kid).expect("the kid is published");
-    let key = DecodingKey::from_jwk(jwk).expect("a usable key");
-    let mut validation = Validation::new(header.alg);
-    validation.set_issuer(&[base]);
-    validation.set_audience(&[client_id]);
-    validation.set_required_spec_claims(&["iss", "sub", "aud", "exp", "iat"]);
-    let data = jsonwebtoken::decode::<Value>(id_token, &key, &validation).expect("it verifies");
-    let header = serde_json::to_value(&data.header).unwrap();
-    (header, data.claims)
-}
-
 /// `at_hash` of `access_token` for RS256 and ES256 (OIDC Core §3.1.3.6).
 fn sha256_half(value: &str) -> String {
     URL_SAFE_NO_PAD.encode(&sha2::Sha256::digest(value.as_bytes())[..16])
@@ -759,28 +741,12 @@ async fn refreshed_id_token(framework: &str) {
     server.assert_alive_and_calm();
 }
 
-/// The action and hidden inputs of a Form Post Response Mode page.
-fn posted_form(page: &Reply) -> (String, HashMap<String, String>) {
-    assert_eq!(page.status, 200, "{}", page.body);
-    assert_eq!(page.header("cache-control"), Some("no-store"));
-    assert!(page.header("location").is_none());
-    // Its own script runs: the page's policy names it by its hash.
+/// The hidden inputs of a Form Post Response Mode page posting to the callback, whose own
+/// script runs: the page's policy names it by its hash.
+fn posted_form(page: &Reply) -> HashMap<String, String> {
     let policy = page.header("content-security-policy").unwrap_or_default();
     assert!(policy.contains("script-src 'sha256-"), "{policy}");
-    let attribute = |tag: &str, name: &str| -> String {
-        let start = tag.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
-        let end = tag[start..].find('"').unwrap() + start;
-        tag[start..end].replace("&amp;", "&")
-    };
-    let form = page.body.split("<form").nth(1).expect("a form");
-    assert!(form.starts_with(" method=\"post\""), "{}", page.body);
-    let inputs = page
-        .body
-        .split("<input")
-        .skip(1)
-        .map(|tag| (attribute(tag, "name"), attribute(tag, "value")))
-        .collect();
-    (attribute(form, "action"), inputs)
+    posted_to_callback(page)
 }
 
 async fn form_post(framework: &str) {
@@ -814,8 +780,7 @@ async fn form_post(framework: &str) {
     let request_uri = pushed.json()["request_uri"].as_str().unwrap().to_owned();
     let params = [("client_id", PUBLIC), ("request_uri", request_uri.as_str())];
     let page = sign_in_via_authorize(&http, base, &params, ALICE).await;
-    let (action, inputs) = posted_form(&page);
-    assert_eq!(action, CALLBACK);
+    let inputs = posted_form(&page);
     assert_eq!(inputs["state"], "fp");
     assert_eq!(inputs["iss"], *base);
     let tokens = exchange(base, &inputs["code"]).await;
@@ -838,8 +803,7 @@ async fn form_post(framework: &str) {
         ),
     )
     .await;
-    let (action, error) = posted_form(&denied);
-    assert_eq!(action, CALLBACK);
+    let error = posted_form(&denied);
     assert_eq!(error["error"], "invalid_scope");
     assert_eq!(error["state"], "fp2");
     server.assert_alive_and_calm();

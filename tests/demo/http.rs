@@ -304,6 +304,26 @@ pub fn callback_query(reply: &Reply) -> HashMap<String, String> {
     url.query_pairs().into_owned().collect()
 }
 
+/// The hidden inputs of a Form Post Response Mode page that posts to [`CALLBACK`]: a `200`
+/// that redirects nowhere and is not stored (OAuth 2.0 Form Post Response Mode §2).
+#[allow(dead_code, reason = "only the form post tests use it")]
+pub fn posted_to_callback(page: &Reply) -> HashMap<String, String> {
+    assert_eq!(page.status, 200, "a form post page: {}", page.body);
+    assert!(
+        page.location().is_none(),
+        "no redirect: {:?}",
+        page.location()
+    );
+    assert_eq!(page.header("cache-control"), Some("no-store"));
+    let form = HtmlForm::parse(&page.body);
+    assert_eq!(form.action, CALLBACK, "{}", page.body);
+    assert!(form.method.eq_ignore_ascii_case("post"), "{}", page.body);
+    form.inputs
+        .into_iter()
+        .map(|input| (input.name, input.value))
+        .collect()
+}
+
 pub fn assert_tokens(reply: &Reply) -> Value {
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_content_type(reply, "application/json");

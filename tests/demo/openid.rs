@@ -42,25 +42,6 @@ impl Mode {
     }
 }
 
-/// The hidden inputs of a Form Post Response Mode page that posts to [`CALLBACK`]: a `200`
-/// that redirects nowhere and is not stored (OAuth 2.0 Form Post Response Mode §2).
-pub fn posted_to_callback(page: &Reply) -> HashMap<String, String> {
-    assert_eq!(page.status, 200, "a form post page: {}", page.body);
-    assert!(
-        page.location().is_none(),
-        "no redirect: {:?}",
-        page.location()
-    );
-    assert_eq!(page.header("cache-control"), Some("no-store"));
-    let form = HtmlForm::parse(&page.body);
-    assert_eq!(form.action, CALLBACK, "{}", page.body);
-    assert!(form.method.eq_ignore_ascii_case("post"), "{}", page.body);
-    form.inputs
-        .into_iter()
-        .map(|input| (input.name, input.value))
-        .collect()
-}
-
 /// Whether `reply` is the answer to the client (a redirect, or a page posting to it) rather
 /// than a page of the sign-in.
 pub fn is_answer(reply: &Reply) -> bool {
@@ -248,10 +229,30 @@ pub fn assert_error_page(reply: &Reply) {
 /// A loopback HTTP server that answers 200 to every request and hands over each body: a
 /// client's `backchannel_logout_uri` (OIDC Back-Channel Logout 1.0 §2.5).
 pub async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/backchannel", listener.local_addr().unwrap());
+    let (address, mut requests) = requests_at("127.0.0.1:0").await;
     let (sender, bodies) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some((_, body)) = requests.recv().await {
+            let _ = sender.send(body);
+        }
+    });
+    (format!("http://{address}/backchannel"), bodies)
+}
+
+/// An HTTP server on `address` that answers 200 to every request and hands over each one's
+/// head and body, once the body is whole (as its `content-length` says).
+pub async fn requests_at(
+    address: &str,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .unwrap_or_else(|e| panic!("listen on {address}: {e}"));
+    let bound = listener.local_addr().unwrap();
+    let (sender, requests) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             let sender = sender.clone();
@@ -275,7 +276,7 @@ pub async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>
                             })
                             .unwrap_or(0);
                         if body.len() >= length {
-                            let _ = sender.send(body.to_owned());
+                            let _ = sender.send((head.to_owned(), body.to_owned()));
                             break;
                         }
                     }
@@ -286,5 +287,5 @@ pub async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>
             });
         }
     });
-    (url, bodies)
+    (bound, requests)
 }

@@ -139,24 +139,6 @@ async fn relying_party(framework: &str) {
     server.assert_alive_and_calm();
 }
 
-/// The hidden inputs of a Form Post Response Mode page, by name, and where its form posts.
-fn posted_form(page: &Reply) -> (String, std::collections::HashMap<String, String>) {
-    assert_eq!(page.status, 200, "{}", page.body);
-    let attribute = |tag: &str, name: &str| -> String {
-        let start = tag.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
-        let end = tag[start..].find('"').unwrap() + start;
-        tag[start..end].replace("&amp;", "&")
-    };
-    let form = page.body.split("<form").nth(1).expect("a form");
-    let inputs = page
-        .body
-        .split("<input")
-        .skip(1)
-        .map(|tag| (attribute(tag, "name"), attribute(tag, "value")))
-        .collect();
-    (attribute(form, "action"), inputs)
-}
-
 async fn form_post_and_claims(framework: &str) {
     let server = Server::start(framework);
     let base = &server.base;
@@ -188,8 +170,7 @@ async fn form_post_and_claims(framework: &str) {
         .url();
     let page = get(&http, url.as_str()).await;
     let answer = sign_in(&http, base, &sign_in_form(&page), ALICE).await;
-    let (action, posted) = posted_form(&answer);
-    assert_eq!(action, CALLBACK);
+    let posted = posted_to_callback(&answer);
     assert_eq!(&posted["state"], state.secret());
     let tokens = client
         .exchange_code(AuthorizationCode::new(posted["code"].clone()))
