@@ -16,7 +16,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use demo::Server;
 use demo::http::*;
 use jsonwebtoken::Algorithm;
-use openid::verified;
+use openid::{discovery as discovery_document, verified};
 use serde_json::Value;
 use sha2::Digest as _;
 
@@ -43,17 +43,6 @@ each_framework! {
 }
 
 const PUBLIC: &str = "public-client";
-
-async fn discovery_document(base: &str) -> Value {
-    let reply = get(
-        &browser(),
-        &format!("{base}/.well-known/openid-configuration"),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_content_type(&reply, "application/json");
-    reply.json()
-}
 
 async fn discovery(framework: &str) {
     let server = Server::start(framework);
