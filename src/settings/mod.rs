@@ -18,6 +18,7 @@ pub use crate::registration::{
     DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
 };
 pub use crate::signing::SigningAlgorithm;
+pub use crate::subject::{PairwiseSecret, PairwiseSecretError};
 pub use crate::throttle::SignInThrottle;
 pub use crate::usernames::{MAX_USERNAME_BYTES, Usernames};
 pub use acr::AcrLevels;
