@@ -333,6 +333,10 @@ pub(crate) struct ClientMetadata {
     pub(crate) backchannel_logout_uri: Option<String>,
     /// OIDC Registration §2 `application_type`, when the client sent one.
     pub(crate) application_type: Option<ApplicationType>,
+    /// OIDC Registration §2 `subject_type: pairwise` (else `public`, the default).
+    pub(crate) pairwise: bool,
+    /// OIDC Registration §2 `sector_identifier_uri`, as sent.
+    pub(crate) sector_identifier_uri: Option<String>,
 }
 
 /// OIDC Registration §2 `application_type`.

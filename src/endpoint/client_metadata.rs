@@ -45,6 +45,8 @@ struct Document {
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
     application_type: Option<Value>,
+    subject_type: Option<Value>,
+    sector_identifier_uri: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -161,7 +163,22 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
             }
         },
     };
+    let pairwise = match document.subject_type.as_ref().map(Value::as_str) {
+        None | Some(Some("public")) => false,
+        Some(Some("pairwise")) => true,
+        Some(_) => {
+            return Err(OAuthError::invalid_client_metadata(
+                "subject_type must be public or pairwise (OIDC Registration section 2)",
+            ));
+        }
+    };
+    let sector_identifier_uri = document
+        .sector_identifier_uri
+        .map(|v| string(v, "sector_identifier_uri", max_param))
+        .transpose()?;
     Ok(ClientMetadata {
+        pairwise,
+        sector_identifier_uri,
         application_type,
         id_token_alg,
         post_logout_redirect_uris,
@@ -365,6 +382,9 @@ mod tests {
             "{\"scope\":[\"profile\"]}",
             "{\"scope\":\"bad\\\"scope\"}",
             "{\"client_name\":\"a\\u0000b\"}",
+            "{\"subject_type\":\"secret\"}",
+            "{\"subject_type\":[\"pairwise\"]}",
+            "{\"sector_identifier_uri\":1}",
             "{\"scope\":\"a\",\"scope\":\"b\"}",
         ] {
             assert_eq!(code(body), "invalid_client_metadata", "{body}");

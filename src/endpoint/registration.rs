@@ -202,6 +202,11 @@ struct Information<'a> {
     backchannel_logout_uri: Option<&'a str>,
     /// OIDC Registration §2: `web` or `native`.
     application_type: &'static str,
+    /// OIDC Registration §2: `public` or `pairwise`.
+    subject_type: &'static str,
+    /// OIDC Registration §2, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sector_identifier_uri: Option<&'a str>,
 }
 
 fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -255,6 +260,11 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         } else {
             "web"
         },
+        subject_type: match client.pairwise_sector() {
+            Some(_) => "pairwise",
+            None => "public",
+        },
+        sector_identifier_uri: client.sector_identifier_uri(),
     };
     render::json(status, &body)
 }
