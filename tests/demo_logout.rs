@@ -12,7 +12,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use demo::Server;
 use demo::http::*;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 each_framework! {
     a_logout_with_an_id_token_hint_ends_single_sign_on_and_returns_to_the_client => hinted;
@@ -192,48 +191,6 @@ async fn confirmed(framework: &str) {
         assert!(reply.location().is_none());
     }
     server.assert_alive_and_calm();
-}
-
-/// A loopback HTTP server that answers 200 to every request and hands over each body.
-async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/backchannel", listener.local_addr().unwrap());
-    let (sender, bodies) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let sender = sender.clone();
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buffer = [0u8; 4096];
-                loop {
-                    let read = stream.read(&mut buffer).await.unwrap_or(0);
-                    if read == 0 {
-                        break;
-                    }
-                    request.extend_from_slice(&buffer[..read]);
-                    let text = String::from_utf8_lossy(&request);
-                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                        let length = head
-                            .lines()
-                            .find_map(|l| {
-                                let (name, value) = l.split_once(':')?;
-                                name.eq_ignore_ascii_case("content-length")
-                                    .then(|| value.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if body.len() >= length {
-                            let _ = sender.send(body.to_owned());
-                            break;
-                        }
-                    }
-                }
-                let _ = stream
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                    .await;
-            });
-        }
-    });
-    (url, bodies)
 }
 
 async fn back_channel(framework: &str) {

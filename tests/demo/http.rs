@@ -7,6 +7,7 @@ use http::HeaderMap;
 use http::header::{CONTENT_TYPE, LOCATION};
 use reqwest::redirect::Policy;
 use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const CALLBACK: &str = "http://127.0.0.1:8081/callback";
 pub const DEMO: (&str, &str) = ("demo-client", "demo-secret");
@@ -461,4 +462,47 @@ pub fn attribute(tag: &str, name: &str) -> Option<String> {
             .replace("&gt;", ">")
             .replace("&amp;", "&"),
     )
+}
+
+/// A loopback HTTP server that answers 200 to every request and hands over each body: where a
+/// demo posts back-channel logout tokens (under `--fetch-allow-loopback 1`).
+#[allow(dead_code, reason = "not every test binary receives posts")]
+pub async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/backchannel", listener.local_addr().unwrap());
+    let (sender, bodies) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let sender = sender.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 4096];
+                loop {
+                    let read = stream.read(&mut buffer).await.unwrap_or(0);
+                    if read == 0 {
+                        break;
+                    }
+                    request.extend_from_slice(&buffer[..read]);
+                    let text = String::from_utf8_lossy(&request);
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                let (name, value) = l.split_once(':')?;
+                                name.eq_ignore_ascii_case("content-length")
+                                    .then(|| value.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            let _ = sender.send(body.to_owned());
+                            break;
+                        }
+                    }
+                }
+                let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                let _ = stream.write_all(ok).await;
+            });
+        }
+    });
+    (url, bodies)
 }
