@@ -398,4 +398,28 @@ async fn a_client_registered_under_a_good_sector_document_shares_its_sectors_sub
     assert_eq!(sub_for(&f, "sector-app", &f.alice).await, sub);
     let public = register(&f, json!({})).await;
     assert_eq!(json(&public)["subject_type"], "public");
+
+    // An update (RFC 7592) fetches the document again: one that no longer lists a redirect
+    // URI refuses it.
+    net.serve(SECTOR_URI, &json!([REDIRECT]));
+    let update = json!({
+        "client_id": client_id,
+        "token_endpoint_auth_method": "none",
+        "subject_type": "pairwise",
+        "sector_identifier_uri": SECTOR_URI,
+        "redirect_uris": [REDIRECT, OTHER_REDIRECT],
+    });
+    let token = registered["registration_access_token"].as_str().unwrap();
+    let request = Request::put(format!("/api/oauth/register/{client_id}"))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(update.to_string())
+        .unwrap();
+    let refused = f.server.client_configuration(&request).await;
+    assert_error(&refused, 400, "invalid_client_metadata");
+    assert!(
+        refused.body().contains("every redirect URI"),
+        "{}",
+        refused.body()
+    );
 }
