@@ -1,14 +1,18 @@
 //! Registered clients (RFC 6749 §2): identity, credentials verifier, redirect URIs, agreed
 //! grants and scopes.
 
+use std::borrow::Cow;
+
 use crate::audience::canonical;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 pub use crate::error::{ClientError, SecretRotationError};
 pub use crate::id::ClientId;
+use crate::id::UserId;
 use crate::scope::Scope;
 pub use crate::secret::ClientSecret;
 use crate::secret::SecretDigest;
+use crate::subject::PairwiseSecret;
 
 mod builder;
 pub(crate) mod keys;
@@ -352,6 +356,33 @@ impl Client {
     /// Registration §2) rather than a web one.
     pub fn is_native_application(&self) -> bool {
         self.openid.native
+    }
+
+    /// The sector of a client with pairwise subject identifiers (`subject_type: pairwise`,
+    /// OIDC Core §8.1): the host its `sub` values are computed for, shared by every client of
+    /// that sector. `None`: public subjects, the user id.
+    pub fn pairwise_sector(&self) -> Option<&str> {
+        self.openid.sector.as_deref()
+    }
+
+    /// The `sector_identifier_uri` it registered (OIDC Registration §2), whose host is its
+    /// sector.
+    pub fn sector_identifier_uri(&self) -> Option<&str> {
+        self.openid.sector_identifier_uri.as_deref()
+    }
+
+    /// The `sub` this client knows `user` by (OIDC Core §8): the user id for a public client;
+    /// for a pairwise one, the value of its sector under `secret`, and `None` without one
+    /// (never the user id in its place, which would tie the client's users to every other's).
+    pub(crate) fn subject_for<'u>(
+        &self,
+        user: &'u UserId,
+        secret: Option<&PairwiseSecret>,
+    ) -> Option<Cow<'u, str>> {
+        match self.pairwise_sector() {
+            None => Some(Cow::Borrowed(user.as_str())),
+            Some(sector) => Some(Cow::Owned(secret?.subject(sector, user))),
+        }
     }
 
     /// Its OpenID Connect members, as stores keep them.

@@ -98,6 +98,8 @@ pub(crate) struct Documents {
     outbound: Arc<dyn Outbound>,
     /// The scope such clients may ask for.
     scope: String,
+    /// Whether pairwise subjects are offered (a pairwise secret is set).
+    pairwise: bool,
     state: Mutex<State>,
 }
 
@@ -124,11 +126,12 @@ pub(crate) fn is_document_id(client_id: &str) -> bool {
 
 impl Documents {
     /// Documents as `settings` say, fetched through `outbound`; clients may ask for `scope`
-    /// unless the settings name theirs.
+    /// unless the settings name theirs, and for pairwise subjects when `pairwise`.
     pub(crate) fn new(
         settings: ClientIdDocuments,
         outbound: Arc<dyn Outbound>,
         scope: String,
+        pairwise: bool,
     ) -> Self {
         let capacity =
             std::num::NonZeroUsize::new(settings.capacity).unwrap_or(std::num::NonZeroUsize::MIN);
@@ -139,6 +142,7 @@ impl Documents {
             settings,
             outbound,
             scope,
+            pairwise,
             state: Mutex::new(State {
                 cache: LruCache::new(capacity),
                 failures: LruCache::new(failures),
@@ -222,7 +226,7 @@ impl Documents {
         })?;
         let document: Map<String, Value> =
             serde_json::from_slice(&fetched.body).map_err(|_| DocumentError::NotJson)?;
-        let client = read_document(url, host, &document, &self.scope)?;
+        let client = read_document(url, host, &document, &self.scope, self.pairwise)?;
         Ok((Arc::new(client), keep_for(fetched.cache_control.as_deref())))
     }
 }
@@ -372,11 +376,14 @@ fn keep_for(cache_control: Option<&str>) -> Duration {
 /// The client `document` (fetched from `url`, on `host`) describes, if it keeps the draft's
 /// rules (§4): its `client_id` is `url`; `redirect_uris` are `https` or loopback `http`;
 /// `token_endpoint_auth_method` is `none` or `private_key_jwt` with `jwks`; no secret.
+/// `subject_type: pairwise` (when `pairwise` subjects are offered) puts it in the sector of the
+/// document's host ([`pairwise_sector`]).
 fn read_document(
     url: &str,
     host: &str,
     document: &Map<String, Value>,
     scope: &str,
+    pairwise: bool,
 ) -> Result<Client, DocumentError> {
     let invalid = DocumentError::Invalid;
     if document.get("client_id").and_then(Value::as_str) != Some(url) {
@@ -478,9 +485,38 @@ fn read_document(
     for uri in redirect_uris {
         builder = builder.redirect_uri(uri);
     }
+    if let Some(sector) = pairwise_sector(document, host, pairwise)? {
+        builder = builder.pairwise_subjects(sector);
+    }
     builder
         .build()
         .map_err(|_| invalid("it does not describe a valid client"))
+}
+
+/// The sector of a document asking for `subject_type: pairwise` (OIDC Core §8.1): the host of
+/// the document's URL. The document is the client's list of its redirect URIs, fetched over
+/// `https` from a host its owner controls: what a `sector_identifier_uri` is, so it is not
+/// taken beside it (a second fetch per document for no more assurance). `None` for public.
+fn pairwise_sector(
+    document: &Map<String, Value>,
+    host: &str,
+    pairwise: bool,
+) -> Result<Option<String>, DocumentError> {
+    let invalid = DocumentError::Invalid;
+    if document.contains_key("sector_identifier_uri") {
+        return Err(invalid(
+            "sector_identifier_uri is not taken: a document's sector is its own host",
+        ));
+    }
+    match document.get("subject_type") {
+        None => Ok(None),
+        Some(Value::String(kind)) if kind == "public" => Ok(None),
+        Some(Value::String(kind)) if kind == "pairwise" && pairwise => Ok(Some(host.to_owned())),
+        Some(Value::String(kind)) if kind == "pairwise" => Err(invalid(
+            "subject_type pairwise is not offered by this server",
+        )),
+        Some(_) => Err(invalid("subject_type must be public or pairwise")),
+    }
 }
 
 /// The server's clients: those the stores keep, and with documents on, those whose id is a
@@ -530,6 +566,30 @@ mod tests {
         }
         let long = format!("https://app.example/{}", "a".repeat(2100));
         assert!(check_url(&long).is_err());
+    }
+
+    #[test]
+    fn a_pairwise_documents_sector_is_its_own_host() {
+        let document = |members: Value| match members {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        let sector = |members, offered| pairwise_sector(&document(members), "app.example", offered);
+        assert_eq!(sector(serde_json::json!({}), true), Ok(None));
+        let public = serde_json::json!({"subject_type": "public"});
+        assert_eq!(sector(public, true), Ok(None));
+        let pairwise = || serde_json::json!({"subject_type": "pairwise"});
+        assert_eq!(sector(pairwise(), true), Ok(Some("app.example".to_owned())));
+        let refused = sector(pairwise(), false).unwrap_err().to_string();
+        assert!(refused.contains("not offered"), "{refused}");
+        let unknown = serde_json::json!({"subject_type": "secret"});
+        assert!(sector(unknown, true).is_err());
+        let with_uri = serde_json::json!({
+            "subject_type": "pairwise",
+            "sector_identifier_uri": "https://other.example/uris.json",
+        });
+        let refused = sector(with_uri, true).unwrap_err().to_string();
+        assert!(refused.contains("sector_identifier_uri"), "{refused}");
     }
 
     #[test]

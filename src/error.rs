@@ -363,6 +363,10 @@ pub enum ClientError {
     /// `https` URL without a fragment (RFC 7591 §2).
     #[error("the client's keys must be a JWK Set of public keys or an https jwks_uri")]
     InvalidKeys,
+    /// A pairwise client's sector is not a host name: printable ASCII without `/` or spaces,
+    /// at most 255 bytes (OIDC Core §8.1).
+    #[error("a pairwise client's sector must be a host name")]
+    InvalidSector,
     /// A stored verifier is neither `sha256:` nor an Argon2id PHC string.
     #[error("the stored secret verifier is malformed")]
     MalformedVerifier,

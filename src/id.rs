@@ -78,7 +78,8 @@ macro_rules! text_id {
 }
 
 text_id!(
-    /// A user account's stable identifier (the `sub` of its tokens). Not a secret. Held inline
+    /// A user account's stable identifier (the `sub` of its tokens, but for pairwise clients'
+    /// ID tokens and userinfo). Not a secret. Held inline
     /// up to 23 bytes, as [`ClientId`](crate::client::ClientId) is.
     UserId,
     "An id as the host's user store knows it."

@@ -154,6 +154,7 @@ mod signing;
 pub mod sql;
 mod step_up;
 pub mod store;
+mod subject;
 mod throttle;
 mod token_format;
 mod usernames;

@@ -58,7 +58,8 @@ pub(crate) struct OpenIdRequest {
     #[serde(skip)]
     pub(crate) id_token_hint: Option<String>,
     /// The `sub` of a verified `id_token_hint`: only that user's signed-in browser answers
-    /// without a sign-in (OIDC Core §3.1.2.1).
+    /// without a sign-in (OIDC Core §3.1.2.1). It is the `sub` the client knows the user by,
+    /// pairwise or public: compared with the session's user's, never looked up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) hinted_sub: Option<String>,
     /// The claims the `claims` parameter names for the ID token and for userinfo (§5.5).

@@ -25,6 +25,11 @@ pub const MAX_REDIRECT_URIS: usize = 10;
 /// At most this many bytes of `client_name`.
 pub const MAX_CLIENT_NAME_BYTES: usize = 200;
 
+/// At most this many bytes of a `sector_identifier_uri`'s document (OIDC Registration §5),
+/// fetched once per registration or update that names one, within 5 seconds, through the
+/// outbound seam; a longer one is refused (`invalid_client_metadata`).
+pub const MAX_SECTOR_DOCUMENT_BYTES: usize = 16 * 1024;
+
 /// How long a self-registered client's previous secret keeps working after it asked for a new
 /// one, by default ([`RegistrationPolicy::secret_rotation_overlap`]): a day, time for every
 /// deployment of a client to pick the new secret up.
@@ -137,7 +142,9 @@ impl RegistrationPolicy {
     /// every node sharing it shares the limit. Past it, registration answers `429 Too Many
     /// Requests` with `Retry-After` until the window ends. It bounds how fast anonymous callers
     /// can make the server keep clients, not who gets the slots: a host that wants a
-    /// per-caller limit puts one in front (it sees the peer address; grantor does not).
+    /// per-caller limit puts one in front (it sees the peer address; grantor does not). An
+    /// update (RFC 7592) naming a `sector_identifier_uri` counts too, before its document is
+    /// fetched, so the limit also bounds how often anyone makes the server fetch one.
     pub fn rate_limit(mut self, max: u32, window: Duration) -> Self {
         self.max_registrations = max.max(1);
         self.window = window.max(Duration::from_secs(1));

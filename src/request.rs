@@ -337,6 +337,10 @@ pub(crate) struct ClientMetadata {
     pub(crate) default_max_age: Option<u64>,
     /// OIDC Registration §2 `require_auth_time`.
     pub(crate) require_auth_time: bool,
+    /// OIDC Registration §2 `subject_type: pairwise` (else `public`, the default).
+    pub(crate) pairwise: bool,
+    /// OIDC Registration §2 `sector_identifier_uri`, as sent.
+    pub(crate) sector_identifier_uri: Option<String>,
 }
 
 /// OIDC Registration §2 `application_type`.

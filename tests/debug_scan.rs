@@ -119,4 +119,12 @@ async fn no_public_value_shows_a_secret_in_debug() {
 
     let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     assert_hidden(&secrets, &shown);
+
+    // The pairwise secret, alone and inside the OpenID Connect settings: none of its bytes
+    // (238 each), in any form.
+    let pairwise = PairwiseSecret::from_bytes([238; 32]);
+    let openid = OpenIdConnect::default().pairwise_secret(pairwise.clone());
+    for text in both(&pairwise).iter().chain(&both(&openid)) {
+        assert!(!text.contains("238") && !text.contains("7u7u"), "{text}");
+    }
 }

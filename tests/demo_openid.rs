@@ -16,7 +16,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use demo::Server;
 use demo::http::*;
 use jsonwebtoken::Algorithm;
-use openid::{discovery as discovery_document, verified};
+use openid::{discovery as discovery_document, receiver, verified};
 use serde_json::Value;
 use sha2::Digest as _;
 
@@ -32,6 +32,7 @@ each_framework! {
     a_refresh_of_an_openid_grant_answers_an_id_token_of_the_same_sign_in => refreshed_id_token;
     form_post_answers_a_page_that_posts_the_response_itself => form_post;
     the_claims_parameter_releases_what_it_names_in_the_id_token_and_at_userinfo => claims_parameter;
+    a_pairwise_client_knows_alice_by_a_sub_of_its_own_everywhere_it_sees_her => pairwise;
 }
 
 #[cfg(feature = "dpop")]
@@ -74,7 +75,10 @@ async fn discovery(framework: &str) {
     assert_eq!(document["request_uri_parameter_supported"], false);
     assert!(strings(&document["id_token_signing_alg_values_supported"]).contains(&"RS256".into()));
     assert!(!strings(&document["id_token_signing_alg_values_supported"]).contains(&"none".into()));
-    assert_eq!(strings(&document["subject_types_supported"]), ["public"]);
+    assert_eq!(
+        strings(&document["subject_types_supported"]),
+        ["public", "pairwise"]
+    );
     for response_type in ["code", "id_token", "id_token token"] {
         assert!(
             strings(&document["response_types_supported"]).contains(&response_type.into()),
@@ -869,5 +873,92 @@ async fn claims_parameter(framework: &str) {
         assert_eq!(query["error"], "invalid_request", "{bad}: {query:?}");
         assert_eq!(query["state"], "c2");
     }
+    server.assert_alive_and_calm();
+}
+
+/// OIDC Core §8.1: a client registered `subject_type: pairwise` gets a `sub` for Alice that is
+/// not her public one, the same in its ID token, userinfo and back-channel logout token, and
+/// its ID token as a hint proves a logout; the resource server still sees her id.
+async fn pairwise(framework: &str) {
+    let server = Server::start_with_args(framework, "memory", &["--fetch-allow-loopback", "1"]);
+    let base = &server.base;
+    let public_tokens = exchange(base, &public_code(base, "openid", "n-public").await).await;
+    let public_id_token = public_tokens["id_token"].as_str().unwrap();
+    let public_sub = verified(base, public_id_token, PUBLIC).await.1["sub"].clone();
+    assert!(public_sub.is_string(), "{public_sub}");
+
+    let (backchannel, mut bodies) = receiver().await;
+    let registered = register(
+        base,
+        &serde_json::json!({
+            "redirect_uris": [CALLBACK],
+            "token_endpoint_auth_method": "none",
+            "subject_type": "pairwise",
+            "backchannel_logout_uri": backchannel,
+            "client_name": "A pairwise relying party",
+        }),
+    )
+    .await;
+    assert_eq!(registered["subject_type"], "pairwise");
+    let client_id = registered["client_id"].as_str().unwrap();
+    let http = browser();
+    let params = [
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("nonce", "n-pairwise"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
+    let code = callback_query(&decide(&http, base, &approval, "approve").await)["code"].clone();
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", client_id),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    let tokens = assert_tokens(&reply);
+    let id_token = tokens["id_token"].as_str().unwrap();
+    let sub = verified(base, id_token, client_id).await.1["sub"].clone();
+    assert!(sub.is_string(), "{sub}");
+    assert_ne!(sub, public_sub, "not Alice's public sub");
+    let info = userinfo_get(base, access_token(&tokens)).await;
+    assert_eq!(info.status, 200, "{}", info.body);
+    assert_eq!(info.json()["sub"], sub);
+    // Access tokens are for resource servers: the demo API sees Alice's own id.
+    let profile = me(base, Some(access_token(&tokens))).await;
+    assert_eq!(profile.json()["sub"], public_sub);
+
+    // Her pairwise ID token proves the logout at once; the logout token names her so too.
+    let logout = get(
+        &http,
+        &format!(
+            "{base}/api/oauth/logout?{}",
+            form(&[("id_token_hint", id_token)])
+        ),
+    )
+    .await;
+    assert_eq!(logout.status, 200, "the logged-out page: {}", logout.body);
+    assert!(!logout.body.contains("name=\"csrf\""), "{}", logout.body);
+    let body = tokio::time::timeout(std::time::Duration::from_secs(5), bodies.recv())
+        .await
+        .expect("a logout token within 5 s")
+        .expect("a body");
+    let pairs: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes())
+        .into_owned()
+        .collect();
+    let logout_token = pairs["logout_token"].split('.').nth(1).expect("a JWS");
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(logout_token).unwrap())
+        .expect("JSON claims");
+    assert_eq!(claims["sub"], sub);
+    assert_eq!(claims["aud"], client_id);
     server.assert_alive_and_calm();
 }

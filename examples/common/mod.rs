@@ -127,7 +127,8 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
 }
 
 /// OpenID Connect as CONTRACT.md part 3 has it: ID tokens (RS256 unless a client registered
-/// ES256 or EdDSA), userinfo and the discovery document.
+/// ES256 or EdDSA), userinfo and the discovery document, and pairwise subjects for the clients
+/// that register `subject_type: pairwise` (under `GRANTOR_PAIRWISE_SECRET`).
 /// With feature `outbound`, back-channel logout tokens are posted to clients (loopback allowed
 /// only under `--fetch-allow-loopback 1`, for tests; `--fetch-ca-file` only adds a trusted
 /// root).
@@ -136,8 +137,9 @@ fn openid_connect(
     builder: AuthorizationServerBuilder,
     settings: &Settings,
 ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
-    let builder = builder.openid_connect(grantor::settings::OpenIdConnect::default());
-    outbound(builder, settings)
+    let openid = grantor::settings::OpenIdConnect::default()
+        .pairwise_secret(settings.pairwise_secret.clone());
+    outbound(builder.openid_connect(openid), settings)
 }
 
 #[cfg(not(feature = "oidc"))]

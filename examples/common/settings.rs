@@ -28,7 +28,15 @@ pub struct Settings {
     /// `--client-id-metadata-documents on|off` (default on): an `https` URL as `client_id`
     /// names a document fetched from it.
     pub client_id_metadata_documents: bool,
+    /// `GRANTOR_PAIRWISE_SECRET` (environment only, 32 bytes in base64): the key of pairwise
+    /// subject identifiers; without it, [`DEMO_PAIRWISE_SECRET`], which is no secret.
+    pub pairwise_secret: grantor::settings::PairwiseSecret,
 }
+
+/// The demo's pairwise secret when `GRANTOR_PAIRWISE_SECRET` is not set: fixed, so pairwise
+/// `sub` values survive a restart of the demo, and public in this source, so never for a
+/// deployment (anyone could compute its clients' subjects).
+pub const DEMO_PAIRWISE_SECRET: [u8; 32] = *b"grantor-demo-pairwise-subjects!!";
 
 /// The demo's store: `--store memory|sqlite:PATH|postgres:URL` (`GRANTOR_STORE`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,7 +160,8 @@ impl Settings {
                                 GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
                                 GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE,\n\
                                 GRANTOR_CLIENT_ID_METADATA_DOCUMENTS;\n\
-                                GRANTOR_KEY_ENCRYPTION_KEY, environment only)"
+                                GRANTOR_KEY_ENCRYPTION_KEY and GRANTOR_PAIRWISE_SECRET,\n\
+                                environment only, each 32 bytes in base64)"
                             .to_owned(),
                     );
                 }
@@ -219,6 +228,12 @@ impl Settings {
             ),
             Err(_) => None,
         };
+        // A secret, so never a flag (`ps` shows a process's arguments to every user).
+        let pairwise_secret = match std::env::var("GRANTOR_PAIRWISE_SECRET") {
+            Ok(encoded) => grantor::settings::PairwiseSecret::from_base64(&encoded)
+                .map_err(|e| format!("GRANTOR_PAIRWISE_SECRET: {e}"))?,
+            Err(_) => grantor::settings::PairwiseSecret::from_bytes(DEMO_PAIRWISE_SECRET),
+        };
         let store = match store {
             Some(spec) => StoreChoice::parse(&spec)?,
             None => StoreChoice::default_for(addr),
@@ -237,6 +252,7 @@ impl Settings {
             fetch_allow_loopback,
             fetch_ca_file,
             client_id_metadata_documents,
+            pairwise_secret,
         })
     }
 }

@@ -204,8 +204,13 @@ impl AuthorizationServerBuilder {
                     .as_ref()
                     .map(|policy| policy.allowed_scope().as_str().to_owned())
                     .unwrap_or_default();
-                let documents =
-                    crate::client_documents::Documents::new(settings, Arc::clone(outbound), scope);
+                let pairwise = (config.openid.as_ref()).is_some_and(|o| o.offers_pairwise());
+                let documents = crate::client_documents::Documents::new(
+                    settings,
+                    Arc::clone(outbound),
+                    scope,
+                    pairwise,
+                );
                 Some(Arc::new(documents))
             }
         };

@@ -218,6 +218,23 @@ impl ClientBuilder {
         self
     }
 
+    /// Gives the client pairwise subject identifiers (`subject_type: pairwise`, OIDC Core
+    /// §8.1) in `sector`: the host name of its redirect URIs (or of the `sector_identifier_uri`
+    /// its owner keeps), compared without case. Every client of one sector knows a user by the
+    /// same `sub`, and no client of another sector does. Needs the server's
+    /// [pairwise secret](crate::settings::OpenIdConnect::pairwise_secret). Default: public
+    /// subjects, the user id.
+    pub fn pairwise_subjects(mut self, sector: impl Into<String>) -> Self {
+        self.openid.sector = Some(sector.into());
+        self
+    }
+
+    /// The `sector_identifier_uri` a registration read the sector from, if any.
+    pub(crate) fn sector_identifier_uri(mut self, uri: Option<String>) -> Self {
+        self.openid.sector_identifier_uri = uri;
+        self
+    }
+
     /// A client read from a client ID metadata document.
     pub(crate) fn read_from_document(mut self) -> Self {
         self.from_document = true;
@@ -281,6 +298,13 @@ impl ClientBuilder {
         for audience in self.audiences.iter().chain(&self.resources) {
             check_audience(audience)?;
         }
+        let mut openid = self.openid;
+        if let Some(sector) = &mut openid.sector {
+            sector.make_ascii_lowercase();
+            if !crate::subject::is_sector(sector) {
+                return Err(ClientError::InvalidSector);
+            }
+        }
         Ok(Client {
             name: self.name.unwrap_or_else(|| self.id.clone()),
             id,
@@ -297,7 +321,7 @@ impl ClientBuilder {
             par_required: self.par_required,
             retiring: self.retiring,
             keys: self.keys,
-            openid: self.openid,
+            openid,
             tier: if self.from_document {
                 ClientTier::MetadataDocument
             } else if self.registration_access_token.is_some() {

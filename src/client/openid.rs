@@ -40,6 +40,13 @@ pub(crate) struct OpenIdClient {
     /// grantor's always do; kept to be answered back.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) require_auth_time: bool,
+    /// `subject_type: pairwise` (OIDC Core §8.1): the sector its users' `sub` is computed
+    /// for; `None`: public subjects, the user id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sector: Option<String>,
+    /// `sector_identifier_uri` (OIDC Registration §2, §5), when the sector was read from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sector_identifier_uri: Option<String>,
 }
 
 #[cfg_attr(
@@ -112,6 +119,15 @@ mod tests {
         assert_eq!(
             OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#),
             None
+        );
+        let pairwise = OpenIdClient {
+            sector: Some("app.example".into()),
+            sector_identifier_uri: Some("https://app.example/sector.json".into()),
+            ..OpenIdClient::default()
+        };
+        assert_eq!(
+            OpenIdClient::from_stored(&pairwise.to_stored().unwrap()),
+            Some(pairwise)
         );
     }
 }

@@ -47,6 +47,8 @@ struct Document {
     application_type: Option<Value>,
     default_max_age: Option<Value>,
     require_auth_time: Option<Value>,
+    subject_type: Option<Value>,
+    sector_identifier_uri: Option<Value>,
 }
 
 /// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
@@ -177,7 +179,22 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         document.require_auth_time,
         "require_auth_time must be a boolean (OIDC Registration section 2)",
     )?;
+    let pairwise = match document.subject_type.as_ref().map(Value::as_str) {
+        None | Some(Some("public")) => false,
+        Some(Some("pairwise")) => true,
+        Some(_) => {
+            return Err(OAuthError::invalid_client_metadata(
+                "subject_type must be public or pairwise (OIDC Registration section 2)",
+            ));
+        }
+    };
+    let sector_identifier_uri = document
+        .sector_identifier_uri
+        .map(|v| string(v, "sector_identifier_uri", max_param))
+        .transpose()?;
     Ok(ClientMetadata {
+        pairwise,
+        sector_identifier_uri,
         application_type,
         default_max_age,
         require_auth_time,
@@ -383,6 +400,9 @@ mod tests {
             "{\"scope\":[\"profile\"]}",
             "{\"scope\":\"bad\\\"scope\"}",
             "{\"client_name\":\"a\\u0000b\"}",
+            "{\"subject_type\":\"secret\"}",
+            "{\"subject_type\":[\"pairwise\"]}",
+            "{\"sector_identifier_uri\":1}",
             "{\"scope\":\"a\",\"scope\":\"b\"}",
         ] {
             assert_eq!(code(body), "invalid_client_metadata", "{body}");

@@ -185,7 +185,12 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         end_session_endpoint: url(&paths.end_session),
         backchannel_logout_supported: config.backchannel_logout,
         backchannel_logout_session_supported: config.backchannel_logout,
-        subject_types_supported: &["public"],
+        // OIDC Core §8.1: pairwise only under a secret every node shares.
+        subject_types_supported: if openid.offers_pairwise() {
+            &["public", "pairwise"]
+        } else {
+            &["public"]
+        },
         id_token_signing_alg_values_supported: SigningAlgorithm::ALL
             .iter()
             .map(|alg| alg.as_str())

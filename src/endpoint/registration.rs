@@ -208,6 +208,11 @@ struct Information<'a> {
     /// OIDC Registration §2, when the client registered it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     require_auth_time: bool,
+    /// OIDC Registration §2: `public` or `pairwise`.
+    subject_type: &'static str,
+    /// OIDC Registration §2, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sector_identifier_uri: Option<&'a str>,
 }
 
 fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -263,6 +268,11 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         },
         default_max_age: client.default_max_age(),
         require_auth_time: client.requires_auth_time(),
+        subject_type: match client.pairwise_sector() {
+            Some(_) => "pairwise",
+            None => "public",
+        },
+        sector_identifier_uri: client.sector_identifier_uri(),
     };
     render::json(status, &body)
 }

@@ -10,13 +10,16 @@ use super::{Wire, form, is_form_content_type, render};
 use crate::error::OAuthError;
 use crate::grant::id_token::IdTokens;
 use crate::grant::userinfo;
+use crate::memory::ClientSeam;
 use crate::scope::Scope;
 use crate::store::UserStore;
 
-/// What userinfo needs: the token checks, the accounts and the claim settings.
+/// What userinfo needs: the token checks, the accounts, the clients (whose `sub` it answers)
+/// and the claim settings.
 pub(crate) struct UserInfo<'a> {
     pub(crate) validation: Validation<'a>,
     pub(crate) users: &'a dyn UserStore,
+    pub(crate) clients: ClientSeam<'a>,
     pub(crate) id_tokens: IdTokens<'a>,
 }
 
@@ -56,7 +59,7 @@ pub(crate) async fn userinfo<B: AsRef<[u8]>>(
         Ok(grant) => grant,
         Err(refusal) => return refusal.into_response(),
     };
-    match userinfo::claims(info.id_tokens, info.users, &grant).await {
+    match userinfo::claims(info.id_tokens, info.users, info.clients, &grant).await {
         Ok(Some(claims)) => render::json(StatusCode::OK, &claims),
         Ok(None) => bearer::not_a_users_token(wire).into_response(),
         Err(error) => wire.error(&error),

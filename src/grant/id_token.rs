@@ -1,11 +1,13 @@
 //! ID tokens (OpenID Connect Core §2): what the code's exchange and the implicit grant add to
 //! their answer for an OpenID Connect request, signed with the client's algorithm.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::client::Client;
 use crate::clock::UnixTime;
-use crate::error::OAuthError;
+use crate::error::{ErrorCode, OAuthError};
 use crate::oidc::{ID_TOKEN_TYP, IdTokenClaims, IdTokenSigner, OPENID, half_hash};
 use crate::scope::Scope;
 use crate::settings::OpenIdConnect;
@@ -48,6 +50,35 @@ impl IdTokens<'_> {
             .unwrap_or(SigningAlgorithm::RS256)
     }
 
+    /// The `sub` `client` knows `user` by (OIDC Core §8): every `sub` grantor writes for a
+    /// client (ID tokens, userinfo, logout tokens) comes from here. A pairwise client on a
+    /// server without a pairwise secret gets `server_error`: a `sub` that changed on restart,
+    /// or the public one in its place, would be worse than none.
+    pub(crate) fn subject<'u>(
+        &self,
+        client: &Client,
+        user: &'u UserId,
+    ) -> Result<Cow<'u, str>, OAuthError> {
+        let secret = self.settings.pairwise_secret.as_ref();
+        client.subject_for(user, secret).ok_or_else(|| {
+            tracing::error!(
+                client_id = client.id().as_str(),
+                "a pairwise client, and no pairwise secret is set (OpenIdConnect::pairwise_secret)"
+            );
+            OAuthError::new(
+                ErrorCode::ServerError,
+                "this client's subject identifiers are pairwise, and this server has no \
+                 pairwise secret",
+            )
+        })
+    }
+
+    /// Whether `sub` (from an `id_token_hint` the client sent back) is the `sub` `client` knows
+    /// `user` by; never a lookup of a user by a pairwise `sub`.
+    pub(crate) fn names(&self, sub: &str, client: &Client, user: &UserId) -> bool {
+        self.subject(client, user).is_ok_and(|known| known == sub)
+    }
+
     /// The signed ID token for `subject`, holding `claims` (the user's, when no access token
     /// lets the client fetch them, §5.4).
     pub(crate) async fn sign(
@@ -59,9 +90,10 @@ impl IdTokens<'_> {
     ) -> Result<String, OAuthError> {
         let algorithm = Self::algorithm(subject.client);
         let client_id = subject.client.id().as_str();
+        let sub = self.subject(subject.client, subject.user)?;
         let body = IdTokenClaims {
             iss: self.issuer_id,
-            sub: subject.user.as_str(),
+            sub: &sub,
             aud: client_id,
             exp: now.plus(self.settings.id_token_lifetime).as_secs(),
             iat: now.as_secs(),

@@ -22,7 +22,7 @@ use crate::mint;
 use crate::oidc::LOGOUT_TOKEN_TYP;
 use crate::outbound::{Delivery, Outbound, OutboundPost};
 use crate::secret::SecretDigest;
-use crate::store::{KeyStore, UserSession, UserSessionStore};
+use crate::store::{KeyStore, UserId, UserSession, UserSessionStore};
 
 /// How long a logout token is valid (Back-Channel Logout 1.0 §2.4 asks for a short life).
 const LOGOUT_TOKEN_LIFETIME: Duration = Duration::from_secs(120);
@@ -61,9 +61,13 @@ pub(crate) struct CheckedLogout {
     pub(crate) redirect: Option<(String, Option<String>)>,
     /// The client's name, for the confirmation page.
     pub(crate) client_name: Option<String>,
-    /// The hint's `sub`, when a valid `id_token_hint` came.
+    /// The hint's `sub`, when a valid `id_token_hint` came: as its client knows the user,
+    /// which may be a pairwise `sub` ([`Logout::hint_names`] compares it).
     #[serde(skip)]
     pub(crate) hinted_user: Option<String>,
+    /// The client of the logout (the hint's audience, or the `client_id` sent).
+    #[serde(skip)]
+    pub(crate) client: Option<Arc<Client>>,
 }
 
 impl Logout<'_> {
@@ -114,9 +118,20 @@ impl Logout<'_> {
         };
         Ok(CheckedLogout {
             redirect,
-            client_name: client.map(|c| c.name().to_owned()),
+            client_name: client.as_ref().map(|c| c.name().to_owned()),
             hinted_user: hint.and_then(|(_, sub)| sub),
+            client,
         })
+    }
+
+    /// Whether `checked`'s `id_token_hint` names `user`: its `sub` is the one the logout's
+    /// client knows `user` by (OIDC Core §8), compared, never looked up.
+    pub(crate) fn hint_names(&self, checked: &CheckedLogout, user: &UserId) -> bool {
+        match (&checked.hinted_user, &checked.client) {
+            (Some(sub), Some(client)) => self.id_tokens.names(sub, client, user),
+            (Some(sub), None) => sub == user.as_str(),
+            (None, _) => false,
+        }
     }
 
     /// The `aud` and `sub` of an ID token this server signed (RP-Initiated Logout 1.0 §2:
@@ -225,9 +240,11 @@ impl Logout<'_> {
         let Some(outbound) = &self.outbound else {
             return Ok(());
         };
+        // Back-Channel Logout 1.0 §2.4: the `sub` the client knows the user by.
+        let sub = self.id_tokens.subject(client, session.user.id())?;
         let claims = json!({
             "iss": self.id_tokens.issuer_id,
-            "sub": session.user.id().as_str(),
+            "sub": sub,
             "aud": client.id().as_str(),
             "iat": now.as_secs(),
             "exp": now.plus(LOGOUT_TOKEN_LIFETIME).as_secs(),

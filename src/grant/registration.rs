@@ -23,6 +23,8 @@ use crate::secret::{AccessToken, ClientSecret};
 use crate::settings::Profile;
 use crate::store::{Admin, AdminError, AttemptCounter, namespace};
 
+mod sector;
+
 /// Why a registration request is refused, for the endpoint to render.
 #[derive(Debug)]
 pub(crate) enum Refusal {
@@ -80,6 +82,10 @@ pub(crate) struct Registrar<'a> {
     pub(crate) openid: bool,
     /// Where registrations are reported.
     pub(crate) events: &'a dyn crate::events::Events,
+    /// Whether pairwise subjects are offered (OIDC Core §8.1: a pairwise secret is set).
+    pub(crate) pairwise: bool,
+    /// Where `sector_identifier_uri` documents are fetched; `None`: they are not.
+    pub(crate) outbound: Option<&'a dyn crate::outbound::Outbound>,
 }
 
 /// What a metadata document settles under the policy, before anything is minted.
@@ -98,6 +104,8 @@ struct Settled {
     application_type: Option<ApplicationType>,
     default_max_age: Option<u64>,
     require_auth_time: bool,
+    /// Pairwise subjects' sector (OIDC Core §8.1); `None`: public subjects.
+    sector: Option<sector::Sector>,
 }
 
 impl Registrar<'_> {
@@ -125,15 +133,8 @@ impl Registrar<'_> {
         now: UnixTime,
     ) -> Result<Registered, Refusal> {
         let settled = self.settle(metadata)?;
-        let (max, window) = self.policy.limit();
-        let counted = self
-            .attempts
-            .record_attempt(namespace::REGISTRATIONS, window, now)
-            .await?;
-        if counted.count > max {
-            let retry_after = now.seconds_until(counted.resets_at).max(1);
-            return Err(Refusal::TooMany { retry_after });
-        }
+        self.count(now).await?;
+        self.verify_sector(&settled).await?;
         let minted = mint::registration()?;
         let (builder, client_secret) = match settled.auth_method {
             AuthMethod::ClientSecretBasic | AuthMethod::ClientSecretPost => {
@@ -168,6 +169,30 @@ impl Registrar<'_> {
             registration_access_token: token,
             issued_at: Some(now),
         })
+    }
+
+    /// Counts a registration (or an update that fetches a sector document) against the
+    /// policy's rate limit: past it, 429.
+    async fn count(&self, now: UnixTime) -> Result<(), Refusal> {
+        let (max, window) = self.policy.limit();
+        let counted = self
+            .attempts
+            .record_attempt(namespace::REGISTRATIONS, window, now)
+            .await?;
+        if counted.count > max {
+            let retry_after = now.seconds_until(counted.resets_at).max(1);
+            return Err(Refusal::TooMany { retry_after });
+        }
+        Ok(())
+    }
+
+    /// OIDC Registration §5: a `sector_identifier_uri`'s document lists every redirect URI.
+    /// Fetched only after the request was counted, so the rate limit bounds the fetches.
+    async fn verify_sector(&self, settled: &Settled) -> Result<(), OAuthError> {
+        match &settled.sector {
+            Some(sector) => sector::verify(self.outbound, sector, &settled.redirect_uris).await,
+            None => Ok(()),
+        }
     }
 
     /// RFC 7592 §2.1: the self-registered client `client_id` whose registration access token
@@ -233,6 +258,10 @@ impl Registrar<'_> {
                 "token_endpoint_auth_method cannot change; register a new client instead",
             )
             .into());
+        }
+        if settled.sector.as_ref().is_some_and(|s| s.uri.is_some()) {
+            self.count(now).await?;
+            self.verify_sector(&settled).await?;
         }
         let mut new_secret = None;
         let builder = match (current.secret(), rotate) {
@@ -333,7 +362,18 @@ impl Registrar<'_> {
                  administrator registered; choose another",
             ));
         }
+        let offered = sector::Offered {
+            pairwise: self.pairwise,
+            fetches: self.outbound.is_some(),
+        };
+        let sector = sector::settle(
+            offered,
+            metadata.pairwise,
+            metadata.sector_identifier_uri,
+            &redirect_uris,
+        )?;
         Ok(Settled {
+            sector,
             redirect_uris,
             grant_types,
             auth_method,
@@ -406,6 +446,12 @@ impl Registrar<'_> {
             .require_auth_time(settled.require_auth_time);
         let builder = match settled.default_max_age {
             Some(age) => builder.default_max_age(std::time::Duration::from_secs(age)),
+            None => builder,
+        };
+        let builder = match settled.sector {
+            Some(sector) => builder
+                .pairwise_subjects(sector.host)
+                .sector_identifier_uri(sector.uri),
             None => builder,
         };
         builder.build().map_err(|e| match e {

@@ -319,6 +319,9 @@ impl Inner {
             assertions: self.client_assertions.is_some(),
             openid: self.id_tokens.is_some(),
             events: &*self.events,
+            pairwise: self.id_tokens.is_some()
+                && (self.config.openid.as_ref()).is_some_and(|o| o.offers_pairwise()),
+            outbound: self.outbound.as_deref(),
         })
     }
 

@@ -26,6 +26,7 @@ impl AuthorizationServer {
         let info = UserInfo {
             validation: inner.validation(),
             users: &*inner.users,
+            clients: inner.client_seam(),
             id_tokens,
         };
         let wire = inner.wire();
@@ -87,7 +88,7 @@ impl AuthorizationServer {
             Ok(checked) => checked,
             Err(error) => return Step::Error(error),
         };
-        match self.proven(&checked, cookie, now).await {
+        match self.proven(&logout, &checked, cookie, now).await {
             Ok(true) => self.log_out(&logout, checked, cookie, now).await,
             Ok(false) => match logout.confirmation(&checked, cookie, now).await {
                 Ok(csrf) => Step::ConfirmLogout(LogoutPage {
@@ -106,14 +107,12 @@ impl AuthorizationServer {
     /// their client's `post_logout_redirect_uri` without a click (an open redirector).
     async fn proven(
         &self,
+        logout: &Logout<'_>,
         checked: &CheckedLogout,
         cookie: &str,
         now: UnixTime,
     ) -> Result<bool, OAuthError> {
-        let Some(hinted) = &checked.hinted_user else {
-            return Ok(false);
-        };
-        if cookie.is_empty() {
+        if checked.hinted_user.is_none() || cookie.is_empty() {
             return Ok(false);
         }
         let digest = crate::secret::SecretDigest::of(cookie);
@@ -122,7 +121,7 @@ impl AuthorizationServer {
             .user_sessions
             .find_user_session(&digest, now)
             .await?;
-        Ok(session.is_some_and(|session| session.user.id().as_str() == hinted))
+        Ok(session.is_some_and(|session| logout.hint_names(checked, session.user.id())))
     }
 
     /// Ends the browser's session, then the redirect back to the client or the logged-out page.

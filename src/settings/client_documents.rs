@@ -40,6 +40,11 @@
 /// The approval page always asks about such a client, whatever was approved before, and shows
 /// the URL's host as unverified.
 ///
+/// A document may say `subject_type: pairwise` when the server offers pairwise subjects
+/// ([`OpenIdConnect::pairwise_secret`](crate::settings::OpenIdConnect::pairwise_secret)):
+/// its sector is the host of its URL, which lists the client's redirect URIs as a
+/// `sector_identifier_uri` would (so a document naming one is refused).
+///
 /// [`AuthorizationServerBuilder::client_id_metadata_documents`]: crate::AuthorizationServerBuilder::client_id_metadata_documents
 ///
 /// ```

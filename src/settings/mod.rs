@@ -15,9 +15,11 @@ mod pushed_requests;
 
 pub use crate::oidc::Prompt;
 pub use crate::registration::{
-    DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
+    DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS,
+    MAX_SECTOR_DOCUMENT_BYTES, RegistrationPolicy,
 };
 pub use crate::signing::SigningAlgorithm;
+pub use crate::subject::{PairwiseSecret, PairwiseSecretError};
 pub use crate::throttle::SignInThrottle;
 pub use crate::usernames::{MAX_USERNAME_BYTES, Usernames};
 pub use acr::AcrLevels;

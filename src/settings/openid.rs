@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::subject::PairwiseSecret;
+
 /// How the server acts as an OpenID Connect provider: hand it to
 /// `AuthorizationServerBuilder::openid_connect` (feature `oidc`).
 ///
@@ -29,6 +31,8 @@ pub struct OpenIdConnect {
     pub(crate) key_rotation: Duration,
     /// The host's scopes and the claims of its own each releases.
     pub(crate) scope_claims: Vec<(String, Vec<String>)>,
+    /// The key of pairwise subject identifiers; `None`: only public ones are offered.
+    pub(crate) pairwise_secret: Option<PairwiseSecret>,
 }
 
 impl Default for OpenIdConnect {
@@ -37,6 +41,7 @@ impl Default for OpenIdConnect {
             id_token_lifetime: Duration::from_secs(3_600),
             key_rotation: Duration::from_secs(86_400),
             scope_claims: Vec::new(),
+            pairwise_secret: None,
         }
     }
 }
@@ -67,6 +72,41 @@ impl OpenIdConnect {
         self.scope_claims
             .push((scope.into(), claims.into_iter().map(Into::into).collect()));
         self
+    }
+
+    /// Offers pairwise subject identifiers (OIDC Core §8.1) under `secret`: a client that
+    /// registers `subject_type: pairwise` (or that an administrator built with
+    /// [`ClientBuilder::pairwise_subjects`](crate::client::ClientBuilder::pairwise_subjects))
+    /// knows each user by a `sub` of its sector alone, HMAC-SHA-256 of the sector and the user
+    /// id under this secret. It is never kept: every node computes it, so every node and every
+    /// restart must have the same secret. Discovery then lists `subject_types_supported`
+    /// `["public", "pairwise"]`.
+    ///
+    /// The pairwise `sub` is what the client sees: in ID tokens, userinfo and logout tokens,
+    /// and what an `id_token_hint` it sends back is compared with. Access tokens are for
+    /// resource servers, not for the client: a JWT access token's `sub`, introspection's `sub`
+    /// and the bearer grant a resource reads keep the user's id.
+    ///
+    /// Without a secret (the default) registration refuses `subject_type: pairwise`, and a
+    /// pairwise client built by the host gets no ID token or userinfo (`server_error`) rather
+    /// than a `sub` that would change on restart.
+    ///
+    /// Migrating: turning this on changes no client's `sub`; clients registered public keep
+    /// the user id. Switching a client to pairwise gives it new subjects for every user, which
+    /// it sees as new users: do it before it has any, or map its users over. Changing the
+    /// secret changes every pairwise `sub` at once, and relying parties see new users: treat
+    /// it as a long-lived key (generate it once with
+    /// [`PairwiseSecret::generate_base64`], keep it with the host's secrets) and never rotate
+    /// it casually.
+    pub fn pairwise_secret(mut self, secret: PairwiseSecret) -> Self {
+        self.pairwise_secret = Some(secret);
+        self
+    }
+
+    /// Whether pairwise subject identifiers are offered: a [secret](Self::pairwise_secret) is
+    /// set.
+    pub fn offers_pairwise(&self) -> bool {
+        self.pairwise_secret.is_some()
     }
 
     /// The ID-token lifetime.

@@ -91,7 +91,8 @@ pub trait ClientStore: Send + Sync {
 /// needs none of that.
 ///
 /// The id is the host's own, any string (the decimal of an integer key is fine): it is the
-/// `sub` of ID tokens, userinfo and introspection, so keep it stable and never reuse it. Claims
+/// `sub` of ID tokens and userinfo for public clients (a pairwise client's is computed from
+/// it), and of introspection, so keep it stable and never reuse it. Claims
 /// may be computed from the row rather than stored. `grantor::store::contract::user_lookups`
 /// (feature `test-util`) checks an implementation against accounts the table holds, naming
 /// any rule it breaks with the value that broke it.

@@ -70,7 +70,7 @@ impl SignOn<'_> {
             return Ok(Resumed::Refused(pending, error));
         }
         let prompt_none = pending.prompt() == Prompt::None;
-        let resumed = self.resume(cookie, pending, now).await?;
+        let resumed = self.resume(id_tokens, cookie, pending, now).await?;
         if !prompt_none {
             return Ok(resumed);
         }
@@ -104,6 +104,7 @@ impl SignOn<'_> {
     /// none).
     async fn resume(
         &self,
+        id_tokens: Option<IdTokens<'_>>,
         cookie: &str,
         mut pending: PendingAuthorization,
         now: UnixTime,
@@ -124,12 +125,15 @@ impl SignOn<'_> {
         {
             return Ok(Resumed::SignIn(pending));
         }
-        // OIDC Core §3.1.2.1: an `id_token_hint` for another user than the signed-in one.
+        // OIDC Core §3.1.2.1: an `id_token_hint` for another user than the signed-in one,
+        // its `sub` compared with the one this client knows the session's user by (§8).
         let hinted = pending
             .openid
             .as_ref()
             .and_then(|o| o.hinted_sub.as_deref());
-        if hinted.is_some_and(|sub| sub != session.user.id().as_str()) {
+        let names_user =
+            |sub: &str| id_tokens.is_some_and(|t| t.names(sub, &pending.client, session.user.id()));
+        if hinted.is_some_and(|sub| !names_user(sub)) {
             return Ok(Resumed::SignIn(pending));
         }
         let Some(user) = self.users.find_user(session.user.id()).await? else {

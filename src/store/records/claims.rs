@@ -63,9 +63,9 @@ pub const MAX_CLAIMS_BYTES: usize = 8 * 1024;
 /// release the standard claims of OIDC Core §5.4; a host maps its own claims to scopes of its
 /// own with [`OpenIdConnect::scope_claims`](crate::settings::OpenIdConnect::scope_claims).
 ///
-/// `sub` is never a claim here: it is the user's id, the same in ID tokens, userinfo,
-/// introspection and bearer grants. Names grantor sets itself (`sub`, `iss`, `aud`, `nonce`,
-/// …) are dropped.
+/// `sub` is never a claim here: it is the user's id (in ID tokens and userinfo, the one the
+/// client knows the user by: the id, or a pairwise value computed from it). Names grantor sets
+/// itself (`sub`, `iss`, `aud`, `nonce`, …) are dropped.
 ///
 /// ```
 /// use grantor::store::UserClaims;
