@@ -23,8 +23,8 @@
 //! | `oidcc-registration-policy-uri` | likewise `policy_uri` (a link to it on the page) | `oidcc_registration_policy_uri`: likewise, no link shown |
 //! | `oidcc-registration-tos-uri` | likewise `tos_uri` | `oidcc_registration_tos_uri`: likewise, no link shown |
 //! | `oidcc-registration-jwks-uri` | a `private_key_jwt` client registered with `jwks_uri`: registration and the code flow | `oidcc_registration_jwks_uri_*`: ignored, the demo does not enable `jwks_uri` resolution (registration answers `invalid_client_metadata`) |
-//! | `oidcc-registration-sector-uri` | `subject_type: pairwise` with a `sector_identifier_uri` listing the redirect URI: registered (skipped without pairwise in discovery) | `oidcc_registration_sector_uri_*`: pending pairwise subjects |
-//! | `oidcc-registration-sector-bad` | a `sector_identifier_uri` not listing it: `400` `invalid_client_metadata` | `oidcc_registration_sector_bad_*`: pending pairwise subjects |
+//! | `oidcc-registration-sector-uri` | `subject_type: pairwise` with a `sector_identifier_uri` listing the redirect URI: registered (skipped without pairwise in discovery) | `oidcc_registration_sector_uri_*` |
+//! | `oidcc-registration-sector-bad` | a `sector_identifier_uri` not listing it: `400` `invalid_client_metadata` | `oidcc_registration_sector_bad_*` |
 //! | `oidcc-server-rotate-keys` | an operator rotates the OP's keys during the test: the JWKS has a new key and keeps the old | does not apply over HTTP: the demo rotates keys by restart or by the host's call, not on a person's request; the JWKS publishes the current and previous keys (`demo_restart.rs`, `key_seam.rs`) |
 //! | `oidcc-refresh-token-rp-key-rotation` | the client puts a new key with a new `kid` at its `jwks_uri` (the suite then waits 60 s): a refresh authenticated by the new key works | `oidcc_refresh_token_rp_key_rotation_*`, without the wait: ignored, as above |
 //! | `oidcc-request-uri-unsigned` | an unsigned request object by reference must be processed (Dynamic OP: `request_uri` is mandatory, OIDC Core §15.2) | does not apply by the contract: a `request_uri` that no pushed request made is `request_uri_not_supported` (see `oidcc_request_uri_unsigned_supported_correctly_or_rejected_as_unsupported` in `demo_oidf_basic.rs`); Dynamic OP certification needs it |
@@ -108,25 +108,21 @@ mod pending {
     }
 
     #[tokio::test]
-    #[ignore = "needs pairwise subjects"]
     async fn oidcc_registration_sector_uri_axum() {
         sector_uri("axum").await;
     }
 
     #[tokio::test]
-    #[ignore = "needs pairwise subjects"]
     async fn oidcc_registration_sector_uri_actix() {
         sector_uri("actix").await;
     }
 
     #[tokio::test]
-    #[ignore = "needs pairwise subjects"]
     async fn oidcc_registration_sector_bad_axum() {
         sector_bad("axum").await;
     }
 
     #[tokio::test]
-    #[ignore = "needs pairwise subjects"]
     async fn oidcc_registration_sector_bad_actix() {
         sector_bad("actix").await;
     }
