@@ -308,6 +308,12 @@ impl Client {
         self.openid.id_token_alg
     }
 
+    /// How its userinfo answers are signed (`userinfo_signed_response_alg`, OIDC Registration
+    /// §2); `None`: they are JSON.
+    pub fn userinfo_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
+        self.openid.userinfo_alg
+    }
+
     /// Where a logout it asks for may send the browser back (`post_logout_redirect_uris`,
     /// RP-Initiated Logout 1.0 §3.1), matched exactly.
     pub fn post_logout_redirect_uris(&self) -> &[String] {

@@ -12,7 +12,7 @@
 //! | `oidcc-discovery-endpoint-verification` (Config OP, Dynamic OP) | the discovery document: JSON; `issuer`; the Dynamic OP's response types and grant types; subject types; RS256; every endpoint and `jwks_uri` an https URL; a JWKS of keys with distinct `kid`s; `openid` among well-formed scopes; `claims_supported`; `code_challenge_methods_supported` | `oidcc_discovery_endpoint_verification` (the demo under an https issuer, as a deployment has) |
 //! | `oidcc-idtoken-rs256` | a client registered for RS256 gets RS256 ID tokens with a `kid` | `oidcc_idtoken_rs256` |
 //! | `oidcc-idtoken-unsigned` | `alg: none`, skipped when discovery does not list it | skipped by the suite: see `demo_oidf_basic.rs` |
-//! | `oidcc-userinfo-rs256` | a client registered with `userinfo_signed_response_alg` RS256 gets a signed userinfo (`application/jwt`), and discovery lists RS256 for it | `oidcc_userinfo_rs256_*`: ignored, signed userinfo is not served (the registration drops the member; userinfo answers JSON) |
+//! | `oidcc-userinfo-rs256` | a client registered with `userinfo_signed_response_alg` RS256 gets a signed userinfo (`application/jwt`), and discovery lists RS256 for it | `oidcc_userinfo_rs256_*` |
 //! | `oidcc-ensure-redirect-uri-in-authorization-request` | a client with two redirect URIs omits `redirect_uri`: an error page, no redirect | `oidcc_ensure_redirect_uri_in_authorization_request` |
 //! | `oidcc-redirect-uri-query-OK` | a registered redirect URI with a query, sent exactly: success | `oidcc_redirect_uri_query_ok` |
 //! | `oidcc-redirect-uri-query-mismatch` | the same with another query: an error page | `oidcc_redirect_uri_query_mismatch` |
@@ -96,13 +96,11 @@ mod pending {
     }
 
     #[tokio::test]
-    #[ignore = "needs signed userinfo responses (userinfo_signed_response_alg)"]
     async fn oidcc_userinfo_rs256_axum() {
         userinfo_rs256("axum").await;
     }
 
     #[tokio::test]
-    #[ignore = "needs signed userinfo responses (userinfo_signed_response_alg)"]
     async fn oidcc_userinfo_rs256_actix() {
         userinfo_rs256("actix").await;
     }

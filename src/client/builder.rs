@@ -174,6 +174,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Answers this client's userinfo requests with a JWT signed with `algorithm`
+    /// (`userinfo_signed_response_alg`, OIDC Registration §2, OIDC Core §5.3.2) instead of
+    /// JSON: `Content-Type: application/jwt`, with `iss` and `aud` beside the claims.
+    pub fn userinfo_signing_algorithm(mut self, algorithm: SigningAlgorithm) -> Self {
+        self.openid.userinfo_alg = Some(algorithm);
+        self
+    }
+
     /// Registers a URI a logout may send the browser back to (`post_logout_redirect_uris`,
     /// RP-Initiated Logout 1.0 §3.1): absolute, without a fragment, `https` or loopback `http`
     /// as for redirect URIs.

@@ -17,6 +17,14 @@ pub(crate) struct OpenIdClient {
         with = "algorithm_name"
     )]
     pub(crate) id_token_alg: Option<SigningAlgorithm>,
+    /// `userinfo_signed_response_alg`: its userinfo answers are JWTs signed so (OIDC Core
+    /// §5.3.2); `None`: JSON.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "algorithm_name"
+    )]
+    pub(crate) userinfo_alg: Option<SigningAlgorithm>,
     /// `post_logout_redirect_uris` (RP-Initiated Logout 1.0 §3.1): where a logout may send the
     /// browser back, matched exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

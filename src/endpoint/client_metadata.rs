@@ -42,6 +42,7 @@ struct Document {
     jwks: Option<Value>,
     jwks_uri: Option<Value>,
     id_token_signed_response_alg: Option<Value>,
+    userinfo_signed_response_alg: Option<Value>,
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
     application_type: Option<Value>,
@@ -130,18 +131,24 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         "rotate_client_secret must be a boolean",
     )?;
     let keys = keys(document.jwks, document.jwks_uri, max_param)?;
+    // OIDC Registration §2: never `none` for ID tokens, as grantor issues no unsigned one.
     let id_token_alg = document
         .id_token_signed_response_alg
         .map(|v| {
-            // OIDC Registration §2: never `none` here, as grantor issues no unsigned ID token.
-            v.as_str()
-                .filter(|alg| *alg != "Ed25519")
-                .and_then(SigningAlgorithm::from_name)
-                .ok_or_else(|| {
-                    OAuthError::invalid_client_metadata(
-                        "id_token_signed_response_alg must be RS256, ES256 or EdDSA",
-                    )
-                })
+            signing_alg(
+                v,
+                "id_token_signed_response_alg must be RS256, ES256 or EdDSA",
+            )
+        })
+        .transpose()?;
+    // OIDC Registration §2: absent, userinfo answers JSON; `none` is not offered.
+    let userinfo_alg = document
+        .userinfo_signed_response_alg
+        .map(|v| {
+            signing_alg(
+                v,
+                "userinfo_signed_response_alg must be RS256, ES256 or EdDSA",
+            )
         })
         .transpose()?;
     let post_logout_redirect_uris = document
@@ -193,6 +200,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         .map(|v| string(v, "sector_identifier_uri", max_param))
         .transpose()?;
     Ok(ClientMetadata {
+        userinfo_alg,
         pairwise,
         sector_identifier_uri,
         application_type,
@@ -241,6 +249,15 @@ fn keys(
             ClientKeys::jwks_uri(&uri).map(Some).map_err(refused)
         }
     }
+}
+
+/// An algorithm grantor signs with, by its JOSE name.
+fn signing_alg(value: Value, refusal: &'static str) -> Result<SigningAlgorithm, OAuthError> {
+    value
+        .as_str()
+        .filter(|alg| *alg != "Ed25519")
+        .and_then(SigningAlgorithm::from_name)
+        .ok_or_else(|| OAuthError::invalid_client_metadata(refusal))
 }
 
 /// A boolean member, `false` when absent.
@@ -379,6 +396,15 @@ mod tests {
         assert_eq!(metadata.scope.unwrap().as_str(), "email profile");
         assert_eq!(metadata.client_name.as_deref(), Some("App"));
         assert!(metadata.client_secret.is_none());
+        let openid = parse(
+            br#"{"userinfo_signed_response_alg":"ES256","default_max_age":3600,
+                "require_auth_time":true}"#,
+            4096,
+        )
+        .unwrap();
+        assert_eq!(openid.userinfo_alg, Some(SigningAlgorithm::ES256));
+        assert_eq!(openid.default_max_age, Some(3600));
+        assert!(openid.require_auth_time);
     }
 
     #[test]
@@ -403,6 +429,11 @@ mod tests {
             "{\"subject_type\":\"secret\"}",
             "{\"subject_type\":[\"pairwise\"]}",
             "{\"sector_identifier_uri\":1}",
+            "{\"userinfo_signed_response_alg\":\"none\"}",
+            "{\"userinfo_signed_response_alg\":\"HS256\"}",
+            "{\"default_max_age\":-1}",
+            "{\"default_max_age\":\"60\"}",
+            "{\"require_auth_time\":\"yes\"}",
             "{\"scope\":\"a\",\"scope\":\"b\"}",
         ] {
             assert_eq!(code(body), "invalid_client_metadata", "{body}");

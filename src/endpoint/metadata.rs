@@ -75,6 +75,8 @@ struct OpenIdMetadata {
     backchannel_logout_session_supported: bool,
     subject_types_supported: &'static [&'static str],
     id_token_signing_alg_values_supported: Vec<&'static str>,
+    /// Discovery §3: the algorithms a client may register for signed userinfo answers.
+    userinfo_signing_alg_values_supported: Vec<&'static str>,
     claims_supported: Vec<String>,
     claim_types_supported: &'static [&'static str],
     claims_parameter_supported: bool,
@@ -192,6 +194,10 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             &["public"]
         },
         id_token_signing_alg_values_supported: SigningAlgorithm::ALL
+            .iter()
+            .map(|alg| alg.as_str())
+            .collect(),
+        userinfo_signing_alg_values_supported: SigningAlgorithm::ALL
             .iter()
             .map(|alg| alg.as_str())
             .collect(),

@@ -25,6 +25,16 @@ pub(crate) fn json(status: StatusCode, body: &impl Serialize) -> Response<String
     json_text(status, body)
 }
 
+/// A signed JWT answer (`application/jwt`, OIDC Core §5.3.2), never stored.
+pub(crate) fn jwt(status: StatusCode, jwt: String) -> Response<String> {
+    let mut response = json_text(status, jwt);
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        http::HeaderValue::from_static("application/jwt"),
+    );
+    response
+}
+
 /// A JSON response from text already serialized.
 pub(crate) fn json_text(status: StatusCode, body: String) -> Response<String> {
     let mut response = Response::new(body);

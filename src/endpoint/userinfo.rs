@@ -60,7 +60,15 @@ pub(crate) async fn userinfo<B: AsRef<[u8]>>(
         Err(refusal) => return refusal.into_response(),
     };
     match userinfo::claims(info.id_tokens, info.users, info.clients, &grant).await {
-        Ok(Some(claims)) => render::json(StatusCode::OK, &claims),
+        Ok(Some(released)) => match released.client.userinfo_signing_algorithm() {
+            None => render::json(StatusCode::OK, &released.claims),
+            Some(algorithm) => {
+                match userinfo::signed(info.id_tokens, released, algorithm, wire.now).await {
+                    Ok(jwt) => render::jwt(StatusCode::OK, jwt),
+                    Err(error) => wire.error(&error),
+                }
+            }
+        },
         Ok(None) => bearer::not_a_users_token(wire).into_response(),
         Err(error) => wire.error(&error),
     }

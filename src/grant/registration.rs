@@ -99,6 +99,7 @@ struct Settled {
     par_required: bool,
     keys: Option<ClientKeys>,
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
+    userinfo_alg: Option<crate::signing::SigningAlgorithm>,
     post_logout_redirect_uris: Vec<String>,
     backchannel_logout_uri: Option<String>,
     application_type: Option<ApplicationType>,
@@ -383,6 +384,7 @@ impl Registrar<'_> {
             par_required: metadata.par_required,
             keys,
             id_token_alg: metadata.id_token_alg,
+            userinfo_alg: metadata.userinfo_alg,
             post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
             application_type: metadata.application_type,
@@ -431,6 +433,10 @@ impl Registrar<'_> {
         };
         let builder = match settled.id_token_alg {
             Some(alg) => builder.id_token_signing_algorithm(alg),
+            None => builder,
+        };
+        let builder = match settled.userinfo_alg {
+            Some(alg) => builder.userinfo_signing_algorithm(alg),
             None => builder,
         };
         let builder = settled
