@@ -106,6 +106,9 @@ pub enum EventKind {
     ClientAuthenticationFailed,
     /// A client registered itself (RFC 7591): its new id.
     ClientRegistered,
+    /// A self-registered client unused for the registration policy's idle lifetime was
+    /// deleted with its tokens: its id.
+    ClientExpired,
     /// A browser's signed-in session ended (a logout): the user.
     SessionEnded,
     /// A client took a back-channel logout token (OpenID Connect Back-Channel Logout 1.0):
@@ -120,7 +123,7 @@ impl EventKind {
     /// A stable name: `token_issued`, `token_refreshed`, `token_revoked`,
     /// `refresh_reuse_detected`, `code_replayed`, `sign_in_succeeded`, `sign_in_failed`,
     /// `account_throttled`, `client_authentication_failed`, `client_registered`,
-    /// `session_ended`, `backchannel_logout_delivered`, `backchannel_logout_failed`.
+    /// `client_expired`, `session_ended`, `backchannel_logout_delivered`, `backchannel_logout_failed`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::TokenIssued(_) => "token_issued",
@@ -133,6 +136,7 @@ impl EventKind {
             Self::AccountThrottled => "account_throttled",
             Self::ClientAuthenticationFailed => "client_authentication_failed",
             Self::ClientRegistered => "client_registered",
+            Self::ClientExpired => "client_expired",
             Self::SessionEnded => "session_ended",
             Self::BackChannelLogoutDelivered => "backchannel_logout_delivered",
             Self::BackChannelLogoutFailed => "backchannel_logout_failed",

@@ -35,6 +35,13 @@ pub const MAX_SECTOR_DOCUMENT_BYTES: usize = 16 * 1024;
 /// deployment of a client to pick the new secret up.
 pub const DEFAULT_SECRET_ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
 
+/// How long a self-registered client may go unused by default before it is deleted
+/// ([`RegistrationPolicy::idle_lifetime`]): 30 days.
+pub const DEFAULT_IDLE_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// The shortest idle lifetime taken: an hour (a use is recorded once an hour at most).
+const MIN_IDLE_LIFETIME: Duration = Duration::from_secs(3_600);
+
 /// What a client that registers itself may get, for
 /// [`AuthorizationServerBuilder::registration`](crate::AuthorizationServerBuilder::registration).
 ///
@@ -74,6 +81,8 @@ pub struct RegistrationPolicy {
     rotation_overlap: Duration,
     /// The [skeletons](names::skeleton) of the names self-registered clients may not take.
     reserved_names: Vec<String>,
+    /// How long a self-registered client may go unused before it is deleted.
+    idle_lifetime: Option<Duration>,
 }
 
 impl RegistrationPolicy {
@@ -89,7 +98,32 @@ impl RegistrationPolicy {
             window: Duration::from_secs(60),
             rotation_overlap: DEFAULT_SECRET_ROTATION_OVERLAP,
             reserved_names: Vec::new(),
+            idle_lifetime: Some(DEFAULT_IDLE_LIFETIME),
         }
+    }
+
+    /// How long a self-registered client may go without an authorization or token request
+    /// before it is deleted with its tokens (default 30 days; `None`: never). MCP clients and
+    /// the like register on every install, and most are never seen again: past the lifetime a
+    /// client's next request is `401 invalid_client` (so it registers again, as RFC 7591
+    /// clients do), and
+    /// [`AuthorizationServer::forget_idle_clients`](crate::AuthorizationServer::forget_idle_clients)
+    /// deletes those that never come back (call it now and then, as
+    /// [`Purge::purge_expired`](crate::store::Purge::purge_expired)). Uses are recorded through
+    /// the [`ClientActivity`](crate::store::ClientActivity) seam, which grantor's stores
+    /// implement; a host with a [client registry](crate::AuthorizationServerBuilder::client_registry)
+    /// of its own gives one with
+    /// [`client_activity`](crate::AuthorizationServerBuilder::client_activity) or sets `None`.
+    /// An event ([`EventKind::ClientExpired`](crate::events::EventKind::ClientExpired)) names
+    /// each client deleted. A lifetime under an hour is taken as an hour.
+    pub fn idle_lifetime(mut self, lifetime: Option<Duration>) -> Self {
+        self.idle_lifetime = lifetime.map(|l| l.max(MIN_IDLE_LIFETIME));
+        self
+    }
+
+    /// How long a self-registered client may go unused, if it expires at all.
+    pub(crate) fn idle(&self) -> Option<Duration> {
+        self.idle_lifetime
     }
 
     /// The grant types a self-registered client may ask for (default `authorization_code` and

@@ -12,6 +12,7 @@ pub(crate) mod client_credentials;
 pub(crate) mod decide;
 pub(crate) mod device;
 pub(crate) mod id_token;
+pub(crate) mod idle;
 pub(crate) mod implicit;
 pub(crate) mod logout;
 pub(crate) mod lookup;

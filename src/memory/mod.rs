@@ -36,10 +36,10 @@ use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::store::Account;
 use crate::store::{
-    AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientStore, CodeGrant,
-    CodeRedemption, Consent, ConsentStore, FamilyId, KeyStore, NewTokens, Purge, RefreshGrant,
-    Rotation, Session, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin, UserClaims,
-    UserId, UserSession, UserSessionStore, UserStore,
+    AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientActivity, ClientStore,
+    CodeGrant, CodeRedemption, Consent, ConsentStore, FamilyId, KeyStore, NewTokens, Purge,
+    RefreshGrant, Rotation, Session, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin,
+    UserClaims, UserId, UserSession, UserSessionStore, UserStore,
 };
 use clients::{Clients, When};
 
@@ -83,6 +83,9 @@ struct Parts {
     keys: state::Keys,
     user_sessions: sign_on::UserSessions,
     consents: sign_on::Consents,
+    /// When each self-registered client was last used ([`ClientActivity`]): one entry per
+    /// such client, gone with it.
+    activity: std::sync::Mutex<std::collections::HashMap<Box<str>, UnixTime>>,
 }
 
 impl MemoryStore {
@@ -340,7 +343,53 @@ impl Admin for MemoryStore {
     }
 
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
+        self.activity().remove(client_id);
         Ok(self.parts.clients.remove(client_id))
+    }
+}
+
+impl MemoryStore {
+    fn activity(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<Box<str>, UnixTime>> {
+        self.parts
+            .activity
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl ClientActivity for MemoryStore {
+    async fn touch_client(&self, client_id: &str, at: UnixTime) -> Result<(), StoreError> {
+        let self_registered = self
+            .parts
+            .clients
+            .find(client_id)
+            .is_some_and(|c| c.tier() == crate::client::ClientTier::SelfRegistered);
+        if self_registered {
+            let mut activity = self.activity();
+            let last = activity.entry(client_id.into()).or_insert(at);
+            *last = (*last).max(at);
+        }
+        Ok(())
+    }
+
+    async fn client_last_used(&self, client_id: &str) -> Result<Option<UnixTime>, StoreError> {
+        Ok(self.activity().get(client_id).copied())
+    }
+
+    async fn idle_clients(
+        &self,
+        before: UnixTime,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut idle: Vec<(UnixTime, String)> = self
+            .activity()
+            .iter()
+            .filter(|(_, last)| **last < before)
+            .map(|(id, last)| (*last, id.to_string()))
+            .collect();
+        idle.sort();
+        Ok(idle.into_iter().take(limit).map(|(_, id)| id).collect())
     }
 }
 

@@ -8,14 +8,14 @@ use sqlx::Postgres;
 
 use super::backend::Backend;
 use super::columns::{ClientColumns, secs, store_error};
-use super::rows::{AccountRow, ClaimsRow, ClientRow, UserRow};
+use super::rows::{AccountRow, ClaimsRow, ClientIdRow, ClientRow, LastUsedRow, UserRow, time};
 use super::{SqlStore, Statements, text};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::store::{
-    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserClaims, UserId, UserStore,
-    username_key,
+    Account, Admin, AdminError, ClientActivity, ClientStore, Purge, User, UserAdmin, UserClaims,
+    UserId, UserStore, username_key,
 };
 
 #[async_trait]
@@ -117,6 +117,49 @@ impl Admin for SqlStore<Postgres> {
                 .map_err(store_error::<Postgres>)
         })?;
         Ok(Postgres::rows_affected(&done) > 0)
+    }
+}
+
+#[async_trait]
+impl ClientActivity for SqlStore<Postgres> {
+    async fn touch_client(&self, client_id: &str, at: UnixTime) -> Result<(), StoreError> {
+        store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::TOUCH_CLIENT)
+                .bind(client_id)
+                .bind(secs(at))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        Ok(())
+    }
+
+    async fn client_last_used(&self, client_id: &str) -> Result<Option<UnixTime>, StoreError> {
+        let row: Option<LastUsedRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::CLIENT_LAST_USED)
+                .bind(client_id)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        Ok(row.and_then(|row| row.last_used).map(time))
+    }
+
+    async fn idle_clients(
+        &self,
+        before: UnixTime,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: Vec<ClientIdRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::IDLE_CLIENTS)
+                .bind(secs(before))
+                .bind(limit)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        Ok(rows.into_iter().map(|row| row.client_id).collect())
     }
 }
 

@@ -20,7 +20,7 @@ fn corrupt(what: &str) -> StoreError {
     StoreError::failed(format!("the database holds a malformed {what}"))
 }
 
-fn time(secs: i64) -> UnixTime {
+pub(crate) fn time(secs: i64) -> UnixTime {
     UnixTime::from_secs(u64::try_from(secs).unwrap_or(0))
 }
 
@@ -147,6 +147,18 @@ impl ClientRow {
             .build()
             .map_err(|e| StoreError::failed(format!("a stored client is invalid: {e}")))
     }
+}
+
+/// When a self-registered client was last used (NULL: not recorded).
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct LastUsedRow {
+    pub(crate) last_used: Option<i64>,
+}
+
+/// A client's id alone.
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct ClientIdRow {
+    pub(crate) client_id: String,
 }
 
 /// A user account's claims, as one JSON object (NULL: none kept).
@@ -584,6 +596,8 @@ mod lite {
         openid,
     });
     from_lite!(ClaimsRow { claims });
+    from_lite!(LastUsedRow { last_used });
+    from_lite!(ClientIdRow { client_id });
     from_lite!(UserRow { id, username });
     from_lite!(AccountRow { password_hash; user });
     from_lite!(AuthorizationRow {

@@ -35,6 +35,17 @@ pub(crate) const ROTATE_CLIENT_SECRET: &str = "UPDATE grantor_clients SET \
     secret_verifier = $2 \
     WHERE client_id = $1 AND secret_verifier IS NOT NULL";
 pub(crate) const DELETE_CLIENT: &str = "DELETE FROM grantor_clients WHERE client_id = $1";
+/// Records a use of a self-registered client, never moving it back.
+pub(crate) const TOUCH_CLIENT: &str = "UPDATE grantor_clients SET last_used = $2 \
+    WHERE client_id = $1 AND registration_token IS NOT NULL \
+    AND (last_used IS NULL OR last_used < $2)";
+/// When a self-registered client was last used, as recorded.
+pub(crate) const CLIENT_LAST_USED: &str = "SELECT last_used FROM grantor_clients \
+    WHERE client_id = $1 AND registration_token IS NOT NULL";
+/// Self-registered clients last used before `$1`, the longest idle first, at most `$2`.
+pub(crate) const IDLE_CLIENTS: &str = "SELECT client_id FROM grantor_clients \
+    WHERE registration_token IS NOT NULL AND last_used < $1 \
+    ORDER BY last_used, client_id LIMIT $2";
 
 /// Adds an account unless its id or username key is taken (then changes nothing).
 pub(crate) const INSERT_USER: &str = "INSERT INTO grantor_users \

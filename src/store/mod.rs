@@ -268,6 +268,41 @@ pub trait Admin: Send + Sync {
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError>;
 }
 
+/// When each self-registered client last made an authorization or token request: what lets a
+/// [registration policy](crate::registration::RegistrationPolicy::idle_lifetime) forget the
+/// clients nobody uses (an MCP client registers on every install; most are never seen again).
+/// A client idle for the policy's lifetime is refused at its next request (`invalid_client`)
+/// and deleted with its tokens, and
+/// [`AuthorizationServer::forget_idle_clients`](crate::AuthorizationServer::forget_idle_clients)
+/// deletes the others a host never hears from again. grantor records a use at most once a
+/// [`CLIENT_TOUCH_INTERVAL`] per client and node, so the cost is a write per client per
+/// interval, never one per request. Administered clients are never recorded nor idle.
+///
+/// Every store of grantor's implements it; a host with a [client registry](Admin) of its own
+/// implements it beside, or turns expiry off
+/// ([`RegistrationPolicy::idle_lifetime`](crate::registration::RegistrationPolicy::idle_lifetime)
+/// `None`).
+#[async_trait]
+pub trait ClientActivity: Send + Sync {
+    /// Records that the self-registered client `client_id` was used at `at`; nothing for an
+    /// unknown or administered client, nor when a later use is recorded already.
+    async fn touch_client(&self, client_id: &str, at: UnixTime) -> Result<(), StoreError>;
+
+    /// When the self-registered client `client_id` was last used as recorded; `None` when no
+    /// use is (a client kept before the store recorded uses: its clock starts at its next
+    /// request), or for an unknown or administered client.
+    async fn client_last_used(&self, client_id: &str) -> Result<Option<UnixTime>, StoreError>;
+
+    /// At most `limit` self-registered clients whose recorded last use is before `before`, the
+    /// longest idle first.
+    async fn idle_clients(&self, before: UnixTime, limit: usize)
+    -> Result<Vec<String>, StoreError>;
+}
+
+/// How often grantor records a use of one self-registered client, at most, per node
+/// ([`ClientActivity`]): an hour.
+pub const CLIENT_TOUCH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3_600);
+
 /// Keeps user accounts for the administrator: the store-only side of [`UserStore`].
 /// [`AuthorizationServer::add_user`](crate::AuthorizationServer::add_user) and
 /// [`set_password`](crate::AuthorizationServer::set_password) check the username, mint the id

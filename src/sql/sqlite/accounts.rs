@@ -10,11 +10,11 @@ use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::sql::columns::{ClientColumns, secs};
-use crate::sql::rows::{AccountRow, ClaimsRow, ClientRow, UserRow};
+use crate::sql::rows::{AccountRow, ClaimsRow, ClientIdRow, ClientRow, LastUsedRow, UserRow, time};
 use crate::sql::text;
 use crate::store::{
-    Account, Admin, AdminError, ClientStore, Purge, User, UserAdmin, UserClaims, UserId, UserStore,
-    username_key,
+    Account, Admin, AdminError, ClientActivity, ClientStore, Purge, User, UserAdmin, UserClaims,
+    UserId, UserStore, username_key,
 };
 
 #[async_trait]
@@ -103,6 +103,36 @@ impl Admin for SqliteStore {
             .write(move |conn| run(conn, text::DELETE_CLIENT, &[&client_id]))
             .await?;
         Ok(done > 0)
+    }
+}
+
+#[async_trait]
+impl ClientActivity for SqliteStore {
+    async fn touch_client(&self, client_id: &str, at: UnixTime) -> Result<(), StoreError> {
+        let client_id = client_id.to_owned();
+        self.write(move |conn| run(conn, text::TOUCH_CLIENT, &[&client_id, &secs(at)]))
+            .await?;
+        Ok(())
+    }
+
+    async fn client_last_used(&self, client_id: &str) -> Result<Option<UnixTime>, StoreError> {
+        let client_id = client_id.to_owned();
+        let found: Option<LastUsedRow> = self
+            .read(move |conn| row(conn, text::CLIENT_LAST_USED, &[&client_id]))
+            .await?;
+        Ok(found.and_then(|row| row.last_used).map(time))
+    }
+
+    async fn idle_clients(
+        &self,
+        before: UnixTime,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let found: Vec<ClientIdRow> = self
+            .read(move |conn| rows(conn, text::IDLE_CLIENTS, &[&secs(before), &limit]))
+            .await?;
+        Ok(found.into_iter().map(|row| row.client_id).collect())
     }
 }
 

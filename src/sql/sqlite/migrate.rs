@@ -53,6 +53,7 @@ static MIGRATIONS: &[Migration] = migrations![
     17 "0017_grantor_user_authentication.sql" "grantor user authentication",
     18 "0018_grantor_consent_resources.sql" "grantor consent resources",
     19 "0019_grantor_single_use_kinds.sql" "grantor single use kinds",
+    20 "0020_grantor_client_activity.sql" "grantor client activity",
 ];
 
 /// The bookkeeping table, as earlier versions made it.
