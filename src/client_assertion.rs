@@ -47,8 +47,9 @@ use async_trait::async_trait;
 use crate::client::ClientId;
 use crate::error::StoreError;
 
-pub(crate) use checker::Checker;
+pub(crate) use checker::{Checker, MissingKeys, client_jwks};
 pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};
+pub(crate) use verify::{SignatureError, seconds, signed_claims};
 
 /// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
 pub const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

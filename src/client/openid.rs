@@ -33,6 +33,10 @@ pub(crate) struct OpenIdClient {
     /// loopback `http`; else `web`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) native: bool,
+    /// `request_object_signing_alg` (RFC 9101 §10.2, OIDC Registration §2): the only
+    /// algorithm its request objects may be signed with; `None`: any the server verifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
 }
 
 #[cfg_attr(
@@ -106,5 +110,12 @@ mod tests {
             OpenIdClient::from_stored(r#"{"id_token_alg":"HS256"}"#),
             None
         );
+        let signed = OpenIdClient {
+            request_object_alg: Some(crate::signing::ClientSigningAlgorithm::PS256),
+            ..OpenIdClient::default()
+        };
+        let stored = signed.to_stored().unwrap();
+        assert_eq!(stored, r#"{"request_object_alg":"PS256"}"#);
+        assert_eq!(OpenIdClient::from_stored(&stored), Some(signed));
     }
 }

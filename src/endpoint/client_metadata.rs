@@ -19,7 +19,7 @@ use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, is_hidden_or
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::scope::Scope;
 use crate::secret::ClientSecret;
-use crate::signing::SigningAlgorithm;
+use crate::signing::{ClientSigningAlgorithm, SigningAlgorithm};
 
 /// At most this many entries in `grant_types` or `response_types`.
 const MAX_TYPES: usize = 8;
@@ -42,6 +42,7 @@ struct Document {
     jwks: Option<Value>,
     jwks_uri: Option<Value>,
     id_token_signed_response_alg: Option<Value>,
+    request_object_signing_alg: Option<Value>,
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
     application_type: Option<Value>,
@@ -140,6 +141,10 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
                 })
         })
         .transpose()?;
+    let request_object_alg = document
+        .request_object_signing_alg
+        .map(request_object_alg)
+        .transpose()?;
     let post_logout_redirect_uris = document
         .post_logout_redirect_uris
         .map(|v| self::redirect_uris(v, max_param))
@@ -164,6 +169,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
     Ok(ClientMetadata {
         application_type,
         id_token_alg,
+        request_object_alg,
         post_logout_redirect_uris,
         backchannel_logout_uri,
         keys,
@@ -206,6 +212,19 @@ fn keys(
             ClientKeys::jwks_uri(&uri).map(Some).map_err(refused)
         }
     }
+}
+
+/// RFC 9101 §10.2 `request_object_signing_alg`: one of the asymmetric algorithms grantor
+/// verifies (never `none`, never a symmetric one).
+fn request_object_alg(value: Value) -> Result<ClientSigningAlgorithm, OAuthError> {
+    value
+        .as_str()
+        .and_then(ClientSigningAlgorithm::from_name)
+        .ok_or_else(|| {
+            OAuthError::invalid_client_metadata(
+                "request_object_signing_alg must be RS256, PS256, ES256 or EdDSA",
+            )
+        })
 }
 
 /// A boolean member, `false` when absent.
@@ -366,6 +385,9 @@ mod tests {
             "{\"scope\":\"bad\\\"scope\"}",
             "{\"client_name\":\"a\\u0000b\"}",
             "{\"scope\":\"a\",\"scope\":\"b\"}",
+            "{\"request_object_signing_alg\":\"none\"}",
+            "{\"request_object_signing_alg\":\"HS256\"}",
+            "{\"request_object_signing_alg\":[\"RS256\"]}",
         ] {
             assert_eq!(code(body), "invalid_client_metadata", "{body}");
         }

@@ -175,6 +175,31 @@ impl<'a> Form<'a> {
     pub(crate) fn audiences(&self) -> Vec<&str> {
         self.audiences.iter().map(|a| &**a).collect()
     }
+
+    /// Sets the parameter `name` to `value`, as a request object carries its parameters (RFC
+    /// 9101 §4: JSON members, so none repeats); an empty value stays absent. `false` when
+    /// grantor does not read `name` (the value is dropped).
+    pub(crate) fn set(&mut self, name: &str, value: String) -> bool {
+        if name == "resource" {
+            if !value.is_empty() {
+                self.resources.push(Cow::Owned(value));
+            }
+            return true;
+        }
+        let Some(slot) = slot(name) else {
+            return false;
+        };
+        self.seen |= 1 << slot;
+        if !value.is_empty() {
+            self.values[slot] = Some(Cow::Owned(value));
+        }
+        true
+    }
+}
+
+/// Whether grantor reads the parameter `name` (one of [`KNOWN`], or `resource` or `audience`).
+pub(crate) fn reads(name: &str) -> bool {
+    matches!(name, "resource" | "audience") || slot(name).is_some()
 }
 
 /// The slot of a [`KNOWN`] name: a `match` rather than a scan of the list, which the compiler

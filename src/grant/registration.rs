@@ -93,6 +93,7 @@ struct Settled {
     par_required: bool,
     keys: Option<ClientKeys>,
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
+    request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
     post_logout_redirect_uris: Vec<String>,
     backchannel_logout_uri: Option<String>,
     application_type: Option<ApplicationType>,
@@ -341,6 +342,7 @@ impl Registrar<'_> {
             par_required: metadata.par_required,
             keys,
             id_token_alg: metadata.id_token_alg,
+            request_object_alg: metadata.request_object_alg,
             post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
             application_type: metadata.application_type,
@@ -387,6 +389,10 @@ impl Registrar<'_> {
         };
         let builder = match settled.id_token_alg {
             Some(alg) => builder.id_token_signing_algorithm(alg),
+            None => builder,
+        };
+        let builder = match settled.request_object_alg {
+            Some(alg) => builder.request_object_signing_algorithm(alg),
             None => builder,
         };
         let builder = settled

@@ -17,6 +17,7 @@ pub use crate::oidc::Prompt;
 pub use crate::registration::{
     DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, RegistrationPolicy,
 };
+pub use crate::signing::ClientSigningAlgorithm;
 pub use crate::signing::SigningAlgorithm;
 pub use crate::throttle::SignInThrottle;
 pub use crate::usernames::{MAX_USERNAME_BYTES, Usernames};
@@ -108,6 +109,8 @@ pub(crate) struct Settings {
     pub(crate) jwks_uri: bool,
     /// The algorithms of client assertions, when `private_key_jwt` is accepted (RFC 7523).
     pub(crate) client_assertion_algs: Option<&'static [&'static str]>,
+    /// The algorithms of request objects, when they are taken (RFC 9101).
+    pub(crate) request_object_algs: Option<&'static [&'static str]>,
     /// Set when the server is an OpenID Connect provider.
     pub(crate) openid: Option<OpenIdConnect>,
     /// How long a browser stays signed in (zero: no single sign-on).
