@@ -223,6 +223,17 @@ mod tests {
     }
 
     #[test]
+    fn an_object_past_the_size_bound_is_refused_before_any_key_is_read() {
+        let header = "eyJhbGciOiJFUzI1NiJ9";
+        let object = format!("{header}.{}.sig", "a".repeat(MAX_REQUEST_OBJECT_BYTES));
+        let refused = signed_claims::<Map<String, Value>>(&object, "{}", MAX_REQUEST_OBJECT_BYTES)
+            .map_err(signature_refusal)
+            .unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::InvalidRequestObject);
+        assert!(refused.description().contains("well-formed"));
+    }
+
+    #[test]
     fn the_claims_name_the_client_the_issuer_and_a_bounded_lifetime() {
         let good = serde_json::json!({
             "iss": "app", "aud": "https://as.example", "exp": 1_000_600, "iat": 1_000_000,

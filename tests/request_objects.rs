@@ -393,3 +393,43 @@ async fn registration_keeps_request_object_signing_alg_and_refuses_others() {
         assert_error(&response, 400, "invalid_client_metadata");
     }
 }
+
+/// Serves the client's key set to every `GET`, counting them.
+struct ServesKeys(AtomicU64);
+
+impl grantor::outbound::Outbound for ServesKeys {
+    fn post(
+        &self,
+        _post: grantor::outbound::OutboundPost,
+        _done: Box<dyn FnOnce(grantor::outbound::Delivery) + Send>,
+    ) {
+    }
+
+    fn get(&self, _get: grantor::outbound::OutboundGet) -> grantor::outbound::FetchFuture<'_> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        let set = grantor::outbound::Fetched::new(jwks(&client_keys()));
+        Box::pin(std::future::ready(Ok(set)))
+    }
+}
+
+#[tokio::test]
+async fn a_jwks_uri_is_fetched_through_the_outbound_seam_and_kept() {
+    let outbound = std::sync::Arc::new(ServesKeys(AtomicU64::new(0)));
+    let seam = std::sync::Arc::clone(&outbound);
+    let f = fixture_with(|b| b.outbound(seam));
+    let keys = ClientKeys::jwks_uri("https://app.example/jwks.json").unwrap();
+    f.register(
+        Client::private_key_jwt(CLIENT, keys)
+            .redirect_uri(REDIRECT)
+            .grant_types([GrantType::AuthorizationCode])
+            .scopes("profile email")
+            .build()
+            .unwrap(),
+    );
+    for (kid, key) in client_keys() {
+        let object = sign(&key, kid, &claims());
+        let answer = f.authorize(&query(&object, &beside())).await;
+        assert!(matches!(answer, Authorize::SignIn(_)), "{kid}: {answer:?}");
+    }
+    assert_eq!(outbound.0.load(Ordering::Relaxed), 1);
+}

@@ -22,7 +22,8 @@ use crate::throttle::Turns;
 
 impl AuthorizationServerBuilder {
     /// Checks the configuration and builds the server.
-    pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
+    pub fn build(mut self) -> Result<AuthorizationServer, ConfigError> {
+        self.features.resolve_keys_through(self.outbound.as_ref());
         let jwt_access_tokens = self.features.jwt_access_tokens();
         let dpop = self.features.dpop_algorithms();
         let jwks_uri = self.features.jwks_uri_resolvable();

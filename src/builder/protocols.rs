@@ -93,6 +93,24 @@ impl Features {
         None
     }
 
+    /// Resolves clients' `jwks_uri`s through `outbound` when the host set no resolver of its
+    /// own (feature `private-key-jwt`).
+    pub(super) fn resolve_keys_through(
+        &mut self,
+        outbound: Option<&Arc<dyn crate::outbound::Outbound>>,
+    ) {
+        #[cfg(feature = "private-key-jwt")]
+        if self.client_keys.is_none()
+            && let Some(outbound) = outbound
+        {
+            self.client_keys = Some(Arc::new(crate::client_assertion::FetchedKeys::new(
+                Arc::clone(outbound),
+            )));
+        }
+        #[cfg(not(feature = "private-key-jwt"))]
+        let _ = outbound;
+    }
+
     /// Whether clients' `jwks_uri`s can be resolved (feature `private-key-jwt`, a resolver).
     pub(super) fn jwks_uri_resolvable(&self) -> bool {
         #[cfg(feature = "private-key-jwt")]
@@ -201,7 +219,8 @@ impl AuthorizationServerBuilder {
         self
     }
 
-    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
+    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: fetched through the
+    /// [outbound seam](Self::outbound) when one is set, else none, so such clients must
     /// register their `jwks` itself).
     #[cfg(feature = "private-key-jwt")]
     pub fn client_key_resolver(
