@@ -77,7 +77,8 @@ pub enum ErrorCode {
     /// OIDC Core §3.1.2.6: `prompt=none`, and the user would have to be asked something else.
     InteractionRequired,
     /// OIDC Core §6.1, §3.1.2.6: the request carries a request object (`request`), which
-    /// grantor does not take (`request_parameter_supported: false`).
+    /// this server does not take (built without feature `private-key-jwt`:
+    /// `request_parameter_supported: false`).
     RequestNotSupported,
     /// RFC 9101 §6.2: the request object (`request`) is unsigned, badly signed, for another
     /// audience or issuer, expired, too long-lived, replayed or malformed.

@@ -1,7 +1,7 @@
 //! Request objects (RFC 9101, OIDC Core §6.1), feature `private-key-jwt`: an authorization
 //! request whose parameters travel in `request`, a JWS signed by one of the client's
-//! registered keys (`jwks`, or `jwks_uri` through the host's
-//! [`ClientKeyResolver`](crate::client_assertion::ClientKeyResolver)), at the authorization
+//! registered keys (`jwks`, or `jwks_uri` through the host's [`ClientKeyResolver`] or the
+//! server's outbound seam), at the authorization
 //! endpoint and the pushed authorization request endpoint, in every profile.
 //!
 //! What an object is checked for: at most [`MAX_REQUEST_OBJECT_BYTES`] (and the server's limit

@@ -268,6 +268,20 @@ async fn client_id_or_response_type_beside_the_object_must_be_its_own() {
 }
 
 #[tokio::test]
+async fn a_repeated_request_is_refused() {
+    let f = setup();
+    let object = sign(&es256(), "es", &claims());
+    let twice = format!("{}&request={object}", query(&object, &beside()));
+    let answer = f.authorize(&twice).await;
+    assert_eq!(
+        redirected_error(&answer, OTHER_REDIRECT).0,
+        "invalid_request"
+    );
+    let response = f.push(&format!("request={object}&request={object}")).await;
+    assert_error(&response, 400, "invalid_request");
+}
+
+#[tokio::test]
 async fn a_jti_serves_once() {
     let f = setup();
     let object = sign(&es256(), "es", &claims());

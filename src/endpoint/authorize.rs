@@ -146,6 +146,12 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
     let Authorization { clients, rules, .. } = *authorization;
     let mut object_form = None;
     let request = match (request.openid.request, rules.objects) {
+        (Some(_), Some(_)) if form.repeats("request") => {
+            // Which object stands for the request would be a guess (RFC 6749 §3.1).
+            let repeated = OAuthError::invalid_request("request is repeated");
+            let refused = authorize::refuse(clients, rules, &request, repeated, now).await;
+            return answer(wire, refused);
+        }
         (Some(jws), Some(objects)) => {
             let object = from_object(
                 wire,

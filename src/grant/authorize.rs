@@ -492,8 +492,9 @@ fn check(
         ));
     }
     if rules.openid && request.openid.request.is_some() {
-        // OIDC Core §6.1: a server that takes no request object says so rather than act on a
-        // request whose real parameters it did not read.
+        // OIDC Core §6.1: a server that takes no request object (where `rules.objects` is
+        // set, the object's parameters stand in for the request before it gets here) says so
+        // rather than act on a request whose real parameters it did not read.
         return Err(OAuthError::new(
             ErrorCode::RequestNotSupported,
             "request objects (the request parameter) are not supported",
