@@ -12,6 +12,7 @@
 //! | client assertions (`private_key_jwt`) | `ASSERTIONS_PER_CLIENT` per six minutes | — (they are signed) | `ASSERTIONS_SELF_REGISTERED` | `ASSERTIONS_SELF_REGISTERED` |
 //! | device flows ([`DeviceFlow`](crate::settings::DeviceFlow)) | `per_client` a lifetime | `per_client` (the client: 10 × `per_client`) | 5 × `per_client` | 5 × `per_client` |
 //! | DPoP proofs at the token and PAR endpoints | per key | — | `PROOFS_PER_POOL` | `PROOFS_PER_POOL` |
+//! | request objects' `jti`s (RFC 9101) | 10 000 per 61 minutes | — (they are signed) | 20 000 | 20 000 |
 //!
 //! An administrator's client has budgets of its own only. Clients anyone can make (a
 //! registration, or a metadata document URL named in a request) spend their own budgets and
@@ -127,6 +128,8 @@ pub(crate) enum Spending {
         allow(dead_code, reason = "spent by feature dpop")
     )]
     DpopProofs,
+    /// Request objects' `jti`s (RFC 9101).
+    RequestObjects,
 }
 
 impl Spending {
@@ -138,6 +141,7 @@ impl Spending {
             Self::Assertions => "assertion",
             Self::DeviceStarts => "device",
             Self::DpopProofs => "dpop-client",
+            Self::RequestObjects => "request-object",
         }
     }
 
@@ -172,6 +176,7 @@ impl Spending {
             Self::Assertions => said!("client assertions"),
             Self::DeviceStarts => said!("device authorizations"),
             Self::DpopProofs => said!("DPoP proofs"),
+            Self::RequestObjects => said!("request objects"),
         }
     }
 
@@ -182,6 +187,7 @@ impl Spending {
             Self::Assertions => ["assertion:*", "assertion:doc"],
             Self::DeviceStarts => ["device:*", "device:doc"],
             Self::DpopProofs => ["dpop-client:*", "dpop-client:doc"],
+            Self::RequestObjects => ["request-object:*", "request-object:doc"],
         };
         match tier {
             ClientTier::Administered => None,
@@ -391,6 +397,7 @@ mod tests {
             Spending::Assertions,
             Spending::DeviceStarts,
             Spending::DpopProofs,
+            Spending::RequestObjects,
         ];
         let mut named: Vec<&str> = spendings
             .iter()
@@ -421,6 +428,7 @@ mod tests {
         assert!(twice(crate::client_assertion::ASSERTIONS_SELF_REGISTERED) <= bound / 2);
         #[cfg(feature = "dpop")]
         assert!(twice(crate::dpop::PROOFS_PER_POOL) <= bound / 2);
+        assert!(twice(crate::grant::request_object::JTIS_PER_TIER) <= bound / 2);
         // Device flows share their kinds: both pools, and a public client's callers at the
         // default limits, together stay within half of it.
         let per_client = crate::settings::DeviceFlow::DEFAULT_PER_CLIENT;

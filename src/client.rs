@@ -314,6 +314,14 @@ impl Client {
         self.openid.userinfo_alg
     }
 
+    /// The one algorithm its request objects may be signed with (`request_object_signing_alg`,
+    /// RFC 9101 §10.2); `None`: any of those the server verifies.
+    pub fn request_object_signing_algorithm(
+        &self,
+    ) -> Option<crate::signing::ClientSigningAlgorithm> {
+        self.openid.request_object_alg
+    }
+
     /// Where a logout it asks for may send the browser back (`post_logout_redirect_uris`,
     /// RP-Initiated Logout 1.0 §3.1), matched exactly.
     pub fn post_logout_redirect_uris(&self) -> &[String] {

@@ -34,10 +34,14 @@
 //!
 //! A client may instead register a `jwks_uri`: the host fetches (and caches) its key set
 //! through a [`ClientKeyResolver`] set with
-//! [`AuthorizationServerBuilder::client_key_resolver`](crate::AuthorizationServerBuilder::client_key_resolver);
-//! without one, self-registration refuses `jwks_uri` with `invalid_client_metadata`.
+//! [`AuthorizationServerBuilder::client_key_resolver`](crate::AuthorizationServerBuilder::client_key_resolver),
+//! or, without one, grantor fetches it through the server's
+//! [outbound seam](crate::AuthorizationServerBuilder::outbound) and keeps it a while (at most
+//! [`MAX_KEPT_SETS`] sets, each for [`KEYS_KEPT`]); with neither, self-registration refuses
+//! `jwks_uri` with `invalid_client_metadata`.
 
 mod checker;
+mod fetched;
 mod verify;
 
 use std::time::Duration;
@@ -47,8 +51,11 @@ use async_trait::async_trait;
 use crate::client::ClientId;
 use crate::error::StoreError;
 
-pub(crate) use checker::Checker;
+pub(crate) use checker::{Checker, MissingKeys, client_jwks};
+pub(crate) use fetched::FetchedKeys;
+pub use fetched::{FAILURE_KEPT, KEY_FETCH_TIMEOUT, KEYS_KEPT, MAX_KEPT_SETS, MAX_KEY_FETCHES};
 pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};
+pub(crate) use verify::{SignatureError, seconds, signed_claims};
 
 /// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
 pub const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

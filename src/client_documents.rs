@@ -488,6 +488,19 @@ fn read_document(
     if let Some(sector) = pairwise_sector(document, host, pairwise)? {
         builder = builder.pairwise_subjects(sector);
     }
+    // RFC 9101 §10.2: the one algorithm the client's request objects may be signed with.
+    match document.get("request_object_signing_alg") {
+        None => {}
+        Some(alg) => {
+            let alg = alg
+                .as_str()
+                .and_then(crate::signing::ClientSigningAlgorithm::from_name)
+                .ok_or_else(|| {
+                    invalid("request_object_signing_alg must be RS256, PS256, ES256 or EdDSA")
+                })?;
+            builder = builder.request_object_signing_algorithm(alg);
+        }
+    }
     builder
         .build()
         .map_err(|_| invalid("it does not describe a valid client"))

@@ -77,8 +77,15 @@ pub enum ErrorCode {
     /// OIDC Core §3.1.2.6: `prompt=none`, and the user would have to be asked something else.
     InteractionRequired,
     /// OIDC Core §6.1, §3.1.2.6: the request carries a request object (`request`), which
-    /// grantor does not take (`request_parameter_supported: false`).
+    /// this server does not take (built without feature `private-key-jwt`:
+    /// `request_parameter_supported: false`).
     RequestNotSupported,
+    /// RFC 9101 §6.2: the request object (`request`) is unsigned, badly signed, for another
+    /// audience or issuer, expired, too long-lived, replayed or malformed.
+    InvalidRequestObject,
+    /// RFC 9101 §6.2: `request_uri` names something other than a pushed request (RFC 9126),
+    /// which is all grantor takes by reference (`request_uri_parameter_supported: false`).
+    RequestUriNotSupported,
 }
 
 impl ErrorCode {
@@ -111,6 +118,8 @@ impl ErrorCode {
             Self::ConsentRequired => "consent_required",
             Self::InteractionRequired => "interaction_required",
             Self::RequestNotSupported => "request_not_supported",
+            Self::InvalidRequestObject => "invalid_request_object",
+            Self::RequestUriNotSupported => "request_uri_not_supported",
         }
     }
 

@@ -144,6 +144,8 @@ pub mod outbound;
 mod pkce;
 mod registration;
 mod request;
+#[cfg(feature = "private-key-jwt")]
+pub mod request_object;
 mod scope;
 mod secret;
 mod server;

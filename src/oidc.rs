@@ -75,7 +75,8 @@ pub(crate) struct OpenIdParameters<'a> {
     pub(crate) max_age: Option<&'a str>,
     pub(crate) login_hint: Option<&'a str>,
     pub(crate) id_token_hint: Option<&'a str>,
-    /// A request object (Core §6.1), refused: grantor takes none.
+    /// A request object (RFC 9101, Core §6.1): taken when the server verifies them (feature
+    /// `private-key-jwt`), else refused in OpenID Connect requests.
     pub(crate) request: Option<&'a str>,
 }
 

@@ -329,6 +329,8 @@ pub(crate) struct ClientMetadata {
     pub(crate) id_token_alg: Option<crate::signing::SigningAlgorithm>,
     /// OIDC Registration §2 `userinfo_signed_response_alg`.
     pub(crate) userinfo_alg: Option<crate::signing::SigningAlgorithm>,
+    /// RFC 9101 §10.2 `request_object_signing_alg`.
+    pub(crate) request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
     /// RP-Initiated Logout 1.0 §3.1 `post_logout_redirect_uris`.
     pub(crate) post_logout_redirect_uris: Vec<String>,
     /// Back-Channel Logout 1.0 §2.2 `backchannel_logout_uri`.

@@ -42,6 +42,42 @@ impl SigningAlgorithm {
     }
 }
 
+/// The algorithms grantor verifies what clients sign with (request objects, RFC 9101 §10.2
+/// `request_object_signing_alg`): asymmetric only, never `none` nor a symmetric one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum ClientSigningAlgorithm {
+    /// Ed25519 (`EdDSA`).
+    EdDSA,
+    /// ECDSA on P-256 with SHA-256 (`ES256`).
+    ES256,
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (`RS256`).
+    RS256,
+    /// RSASSA-PSS with SHA-256 (`PS256`).
+    PS256,
+}
+
+impl ClientSigningAlgorithm {
+    /// Every algorithm, as the metadata lists them.
+    pub const ALL: [ClientSigningAlgorithm; 4] =
+        [Self::RS256, Self::PS256, Self::ES256, Self::EdDSA];
+
+    /// The `alg` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EdDSA => "EdDSA",
+            Self::ES256 => "ES256",
+            Self::RS256 => "RS256",
+            Self::PS256 => "PS256",
+        }
+    }
+
+    /// The algorithm whose `alg` value is `alg`.
+    pub fn from_name(alg: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|known| known.as_str() == alg)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +96,12 @@ mod tests {
         );
         assert_eq!(SigningAlgorithm::from_name("HS256"), None);
         assert_eq!(SigningAlgorithm::from_name("none"), None);
+        for algorithm in ClientSigningAlgorithm::ALL {
+            assert_eq!(
+                ClientSigningAlgorithm::from_name(algorithm.as_str()),
+                Some(algorithm)
+            );
+        }
+        assert_eq!(ClientSigningAlgorithm::from_name("HS256"), None);
     }
 }

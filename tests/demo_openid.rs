@@ -483,7 +483,8 @@ async fn prompt_none(framework: &str) {
     let query = callback_query(&reply);
     assert_eq!(query["error"], "login_required", "{query:?}");
     assert_eq!(query["state"], "p1");
-    // A request object is refused as unsupported rather than ignored (OIDC Core §6.1).
+    // An unsigned request object is refused rather than ignored (RFC 9101 §6.2), at the
+    // redirect URI sent beside it, which is registered for the client.
     let mut with_object = params[..5].to_vec();
     with_object.retain(|(name, _)| *name != "prompt");
     with_object.extend([
@@ -492,7 +493,7 @@ async fn prompt_none(framework: &str) {
         ("code_challenge_method", "S256"),
     ]);
     let reply = get(&browser(), &authorize_url(base, &with_object)).await;
-    assert_eq!(callback_query(&reply)["error"], "request_not_supported");
+    assert_eq!(callback_query(&reply)["error"], "invalid_request_object");
     server.assert_alive_and_calm();
 }
 

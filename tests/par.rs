@@ -153,7 +153,7 @@ async fn unknown_malformed_or_missing_client_request_uris_are_refused() {
     assert_reject(
         f.by_reference(&f.fast_id, "https://client.example/request.jwt")
             .await,
-        "invalid_request_uri",
+        "request_uri_not_supported",
     );
     let request_uri = f.pushed(&code_request()).await;
     let query = format!(
@@ -297,7 +297,7 @@ async fn without_pushed_requests_the_endpoint_is_absent_and_request_uri_refused(
     assert_reject(
         f.by_reference(&f.fast_id, "urn:ietf:params:oauth:request_uri:abc")
             .await,
-        "invalid_request_uri",
+        "request_uri_not_supported",
     );
     let metadata = json(&f.server.metadata());
     assert!(
@@ -441,7 +441,12 @@ proptest::proptest! {
             };
             // An empty request_uri is no request_uri: then redirect_uri is missing.
             proptest::prop_assert!(
-                [ErrorCode::InvalidRequestUri, ErrorCode::InvalidRequest].contains(&error.code()),
+                [
+                    ErrorCode::InvalidRequestUri,
+                    ErrorCode::RequestUriNotSupported,
+                    ErrorCode::InvalidRequest,
+                ]
+                .contains(&error.code()),
                 "{}", error
             );
             let names = ["response_type", "redirect_uri", "scope", "code_challenge", "resource"];

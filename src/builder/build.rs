@@ -22,11 +22,13 @@ use crate::throttle::Turns;
 
 impl AuthorizationServerBuilder {
     /// Checks the configuration and builds the server.
-    pub fn build(self) -> Result<AuthorizationServer, ConfigError> {
+    pub fn build(mut self) -> Result<AuthorizationServer, ConfigError> {
+        self.features.resolve_keys_through(self.outbound.as_ref());
         let jwt_access_tokens = self.features.jwt_access_tokens();
         let dpop = self.features.dpop_algorithms();
         let jwks_uri = self.features.jwks_uri_resolvable();
         let client_assertion_algs = self.features.client_assertion_algs();
+        let request_object_algs = self.features.request_object_algs();
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer, self.insecure_http_issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -139,6 +141,7 @@ impl AuthorizationServerBuilder {
             token_exchange: self.exchange.is_some(),
             jwks_uri,
             client_assertion_algs,
+            request_object_algs,
             openid,
             session_ttl: self.session_ttl,
             consent_ttl: self.consent_ttl,
@@ -260,6 +263,7 @@ impl AuthorizationServerBuilder {
             proofs: wired.proofs,
             exchange: self.exchange,
             client_assertions: wired.client_assertions,
+            request_objects: wired.request_objects,
             id_tokens: wired.id_tokens,
             user_sessions,
             consents,

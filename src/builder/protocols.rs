@@ -10,6 +10,7 @@ use super::AuthorizationServerBuilder;
 use crate::exchange::ExchangePolicy;
 use crate::grant::client_auth::ClientAssertions;
 use crate::grant::proof::ProofOfPossession;
+use crate::grant::request_object::RequestObjectVerifier;
 use crate::oidc::IdTokenSigner;
 use crate::registration::RegistrationPolicy;
 use crate::settings::DeviceFlow;
@@ -36,6 +37,8 @@ pub(super) struct Wired {
     pub(super) access_tokens: Option<Arc<dyn AccessTokenFormat>>,
     pub(super) proofs: Option<Arc<dyn ProofOfPossession>>,
     pub(super) client_assertions: Option<Arc<dyn ClientAssertions>>,
+    /// Request objects' verification (RFC 9101), with the client assertions' JWS checks.
+    pub(super) request_objects: Option<Arc<dyn RequestObjectVerifier>>,
     pub(super) id_tokens: Option<Arc<dyn IdTokenSigner>>,
 }
 
@@ -81,6 +84,33 @@ impl Features {
         None
     }
 
+    /// The algorithms request objects are verified with, when feature `private-key-jwt`
+    /// verifies them (RFC 9101).
+    pub(super) fn request_object_algs(&self) -> Option<&'static [&'static str]> {
+        #[cfg(feature = "private-key-jwt")]
+        return Some(&crate::request_object::ALGORITHMS);
+        #[cfg(not(feature = "private-key-jwt"))]
+        None
+    }
+
+    /// Resolves clients' `jwks_uri`s through `outbound` when the host set no resolver of its
+    /// own (feature `private-key-jwt`).
+    pub(super) fn resolve_keys_through(
+        &mut self,
+        outbound: Option<&Arc<dyn crate::outbound::Outbound>>,
+    ) {
+        #[cfg(feature = "private-key-jwt")]
+        if self.client_keys.is_none()
+            && let Some(outbound) = outbound
+        {
+            self.client_keys = Some(Arc::new(crate::client_assertion::FetchedKeys::new(
+                Arc::clone(outbound),
+            )));
+        }
+        #[cfg(not(feature = "private-key-jwt"))]
+        let _ = outbound;
+    }
+
     /// Whether clients' `jwks_uri`s can be resolved (feature `private-key-jwt`, a resolver).
     pub(super) fn jwks_uri_resolvable(&self) -> bool {
         #[cfg(feature = "private-key-jwt")]
@@ -120,6 +150,13 @@ impl Features {
         #[cfg(not(feature = "dpop"))]
         let proofs = None;
         #[cfg(feature = "private-key-jwt")]
+        let request_objects = Some(Arc::new(crate::request_object::Verifier {
+            resolver: self.client_keys.clone(),
+            issuer: config.issuer.clone(),
+        }) as Arc<dyn RequestObjectVerifier>);
+        #[cfg(not(feature = "private-key-jwt"))]
+        let request_objects = None;
+        #[cfg(feature = "private-key-jwt")]
         let client_assertions = Some(Arc::new(crate::client_assertion::Checker {
             single_use: Arc::clone(single_use),
             attempts: Arc::clone(attempts),
@@ -143,6 +180,7 @@ impl Features {
             access_tokens,
             proofs,
             client_assertions,
+            request_objects,
             id_tokens,
         }
     }
@@ -181,7 +219,8 @@ impl AuthorizationServerBuilder {
         self
     }
 
-    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: none, so such clients must
+    /// Resolves `jwks_uri`s of `private_key_jwt` clients (default: fetched through the
+    /// [outbound seam](Self::outbound) when one is set, else none, so such clients must
     /// register their `jwks` itself).
     #[cfg(feature = "private-key-jwt")]
     pub fn client_key_resolver(

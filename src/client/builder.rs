@@ -182,6 +182,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Accepts this client's request objects (RFC 9101) signed with `algorithm` only
+    /// (`request_object_signing_alg`; default: any the server verifies).
+    pub fn request_object_signing_algorithm(
+        mut self,
+        algorithm: crate::signing::ClientSigningAlgorithm,
+    ) -> Self {
+        self.openid.request_object_alg = Some(algorithm);
+        self
+    }
+
     /// Registers a URI a logout may send the browser back to (`post_logout_redirect_uris`,
     /// RP-Initiated Logout 1.0 §3.1): absolute, without a fragment, `https` or loopback `http`
     /// as for redirect URIs.

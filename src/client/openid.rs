@@ -55,6 +55,10 @@ pub(crate) struct OpenIdClient {
     /// `sector_identifier_uri` (OIDC Registration §2, §5), when the sector was read from one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) sector_identifier_uri: Option<String>,
+    /// `request_object_signing_alg` (RFC 9101 §10.2, OIDC Registration §2): the only
+    /// algorithm its request objects may be signed with; `None`: any the server verifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
 }
 
 #[cfg_attr(
@@ -137,5 +141,12 @@ mod tests {
             OpenIdClient::from_stored(&pairwise.to_stored().unwrap()),
             Some(pairwise)
         );
+        let signed = OpenIdClient {
+            request_object_alg: Some(crate::signing::ClientSigningAlgorithm::PS256),
+            ..OpenIdClient::default()
+        };
+        let stored = signed.to_stored().unwrap();
+        assert_eq!(stored, r#"{"request_object_alg":"PS256"}"#);
+        assert_eq!(OpenIdClient::from_stored(&stored), Some(signed));
     }
 }

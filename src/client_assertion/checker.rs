@@ -2,6 +2,7 @@
 //! keys found (registered, or through the host's resolver), the assertion verified against
 //! them and the endpoint, then its `jti` spent once.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -13,7 +14,7 @@ use super::{
 use crate::budget::{Budget, Payer, Spending};
 use crate::client::{Client, ClientKeys};
 use crate::clock::UnixTime;
-use crate::error::OAuthError;
+use crate::error::{OAuthError, StoreError};
 use crate::grant::client_auth::ClientAssertions;
 use crate::request::Assertion;
 use crate::store::{AttemptCounter, SingleUseStore, namespace};
@@ -42,21 +43,17 @@ impl ClientAssertions for Checker {
         endpoint_path: &str,
         now: UnixTime,
     ) -> Result<(), OAuthError> {
-        let resolved;
-        let jwks = match client.keys() {
-            Some(ClientKeys::Jwks(jwks)) => &**jwks,
-            Some(ClientKeys::JwksUri(uri)) => match &self.resolver {
-                Some(resolver) => {
-                    resolved = resolver.resolve(client.id(), uri).await?;
-                    resolved.as_str()
-                }
-                None => return Err(refused("this client's jwks_uri cannot be resolved here")),
-            },
-            None => {
+        let jwks = match client_jwks(client, self.resolver.as_deref()).await {
+            Ok(jwks) => jwks,
+            Err(MissingKeys::Unresolvable) => {
+                return Err(refused("this client's jwks_uri cannot be resolved here"));
+            }
+            Err(MissingKeys::NoKeys) => {
                 return Err(refused(
                     "this client does not authenticate with a client assertion",
                 ));
             }
+            Err(MissingKeys::Store(error)) => return Err(error.into()),
         };
         let endpoint_url = format!("{}{endpoint_path}", self.issuer.trim_end_matches('/'));
         let audiences = [
@@ -69,7 +66,7 @@ impl ClientAssertions for Checker {
             audiences: &audiences,
             now,
         };
-        let verified = verify_assertion(assertion.0, jwks, &context).map_err(into_error)?;
+        let verified = verify_assertion(assertion.0, &jwks, &context).map_err(into_error)?;
         let key = namespace::client_assertion(client.tier(), client.id(), &verified.jti);
         // Only now, every check passed: nobody without the client's key adds entries or
         // spends the client's budget.
@@ -83,6 +80,35 @@ impl ClientAssertions for Checker {
         } else {
             Err(into_error(AssertionError::Replayed))
         }
+    }
+}
+
+/// Why a client's JWK Set could not be had.
+#[derive(Debug)]
+pub(crate) enum MissingKeys {
+    /// The client registered no keys.
+    NoKeys,
+    /// It registered a `jwks_uri`, and the host set no resolver.
+    Unresolvable,
+    /// The resolver failed.
+    Store(StoreError),
+}
+
+/// The JWK Set (JSON text) of `client`: registered as `jwks`, or resolved from its
+/// `jwks_uri` through the host's `resolver`.
+pub(crate) async fn client_jwks<'c>(
+    client: &'c Client,
+    resolver: Option<&dyn ClientKeyResolver>,
+) -> Result<Cow<'c, str>, MissingKeys> {
+    match (client.keys(), resolver) {
+        (Some(ClientKeys::Jwks(jwks)), _) => Ok(Cow::Borrowed(&**jwks)),
+        (Some(ClientKeys::JwksUri(uri)), Some(resolver)) => resolver
+            .resolve(client.id(), uri)
+            .await
+            .map(Cow::Owned)
+            .map_err(MissingKeys::Store),
+        (Some(ClientKeys::JwksUri(_)), None) => Err(MissingKeys::Unresolvable),
+        (None, _) => Err(MissingKeys::NoKeys),
     }
 }
 

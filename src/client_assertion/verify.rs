@@ -1,9 +1,12 @@
 //! One assertion checked on its own against the client's keys and the request: shape,
 //! algorithm, signature, claims. Whether its `jti` was seen before is the caller's question.
+//! The key choice and the signature check serve every JWS a client signs (request objects
+//! too): [`signed_claims`].
 
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{
@@ -42,6 +45,52 @@ struct Header {
     kid: Option<String>,
 }
 
+/// Why a JWS a client signed did not verify with the client's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignatureError {
+    /// Not a compact JWS of at most the size allowed, with a JSON header and payload.
+    Malformed,
+    /// `alg` is `none`, symmetric, or not one grantor verifies.
+    UnsupportedAlgorithm,
+    /// No key of the client verifies the signature.
+    BadSignature,
+    /// No `kid`, and the client has more than one key for the `alg`.
+    KidNeeded,
+}
+
+impl From<SignatureError> for AssertionError {
+    fn from(error: SignatureError) -> Self {
+        match error {
+            SignatureError::Malformed => Self::Malformed,
+            SignatureError::UnsupportedAlgorithm => Self::UnsupportedAlgorithm,
+            SignatureError::BadSignature => Self::BadSignature,
+            SignatureError::KidNeeded => Self::KidNeeded,
+        }
+    }
+}
+
+/// The payload of `jws` read as `T`, and the algorithm it was signed with, once a key of the
+/// client's JWK Set `jwks` (JSON text) verifies its signature: at most `max_bytes` long, a
+/// header of at most [`MAX_HEADER_BYTES`], an `alg` of [`ALGORITHMS`](super::ALGORITHMS),
+/// and at most one signature check (the key `kid` names; without `kid`, the only key suiting
+/// the `alg`).
+pub(crate) fn signed_claims<T: DeserializeOwned>(
+    jws: &str,
+    jwks: &str,
+    max_bytes: usize,
+) -> Result<(Algorithm, T), SignatureError> {
+    if jws.len() > max_bytes {
+        return Err(SignatureError::Malformed);
+    }
+    let [header, _, _] = jose::parts(jws).ok_or(SignatureError::Malformed)?;
+    let header: Header =
+        jose::decode_part(header, MAX_HEADER_BYTES).ok_or(SignatureError::Malformed)?;
+    let algorithm =
+        jose::algorithm(header.alg.as_deref()).ok_or(SignatureError::UnsupportedAlgorithm)?;
+    let claims = verified_claims(jws, jwks, algorithm, header.kid.as_deref())?;
+    Ok((algorithm, claims))
+}
+
 #[derive(Deserialize)]
 struct Claims {
     iss: Option<String>,
@@ -60,32 +109,24 @@ pub fn verify_assertion(
     jwks: &str,
     context: &AssertionContext<'_>,
 ) -> Result<VerifiedAssertion, AssertionError> {
-    if assertion.len() > MAX_ASSERTION_BYTES {
-        return Err(AssertionError::Malformed);
-    }
-    let [header, _, _] = jose::parts(assertion).ok_or(AssertionError::Malformed)?;
-    let header: Header =
-        jose::decode_part(header, MAX_HEADER_BYTES).ok_or(AssertionError::Malformed)?;
-    let algorithm =
-        jose::algorithm(header.alg.as_deref()).ok_or(AssertionError::UnsupportedAlgorithm)?;
-    let claims = verified_claims(assertion, jwks, algorithm, header.kid.as_deref())?;
+    let (_, claims) = signed_claims::<Claims>(assertion, jwks, MAX_ASSERTION_BYTES)?;
     check_claims(claims, context)
 }
 
 /// The claims, once the client's key for `algorithm` (the one named `kid`; without `kid`, the
 /// only one) verifies the signature.
-fn verified_claims(
-    assertion: &str,
+fn verified_claims<T: DeserializeOwned>(
+    jws: &str,
     jwks: &str,
     algorithm: Algorithm,
     kid: Option<&str>,
-) -> Result<Claims, AssertionError> {
+) -> Result<T, SignatureError> {
     #[derive(Deserialize)]
     struct Set {
         keys: Vec<Map<String, Value>>,
     }
     // Checked at registration; a set from a `jwks_uri` is read with the same bound.
-    let set: Set = serde_json::from_str(jwks).map_err(|_| AssertionError::BadSignature)?;
+    let set: Set = serde_json::from_str(jwks).map_err(|_| SignatureError::BadSignature)?;
     let mut validation = Validation::new(algorithm);
     validation.required_spec_claims.clear();
     validation.validate_exp = false;
@@ -103,7 +144,7 @@ fn verified_claims(
         });
     let candidates: Vec<_> = candidates.collect();
     if kid.is_none() && candidates.len() > 1 {
-        return Err(AssertionError::KidNeeded);
+        return Err(SignatureError::KidNeeded);
     }
     let mut malformed = false;
     for raw in candidates {
@@ -113,7 +154,7 @@ fn verified_claims(
         let Ok(key) = DecodingKey::from_jwk(&jwk) else {
             continue;
         };
-        match jsonwebtoken::decode::<Claims>(assertion, &key, &validation) {
+        match jsonwebtoken::decode::<T>(jws, &key, &validation) {
             Ok(data) => return Ok(data.claims),
             Err(error) => {
                 malformed |= matches!(jose::failure(error.kind()), jose::Failure::Malformed);
@@ -121,9 +162,9 @@ fn verified_claims(
         }
     }
     Err(if malformed {
-        AssertionError::Malformed
+        SignatureError::Malformed
     } else {
-        AssertionError::BadSignature
+        SignatureError::BadSignature
     })
 }
 
@@ -179,7 +220,7 @@ fn check_claims(
 }
 
 /// A NumericDate (RFC 7519 §2) as whole seconds, if it is a sane one.
-fn seconds(time: f64) -> Option<UnixTime> {
+pub(crate) fn seconds(time: f64) -> Option<UnixTime> {
     // Whole seconds: a fraction changes nothing at this resolution.
     (time.is_finite() && (0.0..=1e12).contains(&time)).then(|| UnixTime::from_secs(time as u64))
 }

@@ -16,8 +16,11 @@ use crate::grant::authorize::{
 };
 use crate::grant::decide::{Answer, Decide, Refused};
 use crate::grant::pushed::Pushes;
+use crate::grant::request_object::RequestObjects;
 use crate::grant::{TOKEN_TYPE, authorize};
 use crate::memory::ClientSeam;
+use crate::request::AuthorizationRequest;
+use crate::settings::PushedRequests;
 use crate::store::UserId;
 
 /// What the authorization endpoint decided about a request.
@@ -141,7 +144,70 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
         return pushed(authorization.pushes, request.client_id, request_uri, now).await;
     }
     let Authorization { clients, rules, .. } = *authorization;
-    match authorize::validate(clients, rules, &request, now).await {
+    let mut object_form = None;
+    let request = match (request.openid.request, rules.objects) {
+        (Some(_), Some(_)) if form.repeats("request") => {
+            // Which object stands for the request would be a guess (RFC 6749 §3.1).
+            let repeated = OAuthError::invalid_request("request is repeated");
+            let refused = authorize::refuse(clients, rules, &request, repeated, now).await;
+            return answer(wire, refused);
+        }
+        (Some(jws), Some(objects)) => {
+            let object = from_object(
+                wire,
+                authorization,
+                objects,
+                &request,
+                jws,
+                &mut object_form,
+            );
+            match object.await {
+                Ok(object) => object,
+                Err(refused) => return answer(wire, refused),
+            }
+        }
+        _ => request,
+    };
+    answer(
+        wire,
+        authorize::validate(clients, rules, &request, now).await,
+    )
+}
+
+/// The request a request object `jws` stands for (RFC 9101 §5), read into `slot`: verified
+/// with the keys of the client named beside it, its parameters agreeing with those sent
+/// beside it, its `jti` spent. A refusal goes where [`authorize::refuse`] sends it: by the
+/// request as sent until the object verifies, by the object's own parameters after.
+async fn from_object<'x>(
+    wire: &Wire<'_>,
+    authorization: &Authorization<'_>,
+    objects: RequestObjects<'_>,
+    outside: &AuthorizationRequest<'x>,
+    jws: &str,
+    slot: &'x mut Option<Form<'static>>,
+) -> Result<AuthorizationRequest<'x>, Validated<'x>> {
+    let Authorization { clients, rules, .. } = *authorization;
+    let now = wire.now;
+    let (client, verified) = objects
+        .verify_at_authorization(clients, rules, outside, jws, now)
+        .await?;
+    let form = match parse::request_object(&verified.claims, wire.settings.limits.max_param) {
+        Ok(form) => slot.insert(form),
+        Err(error) => return Err(authorize::refuse(clients, rules, outside, error, now).await),
+    };
+    let object = parse::authorization_request(form);
+    match objects
+        .accept(&client, outside, object.clone(), &verified, now)
+        .await
+    {
+        Ok(object) => Ok(object),
+        Err(error) => Err(authorize::refuse(clients, rules, &object, error, now).await),
+    }
+}
+
+/// The authorization endpoint's answer to what validation decided.
+fn answer(wire: &Wire<'_>, validated: Validated<'_>) -> Authorize {
+    match validated {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
         Validated::Redirect(error, reply_to) => Authorize::Redirect(ErrorRedirect {
             response: error_redirect(wire, reply_to, &error),
@@ -155,7 +221,8 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
 }
 
 /// A request by reference to a pushed one (RFC 9126 §4): the pushed request, taken, stands for
-/// every other parameter. Without pushed requests on, `request_uri` is refused (RFC 9101 §6.2).
+/// every other parameter. Any other `request_uri`, and any at all without pushed requests on,
+/// is `request_uri_not_supported` (RFC 9101 §6.2): grantor fetches no request objects.
 async fn pushed(
     pushes: Option<Pushes<'_>>,
     client_id: Option<&str>,
@@ -163,10 +230,12 @@ async fn pushed(
     now: crate::clock::UnixTime,
 ) -> Authorize {
     let redeemed = match pushes {
-        Some(pushes) => pushes.redeem(client_id, request_uri, now).await,
-        None => Err(OAuthError::new(
-            crate::error::ErrorCode::InvalidRequestUri,
-            "this server does not take request_uri",
+        Some(pushes) if request_uri.starts_with(PushedRequests::REQUEST_URI_PREFIX) => {
+            pushes.redeem(client_id, request_uri, now).await
+        }
+        _ => Err(OAuthError::new(
+            crate::error::ErrorCode::RequestUriNotSupported,
+            "request_uri is taken only as the reference to a pushed request (RFC 9126)",
         )),
     };
     match redeemed {

@@ -19,7 +19,7 @@ use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, is_hidden_or
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::scope::Scope;
 use crate::secret::ClientSecret;
-use crate::signing::SigningAlgorithm;
+use crate::signing::{ClientSigningAlgorithm, SigningAlgorithm};
 
 /// At most this many entries in `grant_types` or `response_types`.
 const MAX_TYPES: usize = 8;
@@ -43,6 +43,7 @@ struct Document {
     jwks_uri: Option<Value>,
     id_token_signed_response_alg: Option<Value>,
     userinfo_signed_response_alg: Option<Value>,
+    request_object_signing_alg: Option<Value>,
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
     application_type: Option<Value>,
@@ -151,6 +152,10 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
             )
         })
         .transpose()?;
+    let request_object_alg = document
+        .request_object_signing_alg
+        .map(request_object_alg)
+        .transpose()?;
     let post_logout_redirect_uris = document
         .post_logout_redirect_uris
         .map(|v| self::redirect_uris(v, max_param))
@@ -207,6 +212,7 @@ pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAu
         default_max_age,
         require_auth_time,
         id_token_alg,
+        request_object_alg,
         post_logout_redirect_uris,
         backchannel_logout_uri,
         keys,
@@ -258,6 +264,19 @@ fn signing_alg(value: Value, refusal: &'static str) -> Result<SigningAlgorithm, 
         .filter(|alg| *alg != "Ed25519")
         .and_then(SigningAlgorithm::from_name)
         .ok_or_else(|| OAuthError::invalid_client_metadata(refusal))
+}
+
+/// RFC 9101 §10.2 `request_object_signing_alg`: one of the asymmetric algorithms grantor
+/// verifies (never `none`, never a symmetric one).
+fn request_object_alg(value: Value) -> Result<ClientSigningAlgorithm, OAuthError> {
+    value
+        .as_str()
+        .and_then(ClientSigningAlgorithm::from_name)
+        .ok_or_else(|| {
+            OAuthError::invalid_client_metadata(
+                "request_object_signing_alg must be RS256, PS256, ES256 or EdDSA",
+            )
+        })
 }
 
 /// A boolean member, `false` when absent.
@@ -435,6 +454,9 @@ mod tests {
             "{\"default_max_age\":\"60\"}",
             "{\"require_auth_time\":\"yes\"}",
             "{\"scope\":\"a\",\"scope\":\"b\"}",
+            "{\"request_object_signing_alg\":\"none\"}",
+            "{\"request_object_signing_alg\":\"HS256\"}",
+            "{\"request_object_signing_alg\":[\"RS256\"]}",
         ] {
             assert_eq!(code(body), "invalid_client_metadata", "{body}");
         }

@@ -51,7 +51,8 @@ const KNOWN: &[&str] = &[
     // RP-Initiated Logout 1.0 §2, and the logout confirmation's button.
     "post_logout_redirect_uri",
     "logout",
-    // OpenID Connect Core §6.1: a request object, which grantor does not take.
+    // RFC 9101, OpenID Connect Core §6.1: a request object, taken with feature
+    // `private-key-jwt`.
     "request",
     // RFC 9449 §10: the DPoP key an authorization code is bound to (free to repeat, like
     // OpenID Connect's, where DPoP is not on and it is unknown).
@@ -105,6 +106,8 @@ pub(crate) struct Form<'a> {
     values: [Option<Cow<'a, str>>; KNOWN.len()],
     /// The slots seen so far, empty or not, one bit each.
     seen: u64,
+    /// The slots seen more than once, one bit each.
+    repeats: u64,
     repeated: Option<&'static str>,
     /// The first repeated parameter among those OpenID Connect does not add: what a server
     /// without it refuses.
@@ -120,6 +123,7 @@ impl Default for Form<'_> {
         Self {
             values: std::array::from_fn(|_| None),
             seen: 0,
+            repeats: 0,
             repeated: None,
             repeated_oauth: None,
             resources: Vec::new(),
@@ -166,6 +170,11 @@ impl<'a> Form<'a> {
         self.repeated_oauth
     }
 
+    /// Whether `name` (one of [`KNOWN`]) was sent more than once.
+    pub(crate) fn repeats(&self, name: &str) -> bool {
+        slot(name).is_some_and(|slot| self.repeats & (1 << slot) != 0)
+    }
+
     /// Every non-empty `resource` value (RFC 8707 §2), in order; bounded by the input's size.
     pub(crate) fn resources(&self) -> Vec<&str> {
         self.resources.iter().map(|r| &**r).collect()
@@ -175,6 +184,31 @@ impl<'a> Form<'a> {
     pub(crate) fn audiences(&self) -> Vec<&str> {
         self.audiences.iter().map(|a| &**a).collect()
     }
+
+    /// Sets the parameter `name` to `value`, as a request object carries its parameters (RFC
+    /// 9101 §4: JSON members, so none repeats); an empty value stays absent. `false` when
+    /// grantor does not read `name` (the value is dropped).
+    pub(crate) fn set(&mut self, name: &str, value: String) -> bool {
+        if name == "resource" {
+            if !value.is_empty() {
+                self.resources.push(Cow::Owned(value));
+            }
+            return true;
+        }
+        let Some(slot) = slot(name) else {
+            return false;
+        };
+        self.seen |= 1 << slot;
+        if !value.is_empty() {
+            self.values[slot] = Some(Cow::Owned(value));
+        }
+        true
+    }
+}
+
+/// Whether grantor reads the parameter `name` (one of [`KNOWN`], or `resource` or `audience`).
+pub(crate) fn reads(name: &str) -> bool {
+    matches!(name, "resource" | "audience") || slot(name).is_some()
 }
 
 /// The slot of a [`KNOWN`] name: a `match` rather than a scan of the list, which the compiler
@@ -310,6 +344,7 @@ impl<'a> Form<'a> {
         };
         // Repeated even when one occurrence is empty: the answer must not depend on order.
         if self.seen & (1 << slot) != 0 {
+            self.repeats |= 1 << slot;
             self.repeated.get_or_insert(KNOWN[slot]);
             if slot < FIRST_OPENID_SLOT {
                 self.repeated_oauth.get_or_insert(KNOWN[slot]);

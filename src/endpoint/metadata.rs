@@ -55,6 +55,12 @@ struct Metadata<'a> {
     /// [`AcrLevels`](crate::settings::AcrLevels), when it names any.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     acr_values_supported: &'a [String],
+    /// RFC 9101 §10.1 (OIDC Discovery §3 too): request objects are taken with feature
+    /// `private-key-jwt`; `request_uri` names pushed requests only, so it is not supported.
+    request_parameter_supported: bool,
+    request_uri_parameter_supported: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_object_signing_alg_values_supported: Option<&'static [&'static str]>,
     /// draft-ietf-oauth-client-id-metadata-document §6: only when documents are taken.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     client_id_metadata_document_supported: bool,
@@ -80,9 +86,6 @@ struct OpenIdMetadata {
     claims_supported: Vec<String>,
     claim_types_supported: &'static [&'static str],
     claims_parameter_supported: bool,
-    /// Request objects (OIDC Core §6) are not taken; `request_uri` names pushed requests only.
-    request_parameter_supported: bool,
-    request_uri_parameter_supported: bool,
 }
 
 /// The client authentication methods of the token and revocation endpoints, of the
@@ -204,8 +207,6 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         claims_supported: claims_supported(openid),
         claim_types_supported: &["normal"],
         claims_parameter_supported: true,
-        request_parameter_supported: false,
-        request_uri_parameter_supported: false,
     });
     let response_types: &[&str] = match (config.openid.is_some(), oauth21) {
         (true, false) => &["code", "token", "id_token", "id_token token"],
@@ -262,6 +263,9 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             .map(|known| known.registered.as_str())
             .collect(),
         acr_values_supported: config.acr.classes(),
+        request_parameter_supported: config.request_object_algs.is_some(),
+        request_uri_parameter_supported: false,
+        request_object_signing_alg_values_supported: config.request_object_algs,
         client_id_metadata_document_supported: config.client_documents,
         openid,
     };

@@ -56,6 +56,24 @@ async fn handle<B: AsRef<[u8]>>(
         .authenticate(&auth)
         .await?;
     let authorization = parse::authorization_request(&form);
+    let object_form;
+    // RFC 9126 §3: a pushed request may carry a request object, verified as at the
+    // authorization endpoint (every refusal answered here, never redirected).
+    let authorization = match (authorization.openid.request, pushes.rules.objects) {
+        (Some(_), Some(_)) if form.repeats("request") => {
+            return Err(OAuthError::invalid_request("request is repeated"));
+        }
+        (Some(jws), Some(objects)) => {
+            let verified = objects.verifier.verify(&client, jws, wire.now).await?;
+            let limit = wire.settings.limits.max_param;
+            object_form = parse::request_object(&verified.claims, limit)?;
+            let object = parse::authorization_request(&object_form);
+            objects
+                .accept(&client, &authorization, object, &verified, wire.now)
+                .await?
+        }
+        _ => authorization,
+    };
     let presented = match pushes.proofs {
         Some(proofs) => {
             proofs

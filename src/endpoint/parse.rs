@@ -250,6 +250,61 @@ pub(crate) fn token_query<'f>(form: &'f Form<'_>) -> Result<TokenQuery<'f>, OAut
     })
 }
 
+/// The JWT's own claims in a request object (RFC 7519 §4.1), which are not parameters.
+const JWT_CLAIMS: [&str; 7] = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti"];
+
+/// The parameters of a verified request object's `claims` (RFC 9101 §4), as a form that
+/// [`authorization_request`] reads: strings, except `max_age` (a number too), `claims` (an
+/// object too, kept as its JSON text) and `resource` (an array of strings too). Each value is
+/// at most `max_param` bytes; a parameter grantor does not read is ignored. A request object
+/// may hold neither `request` nor `request_uri`.
+pub(crate) fn request_object(
+    claims: &serde_json::Map<String, serde_json::Value>,
+    max_param: usize,
+) -> Result<Form<'static>, OAuthError> {
+    use serde_json::Value;
+    let refused = |why: &'static str| OAuthError::new(ErrorCode::InvalidRequestObject, why);
+    let mut form = Form::default();
+    for (name, value) in claims {
+        let name = name.as_str();
+        if JWT_CLAIMS.contains(&name) {
+            continue;
+        }
+        if matches!(name, "request" | "request_uri") {
+            return Err(refused(
+                "a request object may hold neither request nor request_uri (RFC 9101 section 4)",
+            ));
+        }
+        let texts = match (name, value) {
+            (_, Value::Null) => Vec::new(),
+            (_, Value::String(text)) => vec![text.clone()],
+            (name, _) if !super::form::reads(name) => Vec::new(),
+            ("max_age", Value::Number(seconds)) if seconds.is_u64() => vec![seconds.to_string()],
+            ("claims", Value::Object(_)) => vec![value.to_string()],
+            ("resource", Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| refused("the request object's resource must hold strings"))?,
+            _ => {
+                return Err(refused(
+                    "the request object's parameters must be strings (max_age may be a \
+                     number, claims an object, resource an array)",
+                ));
+            }
+        };
+        for text in texts {
+            if text.len() > max_param {
+                return Err(refused(
+                    "a parameter of the request object is longer than this server accepts",
+                ));
+            }
+            form.set(name, text);
+        }
+    }
+    Ok(form)
+}
+
 /// The parameters of an authorization request.
 pub(crate) fn authorization_request<'f>(form: &'f Form<'_>) -> AuthorizationRequest<'f> {
     AuthorizationRequest {
@@ -368,6 +423,49 @@ mod tests {
             unreadable.error.description(),
             "actor_token_type is missing"
         );
+    }
+
+    #[test]
+    fn a_request_objects_claims_read_as_the_authorization_requests_parameters() {
+        let claims = serde_json::json!({
+            "iss": "app", "aud": "https://as.example", "exp": 1, "jti": "j",
+            "client_id": "app", "response_type": "code", "scope": "openid profile",
+            "max_age": 300, "claims": {"id_token": {"acr": null}},
+            "resource": ["https://a.example/", "https://b.example/"],
+            "logo": {"ignored": [1, 2]}, "nonce": null,
+        });
+        let serde_json::Value::Object(claims) = claims else {
+            unreachable!()
+        };
+        let form = request_object(&claims, 1024).unwrap();
+        let request = authorization_request(&form);
+        assert_eq!(request.client_id, Some("app"));
+        assert_eq!(request.scope, Some("openid profile"));
+        assert_eq!(request.openid.max_age, Some("300"));
+        assert_eq!(request.openid.nonce, None);
+        assert_eq!(request.claims, Some(r#"{"id_token":{"acr":null}}"#));
+        assert_eq!(
+            request.resources,
+            ["https://a.example/", "https://b.example/"]
+        );
+        assert_eq!(request.repeated, None);
+        let refused = |json: serde_json::Value| {
+            let serde_json::Value::Object(claims) = json else {
+                unreachable!()
+            };
+            request_object(&claims, 16).unwrap_err().code()
+        };
+        for bad in [
+            serde_json::json!({"scope": ["profile"]}),
+            serde_json::json!({"max_age": -1}),
+            serde_json::json!({"state": {"a": 1}}),
+            serde_json::json!({"resource": [1]}),
+            serde_json::json!({"request": "x"}),
+            serde_json::json!({"request_uri": "urn:x"}),
+            serde_json::json!({"state": "longer than sixteen bytes"}),
+        ] {
+            assert_eq!(refused(bad), ErrorCode::InvalidRequestObject);
+        }
     }
 
     #[test]

@@ -197,6 +197,9 @@ struct Information<'a> {
     /// OIDC Registration §2, when the client registered one.
     #[serde(skip_serializing_if = "Option::is_none")]
     userinfo_signed_response_alg: Option<&'static str>,
+    /// RFC 9101 §10.2, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_object_signing_alg: Option<&'static str>,
     /// RP-Initiated Logout 1.0 §3.1, when the client registered some.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     post_logout_redirect_uris: &'a [String],
@@ -263,6 +266,9 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         jwks_uri,
         id_token_signed_response_alg: client.id_token_signing_algorithm().map(|a| a.as_str()),
         userinfo_signed_response_alg: client.userinfo_signing_algorithm().map(|a| a.as_str()),
+        request_object_signing_alg: client
+            .request_object_signing_algorithm()
+            .map(|a| a.as_str()),
         post_logout_redirect_uris: client.post_logout_redirect_uris(),
         backchannel_logout_uri: client.backchannel_logout_uri(),
         application_type: if client.is_native_application() {

@@ -311,6 +311,8 @@ pub(crate) struct Rules<'a> {
     /// Set when client ID metadata documents are taken: a `client_id` that is an `https` URL
     /// is looked up there, and a refusal says why.
     pub(crate) documents: Option<&'a Documents>,
+    /// Set when request objects are taken (RFC 9101).
+    pub(crate) objects: Option<super::request_object::RequestObjects<'a>>,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -320,36 +322,11 @@ pub(crate) async fn validate<'r>(
     request: &AuthorizationRequest<'r>,
     now: UnixTime,
 ) -> Validated<'r> {
-    let client = match find_client_and_redirect(clients, rules.documents, request, now).await {
-        Ok(client) => client,
+    let (client, reply_to) = match trusted_reply_to(clients, rules, request, now).await {
+        Ok(trusted) => trusted,
         Err(error) => return Validated::Reject(error),
     };
-    if let Some(state) = request.state
-        && !is_kept_state(state)
-    {
-        // Shown, not redirected: the client could not match an answer without its state.
-        return Validated::Reject(OAuthError::invalid_request(format!(
-            "state must be 1 to {MAX_STATE_BYTES} printable ASCII characters (RFC 6749 \
-             appendix A.5)"
-        )));
-    }
-    // From here on the redirect URI is trusted: errors go back to the client.
-    let redirect_uri = request.redirect_uri.unwrap_or_default();
-    // Errors go where the response would have: as the request's mode says, else the
-    // fragment for the implicit types a server serves, else the query.
-    let response_type = match request.response_type.and_then(ResponseType::read) {
-        Some(ResponseType::Device) | None => ResponseType::Code,
-        Some(read) if read.has_id_token() && !rules.openid => ResponseType::Code,
-        Some(read) => read,
-    };
-    let mode = ResponseMode::read(request.response_mode, response_type)
-        .or_else(|| ResponseMode::read(None, response_type))
-        .unwrap_or(ResponseMode::Query);
-    let reply_to = ReplyTo {
-        redirect_uri,
-        mode,
-        state: request.state,
-    };
+    let redirect_uri = reply_to.redirect_uri;
     match check(rules, request, &client) {
         Ok(checked) => Validated::SignIn(PendingAuthorization {
             client,
@@ -371,6 +348,61 @@ pub(crate) async fn validate<'r>(
     }
 }
 
+/// `error` for `request`, answered where its errors go: redirected to the client when its
+/// client and redirect URI are known good, else shown (with `error`, not why the redirect URI
+/// is not trusted: the request's own fault is the more useful answer).
+pub(crate) async fn refuse<'r>(
+    clients: ClientSeam<'_>,
+    rules: Rules<'_>,
+    request: &AuthorizationRequest<'r>,
+    error: OAuthError,
+    now: UnixTime,
+) -> Validated<'r> {
+    match trusted_reply_to(clients, rules, request, now).await {
+        Ok((_, reply_to)) => Validated::Redirect(error, reply_to),
+        Err(_) => Validated::Reject(error),
+    }
+}
+
+/// The client of `request` and where its errors go, once they may be redirected at all (RFC
+/// 6749 §4.1.2.1): the client is known, the redirect URI registered for it, the `state` one
+/// the answer can carry.
+async fn trusted_reply_to<'r>(
+    clients: ClientSeam<'_>,
+    rules: Rules<'_>,
+    request: &AuthorizationRequest<'r>,
+    now: UnixTime,
+) -> Result<(Arc<Client>, ReplyTo<'r>), OAuthError> {
+    let client = find_client_and_redirect(clients, rules.documents, request, now).await?;
+    if let Some(state) = request.state
+        && !is_kept_state(state)
+    {
+        // Shown, not redirected: the client could not match an answer without its state.
+        return Err(OAuthError::invalid_request(format!(
+            "state must be 1 to {MAX_STATE_BYTES} printable ASCII characters (RFC 6749 \
+             appendix A.5)"
+        )));
+    }
+    // From here on the redirect URI is trusted: errors go back to the client.
+    let redirect_uri = request.redirect_uri.unwrap_or_default();
+    // Errors go where the response would have: as the request's mode says, else the
+    // fragment for the implicit types a server serves, else the query.
+    let response_type = match request.response_type.and_then(ResponseType::read) {
+        Some(ResponseType::Device) | None => ResponseType::Code,
+        Some(read) if read.has_id_token() && !rules.openid => ResponseType::Code,
+        Some(read) => read,
+    };
+    let mode = ResponseMode::read(request.response_mode, response_type)
+        .or_else(|| ResponseMode::read(None, response_type))
+        .unwrap_or(ResponseMode::Query);
+    let reply_to = ReplyTo {
+        redirect_uri,
+        mode,
+        state: request.state,
+    };
+    Ok((client, reply_to))
+}
+
 /// The checks that decide whether errors may be redirected at all (RFC 6749 §4.1.2.1).
 async fn find_client_and_redirect(
     clients: ClientSeam<'_>,
@@ -384,6 +416,26 @@ async fn find_client_and_redirect(
     let client_id = request
         .client_id
         .ok_or_else(|| OAuthError::invalid_request("client_id is missing"))?;
+    let client = find_client(clients, documents, client_id, now).await?;
+    let redirect_uri = request
+        .redirect_uri
+        .ok_or_else(|| OAuthError::invalid_request("redirect_uri is missing"))?;
+    if !client.has_redirect_uri(redirect_uri) {
+        return Err(OAuthError::invalid_request(
+            "redirect_uri is not registered for this client",
+        ));
+    }
+    Ok(client)
+}
+
+/// The client `client_id` names: a document's (when documents are taken and it is a
+/// document URL), else the store's; unknown is `invalid_request`, shown, never redirected.
+pub(crate) async fn find_client(
+    clients: ClientSeam<'_>,
+    documents: Option<&Documents>,
+    client_id: &str,
+    now: UnixTime,
+) -> Result<Arc<Client>, OAuthError> {
     let client = match documents {
         // A document's client, or why there is none (an error page: its redirect URIs are
         // not known to be the client's).
@@ -396,14 +448,6 @@ async fn find_client_and_redirect(
             .await?
             .ok_or_else(|| OAuthError::invalid_request("the client is unknown"))?,
     };
-    let redirect_uri = request
-        .redirect_uri
-        .ok_or_else(|| OAuthError::invalid_request("redirect_uri is missing"))?;
-    if !client.has_redirect_uri(redirect_uri) {
-        return Err(OAuthError::invalid_request(
-            "redirect_uri is not registered for this client",
-        ));
-    }
     Ok(client)
 }
 
@@ -453,8 +497,9 @@ fn check(
         ));
     }
     if rules.openid && request.openid.request.is_some() {
-        // OIDC Core §6.1: a server that takes no request object says so rather than act on a
-        // request whose real parameters it did not read.
+        // OIDC Core §6.1: a server that takes no request object (where `rules.objects` is
+        // set, the object's parameters stand in for the request before it gets here) says so
+        // rather than act on a request whose real parameters it did not read.
         return Err(OAuthError::new(
             ErrorCode::RequestNotSupported,
             "request objects (the request parameter) are not supported",

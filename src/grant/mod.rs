@@ -22,6 +22,7 @@ pub(crate) mod proof;
 pub(crate) mod pushed;
 pub(crate) mod refresh;
 pub(crate) mod registration;
+pub(crate) mod request_object;
 pub(crate) mod resource;
 pub(crate) mod response;
 pub(crate) mod secrets;

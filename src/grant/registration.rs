@@ -100,6 +100,7 @@ struct Settled {
     keys: Option<ClientKeys>,
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
     userinfo_alg: Option<crate::signing::SigningAlgorithm>,
+    request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
     post_logout_redirect_uris: Vec<String>,
     backchannel_logout_uri: Option<String>,
     application_type: Option<ApplicationType>,
@@ -385,6 +386,7 @@ impl Registrar<'_> {
             keys,
             id_token_alg: metadata.id_token_alg,
             userinfo_alg: metadata.userinfo_alg,
+            request_object_alg: metadata.request_object_alg,
             post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
             application_type: metadata.application_type,
@@ -437,6 +439,10 @@ impl Registrar<'_> {
         };
         let builder = match settled.userinfo_alg {
             Some(alg) => builder.userinfo_signing_algorithm(alg),
+            None => builder,
+        };
+        let builder = match settled.request_object_alg {
+            Some(alg) => builder.request_object_signing_algorithm(alg),
             None => builder,
         };
         let builder = settled

@@ -19,6 +19,7 @@ use crate::grant::logout::Logout;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
+use crate::grant::request_object::{RequestObjectVerifier, RequestObjects};
 use crate::grant::signin::{Levels, SealKeys, SignInForms, SignOn};
 use crate::grant::{Issuer, TokenGrants};
 use crate::hash::Hashing;
@@ -76,6 +77,8 @@ pub(crate) struct Inner {
     pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
     /// Set when client assertions are accepted (`private_key_jwt`, RFC 7523).
     pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
+    /// Set when request objects are taken (RFC 9101).
+    pub(crate) request_objects: Option<Arc<dyn RequestObjectVerifier>>,
     /// Set when the server is an OpenID Connect provider: ID tokens' signatures.
     pub(crate) id_tokens: Option<Arc<dyn IdTokenSigner>>,
     /// Set when client ID metadata documents are taken.
@@ -267,6 +270,14 @@ impl Inner {
             sign_on: !self.config.session_ttl.is_zero(),
             dpop: self.proofs.is_some(),
             documents: self.documents.as_deref(),
+            objects: self
+                .request_objects
+                .as_deref()
+                .map(|verifier| RequestObjects {
+                    verifier,
+                    single_use: &*self.single_use,
+                    attempts: &*self.attempts,
+                }),
         }
     }
 

@@ -18,6 +18,7 @@ pub use crate::registration::{
     DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS,
     MAX_SECTOR_DOCUMENT_BYTES, RegistrationPolicy,
 };
+pub use crate::signing::ClientSigningAlgorithm;
 pub use crate::signing::SigningAlgorithm;
 pub use crate::subject::{PairwiseSecret, PairwiseSecretError};
 pub use crate::throttle::SignInThrottle;
@@ -110,6 +111,8 @@ pub(crate) struct Settings {
     pub(crate) jwks_uri: bool,
     /// The algorithms of client assertions, when `private_key_jwt` is accepted (RFC 7523).
     pub(crate) client_assertion_algs: Option<&'static [&'static str]>,
+    /// The algorithms of request objects, when they are taken (RFC 9101).
+    pub(crate) request_object_algs: Option<&'static [&'static str]>,
     /// Set when the server is an OpenID Connect provider.
     pub(crate) openid: Option<OpenIdConnect>,
     /// How long a browser stays signed in (zero: no single sign-on).

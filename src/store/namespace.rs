@@ -21,6 +21,7 @@
 //! | `grantor:otp:<digest of user id and step>` | nothing | ten minutes | a second-factor code the host's factor accepted | one per accepted code |
 //! | `grantor:assertion:<digest of client id and jti>` (`assertion-self`, `assertion-doc` for those tiers) | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | per client, and per tier for the tiers anyone can make (`client_assertion::ASSERTIONS_PER_CLIENT`, `ASSERTIONS_SELF_REGISTERED`) |
 //! | `grantor:dpop:<digest of key and jti>` (`dpop-self`, `dpop-doc`; `dpop-api` at resources) | nothing | the proof's window | a DPoP proof whose signature verified | per key (`dpop::PROOFS_PER_KEY_PER_SECOND`), per tier at the token and PAR endpoints (`dpop::PROOFS_PER_POOL`), per account at resources |
+//! | `grantor:request-object:<digest of client id and jti>` (`request-object-self`, `request-object-doc`) | nothing | the object's `exp` (≤ 61 min) | a request object whose signature verified, with a `jti` | per client, and per tier for the tiers anyone can make (10 000 and 20 000 per 61 minutes) |
 //! | `grantor:par:<digest of the reference>` (`par-self`, `par-doc`: the reference's mark says which) | the pushed request (a `state` of at most 2 KiB of VSCHAR) | its lifetime (≤ 10 min) | an authenticated push | each client's push quota (a public client's also per caller network), and per tier for the tiers anyone can make |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
 //! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
@@ -38,6 +39,8 @@
 //! | `par:*`, `par:doc` | pushes of every self-registered client, of every document client | the push lifetime | two |
 //! | `assertion:<digest of the client id>` | client assertions one client spent | six minutes | one per client whose assertion verified |
 //! | `assertion:*`, `assertion:doc` | client assertions every self-registered client, every document client spent | six minutes | two |
+//! | `request-object:<digest of the client id>` | request objects' `jti`s one client spent | 61 minutes | one per client whose object verified |
+//! | `request-object:*`, `request-object:doc` | request objects' `jti`s every self-registered client, every document client spent | 61 minutes | two |
 //! | `dpop:<digest of the key's thumbprint>` | DPoP proofs one key signed | the proof window | one per key whose proof verified |
 //! | `dpop-client:*`, `dpop-client:doc` | DPoP proofs at the token and PAR endpoints of every self-registered client, every document client | the proof window | two |
 //! | `dpop-account:<digest of the account>` | DPoP proofs one account's tokens carried to resources | the proof window | one per account with a bound token |
@@ -93,6 +96,12 @@ fn tier_kind(tier: ClientTier) -> &'static str {
 #[allow(dead_code, reason = "used by feature private-key-jwt")]
 pub(crate) fn client_assertion(tier: ClientTier, client: &ClientId, jti: &str) -> String {
     let prefix = format!("grantor:assertion{}:", tier_kind(tier));
+    digested(&prefix, &format!("{client}\n{jti}"))
+}
+
+/// A verified request object's `jti` (RFC 9101), per client, kept with its client tier's.
+pub(crate) fn request_object(tier: ClientTier, client: &ClientId, jti: &str) -> String {
+    let prefix = format!("grantor:request-object{}:", tier_kind(tier));
     digested(&prefix, &format!("{client}\n{jti}"))
 }
 
@@ -194,7 +203,7 @@ pub(crate) fn client_pushes(client: &ClientId) -> String {
 
 /// The pools a tier of clients shares, one per budget and tier ([`budget`](crate::budget)):
 /// `*` all self-registered clients, `doc` all clients read from metadata documents.
-pub(crate) const POOLS: [&str; 8] = [
+pub(crate) const POOLS: [&str; 10] = [
     "par:*",
     "par:doc",
     "assertion:*",
@@ -203,6 +212,8 @@ pub(crate) const POOLS: [&str; 8] = [
     "device:doc",
     "dpop-client:*",
     "dpop-client:doc",
+    "request-object:*",
+    "request-object:doc",
 ];
 
 /// DPoP proofs one key (its thumbprint) signed.
@@ -250,7 +261,7 @@ pub(crate) fn is_server_wide(key: &str) -> bool {
 /// store that bounds what it keeps bounds each kind apart, so filling one kind refuses no
 /// other.
 pub(crate) fn kind(key: &str) -> &'static str {
-    const KINDS: [&str; 17] = [
+    const KINDS: [&str; 20] = [
         "signed-in",
         "assertion",
         "assertion-self",
@@ -259,6 +270,9 @@ pub(crate) fn kind(key: &str) -> &'static str {
         "dpop-self",
         "dpop-doc",
         "dpop-api",
+        "request-object",
+        "request-object-self",
+        "request-object-doc",
         "par",
         "par-self",
         "par-doc",
@@ -352,6 +366,18 @@ mod tests {
                 "dpop-doc",
             ),
             (dpop_proof(None, &jkt, "j"), "dpop-api"),
+            (
+                request_object(ClientTier::Administered, &client, "j"),
+                "request-object",
+            ),
+            (
+                request_object(ClientTier::SelfRegistered, &client, "j"),
+                "request-object-self",
+            ),
+            (
+                request_object(ClientTier::MetadataDocument, &client, "j"),
+                "request-object-doc",
+            ),
             (pushed_request("r"), "par"),
             (pushed_request("s.r"), "par-self"),
             (pushed_request("d.r"), "par-doc"),
