@@ -104,6 +104,8 @@ pub struct AuthorizationServerBuilder {
     registry: Option<Arc<dyn Admin>>,
     /// Whether `registry` came with `store`'s clients (and goes if other clients are set).
     registry_from_store: bool,
+    /// Where uses of self-registered clients are recorded (with `registry`, from `store`).
+    activity: Option<Arc<dyn crate::store::ClientActivity>>,
     pushed_requests: Option<PushedRequests>,
     device: Option<DeviceFlow>,
     exchange: Option<Arc<dyn ExchangePolicy>>,
@@ -190,6 +192,7 @@ impl Default for AuthorizationServerBuilder {
             registration: None,
             registry: None,
             registry_from_store: false,
+            activity: None,
             pushed_requests: None,
             device: None,
             exchange: None,

@@ -155,6 +155,15 @@ enum ClientCommand {
         /// The client's id.
         client_id: String,
     },
+    /// Deletes the self-registered clients unused for longer than the registration policy's
+    /// idle lifetime (mounted in a host's binary: the server's; alone: `--idle-for`), with
+    /// their tokens; prints how many went.
+    ForgetIdle {
+        /// How long a self-registered client may go unused, in seconds, when no server says
+        /// (the standalone command).
+        #[arg(long, default_value_t = 30 * 86_400)]
+        idle_for: u64,
+    },
 }
 
 #[derive(Args)]
@@ -470,6 +479,10 @@ async fn on_server(server: &AuthorizationServer, command: Command) -> Result<Ser
                 Err(refused) => return Err(Failure::Refused(refused.to_string())),
             }
         }
+        Command::Client(ClientCommand::ForgetIdle { .. }) => {
+            let forgotten = server.forget_idle_clients().await?;
+            say!("forgotten: {forgotten}");
+        }
         Command::Client(ClientCommand::Remove { client_id }) => {
             if !registry(server)?.remove_client(&client_id).await? {
                 return Err(Failure::Refused(format!("no client {client_id:?}")));
@@ -543,6 +556,18 @@ async fn run(database: Option<String>, command: Command) -> Result<(), Failure> 
             }
             say!("client_id: {client_id}");
             say!("client_secret: {}", fresh.secret.expose_secret());
+            Ok(())
+        }
+        Command::Client(ClientCommand::ForgetIdle { idle_for }) => {
+            let idle = crate::grant::idle::IdleClients {
+                activity: &store,
+                registry: &store,
+                tokens: crate::memory::TokenSeam::Host(&store),
+                events: &crate::events::TracingEvents,
+                lifetime: Duration::from_secs(idle_for),
+                recent: &crate::grant::idle::RecentUses::default(),
+            };
+            say!("forgotten: {}", idle.sweep(now()).await?);
             Ok(())
         }
         Command::Client(ClientCommand::Remove { client_id }) => {

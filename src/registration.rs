@@ -39,9 +39,6 @@ pub const DEFAULT_SECRET_ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3
 /// ([`RegistrationPolicy::idle_lifetime`]): 30 days.
 pub const DEFAULT_IDLE_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// The shortest idle lifetime taken: an hour (a use is recorded once an hour at most).
-const MIN_IDLE_LIFETIME: Duration = Duration::from_secs(3_600);
-
 /// What a client that registers itself may get, for
 /// [`AuthorizationServerBuilder::registration`](crate::AuthorizationServerBuilder::registration).
 ///
@@ -115,9 +112,9 @@ impl RegistrationPolicy {
     /// of its own gives one with
     /// [`client_activity`](crate::AuthorizationServerBuilder::client_activity) or sets `None`.
     /// An event ([`EventKind::ClientExpired`](crate::events::EventKind::ClientExpired)) names
-    /// each client deleted. A lifetime under an hour is taken as an hour.
+    /// each client deleted. A lifetime of zero is `None`.
     pub fn idle_lifetime(mut self, lifetime: Option<Duration>) -> Self {
-        self.idle_lifetime = lifetime.map(|l| l.max(MIN_IDLE_LIFETIME));
+        self.idle_lifetime = lifetime.filter(|l| !l.is_zero());
         self
     }
 

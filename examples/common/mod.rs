@@ -52,7 +52,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?)
-        .registration(registration_policy()?)
+        .registration(registration_policy()?.idle_lifetime(Some(settings.registration_idle_ttl)))
         // RFC 9126: optional for every seeded client.
         .pushed_requests(grantor::settings::PushedRequests::new())
         // RFC 8628: the verification page is `/device` (below).
@@ -111,7 +111,28 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
     .await?
     .build()?;
     tracing::info!(store = %settings.store, "store ready");
+    forget_idle_clients(server.clone(), settings.registration_idle_ttl);
     Ok(server)
+}
+
+/// Deletes the self-registered clients unused for `ttl` that never came back (one that does is
+/// refused and deleted at its request), every hour or every `ttl` if that is shorter.
+fn forget_idle_clients(server: AuthorizationServer, ttl: std::time::Duration) {
+    if ttl.is_zero() {
+        return;
+    }
+    let every = ttl.min(std::time::Duration::from_secs(3600));
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        loop {
+            ticks.tick().await;
+            match server.forget_idle_clients().await {
+                Ok(0) => {}
+                Ok(clients) => tracing::info!(clients, "forgot idle self-registered clients"),
+                Err(error) => tracing::warn!(%error, "forgetting idle clients failed"),
+            }
+        }
+    });
 }
 
 /// DPoP as CONTRACT.md has it (RFC 9449): a token request with a valid proof gets a bound

@@ -119,6 +119,7 @@ pub trait DemoStore:
     + UserSessionStore
     + ConsentStore
     + Admin
+    + ClientActivity
     + UserAdmin
     + Purge
     + Clone
@@ -137,6 +138,7 @@ impl<S> DemoStore for S where
         + UserSessionStore
         + ConsentStore
         + Admin
+        + ClientActivity
         + UserAdmin
         + Purge
         + Clone

@@ -31,6 +31,9 @@ pub struct Settings {
     /// `GRANTOR_PAIRWISE_SECRET` (environment only, 32 bytes in base64): the key of pairwise
     /// subject identifiers; without it, [`DEMO_PAIRWISE_SECRET`], which is no secret.
     pub pairwise_secret: grantor::settings::PairwiseSecret,
+    /// `--registration-idle-ttl`: how long a self-registered client may go unused before it
+    /// is deleted with its tokens (zero: never).
+    pub registration_idle_ttl: Duration,
 }
 
 /// The demo's pairwise secret when `GRANTOR_PAIRWISE_SECRET` is not set: fixed, so pairwise
@@ -128,6 +131,7 @@ impl Settings {
         let mut fetch_allow_loopback = std::env::var("GRANTOR_FETCH_ALLOW_LOOPBACK").ok();
         let mut fetch_ca_file = std::env::var("GRANTOR_FETCH_CA_FILE").ok();
         let mut documents = std::env::var("GRANTOR_CLIENT_ID_METADATA_DOCUMENTS").ok();
+        let mut registration_idle_ttl = std::env::var("GRANTOR_REGISTRATION_IDLE_TTL").ok();
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
@@ -147,6 +151,7 @@ impl Settings {
                 "--fetch-allow-loopback" => &mut fetch_allow_loopback,
                 "--fetch-ca-file" => &mut fetch_ca_file,
                 "--client-id-metadata-documents" => &mut documents,
+                "--registration-idle-ttl" => &mut registration_idle_ttl,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
@@ -155,11 +160,13 @@ impl Settings {
                                 [--device-code-ttl SECONDS] [--session-ttl SECONDS]\n\
                                 [--fetch-allow-loopback 0|1] [--fetch-ca-file PEM]\n\
                                 [--client-id-metadata-documents on|off]\n\
+                                [--registration-idle-ttl SECONDS]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
                                 GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
                                 GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE,\n\
-                                GRANTOR_CLIENT_ID_METADATA_DOCUMENTS;\n\
+                                GRANTOR_CLIENT_ID_METADATA_DOCUMENTS,\n\
+                                GRANTOR_REGISTRATION_IDLE_TTL;\n\
                                 GRANTOR_KEY_ENCRYPTION_KEY and GRANTOR_PAIRWISE_SECRET,\n\
                                 environment only, each 32 bytes in base64)"
                             .to_owned(),
@@ -191,6 +198,13 @@ impl Settings {
                 Duration::from_secs(s.parse().map_err(|e| format!("bad device code TTL: {e}"))?)
             }
             None => Duration::from_secs(600),
+        };
+        let registration_idle_ttl = match registration_idle_ttl {
+            Some(s) => Duration::from_secs(
+                s.parse()
+                    .map_err(|e| format!("bad registration idle TTL: {e}"))?,
+            ),
+            None => Duration::from_secs(30 * 86_400),
         };
         let session_ttl = match session_ttl {
             Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad session TTL: {e}"))?),
@@ -253,6 +267,7 @@ impl Settings {
             fetch_ca_file,
             client_id_metadata_documents,
             pairwise_secret,
+            registration_idle_ttl,
         })
     }
 }

@@ -108,6 +108,10 @@ impl AuthorizationServerBuilder {
         if self.registration.is_some() && self.registry.is_none() {
             return Err(ConfigError::NoClientRegistry);
         }
+        let expires = (self.registration.as_ref()).is_some_and(|p| p.idle().is_some());
+        if expires && self.activity.is_none() {
+            return Err(ConfigError::NoClientActivity);
+        }
         let registration = self.registration;
         let config = Settings {
             issuer,
@@ -239,6 +243,8 @@ impl AuthorizationServerBuilder {
             rendered,
             clients,
             registry,
+            activity: self.activity,
+            recent_uses: crate::grant::idle::RecentUses::default(),
             events: self
                 .events
                 .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),

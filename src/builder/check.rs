@@ -52,6 +52,15 @@ pub enum ConfigError {
          .client_registry(...) over the store given to .clients(...)"
     )]
     NoClientRegistry,
+    /// The registration policy expires idle clients
+    /// ([`idle_lifetime`](crate::registration::RegistrationPolicy::idle_lifetime), 30 days by
+    /// default) and the client registry is the host's own, with no
+    /// [`client_activity`](crate::AuthorizationServerBuilder::client_activity) to record uses
+    /// in.
+    #[error(
+        "the registration policy deletes idle clients, and the server has nowhere to record          their uses: give .client_activity(...) beside .client_registry(...), or          RegistrationPolicy::idle_lifetime(None)"
+    )]
+    NoClientActivity,
     /// A class [`AcrLevels`](crate::settings::AcrLevels) says the password or the second
     /// factor reaches is not one of its list.
     #[error(

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::AuthorizationServerBuilder;
 use crate::store::{
-    Admin, AttemptCounter, ClientStore, ConsentStore, KeyEncryptionKey, KeyStore, SessionStore,
-    SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
+    Admin, AttemptCounter, ClientActivity, ClientStore, ConsentStore, KeyEncryptionKey, KeyStore,
+    SessionStore, SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 
 impl AuthorizationServerBuilder {
@@ -22,6 +22,7 @@ impl AuthorizationServerBuilder {
         self.clients = Some(clients);
         if self.registry_from_store {
             self.registry = None;
+            self.activity = None;
             self.registry_from_store = false;
         }
         self
@@ -146,6 +147,7 @@ impl AuthorizationServerBuilder {
             + UserSessionStore
             + ConsentStore
             + Admin
+            + ClientActivity
             + 'static,
     {
         let store = Arc::new(store);
@@ -157,6 +159,7 @@ impl AuthorizationServerBuilder {
             self.clients = Some(store.clone());
             if self.registry.is_none() {
                 self.registry = Some(store.clone());
+                self.activity = Some(store.clone());
                 self.registry_from_store = true;
             }
         }
@@ -381,7 +384,20 @@ impl AuthorizationServerBuilder {
     /// [`store`](Self::store); required with a [`registration`](Self::registration) policy.
     pub fn client_registry(mut self, registry: Arc<dyn Admin>) -> Self {
         self.registry = Some(registry);
+        if self.registry_from_store {
+            self.activity = None;
+        }
         self.registry_from_store = false;
+        self
+    }
+
+    /// Where uses of self-registered clients are recorded, for the registration policy's
+    /// [idle lifetime](crate::registration::RegistrationPolicy::idle_lifetime): the
+    /// [`ClientActivity`] side of the [client registry](Self::client_registry)'s store. Set by
+    /// [`store`](Self::store) with the registry; a registry of the host's own needs it, or an
+    /// idle lifetime of `None`.
+    pub fn client_activity(mut self, activity: Arc<dyn ClientActivity>) -> Self {
+        self.activity = Some(activity);
         self
     }
 

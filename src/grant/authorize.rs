@@ -313,6 +313,8 @@ pub(crate) struct Rules<'a> {
     pub(crate) documents: Option<&'a Documents>,
     /// Set when request objects are taken (RFC 9101).
     pub(crate) objects: Option<super::request_object::RequestObjects<'a>>,
+    /// Set when self-registered clients expire: an authorization request is a use.
+    pub(crate) idle: Option<super::idle::IdleClients<'a>>,
 }
 
 /// Checks an authorization request against its client's registration.
@@ -326,6 +328,18 @@ pub(crate) async fn validate<'r>(
         Ok(trusted) => trusted,
         Err(error) => return Validated::Reject(error),
     };
+    if let Some(idle) = rules.idle
+        && let Err(error) = idle.used(&client, now).await
+    {
+        // Shown, not redirected: the client is gone, and its redirect URIs with it.
+        return Validated::Reject(match error.code() {
+            ErrorCode::InvalidClient => OAuthError::invalid_request(
+                "the client is unknown (a self-registered client unused for too long is \
+                 deleted; it registers again)",
+            ),
+            _ => error,
+        });
+    }
     let redirect_uri = reply_to.redirect_uri;
     match check(rules, request, &client) {
         Ok(checked) => Validated::SignIn(PendingAuthorization {

@@ -44,6 +44,9 @@ pub(crate) struct Authenticator<'a> {
     /// Where the request came from, when the host said: failed secrets count per client and
     /// caller network.
     pub(crate) caller: Option<CallerAddress>,
+    /// Set when self-registered clients expire: each authenticated request is a use, and an
+    /// idle client's is refused.
+    pub(crate) idle: Option<super::idle::IdleClients<'a>>,
 }
 
 impl Authenticator<'_> {
@@ -59,7 +62,12 @@ impl Authenticator<'_> {
         &self,
         auth: &ClientAuth<'_>,
     ) -> Result<Arc<Client>, OAuthError> {
-        let answer = self.check(auth).await;
+        let mut answer = self.check(auth).await;
+        if let (Ok(client), Some(idle)) = (&answer, self.idle)
+            && let Err(error) = idle.used(client, self.clock.now()).await
+        {
+            answer = Err(error);
+        }
         if let Ok(client) = &answer {
             // The endpoint call's span (see `endpoint::span`), if there is one.
             tracing::Span::current().record("client_id", client.id().as_str());

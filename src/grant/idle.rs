@@ -66,6 +66,14 @@ pub(crate) struct IdleClients<'a> {
     pub(crate) recent: &'a RecentUses,
 }
 
+impl std::fmt::Debug for IdleClients<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdleClients")
+            .field("lifetime", &self.lifetime)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How many idle clients one sweep deletes at most, per store call.
 const SWEEP_BATCH: usize = 100;
 

@@ -86,6 +86,8 @@ pub(crate) struct Registrar<'a> {
     pub(crate) pairwise: bool,
     /// Where `sector_identifier_uri` documents are fetched; `None`: they are not.
     pub(crate) outbound: Option<&'a dyn crate::outbound::Outbound>,
+    /// Set when self-registered clients expire: a registration starts the client's clock.
+    pub(crate) idle: Option<super::idle::IdleClients<'a>>,
 }
 
 /// What a metadata document settles under the policy, before anything is minted.
@@ -152,9 +154,13 @@ impl Registrar<'_> {
         let token = minted.registration_access_token;
         let client = self.build(builder.registration_access_token(token.digest()), settled)?;
         match self.registry.register_client(&client).await {
-            Ok(()) => self
-                .events
-                .record(&Event::new(EventKind::ClientRegistered, now).client(client.id())),
+            Ok(()) => {
+                self.events
+                    .record(&Event::new(EventKind::ClientRegistered, now).client(client.id()));
+                if let Some(idle) = self.idle {
+                    idle.registered(&client, now).await?;
+                }
+            }
             Err(AdminError::Store(error)) => return Err(error.into()),
             // A 128-bit id already taken, or a store that refuses: nothing the client can fix.
             Err(_) => {

@@ -15,6 +15,7 @@ use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, ClientAssertions, SecretCache};
 use crate::grant::decide::Decide;
 use crate::grant::id_token::IdTokens;
+use crate::grant::idle::IdleClients;
 use crate::grant::logout::Logout;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
@@ -41,6 +42,10 @@ pub(crate) struct Inner {
     pub(crate) clients: Arc<dyn ClientStore>,
     /// Where self-registered clients are kept (RFC 7591, RFC 7592).
     pub(crate) registry: Option<Arc<dyn Admin>>,
+    /// Where uses of self-registered clients are recorded, when they expire.
+    pub(crate) activity: Option<Arc<dyn crate::store::ClientActivity>>,
+    /// The self-registered clients this node recorded a use of lately.
+    pub(crate) recent_uses: crate::grant::idle::RecentUses,
     pub(crate) users: Arc<dyn UserStore>,
     /// Where the administrator's calls keep accounts: the users' store-only side.
     pub(crate) user_admin: Option<Arc<dyn UserAdmin>>,
@@ -205,6 +210,7 @@ impl Inner {
     /// assertion's `aud` may name that endpoint's URL, RFC 7523 §3).
     pub(crate) fn authenticator<'a>(&'a self, endpoint_path: &'a str) -> Authenticator<'a> {
         Authenticator {
+            idle: self.idle_clients(),
             assertions: self.client_assertions.as_deref(),
             endpoint_path,
             caller: None,
@@ -270,6 +276,7 @@ impl Inner {
             sign_on: !self.config.session_ttl.is_zero(),
             dpop: self.proofs.is_some(),
             documents: self.documents.as_deref(),
+            idle: self.idle_clients(),
             objects: self
                 .request_objects
                 .as_deref()
@@ -318,8 +325,22 @@ impl Inner {
 
     /// What dynamic registration and client management need (RFC 7591, RFC 7592), when the
     /// builder was given a policy.
+    /// What expiring idle self-registered clients needs, when the registration policy expires
+    /// them.
+    pub(crate) fn idle_clients(&self) -> Option<IdleClients<'_>> {
+        Some(IdleClients {
+            lifetime: self.config.registration.as_ref()?.idle()?,
+            activity: self.activity.as_deref()?,
+            registry: self.registry.as_deref()?,
+            tokens: self.token_seam(),
+            events: &*self.events,
+            recent: &self.recent_uses,
+        })
+    }
+
     pub(crate) fn registrar(&self) -> Option<Registrar<'_>> {
         Some(Registrar {
+            idle: self.idle_clients(),
             policy: self.config.registration.as_ref()?,
             profile: self.config.profile,
             registry: self.registry.as_deref()?,

@@ -132,6 +132,21 @@ impl AuthorizationServer {
         }
     }
 
+    /// Deletes every self-registered client unused for the registration policy's
+    /// [idle lifetime](crate::settings::RegistrationPolicy::idle_lifetime), with its tokens
+    /// (an [`EventKind::ClientExpired`](crate::events::EventKind::ClientExpired) event each);
+    /// answers how many went. A client that comes back is refused and deleted at its next
+    /// request anyway: this is for those that never do. Call it now and then (hourly, say,
+    /// beside [`Purge::purge_expired`](crate::store::Purge::purge_expired)), from one node or
+    /// from all; it reads the store's index of last uses, a batch at a time. Zero when the
+    /// policy keeps clients forever or there is no registration.
+    pub async fn forget_idle_clients(&self) -> Result<u64, crate::error::StoreError> {
+        match self.inner.idle_clients() {
+            Some(idle) => idle.sweep(self.inner.now()).await,
+            None => Ok(0),
+        }
+    }
+
     /// Forgets `user`'s remembered approval of the client `client_id` (the person's "remove
     /// access" in an account page, or the host's): their next authorization request from that
     /// client shows the approval page again. `false` when none was remembered. Tokens already

@@ -15,8 +15,8 @@ mod pushed_requests;
 
 pub use crate::oidc::Prompt;
 pub use crate::registration::{
-    DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS,
-    MAX_SECTOR_DOCUMENT_BYTES, RegistrationPolicy,
+    DEFAULT_IDLE_LIFETIME, DEFAULT_SECRET_ROTATION_OVERLAP, MAX_CLIENT_NAME_BYTES,
+    MAX_REDIRECT_URIS, MAX_SECTOR_DOCUMENT_BYTES, RegistrationPolicy,
 };
 pub use crate::signing::ClientSigningAlgorithm;
 pub use crate::signing::SigningAlgorithm;

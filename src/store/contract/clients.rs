@@ -122,3 +122,80 @@ pub(super) async fn a_private_key_jwt_client_keeps_its_keys<S: ClientStore + Adm
     assert!(store.replace_client(&replaced).await.must("replace_client"));
     assert_same_client(find(store, "keyed").await, &replaced);
 }
+
+/// A self-registered client: a public one with a registration access token.
+fn self_registered(id: &str) -> Client {
+    Client::public(id)
+        .redirect_uri("https://app.example/cb")
+        .grant_types([GrantType::AuthorizationCode])
+        .registration_access_token(crate::secret::SecretDigest::of(id))
+        .build()
+        .must("build a self-registered client")
+}
+
+/// [`ClientActivity`](crate::store::ClientActivity): a self-registered client's last use is
+/// kept (never moved back), an administrator's is never recorded; the clients idle before a
+/// time are listed longest idle first, within the limit; a removed client is neither.
+pub(super) async fn self_registered_clients_record_their_last_use<
+    S: ClientStore + Admin + crate::store::ClientActivity,
+>(
+    store: &S,
+) {
+    let (first, second) = (self_registered("first"), self_registered("second"));
+    for client in [&first, &second] {
+        store.register_client(client).await.must("register_client");
+    }
+    let administered = Client::public("administered")
+        .redirect_uri("https://app.example/cb")
+        .grant_types([GrantType::AuthorizationCode])
+        .build()
+        .must("build a client");
+    store
+        .register_client(&administered)
+        .await
+        .must("register_client");
+    let last =
+        |id: &'static str| async move { store.client_last_used(id).await.must("client_last_used") };
+    assert_eq!(last("first").await, None, "no use is recorded yet");
+    for (id, when) in [("first", 100), ("second", 200), ("administered", 100)] {
+        store.touch_client(id, at(when)).await.must("touch_client");
+    }
+    store
+        .touch_client("unknown", at(100))
+        .await
+        .must("touch_client of an unknown client");
+    store
+        .touch_client("first", at(50))
+        .await
+        .must("touch_client");
+    assert_eq!(last("first").await, Some(at(100)), "never moved back");
+    assert_eq!(last("second").await, Some(at(200)));
+    assert_eq!(
+        last("administered").await,
+        None,
+        "an administrator's client"
+    );
+    store
+        .touch_client("first", at(150))
+        .await
+        .must("touch_client");
+    assert_eq!(last("first").await, Some(at(150)));
+
+    let idle = |before: u64, limit: usize| async move {
+        store
+            .idle_clients(at(before), limit)
+            .await
+            .must("idle_clients")
+    };
+    assert_eq!(idle(150, 10).await, Vec::<String>::new(), "strictly before");
+    assert_eq!(idle(151, 10).await, ["first"]);
+    assert_eq!(
+        idle(1_000, 10).await,
+        ["first", "second"],
+        "longest idle first"
+    );
+    assert_eq!(idle(1_000, 1).await, ["first"], "within the limit");
+    assert!(store.remove_client("first").await.must("remove_client"));
+    assert_eq!(idle(1_000, 10).await, ["second"]);
+    assert_eq!(last("first").await, None);
+}

@@ -55,9 +55,9 @@ use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 
 use super::{
-    Admin, AttemptCounter, Authorization, ClientStore, CodeGrant, ConsentStore, Family, FamilyId,
-    Jti, KeyStore, NewRefreshToken, NewTokens, Purge, SessionStore, SingleUseStore, TokenIssuer,
-    User, UserAdmin, UserId, UserSessionStore, UserStore,
+    Admin, AttemptCounter, Authorization, ClientActivity, ClientStore, CodeGrant, ConsentStore,
+    Family, FamilyId, Jti, KeyStore, NewRefreshToken, NewTokens, Purge, SessionStore,
+    SingleUseStore, TokenIssuer, User, UserAdmin, UserId, UserSessionStore, UserStore,
 };
 use crate::audience::Audience;
 use crate::client::ClientId;
@@ -79,6 +79,7 @@ pub trait ContractStore:
     + SingleUseStore
     + KeyStore
     + Admin
+    + ClientActivity
     + Purge
     + Send
     + Sync
@@ -98,6 +99,7 @@ impl<S> ContractStore for S where
         + SingleUseStore
         + KeyStore
         + Admin
+        + ClientActivity
         + Purge
         + Send
         + Sync
@@ -318,6 +320,7 @@ fn rules<S: ContractStore>() -> Vec<Rule<S>> {
     let mut rules = token_rules();
     rules.extend(user_rules());
     rules.extend(client_rules());
+    rules.extend(activity_rules());
     rules.extend(state_rules());
     rules.extend(key_rules());
     rules.extend(sign_on_rules());
@@ -378,6 +381,10 @@ fn user_rules<S: UserStore + UserAdmin>() -> Vec<Rule<S>> {
         users::setting_a_password_changes_what_authenticates,
         users::claims_are_kept_per_account_and_replaced_whole,
     ]
+}
+
+fn activity_rules<S: ClientStore + Admin + ClientActivity>() -> Vec<Rule<S>> {
+    rules![clients::self_registered_clients_record_their_last_use]
 }
 
 fn client_rules<S: ClientStore + Admin>() -> Vec<Rule<S>> {
