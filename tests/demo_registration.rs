@@ -19,6 +19,8 @@ each_framework! {
     a_self_registered_confidential_client_authenticates_with_its_secret => confidential_client;
     a_confidential_client_rotates_its_secret_and_both_work_in_the_overlap => rotation;
     default_max_age_and_require_auth_time_are_kept_and_honoured => max_age_members;
+    a_client_idle_past_the_registration_idle_ttl_is_gone_on_memory => idle_on_memory;
+    a_client_idle_past_the_registration_idle_ttl_is_gone_on_sqlite => idle_on_sqlite;
 }
 
 async fn register(base: &str, metadata: &Value) -> Reply {
@@ -368,5 +370,71 @@ async fn max_age_members(framework: &str) {
     .await;
     assert_eq!(refused.status, 400, "{}", refused.body);
     assert_eq!(refused.json()["error"], "invalid_client_metadata");
+    server.assert_alive_and_calm();
+}
+
+async fn idle_on_memory(framework: &str) {
+    idle_clients(framework, "memory").await;
+}
+
+async fn idle_on_sqlite(framework: &str) {
+    let dir = std::env::temp_dir().join(format!("grantor-idle-{framework}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let store = format!("sqlite:{}", dir.join("idle.sqlite3").display());
+    idle_clients(framework, &store).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A token request the client authenticates (`private_key_jwt` aside, its secret) but whose
+/// grant is wrong: 400 `invalid_grant` while the client lives, 401 `invalid_client` once it
+/// is gone.
+async fn probe(base: &str, client: (&str, &str)) -> Reply {
+    let pairs = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", "no-such-refresh-token"),
+    ];
+    token(base, Some(client), &pairs).await
+}
+
+/// `--registration-idle-ttl 2`: a client left alone for 3 seconds is refused and gone (its
+/// registration too); one that asks every second lives on.
+async fn idle_clients(framework: &str, store: &str) {
+    let server = Server::start_with_args(framework, store, &["--registration-idle-ttl", "2"]);
+    let base = &server.base;
+    let confidential = || {
+        json!({
+            "redirect_uris": [CALLBACK],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_method": "client_secret_basic",
+        })
+    };
+    let idle = registered(&register(base, &confidential()).await);
+    let busy = registered(&register(base, &confidential()).await);
+    let credentials = |client: &Value| {
+        (
+            string(client, "client_id").to_owned(),
+            string(client, "client_secret").to_owned(),
+        )
+    };
+    let (idle_id, idle_secret) = credentials(&idle);
+    let (busy_id, busy_secret) = credentials(&busy);
+    let lives = probe(base, (&idle_id, &idle_secret)).await;
+    assert_eq!(lives.status, 400, "{}", lives.body);
+    assert_eq!(lives.json()["error"], "invalid_grant");
+    for _ in 0..4 {
+        tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+        let busy = probe(base, (&busy_id, &busy_secret)).await;
+        assert_eq!(busy.status, 400, "a client in use lives on: {}", busy.body);
+    }
+    let gone = probe(base, (&idle_id, &idle_secret)).await;
+    assert_eq!(gone.status, 401, "{}", gone.body);
+    assert_eq!(gone.json()["error"], "invalid_client");
+    let token = string(&idle, "registration_access_token");
+    let read = configuration(reqwest::Method::GET, &idle, Some(token)).await;
+    assert_eq!(
+        read.status, 401,
+        "its registration is gone too: {}",
+        read.body
+    );
     server.assert_alive_and_calm();
 }

@@ -102,7 +102,7 @@ async fn an_idle_client_is_refused_and_deleted_and_a_used_one_lives_on() {
         "{}",
         refused.body()
     );
-    assert_eq!(kept.expired(), [idle.0.clone()]);
+    assert_eq!(kept.expired(), [idle.0.as_str()]);
     assert!(!f.access_is_active(&token).await, "its token died with it");
     let again = client_credentials(&f, &idle).await;
     assert_error(&again, 401, "invalid_client");
@@ -138,7 +138,7 @@ async fn forget_idle_clients_deletes_those_that_never_come_back() {
     f.clock.advance(15 * DAY);
     // 35 days after the first registration, 15 after the second.
     assert_eq!(f.server.forget_idle_clients().await.unwrap(), 1);
-    assert_eq!(kept.expired(), [never.0.clone()]);
+    assert_eq!(kept.expired(), [never.0.as_str()]);
     assert_error(&client_credentials(&f, &never).await, 401, "invalid_client");
     assert_eq!(client_credentials(&f, &used).await.status(), 200);
     assert_eq!(f.server.forget_idle_clients().await.unwrap(), 0);

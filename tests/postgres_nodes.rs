@@ -13,6 +13,10 @@
 //!   acquire timeout and a margin, the node does not panic, and it serves again by itself once
 //!   the database is back.
 //!
+//! - `a_client_idle_past_the_ttl_is_gone_on_every_node`: under `--registration-idle-ttl 2`, a
+//!   self-registered client used on both nodes every second lives on; one left alone for three
+//!   seconds is refused with `invalid_client` on either node.
+//!
 //! They need `GRANTOR_TEST_POSTGRES_URL` (a database they may create schemas in) and, for the
 //! outage, `GRANTOR_TEST_POSTGRES_CTL` (a command taking `stop` and `start`, such as
 //! `.ci/postgres`); `.ci/run` sets both. Without them each test says `skipped: …` on stderr (past
@@ -226,6 +230,91 @@ async fn a_browser_signs_in_across_nodes_and_the_throttle_counts_on_every_node()
     }
     drop((a, b));
     db.drop_schema().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idle self-registered clients
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_idle_past_the_ttl_is_gone_on_every_node() {
+    let Some(db) = Database::fresh("a_client_idle_past_the_ttl_is_gone_on_every_node").await else {
+        return;
+    };
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let ttl = ["--issuer", SHARED_ISSUER, "--registration-idle-ttl", "2"];
+    let a = Node::start_with_args("axum", &db.store(), &ttl);
+    let b = Node::start_with_args("actix", &db.store(), &ttl);
+    let client = http_client();
+    let idle = register_client(&client, &a.base).await;
+    let busy = register_client(&client, &b.base).await;
+    assert_eq!(
+        probe(&client, &b.base, &idle).await,
+        (StatusCode::BAD_REQUEST, "invalid_grant".into())
+    );
+    for node in [&a, &b, &a, &b] {
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let (status, error) = probe(&client, &node.base, &busy).await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "a client in use lives on: {error}"
+        );
+    }
+    for node in [&a, &b] {
+        let (status, error) = probe(&client, &node.base, &idle).await;
+        assert_eq!(
+            (status, error.as_str()),
+            (StatusCode::UNAUTHORIZED, "invalid_client")
+        );
+    }
+    a.assert_alive_and_calm();
+    b.assert_alive_and_calm();
+    drop((a, b));
+    db.drop_schema().await;
+}
+
+/// Registers a confidential client at `base`: its id and secret.
+async fn register_client(client: &reqwest::Client, base: &str) -> (String, String) {
+    let metadata = serde_json::json!({
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+    });
+    let response = client
+        .post(format!("{base}/api/oauth/register"))
+        .header("content-type", "application/json")
+        .body(metadata.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let body: Value = response.json().await.unwrap();
+    let field = |name: &str| body[name].as_str().unwrap().to_owned();
+    (field("client_id"), field("client_secret"))
+}
+
+/// A token request `registered` authenticates, with a refresh token nobody issued: the
+/// status and the error (`invalid_grant` while the client lives, `invalid_client` after).
+async fn probe(
+    client: &reqwest::Client,
+    base: &str,
+    (id, secret): &(String, String),
+) -> (StatusCode, String) {
+    let response = client
+        .post(format!("{base}/api/oauth/token"))
+        .basic_auth(id, Some(secret))
+        .form_body(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", "none-such"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    (
+        status,
+        body["error"].as_str().unwrap_or_default().to_owned(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
