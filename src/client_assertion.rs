@@ -51,7 +51,7 @@ use async_trait::async_trait;
 use crate::client::ClientId;
 use crate::error::StoreError;
 
-pub(crate) use checker::{Checker, MissingKeys, client_jwks};
+pub(crate) use checker::{Checker, MissingKeys, client_jwks, named_kid};
 pub(crate) use fetched::FetchedKeys;
 pub use fetched::{FAILURE_KEPT, KEY_FETCH_TIMEOUT, KEYS_KEPT, MAX_KEPT_SETS, MAX_KEY_FETCHES};
 pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};
@@ -154,4 +154,17 @@ pub trait ClientKeyResolver: Send + Sync {
     /// The JWK Set (RFC 7517 §5) at `jwks_uri`, as JSON text. An error is a store failure:
     /// the client is answered `server_error`, not refused.
     async fn resolve(&self, client_id: &ClientId, jwks_uri: &str) -> Result<String, StoreError>;
+
+    /// The JWK Set at `jwks_uri` fetched anew, when a JWS the client signed names a `kid` the
+    /// resolved set lacks (the client rotated its keys, OIDC Core §10.1.1); `None` when the
+    /// resolver keeps no copy to refresh, or refreshed it too recently to fetch again. By
+    /// default `None`: a resolver that fetches on every call has nothing to refresh.
+    async fn refresh(
+        &self,
+        client_id: &ClientId,
+        jwks_uri: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let _ = (client_id, jwks_uri);
+        Ok(None)
+    }
 }

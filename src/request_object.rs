@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 
 use crate::client::Client;
 use crate::client_assertion::{
-    ClientKeyResolver, MissingKeys, SignatureError, client_jwks, seconds, signed_claims,
+    ClientKeyResolver, MissingKeys, SignatureError, client_jwks, named_kid, seconds, signed_claims,
 };
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
@@ -82,7 +82,8 @@ impl RequestObjectVerifier for Verifier {
         jws: &str,
         now: UnixTime,
     ) -> Result<VerifiedObject, OAuthError> {
-        let jwks = match client_jwks(client, self.resolver.as_deref()).await {
+        let kid = named_kid(jws);
+        let jwks = match client_jwks(client, self.resolver.as_deref(), kid.as_deref()).await {
             Ok(jwks) => jwks,
             Err(MissingKeys::NoKeys | MissingKeys::Unresolvable) => {
                 return Err(refused(

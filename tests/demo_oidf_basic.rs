@@ -40,7 +40,7 @@
 //! | `oidcc-ensure-registered-redirect-uri` | an unregistered `redirect_uri` (a random path under the registered one): an error page, no redirect | `oidcc_ensure_registered_redirect_uri` |
 //! | `oidcc-ensure-post-request-succeeds` | the authorization request by `POST` | `oidcc_ensure_post_request_succeeds` |
 //! | `oidcc-server-client-secret-post` | the code flow with `client_secret_post` (`post-client`) | `oidcc_server_client_secret_post` |
-//! | `oidcc-request-uri-unsigned-supported-correctly-or-rejected-as-unsupported` | an unsigned request object by reference: processed, or `request_uri_not_supported` (then skipped) | `oidcc_request_uri_unsigned_supported_correctly_or_rejected_as_unsupported`: pending request objects (today an error page, which the suite would wait on) |
+//! | `oidcc-request-uri-unsigned-supported-correctly-or-rejected-as-unsupported` | an unsigned request object by reference: processed, or `request_uri_not_supported` (then skipped) | `oidcc_request_uri_unsigned_supported_correctly_or_rejected_as_unsupported` (`request_uri_not_supported`, redirected: the suite then skips) |
 //! | `oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported` | an unsigned request object by value: processed, or `request_not_supported` (then skipped); skipped outright when the algorithms listed leave out `none` | `oidcc_unsigned_request_object_supported_correctly_or_rejected_as_unsupported` |
 //! | `oidcc-claims-essential` | `name` essential in userinfo through `claims`: success, `name` released (a warning if not) | `oidcc_claims_essential` |
 //! | `oidcc-ensure-request-object-with-redirect-uri` | a good `redirect_uri` inside an unsigned request object, a bad one outside: never a redirect to the registered URI with `request_not_supported` | `oidcc_ensure_request_object_with_redirect_uri` |
@@ -129,7 +129,6 @@ oidf! {
     oidcc_ensure_registered_redirect_uri => unregistered_redirect_uri;
     oidcc_ensure_post_request_succeeds => post_request;
     oidcc_server_client_secret_post => client_secret_post;
-    #[ignore = "needs request objects: a request_uri not pushed answers request_uri_not_supported"]
     oidcc_request_uri_unsigned_supported_correctly_or_rejected_as_unsupported => request_uri_unsigned;
     oidcc_unsigned_request_object_supported_correctly_or_rejected_as_unsupported => request_object_unsigned;
     oidcc_claims_essential => claims_essential;

@@ -43,7 +43,8 @@ impl ClientAssertions for Checker {
         endpoint_path: &str,
         now: UnixTime,
     ) -> Result<(), OAuthError> {
-        let jwks = match client_jwks(client, self.resolver.as_deref()).await {
+        let kid = named_kid(assertion.0);
+        let jwks = match client_jwks(client, self.resolver.as_deref(), kid.as_deref()).await {
             Ok(jwks) => jwks,
             Err(MissingKeys::Unresolvable) => {
                 return Err(refused("this client's jwks_uri cannot be resolved here"));
@@ -95,21 +96,57 @@ pub(crate) enum MissingKeys {
 }
 
 /// The JWK Set (JSON text) of `client`: registered as `jwks`, or resolved from its
-/// `jwks_uri` through the host's `resolver`.
+/// `jwks_uri` through the host's `resolver`, refreshed once when the JWS names a `kid` the
+/// resolved set lacks (a rotation; the resolver bounds how often it fetches again).
 pub(crate) async fn client_jwks<'c>(
     client: &'c Client,
     resolver: Option<&dyn ClientKeyResolver>,
+    kid: Option<&str>,
 ) -> Result<Cow<'c, str>, MissingKeys> {
     match (client.keys(), resolver) {
         (Some(ClientKeys::Jwks(jwks)), _) => Ok(Cow::Borrowed(&**jwks)),
-        (Some(ClientKeys::JwksUri(uri)), Some(resolver)) => resolver
-            .resolve(client.id(), uri)
-            .await
-            .map(Cow::Owned)
-            .map_err(MissingKeys::Store),
+        (Some(ClientKeys::JwksUri(uri)), Some(resolver)) => {
+            let set = resolver
+                .resolve(client.id(), uri)
+                .await
+                .map_err(MissingKeys::Store)?;
+            if let Some(kid) = kid
+                && !holds_kid(&set, kid)
+                && let Some(fresh) = resolver
+                    .refresh(client.id(), uri)
+                    .await
+                    .map_err(MissingKeys::Store)?
+            {
+                return Ok(Cow::Owned(fresh));
+            }
+            Ok(Cow::Owned(set))
+        }
         (Some(ClientKeys::JwksUri(_)), None) => Err(MissingKeys::Unresolvable),
         (None, _) => Err(MissingKeys::NoKeys),
     }
+}
+
+/// The `kid` a compact JWS's header names, if it is well formed and names one.
+pub(crate) fn named_kid(jws: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Header {
+        kid: Option<String>,
+    }
+    let [header, _, _] = crate::jose::parts(jws)?;
+    crate::jose::decode_part::<Header>(header, super::MAX_HEADER_BYTES)?.kid
+}
+
+/// Whether the JWK Set `jwks` (JSON text) holds a key named `kid`.
+fn holds_kid(jwks: &str, kid: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Set {
+        keys: Vec<serde_json::Map<String, serde_json::Value>>,
+    }
+    serde_json::from_str::<Set>(jwks).is_ok_and(|set| {
+        set.keys
+            .iter()
+            .any(|key| key.get("kid").and_then(serde_json::Value::as_str) == Some(kid))
+    })
 }
 
 impl Checker {

@@ -7,7 +7,9 @@
 //! (a cache: every node fetches for itself), the least recently used dropped first. A set is
 //! kept for [`KEYS_KEPT`]; a URL that answered no usable set is remembered as such for
 //! [`FAILURE_KEPT`], so a flood of requests naming a client whose `jwks_uri` fails costs one
-//! fetch per that time. At most [`MAX_KEY_FETCHES`] fetches are in flight; past that a request
+//! fetch per that time. A JWS naming a `kid` the kept set lacks (the client rotated its keys)
+//! fetches the set again, at most once per [`REFRESH_AFTER`] per URL. At most
+//! [`MAX_KEY_FETCHES`] fetches are in flight; past that a request
 //! that needs one is answered `temporarily_unavailable` and nothing is kept.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,6 +33,10 @@ pub const KEYS_KEPT: Duration = Duration::from_secs(300);
 /// How long a `jwks_uri` that answered no usable key set is not fetched again.
 pub const FAILURE_KEPT: Duration = Duration::from_secs(30);
 
+/// How long after a fetch a set is not fetched again for a `kid` it lacks: a flood of JWSs
+/// naming unknown `kid`s costs one fetch per URL this often.
+pub(crate) const REFRESH_AFTER: Duration = Duration::from_secs(10);
+
 /// The most key sets fetched at once.
 pub const MAX_KEY_FETCHES: usize = 8;
 
@@ -47,8 +53,9 @@ pub(crate) struct FetchedKeys {
 }
 
 struct State {
-    /// By `jwks_uri`: the set (`None`: the URL answered none usable), and until when.
-    sets: LruCache<String, (Option<Arc<str>>, Instant)>,
+    /// By `jwks_uri`: the set (`None`: the URL answered none usable), until when, and when
+    /// it was fetched.
+    sets: LruCache<String, (Option<Arc<str>>, Instant, Instant)>,
     in_flight: usize,
 }
 
@@ -74,7 +81,7 @@ impl FetchedKeys {
     /// The set kept for `jwks_uri`, or a turn to fetch it.
     fn kept_or_turn(&self, jwks_uri: &str) -> Result<Option<Option<Arc<str>>>, StoreError> {
         let mut state = self.lock();
-        if let Some((set, until)) = state.sets.get(jwks_uri) {
+        if let Some((set, until, _)) = state.sets.get(jwks_uri) {
             if *until > Instant::now() {
                 return Ok(Some(set.clone()));
             }
@@ -111,11 +118,27 @@ impl FetchedKeys {
         } else {
             FAILURE_KEPT
         };
-        let until = Instant::now() + kept_for;
-        self.lock()
-            .sets
-            .put(jwks_uri.to_owned(), (set.clone(), until));
+        let fetched = Instant::now();
+        self.lock().sets.put(
+            jwks_uri.to_owned(),
+            (set.clone(), fetched + kept_for, fetched),
+        );
         Ok(set)
+    }
+
+    /// A turn to fetch `jwks_uri` again, unless it was fetched within [`REFRESH_AFTER`] (or
+    /// is being fetched by as many as may be).
+    fn refresh_turn(&self, jwks_uri: &str) -> bool {
+        let mut state = self.lock();
+        let recent = state
+            .sets
+            .peek(jwks_uri)
+            .is_some_and(|(_, _, fetched)| fetched.elapsed() < REFRESH_AFTER);
+        if recent || state.in_flight >= MAX_KEY_FETCHES {
+            return false;
+        }
+        state.in_flight += 1;
+        true
     }
 }
 
@@ -138,6 +161,17 @@ impl ClientKeyResolver for FetchedKeys {
         };
         set.map(|set| set.to_string())
             .ok_or_else(|| StoreError::failed("the client's jwks_uri answered no usable JWK Set"))
+    }
+
+    async fn refresh(
+        &self,
+        _client_id: &ClientId,
+        jwks_uri: &str,
+    ) -> Result<Option<String>, StoreError> {
+        if !self.refresh_turn(jwks_uri) {
+            return Ok(None);
+        }
+        Ok(self.fetch(jwks_uri).await?.map(|set| set.to_string()))
     }
 }
 
@@ -200,6 +234,30 @@ mod tests {
             );
         }
         assert_eq!(serving.gets.load(Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn a_set_is_fetched_again_for_an_unknown_kid_at_most_every_refresh_after() {
+        let set = r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
+        let (keys, serving) = resolver(set);
+        let client = ClientId::new("c").unwrap();
+        let uri = "https://app.example/jwks";
+        keys.resolve(&client, uri).await.unwrap();
+        // Fetched a moment ago: not again, however many ask.
+        for _ in 0..3 {
+            assert_eq!(keys.refresh(&client, uri).await.unwrap(), None);
+        }
+        assert_eq!(serving.gets.load(Ordering::Relaxed), 1);
+        // Fetched long enough ago: once more.
+        if let Some((_, _, fetched)) = keys.lock().sets.get_mut(uri) {
+            *fetched -= REFRESH_AFTER;
+        }
+        assert_eq!(
+            keys.refresh(&client, uri).await.unwrap().as_deref(),
+            Some(set)
+        );
+        assert_eq!(keys.refresh(&client, uri).await.unwrap(), None);
+        assert_eq!(serving.gets.load(Ordering::Relaxed), 2);
     }
 
     #[test]
