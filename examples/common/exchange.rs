@@ -50,7 +50,7 @@ impl ExchangePolicy for DemoExchange {
     }
 }
 
-/// The demo as the enterprise's identity provider (CONTRACT.md part 4): `service-client` may
+/// The demo as the enterprise's identity provider: `service-client` may
 /// trade a user's ID token for an Identity Assertion JWT Authorization Grant aimed at any other
 /// authorization server, which knows it by its own id here, with the scope it asked for.
 /// grantor has already checked the rest: the ID token is this server's and unexpired, its user

@@ -152,7 +152,7 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
 /// that register `subject_type: pairwise` (under `GRANTOR_PAIRWISE_SECRET`).
 /// With feature `outbound`, back-channel logout tokens are posted to clients (loopback allowed
 /// only under `--fetch-allow-loopback 1`, for tests; `--fetch-ca-file` only adds a trusted
-/// root). As the enterprise's identity provider (CONTRACT.md part 4), `service-client` trades
+/// root). As the enterprise's identity provider, `service-client` trades
 /// users' ID tokens for ID-JAGs aimed at other authorization servers
 /// (examples/common/exchange.rs).
 #[cfg(feature = "oidc")]
