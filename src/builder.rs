@@ -109,6 +109,7 @@ pub struct AuthorizationServerBuilder {
     pushed_requests: Option<PushedRequests>,
     device: Option<DeviceFlow>,
     exchange: Option<Arc<dyn ExchangePolicy>>,
+    id_jag: Option<Arc<dyn crate::id_jag::IdJagPolicy>>,
 }
 
 impl AuthorizationServer {
@@ -196,6 +197,7 @@ impl Default for AuthorizationServerBuilder {
             pushed_requests: None,
             device: None,
             exchange: None,
+            id_jag: None,
         }
     }
 }

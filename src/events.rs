@@ -83,6 +83,10 @@ pub enum EventKind {
     /// Tokens issued by a grant (the refresh grant is [`EventKind::TokenRefreshed`]): client,
     /// user (none for client credentials), family, `jti`.
     TokenIssued(GrantType),
+    /// An Identity Assertion JWT Authorization Grant issued by token exchange, for another
+    /// authorization server: client, user, its `jti` (no family: grantor keeps no record of
+    /// it).
+    IdJagIssued,
     /// A refresh token rotated into new tokens: client, user, family, the new `jti`.
     TokenRefreshed,
     /// A client revoked its own access token, or a refresh token and with it its family
@@ -120,13 +124,14 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// A stable name: `token_issued`, `token_refreshed`, `token_revoked`,
+    /// A stable name: `token_issued`, `id_jag_issued`, `token_refreshed`, `token_revoked`,
     /// `refresh_reuse_detected`, `code_replayed`, `sign_in_succeeded`, `sign_in_failed`,
     /// `account_throttled`, `client_authentication_failed`, `client_registered`,
     /// `client_expired`, `session_ended`, `backchannel_logout_delivered`, `backchannel_logout_failed`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::TokenIssued(_) => "token_issued",
+            Self::IdJagIssued => "id_jag_issued",
             Self::TokenRefreshed => "token_refreshed",
             Self::TokenRevoked => "token_revoked",
             Self::RefreshReuseDetected => "refresh_reuse_detected",

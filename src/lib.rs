@@ -131,6 +131,7 @@ mod glue;
 mod grant;
 pub mod hash;
 mod id;
+pub mod id_jag;
 #[cfg(any(feature = "dpop", feature = "private-key-jwt"))]
 mod jose;
 #[cfg(feature = "jwt")]

@@ -81,6 +81,12 @@ pub(crate) fn jti(access_token: &SecretDigest) -> Jti {
     Jti::new(base64url_into(&access_token.as_bytes()[16..], &mut text))
 }
 
+/// The `jti` of a signed assertion grantor issues and keeps no record of (an ID-JAG): 128
+/// random bits in base64url, unique as the redeeming server's replay check needs.
+pub(crate) fn assertion_jti() -> Result<Jti, StoreError> {
+    Ok(Jti::new(base64url(&random_bytes::<16>()?)))
+}
+
 /// A new user id: 128 random bits in base64url.
 pub(crate) fn user_id() -> Result<UserId, StoreError> {
     Ok(UserId::new(base64url(&random_bytes::<16>()?)))

@@ -145,8 +145,8 @@ pub(crate) enum TokenRequest<'a> {
     },
     /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4): a device's poll.
     DeviceCode { device_code: DeviceCode },
-    /// Token exchange (RFC 8693 §2.1); `requested_token_type` was checked when parsed (only
-    /// access tokens are issued).
+    /// Token exchange (RFC 8693 §2.1) for an access token (`requested_token_type` absent or
+    /// an access token's); the subject and actor tokens were said to be access tokens.
     TokenExchange {
         /// The token the new one is for, digest computed; its `Debug` shows neither.
         subject_token: AccessToken,
@@ -158,32 +158,71 @@ pub(crate) enum TokenRequest<'a> {
         resources: Vec<&'a str>,
         audiences: Vec<&'a str>,
     },
+    /// Token exchange for an Identity Assertion JWT Authorization Grant
+    /// (draft-ietf-oauth-identity-assertion-authz-grant, `requested_token_type` of
+    /// [`TokenType::IdJag`]): the subject token was said to be an ID token, and no actor token
+    /// was sent.
+    IdJag {
+        subject_token: IdTokenText<'a>,
+        scope: Option<&'a str>,
+        /// RFC 8707 `resource`s and RFC 8693 `audience`s as sent; the grant takes one of each.
+        resources: Vec<&'a str>,
+        audiences: Vec<&'a str>,
+    },
 }
 
-/// A token type identifier (RFC 8693 §3) grantor accepts for a subject or actor token: its
-/// own access tokens.
+/// An ID token as a client presented it (a `subject_token`): a bearer credential that names a
+/// user, so its `Debug` never shows it.
+#[derive(Clone, Copy)]
+pub(crate) struct IdTokenText<'a>(pub(crate) &'a str);
+
+impl fmt::Debug for IdTokenText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("IdTokenText(<redacted>)")
+    }
+}
+
+/// A token type identifier (RFC 8693 §3) grantor understands: its own access tokens as subject
+/// or actor tokens, its own ID tokens as the subject of an ID-JAG request, and what it issues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TokenType {
     /// `urn:ietf:params:oauth:token-type:access_token`: any access token grantor issued.
     AccessToken,
     /// `urn:ietf:params:oauth:token-type:jwt`: one of grantor's JWT access tokens (RFC 9068).
     Jwt,
+    /// `urn:ietf:params:oauth:token-type:id_token`: an ID token grantor issued (OIDC Core §2).
+    IdToken,
+    /// `urn:ietf:params:oauth:token-type:id-jag`: an Identity Assertion JWT Authorization
+    /// Grant, which grantor issues and never takes.
+    IdJag,
 }
 
 impl TokenType {
     /// The identifier of an access token (RFC 8693 §3), also the `issued_token_type` of
-    /// every exchange.
+    /// every exchange for an access token.
     pub(crate) const ACCESS_TOKEN: &'static str = "urn:ietf:params:oauth:token-type:access_token";
     /// The identifier of a JWT (RFC 8693 §3).
     pub(crate) const JWT: &'static str = "urn:ietf:params:oauth:token-type:jwt";
+    /// The identifier of an ID token (RFC 8693 §3).
+    pub(crate) const ID_TOKEN: &'static str = "urn:ietf:params:oauth:token-type:id_token";
+    /// The identifier of an ID-JAG, also the `issued_token_type` of the answer.
+    pub(crate) const ID_JAG: &'static str = crate::id_jag::ID_JAG_TOKEN_TYPE;
 
-    /// The type `identifier` names, if grantor accepts it.
+    /// The type `identifier` names, if grantor knows it.
     pub(crate) fn parse(identifier: &str) -> Option<Self> {
         match identifier {
             Self::ACCESS_TOKEN => Some(Self::AccessToken),
             Self::JWT => Some(Self::Jwt),
+            Self::ID_TOKEN => Some(Self::IdToken),
+            Self::ID_JAG => Some(Self::IdJag),
             _ => None,
         }
+    }
+
+    /// Whether it names one of grantor's access tokens, which an exchange for an access token
+    /// takes as subject or actor token.
+    pub(crate) fn is_access_token(self) -> bool {
+        matches!(self, Self::AccessToken | Self::Jwt)
     }
 }
 
@@ -196,7 +235,7 @@ impl TokenRequest<'_> {
             Self::RefreshToken { .. } => GrantType::RefreshToken,
             Self::ClientCredentials { .. } => GrantType::ClientCredentials,
             Self::DeviceCode { .. } => GrantType::DeviceCode,
-            Self::TokenExchange { .. } => GrantType::TokenExchange,
+            Self::TokenExchange { .. } | Self::IdJag { .. } => GrantType::TokenExchange,
         }
     }
 }

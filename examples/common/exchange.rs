@@ -1,9 +1,12 @@
 //! The demo's token exchange policy (RFC 8693), as CONTRACT.md has it: `service-client` may
 //! trade a user's access token meant for the demo API for one aimed at either of the demo's
 //! resources. grantor has already checked the rest: the subject token is active, the audience
-//! names known resources, the scope is within the subject token's.
+//! names known resources, the scope is within the subject token's. And its ID-JAG issuance
+//! policy (draft-ietf-oauth-identity-assertion-authz-grant).
 
+use grantor::client::{Client, ClientTier};
 use grantor::exchange::{ExchangePolicy, ExchangeRefusal, ExchangeRequest};
+use grantor::id_jag::{IdJagGrant, IdJagPolicy, IdJagRefusal, IdJagRequest};
 
 /// The demo's policy; `api` is the demo API's audience, `{issuer}/api`.
 pub struct DemoExchange {
@@ -44,5 +47,32 @@ impl ExchangePolicy for DemoExchange {
             return Err(ExchangeRefusal::Target);
         }
         Ok(())
+    }
+}
+
+/// The demo as the enterprise's identity provider: `service-client` may
+/// trade a user's ID token for an Identity Assertion JWT Authorization Grant aimed at any other
+/// authorization server, which knows it by its own id here, with the scope it asked for.
+/// grantor has already checked the rest: the ID token is this server's and unexpired, its user
+/// exists, the audience and resource are absolute URIs.
+pub struct DemoIdJag;
+
+#[async_trait::async_trait]
+impl IdJagPolicy for DemoIdJag {
+    /// The service is the platform's own backend: it may exchange the ID tokens of the clients
+    /// an administrator registered (the seeded ones), never those of a self-registered client
+    /// or a metadata document, whose users never trusted it.
+    fn accepts_id_tokens_of(&self, client: &Client, issued_to: &Client) -> bool {
+        client.id().as_str() == "service-client" && issued_to.tier() == ClientTier::Administered
+    }
+
+    async fn decide(&self, request: &IdJagRequest<'_>) -> Result<IdJagGrant, IdJagRefusal> {
+        if request.client.id().as_str() != "service-client" {
+            return Err(IdJagRefusal::Client);
+        }
+        Ok(IdJagGrant::new(
+            request.client.id().as_str(),
+            request.scope.cloned(),
+        ))
     }
 }

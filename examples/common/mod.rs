@@ -152,7 +152,9 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
 /// that register `subject_type: pairwise` (under `GRANTOR_PAIRWISE_SECRET`).
 /// With feature `outbound`, back-channel logout tokens are posted to clients (loopback allowed
 /// only under `--fetch-allow-loopback 1`, for tests; `--fetch-ca-file` only adds a trusted
-/// root).
+/// root). As the enterprise's identity provider, `service-client` trades
+/// users' ID tokens for ID-JAGs aimed at other authorization servers
+/// (examples/common/exchange.rs).
 #[cfg(feature = "oidc")]
 fn openid_connect(
     builder: AuthorizationServerBuilder,
@@ -160,7 +162,10 @@ fn openid_connect(
 ) -> Result<AuthorizationServerBuilder, Box<dyn std::error::Error>> {
     let openid = grantor::settings::OpenIdConnect::default()
         .pairwise_secret(settings.pairwise_secret.clone());
-    outbound(builder.openid_connect(openid), settings)
+    let builder = builder
+        .openid_connect(openid)
+        .id_jag_issuance(std::sync::Arc::new(exchange::DemoIdJag));
+    outbound(builder, settings)
 }
 
 #[cfg(not(feature = "oidc"))]

@@ -60,6 +60,10 @@ impl AuthorizationServerBuilder {
         }) {
             return Err(ConfigError::IdTokenLifetime);
         }
+        // An ID-JAG is the ID token's user, asserted by the keys that sign ID tokens.
+        if self.id_jag.is_some() && openid.is_none() {
+            return Err(ConfigError::IdJagWithoutOpenId);
+        }
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
         }
@@ -143,6 +147,7 @@ impl AuthorizationServerBuilder {
             pushed_requests: self.pushed_requests,
             device: self.device,
             token_exchange: self.exchange.is_some(),
+            id_jag_issuance: self.id_jag.is_some(),
             jwks_uri,
             client_assertion_algs,
             request_object_algs,
@@ -268,6 +273,7 @@ impl AuthorizationServerBuilder {
             access_tokens: wired.access_tokens,
             proofs: wired.proofs,
             exchange: self.exchange,
+            id_jag: self.id_jag,
             client_assertions: wired.client_assertions,
             request_objects: wired.request_objects,
             id_tokens: wired.id_tokens,

@@ -142,6 +142,11 @@ pub enum ConfigError {
     /// it lives.
     #[error("the ID-token lifetime must be positive and at most the key rotation period")]
     IdTokenLifetime,
+    /// [`id_jag_issuance`](crate::AuthorizationServerBuilder::id_jag_issuance) without
+    /// [`openid_connect`](crate::AuthorizationServerBuilder::openid_connect): an ID-JAG is
+    /// issued for an ID token and signed by the ID-token keys.
+    #[error("ID-JAG issuance needs OpenID Connect: give .openid_connect(...) beside it")]
+    IdJagWithoutOpenId,
     /// A lifetime is under one second.
     #[error("lifetimes must be at least one second")]
     ZeroLifetime,

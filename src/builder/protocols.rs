@@ -271,4 +271,20 @@ impl AuthorizationServerBuilder {
         self.exchange = Some(policy);
         self
     }
+
+    /// Issues Identity Assertion JWT Authorization Grants (ID-JAGs,
+    /// draft-ietf-oauth-identity-assertion-authz-grant) by token exchange under `policy`: a
+    /// confidential client agreed the token exchange grant type trades an ID token this server
+    /// issued to it (`requested_token_type` `urn:ietf:params:oauth:token-type:id-jag`) for an
+    /// assertion another authorization server redeems, signed with the ID-token keys (RS256)
+    /// and living at most [`ID_JAG_LIFETIME`](crate::id_jag::ID_JAG_LIFETIME); see
+    /// [`crate::id_jag`]. The metadata then lists the token exchange grant type and
+    /// `identity_chaining_requested_token_types_supported`. Needs OpenID Connect:
+    /// [`build`](Self::build) refuses it without
+    /// ([`ConfigError::IdJagWithoutOpenId`](crate::ConfigError::IdJagWithoutOpenId)). Without
+    /// it (the default) that `requested_token_type` is `invalid_request`.
+    pub fn id_jag_issuance(mut self, policy: Arc<dyn crate::id_jag::IdJagPolicy>) -> Self {
+        self.id_jag = Some(policy);
+        self
+    }
 }

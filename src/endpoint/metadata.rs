@@ -64,6 +64,10 @@ struct Metadata<'a> {
     /// draft-ietf-oauth-client-id-metadata-document §6: only when documents are taken.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     client_id_metadata_document_supported: bool,
+    /// draft-ietf-oauth-identity-assertion-authz-grant, "IdP Authorization Server Metadata"
+    /// (a member of draft-ietf-oauth-identity-chaining): only when ID-JAGs are issued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity_chaining_requested_token_types_supported: Option<&'static [&'static str]>,
     /// OpenID Connect Discovery 1.0 §3: only when OpenID Connect is served.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     openid: Option<OpenIdMetadata>,
@@ -217,7 +221,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     if config.device.is_some() {
         grant_types.push(GrantType::DeviceCode.as_str());
     }
-    if config.token_exchange {
+    if config.token_exchange || config.id_jag_issuance {
         grant_types.push(GrantType::TokenExchange.as_str());
     }
     let metadata = Metadata {
@@ -267,6 +271,9 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         request_uri_parameter_supported: false,
         request_object_signing_alg_values_supported: config.request_object_algs,
         client_id_metadata_document_supported: config.client_documents,
+        identity_chaining_requested_token_types_supported: config
+            .id_jag_issuance
+            .then_some(&[crate::id_jag::ID_JAG_TOKEN_TYPE]),
         openid,
     };
     // A struct of strings, lists and flags always serializes.

@@ -9,8 +9,8 @@ use crate::error::{ErrorCode, OAuthError};
 use crate::oidc::OpenIdParameters;
 use crate::pkce;
 use crate::request::{
-    Assertion, AuthorizationRequest, ClientAuth, Credentials, TokenQuery, TokenRequest, TokenType,
-    Unreadable,
+    Assertion, AuthorizationRequest, ClientAuth, Credentials, IdTokenText, TokenQuery,
+    TokenRequest, TokenType, Unreadable,
 };
 use crate::secret::{AccessToken, AuthorizationCode, DeviceCode, Password, RefreshToken};
 
@@ -184,18 +184,37 @@ fn grant_parameters<'f>(
     })
 }
 
-/// A token exchange request (RFC 8693 §2.1): the subject token and its type, the actor token
-/// and its type (both or neither), and a `requested_token_type` grantor can issue.
+/// A token exchange request (RFC 8693 §2.1): for an access token (no `requested_token_type`,
+/// or an access token's), or for an ID-JAG; any other requested type is refused.
 fn token_exchange<'f>(
     form: &'f Form<'_>,
     scope: Option<&'f str>,
     resources: Vec<&'f str>,
 ) -> Result<TokenRequest<'f>, OAuthError> {
+    match form.get("requested_token_type").map(TokenType::parse) {
+        None | Some(Some(TokenType::AccessToken)) => access_token_exchange(form, scope, resources),
+        Some(Some(TokenType::IdJag)) => id_jag_exchange(form, scope, resources),
+        Some(_) => Err(OAuthError::invalid_request(
+            "requested_token_type is not supported: access tokens are issued \
+             (urn:ietf:params:oauth:token-type:access_token), and identity assertion \
+             grants where the server offers them (urn:ietf:params:oauth:token-type:id-jag)",
+        )),
+    }
+}
+
+/// An exchange for an access token: the subject token and its type, the actor token and its
+/// type (both or neither), each type one of grantor's access tokens.
+fn access_token_exchange<'f>(
+    form: &'f Form<'_>,
+    scope: Option<&'f str>,
+    resources: Vec<&'f str>,
+) -> Result<TokenRequest<'f>, OAuthError> {
     let token_type = |name: &'static str| match form.get(name).map(TokenType::parse) {
-        Some(Some(token_type)) => Ok(token_type),
-        Some(None) => Err(OAuthError::invalid_request(format!(
+        Some(Some(token_type)) if token_type.is_access_token() => Ok(token_type),
+        Some(_) => Err(OAuthError::invalid_request(format!(
             "{name} is not supported: only access tokens this server issued are exchanged \
-             (urn:ietf:params:oauth:token-type:access_token, or :jwt for its JWT access tokens)"
+             for access tokens (urn:ietf:params:oauth:token-type:access_token, or :jwt for its \
+             JWT access tokens)"
         ))),
         None => Err(OAuthError::invalid_request(format!("{name} is missing"))),
     };
@@ -219,19 +238,45 @@ fn token_exchange<'f>(
             ));
         }
     };
-    match form.get("requested_token_type") {
-        None | Some(TokenType::ACCESS_TOKEN) => {}
-        Some(_) => {
-            return Err(OAuthError::invalid_request(
-                "requested_token_type is not supported: only access tokens are issued \
-                 (urn:ietf:params:oauth:token-type:access_token)",
-            ));
-        }
-    }
     Ok(TokenRequest::TokenExchange {
         subject_token,
         subject_token_type,
         actor_token,
+        scope,
+        resources,
+        audiences: form.audiences(),
+    })
+}
+
+/// An exchange for an ID-JAG (draft-ietf-oauth-identity-assertion-authz-grant, "Token
+/// Exchange"): the subject token is an ID token; the draft leaves actor tokens to future
+/// profiles, so one is refused rather than silently ignored.
+fn id_jag_exchange<'f>(
+    form: &'f Form<'_>,
+    scope: Option<&'f str>,
+    resources: Vec<&'f str>,
+) -> Result<TokenRequest<'f>, OAuthError> {
+    let subject_token = form
+        .get("subject_token")
+        .ok_or_else(|| OAuthError::invalid_request("subject_token is missing"))?;
+    match form.get("subject_token_type").map(TokenType::parse) {
+        Some(Some(TokenType::IdToken)) => {}
+        Some(_) => {
+            return Err(OAuthError::invalid_request(
+                "subject_token_type is not supported: an identity assertion grant is issued \
+                 for an ID token this server issued (urn:ietf:params:oauth:token-type:id_token)",
+            ));
+        }
+        None => return Err(OAuthError::invalid_request("subject_token_type is missing")),
+    }
+    if form.get("actor_token").is_some() || form.get("actor_token_type").is_some() {
+        return Err(OAuthError::invalid_request(
+            "actor_token is not supported with requested_token_type \
+             urn:ietf:params:oauth:token-type:id-jag",
+        ));
+    }
+    Ok(TokenRequest::IdJag {
+        subject_token: IdTokenText(subject_token),
         scope,
         resources,
         audiences: form.audiences(),
@@ -384,6 +429,45 @@ mod tests {
         let unreadable = read("grant_type=implicit", |r| r.unwrap_err());
         assert_eq!(unreadable.grant_type, None);
         assert_eq!(unreadable.error.code(), ErrorCode::UnsupportedGrantType);
+    }
+
+    #[test]
+    fn an_id_jag_request_reads_its_id_token_never_shows_it_and_takes_no_actor() {
+        let asked = format!(
+            "grant_type=urn:ietf:params:oauth:grant-type:token-exchange\
+             &requested_token_type={}&subject_token=id-token-text\
+             &subject_token_type={}&audience=https://as.example/",
+            TokenType::ID_JAG,
+            TokenType::ID_TOKEN
+        );
+        read(&asked, |r| {
+            let request = r.unwrap();
+            let shown = format!("{request:?}");
+            assert!(!shown.contains("id-token-text"), "{shown}");
+            let TokenRequest::IdJag {
+                subject_token,
+                audiences,
+                ..
+            } = request
+            else {
+                panic!("an ID-JAG request: {shown}");
+            };
+            assert_eq!(subject_token.0, "id-token-text");
+            assert_eq!(audiences, ["https://as.example/"]);
+        });
+        let refused = |body: &str| read(body, |r| r.unwrap_err().error.description().to_owned());
+        let with_actor = format!(
+            "{asked}&actor_token=a&actor_token_type={}",
+            TokenType::ID_TOKEN
+        );
+        assert!(refused(&with_actor).contains("actor_token"));
+        let access = asked.replace(TokenType::ID_TOKEN, TokenType::ACCESS_TOKEN);
+        assert!(refused(&access).contains("subject_token_type"));
+        // An ID token is no subject of an exchange for an access token.
+        let for_access = asked.replace(TokenType::ID_JAG, TokenType::ACCESS_TOKEN);
+        assert!(refused(&for_access).contains("subject_token_type"));
+        let unknown = asked.replace(TokenType::ID_JAG, "urn:example:token");
+        assert!(refused(&unknown).contains("requested_token_type"));
     }
 
     #[test]

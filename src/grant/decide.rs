@@ -152,7 +152,7 @@ impl Decide<'_> {
                 match implicit::issue(&self.issuer, pending, user, facts, now).await? {
                     Implicit::Token(issued) => {
                         let family = issued.family;
-                        (Answer::Token(issued), Some(family))
+                        (Answer::Token(issued), family)
                     }
                     Implicit::IdToken(id_token) => (Answer::IdToken(id_token), None),
                 }

@@ -11,6 +11,7 @@ pub(crate) mod client_auth;
 pub(crate) mod client_credentials;
 pub(crate) mod decide;
 pub(crate) mod device;
+pub(crate) mod id_jag;
 pub(crate) mod id_token;
 pub(crate) mod idle;
 pub(crate) mod implicit;
@@ -54,6 +55,9 @@ pub(crate) const TOKEN_TYPE: &str = "bearer";
 
 /// `token_type` of a token bound to a DPoP key (RFC 9449 §5).
 pub(crate) const DPOP_TOKEN_TYPE: &str = "DPoP";
+
+/// `token_type` of what token exchange issues that is no access token (RFC 8693 §2.2.1).
+pub(crate) const NOT_APPLICABLE_TOKEN_TYPE: &str = "N_A";
 
 /// A token request's proof of possession of a key (RFC 9449), checked but not yet spent: the
 /// grants bind what they issue to its key, and spend it just before.
@@ -110,8 +114,8 @@ pub(crate) struct Issued {
     /// The ID token of an OpenID Connect grant (OIDC Core §3.1.3.3). Never log it: it carries
     /// the user's claims.
     pub(crate) id_token: Option<String>,
-    /// The family the tokens are in.
-    pub(crate) family: FamilyId,
+    /// The family the tokens are in; `None` for an ID-JAG, which is no token of this server.
+    pub(crate) family: Option<FamilyId>,
 }
 
 impl Issued {
@@ -123,6 +127,29 @@ impl Issued {
     /// The refresh token, if one was issued. Never log it.
     pub(crate) fn refresh_token(&self) -> Option<&str> {
         self.refresh_token.as_deref()
+    }
+
+    /// A signed assertion for another authorization server, answered in `access_token` as
+    /// RFC 8693 §2.2.1 has it: `token_type` `N_A`, the assertion's `jti` and lifetime, its
+    /// `issued_token_type`, and neither refresh token nor family.
+    pub(crate) fn assertion(
+        assertion: String,
+        issued_token_type: &'static str,
+        jti: Jti,
+        scope: Scope,
+        expires_in: u64,
+    ) -> Self {
+        Self {
+            access_token: assertion,
+            token_type: NOT_APPLICABLE_TOKEN_TYPE,
+            expires_in,
+            jti,
+            scope,
+            refresh_token: None,
+            issued_token_type: Some(issued_token_type),
+            id_token: None,
+            family: None,
+        }
     }
 }
 
@@ -167,6 +194,8 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) users: &'a dyn crate::store::UserStore,
     /// The host's token exchange policy (RFC 8693); `None`: no exchange is offered.
     pub(crate) exchange: Option<&'a dyn crate::exchange::ExchangePolicy>,
+    /// Set when ID-JAGs are issued by token exchange.
+    pub(crate) id_jags: Option<id_jag::IdJags<'a>>,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -280,6 +309,20 @@ pub(crate) async fn token(
             };
             token_exchange::exchange(&issuer, grants.exchange, &client, exchange, now).await
         }
+        TokenRequest::IdJag {
+            subject_token,
+            scope,
+            resources,
+            audiences,
+        } => {
+            let asked = id_jag::Asked {
+                subject_token: *subject_token,
+                scope: *scope,
+                resources,
+                audiences,
+            };
+            id_jag::issue(grants.id_jags.as_ref(), &issuer, &client, asked, now).await
+        }
     }
 }
 
@@ -381,7 +424,7 @@ impl Minting {
             refresh_token: refresh.map(RefreshToken::into_secret),
             issued_token_type: None,
             id_token: None,
-            family: family_id,
+            family: Some(family_id),
         };
         (issued, record)
     }

@@ -14,6 +14,7 @@ use crate::events::Events;
 use crate::grant::authorize::Rules;
 use crate::grant::client_auth::{Authenticator, ClientAssertions, SecretCache};
 use crate::grant::decide::Decide;
+use crate::grant::id_jag::IdJags;
 use crate::grant::id_token::IdTokens;
 use crate::grant::idle::IdleClients;
 use crate::grant::logout::Logout;
@@ -80,6 +81,8 @@ pub(crate) struct Inner {
     pub(crate) proofs: Option<Arc<dyn ProofOfPossession>>,
     /// Set when token exchange is offered (RFC 8693).
     pub(crate) exchange: Option<Arc<dyn crate::exchange::ExchangePolicy>>,
+    /// Set when ID-JAGs are issued by token exchange.
+    pub(crate) id_jag: Option<Arc<dyn crate::id_jag::IdJagPolicy>>,
     /// Set when client assertions are accepted (`private_key_jwt`, RFC 7523).
     pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
     /// Set when request objects are taken (RFC 9101).
@@ -252,7 +255,18 @@ impl Inner {
             devices: self.devices(),
             users: &*self.users,
             exchange: self.exchange.as_deref(),
+            id_jags: self.id_jags(),
         }
+    }
+
+    /// What issuing ID-JAGs needs, when they are issued.
+    fn id_jags(&self) -> Option<IdJags<'_>> {
+        Some(IdJags {
+            policy: self.id_jag.as_deref()?,
+            id_tokens: self.id_tokens()?,
+            clients: self.client_seam(),
+            events: &*self.events,
+        })
     }
 
     /// Whether every client must send DPoP proofs.

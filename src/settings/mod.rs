@@ -107,6 +107,8 @@ pub(crate) struct Settings {
     pub(crate) device: Option<DeviceFlow>,
     /// Whether token exchange is offered (RFC 8693): the builder was given a policy.
     pub(crate) token_exchange: bool,
+    /// Whether ID-JAGs are issued by token exchange: the builder was given their policy.
+    pub(crate) id_jag_issuance: bool,
     /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
     /// The algorithms of client assertions, when `private_key_jwt` is accepted (RFC 7523).
