@@ -246,6 +246,8 @@ enum Grant {
     DeviceCode,
     #[value(name = "token_exchange")]
     TokenExchange,
+    #[value(name = "jwt_bearer")]
+    JwtBearer,
 }
 
 impl From<Grant> for GrantType {
@@ -258,6 +260,7 @@ impl From<Grant> for GrantType {
             Grant::ClientCredentials => GrantType::ClientCredentials,
             Grant::DeviceCode => GrantType::DeviceCode,
             Grant::TokenExchange => GrantType::TokenExchange,
+            Grant::JwtBearer => GrantType::JwtBearer,
         }
     }
 }

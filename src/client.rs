@@ -49,11 +49,16 @@ pub enum GrantType {
     /// confidential clients only, and only under the server's
     /// [`ExchangePolicy`](crate::exchange::ExchangePolicy).
     TokenExchange,
+    /// The JWT-bearer grant (RFC 7523 §2.1), `urn:ietf:params:oauth:grant-type:jwt-bearer`: an
+    /// assertion a trusted issuer signed about a user, an Identity Assertion JWT Authorization
+    /// Grant among them, traded for an access token (feature `private-key-jwt`, with
+    /// [`trust_issuer`](crate::AuthorizationServerBuilder::trust_issuer)).
+    JwtBearer,
 }
 
 impl GrantType {
     /// Every grant type, in a fixed order.
-    pub const ALL: [GrantType; 7] = [
+    pub const ALL: [GrantType; 8] = [
         Self::AuthorizationCode,
         Self::Implicit,
         Self::Password,
@@ -61,6 +66,7 @@ impl GrantType {
         Self::ClientCredentials,
         Self::DeviceCode,
         Self::TokenExchange,
+        Self::JwtBearer,
     ];
 
     /// The name used in `grant_type` and in client metadata (RFC 7591 §2).
@@ -73,6 +79,7 @@ impl GrantType {
             Self::ClientCredentials => "client_credentials",
             Self::DeviceCode => "urn:ietf:params:oauth:grant-type:device_code",
             Self::TokenExchange => "urn:ietf:params:oauth:grant-type:token-exchange",
+            Self::JwtBearer => "urn:ietf:params:oauth:grant-type:jwt-bearer",
         }
     }
 

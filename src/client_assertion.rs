@@ -51,7 +51,7 @@ use async_trait::async_trait;
 use crate::client::ClientId;
 use crate::error::StoreError;
 
-pub(crate) use checker::{Checker, MissingKeys, client_jwks, named_kid};
+pub(crate) use checker::{Checker, MissingKeys, client_jwks, holds_kid, named_kid};
 pub(crate) use fetched::FetchedKeys;
 pub use fetched::{FAILURE_KEPT, KEY_FETCH_TIMEOUT, KEYS_KEPT, MAX_KEPT_SETS, MAX_KEY_FETCHES};
 pub use verify::{AssertionContext, VerifiedAssertion, verify_assertion};

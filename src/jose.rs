@@ -33,6 +33,23 @@ pub(crate) fn algorithm(alg: Option<&str>) -> Option<Algorithm> {
     }
 }
 
+/// The `alg` name of `algorithm`, one of [`ALGORITHMS`] (an algorithm [`algorithm`] read).
+#[cfg_attr(
+    not(feature = "private-key-jwt"),
+    allow(
+        dead_code,
+        reason = "used where clients' and issuers' JWSs are verified"
+    )
+)]
+pub(crate) fn name(algorithm: Algorithm) -> &'static str {
+    match algorithm {
+        Algorithm::ES256 => "ES256",
+        Algorithm::EdDSA => "EdDSA",
+        Algorithm::RS256 => "RS256",
+        _ => "PS256",
+    }
+}
+
 /// The three base64url parts of a compact JWS (RFC 7515 §7.1), if `jws` has exactly three.
 pub(crate) fn parts(jws: &str) -> Option<[&str; 3]> {
     let mut parts = jws.split('.');

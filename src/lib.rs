@@ -160,6 +160,8 @@ pub mod store;
 mod subject;
 mod throttle;
 mod token_format;
+#[cfg(feature = "private-key-jwt")]
+pub mod trust;
 mod usernames;
 
 /// The README's examples run as doc tests. Between them they use the features below, so they

@@ -143,6 +143,13 @@ pub(crate) enum TokenRequest<'a> {
         scope: Option<&'a str>,
         resources: Vec<&'a str>,
     },
+    /// `urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 §2.1): a trusted issuer's
+    /// assertion about a user; its `Debug` never shows it.
+    JwtBearer {
+        assertion: Assertion<'a>,
+        scope: Option<&'a str>,
+        resources: Vec<&'a str>,
+    },
     /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4): a device's poll.
     DeviceCode { device_code: DeviceCode },
     /// Token exchange (RFC 8693 §2.1) for an access token (`requested_token_type` absent or
@@ -236,6 +243,7 @@ impl TokenRequest<'_> {
             Self::ClientCredentials { .. } => GrantType::ClientCredentials,
             Self::DeviceCode { .. } => GrantType::DeviceCode,
             Self::TokenExchange { .. } | Self::IdJag { .. } => GrantType::TokenExchange,
+            Self::JwtBearer { .. } => GrantType::JwtBearer,
         }
     }
 }

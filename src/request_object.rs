@@ -33,7 +33,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jsonwebtoken::Algorithm;
 use serde_json::{Map, Value};
 
 use crate::client::Client;
@@ -96,7 +95,7 @@ impl RequestObjectVerifier for Verifier {
             signed_claims::<Map<String, Value>>(jws, &jwks, MAX_REQUEST_OBJECT_BYTES)
                 .map_err(signature_refusal)?;
         if let Some(registered) = client.request_object_signing_algorithm()
-            && registered.as_str() != name(algorithm)
+            && registered.as_str() != crate::jose::name(algorithm)
         {
             return Err(refused(
                 "the request object is not signed with the client's request_object_signing_alg",
@@ -107,15 +106,6 @@ impl RequestObjectVerifier for Verifier {
 }
 
 /// The `alg` name of one of [`ALGORITHMS`].
-fn name(algorithm: Algorithm) -> &'static str {
-    match algorithm {
-        Algorithm::ES256 => "ES256",
-        Algorithm::EdDSA => "EdDSA",
-        Algorithm::RS256 => "RS256",
-        _ => "PS256",
-    }
-}
-
 fn signature_refusal(error: SignatureError) -> OAuthError {
     refused(match error {
         SignatureError::Malformed => "the request object is not a well-formed signed JWT",

@@ -3,7 +3,9 @@
 //! page, and `service-client` trades her ID token by token exchange for an Identity Assertion
 //! JWT Authorization Grant (draft-ietf-oauth-identity-assertion-authz-grant) aimed at another
 //! authorization server, verified with nothing but `/.well-known/jwks.json`. The ID token of a
-//! self-registered client is not the service's to exchange.
+//! self-registered client is not the service's to exchange. A second demo, started with
+//! `--trust-issuer` naming the first, redeems the grant with the JWT-bearer grant (RFC 7523)
+//! for an access token for Alice, once; a demo that trusts no one refuses it.
 
 mod demo;
 #[path = "demo/openid.rs"]
@@ -17,6 +19,7 @@ use serde_json::{Value, json};
 each_framework! {
     service_client_trades_alices_id_token_for_an_id_jag_signed_with_the_published_keys => issued;
     the_id_token_of_a_self_registered_client_is_not_the_services_to_exchange => self_registered;
+    an_id_jag_of_one_demo_is_redeemed_at_another_that_trusts_it => redeemed;
 }
 
 const SERVICE: (&str, &str) = ("service-client", "service-secret");
@@ -113,4 +116,85 @@ async fn self_registered(framework: &str) {
     let (status, description) = status_and_description(&exchange(base, &id_token).await);
     assert_eq!(status, 400);
     assert!(description.contains("another client"), "{description}");
+}
+
+/// `service-client` asks `idp` for an ID-JAG for `id_token`, aimed at `audience`'s
+/// `resource`: the grant's text.
+async fn id_jag_for(idp: &str, id_token: &str, audience: &str, resource: &str) -> String {
+    let pairs = [
+        ("grant_type", GRANT),
+        ("requested_token_type", ID_JAG),
+        ("subject_token", id_token),
+        ("subject_token_type", ID_TOKEN),
+        ("audience", audience),
+        ("resource", resource),
+        ("scope", "profile email"),
+    ];
+    let reply = token(idp, Some(SERVICE), &pairs).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.json()["access_token"].as_str().unwrap().to_owned()
+}
+
+/// `service-client` presents `assertion` at `base` with the JWT-bearer grant.
+async fn present(base: &str, assertion: &str) -> Reply {
+    let pairs = [
+        ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+        ("assertion", assertion),
+        ("scope", "profile"),
+    ];
+    token(base, Some(SERVICE), &pairs).await
+}
+
+async fn redeemed(framework: &str) {
+    let idp = Server::start(framework);
+    let trusted = format!("{}={}/.well-known/jwks.json", idp.base, idp.base);
+    let args = [
+        "--trust-issuer",
+        trusted.as_str(),
+        "--fetch-allow-loopback",
+        "1",
+    ];
+    let mcp_as = Server::start_with_args(framework, "memory", &args);
+    let metadata = metadata_document(&mcp_as.base).await;
+    assert_eq!(
+        metadata["authorization_grant_profiles_supported"],
+        json!(["urn:ietf:params:oauth:grant-profile:id-jag"])
+    );
+    let id_token = alices_id_token(&idp.base, PLAIN).await;
+    let api = format!("{}/api", mcp_as.base);
+    let grant = id_jag_for(&idp.base, &id_token, &mcp_as.base, &api).await;
+    let reply = present(&mcp_as.base, &grant).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let tokens = reply.json();
+    assert_eq!(
+        tokens["scope"], "profile",
+        "what was asked, within the grant's scope"
+    );
+    assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+    let me_there = me(&mcp_as.base, tokens["access_token"].as_str()).await;
+    assert_eq!(me_there.status, 200, "{}", me_there.body);
+    assert_eq!(me_there.json()["email"], ALICE.0);
+    // Once only.
+    assert_oauth_error(&present(&mcp_as.base, &grant).await, 400, "invalid_grant");
+    // A resource the second demo does not serve.
+    let elsewhere = id_jag_for(&idp.base, &id_token, &mcp_as.base, MCP).await;
+    assert_oauth_error(
+        &present(&mcp_as.base, &elsewhere).await,
+        400,
+        "invalid_target",
+    );
+    // Aimed at another server.
+    let misaimed = id_jag_for(&idp.base, &id_token, OTHER_AS, &api).await;
+    assert_oauth_error(
+        &present(&mcp_as.base, &misaimed).await,
+        400,
+        "invalid_grant",
+    );
+    // A demo that trusts no one: the grant is not offered.
+    let stranger = Server::start(framework);
+    let fresh = id_jag_for(&idp.base, &id_token, &stranger.base, &api).await;
+    let (status, _) = status_and_description(&present(&stranger.base, &fresh).await);
+    assert_eq!(status, 400);
+    idp.assert_alive_and_calm();
+    mcp_as.assert_alive_and_calm();
 }

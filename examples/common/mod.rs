@@ -75,6 +75,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         .second_factor(std::sync::Arc::new(totp::DemoTotp::new()?));
     let builder = sender_constrained(builder);
     let builder = openid_connect(builder, settings)?;
+    let builder = trusted_issuers(builder, settings);
     let builder = builder.session_ttl(settings.session_ttl);
     // The demo serves plain HTTP on whatever address it is given (CONTRACT.md); a deployment
     // puts TLS in front and gives an https issuer, and grantor refuses a non-loopback http one
@@ -133,6 +134,29 @@ fn forget_idle_clients(server: AuthorizationServer, ttl: std::time::Duration) {
             }
         }
     });
+}
+
+/// The identity providers whose assertions the JWT-bearer grant takes (`--trust-issuer`), their
+/// keys fetched from their JWKS URLs through the outbound client when first needed.
+#[cfg(feature = "private-key-jwt")]
+fn trusted_issuers(
+    builder: AuthorizationServerBuilder,
+    settings: &Settings,
+) -> AuthorizationServerBuilder {
+    settings
+        .trusted_issuers
+        .iter()
+        .fold(builder, |builder, (issuer, jwks_uri)| {
+            builder.trust_issuer(grantor::trust::TrustedIssuer::jwks_uri(issuer, jwks_uri))
+        })
+}
+
+#[cfg(not(feature = "private-key-jwt"))]
+fn trusted_issuers(
+    builder: AuthorizationServerBuilder,
+    _settings: &Settings,
+) -> AuthorizationServerBuilder {
+    builder
 }
 
 /// DPoP as CONTRACT.md has it (RFC 9449): a token request with a valid proof gets a bound

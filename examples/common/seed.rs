@@ -95,7 +95,11 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
         // A backend that exchanges users' tokens (RFC 8693) under the demo's exchange policy.
         with_redirects(Client::confidential("service-client", service_secret))
             .name("Service Client")
-            .grant_types([GrantType::ClientCredentials, GrantType::TokenExchange])
+            .grant_types([
+                GrantType::ClientCredentials,
+                GrantType::TokenExchange,
+                GrantType::JwtBearer,
+            ])
             .approval(Approval::NotRequired)
             .build()?,
     ])

@@ -34,6 +34,9 @@ pub struct Settings {
     /// `--registration-idle-ttl`: how long a self-registered client may go unused before it
     /// is deleted with its tokens (zero: never).
     pub registration_idle_ttl: Duration,
+    /// `--trust-issuer ISSUER=JWKS_URL` (repeatable; `GRANTOR_TRUST_ISSUER`, space-separated):
+    /// identity providers whose assertions the JWT-bearer grant takes.
+    pub trusted_issuers: Vec<(String, String)>,
 }
 
 /// The demo's pairwise secret when `GRANTOR_PAIRWISE_SECRET` is not set: fixed, so pairwise
@@ -132,12 +135,26 @@ impl Settings {
         let mut fetch_ca_file = std::env::var("GRANTOR_FETCH_CA_FILE").ok();
         let mut documents = std::env::var("GRANTOR_CLIENT_ID_METADATA_DOCUMENTS").ok();
         let mut registration_idle_ttl = std::env::var("GRANTOR_REGISTRATION_IDLE_TTL").ok();
+        let mut trusted: Vec<String> = std::env::var("GRANTOR_TRUST_ISSUER")
+            .map(|all| all.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let mut trusted_from_flags = true;
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let (name, inline) = match arg.split_once('=') {
                 Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
                 None => (arg.clone(), None),
             };
+            // Repeatable: each names one more issuer (the flags replace the variable's).
+            if name == "--trust-issuer" {
+                let value = inline.or_else(|| args.next());
+                let value = value.ok_or_else(|| format!("{name} needs a value"))?;
+                if std::mem::take(&mut trusted_from_flags) {
+                    trusted.clear();
+                }
+                trusted.push(value);
+                continue;
+            }
             let slot = match name.as_str() {
                 "--addr" => &mut addr,
                 "--issuer" => &mut issuer,
@@ -161,12 +178,13 @@ impl Settings {
                                 [--fetch-allow-loopback 0|1] [--fetch-ca-file PEM]\n\
                                 [--client-id-metadata-documents on|off]\n\
                                 [--registration-idle-ttl SECONDS]\n\
+                                [--trust-issuer ISSUER=JWKS_URL]...\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
                                 GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
                                 GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE,\n\
                                 GRANTOR_CLIENT_ID_METADATA_DOCUMENTS,\n\
-                                GRANTOR_REGISTRATION_IDLE_TTL;\n\
+                                GRANTOR_REGISTRATION_IDLE_TTL, GRANTOR_TRUST_ISSUER;\n\
                                 GRANTOR_KEY_ENCRYPTION_KEY and GRANTOR_PAIRWISE_SECRET,\n\
                                 environment only, each 32 bytes in base64)"
                             .to_owned(),
@@ -199,6 +217,15 @@ impl Settings {
             }
             None => Duration::from_secs(600),
         };
+        let trusted_issuers = trusted
+            .iter()
+            .map(|pair| match pair.split_once('=') {
+                Some((issuer, jwks)) if !issuer.is_empty() && !jwks.is_empty() => {
+                    Ok((issuer.to_owned(), jwks.to_owned()))
+                }
+                _ => Err(format!("bad trusted issuer {pair:?}: ISSUER=JWKS_URL")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let registration_idle_ttl = match registration_idle_ttl {
             Some(s) => Duration::from_secs(
                 s.parse()
@@ -268,6 +295,7 @@ impl Settings {
             client_id_metadata_documents,
             pairwise_secret,
             registration_idle_ttl,
+            trusted_issuers,
         })
     }
 }

@@ -29,6 +29,9 @@ impl AuthorizationServerBuilder {
         let jwks_uri = self.features.jwks_uri_resolvable();
         let client_assertion_algs = self.features.client_assertion_algs();
         let request_object_algs = self.features.request_object_algs();
+        let jwt_bearer = self
+            .features
+            .check_trusted_issuers(self.outbound.is_some())?;
         let issuer = self.issuer.ok_or(ConfigError::Missing("issuer"))?;
         check_issuer(&issuer, self.insecure_http_issuer)?;
         let realm = self.realm.unwrap_or_else(|| issuer.clone());
@@ -148,6 +151,7 @@ impl AuthorizationServerBuilder {
             device: self.device,
             token_exchange: self.exchange.is_some(),
             id_jag_issuance: self.id_jag.is_some(),
+            jwt_bearer,
             jwks_uri,
             client_assertion_algs,
             request_object_algs,
@@ -277,6 +281,7 @@ impl AuthorizationServerBuilder {
             client_assertions: wired.client_assertions,
             request_objects: wired.request_objects,
             id_tokens: wired.id_tokens,
+            grant_assertions: wired.grant_assertions,
             user_sessions,
             consents,
             outbound: self.outbound,

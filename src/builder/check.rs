@@ -61,6 +61,11 @@ pub enum ConfigError {
         "the registration policy deletes idle clients, and the server has nowhere to record          their uses: give .client_activity(...) beside .client_registry(...), or          RegistrationPolicy::idle_lifetime(None)"
     )]
     NoClientActivity,
+    /// More issuers were trusted ([`trust_issuer`](crate::AuthorizationServerBuilder::trust_issuer))
+    /// than the server takes (16: their one-time values together must fit a store's bound), or
+    /// one was trusted twice.
+    #[error("at most 16 assertion issuers are trusted, each once")]
+    TrustedIssuers,
     /// A class [`AcrLevels`](crate::settings::AcrLevels) says the password or the second
     /// factor reaches is not one of its list.
     #[error(

@@ -7,8 +7,10 @@
 use std::sync::Arc;
 
 use super::AuthorizationServerBuilder;
+use crate::ConfigError;
 use crate::exchange::ExchangePolicy;
 use crate::grant::client_auth::ClientAssertions;
+use crate::grant::jwt_bearer::GrantAssertions;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::request_object::RequestObjectVerifier;
 use crate::oidc::IdTokenSigner;
@@ -30,6 +32,15 @@ pub(super) struct Features {
     client_keys: Option<Arc<dyn crate::client_assertion::ClientKeyResolver>>,
     #[cfg(feature = "oidc")]
     openid: Option<crate::settings::OpenIdConnect>,
+    /// The issuers whose assertions the JWT-bearer grant takes, and the host's mapping of
+    /// their claims to users.
+    #[cfg(feature = "private-key-jwt")]
+    trusted: Vec<crate::trust::TrustedIssuer>,
+    #[cfg(feature = "private-key-jwt")]
+    assertion_users: Option<Arc<dyn crate::trust::AssertionUsers>>,
+    /// Where issuers' key sets are fetched, for the JWT-bearer grant.
+    #[cfg(feature = "private-key-jwt")]
+    outbound: Option<Arc<dyn crate::outbound::Outbound>>,
 }
 
 /// What the features give the server: the implementations of the core seams they provide.
@@ -40,6 +51,8 @@ pub(super) struct Wired {
     /// Request objects' verification (RFC 9101), with the client assertions' JWS checks.
     pub(super) request_objects: Option<Arc<dyn RequestObjectVerifier>>,
     pub(super) id_tokens: Option<Arc<dyn IdTokenSigner>>,
+    /// Trusted issuers' assertions (the JWT-bearer grant, RFC 7523).
+    pub(super) grant_assertions: Option<Arc<dyn GrantAssertions>>,
 }
 
 impl Features {
@@ -100,6 +113,10 @@ impl Features {
         outbound: Option<&Arc<dyn crate::outbound::Outbound>>,
     ) {
         #[cfg(feature = "private-key-jwt")]
+        {
+            self.outbound = outbound.cloned();
+        }
+        #[cfg(feature = "private-key-jwt")]
         if self.client_keys.is_none()
             && let Some(outbound) = outbound
         {
@@ -109,6 +126,31 @@ impl Features {
         }
         #[cfg(not(feature = "private-key-jwt"))]
         let _ = outbound;
+    }
+
+    /// Whether issuers are trusted (the JWT-bearer grant is served), once checked: at most
+    /// [`MAX_TRUSTED_ISSUERS`](crate::trust::MAX_TRUSTED_ISSUERS), each once, and an outbound
+    /// seam to fetch the keys of those that give a `jwks_uri`.
+    pub(super) fn check_trusted_issuers(&self, outbound: bool) -> Result<bool, ConfigError> {
+        #[cfg(feature = "private-key-jwt")]
+        {
+            let trusted = &self.trusted;
+            let mut issuers: Vec<&str> = trusted.iter().map(|t| t.issuer()).collect();
+            issuers.sort_unstable();
+            issuers.dedup();
+            if trusted.len() > crate::trust::MAX_TRUSTED_ISSUERS || issuers.len() < trusted.len() {
+                return Err(ConfigError::TrustedIssuers);
+            }
+            if !outbound && trusted.iter().any(|t| t.fetches_keys()) {
+                return Err(ConfigError::Missing("outbound"));
+            }
+            Ok(!trusted.is_empty())
+        }
+        #[cfg(not(feature = "private-key-jwt"))]
+        {
+            let _ = outbound;
+            Ok(false)
+        }
     }
 
     /// Whether clients' `jwks_uri`s can be resolved (feature `private-key-jwt`, a resolver).
@@ -176,12 +218,30 @@ impl Features {
         });
         #[cfg(not(feature = "oidc"))]
         let id_tokens = None;
+        #[cfg(feature = "private-key-jwt")]
+        let grant_assertions = (!self.trusted.is_empty()).then(|| {
+            let fetched = self.outbound.map(crate::client_assertion::FetchedKeys::new);
+            Arc::new(crate::trust::Issuers {
+                trusted: self.trusted,
+                users: self.assertion_users,
+                fetched,
+                single_use: Arc::clone(single_use),
+                attempts: Arc::clone(attempts),
+                audiences: [
+                    config.issuer.clone(),
+                    config.absolute_url(&config.endpoints.token),
+                ],
+            }) as Arc<dyn GrantAssertions>
+        });
+        #[cfg(not(feature = "private-key-jwt"))]
+        let grant_assertions = None;
         Wired {
             access_tokens,
             proofs,
             client_assertions,
             request_objects,
             id_tokens,
+            grant_assertions,
         }
     }
 }
@@ -216,6 +276,28 @@ impl AuthorizationServerBuilder {
     #[cfg(feature = "dpop")]
     pub fn dpop(mut self, settings: crate::dpop::Dpop) -> Self {
         self.features.dpop = Some(settings);
+        self
+    }
+
+    /// Trusts `issuer`'s signed assertions for the JWT-bearer grant (RFC 7523 §2.1,
+    /// `urn:ietf:params:oauth:grant-type:jwt-bearer`), Identity Assertion JWT Authorization
+    /// Grants among them (MCP's enterprise-managed authorization): a client agreed
+    /// [`GrantType::JwtBearer`](crate::client::GrantType::JwtBearer) trades one for an access
+    /// token for the user it names. Repeat for several issuers (at most
+    /// [`MAX_TRUSTED_ISSUERS`](crate::trust::MAX_TRUSTED_ISSUERS)); an issuer whose keys are at
+    /// a `jwks_uri` needs the [outbound seam](Self::outbound). Feature `private-key-jwt`; see
+    /// [`crate::trust`].
+    #[cfg(feature = "private-key-jwt")]
+    pub fn trust_issuer(mut self, issuer: crate::trust::TrustedIssuer) -> Self {
+        self.features.trusted.push(issuer);
+        self
+    }
+
+    /// How a trusted issuer's assertion names one of the host's users (default: the account
+    /// whose username is its `email`, else its `sub`). Feature `private-key-jwt`.
+    #[cfg(feature = "private-key-jwt")]
+    pub fn assertion_users(mut self, users: Arc<dyn crate::trust::AssertionUsers>) -> Self {
+        self.features.assertion_users = Some(users);
         self
     }
 

@@ -137,7 +137,7 @@ pub(crate) fn named_kid(jws: &str) -> Option<String> {
 }
 
 /// Whether the JWK Set `jwks` (JSON text) holds a key named `kid`.
-fn holds_kid(jwks: &str, kid: &str) -> bool {
+pub(crate) fn holds_kid(jwks: &str, kid: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Set {
         keys: Vec<serde_json::Map<String, serde_json::Value>>,

@@ -152,15 +152,31 @@ impl Drop for Turn<'_> {
     }
 }
 
-#[async_trait]
-impl ClientKeyResolver for FetchedKeys {
-    async fn resolve(&self, _client_id: &ClientId, jwks_uri: &str) -> Result<String, StoreError> {
+impl FetchedKeys {
+    /// The key set at `jwks_uri`: kept, or fetched now.
+    pub(crate) async fn set(&self, jwks_uri: &str) -> Result<String, StoreError> {
         let set = match self.kept_or_turn(jwks_uri)? {
             Some(kept) => kept,
             None => self.fetch(jwks_uri).await?,
         };
         set.map(|set| set.to_string())
-            .ok_or_else(|| StoreError::failed("the client's jwks_uri answered no usable JWK Set"))
+            .ok_or_else(|| StoreError::failed("the jwks_uri answered no usable JWK Set"))
+    }
+
+    /// The key set at `jwks_uri` fetched again, unless it was fetched within
+    /// [`REFRESH_AFTER`]: `None` then, or when it answers none usable.
+    pub(crate) async fn set_again(&self, jwks_uri: &str) -> Result<Option<String>, StoreError> {
+        if !self.refresh_turn(jwks_uri) {
+            return Ok(None);
+        }
+        Ok(self.fetch(jwks_uri).await?.map(|set| set.to_string()))
+    }
+}
+
+#[async_trait]
+impl ClientKeyResolver for FetchedKeys {
+    async fn resolve(&self, _client_id: &ClientId, jwks_uri: &str) -> Result<String, StoreError> {
+        self.set(jwks_uri).await
     }
 
     async fn refresh(
@@ -168,10 +184,7 @@ impl ClientKeyResolver for FetchedKeys {
         _client_id: &ClientId,
         jwks_uri: &str,
     ) -> Result<Option<String>, StoreError> {
-        if !self.refresh_turn(jwks_uri) {
-            return Ok(None);
-        }
-        Ok(self.fetch(jwks_uri).await?.map(|set| set.to_string()))
+        self.set_again(jwks_uri).await
     }
 }
 

@@ -140,7 +140,7 @@ fn verified_claims<T: DeserializeOwned>(
         .filter(|key| jose::key_fits(key, algorithm))
         .filter(|key| {
             key.get("alg")
-                .is_none_or(|alg| alg.as_str() == Some(header_alg(algorithm)))
+                .is_none_or(|alg| alg.as_str() == Some(jose::name(algorithm)))
         });
     let candidates: Vec<_> = candidates.collect();
     if kid.is_none() && candidates.len() > 1 {
@@ -166,15 +166,6 @@ fn verified_claims<T: DeserializeOwned>(
     } else {
         SignatureError::BadSignature
     })
-}
-
-fn header_alg(algorithm: Algorithm) -> &'static str {
-    match algorithm {
-        Algorithm::ES256 => "ES256",
-        Algorithm::EdDSA => "EdDSA",
-        Algorithm::RS256 => "RS256",
-        _ => "PS256",
-    }
 }
 
 fn check_claims(

@@ -36,6 +36,8 @@ const KNOWN: &[&str] = &[
     "requested_token_type",
     "client_assertion",
     "client_assertion_type",
+    // The JWT-bearer grant (RFC 7523 §2.1).
+    "assertion",
     // The sign-in, approval and device pages' forms.
     "csrf",
     "decision",
@@ -68,7 +70,7 @@ const KNOWN: &[&str] = &[
 
 /// The slot of `nonce`, the first of the parameters OpenID Connect adds (`nonce` through
 /// `logout`, all after the OAuth ones).
-const FIRST_OPENID_SLOT: usize = 28;
+const FIRST_OPENID_SLOT: usize = 29;
 
 // `parse` tracks the names it has seen in a `u64`.
 const _: () = assert!(KNOWN.len() <= 64);
@@ -241,23 +243,24 @@ fn slot(name: &str) -> Option<usize> {
         "requested_token_type" => 22,
         "client_assertion" => 23,
         "client_assertion_type" => 24,
-        "csrf" => 25,
-        "decision" => 26,
-        "user_code" => 27,
-        "nonce" => 28,
-        "prompt" => 29,
-        "max_age" => 30,
-        "login_hint" => 31,
-        "id_token_hint" => 32,
-        "access_token" => 33,
-        "post_logout_redirect_uri" => 34,
-        "logout" => 35,
-        "request" => 36,
-        "dpop_jkt" => 37,
-        "acr_values" => 38,
-        "claims" => 39,
-        "otp" => 40,
-        "response_mode" => 41,
+        "assertion" => 25,
+        "csrf" => 26,
+        "decision" => 27,
+        "user_code" => 28,
+        "nonce" => 29,
+        "prompt" => 30,
+        "max_age" => 31,
+        "login_hint" => 32,
+        "id_token_hint" => 33,
+        "access_token" => 34,
+        "post_logout_redirect_uri" => 35,
+        "logout" => 36,
+        "request" => 37,
+        "dpop_jkt" => 38,
+        "acr_values" => 39,
+        "claims" => 40,
+        "otp" => 41,
+        "response_mode" => 42,
         _ => return None,
     };
     debug_assert_eq!(KNOWN[slot], name);

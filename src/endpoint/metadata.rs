@@ -68,6 +68,10 @@ struct Metadata<'a> {
     /// (a member of draft-ietf-oauth-identity-chaining): only when ID-JAGs are issued.
     #[serde(skip_serializing_if = "Option::is_none")]
     identity_chaining_requested_token_types_supported: Option<&'static [&'static str]>,
+    /// The assertion grant profiles the JWT-bearer grant takes (draft-ietf-oauth-identity-
+    /// assertion-authz-grant): only when issuers are trusted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    authorization_grant_profiles_supported: Option<&'static [&'static str]>,
     /// OpenID Connect Discovery 1.0 §3: only when OpenID Connect is served.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     openid: Option<OpenIdMetadata>,
@@ -224,6 +228,9 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     if config.token_exchange || config.id_jag_issuance {
         grant_types.push(GrantType::TokenExchange.as_str());
     }
+    if config.jwt_bearer {
+        grant_types.push(GrantType::JwtBearer.as_str());
+    }
     let metadata = Metadata {
         issuer: &config.issuer,
         authorization_endpoint: url(&paths.authorization),
@@ -274,6 +281,9 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         identity_chaining_requested_token_types_supported: config
             .id_jag_issuance
             .then_some(&[crate::id_jag::ID_JAG_TOKEN_TYPE]),
+        authorization_grant_profiles_supported: config
+            .jwt_bearer
+            .then_some(&["urn:ietf:params:oauth:grant-profile:id-jag"]),
         openid,
     };
     // A struct of strings, lists and flags always serializes.

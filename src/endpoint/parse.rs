@@ -111,14 +111,16 @@ pub(crate) fn token_request<'f>(form: &'f Form<'_>) -> Result<TokenRequest<'f>, 
         Some("client_credentials") => GrantType::ClientCredentials,
         Some(name) if name == GrantType::DeviceCode.as_str() => GrantType::DeviceCode,
         Some(name) if name == GrantType::TokenExchange.as_str() => GrantType::TokenExchange,
+        Some(name) if name == GrantType::JwtBearer.as_str() => GrantType::JwtBearer,
         Some(_) => {
             return Err(Unreadable {
                 grant_type: None,
                 error: OAuthError::new(
                     ErrorCode::UnsupportedGrantType,
                     "grant_type must be authorization_code, password, refresh_token, \
-                     client_credentials, urn:ietf:params:oauth:grant-type:device_code \
-                     or urn:ietf:params:oauth:grant-type:token-exchange",
+                     client_credentials, urn:ietf:params:oauth:grant-type:device_code, \
+                     urn:ietf:params:oauth:grant-type:token-exchange \
+                     or urn:ietf:params:oauth:grant-type:jwt-bearer",
                 ),
             });
         }
@@ -177,6 +179,11 @@ fn grant_parameters<'f>(
             device_code: DeviceCode::hashed(required("device_code")?),
         },
         GrantType::TokenExchange => token_exchange(form, scope, resources)?,
+        GrantType::JwtBearer => TokenRequest::JwtBearer {
+            assertion: Assertion(required("assertion")?),
+            scope,
+            resources,
+        },
         // `token_request` maps only the token-endpoint grants here.
         GrantType::ClientCredentials | GrantType::Implicit => {
             TokenRequest::ClientCredentials { scope, resources }

@@ -15,6 +15,7 @@ pub(crate) mod id_jag;
 pub(crate) mod id_token;
 pub(crate) mod idle;
 pub(crate) mod implicit;
+pub(crate) mod jwt_bearer;
 pub(crate) mod logout;
 pub(crate) mod lookup;
 pub(crate) mod password;
@@ -196,6 +197,8 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) exchange: Option<&'a dyn crate::exchange::ExchangePolicy>,
     /// Set when ID-JAGs are issued by token exchange.
     pub(crate) id_jags: Option<id_jag::IdJags<'a>>,
+    /// Set when assertion issuers are trusted (the JWT-bearer grant, RFC 7523).
+    pub(crate) trust: Option<jwt_bearer::Trust<'a>>,
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
@@ -277,6 +280,14 @@ pub(crate) async fn token(
         } => refresh::exchange(&issuer, &client, refresh_token, *scope, resources, now).await,
         TokenRequest::ClientCredentials { scope, resources } => {
             client_credentials::exchange(&issuer, &client, *scope, resources, now).await
+        }
+        TokenRequest::JwtBearer {
+            assertion,
+            scope,
+            resources,
+        } => {
+            let asked = (*scope, resources.as_slice());
+            jwt_bearer::exchange(&issuer, grants.trust, &client, *assertion, asked, now).await
         }
         TokenRequest::DeviceCode { device_code } => {
             let Some(devices) = grants.devices else {

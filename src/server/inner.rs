@@ -43,6 +43,8 @@ pub(crate) struct Inner {
     pub(crate) clients: Arc<dyn ClientStore>,
     /// Where self-registered clients are kept (RFC 7591, RFC 7592).
     pub(crate) registry: Option<Arc<dyn Admin>>,
+    /// The trusted issuers' assertions, for the JWT-bearer grant (RFC 7523).
+    pub(crate) grant_assertions: Option<Arc<dyn crate::grant::jwt_bearer::GrantAssertions>>,
     /// Where uses of self-registered clients are recorded, when they expire.
     pub(crate) activity: Option<Arc<dyn crate::store::ClientActivity>>,
     /// The self-registered clients this node recorded a use of lately.
@@ -256,6 +258,12 @@ impl Inner {
             users: &*self.users,
             exchange: self.exchange.as_deref(),
             id_jags: self.id_jags(),
+            trust: self.grant_assertions.as_deref().map(|assertions| {
+                crate::grant::jwt_bearer::Trust {
+                    assertions,
+                    users: &*self.users,
+                }
+            }),
         }
     }
 

@@ -109,6 +109,8 @@ pub(crate) struct Settings {
     pub(crate) token_exchange: bool,
     /// Whether ID-JAGs are issued by token exchange: the builder was given their policy.
     pub(crate) id_jag_issuance: bool,
+    /// Whether assertion issuers are trusted: the JWT-bearer grant is served (RFC 7523).
+    pub(crate) jwt_bearer: bool,
     /// Whether `jwks_uri` can be resolved (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
     /// The algorithms of client assertions, when `private_key_jwt` is accepted (RFC 7523).

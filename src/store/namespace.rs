@@ -21,6 +21,7 @@
 //! | `grantor:otp:<digest of user id and step>` | nothing | ten minutes | a second-factor code the host's factor accepted | one per accepted code |
 //! | `grantor:assertion:<digest of client id and jti>` (`assertion-self`, `assertion-doc` for those tiers) | nothing | the assertion's `exp` | a `private_key_jwt` assertion whose signature verified | per client, and per tier for the tiers anyone can make (`client_assertion::ASSERTIONS_PER_CLIENT`, `ASSERTIONS_SELF_REGISTERED`) |
 //! | `grantor:dpop:<digest of key and jti>` (`dpop-self`, `dpop-doc`; `dpop-api` at resources) | nothing | the proof's window | a DPoP proof whose signature verified | per key (`dpop::PROOFS_PER_KEY_PER_SECOND`), per tier at the token and PAR endpoints (`dpop::PROOFS_PER_POOL`), per account at resources |
+//! | `grantor:grant-assertion:<digest of issuer and jti>` | nothing | the assertion's `exp` (≤ 5 min) | a trusted issuer's assertion whose signature verified (the JWT-bearer grant) | per issuer (`TrustedIssuer::assertions_per_window`, at most 5,000 per 6 minutes), at most 16 issuers |
 //! | `grantor:request-object:<digest of client id and jti>` (`request-object-self`, `request-object-doc`) | nothing | the object's `exp` (≤ 61 min) | a request object whose signature verified, with a `jti` | per client, and per tier for the tiers anyone can make (10 000 and 20 000 per 61 minutes) |
 //! | `grantor:par:<digest of the reference>` (`par-self`, `par-doc`: the reference's mark says which) | the pushed request (a `state` of at most 2 KiB of VSCHAR) | its lifetime (≤ 10 min) | an authenticated push | each client's push quota (a public client's also per caller network), and per tier for the tiers anyone can make |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
@@ -41,6 +42,7 @@
 //! | `assertion:*`, `assertion:doc` | client assertions every self-registered client, every document client spent | six minutes | two |
 //! | `request-object:<digest of the client id>` | request objects' `jti`s one client spent | 61 minutes | one per client whose object verified |
 //! | `request-object:*`, `request-object:doc` | request objects' `jti`s every self-registered client, every document client spent | 61 minutes | two |
+//! | `grant-assertion:<digest of the issuer>` | assertions one trusted issuer's `jti`s spent | six minutes | one per trusted issuer |
 //! | `dpop:<digest of the key's thumbprint>` | DPoP proofs one key signed | the proof window | one per key whose proof verified |
 //! | `dpop-client:*`, `dpop-client:doc` | DPoP proofs at the token and PAR endpoints of every self-registered client, every document client | the proof window | two |
 //! | `dpop-account:<digest of the account>` | DPoP proofs one account's tokens carried to resources | the proof window | one per account with a bound token |
@@ -97,6 +99,18 @@ fn tier_kind(tier: ClientTier) -> &'static str {
 pub(crate) fn client_assertion(tier: ClientTier, client: &ClientId, jti: &str) -> String {
     let prefix = format!("grantor:assertion{}:", tier_kind(tier));
     digested(&prefix, &format!("{client}\n{jti}"))
+}
+
+/// A trusted issuer's verified assertion's `jti` (the JWT-bearer grant, RFC 7523), per issuer.
+#[allow(dead_code, reason = "used by feature private-key-jwt")]
+pub(crate) fn grant_assertion(issuer: &str, jti: &str) -> String {
+    digested("grantor:grant-assertion:", &format!("{issuer}\n{jti}"))
+}
+
+/// The count of a trusted issuer's spent assertions.
+#[allow(dead_code, reason = "used by feature private-key-jwt")]
+pub(crate) fn issuer_assertions(issuer: &str) -> String {
+    digested("grant-assertion:", issuer)
 }
 
 /// A verified request object's `jti` (RFC 9101), per client, kept with its client tier's.
