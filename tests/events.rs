@@ -4,33 +4,16 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::*;
 use grantor::client::*;
 use grantor::clock::Clock as _;
-use grantor::events::{Event, EventKind, Events};
+use grantor::events::{Event, EventKind};
 use serde_json::Value;
 
-/// Keeps every event.
-#[derive(Default)]
-struct Kept(Mutex<Vec<Event>>);
-
-impl Events for Kept {
-    fn record(&self, event: &Event) {
-        self.0.lock().unwrap().push(event.clone());
-    }
-}
-
-impl Kept {
-    /// The events kept since the last call.
-    fn take(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
-
-fn setup() -> (Fixture, Arc<Kept>) {
-    let kept = Arc::new(Kept::default());
+fn setup() -> (Fixture, Arc<KeptEvents>) {
+    let kept = Arc::new(KeptEvents::default());
     let f = fixture_with(|b| b.events(kept.clone()));
     (f, kept)
 }

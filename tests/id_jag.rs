@@ -9,13 +9,13 @@ mod common;
 mod keys;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use common::*;
 use grantor::client::*;
 use grantor::dpop::Dpop;
-use grantor::events::{Event, EventKind, Events};
+use grantor::events::EventKind;
 use grantor::id_jag::*;
 use grantor::settings::OpenIdConnect;
 use grantor::store::{Account, StoreError, User, UserAdmin as _, UserClaims, UserId, UserStore};
@@ -97,20 +97,10 @@ impl UserStore for Users {
     }
 }
 
-/// Keeps the events recorded.
-#[derive(Default)]
-struct Recorded(Mutex<Vec<Event>>);
-
-impl Events for Recorded {
-    fn record(&self, event: &Event) {
-        self.0.lock().unwrap().push(event.clone());
-    }
-}
-
 struct IdJag {
     f: Fixture,
     users: Arc<Users>,
-    events: Arc<Recorded>,
+    events: Arc<KeptEvents>,
 }
 
 /// A server issuing ID-JAGs under `policy`, with OpenID Connect as `openid` has it, the agent
@@ -118,7 +108,7 @@ struct IdJag {
 /// email among her claims.
 fn setup_with(policy: Policy, openid: OpenIdConnect, dpop: bool) -> IdJag {
     let users = Arc::new(Users::default());
-    let events = Arc::new(Recorded::default());
+    let events = Arc::new(KeptEvents::default());
     let (seam, recorded) = (Arc::clone(&users), Arc::clone(&events));
     let f = fixture_with(|b| {
         let b = b
@@ -274,7 +264,7 @@ async fn an_id_jag_is_signed_with_the_published_keys_and_carries_the_drafts_clai
     // The ID token the agent got is still its own: `sub` agrees with it.
     let id_claims = claims_of(&subject);
     assert_eq!(id_claims["sub"], claims["sub"]);
-    let issued: Vec<_> = events.0.lock().unwrap().iter().map(|e| e.kind).collect();
+    let issued: Vec<_> = events.all().iter().map(|e| e.kind).collect();
     assert!(issued.contains(&EventKind::IdJagIssued), "{issued:?}");
 }
 

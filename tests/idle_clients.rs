@@ -6,11 +6,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use grantor::events::{Event, EventKind, Events};
+use grantor::events::EventKind;
 use grantor::{Scope, client::*, settings::*};
 use http::Request;
 use serde_json::{Value, json};
@@ -18,29 +18,17 @@ use serde_json::{Value, json};
 const DAY: Duration = Duration::from_secs(86_400);
 const REGISTER: &str = "/api/oauth/register";
 
-/// Keeps every event.
-#[derive(Default)]
-struct Kept(Mutex<Vec<Event>>);
-
-impl Events for Kept {
-    fn record(&self, event: &Event) {
-        self.0.lock().unwrap().push(event.clone());
-    }
+/// The ids of the clients `client_expired` events name.
+fn expired(kept: &KeptEvents) -> Vec<String> {
+    kept.all()
+        .iter()
+        .filter(|e| e.kind == EventKind::ClientExpired)
+        .filter_map(|e| e.client_id.as_ref().map(|id| id.as_str().to_owned()))
+        .collect()
 }
 
-impl Kept {
-    fn expired(&self) -> Vec<String> {
-        let events = self.0.lock().unwrap();
-        events
-            .iter()
-            .filter(|e| e.kind == EventKind::ClientExpired)
-            .filter_map(|e| e.client_id.as_ref().map(|id| id.as_str().to_owned()))
-            .collect()
-    }
-}
-
-fn open(lifetime: Option<Duration>) -> (Fixture, Arc<Kept>) {
-    let kept = Arc::new(Kept::default());
+fn open(lifetime: Option<Duration>) -> (Fixture, Arc<KeptEvents>) {
+    let kept = Arc::new(KeptEvents::default());
     let policy = RegistrationPolicy::new()
         .grant_types([GrantType::ClientCredentials])
         .scope(&Scope::parse("profile").unwrap())
@@ -102,11 +90,11 @@ async fn an_idle_client_is_refused_and_deleted_and_a_used_one_lives_on() {
         "{}",
         refused.body()
     );
-    assert_eq!(kept.expired(), [idle.0.as_str()]);
+    assert_eq!(expired(&kept), [idle.0.as_str()]);
     assert!(!f.access_is_active(&token).await, "its token died with it");
     let again = client_credentials(&f, &idle).await;
     assert_error(&again, 401, "invalid_client");
-    assert_eq!(kept.expired().len(), 1, "deleted once");
+    assert_eq!(expired(&kept).len(), 1, "deleted once");
     // An administrator's client never expires.
     let fast = (f.fast_id.clone(), f.fast_secret.clone());
     assert_eq!(client_credentials(&f, &fast).await.status(), 200);
@@ -138,7 +126,7 @@ async fn forget_idle_clients_deletes_those_that_never_come_back() {
     f.clock.advance(15 * DAY);
     // 35 days after the first registration, 15 after the second.
     assert_eq!(f.server.forget_idle_clients().await.unwrap(), 1);
-    assert_eq!(kept.expired(), [never.0.as_str()]);
+    assert_eq!(expired(&kept), [never.0.as_str()]);
     assert_error(&client_credentials(&f, &never).await, 401, "invalid_client");
     assert_eq!(client_credentials(&f, &used).await.status(), 200);
     assert_eq!(f.server.forget_idle_clients().await.unwrap(), 0);
@@ -151,7 +139,7 @@ async fn without_a_lifetime_clients_are_kept_forever() {
     f.clock.advance(3_650 * DAY);
     assert_eq!(f.server.forget_idle_clients().await.unwrap(), 0);
     assert_eq!(client_credentials(&f, &client).await.status(), 200);
-    assert!(kept.expired().is_empty());
+    assert!(expired(&kept).is_empty());
 }
 
 #[test]

@@ -463,3 +463,25 @@ pub fn fresh_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// An events seam that keeps every event, for a test to read.
+#[derive(Default)]
+pub struct KeptEvents(std::sync::Mutex<Vec<grantor::events::Event>>);
+
+impl grantor::events::Events for KeptEvents {
+    fn record(&self, event: &grantor::events::Event) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+impl KeptEvents {
+    /// The events kept since the last call.
+    pub fn take(&self) -> Vec<grantor::events::Event> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+
+    /// The events kept so far, left kept.
+    pub fn all(&self) -> Vec<grantor::events::Event> {
+        self.0.lock().unwrap().clone()
+    }
+}
