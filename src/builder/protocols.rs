@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use super::AuthorizationServerBuilder;
-use crate::ConfigError;
+use super::{AuthorizationServerBuilder, ConfigError};
 use crate::exchange::ExchangePolicy;
 use crate::grant::client_auth::ClientAssertions;
 use crate::grant::jwt_bearer::GrantAssertions;

@@ -188,9 +188,8 @@ async fn from_object<'x>(
 ) -> Result<AuthorizationRequest<'x>, Validated<'x>> {
     let Authorization { clients, rules, .. } = *authorization;
     let now = wire.now;
-    let (client, verified) = objects
-        .verify_at_authorization(clients, rules, outside, jws, now)
-        .await?;
+    let (client, verified) =
+        authorize::verify_object(objects, clients, rules, outside, jws, now).await?;
     let form = match parse::request_object(&verified.claims, wire.settings.limits.max_param) {
         Ok(form) => slot.insert(form),
         Err(error) => return Err(authorize::refuse(clients, rules, outside, error, now).await),

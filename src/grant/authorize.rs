@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::checks;
+use super::request_object::{RequestObjects, VerifiedObject};
 pub use super::response::ResponseType;
 pub(crate) use super::response::{MAX_STATE_BYTES, ReplyTo, ResponseMode, is_kept_state};
 use crate::audience::Audience;
@@ -312,7 +313,7 @@ pub(crate) struct Rules<'a> {
     /// is looked up there, and a refusal says why.
     pub(crate) documents: Option<&'a Documents>,
     /// Set when request objects are taken (RFC 9101).
-    pub(crate) objects: Option<super::request_object::RequestObjects<'a>>,
+    pub(crate) objects: Option<RequestObjects<'a>>,
     /// Set when self-registered clients expire: an authorization request is a use.
     pub(crate) idle: Option<super::idle::IdleClients<'a>>,
 }
@@ -359,6 +360,34 @@ pub(crate) async fn validate<'r>(
             acr: checked.acr.map(Box::new),
         }),
         Err(error) => Validated::Redirect(error, reply_to),
+    }
+}
+
+/// At the authorization endpoint: the request object `jws` of the request `outside` (as
+/// sent), verified with the keys of the client its `client_id` names. The object's own
+/// `redirect_uri` cannot be trusted until it verifies, so a refusal is answered as the
+/// outside request's errors are: redirected to its `redirect_uri` if that one is registered
+/// for the client, else shown ([`refuse`]).
+pub(crate) async fn verify_object<'r>(
+    objects: RequestObjects<'_>,
+    clients: ClientSeam<'_>,
+    rules: Rules<'_>,
+    outside: &AuthorizationRequest<'r>,
+    jws: &str,
+    now: UnixTime,
+) -> Result<(Arc<Client>, VerifiedObject), Validated<'r>> {
+    let Some(client_id) = outside.client_id else {
+        return Err(Validated::Reject(OAuthError::invalid_request(
+            "client_id is missing: it must be sent beside the request object \
+             (RFC 9101 section 5)",
+        )));
+    };
+    let client = find_client(clients, rules.documents, client_id, now)
+        .await
+        .map_err(Validated::Reject)?;
+    match objects.verifier.verify(&client, jws, now).await {
+        Ok(verified) => Ok((client, verified)),
+        Err(error) => Err(refuse(clients, rules, outside, error, now).await),
     }
 }
 

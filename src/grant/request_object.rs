@@ -19,18 +19,15 @@
 //! ([`budget`](crate::budget)). An object without `jti` makes the server keep nothing.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::authorize::{self, Rules, Validated};
 use crate::budget::{Budget, Payer, Spending};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::memory::ClientSeam;
 use crate::request::AuthorizationRequest;
 use crate::store::{AttemptCounter, SingleUseStore, namespace};
 
@@ -106,34 +103,6 @@ impl fmt::Debug for RequestObjects<'_> {
 }
 
 impl RequestObjects<'_> {
-    /// At the authorization endpoint: the object `jws` of the request `outside` (as sent),
-    /// verified with the keys of the client its `client_id` names. The object's own
-    /// `redirect_uri` cannot be trusted until it verifies, so a refusal is answered as the
-    /// outside request's errors are: redirected to its `redirect_uri` if that one is
-    /// registered for the client, else shown ([`authorize::refuse`]).
-    pub(crate) async fn verify_at_authorization<'r>(
-        &self,
-        clients: ClientSeam<'_>,
-        rules: Rules<'_>,
-        outside: &AuthorizationRequest<'r>,
-        jws: &str,
-        now: UnixTime,
-    ) -> Result<(Arc<Client>, VerifiedObject), Validated<'r>> {
-        let Some(client_id) = outside.client_id else {
-            return Err(Validated::Reject(OAuthError::invalid_request(
-                "client_id is missing: it must be sent beside the request object \
-                 (RFC 9101 section 5)",
-            )));
-        };
-        let client = authorize::find_client(clients, rules.documents, client_id, now)
-            .await
-            .map_err(Validated::Reject)?;
-        match self.verifier.verify(&client, jws, now).await {
-            Ok(verified) => Ok((client, verified)),
-            Err(error) => Err(authorize::refuse(clients, rules, outside, error, now).await),
-        }
-    }
-
     /// The request the object `object` stands for, once it agrees with the parameters sent
     /// beside it (`outside`) and its `jti` is spent: the object's parameters, with the
     /// `client_id` sent beside it when the object has none.
