@@ -52,7 +52,7 @@ pub enum GrantType {
     /// The JWT-bearer grant (RFC 7523 §2.1), `urn:ietf:params:oauth:grant-type:jwt-bearer`: an
     /// assertion a trusted issuer signed about a user, an Identity Assertion JWT Authorization
     /// Grant among them, traded for an access token (feature `private-key-jwt`, with
-    /// [`trust_issuer`](crate::AuthorizationServerBuilder::trust_issuer)).
+    /// `AuthorizationServerBuilder::trust_issuer`).
     JwtBearer,
 }
 

@@ -58,10 +58,13 @@ pub enum ConfigError {
     /// [`client_activity`](crate::AuthorizationServerBuilder::client_activity) to record uses
     /// in.
     #[error(
-        "the registration policy deletes idle clients, and the server has nowhere to record          their uses: give .client_activity(...) beside .client_registry(...), or          RegistrationPolicy::idle_lifetime(None)"
+        "the registration policy deletes idle clients, and the server has nowhere to record \
+         their uses: give .client_activity(...) beside .client_registry(...), or \
+         RegistrationPolicy::idle_lifetime(None)"
     )]
     NoClientActivity,
-    /// More issuers were trusted ([`trust_issuer`](crate::AuthorizationServerBuilder::trust_issuer))
+    /// More issuers were trusted (`AuthorizationServerBuilder::trust_issuer`, feature
+    /// `private-key-jwt`)
     /// than the server takes (16: their one-time values together must fit a store's bound), or
     /// one was trusted twice.
     #[error("at most 16 assertion issuers are trusted, each once")]
@@ -148,7 +151,7 @@ pub enum ConfigError {
     #[error("the ID-token lifetime must be positive and at most the key rotation period")]
     IdTokenLifetime,
     /// [`id_jag_issuance`](crate::AuthorizationServerBuilder::id_jag_issuance) without
-    /// [`openid_connect`](crate::AuthorizationServerBuilder::openid_connect): an ID-JAG is
+    /// `openid_connect` (feature `oidc`): an ID-JAG is
     /// issued for an ID token and signed by the ID-token keys.
     #[error("ID-JAG issuance needs OpenID Connect: give .openid_connect(...) beside it")]
     IdJagWithoutOpenId,
