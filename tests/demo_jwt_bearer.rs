@@ -52,6 +52,9 @@ fn signed(key: &ProofKey, kid: &str, claims: &Value) -> String {
     })
 }
 
+/// A rule an assertion breaks, and how.
+type Broken = (&'static str, fn(&mut Value));
+
 async fn present(base: &str, assertion: &str) -> Reply {
     let pairs = [("grant_type", GRANT), ("assertion", assertion)];
     token(base, Some(SERVICE), &pairs).await
@@ -80,7 +83,7 @@ async fn rules(framework: &str) {
     assert_eq!(me_there.json()["email"], ALICE.0);
     assert_oauth_error(&present(base, &good).await, 400, "invalid_grant");
 
-    let broken: [(&str, fn(&mut Value)); 5] = [
+    let broken: [Broken; 5] = [
         ("issued for another client", |c| {
             c["client_id"] = json!("demo-client")
         }),
