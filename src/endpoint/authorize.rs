@@ -140,10 +140,25 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
     };
     let request = parse::authorization_request(&form);
     let now = wire.now;
-    if let Some(request_uri) = request.request_uri {
-        return pushed(authorization.pushes, request.client_id, request_uri, now).await;
-    }
     let Authorization { clients, rules, .. } = *authorization;
+    if let Some(request_uri) = request.request_uri {
+        let pushes = authorization
+            .pushes
+            .filter(|_| request_uri.starts_with(PushedRequests::REQUEST_URI_PREFIX));
+        if let Some(pushes) = pushes {
+            return pushed(pushes, request.client_id, request_uri, now).await;
+        }
+        // RFC 9101 §6.2: grantor fetches no request object by reference. The answer goes to
+        // the client when the client and redirect URI sent beside it are good, else it is shown.
+        let error = OAuthError::new(
+            crate::error::ErrorCode::RequestUriNotSupported,
+            "request_uri is taken only as the reference to a pushed request (RFC 9126)",
+        );
+        return answer(
+            wire,
+            authorize::refuse(clients, rules, &request, error, now).await,
+        );
+    }
     let mut object_form = None;
     let request = match (request.openid.request, rules.objects) {
         (Some(_), Some(_)) if form.repeats("request") => {
@@ -220,24 +235,14 @@ fn answer(wire: &Wire<'_>, validated: Validated<'_>) -> Authorize {
 }
 
 /// A request by reference to a pushed one (RFC 9126 §4): the pushed request, taken, stands for
-/// every other parameter. Any other `request_uri`, and any at all without pushed requests on,
-/// is `request_uri_not_supported` (RFC 9101 §6.2): grantor fetches no request objects.
+/// every other parameter.
 async fn pushed(
-    pushes: Option<Pushes<'_>>,
+    pushes: Pushes<'_>,
     client_id: Option<&str>,
     request_uri: &str,
     now: crate::clock::UnixTime,
 ) -> Authorize {
-    let redeemed = match pushes {
-        Some(pushes) if request_uri.starts_with(PushedRequests::REQUEST_URI_PREFIX) => {
-            pushes.redeem(client_id, request_uri, now).await
-        }
-        _ => Err(OAuthError::new(
-            crate::error::ErrorCode::RequestUriNotSupported,
-            "request_uri is taken only as the reference to a pushed request (RFC 9126)",
-        )),
-    };
-    match redeemed {
+    match pushes.redeem(client_id, request_uri, now).await {
         Ok(pending) => Authorize::SignIn(pending),
         Err(error) => {
             render::log(&error);
