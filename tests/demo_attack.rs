@@ -1,4 +1,4 @@
-//! The demo servers under attack (CONTRACT.md "Under attack"), over real HTTP on loopback, each
+//! The demo servers under attack (examples/README.md, "Under attack"), over real HTTP on loopback, each
 //! check against `axum_server` and `actix_server`: while one client misbehaves, a real user's
 //! request still succeeds. The floods are bounded in count and time.
 //!

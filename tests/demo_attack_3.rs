@@ -1,4 +1,4 @@
-//! The demo servers under a harder attacker (CONTRACT.md "Under attack, part 3"), over real
+//! The demo servers under a harder attacker (examples/README.md, "Under attack, part 3"), over real
 //! HTTP on loopback, each check against `axum_server` and `actix_server`. The attacker only
 //! self-registers clients; each flood is bounded in count and time, and a real user's request
 //! still succeeds after it.

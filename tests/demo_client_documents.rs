@@ -1,4 +1,4 @@
-//! Client ID metadata documents against `axum_server` and `actix_server` (CONTRACT.md part 3),
+//! Client ID metadata documents against `axum_server` and `actix_server` (examples/README.md part 3),
 //! served over https from a loopback server whose certificate a CA made here signs (the demo
 //! trusts it through `--fetch-ca-file`, and reaches loopback through
 //! `--fetch-allow-loopback 1`): a document client signs in through the approval page, which

@@ -1,4 +1,4 @@
-//! DPoP on the demo servers over real HTTP (CONTRACT.md, "Sender-constrained tokens"), against
+//! DPoP on the demo servers over real HTTP (examples/README.md, "Sender-constrained tokens"), against
 //! `axum_server` and `actix_server`: a token request with a proof gets a DPoP-bound token that
 //! `/api/me` accepts only as `Authorization: DPoP` with a fresh proof, never as a bearer token;
 //! a self-registered public client's refresh token is bound to the same key.
@@ -202,7 +202,7 @@ async fn absolute_form_get(base: &str, target: &str, headers: &[(&str, &str)]) -
         .unwrap_or_else(|_| panic!("no status in {answer}"))
 }
 
-/// CONTRACT.md "Under attack, part 3": a proof made for another server's URL, sent with that URL
+/// examples/README.md, "Under attack, part 3": a proof made for another server's URL, sent with that URL
 /// as the absolute-form request target, is refused; `htu` is built from the configured origin.
 async fn absolute_form(framework: &str) {
     let server = Server::start(framework);

@@ -1,5 +1,5 @@
 //! Pushed authorization requests (RFC 9126) and the device authorization grant (RFC 8628) on
-//! the demo servers over real HTTP, against `axum_server` and `actix_server` (CONTRACT.md).
+//! the demo servers over real HTTP, against `axum_server` and `actix_server` (examples/README.md).
 
 mod demo;
 

@@ -107,7 +107,7 @@ async fn check_metadata(base: &str) {
         methods.contains(&"client_secret_basic".to_owned()),
         "{metadata}"
     );
-    // `post-client` sends its secret in the body (CONTRACT.md part 3); no other client may.
+    // `post-client` sends its secret in the body (examples/README.md part 3); no other client may.
     assert!(
         methods.contains(&"client_secret_post".to_owned()),
         "{metadata}"
@@ -626,7 +626,7 @@ async fn check_admin_scope(base: &str) {
 async fn check_me_without_token(base: &str) {
     let reply = me(base, None).await;
     assert_eq!(reply.status, 401, "{}", reply.body);
-    // RFC 9728 §5.1: the challenge names the API's metadata (CONTRACT.md part 3).
+    // RFC 9728 §5.1: the challenge names the API's metadata (examples/README.md part 3).
     let metadata = format!("{base}/.well-known/oauth-protected-resource/api");
     assert_eq!(
         reply.header("www-authenticate"),

@@ -1,4 +1,4 @@
-//! Logout over real HTTP, against `axum_server` and `actix_server` (CONTRACT.md part 3):
+//! Logout over real HTTP, against `axum_server` and `actix_server` (examples/README.md part 3):
 //! RP-Initiated Logout 1.0 with and without an `id_token_hint`, single sign-on across clients
 //! until then, and Back-Channel Logout 1.0 to a self-registered client's loopback endpoint,
 //! whose refresh token dies with the session.

@@ -1,4 +1,4 @@
-//! CONTRACT part 4's sign-in over real HTTP, against `axum_server` and `actix_server`: a plain
+//! examples/README.md part 4's sign-in over real HTTP, against `axum_server` and `actix_server`: a plain
 //! sign-in is `urn:grantor:acr:password` with `amr` `["pwd"]`; asked for
 //! `urn:grantor:acr:mfa`, Alice enters her TOTP code on a page of its own and gets `["pwd",
 //! "otp"]`; a code is accepted once; Bob, without a second factor, gets the password class, or

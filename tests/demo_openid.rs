@@ -1,4 +1,4 @@
-//! OpenID Connect over real HTTP, against `axum_server` and `actix_server` (CONTRACT.md part 3):
+//! OpenID Connect over real HTTP, against `axum_server` and `actix_server` (examples/README.md part 3):
 //! the discovery document, ID tokens from the code flow and the implicit flow verified with
 //! nothing but the published JWKS, one `sub` everywhere, userinfo by GET and POST, and the
 //! errors a relying party must get.

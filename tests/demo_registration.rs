@@ -1,5 +1,5 @@
 //! Self-registration on the demo servers over real HTTP, against `axum_server` and
-//! `actix_server` (CONTRACT.md, "Self-registration"): a public client registers, runs the code
+//! `actix_server` (examples/README.md, "Self-registration"): a public client registers, runs the code
 //! flow with PKCE through the sign-in and approval pages, calls `/api/me`, then reads and
 //! deletes its registration (RFC 7591, RFC 7592); a confidential client rotates its secret with
 //! an update (RFC 7592 §2.2) and uses the old and the new one during the overlap.

@@ -100,7 +100,7 @@ async fn jwt(framework: &str) {
     server.assert_alive_and_calm();
 }
 
-/// RFC 9728 (CONTRACT.md part 3): the API's metadata at its well-known URL, listed in the
+/// RFC 9728 (examples/README.md part 3): the API's metadata at its well-known URL, listed in the
 /// server's metadata, and named by every 401 of `/api/me`.
 async fn resource_metadata(framework: &str) {
     let server = Server::start(framework);

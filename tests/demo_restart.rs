@@ -1,4 +1,4 @@
-//! The demo's default store is the embedded SQLite file (CONTRACT.md: "the default survives a
+//! The demo's default store is the embedded SQLite file (examples/README.md: "the default survives a
 //! restart"): a demo started without `--store` keeps its state in
 //! `$TMPDIR/grantor-demo-<address>.sqlite3`, and a demo killed outright (no clean shutdown) and
 //! started again on the same address still has every client, user, code and token.

@@ -79,6 +79,6 @@ async fn auth_time(framework: &str) {
         (before..=after).contains(&signed_in),
         "{before} <= {signed_in} <= {after}"
     );
-    // The demo names the class a password alone reaches (CONTRACT part 4).
+    // The demo names the class a password alone reaches (examples/README.md part 4).
     assert_eq!(described["acr"], "urn:grantor:acr:password", "{described}");
 }

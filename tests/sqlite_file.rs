@@ -1,4 +1,4 @@
-//! The SQLite file is kept to the user who runs the server (CONTRACT.md "Under attack, part
+//! The SQLite file is kept to the user who runs the server (examples/README.md, "Under attack, part
 //! 3"): created `0600`, narrowed to `0600` when it was readable by others, and refused when the
 //! path is a link or a file another user owns (planted in a shared directory such as `/tmp`).
 #![cfg(all(unix, feature = "sqlite"))]

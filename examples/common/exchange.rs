@@ -1,4 +1,4 @@
-//! The demo's token exchange policy (RFC 8693), as CONTRACT.md has it: `service-client` may
+//! The demo's token exchange policy (RFC 8693), as examples/README.md has it: `service-client` may
 //! trade a user's access token meant for the demo API for one aimed at either of the demo's
 //! resources. grantor has already checked the rest: the subject token is active, the audience
 //! names known resources, the scope is within the subject token's. And its ID-JAG issuance
@@ -13,7 +13,7 @@ pub struct DemoExchange {
     api: String,
 }
 
-/// The demo's other resource (CONTRACT.md).
+/// The demo's other resource (examples/README.md).
 const OTHER: &str = "https://resource.example/";
 
 impl DemoExchange {

@@ -41,7 +41,7 @@ pub fn announce(framework: &str, addr: SocketAddr, issuer: &str) {
 
 /// Opens and seeds the chosen store and builds the demo's server over it.
 pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn std::error::Error>> {
-    // The demo API at `{issuer}/api` is the default audience (CONTRACT.md).
+    // The demo API at `{issuer}/api` is the default audience (examples/README.md).
     let audience = format!("{}/api", settings.issuer.trim_end_matches('/'));
     let builder = AuthorizationServer::builder()
         .issuer(settings.issuer.clone())
@@ -49,7 +49,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         .profile(settings.profile)
         .refresh_grace(settings.refresh_grace)
         .default_audience(audience.clone())
-        // The second resource of CONTRACT.md; any other `resource` is `invalid_target`.
+        // The second resource of examples/README.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])
         .scopes_supported(&Scope::parse("profile email admin")?)
         .registration(registration_policy()?.idle_lifetime(Some(settings.registration_idle_ttl)))
@@ -64,7 +64,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         .cache_clients(std::time::Duration::from_secs(1))
         // Every event as a JSON line on standard output (the request log goes to stderr).
         .events(std::sync::Arc::new(events::JsonLines));
-    // CONTRACT part 4: a password sign-in reaches `urn:grantor:acr:password`; Alice's TOTP
+    // examples/README.md part 4: a password sign-in reaches `urn:grantor:acr:password`; Alice's TOTP
     // second factor, asked for by `acr_values` or an essential `acr` claim, `…:mfa`.
     let builder = builder
         .acr_levels(
@@ -77,7 +77,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
     let builder = openid_connect(builder, settings)?;
     let builder = trusted_issuers(builder, settings);
     let builder = builder.session_ttl(settings.session_ttl);
-    // The demo serves plain HTTP on whatever address it is given (CONTRACT.md); a deployment
+    // The demo serves plain HTTP on whatever address it is given (examples/README.md); a deployment
     // puts TLS in front and gives an https issuer, and grantor refuses a non-loopback http one
     // unless told, as here, that it is meant.
     let builder = if settings.issuer.starts_with("http://") {
@@ -159,7 +159,7 @@ fn trusted_issuers(
     builder
 }
 
-/// DPoP as CONTRACT.md has it (RFC 9449): a token request with a valid proof gets a bound
+/// DPoP as examples/README.md has it (RFC 9449): a token request with a valid proof gets a bound
 /// token; proofs stay optional, and their ids are spent in the store every node shares.
 #[cfg(feature = "dpop")]
 fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServerBuilder {
@@ -171,7 +171,7 @@ fn sender_constrained(builder: AuthorizationServerBuilder) -> AuthorizationServe
     builder
 }
 
-/// OpenID Connect as CONTRACT.md part 3 has it: ID tokens (RS256 unless a client registered
+/// OpenID Connect as examples/README.md part 3 has it: ID tokens (RS256 unless a client registered
 /// ES256 or EdDSA), userinfo and the discovery document, and pairwise subjects for the clients
 /// that register `subject_type: pairwise` (under `GRANTOR_PAIRWISE_SECRET`).
 /// With feature `outbound`, back-channel logout tokens are posted to clients (loopback allowed
@@ -215,7 +215,7 @@ fn outbound(
         outbound = outbound.allow_loopback()?;
     }
     let builder = builder.outbound(std::sync::Arc::new(outbound));
-    // Client ID metadata documents (CONTRACT.md part 3), for what self-registered clients
+    // Client ID metadata documents (examples/README.md part 3), for what self-registered clients
     // may have: `profile email`, never `admin`.
     if settings.client_id_metadata_documents {
         let documents = grantor::settings::ClientIdDocuments::new().scope("profile email");
@@ -232,7 +232,7 @@ fn outbound(
     Ok(builder)
 }
 
-/// Self-registration as CONTRACT.md has it: open to anyone (no initial access token), only the
+/// Self-registration as examples/README.md has it: open to anyone (no initial access token), only the
 /// `authorization_code` and `refresh_token` grants, `https` or loopback `http` redirect URIs,
 /// `client_secret_basic` or `none` (PKCE), the approval page required, at most `profile email`
 /// (never `admin`), and at most 60 registrations a minute (the default bound).

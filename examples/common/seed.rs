@@ -17,7 +17,7 @@ pub(crate) const REDIRECTS: [&str; 2] = [
     "http://localhost:8081/callback",
 ];
 
-/// Where a logout may send the browser back, for every seeded client (CONTRACT.md part 3).
+/// Where a logout may send the browser back, for every seeded client (examples/README.md part 3).
 pub(crate) const LOGGED_OUT: [&str; 2] = [
     "http://127.0.0.1:8081/logged-out",
     "http://localhost:8081/logged-out",
@@ -85,7 +85,7 @@ fn demo_clients(audience: &str) -> Result<Vec<Client>, Box<dyn std::error::Error
             .resource_server(audience)
             .build()?,
         // The one client that sends its secret in the body (`client_secret_post`); HTTP Basic
-        // is refused to it (CONTRACT.md part 3).
+        // is refused to it (examples/README.md part 3).
         with_redirects(Client::confidential("post-client", post_secret))
             .name("Post Client")
             .grant_types([GrantType::AuthorizationCode, GrantType::RefreshToken])
@@ -181,7 +181,7 @@ async fn seed(store: &impl DemoStore, audience: &str) -> Result<(), Box<dyn std:
     Ok(())
 }
 
-/// The contract's OpenID Connect claims of each user (CONTRACT.md part 3).
+/// The contract's OpenID Connect claims of each user (examples/README.md part 3).
 fn claims_of(username: &str) -> UserClaims {
     let (given, verified) = match username {
         "alice@example.com" => ("Alice", true),

@@ -1,4 +1,4 @@
-//! The demo's second factor (CONTRACT part 4): Alice's authenticator app, RFC 6238 TOTP with
+//! The demo's second factor (examples/README.md part 4): Alice's authenticator app, RFC 6238 TOTP with
 //! SHA-1, 6 digits and 30-second steps over the base32 secret `JBSWY3DPEHPK3PXP`; Bob has none.
 //! The code of the current step or the one before is right. grantor does the rest: the page,
 //! its throttle, and spending each accepted code once (RFC 6238 §5.2).
@@ -8,7 +8,7 @@ use grantor::store::{SecondFactor, StoreError, User};
 use subtle::ConstantTimeEq as _;
 use totp_rs::{Algorithm, Secret, TOTP};
 
-/// The classes of the demo's sign-ins (CONTRACT part 4), weakest first.
+/// The classes of the demo's sign-ins (examples/README.md part 4), weakest first.
 pub const PASSWORD_ACR: &str = "urn:grantor:acr:password";
 pub const MFA_ACR: &str = "urn:grantor:acr:mfa";
 

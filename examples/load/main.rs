@@ -1,4 +1,4 @@
-//! An HTTP load generator for a running demo server (CONTRACT.md): each flow in turn, over
+//! An HTTP load generator for a running demo server (examples/README.md): each flow in turn, over
 //! `--connections` HTTP/1.1 keep-alive connections for `--duration` seconds, printed as one
 //! Markdown row per flow (requests answered, req/s, p50, p99, non-2xx, errors).
 //!
