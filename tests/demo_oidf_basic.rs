@@ -64,7 +64,7 @@ use serde_json::Value;
 
 /// Makes the four variants of each check: `axum` and `actix` answering in the query (the Basic
 /// OP plan), `axum_form_post` and `actix_form_post` by form post (the Form Post OP plan).
-/// Attributes before a module (`#[ignore = …]`) go on each of its tests.
+/// Attributes written before a module go on each of its four tests.
 macro_rules! oidf {
     ($($(#[$attribute:meta])* $module:ident => $check:ident;)*) => {$(
         mod $module {

@@ -395,6 +395,40 @@ async fn implicit(framework: &str) {
     server.assert_alive_and_calm();
 }
 
+/// The tokens of a registered public client's code flow for `openid` with `nonce`, Alice
+/// signing in and approving in `http`.
+async fn approved_tokens(
+    http: &reqwest::Client,
+    base: &str,
+    client_id: &str,
+    nonce: &str,
+) -> Value {
+    let params = [
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", CALLBACK),
+        ("scope", "openid"),
+        ("nonce", nonce),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let approval = sign_in_via_authorize(http, base, &params, ALICE).await;
+    let code = callback_query(&decide(http, base, &approval, "approve").await)["code"].clone();
+    let reply = token(
+        base,
+        None,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", client_id),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_tokens(&reply)
+}
+
 async fn registered_algorithm(framework: &str) {
     let server = Server::start(framework);
     let base = &server.base;
@@ -411,30 +445,7 @@ async fn registered_algorithm(framework: &str) {
     assert_eq!(registered["id_token_signed_response_alg"], "ES256");
     let client_id = registered["client_id"].as_str().unwrap();
     let http = browser();
-    let params = [
-        ("response_type", "code"),
-        ("client_id", client_id),
-        ("redirect_uri", CALLBACK),
-        ("scope", "openid"),
-        ("nonce", "n-es"),
-        ("code_challenge", CHALLENGE),
-        ("code_challenge_method", "S256"),
-    ];
-    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
-    let code = callback_query(&decide(&http, base, &approval, "approve").await)["code"].clone();
-    let reply = token(
-        base,
-        None,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", CALLBACK),
-            ("client_id", client_id),
-            ("code_verifier", VERIFIER),
-        ],
-    )
-    .await;
-    let tokens = assert_tokens(&reply);
+    let tokens = approved_tokens(&http, base, client_id, "n-es").await;
     let (header, claims) = verified(base, tokens["id_token"].as_str().unwrap(), client_id).await;
     assert_eq!(header["alg"], "ES256");
     assert_eq!(claims["nonce"], "n-es");
@@ -903,30 +914,7 @@ async fn pairwise(framework: &str) {
     assert_eq!(registered["subject_type"], "pairwise");
     let client_id = registered["client_id"].as_str().unwrap();
     let http = browser();
-    let params = [
-        ("response_type", "code"),
-        ("client_id", client_id),
-        ("redirect_uri", CALLBACK),
-        ("scope", "openid"),
-        ("nonce", "n-pairwise"),
-        ("code_challenge", CHALLENGE),
-        ("code_challenge_method", "S256"),
-    ];
-    let approval = sign_in_via_authorize(&http, base, &params, ALICE).await;
-    let code = callback_query(&decide(&http, base, &approval, "approve").await)["code"].clone();
-    let reply = token(
-        base,
-        None,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", CALLBACK),
-            ("client_id", client_id),
-            ("code_verifier", VERIFIER),
-        ],
-    )
-    .await;
-    let tokens = assert_tokens(&reply);
+    let tokens = approved_tokens(&http, base, client_id, "n-pairwise").await;
     let id_token = tokens["id_token"].as_str().unwrap();
     let sub = verified(base, id_token, client_id).await.1["sub"].clone();
     assert!(sub.is_string(), "{sub}");
