@@ -136,6 +136,7 @@ pub mod id_jag;
 mod jose;
 #[cfg(feature = "jwt")]
 pub mod jwt;
+mod lane;
 #[cfg(feature = "tower")]
 pub mod layer;
 mod memory;

@@ -25,6 +25,9 @@ use crate::token_format::AccessTokenFormat;
 pub(super) struct Features {
     #[cfg(feature = "jwt")]
     jwt: Option<crate::jwt::JwtAccessTokens>,
+    /// The threads slow signatures (RS256) are made on, for access and ID tokens alike.
+    #[cfg(feature = "jwt")]
+    signing: crate::jwt::SigningPool,
     #[cfg(feature = "dpop")]
     dpop: Option<crate::dpop::Dpop>,
     #[cfg(feature = "private-key-jwt")]
@@ -171,7 +174,9 @@ impl Features {
     ) -> Wired {
         let _ = (config, single_use, keys, attempts);
         #[cfg(feature = "jwt")]
-        let access_tokens = self.jwt.map(|jwt| jwt.wired(keys));
+        let signatures = Arc::new(crate::jwt::Signatures::new(self.signing));
+        #[cfg(feature = "jwt")]
+        let access_tokens = self.jwt.map(|jwt| jwt.wired(keys, &signatures));
         #[cfg(not(feature = "jwt"))]
         let access_tokens = None;
         #[cfg(feature = "dpop")]
@@ -213,6 +218,7 @@ impl Features {
             Arc::new(crate::jwt::IdTokenKeys::new(
                 std::time::Duration::from_secs(period),
                 keys,
+                Arc::clone(&signatures),
             )) as Arc<dyn IdTokenSigner>
         });
         #[cfg(not(feature = "oidc"))]
@@ -263,6 +269,34 @@ impl AuthorizationServerBuilder {
     #[cfg(feature = "jwt")]
     pub fn jwt_access_tokens(mut self, settings: crate::jwt::JwtAccessTokens) -> Self {
         self.features.jwt = Some(settings);
+        self
+    }
+
+    /// How many threads this server makes its RS256 signatures on (JWT access tokens, ID
+    /// tokens, logout tokens, signed userinfo), and how many may wait for them (default
+    /// [`SigningPool::default`](crate::jwt::SigningPool::default): half the cores, 256 waiting
+    /// per thread). An RS256 signature takes about half a millisecond of one core, so it is
+    /// made off the host's executor, where a burst of them would hold every other request back;
+    /// EdDSA and ES256 signatures are made in place. The threads start at the server's first
+    /// RS256 signature and end when it is dropped; two servers in one process share none.
+    ///
+    /// ```
+    /// use grantor::jwt::SigningPool;
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let mut pool = SigningPool::default();
+    /// pool.threads = 1;
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .signing_pool(pool)
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "jwt")]
+    pub fn signing_pool(mut self, pool: crate::jwt::SigningPool) -> Self {
+        self.features.signing = pool;
         self
     }
 

@@ -10,6 +10,7 @@ use jsonwebtoken::{Header, Validation};
 use serde_json::Value;
 
 use super::keys::SigningAlgorithm;
+use super::pool::Signatures;
 use super::rotation::{RotatingKeys, SigningKeys};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -21,16 +22,22 @@ use crate::store::KeyStore;
 /// two share keys, told apart by `typ` (`JWT` here, `at+jwt` there, RFC 9068 §4).
 pub(crate) struct IdTokenKeys {
     keys: Vec<(SigningAlgorithm, RotatingKeys)>,
+    signatures: Arc<Signatures>,
 }
 
 impl IdTokenKeys {
-    /// Keys of every algorithm, rotating each `period`, kept in `store`.
-    pub(crate) fn new(period: Duration, store: &Arc<dyn KeyStore>) -> Self {
+    /// Keys of every algorithm, rotating each `period`, kept in `store`; slow signatures made
+    /// on `signatures`' threads.
+    pub(crate) fn new(
+        period: Duration,
+        store: &Arc<dyn KeyStore>,
+        signatures: Arc<Signatures>,
+    ) -> Self {
         let keys = SigningAlgorithm::ALL
             .into_iter()
             .map(|alg| (alg, RotatingKeys::new(alg, period, Arc::clone(store))))
             .collect();
-        Self { keys }
+        Self { keys, signatures }
     }
 
     fn of(&self, algorithm: SigningAlgorithm) -> Result<&RotatingKeys, StoreError> {
@@ -55,7 +62,14 @@ impl IdTokenSigner for IdTokenKeys {
         let mut header = Header::new(algorithm.jose());
         header.kid = Some(key.kid().to_owned());
         header.typ = Some(typ.to_owned());
-        jsonwebtoken::encode(&header, claims, key.encoding()).map_err(StoreError::failed)
+        // The claims are written out here, once (as the signature would write them), so that
+        // the signature can be made on another thread without a copy of the claims' tree.
+        let claims = serde_json::value::to_raw_value(claims).map_err(StoreError::failed)?;
+        self.signatures
+            .run(algorithm, move || {
+                jsonwebtoken::encode(&header, &claims, key.encoding()).map_err(StoreError::failed)
+            })
+            .await?
     }
 
     async fn read(&self, token: &str, now: UnixTime) -> Result<Option<Value>, StoreError> {

@@ -36,6 +36,7 @@
 #[cfg(feature = "oidc")]
 mod id_token;
 mod keys;
+mod pool;
 mod rotation;
 mod token;
 
@@ -48,6 +49,8 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 #[cfg(feature = "oidc")]
 pub(crate) use id_token::IdTokenKeys;
 pub use keys::{KeyError, SigningAlgorithm, SigningKey};
+pub(crate) use pool::Signatures;
+pub use pool::SigningPool;
 pub use rotation::{RotatingKeys, SigningKeys, StaticKeys};
 use token::Expected;
 pub use token::{JwtError, VerifiedToken};
@@ -119,8 +122,13 @@ impl JwtAccessTokens {
         }
     }
 
-    /// The settings wired to the server's key seam: the server's access-token format.
-    pub(crate) fn wired(self, store: &Arc<dyn KeyStore>) -> Arc<dyn AccessTokenFormat> {
+    /// The settings wired to the server's key seam and signing threads: the server's
+    /// access-token format.
+    pub(crate) fn wired(
+        self,
+        store: &Arc<dyn KeyStore>,
+        signatures: &Arc<Signatures>,
+    ) -> Arc<dyn AccessTokenFormat> {
         let keys = match self.keys {
             Source::Given(keys) => keys,
             Source::Rotating(algorithm, period) => {
@@ -129,6 +137,7 @@ impl JwtAccessTokens {
         };
         Arc::new(Jwt {
             keys,
+            signatures: Arc::clone(signatures),
             check_revocation: self.check_revocation,
         })
     }
@@ -138,6 +147,7 @@ impl JwtAccessTokens {
 /// hands the server.
 struct Jwt {
     keys: Arc<dyn SigningKeys>,
+    signatures: Arc<Signatures>,
     check_revocation: bool,
 }
 
@@ -145,7 +155,10 @@ struct Jwt {
 impl AccessTokenFormat for Jwt {
     async fn encode(&self, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
         let key = self.keys.signing_key(claims.issued_at).await?;
-        token::sign(&key, claims)
+        let body = token::Claims::of(claims);
+        self.signatures
+            .run(key.algorithm(), move || token::sign(&key, &body))
+            .await?
     }
 
     /// A compact JWS: three base64url parts.

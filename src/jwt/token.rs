@@ -28,7 +28,7 @@ enum Aud {
 
 /// RFC 9068 §2.2's claims.
 #[derive(Serialize, Deserialize)]
-struct Claims {
+pub(crate) struct Claims {
     iss: String,
     exp: u64,
     aud: Aud,
@@ -65,43 +65,50 @@ struct Confirmation {
     jkt: String,
 }
 
-/// Signs an access token for `claims` with `key`.
-pub(crate) fn sign(key: &SigningKey, claims: &AccessClaims<'_>) -> Result<String, StoreError> {
-    let authorization = claims.authorization;
-    let signed_in = authorization.authentication.as_ref();
-    let client_id = authorization.client_id.as_str();
-    let resources: Vec<String> = authorization.audience.iter().map(str::to_owned).collect();
-    let aud = match <[String; 1]>::try_from(resources) {
-        Ok([one]) => Aud::One(one),
-        Err(many) => Aud::Many(many),
-    };
-    let body = Claims {
-        iss: claims.issuer.to_owned(),
-        exp: claims.expires_at.as_secs(),
-        aud,
-        // RFC 9068 §2.2: the client itself when no resource owner is involved.
-        sub: authorization
-            .user
-            .as_ref()
-            .map_or(client_id, |user| user.id().as_str())
-            .to_owned(),
-        client_id: client_id.to_owned(),
-        iat: claims.issued_at.as_secs(),
-        jti: claims.jti.as_str().to_owned(),
-        scope: authorization.scope.as_str().to_owned(),
-        cnf: claims.jkt.map(|jkt| Confirmation {
-            jkt: jkt.to_string(),
-        }),
-        act: claims.actor.cloned(),
-        auth_time: signed_in.map(|s| s.auth_time().as_secs()),
-        acr: signed_in.and_then(|s| s.acr()).map(str::to_owned),
-        amr: signed_in.map_or_else(Vec::new, |s| s.amr().to_vec()),
-        userinfo_claims: signed_in.map_or_else(Vec::new, |s| s.userinfo_claims().to_vec()),
-    };
+impl Claims {
+    /// The claims of an access token for `claims`, owned so that they can be signed on another
+    /// thread.
+    pub(crate) fn of(claims: &AccessClaims<'_>) -> Self {
+        let authorization = claims.authorization;
+        let signed_in = authorization.authentication.as_ref();
+        let client_id = authorization.client_id.as_str();
+        let resources: Vec<String> = authorization.audience.iter().map(str::to_owned).collect();
+        let aud = match <[String; 1]>::try_from(resources) {
+            Ok([one]) => Aud::One(one),
+            Err(many) => Aud::Many(many),
+        };
+        Self {
+            iss: claims.issuer.to_owned(),
+            exp: claims.expires_at.as_secs(),
+            aud,
+            // RFC 9068 §2.2: the client itself when no resource owner is involved.
+            sub: authorization
+                .user
+                .as_ref()
+                .map_or(client_id, |user| user.id().as_str())
+                .to_owned(),
+            client_id: client_id.to_owned(),
+            iat: claims.issued_at.as_secs(),
+            jti: claims.jti.as_str().to_owned(),
+            scope: authorization.scope.as_str().to_owned(),
+            cnf: claims.jkt.map(|jkt| Confirmation {
+                jkt: jkt.to_string(),
+            }),
+            act: claims.actor.cloned(),
+            auth_time: signed_in.map(|s| s.auth_time().as_secs()),
+            acr: signed_in.and_then(|s| s.acr()).map(str::to_owned),
+            amr: signed_in.map_or_else(Vec::new, |s| s.amr().to_vec()),
+            userinfo_claims: signed_in.map_or_else(Vec::new, |s| s.userinfo_claims().to_vec()),
+        }
+    }
+}
+
+/// Signs an access token of `body` with `key`.
+pub(crate) fn sign(key: &SigningKey, body: &Claims) -> Result<String, StoreError> {
     let mut header = Header::new(key.algorithm().jose());
     header.typ = Some(TYP.to_owned());
     header.kid = Some(key.kid().to_owned());
-    jsonwebtoken::encode(&header, &body, key.encoding())
+    jsonwebtoken::encode(&header, body, key.encoding())
         .map_err(|_| StoreError::failed("signing an access token failed"))
 }
 
@@ -285,7 +292,7 @@ mod tests {
             issued_at: UnixTime::from_secs(1_000),
             expires_at: UnixTime::from_secs(2_000),
         };
-        let token = sign(&key, &claims).unwrap();
+        let token = sign(&key, &Claims::of(&claims)).unwrap();
         let expected = Expected {
             issuer: "https://auth.example",
             audience: "https://api.example",
