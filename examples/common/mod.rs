@@ -20,18 +20,29 @@ use http::{HeaderValue, Response};
 pub use settings::Settings;
 
 /// Logs to stderr through `tracing` (`RUST_LOG` filters: a level, or `target=level` directives
-/// separated by commas; default `info`), in plain text.
-pub fn init_logging() {
+/// separated by commas; default `info`), in plain text. Lines are formatted where they are
+/// logged and written by a thread of their own through an 8 KiB buffer, flushed whenever no
+/// line waits: a request never waits on a write to stderr. When more than 128,000 lines wait
+/// (a terminal slower than the load), new ones are dropped rather than slow the server down.
+/// Keep the returned guard for the process's life: dropping it writes what waits and stops
+/// the thread.
+#[must_use = "dropping the guard stops the log writer"]
+pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
     use tracing_subscriber::filter::Targets;
     use tracing_subscriber::prelude::*;
     let filter = std::env::var("RUST_LOG")
         .ok()
         .and_then(|directives| directives.parse::<Targets>().ok())
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .thread_name("demo-log")
+        .finish(std::io::BufWriter::new(std::io::stderr()));
     tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(tracing_subscriber::fmt::layer().with_writer(writer))
         .with(filter)
         .init();
+    guard
 }
 
 /// Prints the one line that says where the demo listens (tests wait for it on stdout).

@@ -7,7 +7,9 @@ use hyper::header::HeaderValue;
 use hyper::{Method, Request};
 
 use crate::http::{Conn, Reply, basic, bearer, form};
-use crate::setup::{client_credentials_token, fill, join_all, password_grant, signed_in_code};
+use crate::setup::{
+    client_credentials_token, code_in_session, fill, join_all, password_grant, signed_in,
+};
 
 pub const CALLBACK: &str = "http://127.0.0.1:8081/callback";
 pub const ALICE: (&str, &str) = ("alice@example.com", "alice-password-1");
@@ -53,11 +55,13 @@ impl Flow {
 }
 
 /// Limits on what the consuming flows prepare before their timed window.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Budget {
+    /// The scope code flows ask for (`openid profile`: each code exchange signs an ID token).
+    pub scope: String,
     /// At most this many access tokens minted for `revocation`…
     pub tokens: usize,
-    /// …and at most this many codes made through the sign-in page for `code_exchange`…
+    /// …and at most this many codes made in a sign-on session for `code_exchange`…
     pub codes: usize,
     /// …each within this much time.
     pub time: Duration,
@@ -172,12 +176,23 @@ impl Plan {
             }
             Flow::CodeExchange => {
                 plan.other = basic("plain-client", "plain-secret");
-                plan.pool = fill(workers, budget.codes, budget.time, |mut conn| async move {
-                    let code = signed_in_code(&mut conn).await;
-                    (conn, code)
+                let scope = budget.scope.clone();
+                // One password sign-in; every other code comes from its sign-on session.
+                let (session, first) = signed_in(conn, &scope).await?;
+                plan.pool = fill(workers, budget.codes, budget.time, move |mut conn| {
+                    let (scope, session) = (scope.clone(), session.clone());
+                    async move {
+                        let code = code_in_session(&mut conn, &scope, &session).await;
+                        (conn, code)
+                    }
                 })
                 .await?;
-                plan.note = format!("{} codes made beforehand", plan.pool.len());
+                plan.pool.push(first);
+                plan.note = format!(
+                    "{} codes made beforehand, scope `{}`",
+                    plan.pool.len(),
+                    budget.scope
+                );
             }
         }
         plan.warm_limit = plan.pool.len() / 10;

@@ -37,7 +37,7 @@ struct Options {
 
 const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECONDS]
             [--warmup SECONDS] [--flow NAME]... [--threads N]
-            [--tokens N] [--codes N] [--setup-time SECONDS] [--no-header]
+            [--tokens N] [--codes N] [--scope SCOPE] [--setup-time SECONDS] [--no-header]
   --base         the demo's base URL (default http://127.0.0.1:8080)
   --connections  keep-alive connections, one request in flight on each (default 32)
   --duration     timed seconds per flow (default 10); --warmup before it (default 1)
@@ -45,7 +45,10 @@ const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECO
                  code_exchange, or all (default; repeat or separate with commas)
   --threads      the load generator's runtime threads (default 1, see benches/README.md)
   --tokens       at most this many access tokens minted for revocation (default 200000)
-  --codes        at most this many codes made through the sign-in page (default 2000)
+  --codes        at most this many codes made for code_exchange (default 2000): one sign-in,
+                 then the authorization URL in its sign-on session
+  --scope        the scope code_exchange's codes are for (default profile; 'openid profile'
+                 signs an RS256 ID token in every exchange)
   --setup-time   at most this many seconds minting tokens or making codes (default 20)
   --no-header    print only the rows";
 
@@ -59,6 +62,7 @@ fn options() -> Result<Options, String> {
         flows: Vec::new(),
         threads: 1,
         budget: Budget {
+            scope: "profile".to_owned(),
             tokens: 200_000,
             codes: 2_000,
             time: Duration::from_secs(20),
@@ -105,6 +109,7 @@ fn options() -> Result<Options, String> {
             "--tokens" => options.budget.tokens = count(&value)?,
             "--codes" => options.budget.codes = count(&value)?,
             "--setup-time" => options.budget.time = seconds(&value)?,
+            "--scope" => options.budget.scope = value,
             "--flow" => {
                 for name in value.split(',').filter(|name| !name.is_empty()) {
                     if name == "all" {
@@ -171,7 +176,7 @@ async fn run(options: Options) -> usize {
     let mut failed = 0;
     for flow in &options.flows {
         eprintln!("load: {}: preparing", flow.name());
-        let plan = match Plan::prepare(*flow, &mut workers, options.budget).await {
+        let plan = match Plan::prepare(*flow, &mut workers, options.budget.clone()).await {
             Ok(plan) => Arc::new(plan),
             Err(error) => {
                 failed += 1;

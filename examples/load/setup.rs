@@ -54,18 +54,15 @@ pub async fn password_grant(
     }
 }
 
-/// A code for plain-client (no approval step) the way a browser gets one: the authorization
-/// URL, then the sign-in form with its CSRF token and the session cookie it set.
-pub async fn signed_in_code(conn: &mut Conn) -> Result<String, String> {
-    let query = form(&[
-        ("response_type", "code"),
-        ("client_id", "plain-client"),
-        ("redirect_uri", CALLBACK),
-        ("scope", "profile"),
-    ]);
-    let path = format!("/api/oauth/authorize?{query}");
+/// Alice signed in once the way a browser does (the authorization URL, then the sign-in form
+/// with its CSRF token and the cookie the page set), asking for `scope`: the cookies of her
+/// sign-on session, and the code the sign-in gave plain-client (no approval step).
+pub async fn signed_in(conn: &mut Conn, scope: &str) -> Result<(String, String), String> {
     let page = conn
-        .send(conn.target().request(Method::GET, &path, None, None, &[])?)
+        .send(
+            conn.target()
+                .request(Method::GET, &authorize_path(scope), None, None, &[])?,
+        )
         .await?;
     let html = String::from_utf8_lossy(&page.body);
     let csrf = html
@@ -73,14 +70,7 @@ pub async fn signed_in_code(conn: &mut Conn) -> Result<String, String> {
         .nth(1)
         .and_then(|rest| rest.split('"').next())
         .ok_or_else(|| format!("no CSRF token on the sign-in page: {}", page.describe()))?;
-    // The cookie jar of one sign-in: every cookie the page set, sent back as `name=value`.
-    let cookies: Vec<&str> = page
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .filter_map(|value| value.split(';').next())
-        .collect();
+    let cookies = cookies_set(&page.headers);
     let body = form(&[("csrf", csrf), ("username", ALICE.0), ("password", ALICE.1)]);
     let request = conn.target().request(
         Method::POST,
@@ -90,12 +80,60 @@ pub async fn signed_in_code(conn: &mut Conn) -> Result<String, String> {
         &[("cookie", &cookies.join("; "))],
     )?;
     let reply = conn.send(request).await?;
+    let code = code_in(&reply)?;
+    // The sign-on session's cookie comes with the answer to the form.
+    let session = cookies_set(&reply.headers).join("; ");
+    Ok((session, code))
+}
+
+/// A code for plain-client in Alice's sign-on session (`session`, the cookies [`signed_in`]
+/// got): the authorization URL alone, answered with the code at once, as single sign-on does
+/// for a client that needs no approval. No password is checked, so codes are cheap to make.
+pub async fn code_in_session(
+    conn: &mut Conn,
+    scope: &str,
+    session: &str,
+) -> Result<String, String> {
+    let request = conn.target().request(
+        Method::GET,
+        &authorize_path(scope),
+        None,
+        None,
+        &[("cookie", session)],
+    )?;
+    code_in(&conn.send(request).await?)
+}
+
+fn authorize_path(scope: &str) -> String {
+    let query = form(&[
+        ("response_type", "code"),
+        ("client_id", "plain-client"),
+        ("redirect_uri", CALLBACK),
+        ("scope", scope),
+        ("nonce", "load-nonce"),
+    ]);
+    format!("/api/oauth/authorize?{query}")
+}
+
+/// Every cookie an answer set, as `name=value`.
+fn cookies_set(headers: &hyper::HeaderMap) -> Vec<String> {
+    headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter_map(|value| value.split(';').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The code in a 303 answer's `Location`.
+fn code_in(reply: &crate::http::Reply) -> Result<String, String> {
     let location = reply
         .headers
         .get("location")
         .and_then(|value| value.to_str().ok())
         .filter(|_| reply.status == 303)
-        .ok_or_else(|| format!("sign-in did not redirect: {}", reply.describe()))?;
+        .ok_or_else(|| format!("no redirect with a code: {}", reply.describe()))?;
     let url = url::Url::parse(location).map_err(|e| format!("bad Location {location}: {e}"))?;
     url.query_pairs()
         .find(|(name, _)| name == "code")
