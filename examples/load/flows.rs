@@ -49,6 +49,11 @@ impl Flow {
         }
     }
 
+    /// Whether the flow spends one-use items made beforehand (tokens to revoke, codes).
+    pub fn consumes(self) -> bool {
+        matches!(self, Flow::Revocation | Flow::CodeExchange)
+    }
+
     pub fn parse(name: &str) -> Option<Flow> {
         Flow::ALL.into_iter().find(|flow| flow.name() == name)
     }
@@ -200,7 +205,7 @@ impl Plan {
     }
 
     pub fn consumes(&self) -> bool {
-        matches!(self.flow, Flow::Revocation | Flow::CodeExchange)
+        self.flow.consumes()
     }
 
     /// One-use items handed out so far (the whole pool once it ran out).

@@ -33,11 +33,14 @@ struct Options {
     threads: usize,
     budget: Budget,
     header: bool,
+    /// A flow one more connection runs during each timed flow, reported in a row of its own.
+    beside: Option<Flow>,
 }
 
 const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECONDS]
             [--warmup SECONDS] [--flow NAME]... [--threads N]
-            [--tokens N] [--codes N] [--scope SCOPE] [--setup-time SECONDS] [--no-header]
+            [--tokens N] [--codes N] [--scope SCOPE] [--setup-time SECONDS]
+            [--beside FLOW] [--no-header]
   --base         the demo's base URL (default http://127.0.0.1:8080)
   --connections  keep-alive connections, one request in flight on each (default 32)
   --duration     timed seconds per flow (default 10); --warmup before it (default 1)
@@ -50,6 +53,9 @@ const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECO
   --scope        the scope code_exchange's codes are for (default profile; 'openid profile'
                  signs an RS256 ID token in every exchange)
   --setup-time   at most this many seconds minting tokens or making codes (default 20)
+  --beside       one more connection runs this flow (not one that spends what it is given)
+                 during each flow's warm-up and window, reported in a row of its own: the
+                 latency one kind of request sees while another loads the server
   --no-header    print only the rows";
 
 fn options() -> Result<Options, String> {
@@ -68,6 +74,7 @@ fn options() -> Result<Options, String> {
             time: Duration::from_secs(20),
         },
         header: true,
+        beside: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -110,6 +117,14 @@ fn options() -> Result<Options, String> {
             "--codes" => options.budget.codes = count(&value)?,
             "--setup-time" => options.budget.time = seconds(&value)?,
             "--scope" => options.budget.scope = value,
+            "--beside" => {
+                let flow = Flow::parse(&value)
+                    .filter(|flow| !flow.consumes())
+                    .ok_or_else(|| {
+                        format!("--beside takes client_credentials, introspection, bearer, refresh or password, not {value}")
+                    })?;
+                options.beside = Some(flow);
+            }
             "--flow" => {
                 for name in value.split(',').filter(|name| !name.is_empty()) {
                     if name == "all" {
@@ -174,6 +189,19 @@ async fn run(options: Options) -> usize {
         println!("{}", measure::HEADER);
     }
     let mut failed = 0;
+    // The flow run beside the others, on a connection of its own, prepared once.
+    let mut beside = None;
+    if let Some(flow) = options.beside {
+        let mut probe = vec![Worker::new(Conn::new(options.target.clone()))];
+        match Plan::prepare(flow, &mut probe, options.budget.clone()).await {
+            Ok(plan) => beside = Some((Arc::new(plan), probe)),
+            Err(error) => {
+                eprintln!("load: --beside {}: setup failed: {error}", flow.name());
+                return 1;
+            }
+        }
+    }
+    let mut beside_rows = Vec::new();
     for flow in &options.flows {
         eprintln!("load: {}: preparing", flow.name());
         let plan = match Plan::prepare(*flow, &mut workers, options.budget.clone()).await {
@@ -195,8 +223,23 @@ async fn run(options: Options) -> usize {
             options.warmup,
             options.duration
         );
-        let (back, row) =
-            measure::measure(Arc::clone(&plan), workers, options.warmup, options.duration).await;
+        let main = measure::measure(Arc::clone(&plan), workers, options.warmup, options.duration);
+        let (back, row) = match &mut beside {
+            Some((probe, probe_workers)) => {
+                let probe_run = measure::measure(
+                    Arc::clone(probe),
+                    std::mem::take(probe_workers),
+                    options.warmup,
+                    options.duration,
+                );
+                let (main, (probe_back, probe_row)) = tokio::join!(main, probe_run);
+                *probe_workers = probe_back;
+                let name = format!("{} beside {}", probe.flow.name(), flow.name());
+                beside_rows.push(probe_row.markdown(&name, "one connection"));
+                main
+            }
+            None => main.await,
+        };
         workers = back;
         let mut notes = vec![];
         if !plan.note.is_empty() {
@@ -222,6 +265,9 @@ async fn run(options: Options) -> usize {
             notes.push(format!("{restarts} refresh chains restarted"));
         }
         println!("{}", row.markdown(flow.name(), &notes.join("; ")));
+        for row in beside_rows.drain(..) {
+            println!("{row}");
+        }
     }
     failed
 }
