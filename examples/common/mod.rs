@@ -74,7 +74,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // once; it saves a store round trip on nearly every request.
         .cache_clients(std::time::Duration::from_secs(1))
         // Every event as a JSON line on standard output (the request log goes to stderr).
-        .events(std::sync::Arc::new(events::JsonLines));
+        .events(std::sync::Arc::new(events::JsonLines::stdout()));
     // examples/README.md part 4: a password sign-in reaches `urn:grantor:acr:password`; Alice's TOTP
     // second factor, asked for by `acr_values` or an essential `acr` claim, `…:mfa`.
     let builder = builder
