@@ -26,7 +26,7 @@ async fn main() {
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let _log = common::init_logging();
+    let _log = common::init_logging()?;
     let settings = Settings::from_args_and_env()?;
     let server = common::demo(&settings).await?;
     let site = Site::new(&server);

@@ -3,31 +3,29 @@
 use std::io::Write as _;
 
 use grantor::events::{Event, EventKind, Events};
-use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
+
+use super::batched::{Batched, WriterGuard};
 
 /// Prints each event as a JSON object on a line of its own:
 /// `{"event":"token_issued","at":1767225600,"grant_type":"client_credentials","client_id":"demo-client","family":"…","jti":"…"}`.
 ///
-/// The line is made where the event happens and written by a thread of its own through an
-/// 8 KiB buffer, flushed whenever no line waits: a request never waits on a write to standard
-/// output (one per token, otherwise). No line is dropped: when 128,000 wait, the next event
-/// waits for room. Dropping the trail (with the server) writes what waits.
+/// The line is made where the event happens and written in batches by a thread of its own
+/// ([`Batched`]): a request never waits on a write to standard output (one per token,
+/// otherwise). No line is dropped: when 4 MiB wait, the next event waits for room. Dropping
+/// the trail (with the server) writes what waits.
 pub struct JsonLines {
-    out: NonBlocking,
-    _writer: WorkerGuard,
+    out: Batched,
+    _writer: WriterGuard,
 }
 
 impl JsonLines {
     /// The trail on standard output.
-    pub fn stdout() -> Self {
-        let (out, writer) = NonBlockingBuilder::default()
-            .lossy(false)
-            .thread_name("demo-events")
-            .finish(std::io::BufWriter::new(std::io::stdout()));
-        Self {
+    pub fn stdout() -> std::io::Result<Self> {
+        let (out, writer) = Batched::start("demo-events", std::io::stdout(), false)?;
+        Ok(Self {
             out,
             _writer: writer,
-        }
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod batched;
 mod events;
 mod exchange;
 mod seed;
@@ -21,28 +22,23 @@ pub use settings::Settings;
 
 /// Logs to stderr through `tracing` (`RUST_LOG` filters: a level, or `target=level` directives
 /// separated by commas; default `info`), in plain text. Lines are formatted where they are
-/// logged and written by a thread of their own through an 8 KiB buffer, flushed whenever no
-/// line waits: a request never waits on a write to stderr. When more than 128,000 lines wait
-/// (a terminal slower than the load), new ones are dropped rather than slow the server down.
-/// Keep the returned guard for the process's life: dropping it writes what waits and stops
-/// the thread.
-#[must_use = "dropping the guard stops the log writer"]
-pub fn init_logging() -> tracing_appender::non_blocking::WorkerGuard {
+/// logged and written in batches by a thread of their own ([`batched`]): a request never
+/// waits on a write to stderr. When more than 4 MiB of lines wait (a terminal slower than the
+/// load), new ones are dropped, and counted, rather than slow the server down. Keep the
+/// returned guard for the process's life: dropping it writes what waits and stops the thread.
+pub fn init_logging() -> std::io::Result<batched::WriterGuard> {
     use tracing_subscriber::filter::Targets;
     use tracing_subscriber::prelude::*;
     let filter = std::env::var("RUST_LOG")
         .ok()
         .and_then(|directives| directives.parse::<Targets>().ok())
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .thread_name("demo-log")
-        .finish(std::io::BufWriter::new(std::io::stderr()));
+    let (writer, guard) = batched::Batched::start("demo-log", std::io::stderr(), true)?;
     tracing_subscriber::registry()
         .with(tracing_subscriber::fmt::layer().with_writer(writer))
         .with(filter)
         .init();
-    guard
+    Ok(guard)
 }
 
 /// Prints the one line that says where the demo listens (tests wait for it on stdout).
@@ -74,7 +70,7 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         // once; it saves a store round trip on nearly every request.
         .cache_clients(std::time::Duration::from_secs(1))
         // Every event as a JSON line on standard output (the request log goes to stderr).
-        .events(std::sync::Arc::new(events::JsonLines::stdout()));
+        .events(std::sync::Arc::new(events::JsonLines::stdout()?));
     // examples/README.md part 4: a password sign-in reaches `urn:grantor:acr:password`; Alice's TOTP
     // second factor, asked for by `acr_values` or an essential `acr` claim, `…:mfa`.
     let builder = builder

@@ -415,7 +415,7 @@ pub(crate) fn proof_header(headers: &HeaderMap) -> Result<Option<&str>, ProofErr
 }
 
 /// The `DPoP` request header (RFC 9449 §4.1).
-pub(crate) const DPOP: &str = "dpop";
+pub(crate) const DPOP: &str = crate::grant::proof::PROOF_HEADER;
 
 #[async_trait::async_trait]
 impl ProofOfPossession for Checker {
@@ -482,6 +482,10 @@ impl ProofOfPossession for Checker {
         self.spend(&verified, Spender::Account(account), now)
             .await
             .map_err(resource_refusal)
+    }
+
+    fn offers_nonces(&self) -> bool {
+        self.nonces.is_some()
     }
 
     async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError> {

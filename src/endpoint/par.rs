@@ -32,8 +32,10 @@ pub(crate) async fn par<B: AsRef<[u8]>>(
         Err(error) => wire.error(&error),
     };
     match proofs {
-        Some(proofs) => super::token::offer_nonce(wire, proofs, response).await,
-        None => response,
+        Some(proofs) if proofs.offers_nonces() => {
+            super::token::offer_nonce(wire, proofs, response).await
+        }
+        _ => response,
     }
 }
 

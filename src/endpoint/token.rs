@@ -6,7 +6,7 @@ use http::{Request, Response, StatusCode};
 use super::Wire;
 use super::{json, parse, render};
 use crate::error::OAuthError;
-use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
+use crate::grant::proof::{NONCE_HEADER, PROOF_HEADER, ProofOfPossession};
 use crate::grant::{self, Issued};
 
 /// What the token endpoint needs beyond the wire: its grants and, with DPoP on, the proof
@@ -28,8 +28,8 @@ pub(crate) async fn token<B: AsRef<[u8]>>(
         Err(error) => wire.error(&error),
     };
     match proofs {
-        Some(proofs) => offer_nonce(wire, proofs, response).await,
-        None => response,
+        Some(proofs) if proofs.offers_nonces() => offer_nonce(wire, proofs, response).await,
+        _ => response,
     }
 }
 
@@ -45,8 +45,10 @@ async fn handle<B: AsRef<[u8]>>(
     let token_request = parse::token_request(&form);
     let now = wire.now;
     let presented = match endpoint.proofs {
-        Some(proofs) => proofs.at_token_endpoint(request.headers(), now).await?,
-        None => None,
+        Some(proofs) if request.headers().contains_key(PROOF_HEADER) => {
+            proofs.at_token_endpoint(request.headers(), now).await?
+        }
+        _ => None,
     };
     if let Some(presented) = &presented {
         let mut grants = endpoint.grants.clone();

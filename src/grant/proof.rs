@@ -35,6 +35,11 @@ pub(crate) struct AtResource<'a> {
 /// The `DPoP-Nonce` response header (RFC 9449 §8.1).
 pub(crate) const NONCE_HEADER: &str = "dpop-nonce";
 
+/// The `DPoP` request header (RFC 9449 §4.1). A request without it presents no proof, which
+/// the endpoints tell without a call to the checker (and without the allocation each call of
+/// an `async_trait` method makes).
+pub(crate) const PROOF_HEADER: &str = "dpop";
+
 /// The server's proof-of-possession checks.
 #[async_trait]
 pub(crate) trait ProofOfPossession: Send + Sync {
@@ -66,6 +71,10 @@ pub(crate) trait ProofOfPossession: Send + Sync {
         call: AtResource<'_>,
         now: UnixTime,
     ) -> Result<(), Refusal>;
+
+    /// Whether server nonces are on: when not, [`current_nonce`](Self::current_nonce) answers
+    /// `None` and need not be asked.
+    fn offers_nonces(&self) -> bool;
 
     /// The nonce to offer now, when server nonces are on.
     async fn current_nonce(&self, now: UnixTime) -> Result<Option<String>, StoreError>;
