@@ -50,12 +50,8 @@ async fn handle<B: AsRef<[u8]>>(
         }
         _ => None,
     };
-    if let Some(presented) = &presented {
-        let mut grants = endpoint.grants.clone();
-        grants.issuer.possession = Some(&**presented);
-        return grant::token(&grants, &auth, &token_request, now).await;
-    }
-    grant::token(&endpoint.grants, &auth, &token_request, now).await
+    let possession = presented.as_deref();
+    grant::token(&endpoint.grants, possession, &auth, &token_request, now).await
 }
 
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's

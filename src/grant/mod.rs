@@ -202,10 +202,12 @@ pub(crate) struct TokenGrants<'a> {
 }
 
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
-/// the grant, then run the grant. The request is borrowed, not moved, so that this future does
-/// not keep a second copy of it (each level of `async fn` stores its arguments).
+/// the grant, then run the grant, binding what it issues to `possession`'s key when the request
+/// proved one (RFC 9449). The request is borrowed, not moved, so that this future does not keep
+/// a second copy of it (each level of `async fn` stores its arguments).
 pub(crate) async fn token(
     grants: &TokenGrants<'_>,
+    possession: Option<&dyn Possession>,
     auth: &ClientAuth<'_>,
     request: &Result<TokenRequest<'_>, Unreadable>,
     now: UnixTime,
@@ -214,6 +216,7 @@ pub(crate) async fn token(
     let issuer = Issuer {
         bind_refresh: client.is_public(),
         tier: client.tier(),
+        possession: possession.or(grants.issuer.possession),
         ..grants.issuer
     };
     if issuer.possession.is_none() && (grants.dpop_required || client.requires_dpop()) {
