@@ -553,10 +553,21 @@ impl Tokens {
         revoked
     }
 
+    /// Revokes `family`. A family without a refresh token or a code (client credentials, the
+    /// implicit grant) is in no map of families but lives in its access tokens alone (that is
+    /// what keeps such a token small), so for a family the map does not know, the access tokens
+    /// are scanned, as [`revoke_client`](Self::revoke_client) scans them. Grantor revokes such a
+    /// family only when a signed-in user's session ends (its grants, one scan each).
     pub(crate) fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         if let Some(family) = self.find_family(family) {
             family.revoked.store(true, Ordering::Release);
+            return Ok(());
         }
+        self.access.for_each(|entry| {
+            if entry.family.id() == family {
+                entry.family.revoked.store(true, Ordering::Release);
+            }
+        });
         Ok(())
     }
 }

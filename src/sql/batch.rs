@@ -1,5 +1,6 @@
 //! PostgreSQL batching: concurrent writes of one kind share one statement, so one round trip,
-//! one plan and one commit serve many requests.
+//! one plan and one commit serve many requests; and concurrent lookups of access tokens
+//! (bearer validation, introspection) share one `SELECT … WHERE digest = ANY($1)`.
 //!
 //! A write joins its kind's queue and waits. While fewer than [`IN_FLIGHT`] statements of that
 //! kind are under way, a task (spawned, so that no caller's cancellation can cut a statement
@@ -11,18 +12,26 @@
 //! runs again alone, so each is answered its own outcome (a batch holds only writes that
 //! cannot conflict with one another: new families with fresh random ids and digests).
 //!
+//! **One lookup's failure is its own** too: if the shared `SELECT` fails, each lookup of the
+//! batch runs again alone. A lookup queued after a write was committed is answered by a
+//! statement that starts after it, so it sees that write, as a lookup of its own would.
+//!
 //! **Bounded**: the queue holds one entry per caller waiting, that is the requests the host
 //! serves at once; a statement holds at most [`MAX_BATCH`] of them, and every statement runs
 //! under the pool's `statement_timeout`.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use sqlx::Postgres;
 use tokio::sync::oneshot;
 
 use super::columns::{AuthorizationColumns, secs, store_error};
+use super::rows::{AccessRow, DigestAccessRow};
 use super::{Conflicts, Conn, Pooled, Statements, text};
+use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::secret::SecretDigest;
 use crate::store::{Actor, NewTokens};
 
 /// The most writes one statement carries.
@@ -31,17 +40,47 @@ pub(crate) const MAX_BATCH: usize = 256;
 /// How many statements of one kind may be under way at once.
 pub(crate) const IN_FLIGHT: usize = 2;
 
-/// The queues of the kinds of write that are batched.
+/// An access token looked up: its digest and the request's time.
+type Lookup = (SecretDigest, UnixTime);
+
+/// The queues of the kinds of write and read that are batched.
 pub(crate) struct Batches {
     /// New families, each with its one access token (client credentials and the like).
     families: Arc<Batcher<NewTokens>>,
+    /// Access tokens looked up on the primary, and on the read replica (each pool's lookups
+    /// share statements on that pool alone).
+    primary_lookups: Arc<Batcher<Lookup, Option<AccessRow>>>,
+    replica_lookups: Arc<Batcher<Lookup, Option<AccessRow>>>,
 }
 
 impl Batches {
     pub(crate) fn new() -> Self {
         Self {
             families: Arc::new(Batcher::default()),
+            primary_lookups: Arc::new(Batcher::default()),
+            replica_lookups: Arc::new(Batcher::default()),
         }
+    }
+
+    /// The live access token whose digest is `token` at `now`, looked up on `pool` (the
+    /// primary, or the read replica when `replica`) in the next shared statement.
+    pub(crate) async fn find_access(
+        &self,
+        pool: &Pooled<Postgres>,
+        replica: bool,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessRow>, StoreError> {
+        let lookups = if replica {
+            &self.replica_lookups
+        } else {
+            &self.primary_lookups
+        };
+        lookups
+            .submit(pool, (token.clone(), now), |pool, batch| {
+                Box::pin(find_accesses(pool, batch))
+            })
+            .await
     }
 
     /// Keeps `tokens` (a new family with one access token and no refresh token) in the next
@@ -59,26 +98,26 @@ impl Batches {
     }
 }
 
-/// How a batch of `T` is written: one answer per write, in order.
-type Write<T> = fn(
+/// How a batch of `T` is run: one answer `R` per item, in order.
+type Run<T, R> = fn(
     Pooled<Postgres>,
     Vec<T>,
 ) -> std::pin::Pin<
-    Box<dyn std::future::Future<Output = Vec<Result<(), StoreError>>> + Send>,
+    Box<dyn std::future::Future<Output = Vec<Result<R, StoreError>>> + Send>,
 >;
 
-/// One kind's queue.
-pub(crate) struct Batcher<T> {
-    queue: Mutex<Queue<T>>,
+/// One kind's queue: items `T`, each answered an `R`.
+pub(crate) struct Batcher<T, R = ()> {
+    queue: Mutex<Queue<T, R>>,
 }
 
-struct Queue<T> {
-    waiting: Vec<(T, oneshot::Sender<Result<(), StoreError>>)>,
-    /// Tasks writing batches now.
+struct Queue<T, R> {
+    waiting: Vec<(T, oneshot::Sender<Result<R, StoreError>>)>,
+    /// Tasks running batches now.
     writers: usize,
 }
 
-impl<T> Default for Batcher<T> {
+impl<T, R> Default for Batcher<T, R> {
     fn default() -> Self {
         Self {
             queue: Mutex::new(Queue {
@@ -89,14 +128,14 @@ impl<T> Default for Batcher<T> {
     }
 }
 
-impl<T: Send + 'static> Batcher<T> {
-    /// Queues `item` and waits for the statement that writes it.
+impl<T: Send + 'static, R: Send + 'static> Batcher<T, R> {
+    /// Queues `item` and waits for the statement that runs it.
     async fn submit(
         self: &Arc<Self>,
         pool: &Pooled<Postgres>,
         item: T,
-        write: Write<T>,
-    ) -> Result<(), StoreError> {
+        write: Run<T, R>,
+    ) -> Result<R, StoreError> {
         let (answer, answered) = oneshot::channel();
         let start = {
             let mut queue = self
@@ -115,11 +154,11 @@ impl<T: Send + 'static> Batcher<T> {
         }
         answered
             .await
-            .map_err(|_| StoreError::failed("a batched write was dropped unanswered"))?
+            .map_err(|_| StoreError::failed("a batched statement was dropped unanswered"))?
     }
 
-    /// Writes batches until the queue is empty.
-    async fn drain(self: Arc<Self>, pool: Pooled<Postgres>, write: Write<T>) {
+    /// Runs batches until the queue is empty.
+    async fn drain(self: Arc<Self>, pool: Pooled<Postgres>, write: Run<T, R>) {
         loop {
             let batch = {
                 let Ok(mut queue) = self.queue.lock() else {
@@ -139,6 +178,76 @@ impl<T: Send + 'static> Batcher<T> {
             }
         }
     }
+}
+
+/// Access tokens by digest, each live at its own request's time: one [`text::FIND_ACCESS_MANY`]
+/// for all (a lookup alone: [`text::FIND_ACCESS`]), or each alone when that fails.
+async fn find_accesses(
+    pool: Pooled<Postgres>,
+    batch: Vec<Lookup>,
+) -> Vec<Result<Option<AccessRow>, StoreError>> {
+    if batch.len() > 1 {
+        let at_once = run_on!(pool, Statements::One, Conflicts::new(None), |conn| {
+            find_accesses_at_once(conn, &batch).await
+        });
+        match at_once {
+            Ok(found) => return found.into_iter().map(Ok).collect(),
+            Err(error) => tracing::debug!(%error, "a batch of token lookups failed; each alone"),
+        }
+    }
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for (token, now) in &batch {
+        outcomes.push(run_on!(
+            pool,
+            Statements::One,
+            Conflicts::new(None),
+            |conn| {
+                sqlx::query_as(text::FIND_ACCESS)
+                    .bind(token.as_bytes().as_slice())
+                    .bind(secs(*now))
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(store_error::<Postgres>)
+            }
+        ));
+    }
+    outcomes
+}
+
+/// [`text::FIND_ACCESS_MANY`] for `batch`: each lookup's row, if its token lives at its time.
+/// The same token looked up twice is answered twice.
+async fn find_accesses_at_once(
+    conn: &mut Conn<'_>,
+    batch: &[Lookup],
+) -> Result<Vec<Option<AccessRow>>, StoreError> {
+    let digests: Vec<&[u8]> = batch
+        .iter()
+        .map(|(token, _)| token.as_bytes().as_slice())
+        .collect();
+    let earliest = batch
+        .iter()
+        .map(|(_, now)| *now)
+        .min()
+        .unwrap_or(UnixTime::from_secs(0));
+    let rows: Vec<DigestAccessRow> = sqlx::query_as(text::FIND_ACCESS_MANY)
+        .bind(digests)
+        .bind(secs(earliest))
+        .fetch_all(conn)
+        .await
+        .map_err(store_error::<Postgres>)?;
+    let found: HashMap<Vec<u8>, AccessRow> = rows
+        .into_iter()
+        .map(|found| (found.digest, found.row))
+        .collect();
+    Ok(batch
+        .iter()
+        .map(|(token, now)| {
+            found
+                .get(token.as_bytes().as_slice())
+                .filter(|row| row.expires_at() > secs(*now))
+                .cloned()
+        })
+        .collect())
 }
 
 /// New families with their one access token: one `UNNEST` statement for all, or each alone

@@ -189,6 +189,7 @@ pub(crate) struct AccountRow {
 }
 
 /// Who authorized what: a family's columns, or a code's own copy of them.
+#[derive(Clone)]
 #[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct AuthorizationRow {
     client_id: String,
@@ -276,6 +277,7 @@ impl CodeStateRow {
 }
 
 /// An active access token and its family's authorization.
+#[derive(Clone)]
 #[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct AccessRow {
     family_id: Vec<u8>,
@@ -288,7 +290,22 @@ pub(crate) struct AccessRow {
     act: Option<String>,
 }
 
+/// An [`AccessRow`] with the digest it was found by, for lookups of many tokens at once.
+#[cfg(feature = "postgres")]
+#[derive(sqlx::FromRow)]
+pub(crate) struct DigestAccessRow {
+    pub(crate) digest: Vec<u8>,
+    #[sqlx(flatten)]
+    pub(crate) row: AccessRow,
+}
+
 impl AccessRow {
+    /// When the token expires, in seconds since the epoch.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn expires_at(&self) -> i64 {
+        self.expires_at
+    }
+
     pub(crate) fn into_grant(self) -> Result<AccessGrant, StoreError> {
         Ok(AccessGrant::new(
             self.authorization.into_authorization()?,

@@ -125,6 +125,13 @@ pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.u
     f.username, a.scope, a.audience, f.authentication, a.issued_at, a.expires_at, a.jkt, a.act \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
+/// [`FIND_ACCESS`] for many digests at once (each with its digest), live at `$2`: the batched
+/// lookups of `sql::batch`, which check each token's expiry against its own request's time.
+pub(crate) const FIND_ACCESS_MANY: &str = "SELECT a.digest, f.id AS family_id, f.client_id, \
+    f.user_id, f.username, a.scope, a.audience, f.authentication, a.issued_at, a.expires_at, \
+    a.jkt, a.act \
+    FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
+    WHERE a.digest = ANY($1) AND a.expires_at > $2 AND NOT f.revoked";
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";
 
 pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \

@@ -197,39 +197,29 @@ impl TokenIssuer for SqlStore<Postgres> {
         })
     }
 
+    /// In the next shared statement of the primary's lookups ([`Batches`](super::batch::Batches)).
     async fn find_access_token(
         &self,
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
-        let row: Option<AccessRow> = store_read!(self.primary, |conn| {
-            sqlx::query_as(text::FIND_ACCESS)
-                .bind(token.as_bytes().as_slice())
-                .bind(secs(now))
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(store_error::<Postgres>)
-        })?;
+        let row = self
+            .batches
+            .find_access(&self.primary, false, token, now)
+            .await?;
         row.map(AccessRow::into_grant).transpose()
     }
 
     /// From the read replica when there is one; from the primary when the replica knows no
-    /// such token (it may not have replayed it yet) or fails.
+    /// such token (it may not have replayed it yet) or fails. Each pool's lookups share
+    /// statements.
     async fn check_access_token(
         &self,
         token: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<AccessGrant>, StoreError> {
         if let Some(replica) = &self.replica {
-            let found: Result<Option<AccessRow>, StoreError> = store_read!(replica, |conn| {
-                sqlx::query_as(text::FIND_ACCESS)
-                    .bind(token.as_bytes().as_slice())
-                    .bind(secs(now))
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err(store_error::<Postgres>)
-            });
-            match found {
+            match self.batches.find_access(replica, true, token, now).await {
                 Ok(Some(row)) => return row.into_grant().map(Some),
                 Ok(None) => {}
                 Err(error) => {

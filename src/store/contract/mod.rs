@@ -358,6 +358,7 @@ fn token_rules<S: TokenIssuer + Purge>() -> Vec<Rule<S>> {
         tokens::rotation_hands_on_the_family_and_reuse_is_reported_not_revoked,
         tokens::revoking_a_family_or_an_access_token_reaches_only_it,
         tokens::revoking_a_client_kills_every_family_of_it_and_no_other,
+        tokens::concurrent_lookups_are_each_answered_their_own,
         expiry::expired_codes_and_tokens_are_not_found,
         expiry::purging_drops_what_expired_or_was_revoked_and_keeps_the_rest,
         tokens::codes_and_tokens_carry_what_was_granted,

@@ -128,6 +128,60 @@ where
     assert_eq!((won, replayed), (1, 99), "(redeemed, replayed)");
 }
 
+/// Many lookups at once, as a busy resource server makes them, are each answered their own: a
+/// store that shares one statement among concurrent lookups must not mix them up, must answer a
+/// token looked up twice twice, and must judge each lookup's expiry at its own time.
+pub(super) async fn concurrent_lookups_are_each_answered_their_own<S>(store: &S)
+where
+    S: TokenIssuer,
+{
+    let mut live = Vec::new();
+    for i in 0..10 {
+        let base = authorization();
+        let granted = Authorization::new(base.client_id, base.user, scope(&format!("scope-{i}")))
+            .with_audience(audience("https://files.example/"));
+        let tokens = Minted::new(Family::New(family_id()), granted, false, NOW);
+        let record = tokens.record.clone();
+        store.insert_tokens(record).await.must("insert_tokens");
+        live.push(tokens.access);
+    }
+    let revoked = new_tokens(store, false).await;
+    store
+        .revoke_family(revoked.family())
+        .await
+        .must("revoke_family");
+    let unknown = digest("never issued");
+    // An hour's token, looked up within its hour and after it.
+    let ending = live[0];
+    let mut lookups: Vec<(SecretDigest, UnixTime, Option<String>)> = Vec::new();
+    for (i, token) in live.iter().enumerate() {
+        for _ in 0..2 {
+            lookups.push((*token, NOW, Some(format!("scope-{i}"))));
+        }
+    }
+    lookups.push((ending, at(3599), Some("scope-0".to_owned())));
+    lookups.push((ending, at(3601), None));
+    lookups.push((revoked.access, NOW, None));
+    lookups.push((unknown, NOW, None));
+    let answers = join_all(
+        lookups
+            .iter()
+            .map(|(token, when, _)| store.find_access_token(token, *when)),
+    )
+    .await;
+    for ((_, when, expected), answer) in lookups.iter().zip(answers) {
+        let scope = answer
+            .must("find_access_token")
+            .map(|grant| grant.authorization.scope.as_str().to_owned());
+        assert_eq!(
+            &scope,
+            expected,
+            "a lookup at {when:?} among {} at once",
+            lookups.len()
+        );
+    }
+}
+
 pub(super) async fn a_replayed_code_names_its_family_and_revoking_it_kills_its_tokens<S>(store: &S)
 where
     S: TokenIssuer,
