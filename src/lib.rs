@@ -11,6 +11,16 @@
 //! [`UserStore`](store::UserStore), [`TokenIssuer`](store::TokenIssuer), and the sign-in
 //! sessions and attempt counters every node shares), or uses [`MemoryStore`] or the SQL stores.
 //!
+//! ## Where to start
+//!
+//! - [The guide](guide), from its first chapter, [getting started](guide::getting_started), then
+//!   [hosting](guide::hosting): a complete host in one screen, and a chapter per topic (users,
+//!   clients, tokens, OpenID Connect, stores, deployment, security, the admin command, events).
+//! - [`AuthorizationServer::builder`]: the [`AuthorizationServerBuilder`], where every setting
+//!   and every seam is given, with the defaults it documents.
+//! - [`store`]: the seams a host implements (its users first: [`UserStore`](store::UserStore)),
+//!   each with an example.
+//!
 //! ## The modules
 //!
 //! Modules import downward only. At the bottom are the leaves: `id` (every public identifier),
@@ -129,6 +139,7 @@ pub mod exchange;
 #[cfg(any(feature = "axum", feature = "actix"))]
 mod glue;
 mod grant;
+pub mod guide;
 pub mod hash;
 mod id;
 pub mod id_jag;
