@@ -2,7 +2,7 @@
 //! and every Rust example in it runs as a doc test.
 //!
 //! Start with [getting started](getting_started) (the demo, a walk-through with curl, the code
-//! flow in Rust), then [hosting](hosting) (a complete host in one screen, the endpoints and pages
+//! flow in Rust), then [hosting] (a complete host in one screen, the endpoints and pages
 //! mounted in one call). The builder, [`AuthorizationServerBuilder`](crate::AuthorizationServerBuilder),
 //! is where every setting below is turned on; the seams a host implements are in
 //! [`store`](crate::store).
@@ -10,17 +10,17 @@
 //! | chapter | what it covers |
 //! |---|---|
 //! | [getting started](getting_started) | the demo server and its seeded clients, curl, the code flow in Rust |
-//! | [hosting](hosting) | a complete host, a host with its own state, mounting the endpoints and pages, the pages' look |
-//! | [users](users) | the sign-in steps, your own users and password hashes, a second factor, your own steps, step-up |
-//! | [clients](clients) | self-registration and management, pushed requests, the device flow |
-//! | [tokens](tokens) | bearer validation, audiences, JWT access tokens, DPoP, an MCP server's resource |
+//! | [hosting] | a complete host, a host with its own state, mounting the endpoints and pages, the pages' look |
+//! | [users] | the sign-in steps, your own users and password hashes, a second factor, your own steps, step-up |
+//! | [clients] | self-registration and management, pushed requests, the device flow |
+//! | [tokens] | bearer validation, audiences, JWT access tokens, DPoP, an MCP server's resource |
 //! | [OpenID Connect](openid_connect) | ID tokens, userinfo, discovery, single sign-on, consent, logout |
-//! | [enterprise](enterprise) | token exchange, ID-JAG, the JWT-bearer grant |
-//! | [stores](stores) | choosing a store, the SQL stores, keys at rest, stores of your own and their contract |
-//! | [deployment](deployment) | many nodes, rolling deploys, pgbouncer, failover, replicas, `SERIALIZABLE`, performance |
-//! | [security](security) | whose budget a request spends |
-//! | [admin](admin) | the `grantor` command |
-//! | [events](events) | the audit trail and tracing |
+//! | [enterprise] | token exchange, ID-JAG, the JWT-bearer grant |
+//! | [stores] | choosing a store, the SQL stores, keys at rest, stores of your own and their contract |
+//! | [deployment] | many nodes, rolling deploys, pgbouncer, failover, replicas, `SERIALIZABLE`, performance |
+//! | [security] | whose budget a request spends |
+//! | [admin] | the `grantor` command |
+//! | [events] | the audit trail and tracing |
 //! | [what is supported](supported) | every feature with its specification, in detail |
 
 // The chapters link to items of every feature. A documentation build with fewer features has
