@@ -1,7 +1,8 @@
 //! # grantor
 //!
 //! The grant logic of an OAuth 2.0 authorization server (RFC 6749, with RFC 7636 PKCE and the
-//! RFC 9700 security practices) as a framework-agnostic library. The host owns the web server,
+//! RFC 9700 security practices) and OpenID Connect provider (feature `oidc`) as a
+//! framework-agnostic library. The host owns the web server,
 //! the sign-in page and the storage; grantor owns the protocol: what a request means, whether it
 //! is allowed, what is issued, and what goes back on the wire.
 //!
@@ -115,6 +116,8 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc), each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_debug_implementations, unreachable_pub)]
 
 pub mod audience;
