@@ -56,7 +56,10 @@ pub mod getting_started {}
     doc = include_str!("guide/hosting.md")
 )]
 #[cfg_attr(
-    all(doctest, not(all(feature = "axum", feature = "actix", feature = "sqlite"))),
+    all(
+        doctest,
+        not(all(feature = "axum", feature = "actix", feature = "sqlite"))
+    ),
     doc = "Hosting grantor (its examples need features `axum`, `actix` and `sqlite`)."
 )]
 pub mod hosting {}
@@ -72,7 +75,10 @@ pub mod clients {}
     doc = include_str!("guide/tokens.md")
 )]
 #[cfg_attr(
-    all(doctest, not(all(feature = "axum", feature = "tower", feature = "jwt", feature = "dpop"))),
+    all(
+        doctest,
+        not(all(feature = "axum", feature = "tower", feature = "jwt", feature = "dpop"))
+    ),
     doc = "Tokens at the resource (its examples need features `axum`, `tower`, `jwt` and `dpop`)."
 )]
 pub mod tokens {}
