@@ -1,7 +1,8 @@
 //! # grantor
 //!
 //! The grant logic of an OAuth 2.0 authorization server (RFC 6749, with RFC 7636 PKCE and the
-//! RFC 9700 security practices) as a framework-agnostic library. The host owns the web server,
+//! RFC 9700 security practices) and OpenID Connect provider (feature `oidc`) as a
+//! framework-agnostic library. The host owns the web server,
 //! the sign-in page and the storage; grantor owns the protocol: what a request means, whether it
 //! is allowed, what is issued, and what goes back on the wire.
 //!
@@ -10,6 +11,16 @@
 //! through the async seams of [`store`] ([`ClientStore`](store::ClientStore),
 //! [`UserStore`](store::UserStore), [`TokenIssuer`](store::TokenIssuer), and the sign-in
 //! sessions and attempt counters every node shares), or uses [`MemoryStore`] or the SQL stores.
+//!
+//! ## Where to start
+//!
+//! - [The guide](guide), from its first chapter, [getting started](guide::getting_started), then
+//!   [hosting](guide::hosting): a complete host in one screen, and a chapter per topic (users,
+//!   clients, tokens, OpenID Connect, stores, deployment, security, the admin command, events).
+//! - [`AuthorizationServer::builder`]: the [`AuthorizationServerBuilder`], where every setting
+//!   and every seam is given, with the defaults it documents.
+//! - [`store`]: the seams a host implements (its users first: [`UserStore`](store::UserStore)),
+//!   each with an example.
 //!
 //! ## The modules
 //!
@@ -105,6 +116,8 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc), each feature-gated item shows the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_debug_implementations, unreachable_pub)]
 
 pub mod audience;
@@ -129,6 +142,7 @@ pub mod exchange;
 #[cfg(any(feature = "axum", feature = "actix"))]
 mod glue;
 mod grant;
+pub mod guide;
 pub mod hash;
 mod id;
 pub mod id_jag;

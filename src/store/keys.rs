@@ -37,6 +37,41 @@ use crate::secret::random_bytes;
 /// replicas that others read and say so
 /// ([`keys_in_clear`](crate::AuthorizationServerBuilder::keys_in_clear)): over a store that
 /// [is durable](Self::is_durable), the builder asks for one or the other.
+/// In memory (the material is lost on restart, so the store says it is not durable and the
+/// builder asks nothing about keys at rest; a database's table is durable):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{KeyStore, StoreError};
+///
+/// #[derive(Default)]
+/// struct Keys(Mutex<HashMap<String, (Vec<u8>, UnixTime)>>);
+///
+/// #[async_trait]
+/// impl KeyStore for Keys {
+///     async fn insert_key(&self, name: &str, material: &[u8], expires_at: UnixTime, now: UnixTime)
+///         -> Result<bool, StoreError> {
+///         let mut keys = self.0.lock().unwrap();
+///         if keys.get(name).is_some_and(|(_, until)| *until > now) {
+///             return Ok(false); // the first writer's key stays: every node signs with it
+///         }
+///         keys.insert(name.to_owned(), (material.to_vec(), expires_at));
+///         Ok(true)
+///     }
+///     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+///         let keys = self.0.lock().unwrap();
+///         Ok(keys.get(name).filter(|(_, until)| *until > now).map(|(m, _)| m.clone()))
+///     }
+///     fn is_durable(&self) -> bool {
+///         false
+///     }
+/// }
+/// # let _ = Keys::default();
+/// ```
 #[async_trait]
 pub trait KeyStore: Send + Sync {
     /// Keeps `material` under `name` until `expires_at`, unless live material holds the name

@@ -77,6 +77,38 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 
 /// Looks up registered clients.
+/// The host's own client registry, here a map it filled from its configuration, beside grantor's
+/// memory store for everything else:
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::{Arc, Mutex};
+///
+/// use grantor::async_trait;
+/// use grantor::client::Client;
+/// use grantor::store::{ClientStore, StoreError};
+///
+/// #[derive(Default)]
+/// struct Clients(Mutex<HashMap<String, Arc<Client>>>);
+///
+/// #[async_trait]
+/// impl ClientStore for Clients {
+///     async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
+///         Ok(self.0.lock().unwrap().get(client_id).cloned())
+///     }
+/// }
+///
+/// let clients = Clients::default();
+/// let app = Client::public("my-app").redirect_uri("https://app.example/cb").build()?;
+/// clients.0.lock().unwrap().insert("my-app".to_owned(), Arc::new(app));
+/// let server = grantor::AuthorizationServer::builder()
+///     .issuer("https://auth.example")
+///     .clients(Arc::new(clients)) // kept whatever the order: the store below keeps the rest
+///     .store(grantor::MemoryStore::new())
+///     .build()?;
+/// # let _ = server;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[async_trait]
 pub trait ClientStore: Send + Sync {
     /// The client registered under `client_id`, if any. Called on every request, so keep it
@@ -128,8 +160,13 @@ pub trait ClientStore: Send + Sync {
 /// # let _ = Users(BTreeMap::new());
 /// ```
 ///
-/// The example host in grantor's repository (`examples/host_app`) serves such a table over
-/// SQLite, with its own second-factor page through the interaction API.
+/// grantor's own tests hold such a store to the contract the way a downstream crate would: a
+/// host keeping its accounts in a `HashMap` behind a `Mutex` (with its [`UserAdmin`], as in that
+/// trait's example) passes the contract's user rules, a copy that matches usernames in one case
+/// only is named with the rule it breaks, and a server over it, with grantor's SQLite store for
+/// everything else (`.users(...)`, `.user_admin(...)`, `.store(...)`), signs its users in. The
+/// example host in grantor's repository (`host_app`) serves such a table over SQLite, with its
+/// own second-factor page through the interaction API.
 #[async_trait]
 pub trait UserStore: Send + Sync {
     /// The account whose username is `username` (under the server's
@@ -160,6 +197,74 @@ pub trait UserStore: Send + Sync {
 /// Every code and token belongs to a *family*: the one authorization it descends from (a code
 /// and everything exchanged for it and refreshed from that). A token whose family is revoked is
 /// never found again. The store revokes only when told to ([`TokenIssuer::revoke_family`]).
+/// A store of the host's own implements every method with the atomic steps above (the contract
+/// of feature `test-util` checks them). A host may also wrap a store, here grantor's memory
+/// store, to count what it revokes for its own metrics:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{
+///     AccessGrant, CodeGrant, CodeRedemption, FamilyId, NewTokens, RefreshGrant, Rotation,
+///     SecretDigest, StoreError, TokenIssuer,
+/// };
+///
+/// struct Counted {
+///     inner: Arc<dyn TokenIssuer>,
+///     revoked_families: AtomicU64,
+/// }
+///
+/// #[async_trait]
+/// impl TokenIssuer for Counted {
+///     async fn insert_code(&self, code: &SecretDigest, family: FamilyId, grant: CodeGrant)
+///         -> Result<(), StoreError> {
+///         self.inner.insert_code(code, family, grant).await
+///     }
+///     async fn redeem_code(&self, code: &SecretDigest, now: UnixTime)
+///         -> Result<CodeRedemption, StoreError> {
+///         self.inner.redeem_code(code, now).await
+///     }
+///     async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+///         self.inner.insert_tokens(tokens).await
+///     }
+///     async fn find_refresh_token(&self, token: &SecretDigest, now: UnixTime)
+///         -> Result<Option<RefreshGrant>, StoreError> {
+///         self.inner.find_refresh_token(token, now).await
+///     }
+///     async fn rotate_refresh_token(&self, token: &SecretDigest, successor: NewTokens,
+///         retry_since: Option<UnixTime>) -> Result<Rotation, StoreError> {
+///         self.inner.rotate_refresh_token(token, successor, retry_since).await
+///     }
+///     async fn find_access_token(&self, token: &SecretDigest, now: UnixTime)
+///         -> Result<Option<AccessGrant>, StoreError> {
+///         self.inner.find_access_token(token, now).await
+///     }
+///     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
+///         self.inner.revoke_access_token(token).await
+///     }
+///     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
+///         self.revoked_families.fetch_add(1, Ordering::Relaxed);
+///         self.inner.revoke_family(family).await
+///     }
+///     async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError> {
+///         let families = self.inner.revoke_client(client_id).await?;
+///         self.revoked_families.fetch_add(families, Ordering::Relaxed);
+///         Ok(families)
+///     }
+/// }
+///
+/// let tokens = Counted { inner: Arc::new(grantor::MemoryStore::new()), revoked_families: AtomicU64::new(0) };
+/// let server = grantor::AuthorizationServer::builder()
+///     .issuer("https://auth.example")
+///     .tokens(Arc::new(tokens))
+///     .store(grantor::MemoryStore::new())
+///     .build()?;
+/// # let _ = server;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[async_trait]
 pub trait TokenIssuer: Send + Sync {
     /// Keeps a new authorization code under `code`, the digest of the code, starting `family`.
@@ -244,6 +349,54 @@ pub trait TokenIssuer: Send + Sync {
 /// What an administrator does to a store's clients, the same on every store: register, replace
 /// and remove them. Store-only: grantor mints client credentials and checks a registration
 /// before it reaches this seam.
+/// grantor's stores implement it over the registry they keep. A host wrapping one, here to keep
+/// an audit line of every change its administrators make:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// use grantor::async_trait;
+/// use grantor::client::{Client, SecretVerifier};
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{Admin, AdminError, StoreError};
+///
+/// struct Audited {
+///     inner: Arc<dyn Admin>,
+///     log: Mutex<Vec<String>>,
+/// }
+///
+/// impl Audited {
+///     fn note(&self, line: String) {
+///         self.log.lock().unwrap().push(line);
+///     }
+/// }
+///
+/// #[async_trait]
+/// impl Admin for Audited {
+///     async fn register_client(&self, client: &Client) -> Result<(), AdminError> {
+///         self.inner.register_client(client).await?;
+///         self.note(format!("registered {}", client.id()));
+///         Ok(())
+///     }
+///     async fn replace_client(&self, client: &Client) -> Result<bool, StoreError> {
+///         let replaced = self.inner.replace_client(client).await?;
+///         self.note(format!("replaced {}: {replaced}", client.id()));
+///         Ok(replaced)
+///     }
+///     async fn rotate_client_secret(&self, client_id: &str, secret: &SecretVerifier,
+///         retire_until: UnixTime) -> Result<bool, StoreError> {
+///         let rotated = self.inner.rotate_client_secret(client_id, secret, retire_until).await?;
+///         self.note(format!("rotated the secret of {client_id}: {rotated}")); // never the secret
+///         Ok(rotated)
+///     }
+///     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
+///         let removed = self.inner.remove_client(client_id).await?;
+///         self.note(format!("removed {client_id}: {removed}"));
+///         Ok(removed)
+///     }
+/// }
+/// # let _ = Audited { inner: Arc::new(grantor::MemoryStore::new()), log: Mutex::default() };
+/// ```
 #[async_trait]
 pub trait Admin: Send + Sync {
     /// Registers a new client; [`AdminError::ClientIdTaken`] if its id is registered.
@@ -282,6 +435,42 @@ pub trait Admin: Send + Sync {
 /// implements it beside, or turns expiry off
 /// ([`RegistrationPolicy::idle_lifetime`](crate::registration::RegistrationPolicy::idle_lifetime)
 /// `None`).
+/// Beside a registry of the host's own, a map of last uses (only self-registered clients get
+/// here; a real registry keeps the time in the client's row, with an index):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{ClientActivity, StoreError};
+///
+/// #[derive(Default)]
+/// struct LastUses(Mutex<HashMap<String, UnixTime>>);
+///
+/// #[async_trait]
+/// impl ClientActivity for LastUses {
+///     async fn touch_client(&self, client_id: &str, at: UnixTime) -> Result<(), StoreError> {
+///         // A real registry first checks that `client_id` is a self-registered client of its own.
+///         let mut uses = self.0.lock().unwrap();
+///         let last = uses.entry(client_id.to_owned()).or_insert(at);
+///         *last = (*last).max(at);
+///         Ok(())
+///     }
+///     async fn client_last_used(&self, client_id: &str) -> Result<Option<UnixTime>, StoreError> {
+///         Ok(self.0.lock().unwrap().get(client_id).copied())
+///     }
+///     async fn idle_clients(&self, before: UnixTime, limit: usize)
+///         -> Result<Vec<String>, StoreError> {
+///         let uses = self.0.lock().unwrap();
+///         let mut idle: Vec<_> = uses.iter().filter(|(_, at)| **at < before).collect();
+///         idle.sort_by_key(|(_, at)| **at); // the longest idle first
+///         Ok(idle.into_iter().take(limit).map(|(id, _)| id.clone()).collect())
+///     }
+/// }
+/// # let _ = LastUses::default();
+/// ```
 #[async_trait]
 pub trait ClientActivity: Send + Sync {
     /// Records that the self-registered client `client_id` was used at `at`; nothing for an
@@ -308,6 +497,51 @@ pub const CLIENT_TOUCH_INTERVAL: std::time::Duration = std::time::Duration::from
 /// [`set_password`](crate::AuthorizationServer::set_password) check the username, mint the id
 /// and hash the password on the server's hashing threads, then call it; a tool without a
 /// server does the same with [`Account::generate`]. A store never mints or hashes.
+/// Over the host's own accounts (a map here, by [`username_key`], as its [`UserStore`] finds
+/// them), keeping the id grantor minted:
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::store::{
+///     Account, AdminError, StoreError, User, UserAdmin, UserClaims, UserId, username_key,
+/// };
+///
+/// #[derive(Default)]
+/// struct Accounts(Mutex<HashMap<String, (Account, UserClaims)>>);
+///
+/// #[async_trait]
+/// impl UserAdmin for Accounts {
+///     async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError> {
+///         let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
+///         let mut accounts = self.0.lock().unwrap();
+///         let id_taken = accounts.values().any(|(a, _)| a.user().id() == user.id());
+///         if id_taken || accounts.contains_key(&key) {
+///             return Err(AdminError::UsernameTaken);
+///         }
+///         let account = Account::new(user.clone(), password_hash.to_owned());
+///         accounts.insert(key, (account, UserClaims::new()));
+///         Ok(user.clone())
+///     }
+///     async fn set_password_hash(&self, user: &UserId, password_hash: &str)
+///         -> Result<bool, StoreError> {
+///         let mut accounts = self.0.lock().unwrap();
+///         let Some((account, _)) = accounts.values_mut().find(|(a, _)| a.user().id() == user) else {
+///             return Ok(false);
+///         };
+///         *account = Account::new(account.user().clone(), password_hash.to_owned());
+///         Ok(true)
+///     }
+///     async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError> {
+///         let mut accounts = self.0.lock().unwrap();
+///         let found = accounts.values_mut().find(|(a, _)| a.user().id() == user);
+///         Ok(found.map(|(_, kept)| *kept = claims.clone()).is_some())
+///     }
+/// }
+/// # let _ = Accounts::default();
+/// ```
 #[async_trait]
 pub trait UserAdmin: Send + Sync {
     /// Keeps a new account for `user` with a password hash (grantor's Argon2id PHC string), and
@@ -331,6 +565,26 @@ pub trait UserAdmin: Send + Sync {
 
 /// Deletes what expired: the maintenance every store that keeps codes, tokens or shared state
 /// offers, apart from the seams the server reads.
+/// A store of the host's own deletes from each of its tables; a host may also call grantor's
+/// from a timer, as here:
+///
+/// ```no_run
+/// use std::time::{Duration, SystemTime};
+///
+/// use grantor::clock::UnixTime;
+/// use grantor::store::Purge;
+///
+/// async fn purge_hourly(store: impl Purge) {
+///     loop {
+///         match store.purge_expired(UnixTime::from(SystemTime::now())).await {
+///             Ok(gone) => tracing::info!(gone, "purged"),
+///             Err(error) => tracing::warn!(%error, "purge failed; trying again next hour"),
+///         }
+///         tokio::time::sleep(Duration::from_secs(3_600)).await;
+///     }
+/// }
+/// # let _ = purge_hourly(grantor::MemoryStore::new());
+/// ```
 #[async_trait]
 pub trait Purge: Send + Sync {
     /// Deletes what can never be used again: expired codes (an hour past their expiry, once no

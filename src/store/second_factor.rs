@@ -17,6 +17,47 @@ use crate::error::StoreError;
 /// ([`AcrLevels::second_factor_throttle`](crate::settings::AcrLevels::second_factor_throttle)),
 /// and a code once accepted is never accepted again (RFC 6238 §5.2): [`verify`](Self::verify)
 /// answers which code matched (its time step), and grantor spends that in the single-use seam.
+/// A host's factor over its own enrolment table; the code check is the host's one-time password
+/// library (a fixed code stands in for it here), compared in constant time:
+///
+/// ```
+/// use std::collections::HashMap;
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{SecondFactor, StoreError, User, UserId};
+/// use subtle::ConstantTimeEq as _;
+///
+/// /// Each enrolled user's TOTP secret.
+/// struct Totp(HashMap<UserId, Vec<u8>>);
+///
+/// impl Totp {
+///     /// The six digits of `secret` in the 30-second step `step` (RFC 6238): the host's library.
+///     fn code(&self, _secret: &[u8], _step: u64) -> String {
+///         "123456".to_owned()
+///     }
+/// }
+///
+/// #[async_trait]
+/// impl SecondFactor for Totp {
+///     async fn enrolled(&self, user: &User) -> Result<bool, StoreError> {
+///         Ok(self.0.contains_key(user.id()))
+///     }
+///     async fn verify(&self, user: &User, code: &str, now: UnixTime)
+///         -> Result<Option<u64>, StoreError> {
+///         let Some(secret) = self.0.get(user.id()) else { return Ok(None) };
+///         let step = now.as_secs() / 30;
+///         // The step before too, for a clock a little behind; grantor spends the step that matched.
+///         for candidate in [step, step.saturating_sub(1)] {
+///             if bool::from(self.code(secret, candidate).as_bytes().ct_eq(code.as_bytes())) {
+///                 return Ok(Some(candidate));
+///             }
+///         }
+///         Ok(None)
+///     }
+/// }
+/// # let _ = Totp(HashMap::new());
+/// ```
 #[async_trait]
 pub trait SecondFactor: Send + Sync {
     /// The method it is, as `amr` names it (RFC 8176 §2): `otp` for a one-time password.

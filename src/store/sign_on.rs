@@ -95,6 +95,64 @@ impl UserSession {
 /// sign-on). It drops what expired at
 /// [`Purge::purge_expired`](super::Purge::purge_expired). A session past its `expires_at` is
 /// never answered.
+/// In memory (unbounded in all here for brevity; a real store bounds it and drops what expired):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::client::ClientId;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{
+///     FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, SecretDigest, StoreError, UserSession,
+///     UserSessionStore,
+/// };
+///
+/// #[derive(Default)]
+/// struct SignedIn(Mutex<HashMap<SecretDigest, UserSession>>);
+///
+/// #[async_trait]
+/// impl UserSessionStore for SignedIn {
+///     async fn insert_user_session(&self, id: &SecretDigest, session: UserSession, now: UnixTime)
+///         -> Result<(), StoreError> {
+///         let mut sessions = self.0.lock().unwrap();
+///         sessions.retain(|_, kept| kept.expires_at > now);
+///         let user = session.user.id().clone();
+///         let mut mine: Vec<_> = sessions.iter().filter(|(_, s)| *s.user.id() == user)
+///             .map(|(digest, s)| (s.auth_time, *digest)).collect();
+///         mine.sort_by_key(|(auth_time, _)| *auth_time); // the oldest sign-in first
+///         let over = (mine.len() + 1).saturating_sub(MAX_SESSIONS_PER_USER);
+///         for (_, oldest) in mine.into_iter().take(over) {
+///             sessions.remove(&oldest);
+///         }
+///         sessions.insert(*id, session);
+///         Ok(())
+///     }
+///     async fn find_user_session(&self, id: &SecretDigest, now: UnixTime)
+///         -> Result<Option<UserSession>, StoreError> {
+///         let sessions = self.0.lock().unwrap();
+///         Ok(sessions.get(id).filter(|s| s.expires_at > now).cloned())
+///     }
+///     async fn add_session_grant(&self, id: &SecretDigest, client: &ClientId, family: FamilyId,
+///         now: UnixTime) -> Result<bool, StoreError> {
+///         let mut sessions = self.0.lock().unwrap();
+///         let Some(session) = sessions.get_mut(id).filter(|s| s.expires_at > now) else {
+///             return Ok(false);
+///         };
+///         session.grants.push((client.clone(), family));
+///         let over = session.grants.len().saturating_sub(MAX_SESSION_GRANTS);
+///         session.grants.drain(..over); // the oldest go first
+///         Ok(true)
+///     }
+///     async fn end_user_session(&self, id: &SecretDigest, now: UnixTime)
+///         -> Result<Option<UserSession>, StoreError> {
+///         let ended = self.0.lock().unwrap().remove(id);
+///         Ok(ended.filter(|s| s.expires_at > now))
+///     }
+/// }
+/// # let _ = SignedIn::default();
+/// ```
 #[async_trait]
 pub trait UserSessionStore: Send + Sync {
     /// Keeps a new session under `id`. Should its user hold [`MAX_SESSIONS_PER_USER`] live
@@ -159,6 +217,40 @@ impl Consent {
 /// Only a signed-in user's approval makes one, one per user and client; a store bounds what it
 /// holds all the same (the in-memory one at
 /// [`MemoryStore::MAX_CONSENTS`](crate::MemoryStore::MAX_CONSENTS)).
+/// In memory, one approval per user and client:
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::client::ClientId;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{Consent, ConsentStore, StoreError, UserId};
+///
+/// #[derive(Default)]
+/// struct Approvals(Mutex<HashMap<(UserId, ClientId), (Consent, UnixTime)>>);
+///
+/// #[async_trait]
+/// impl ConsentStore for Approvals {
+///     async fn remember_consent(&self, user: &UserId, client: &ClientId, consent: &Consent,
+///         expires_at: UnixTime, _now: UnixTime) -> Result<(), StoreError> {
+///         let key = (user.clone(), client.clone());
+///         self.0.lock().unwrap().insert(key, (consent.clone(), expires_at));
+///         Ok(())
+///     }
+///     async fn find_consent(&self, user: &UserId, client: &ClientId, now: UnixTime)
+///         -> Result<Option<Consent>, StoreError> {
+///         let approvals = self.0.lock().unwrap();
+///         let found = approvals.get(&(user.clone(), client.clone()));
+///         Ok(found.filter(|(_, until)| *until > now).map(|(consent, _)| consent.clone()))
+///     }
+///     async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError> {
+///         Ok(self.0.lock().unwrap().remove(&(user.clone(), client.clone())).is_some())
+///     }
+/// }
+/// # let _ = Approvals::default();
+/// ```
 #[async_trait]
 pub trait ConsentStore: Send + Sync {
     /// Keeps `user`'s approval `consent` for `client` until `expires_at`, replacing the one

@@ -68,6 +68,47 @@ impl std::fmt::Debug for Session {
 /// `expires_at` is never answered. An implementation bounds what it keeps (the in-memory one
 /// holds at most a fixed number and answers [`StoreError::unavailable`] past it; SQL stores
 /// drop expired rows at [`Purge::purge_expired`](super::Purge::purge_expired)).
+/// In memory, bounded (a database would keep a table keyed by the digest, and drop expired rows
+/// when purging):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{SecretDigest, Session, SessionStore, StoreError};
+///
+/// const MAX_SESSIONS: usize = 100_000;
+///
+/// #[derive(Default)]
+/// struct Sessions(Mutex<HashMap<SecretDigest, Session>>);
+///
+/// #[async_trait]
+/// impl SessionStore for Sessions {
+///     async fn insert_session(&self, id: &SecretDigest, session: Session, now: UnixTime)
+///         -> Result<(), StoreError> {
+///         let mut sessions = self.0.lock().unwrap();
+///         sessions.retain(|_, kept| kept.expires_at > now);
+///         if sessions.len() >= MAX_SESSIONS {
+///             return Err(StoreError::unavailable("too many sign-ins in progress"));
+///         }
+///         sessions.insert(*id, session);
+///         Ok(())
+///     }
+///     async fn find_session(&self, id: &SecretDigest, now: UnixTime)
+///         -> Result<Option<Session>, StoreError> {
+///         let sessions = self.0.lock().unwrap();
+///         Ok(sessions.get(id).filter(|s| s.expires_at > now).cloned())
+///     }
+///     async fn take_session(&self, id: &SecretDigest, now: UnixTime)
+///         -> Result<Option<Session>, StoreError> {
+///         let taken = self.0.lock().unwrap().remove(id); // one lock: one taker
+///         Ok(taken.filter(|s| s.expires_at > now))
+///     }
+/// }
+/// # let _ = Sessions::default();
+/// ```
 #[async_trait]
 pub trait SessionStore: Send + Sync {
     /// Keeps a new session under `id` (`now` lets the store sweep expired ones meanwhile).
@@ -127,6 +168,44 @@ impl Attempts {
 /// self-registered clients share, wrong device user codes): forgetting one resets a limit for
 /// everybody. SQL stores forget nothing early; they drop expired windows at
 /// [`Purge::purge_expired`](super::Purge::purge_expired).
+/// In memory (unbounded here for brevity: a real one bounds its keys as said above):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+/// use std::time::Duration;
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{AttemptCounter, Attempts, StoreError};
+///
+/// #[derive(Default)]
+/// struct Counter(Mutex<HashMap<String, Attempts>>);
+///
+/// #[async_trait]
+/// impl AttemptCounter for Counter {
+///     async fn record_attempt(&self, key: &str, window: Duration, now: UnixTime)
+///         -> Result<Attempts, StoreError> {
+///         let mut counts = self.0.lock().unwrap();
+///         let fresh = Attempts::new(0, now.plus(window));
+///         let attempts = counts.entry(key.to_owned()).or_insert(fresh);
+///         if attempts.resets_at <= now {
+///             *attempts = fresh; // the window passed: a new one starts with this attempt
+///         }
+///         *attempts = Attempts::new(attempts.count.saturating_add(1), attempts.resets_at);
+///         Ok(*attempts)
+///     }
+///     async fn attempts(&self, key: &str, now: UnixTime) -> Result<Option<Attempts>, StoreError> {
+///         let counts = self.0.lock().unwrap();
+///         Ok(counts.get(key).filter(|a| a.resets_at > now).copied())
+///     }
+///     async fn clear_attempts(&self, key: &str) -> Result<(), StoreError> {
+///         self.0.lock().unwrap().remove(key);
+///         Ok(())
+///     }
+/// }
+/// # let _ = Counter::default();
+/// ```
 #[async_trait]
 pub trait AttemptCounter: Send + Sync {
     /// Counts one attempt against `key` and answers the count, atomically: of `n` concurrent
@@ -174,6 +253,46 @@ pub const SINGLE_USE_BYTES_PER_KIND: u64 = 256 << 20;
 /// client naming it cannot spend it), and a device flow is read by each poll until the user
 /// answers. Keys are short ASCII strings grantor builds (at most 128 bytes, listed with their
 /// bounds in [`namespace`](super::namespace)), values at most a few KiB.
+/// In memory (a sketch bounding the whole map at [`SINGLE_USE_PER_KIND`]; a real store bounds
+/// each kind [`namespace`](super::namespace) lists):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+///
+/// use grantor::async_trait;
+/// use grantor::clock::UnixTime;
+/// use grantor::store::{SINGLE_USE_PER_KIND, SingleUseStore, StoreError};
+///
+/// #[derive(Default)]
+/// struct OneTime(Mutex<HashMap<String, (Vec<u8>, UnixTime)>>);
+///
+/// #[async_trait]
+/// impl SingleUseStore for OneTime {
+///     async fn insert_once(&self, key: &str, value: &[u8], expires_at: UnixTime, now: UnixTime)
+///         -> Result<bool, StoreError> {
+///         let mut values = self.0.lock().unwrap();
+///         if values.get(key).is_some_and(|(_, until)| *until > now) {
+///             return Ok(false); // a live value holds the key
+///         }
+///         values.retain(|_, (_, until)| *until > now);
+///         if values.len() >= SINGLE_USE_PER_KIND {
+///             return Err(StoreError::unavailable("too many one-time values"));
+///         }
+///         values.insert(key.to_owned(), (value.to_vec(), expires_at));
+///         Ok(true)
+///     }
+///     async fn peek(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+///         let values = self.0.lock().unwrap();
+///         Ok(values.get(key).filter(|(_, until)| *until > now).map(|(v, _)| v.clone()))
+///     }
+///     async fn take(&self, key: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+///         let taken = self.0.lock().unwrap().remove(key);
+///         Ok(taken.filter(|(_, until)| *until > now).map(|(v, _)| v))
+///     }
+/// }
+/// # let _ = OneTime::default();
+/// ```
 #[async_trait]
 pub trait SingleUseStore: Send + Sync {
     /// Keeps `value` under `key` until `expires_at`, unless a live value holds `key` already:
