@@ -77,7 +77,7 @@ impl Batches {
             &self.primary_lookups
         };
         lookups
-            .submit(pool, (token.clone(), now), |pool, batch| {
+            .submit(pool, (*token, now), |pool, batch| {
                 Box::pin(find_accesses(pool, batch))
             })
             .await
