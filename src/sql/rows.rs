@@ -570,6 +570,34 @@ impl ConsentRow {
     }
 }
 
+/// A key's name and expiry.
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct KeyNameRow {
+    name: String,
+    expires_at: i64,
+}
+
+impl KeyNameRow {
+    pub(crate) fn into_name(self) -> (String, UnixTime) {
+        (self.name, time(self.expires_at))
+    }
+}
+
+/// A remembered approval with its client: a row of a user's listing.
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct ClientConsentRow {
+    client_id: String,
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
+    consent: ConsentRow,
+}
+
+impl ClientConsentRow {
+    pub(crate) fn into_consent(self) -> Result<(ClientId, Consent), StoreError> {
+        let client = ClientId::new(self.client_id).map_err(|_| corrupt("client id"))?;
+        Ok((client, self.consent.into_consent()?))
+    }
+}
+
 #[cfg(feature = "sqlite")]
 mod lite {
     use super::*;
@@ -671,4 +699,6 @@ mod lite {
         expires_at
     });
     from_lite!(ConsentRow { scope, audience });
+    from_lite!(ClientConsentRow { client_id; consent });
+    from_lite!(KeyNameRow { name, expires_at });
 }
