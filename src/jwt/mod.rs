@@ -35,6 +35,8 @@
 
 #[cfg(feature = "oidc")]
 mod id_token;
+#[cfg(feature = "cli")]
+pub(crate) mod inventory;
 mod keys;
 mod rotation;
 mod token;
@@ -48,7 +50,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 #[cfg(feature = "oidc")]
 pub(crate) use id_token::IdTokenKeys;
 pub use keys::{KeyError, SigningAlgorithm, SigningKey};
-pub use rotation::{RotatingKeys, SigningKeys, StaticKeys};
+pub use rotation::{ROTATION_CHECK, RotatingKeys, SigningKeys, StaticKeys};
 use token::Expected;
 pub use token::{JwtError, VerifiedToken};
 
