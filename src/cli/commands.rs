@@ -28,11 +28,12 @@ pub(super) enum Command {
 pub(super) enum ClientCommand {
     /// Registers a client; a confidential one's generated secret is printed once.
     Add(AddClient),
-    /// Lists every client, a tab-separated line each: id, kind (confidential or public),
-    /// name, grant types, scopes, redirect URIs, tier (administered, self-registered or
+    /// Lists every client with its tier and last use; never a secret.
+    ///
+    /// A tab-separated line each: id, kind (confidential or public), name, grant types, scopes, redirect URIs, tier (administered, self-registered or
     /// metadata-document) and last use (a self-registered client's last authorization or token
     /// request, in UTC, as recorded: at most hourly per node; `-` when none is recorded or the
-    /// client is administered). Never a secret.
+    /// client is administered).
     List,
     /// Gives a confidential client a new generated secret (printed once); the old one keeps
     /// working for `--overlap` seconds.
@@ -171,21 +172,26 @@ pub(super) struct KeyEncryption {
 
 #[derive(Subcommand)]
 pub(super) enum KeysCommand {
-    /// Lists the JWT signing keys, a tab-separated line each: kid, algorithm, created (when
+    /// Lists the JWT signing keys: kid, algorithm, created, state; never key material.
+    ///
+    /// A tab-separated line each: kid, algorithm, created (when
     /// `keys rotate` made it, or for a key of the schedule the start of its period, in UTC)
     /// and state: `current` (signs), `next` (published ahead of its period), `retiring`
     /// (published so that what it signed verifies), `retired` (kept, no longer published).
-    /// Never key material. Encrypted keys need the key-encryption key (`--key-file` or
+    /// Encrypted keys need the key-encryption key (`--key-file` or
     /// GRANTOR_KEY_ENCRYPTION_KEY; mounted in the host's binary, the server's).
     List(KeyEncryption),
-    /// Rotates every signing key in use now, ahead of its schedule (after a key may have
-    /// leaked): a fresh key per algorithm signs in place of the current one, and in place of
+    /// Makes a fresh signing key current now for each algorithm in use (a key may have leaked).
+    ///
+    /// Ahead of the schedule, a fresh key per algorithm signs in place of the current one, and in place of
     /// the next period's, published already. The keys replaced stay published as long as a
     /// scheduled rotation keeps them, so tokens they signed still verify until they expire.
     /// Each node of the server signs with the new key within a minute. At most 8 early
     /// rotations per rotation period. Prints the new current keys as `keys list` does.
     Rotate(KeyEncryption),
-    /// Re-seals every piece of key material under a new key-encryption key: material sealed
+    /// Re-seals every piece of key material under a new key-encryption key.
+    ///
+    /// Material sealed
     /// under the old key is opened and sealed again, material in the clear (a database whose
     /// server said `keys_in_clear`) is sealed, material sealed under the new key already is
     /// left (so an interrupted run can be run again). Nothing changes unless every piece
@@ -227,8 +233,9 @@ pub(super) enum UserCommand {
         /// "email_verified": true}`; `{}` clears them.
         claims: String,
     },
-    /// Ends every single sign-on session of a user (a lost device, a taken account): their
-    /// browsers must sign in again. Mounted in the host's binary, as the server's logout
+    /// Ends every single sign-on session of a user (a lost device, a taken account).
+    ///
+    /// Their browsers must sign in again. Mounted in the host's binary, as the server's logout
     /// ends one: each client issued tokens in them that registered a back-channel logout URI
     /// is sent a logout token and loses the refresh tokens of the session. Alone, without
     /// the host's server, the sessions end in the store and nothing else happens: no logout
@@ -238,14 +245,17 @@ pub(super) enum UserCommand {
         /// The username.
         username: String,
     },
-    /// Lists the approvals a user gave clients that are remembered now, a tab-separated line
-    /// each: client id, scope, resources (space-separated; empty: the server's default).
+    /// Lists the approvals a user gave clients that are remembered now.
+    ///
+    /// A tab-separated line each: client id, scope, resources (space-separated; empty: the
+    /// server's default).
     Consents {
         /// The username.
         username: String,
     },
-    /// Forgets a user's remembered approval of a client: the client's next authorization
-    /// request asks the user again. Tokens already issued stay valid (`client remove` or
+    /// Forgets a user's remembered approval of a client.
+    ///
+    /// The client's next authorization request asks the user again. Tokens already issued stay valid (`client remove` or
     /// revocation ends them).
     ForgetConsent {
         /// The username.

@@ -419,6 +419,17 @@ pub(crate) struct ValueRow {
     pub(crate) value: Vec<u8>,
 }
 
+impl ValueRow {
+    /// The value as the digest a signed-in browser is kept under.
+    pub(crate) fn into_session_digest(self) -> Result<SecretDigest, StoreError> {
+        let digest: [u8; 32] = self
+            .value
+            .try_into()
+            .map_err(|_| corrupt("session digest"))?;
+        Ok(SecretDigest::from_bytes(digest))
+    }
+}
+
 /// What one kind of single-use value holds: rows, and bytes of values.
 #[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct HeldRow {

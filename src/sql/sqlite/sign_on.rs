@@ -170,11 +170,7 @@ impl UserSessionStore for SqliteStore {
         // Each ended as one logout ends it: a session a concurrent logout took is its.
         let mut ended = Vec::with_capacity(digests.len());
         for digest in digests {
-            let digest: [u8; 32] = digest
-                .value
-                .try_into()
-                .map_err(|_| StoreError::failed("a session digest is not 32 bytes"))?;
-            let id = SecretDigest::from_bytes(digest);
+            let id = digest.into_session_digest()?;
             ended.extend(self.end_user_session(&id, now).await?);
         }
         Ok(ended)
