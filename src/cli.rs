@@ -129,10 +129,10 @@ use crate::server::AuthorizationServer;
 use crate::sql::SqliteStore;
 use crate::store::{
     Account, Admin as _, AdminError, ClientActivity as _, Consent, ConsentStore as _,
-    KeyEncryptionKey, KeyStore, MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _, User,
-    UserAdmin as _, UserClaims, UserSessionStore as _,
+    MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _, User, UserAdmin as _, UserClaims,
+    UserSessionStore as _,
 };
-use commands::{AddClient, ClientCommand, Command, KeyEncryption, KeysCommand, UserCommand};
+use commands::{AddClient, ClientCommand, Command, KeysCommand, UserCommand};
 
 /// Prints one line of the command's output. A closed standard output (`grantor client list |
 /// head -1`) only stops the printing, where `println!` would panic.
@@ -142,6 +142,8 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout(), $($line)*);
     }};
 }
+
+mod keys;
 
 /// The `grantor` command: [`Admin`] as a binary of its own.
 #[derive(Parser)]
@@ -366,8 +368,8 @@ async fn on_server(server: &AuthorizationServer, command: Command) -> Result<Ser
                 return Err(no_consent(&username, &client_id));
             }
         }
-        Command::Keys(KeysCommand::List(_)) => list_keys(server.key_seam()).await?,
-        Command::Keys(KeysCommand::Rotate(_)) => rotate_keys(server.key_seam()).await?,
+        Command::Keys(KeysCommand::List(_)) => keys::list(server.key_seam()).await?,
+        Command::Keys(KeysCommand::Rotate(_)) => keys::rotate(server.key_seam()).await?,
         Command::Client(ClientCommand::Add(add)) => {
             add_client(registry(server)?, add).await?;
         }
@@ -546,30 +548,13 @@ async fn run(database: Option<String>, command: Command) -> Result<(), Failure> 
             }
         }
         Command::Keys(KeysCommand::List(kek)) => {
-            list_keys(&*sealed_keys(&store, &kek)?).await
+            keys::list(&*keys::sealed(&store, &kek)?).await
         }
         Command::Keys(KeysCommand::Rotate(kek)) => {
-            rotate_keys(&*sealed_keys(&store, &kek)?).await
+            keys::rotate(&*keys::sealed(&store, &kek)?).await
         }
         Command::Keys(KeysCommand::Reseal { old, new_key_file }) => {
-            let old = read_kek(&old, "GRANTOR_KEY_ENCRYPTION_KEY")?;
-            let new = KeyEncryption {
-                key_file: new_key_file,
-            };
-            let new = read_kek(&new, "GRANTOR_NEW_KEY_ENCRYPTION_KEY")?.ok_or_else(|| {
-                Failure::Refused(
-                    "no new key-encryption key: give --new-key-file or set \
-                     GRANTOR_NEW_KEY_ENCRYPTION_KEY"
-                        .to_owned(),
-                )
-            })?;
-            let done = crate::store::reseal(&store, old.as_ref(), &new, now())
-                .await
-                .map_err(|error| Failure::Refused(format!("nothing was re-sealed: {error}")))?;
-            say!("sealed_from_clear: {}", done.from_clear);
-            say!("resealed: {}", done.from_old_key);
-            say!("sealed_already: {}", done.already);
-            Ok(())
+            keys::reseal(&store, &old, new_key_file).await
         }
         Command::Migrate => {
             // Connecting migrated it; asked again, so that a URL through a pooler in
@@ -665,100 +650,6 @@ fn print_consents(consents: &[(crate::client::ClientId, Consent)]) {
             consent.audience.as_str()
         );
     }
-}
-
-/// The key-encryption key `kek` names (its file), else the one in the environment variable
-/// `variable`; `None` when neither is given. Whatever is wrong with it is said without it.
-fn read_kek(kek: &KeyEncryption, variable: &str) -> Result<Option<KeyEncryptionKey>, Failure> {
-    let (encoded, from) = match &kek.key_file {
-        Some(path) => {
-            let encoded = std::fs::read_to_string(path).map_err(|error| {
-                Failure::Refused(format!("cannot read {}: {error}", path.display()))
-            })?;
-            (encoded, path.display().to_string())
-        }
-        None => match std::env::var(variable) {
-            Ok(encoded) => (encoded, variable.to_owned()),
-            Err(_) => return Ok(None),
-        },
-    };
-    KeyEncryptionKey::from_base64(&encoded)
-        .map(Some)
-        .map_err(|error| Failure::Refused(format!("{from}: {error}")))
-}
-
-/// grantor's key seam over `store` as the server reads it: sealed under the key-encryption
-/// key `kek` names, or in the clear without one.
-fn sealed_keys<S: KeyStore + Clone + 'static>(
-    store: &S,
-    kek: &KeyEncryption,
-) -> Result<std::sync::Arc<dyn KeyStore>, Failure> {
-    let inner: std::sync::Arc<dyn KeyStore> = std::sync::Arc::new(store.clone());
-    Ok(match read_kek(kek, "GRANTOR_KEY_ENCRYPTION_KEY")? {
-        Some(kek) => std::sync::Arc::new(crate::store::EncryptedKeys::new(inner, &kek)),
-        None => std::sync::Arc::new(crate::store::ClearKeys(inner)),
-    })
-}
-
-/// `keys list`: a line per signing key, never its material.
-#[cfg(feature = "jwt")]
-async fn list_keys(keys: &dyn KeyStore) -> Result<(), Failure> {
-    let listed = crate::jwt::inventory::list(keys, now())
-        .await
-        .map_err(keys_failure)?;
-    print_keys(&listed);
-    Ok(())
-}
-
-/// `keys rotate`: the new current keys.
-#[cfg(feature = "jwt")]
-async fn rotate_keys(keys: &dyn KeyStore) -> Result<(), Failure> {
-    let rotated = crate::jwt::inventory::rotate(keys, now())
-        .await
-        .map_err(keys_failure)?;
-    if rotated.is_empty() {
-        eprintln!("grantor: no signing key is in use now: nothing to rotate");
-    }
-    print_keys(&rotated);
-    Ok(())
-}
-
-#[cfg(feature = "jwt")]
-fn print_keys(keys: &[crate::jwt::inventory::ListedKey]) {
-    for key in keys {
-        say!(
-            "{}\t{}\t{}\t{}",
-            key.kid,
-            key.algorithm.as_str(),
-            utc(key.created),
-            key.state.as_str()
-        );
-    }
-}
-
-/// A key seam's failure: material that does not open is the administrator's to fix (the
-/// message says how), anything else the database's.
-#[cfg(feature = "jwt")]
-fn keys_failure(error: StoreError) -> Failure {
-    match error.kind() {
-        crate::store::StoreErrorKind::Unavailable => Failure::Refused(error.to_string()),
-        crate::store::StoreErrorKind::Failed => Failure::Store(error),
-    }
-}
-
-#[cfg(not(feature = "jwt"))]
-async fn list_keys(_keys: &dyn KeyStore) -> Result<(), Failure> {
-    Err(no_jwt())
-}
-
-#[cfg(not(feature = "jwt"))]
-async fn rotate_keys(_keys: &dyn KeyStore) -> Result<(), Failure> {
-    Err(no_jwt())
-}
-
-#[cfg(not(feature = "jwt"))]
-fn no_jwt() -> Failure {
-    Failure::Refused("signing keys need grantor's jwt feature, which this build lacks".to_owned())
 }
 
 /// `at` as `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC), from the days since 1970 by the proleptic
