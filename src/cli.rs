@@ -12,6 +12,12 @@
 //! echo 'a long passphrase' | grantor user add alice@example.com
 //! echo 'another passphrase' | grantor user set-password alice@example.com
 //! grantor user set-claims alice@example.com '{"name": "Alice", "email": "alice@example.com"}'
+//! grantor user end-sessions alice@example.com
+//! grantor user consents alice@example.com
+//! grantor user forget-consent alice@example.com my-app
+//! grantor keys list
+//! grantor keys rotate
+//! GRANTOR_NEW_KEY_ENCRYPTION_KEY=… grantor keys reseal
 //! grantor purge
 //! grantor migrate                           # before a rolling deploy
 //! ```
@@ -21,6 +27,41 @@
 //! input, never from the command line (where other users of the machine could read them), and
 //! kept only as Argon2id hashes. The database is `sqlite:PATH` (created and migrated if
 //! missing) or, with the `postgres` feature, `postgres://…`; migrations are applied first.
+//!
+//! `client list` shows each client's tier (administered, self-registered, metadata-document)
+//! and, for a self-registered one, its last recorded use; `client forget-idle` deletes the
+//! self-registered clients unused for longer than `--idle-for`, with their tokens.
+//!
+//! **Sessions and consents.** `user end-sessions` ends every single sign-on session of a
+//! user. Mounted in the host's binary it goes through
+//! [`AuthorizationServer::end_user_sessions`](crate::AuthorizationServer::end_user_sessions),
+//! which does what the server's logout does for
+//! each session: a logout token to each client issued tokens in it that registered a
+//! back-channel logout URI, whose refresh tokens of the session are revoked. Alone, the
+//! command has no issuer, signing keys nor outbound to send logout tokens with: it ends the
+//! sessions in the store (the browsers must sign in again), sends nothing, revokes nothing,
+//! and says so on standard error. `user consents` lists a user's remembered approvals and
+//! `user forget-consent` forgets one, alone or mounted alike.
+//!
+//! **Signing keys.** `keys list` shows the JWT signing keys (ID tokens, JWT access tokens) in
+//! the key table: `kid`, algorithm, when it was made (or its period starts) and whether it is
+//! current, next, retiring or retired; never their material. `keys rotate` makes a fresh key
+//! current now for each algorithm in use, and replaces the next period's too (it is published
+//! already, so it was as exposed); the keys replaced stay published as a scheduled rotation
+//! keeps them, so what they signed verifies until it expires, and every node signs with the
+//! new key within [`ROTATION_CHECK`](crate::jwt::ROTATION_CHECK). Both need the `jwt`
+//! feature. Keys encrypted at rest are opened with the key-encryption key from `--key-file` or
+//! `GRANTOR_KEY_ENCRYPTION_KEY` (mounted, the server's own).
+//!
+//! **Re-sealing.** `keys reseal` (needs `--database`) seals every piece of key material under
+//! a new key-encryption key, read from `--new-key-file` or `GRANTOR_NEW_KEY_ENCRYPTION_KEY`;
+//! the old one from `--key-file` or `GRANTOR_KEY_ENCRYPTION_KEY`, none for a database written
+//! in the clear (`keys_in_clear`), whose material it seals. Key-encryption keys never come
+//! from the command line and are never printed. Every piece is opened before any is written,
+//! so a wrong old key changes nothing; a piece already under the new key is left, so a run
+//! cut short can be run again. Stop the servers first (a key one makes meanwhile would rest
+//! under the old key), then start them with the new key: one started with the old key answers
+//! 503 naming the key it needs.
 //!
 //! Exit status: 0 done, 1 refused (unknown client or user, a taken id or username, an invalid
 //! client), 2 a usage error, 3 the database failed.
@@ -33,8 +74,8 @@
 //! registered, rotated and removed through its client registry. A server that reads users from
 //! a store it cannot write (a host `UserStore` without [`user_admin`](crate::AuthorizationServerBuilder::user_admin))
 //! refuses `user add` with exit status 1 and says why; nothing is written anywhere else.
-//! `client list`, `purge` and `migrate` maintain grantor's SQL store itself and need
-//! `--database`.
+//! `client list`, `keys reseal`, `purge` and `migrate` maintain grantor's SQL store itself and
+//! need `--database`.
 //!
 //! ```no_run
 //! use std::process::ExitCode;
@@ -87,10 +128,11 @@ use crate::clock::UnixTime;
 use crate::server::AuthorizationServer;
 use crate::sql::SqliteStore;
 use crate::store::{
-    Account, Admin as _, AdminError, MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _,
-    User, UserAdmin as _, UserClaims,
+    Account, Admin as _, AdminError, ClientActivity as _, Consent, ConsentStore as _,
+    MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _, User, UserAdmin as _, UserClaims,
+    UserSessionStore as _,
 };
-use commands::{AddClient, ClientCommand, Command, UserCommand};
+use commands::{AddClient, ClientCommand, Command, KeysCommand, UserCommand};
 
 /// Prints one line of the command's output. A closed standard output (`grantor client list |
 /// head -1`) only stops the printing, where `println!` would panic.
@@ -100,6 +142,8 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout(), $($line)*);
     }};
 }
+
+mod keys;
 
 /// The `grantor` command: [`Admin`] as a binary of its own.
 #[derive(Parser)]
@@ -115,8 +159,8 @@ struct Cli {
 #[derive(Args)]
 pub struct Admin {
     /// The database: `sqlite:PATH` (created if missing) or `postgres://…` (feature
-    /// `postgres`). Mounted in a host's binary, only `client list`, `purge` and `migrate` need
-    /// it: the other commands go through the host's server.
+    /// `postgres`). Mounted in a host's binary, only `client list`, `keys reseal`, `purge` and
+    /// `migrate` need it: the other commands go through the host's server.
     #[arg(long, env = "GRANTOR_DATABASE_URL", hide_env_values = true)]
     database: Option<String>,
     #[command(subcommand)]
@@ -302,6 +346,30 @@ async fn on_server(server: &AuthorizationServer, command: Command) -> Result<Ser
             }
             say!("claims: {}", claims.to_stored());
         }
+        Command::User(UserCommand::EndSessions { username }) => {
+            let user = server_user(server, &username).await?;
+            let ended = server
+                .end_user_sessions(user.id())
+                .await
+                .map_err(|error| Failure::Refused(format!("the sessions did not end: {error}")))?;
+            say!("sessions_ended: {ended}");
+        }
+        Command::User(UserCommand::Consents { username }) => {
+            let user = server_user(server, &username).await?;
+            print_consents(&server.consents(user.id()).await?);
+        }
+        Command::User(UserCommand::ForgetConsent {
+            username,
+            client_id,
+        }) => {
+            let user = server_user(server, &username).await?;
+            let client = client_id_of(&client_id)?;
+            if !server.forget_consent(user.id(), &client).await? {
+                return Err(no_consent(&username, &client_id));
+            }
+        }
+        Command::Keys(KeysCommand::List(_)) => keys::list(server.key_seam()).await?,
+        Command::Keys(KeysCommand::Rotate(_)) => keys::rotate(server.key_seam()).await?,
         Command::Client(ClientCommand::Add(add)) => {
             add_client(registry(server)?, add).await?;
         }
@@ -376,7 +444,8 @@ async fn run(database: Option<String>, command: Command) -> Result<(), Failure> 
         Command::Client(ClientCommand::Add(add)) => add_client(&store, add).await,
         Command::Client(ClientCommand::List) => {
             for client in store.clients().await? {
-                say!("{}", describe(&client));
+                let last_used = store.client_last_used(client.id().as_str()).await?;
+                say!("{}", describe(&client, last_used));
             }
             Ok(())
         }
@@ -451,6 +520,42 @@ async fn run(database: Option<String>, command: Command) -> Result<(), Failure> 
             say!("claims: {kept}");
             Ok(())
         }
+        Command::User(UserCommand::EndSessions { username }) => {
+            let user = store_user(&store, &username).await?;
+            let ended = store.end_user_sessions(user.id(), now()).await?;
+            eprintln!(
+                "grantor: without the host's server, no logout token was sent and no token \
+                 revoked (mount the command in the host's binary for back-channel logout)"
+            );
+            say!("sessions_ended: {}", ended.len());
+            Ok(())
+        }
+        Command::User(UserCommand::Consents { username }) => {
+            let user = store_user(&store, &username).await?;
+            print_consents(&store.consents(user.id(), now()).await?);
+            Ok(())
+        }
+        Command::User(UserCommand::ForgetConsent {
+            username,
+            client_id,
+        }) => {
+            let user = store_user(&store, &username).await?;
+            let client = client_id_of(&client_id)?;
+            if store.forget_consent(user.id(), &client).await? {
+                Ok(())
+            } else {
+                Err(no_consent(&username, &client_id))
+            }
+        }
+        Command::Keys(KeysCommand::List(kek)) => {
+            keys::list(&*keys::sealed(&store, &kek)?).await
+        }
+        Command::Keys(KeysCommand::Rotate(kek)) => {
+            keys::rotate(&*keys::sealed(&store, &kek)?).await
+        }
+        Command::Keys(KeysCommand::Reseal { old, new_key_file }) => {
+            keys::reseal(&store, &old, new_key_file).await
+        }
         Command::Migrate => {
             // Connecting migrated it; asked again, so that a URL through a pooler in
             // transaction mode is refused with where to run the migrations instead.
@@ -513,8 +618,65 @@ async fn add_client<S: crate::store::Admin + ?Sized>(
     Ok(())
 }
 
+/// The user `username` names in grantor's own store.
+async fn store_user<S: crate::store::UserStore>(
+    store: &S,
+    username: &str,
+) -> Result<User, Failure> {
+    let found = store.find_account(username).await?;
+    found
+        .map(Account::into_user)
+        .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))
+}
+
+fn client_id_of(client_id: &str) -> Result<crate::client::ClientId, Failure> {
+    crate::client::ClientId::new(client_id)
+        .map_err(|_| Failure::Refused(format!("no client {client_id:?}")))
+}
+
+fn no_consent(username: &str, client_id: &str) -> Failure {
+    Failure::Refused(format!(
+        "no approval of {username:?} for the client {client_id:?} is remembered"
+    ))
+}
+
+/// `user consents`: a line per client, tab-separated.
+fn print_consents(consents: &[(crate::client::ClientId, Consent)]) {
+    for (client, consent) in consents {
+        say!(
+            "{}\t{}\t{}",
+            client.as_str(),
+            consent.scope.as_str(),
+            consent.audience.as_str()
+        );
+    }
+}
+
+/// `at` as `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC), from the days since 1970 by the proleptic
+/// Gregorian calendar (Howard Hinnant's `civil_from_days`).
+fn utc(at: UnixTime) -> String {
+    let secs = at.as_secs();
+    let (days, time) = (secs / 86_400, secs % 86_400);
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        time / 3_600,
+        time % 3_600 / 60,
+        time % 60
+    )
+}
+
 /// One line of `client list`, tab-separated.
-fn describe(client: &Client) -> String {
+fn describe(client: &Client, last_used: Option<UnixTime>) -> String {
     let kind = if client.is_public() {
         "public"
     } else {
@@ -526,12 +688,14 @@ fn describe(client: &Client) -> String {
         .map(GrantType::as_str)
         .collect();
     format!(
-        "{}\t{kind}\t{}\t{}\t{}\t{}",
+        "{}\t{kind}\t{}\t{}\t{}\t{}\t{}\t{}",
         client.id().as_str(),
         client.name(),
         grants.join(" "),
         client.scopes().as_str(),
         client.redirect_uris().join(" "),
+        client.tier().as_str(),
+        last_used.map_or_else(|| "-".to_owned(), utc),
     )
 }
 

@@ -3,6 +3,10 @@
 //! endpoints.
 
 mod common;
+#[path = "admin_cli/databases.rs"]
+mod databases;
+#[path = "admin_cli/operators.rs"]
+mod operators;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -140,8 +144,9 @@ async fn a_client_is_added_listed_rotated_and_removed() {
     assert_eq!(
         lines,
         [
-            "reporting\tconfidential\tReporting job\tclient_credentials\tread write\t",
-            "spa\tpublic\tspa\tauthorization_code\t\thttps://spa.example/cb",
+            "reporting\tconfidential\tReporting job\tclient_credentials\tread write\t\t\
+             administered\t-",
+            "spa\tpublic\tspa\tauthorization_code\t\thttps://spa.example/cb\tadministered\t-",
         ]
     );
     assert!(!listed.contains(&secret), "a listing never shows a secret");

@@ -9,9 +9,14 @@ pub(super) enum Command {
     /// Registers, lists, rotates the secret of, or removes clients.
     #[command(subcommand)]
     Client(ClientCommand),
-    /// Adds users, resets their passwords (read from standard input) or sets their claims.
+    /// Adds users, resets their passwords (read from standard input) or sets their claims;
+    /// ends their sessions; lists and forgets their approvals.
     #[command(subcommand)]
     User(UserCommand),
+    /// Lists and rotates the JWT signing keys (ID tokens, JWT access tokens), and re-seals key
+    /// material under a new key-encryption key.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Deletes expired codes, tokens, sessions and counters, and revoked families.
     Purge,
     /// Applies the schema's pending migrations (every command does first): run it once ahead
@@ -23,7 +28,12 @@ pub(super) enum Command {
 pub(super) enum ClientCommand {
     /// Registers a client; a confidential one's generated secret is printed once.
     Add(AddClient),
-    /// Lists every client: id, kind, name, grant types, scopes, redirect URIs.
+    /// Lists every client with its tier and last use; never a secret.
+    ///
+    /// A tab-separated line each: id, kind (confidential or public), name, grant types, scopes, redirect URIs, tier (administered, self-registered or
+    /// metadata-document) and last use (a self-registered client's last authorization or token
+    /// request, in UTC, as recorded: at most hourly per node; `-` when none is recorded or the
+    /// client is administered).
     List,
     /// Gives a confidential client a new generated secret (printed once); the old one keeps
     /// working for `--overlap` seconds.
@@ -149,6 +159,58 @@ impl From<Grant> for GrantType {
     }
 }
 
+/// The key-encryption key a command reads (never from the command line, where `ps` shows it).
+#[derive(Args)]
+pub(super) struct KeyEncryption {
+    /// A file holding the key-encryption key the server encrypts its keys at rest with (32
+    /// bytes in standard base64, as `openssl rand -base64 32` prints them); without it, the
+    /// environment variable GRANTOR_KEY_ENCRYPTION_KEY (the demo server's); without either,
+    /// the keys are in the clear.
+    #[arg(long, value_name = "PATH")]
+    pub(super) key_file: Option<std::path::PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub(super) enum KeysCommand {
+    /// Lists the JWT signing keys: kid, algorithm, created, state; never key material.
+    ///
+    /// A tab-separated line each: kid, algorithm, created (when
+    /// `keys rotate` made it, or for a key of the schedule the start of its period, in UTC)
+    /// and state: `current` (signs), `next` (published ahead of its period), `retiring`
+    /// (published so that what it signed verifies), `retired` (kept, no longer published).
+    /// Encrypted keys need the key-encryption key (`--key-file` or
+    /// GRANTOR_KEY_ENCRYPTION_KEY; mounted in the host's binary, the server's).
+    List(KeyEncryption),
+    /// Makes a fresh signing key current now for each algorithm in use (a key may have leaked).
+    ///
+    /// Ahead of the schedule, a fresh key per algorithm signs in place of the current one, and in place of
+    /// the next period's, published already. The keys replaced stay published as long as a
+    /// scheduled rotation keeps them, so tokens they signed still verify until they expire.
+    /// Each node of the server signs with the new key within a minute. At most 8 early
+    /// rotations per rotation period. Prints the new current keys as `keys list` does.
+    Rotate(KeyEncryption),
+    /// Re-seals every piece of key material under a new key-encryption key.
+    ///
+    /// Material sealed
+    /// under the old key is opened and sealed again, material in the clear (a database whose
+    /// server said `keys_in_clear`) is sealed, material sealed under the new key already is
+    /// left (so an interrupted run can be run again). Nothing changes unless every piece
+    /// opens. Then start the servers with the new key; a server with the old one answers 503
+    /// saying which key it needs. Stop the servers first: a key one of them makes meanwhile is
+    /// sealed under the old key (run the command again after). Needs `--database`.
+    ///
+    /// The new key: `--new-key-file` or the environment variable
+    /// GRANTOR_NEW_KEY_ENCRYPTION_KEY. The old one: `--key-file` or
+    /// GRANTOR_KEY_ENCRYPTION_KEY, or none for a database in the clear.
+    Reseal {
+        #[command(flatten)]
+        old: KeyEncryption,
+        /// A file holding the new key-encryption key (32 bytes in standard base64).
+        #[arg(long, value_name = "PATH")]
+        new_key_file: Option<std::path::PathBuf>,
+    },
+}
+
 #[derive(Subcommand)]
 pub(super) enum UserCommand {
     /// Adds a user (an email address); the password is the first line of standard input.
@@ -170,5 +232,35 @@ pub(super) enum UserCommand {
         /// A JSON object of at most 8 KiB: `{"name": "Alice", "email": "alice@example.com",
         /// "email_verified": true}`; `{}` clears them.
         claims: String,
+    },
+    /// Ends every single sign-on session of a user (a lost device, a taken account).
+    ///
+    /// Their browsers must sign in again. Mounted in the host's binary, as the server's logout
+    /// ends one: each client issued tokens in them that registered a back-channel logout URI
+    /// is sent a logout token and loses the refresh tokens of the session. Alone, without
+    /// the host's server, the sessions end in the store and nothing else happens: no logout
+    /// token is sent (it needs the server's issuer, signing keys and outbound), no token is
+    /// revoked. Prints how many sessions ended.
+    EndSessions {
+        /// The username.
+        username: String,
+    },
+    /// Lists the approvals a user gave clients that are remembered now.
+    ///
+    /// A tab-separated line each: client id, scope, resources (space-separated; empty: the
+    /// server's default).
+    Consents {
+        /// The username.
+        username: String,
+    },
+    /// Forgets a user's remembered approval of a client.
+    ///
+    /// The client's next authorization request asks the user again. Tokens already issued stay valid (`client remove` or
+    /// revocation ends them).
+    ForgetConsent {
+        /// The username.
+        username: String,
+        /// The client's id.
+        client_id: String,
     },
 }

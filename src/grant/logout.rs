@@ -210,6 +210,18 @@ impl Logout<'_> {
         else {
             return Ok(None);
         };
+        self.ended(&session, now).await?;
+        Ok(Some(session))
+    }
+
+    /// What ending `session` (taken from the store) does, whoever ended it: the event, and
+    /// each client issued tokens in it that registered a `backchannel_logout_uri` has its
+    /// refresh tokens from the session revoked and is sent a logout token.
+    pub(crate) async fn ended(
+        &self,
+        session: &UserSession,
+        now: UnixTime,
+    ) -> Result<(), OAuthError> {
         let event = Event::new(EventKind::SessionEnded, now).user(Some(session.user.id()));
         self.events.record(&event);
         let mut notified: Vec<&ClientId> = Vec::new();
@@ -223,10 +235,10 @@ impl Logout<'_> {
             self.tokens.revoke_family(*family).await?;
             if !notified.contains(&client_id) {
                 notified.push(client_id);
-                self.notify(&client, uri, &session, now).await?;
+                self.notify(&client, uri, session, now).await?;
             }
         }
-        Ok(Some(session))
+        Ok(())
     }
 
     /// Sends `client` a logout token for `session` (Back-Channel Logout 1.0 §2.4).

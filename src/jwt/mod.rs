@@ -35,6 +35,8 @@
 
 #[cfg(feature = "oidc")]
 mod id_token;
+#[cfg(feature = "cli")]
+pub(crate) mod inventory;
 mod keys;
 mod pool;
 mod rotation;
@@ -51,7 +53,7 @@ pub(crate) use id_token::IdTokenKeys;
 pub use keys::{KeyError, SigningAlgorithm, SigningKey};
 pub(crate) use pool::Signatures;
 pub use pool::SigningPool;
-pub use rotation::{RotatingKeys, SigningKeys, StaticKeys};
+pub use rotation::{ROTATION_CHECK, RotatingKeys, SigningKeys, StaticKeys};
 use token::Expected;
 pub use token::{JwtError, VerifiedToken};
 

@@ -84,6 +84,12 @@ impl SigningKeys for StaticKeys {
 /// next period's is published a whole period before it signs, so a resource server's cached
 /// JWKS already knows it.
 ///
+/// An administrator may rotate early (`grantor keys rotate`, after a key may have leaked): a
+/// key kept under `grantor:jwk:<alg>:<period>.<n>` then signs in place of the period's, which
+/// stays published as the period's keys do. Each process looks for such a key at most once a
+/// [`ROTATION_CHECK`] (and for a `kid` it does not know, at most once a second), so an early
+/// rotation reaches every node's signing within that time.
+///
 /// The private keys rest in the key seam: whoever reads it can sign tokens, unless the server
 /// [encrypts keys at rest](crate::AuthorizationServerBuilder::encrypt_keys_at_rest) (build
 /// these with [`JwtAccessTokens::rotating`](super::JwtAccessTokens::rotating) to get the
@@ -93,7 +99,7 @@ pub struct RotatingKeys {
     algorithm: SigningAlgorithm,
     period: u64,
     store: Arc<dyn KeyStore>,
-    cached: Mutex<Vec<(u64, Arc<SigningKey>)>>,
+    cached: Mutex<Vec<Generations>>,
     /// The callers waiting for a key this process is making: one maker per process, so a burst
     /// of first requests makes one RSA key, not one each.
     making: Mutex<Option<Vec<oneshot::Sender<()>>>>,
@@ -131,16 +137,49 @@ impl RotatingKeys {
         Duration::from_secs(self.period)
     }
 
-    /// The key of `period`: cached, else shared through the store (made first when `make`).
+    /// Every key of `period` (the period's own made first when `make`), and those of early
+    /// rotations after it: as cached, unless `recheck` says to look again.
+    async fn generations(
+        &self,
+        period: u64,
+        now: UnixTime,
+        make: bool,
+        recheck: Recheck,
+    ) -> Result<Vec<Arc<SigningKey>>, StoreError> {
+        let (mut keys, checked_at) = self.cached(period);
+        let fresh = checked_at.is_some_and(|at| match recheck {
+            Recheck::Periodically => now < at.plus(ROTATION_CHECK),
+            Recheck::Soon => now.as_secs() <= at.as_secs(),
+        });
+        if fresh || keys.len() > namespace::MAX_EARLY_ROTATIONS {
+            return Ok(keys);
+        }
+        if keys.is_empty() {
+            match self.key(period, now, make).await? {
+                Some(key) => keys.push(key),
+                None => return Ok(keys),
+            }
+        }
+        while keys.len() <= namespace::MAX_EARLY_ROTATIONS {
+            let name = namespace::rotated_signing_key(self.algorithm.as_str(), period, keys.len());
+            let Some(stored) = self.store.find_key(&name, now).await? else {
+                break;
+            };
+            keys.push(Arc::new(
+                SigningKey::from_stored(&stored).map_err(StoreError::failed)?,
+            ));
+        }
+        self.remember(period, &keys, now);
+        Ok(keys)
+    }
+
+    /// The period's own key, shared through the store (made first when `make`).
     async fn key(
         &self,
         period: u64,
         now: UnixTime,
         make: bool,
     ) -> Result<Option<Arc<SigningKey>>, StoreError> {
-        if let Some(key) = self.cached(period) {
-            return Ok(Some(key));
-        }
         let name = namespace::signing_key(self.algorithm.as_str(), period);
         let mut stored = self.store.find_key(&name, now).await?;
         if stored.is_none() && make {
@@ -165,13 +204,8 @@ impl RotatingKeys {
         let Some(stored) = stored else {
             return Ok(None);
         };
-        let key = Arc::new(SigningKey::from_stored(&stored).map_err(StoreError::failed)?);
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        cached.retain(|(p, _)| *p + 2 >= period);
-        if cached.iter().all(|(p, _)| *p != period) {
-            cached.push((period, Arc::clone(&key)));
-        }
-        Ok(Some(key))
+        let key = SigningKey::from_stored(&stored).map_err(StoreError::failed)?;
+        Ok(Some(Arc::new(key)))
     }
 
     /// Makes this caller the process's key maker, or answers what to await until the maker is
@@ -191,17 +225,69 @@ impl RotatingKeys {
         }
     }
 
-    fn cached(&self, period: u64) -> Option<Arc<SigningKey>> {
+    /// The keys of `period` this process knows, and when it last looked.
+    fn cached(&self, period: u64) -> (Vec<Arc<SigningKey>>, Option<UnixTime>) {
         let cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
         cached
             .iter()
-            .find(|(p, _)| *p == period)
-            .map(|(_, key)| Arc::clone(key))
+            .find(|known| known.period == period)
+            .map_or((Vec::new(), None), |known| {
+                (known.keys.clone(), Some(known.checked_at))
+            })
+    }
+
+    /// Keeps `keys` as `period`'s, read at `now`, and forgets periods no longer published.
+    fn remember(&self, period: u64, keys: &[Arc<SigningKey>], now: UnixTime) {
+        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        cached.retain(|known| known.period + 2 >= period && known.period != period);
+        cached.push(Generations {
+            period,
+            keys: keys.to_vec(),
+            checked_at: now,
+        });
+    }
+
+    /// Every key to publish at `now`, looked up again as `recheck` says.
+    async fn published(
+        &self,
+        now: UnixTime,
+        recheck: Recheck,
+    ) -> Result<Vec<Arc<SigningKey>>, StoreError> {
+        let current = self.period_of(now);
+        let mut keys = Vec::with_capacity(3);
+        for (period, make) in [(current, true), (current + 1, true)] {
+            keys.extend(self.generations(period, now, make, recheck).await?);
+        }
+        if let Some(previous) = current.checked_sub(1) {
+            keys.extend(self.generations(previous, now, false, recheck).await?);
+        }
+        Ok(keys)
     }
 
     fn period_of(&self, now: UnixTime) -> u64 {
         now.as_secs() / self.period
     }
+}
+
+/// How often a process looks for the key of an administrator's early rotation: within this
+/// long of `grantor keys rotate`, every node signs with the new key.
+pub const ROTATION_CHECK: Duration = Duration::from_secs(60);
+
+/// The keys of one period as this process last read them: the period's own first, then those
+/// of early rotations in the order they were made (the last one signs).
+struct Generations {
+    period: u64,
+    keys: Vec<Arc<SigningKey>>,
+    checked_at: UnixTime,
+}
+
+/// When the keys of a period this process knows are looked up again.
+#[derive(Clone, Copy)]
+enum Recheck {
+    /// Once a [`ROTATION_CHECK`]: signing and publishing.
+    Periodically,
+    /// Once a second: a `kid` this process does not know, which another node may sign with.
+    Soon,
 }
 
 /// The process's key maker while it lives: dropping it (the key kept, or the maker's request
@@ -220,7 +306,7 @@ impl Drop for Maker<'_> {
 
 /// A new key of `algorithm`. An RSA key's search takes a tenth of a second or more, so it runs
 /// on a thread of its own rather than stall the executor that awaits it (once a period).
-async fn generate(algorithm: SigningAlgorithm) -> Result<SigningKey, StoreError> {
+pub(super) async fn generate(algorithm: SigningAlgorithm) -> Result<SigningKey, StoreError> {
     if algorithm != SigningAlgorithm::RS256 {
         return SigningKey::generate(algorithm).map_err(StoreError::failed);
     }
@@ -245,21 +331,17 @@ impl SigningKeys for RotatingKeys {
     }
 
     async fn signing_key(&self, now: UnixTime) -> Result<Arc<SigningKey>, StoreError> {
-        self.key(self.period_of(now), now, true)
-            .await?
+        let keys = self
+            .generations(self.period_of(now), now, true, Recheck::Periodically)
+            .await?;
+        // The last early rotation's key signs in place of the period's own.
+        keys.last()
+            .cloned()
             .ok_or_else(|| StoreError::failed("the signing key could not be made"))
     }
 
     async fn published_keys(&self, now: UnixTime) -> Result<Vec<Arc<SigningKey>>, StoreError> {
-        let current = self.period_of(now);
-        let mut keys = Vec::with_capacity(3);
-        for (period, make) in [(current, true), (current + 1, true)] {
-            keys.extend(self.key(period, now, make).await?);
-        }
-        if let Some(previous) = current.checked_sub(1) {
-            keys.extend(self.key(previous, now, false).await?);
-        }
-        Ok(keys)
+        self.published(now, Recheck::Periodically).await
     }
 
     async fn verification_key(
@@ -272,13 +354,16 @@ impl SigningKeys for RotatingKeys {
             let current = self.period_of(now);
             cached
                 .iter()
-                .find(|(p, key)| key.kid() == kid && *p + 1 >= current && *p <= current + 1)
-                .map(|(_, key)| Arc::clone(key))
+                .filter(|known| known.period + 1 >= current && known.period <= current + 1)
+                .flat_map(|known| &known.keys)
+                .find(|key| key.kid() == kid)
+                .cloned()
         };
         if cached.is_some() {
             return Ok(cached);
         }
-        let keys = self.published_keys(now).await?;
+        // Another node may sign with a key of an early rotation this one has not seen yet.
+        let keys = self.published(now, Recheck::Soon).await?;
         Ok(keys.into_iter().find(|key| key.kid() == kid))
     }
 }

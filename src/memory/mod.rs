@@ -310,6 +310,19 @@ impl KeyStore for MemoryStore {
         Ok(self.parts.keys.peek(name, now))
     }
 
+    async fn key_names(&self, now: UnixTime) -> Result<Vec<(String, UnixTime)>, StoreError> {
+        Ok(self.parts.keys.names(now))
+    }
+
+    async fn replace_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        Ok(self.parts.keys.replace(name, material, now))
+    }
+
     /// Gone with the process: the builder asks no choice of how keys rest.
     fn is_durable(&self) -> bool {
         false
@@ -449,6 +462,14 @@ impl UserSessionStore for MemoryStore {
     ) -> Result<Option<UserSession>, StoreError> {
         Ok(self.parts.user_sessions.end(id, now))
     }
+
+    async fn end_user_sessions(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<UserSession>, StoreError> {
+        Ok(self.parts.user_sessions.end_all(user, now))
+    }
 }
 
 #[async_trait]
@@ -477,6 +498,14 @@ impl ConsentStore for MemoryStore {
 
     async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError> {
         Ok(self.parts.consents.forget(user, client))
+    }
+
+    async fn consents(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<(ClientId, Consent)>, StoreError> {
+        Ok(self.parts.consents.of_user(user, now))
     }
 }
 

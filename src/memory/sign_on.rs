@@ -98,6 +98,23 @@ impl UserSessions {
         lock(&self.0).sessions.take(id, now)
     }
 
+    /// Ends every live session of `user`, under one lock: each goes to one caller.
+    pub(crate) fn end_all(&self, user: &UserId, now: UnixTime) -> Vec<UserSession> {
+        let mut table = lock(&self.0);
+        let SessionTable { sessions, by_user } = &mut *table;
+        let Some(mine) = by_user.remove(user) else {
+            return Vec::new();
+        };
+        // A digest another user's session took since is left to it.
+        let mut ended = Vec::with_capacity(mine.len());
+        for id in &mine {
+            if is_users(sessions, id, user, now) {
+                ended.extend(sessions.take(id, now));
+            }
+        }
+        ended
+    }
+
     pub(crate) fn purge(&self, now: UnixTime) -> usize {
         let mut table = lock(&self.0);
         let SessionTable { sessions, by_user } = &mut *table;
@@ -144,6 +161,19 @@ impl Consents {
     pub(crate) fn find(&self, user: &UserId, client: &ClientId, now: UnixTime) -> Option<Consent> {
         let key = (user.clone(), client.clone());
         lock(&self.0).live(&key, now).cloned()
+    }
+
+    /// `user`'s live approvals, by client id. A scan: an administrator's listing, never a
+    /// request's path.
+    pub(crate) fn of_user(&self, user: &UserId, now: UnixTime) -> Vec<(ClientId, Consent)> {
+        let consents = lock(&self.0);
+        let mut found: Vec<(ClientId, Consent)> = consents
+            .live_entries(now)
+            .filter(|((of, _), _)| of == user)
+            .map(|((_, client), consent)| (client.clone(), consent.clone()))
+            .collect();
+        found.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
+        found
     }
 
     pub(crate) fn forget(&self, user: &UserId, client: &ClientId) -> bool {

@@ -108,6 +108,22 @@ impl<K: std::hash::Hash + Eq + Clone, V> Expiring<K, V> {
             .map(|(value, _, _)| value)
     }
 
+    /// Every live key at `now` with its expiry, in no order.
+    pub(crate) fn live_expiries(&self, now: UnixTime) -> impl Iterator<Item = (&K, UnixTime)> {
+        self.map
+            .iter()
+            .filter(move |(_, (_, expires_at, _))| *expires_at > now)
+            .map(|(key, (_, expires_at, _))| (key, *expires_at))
+    }
+
+    /// Every live entry at `now`, in no order.
+    pub(crate) fn live_entries(&self, now: UnixTime) -> impl Iterator<Item = (&K, &V)> {
+        self.map
+            .iter()
+            .filter(move |(_, (_, expires_at, _))| *expires_at > now)
+            .map(|(key, (value, _, _))| (key, value))
+    }
+
     /// The live value under `key`, to change in place (its expiry stays).
     pub(crate) fn live_mut<Q>(&mut self, key: &Q, now: UnixTime) -> Option<&mut V>
     where
@@ -331,6 +347,33 @@ impl<const MAX: usize> Once<MAX> {
     pub(crate) fn take(&self, key: &str, now: UnixTime) -> Option<Vec<u8>> {
         let mut kinds = lock(&self.0);
         kinds.get_mut(namespace::kind(key))?.take(key, now)
+    }
+
+    /// Every live key at `now` with its expiry, by key. A scan: for an administrator.
+    pub(crate) fn names(&self, now: UnixTime) -> Vec<(String, UnixTime)> {
+        let kinds = lock(&self.0);
+        let mut names: Vec<(String, UnixTime)> = kinds
+            .values()
+            .flat_map(|values| values.live_expiries(now))
+            .map(|(key, expires_at)| (key.to_string(), expires_at))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Replaces the live value under `key`, its expiry unchanged; `false` when none lives.
+    pub(crate) fn replace(&self, key: &str, value: &[u8], now: UnixTime) -> bool {
+        let mut kinds = lock(&self.0);
+        let Some(values) = kinds.get_mut(namespace::kind(key)) else {
+            return false;
+        };
+        match values.live_mut(key, now) {
+            Some(kept) => {
+                *kept = value.to_vec();
+                true
+            }
+            None => false,
+        }
     }
 
     pub(crate) fn purge(&self, now: UnixTime) -> usize {

@@ -159,6 +159,38 @@ impl AuthorizationServer {
         self.inner.consents.forget_consent(user, client_id).await
     }
 
+    /// Ends every single sign-on session of `user` (an administrator's "sign out everywhere":
+    /// a lost device, a compromised account) as logout ends one: each client issued tokens in
+    /// them that registered a `backchannel_logout_uri` loses the refresh tokens of the session
+    /// and is sent a logout token (OpenID Connect Back-Channel Logout 1.0) through the
+    /// server's outbound, which delivers off this call. Answers how many sessions ended. A
+    /// server that is no OpenID Connect provider ends the sessions alone (no logout tokens,
+    /// no revocation). The user's tokens issued outside a session, and remembered approvals,
+    /// stay.
+    pub async fn end_user_sessions(&self, user: &UserId) -> Result<usize, crate::OAuthError> {
+        let now = self.inner.now();
+        let ended = self
+            .inner
+            .user_sessions
+            .end_user_sessions(user, now)
+            .await?;
+        if let Some(logout) = self.inner.logout() {
+            for session in &ended {
+                logout.ended(session, now).await?;
+            }
+        }
+        Ok(ended.len())
+    }
+
+    /// The approvals `user` gave clients that are remembered now, by client id (what
+    /// [`forget_consent`](Self::forget_consent) forgets one of).
+    pub async fn consents(
+        &self,
+        user: &UserId,
+    ) -> Result<Vec<(ClientId, crate::store::Consent)>, StoreError> {
+        self.inner.consents.consents(user, self.inner.now()).await
+    }
+
     /// The seams the administrator's command writes through: where users are read, where
     /// clients are registered, where tokens are kept.
     #[cfg(feature = "cli")]
@@ -171,6 +203,13 @@ impl AuthorizationServer {
     ) {
         let inner = &*self.inner;
         (&*inner.users, inner.registry.as_deref(), &*inner.tokens)
+    }
+
+    /// The key seam the server reads its keys through (sealed under its key-encryption key,
+    /// when it has one): what `grantor keys list` and `keys rotate` use, mounted.
+    #[cfg(feature = "cli")]
+    pub(crate) fn key_seam(&self) -> &dyn crate::store::KeyStore {
+        &*self.inner.keys
     }
 
     /// Whether accounts can be added ([`AdminError::NoUserAdmin`] otherwise), asked before a

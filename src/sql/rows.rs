@@ -436,6 +436,17 @@ pub(crate) struct ValueRow {
     pub(crate) value: Vec<u8>,
 }
 
+impl ValueRow {
+    /// The value as the digest a signed-in browser is kept under.
+    pub(crate) fn into_session_digest(self) -> Result<SecretDigest, StoreError> {
+        let digest: [u8; 32] = self
+            .value
+            .try_into()
+            .map_err(|_| corrupt("session digest"))?;
+        Ok(SecretDigest::from_bytes(digest))
+    }
+}
+
 /// What one kind of single-use value holds: rows, and bytes of values.
 #[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
 pub(crate) struct HeldRow {
@@ -587,6 +598,34 @@ impl ConsentRow {
     }
 }
 
+/// A key's name and expiry.
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct KeyNameRow {
+    name: String,
+    expires_at: i64,
+}
+
+impl KeyNameRow {
+    pub(crate) fn into_name(self) -> (String, UnixTime) {
+        (self.name, time(self.expires_at))
+    }
+}
+
+/// A remembered approval with its client: a row of a user's listing.
+#[cfg_attr(feature = "postgres", derive(sqlx::FromRow))]
+pub(crate) struct ClientConsentRow {
+    client_id: String,
+    #[cfg_attr(feature = "postgres", sqlx(flatten))]
+    consent: ConsentRow,
+}
+
+impl ClientConsentRow {
+    pub(crate) fn into_consent(self) -> Result<(ClientId, Consent), StoreError> {
+        let client = ClientId::new(self.client_id).map_err(|_| corrupt("client id"))?;
+        Ok((client, self.consent.into_consent()?))
+    }
+}
+
 #[cfg(feature = "sqlite")]
 mod lite {
     use super::*;
@@ -688,4 +727,6 @@ mod lite {
         expires_at
     });
     from_lite!(ConsentRow { scope, audience });
+    from_lite!(ClientConsentRow { client_id; consent });
+    from_lite!(KeyNameRow { name, expires_at });
 }

@@ -14,7 +14,8 @@ use sqlx::{Executor, Postgres};
 use super::backend::Backend;
 use super::columns::{secs, store_error};
 use super::rows::{
-    ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
+    ClientConsentRow, ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow,
+    UserSessionRow, ValueRow,
 };
 use super::{SqlStore, Statements, text};
 use crate::client::ClientId;
@@ -169,6 +170,28 @@ impl UserSessionStore for SqlStore<Postgres> {
             ended.into_session(grants).map(Some)
         })
     }
+
+    async fn end_user_sessions(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<UserSession>, StoreError> {
+        let digests: Vec<ValueRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::USER_SESSION_DIGESTS)
+                .bind(user.as_str())
+                .bind(secs(now))
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        // Each ended as one logout ends it: a session a concurrent logout took is its.
+        let mut ended = Vec::with_capacity(digests.len());
+        for digest in digests {
+            let id = digest.into_session_digest()?;
+            ended.extend(self.end_user_session(&id, now).await?);
+        }
+        Ok(ended)
+    }
 }
 
 /// The grant numbered `number` of session `id`: `client` issued tokens of `family`, kept until
@@ -256,5 +279,24 @@ impl ConsentStore for SqlStore<Postgres> {
                 .map_err(store_error::<Postgres>)
         })?;
         Ok(Postgres::rows_affected(&done) > 0)
+    }
+
+    async fn consents(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<(ClientId, Consent)>, StoreError> {
+        let found: Vec<ClientConsentRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::USER_CONSENTS)
+                .bind(user.as_str())
+                .bind(secs(now))
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        found
+            .into_iter()
+            .map(ClientConsentRow::into_consent)
+            .collect()
     }
 }

@@ -9,7 +9,7 @@ use sqlx::{Executor, Postgres};
 
 use super::backend::Backend;
 use super::columns::{secs, store_error};
-use super::rows::{AttemptsRow, HeldRow, Room, SessionRow, ValueRow, full};
+use super::rows::{AttemptsRow, HeldRow, KeyNameRow, Room, SessionRow, ValueRow, full};
 use super::{SqlStore, Statements, text};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -202,6 +202,35 @@ impl KeyStore for SqlStore<Postgres> {
         store_read!(self.primary, |conn| {
             value(&mut *conn, text::FIND_KEY, name, now).await
         })
+    }
+
+    async fn key_names(&self, now: UnixTime) -> Result<Vec<(String, UnixTime)>, StoreError> {
+        let found: Vec<KeyNameRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::KEY_NAMES)
+                .bind(secs(now))
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        Ok(found.into_iter().map(KeyNameRow::into_name).collect())
+    }
+
+    async fn replace_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        let done = store_write!(self, Statements::One, |conn| {
+            sqlx::query(text::REPLACE_KEY)
+                .bind(name)
+                .bind(material)
+                .bind(secs(now))
+                .execute(&mut *conn)
+                .await
+                .map_err(store_error::<Postgres>)
+        })?;
+        Ok(Postgres::rows_affected(&done) > 0)
     }
 }
 

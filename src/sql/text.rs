@@ -277,6 +277,12 @@ pub(crate) const INSERT_KEY: &str = "INSERT INTO grantor_keys (name, material, e
     ON CONFLICT (name) DO UPDATE SET material = excluded.material, \
     expires_at = excluded.expires_at \
     WHERE grantor_keys.expires_at <= $4";
+/// Every name holding live material at `$1`, with its expiry, by name.
+pub(crate) const KEY_NAMES: &str = "SELECT name, expires_at FROM grantor_keys \
+    WHERE expires_at > $1 ORDER BY name";
+/// Replaces the live material under `$1` with `$2`, its expiry unchanged.
+pub(crate) const REPLACE_KEY: &str = "UPDATE grantor_keys SET material = $2 \
+    WHERE name = $1 AND expires_at > $3";
 pub(crate) const FIND_KEY: &str =
     "SELECT material AS value FROM grantor_keys WHERE name = $1 AND expires_at > $2";
 
@@ -332,6 +338,10 @@ pub(crate) const FORGET_SESSION_GRANTS: &str =
 pub(crate) const END_USER_SESSION: &str = "DELETE FROM grantor_user_sessions \
     WHERE digest = $1 AND expires_at > $2 \
     RETURNING user_id, username, sid, auth_time, amr, acr, expires_at";
+/// The digests (as `value`) of user `$1`'s sessions live at `$2`: what ending them all ends
+/// one by one.
+pub(crate) const USER_SESSION_DIGESTS: &str = "SELECT digest AS value \
+    FROM grantor_user_sessions WHERE user_id = $1 AND expires_at > $2";
 /// Removes every grant of session `$1` and answers them (in no order: `seq` orders them).
 pub(crate) const TAKE_SESSION_GRANTS: &str = "DELETE FROM grantor_session_grants \
     WHERE session = $1 RETURNING seq, client_id, family_id";
@@ -344,6 +354,9 @@ pub(crate) const UPSERT_CONSENT: &str = "INSERT INTO grantor_consents \
     expires_at = excluded.expires_at, audience = excluded.audience";
 pub(crate) const FIND_CONSENT: &str = "SELECT scope, audience FROM grantor_consents \
     WHERE user_id = $1 AND client_id = $2 AND expires_at > $3";
+/// User `$1`'s approvals live at `$2`, by client id.
+pub(crate) const USER_CONSENTS: &str = "SELECT client_id, scope, audience \
+    FROM grantor_consents WHERE user_id = $1 AND expires_at > $2 ORDER BY client_id";
 pub(crate) const FORGET_CONSENT: &str =
     "DELETE FROM grantor_consents WHERE user_id = $1 AND client_id = $2";
 

@@ -88,6 +88,33 @@ pub trait KeyStore: Send + Sync {
     /// The live material under `name`, if any.
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// Every name holding live material at `now`, with when it expires, in name order: what an
+    /// administrator lists and re-seals (`grantor keys`), never a request's path. The names are
+    /// grantor's own, a few dozen at most. The default refuses ([`StoreError::failed`]), so a
+    /// store of the host's own that cannot list says so.
+    async fn key_names(&self, now: UnixTime) -> Result<Vec<(String, UnixTime)>, StoreError> {
+        let _ = now;
+        Err(StoreError::failed(
+            "this key store cannot list its names (key_names)",
+        ))
+    }
+
+    /// Replaces the live material under `name` with `material`, its expiry unchanged: how
+    /// `grantor keys reseal` puts material sealed under a new key-encryption key in place.
+    /// `false` when no live material holds the name. Never called while serving. The default
+    /// refuses ([`StoreError::failed`]).
+    async fn replace_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        let _ = (name, material, now);
+        Err(StoreError::failed(
+            "this key store cannot replace material (replace_key)",
+        ))
+    }
+
     /// Whether what this store keeps outlives the process, in a file or a database that others
     /// may read, copy or back up: `true` unless the store says otherwise (grantor's
     /// [`MemoryStore`](crate::MemoryStore) does). Over a durable key store the builder asks the
@@ -250,11 +277,16 @@ impl EncryptedKeys {
             .map_err(|_| refused())
     }
 
-    /// The sealed material made to replace what rests in the clear under `name`, if it has
-    /// been made.
-    async fn replacement(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+    /// The sealed material made to replace what rests in the clear under `name` in `store`,
+    /// if it has been made.
+    async fn replacement(
+        &self,
+        store: &dyn KeyStore,
+        name: &str,
+        now: UnixTime,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         let replaced = resealed(name);
-        match self.inner.find_key(&replaced, now).await? {
+        match store.find_key(&replaced, now).await? {
             Some(stored) => self.open(&replaced, &stored).map(Some),
             None => Ok(None),
         }
@@ -301,9 +333,13 @@ impl KeyStore for EncryptedKeys {
     async fn find_key(&self, name: &str, now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
         match self.inner.find_key(name, now).await? {
             Some(stored) if looks_sealed(&stored) => self.open(name, &stored).map(Some),
-            Some(_) => self.replacement(name, now).await,
+            Some(_) => self.replacement(&*self.inner, name, now).await,
             None => Ok(None),
         }
+    }
+
+    async fn key_names(&self, now: UnixTime) -> Result<Vec<(String, UnixTime)>, StoreError> {
+        self.inner.key_names(now).await
     }
 
     fn is_durable(&self) -> bool {
@@ -340,8 +376,100 @@ impl KeyStore for ClearKeys {
         }
     }
 
+    async fn key_names(&self, now: UnixTime) -> Result<Vec<(String, UnixTime)>, StoreError> {
+        self.0.key_names(now).await
+    }
+
     fn is_durable(&self) -> bool {
         self.0.is_durable()
+    }
+}
+
+#[cfg(feature = "cli")]
+/// What `grantor keys reseal` did: how many names it sealed from the clear, re-sealed from
+/// the old key-encryption key, and found sealed under the new one already (a re-run).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Resealed {
+    pub(crate) from_clear: usize,
+    pub(crate) from_old_key: usize,
+    pub(crate) already: usize,
+}
+
+#[cfg(feature = "cli")]
+/// Re-seals every piece of material `store` (the store itself, not a sealing wrapper) holds
+/// under `new`: material sealed under `old` is opened and sealed again, material in the clear
+/// is sealed (an administrator's choice, unlike the server's, which never trusts clear
+/// material once encryption is on), and material sealed under `new` already is left, so an
+/// interrupted run can be run again. Every name is opened before any is written: material that
+/// opens under neither key refuses the whole run, naming it, and nothing changes. A clear name
+/// the server replaced (`<name>:resealed`, see [`EncryptedKeys`]) takes its replacement's
+/// material, so the key in use stays the one in use.
+pub(crate) async fn reseal(
+    store: &dyn KeyStore,
+    old: Option<&KeyEncryptionKey>,
+    new: &KeyEncryptionKey,
+    now: UnixTime,
+) -> Result<Resealed, StoreError> {
+    let new_keys = EncryptedKeys::new(Arc::new(NoStore), new);
+    let old_keys = old.map(|old| EncryptedKeys::new(Arc::new(NoStore), old));
+    let names = store.key_names(now).await?;
+    let mut done = Resealed::default();
+    let mut writes = Vec::with_capacity(names.len());
+    for (name, _) in &names {
+        let Some(stored) = store.find_key(name, now).await? else {
+            continue;
+        };
+        if looks_sealed(&stored) && new_keys.open(name, &stored).is_ok() {
+            done.already += 1;
+            continue;
+        }
+        let material = if looks_sealed(&stored) {
+            let Some(old_keys) = &old_keys else {
+                return Err(StoreError::failed(format!(
+                    "the key material under `{name}` is sealed: give the key-encryption key it \
+                     was sealed with as the old key"
+                )));
+            };
+            done.from_old_key += 1;
+            old_keys.open(name, &stored)?
+        } else {
+            done.from_clear += 1;
+            match &old_keys {
+                // The server never used this clear material: its replacement is the key.
+                Some(old_keys) => old_keys
+                    .replacement(store, name, now)
+                    .await?
+                    .unwrap_or(stored),
+                None => stored,
+            }
+        };
+        writes.push((name, new_keys.seal(name, &material)?));
+    }
+    for (name, sealed) in writes {
+        store.replace_key(name, &sealed, now).await?;
+    }
+    Ok(done)
+}
+
+#[cfg(feature = "cli")]
+/// A store that keeps nothing: what [`reseal`]'s sealers stand on, as they only seal and open.
+struct NoStore;
+
+#[cfg(feature = "cli")]
+#[async_trait]
+impl KeyStore for NoStore {
+    async fn insert_key(
+        &self,
+        _name: &str,
+        _material: &[u8],
+        _expires_at: UnixTime,
+        _now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    async fn find_key(&self, _name: &str, _now: UnixTime) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(None)
     }
 }
 
@@ -462,6 +590,66 @@ mod tests {
             block_on(clear.find_key("grantor:seal:5", T0))
                 .unwrap()
                 .is_some()
+        );
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn resealing_seals_clear_material_and_moves_sealed_material_to_the_new_key() {
+        let plain = Arc::new(MemoryStore::new());
+        block_on(plain.insert_key("grantor:seal:1", &[1; 32], LATER, T0)).unwrap();
+        block_on(plain.insert_key("grantor:jwk:ES256:1", &[2; 33], LATER, T0)).unwrap();
+        // A database in the clear, sealed.
+        let done = block_on(reseal(&*plain, None, &kek(7), T0)).unwrap();
+        assert_eq!(
+            (done.from_clear, done.from_old_key, done.already),
+            (2, 0, 0)
+        );
+        let sealed = EncryptedKeys::new(plain.clone(), &kek(7));
+        let found = block_on(sealed.find_key("grantor:seal:1", T0)).unwrap();
+        assert_eq!(found.as_deref(), Some(&[1; 32][..]), "the same key, sealed");
+        let stored = block_on(plain.find_key("grantor:seal:1", T0))
+            .unwrap()
+            .unwrap();
+        assert!(looks_sealed(&stored));
+        assert!(block_on(ClearKeys(plain.clone()).find_key("grantor:seal:1", T0)).is_err());
+
+        // Under another key: a wrong old key changes nothing; the right one moves all.
+        let wrong = block_on(reseal(&*plain, Some(&kek(9)), &kek(8), T0)).unwrap_err();
+        assert!(wrong.to_string().contains("grantor:"), "{wrong}");
+        assert!(block_on(sealed.find_key("grantor:seal:1", T0)).is_ok());
+        let done = block_on(reseal(&*plain, Some(&kek(7)), &kek(8), T0)).unwrap();
+        assert_eq!(
+            (done.from_clear, done.from_old_key, done.already),
+            (0, 2, 0)
+        );
+        assert!(block_on(sealed.find_key("grantor:seal:1", T0)).is_err());
+        let resealed = EncryptedKeys::new(plain.clone(), &kek(8));
+        let found = block_on(resealed.find_key("grantor:jwk:ES256:1", T0)).unwrap();
+        assert_eq!(found.as_deref(), Some(&[2; 33][..]));
+        // Run again: nothing to do.
+        let done = block_on(reseal(&*plain, Some(&kek(7)), &kek(8), T0)).unwrap();
+        assert_eq!(
+            (done.from_clear, done.from_old_key, done.already),
+            (0, 0, 2)
+        );
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn resealing_keeps_the_key_the_server_replaced_clear_material_with() {
+        let plain = Arc::new(MemoryStore::new());
+        block_on(plain.insert_key("grantor:seal:1", &[1; 32], LATER, T0)).unwrap();
+        let sealed = EncryptedKeys::new(plain.clone(), &kek(7));
+        // The server made a fresh key beside the clear one, and uses it.
+        assert!(block_on(sealed.insert_key("grantor:seal:1", &[9; 32], LATER, T0)).unwrap());
+        block_on(reseal(&*plain, Some(&kek(7)), &kek(8), T0)).unwrap();
+        let resealed = EncryptedKeys::new(plain.clone(), &kek(8));
+        let found = block_on(resealed.find_key("grantor:seal:1", T0)).unwrap();
+        assert_eq!(
+            found.as_deref(),
+            Some(&[9; 32][..]),
+            "the key in use, not the clear one"
         );
     }
 

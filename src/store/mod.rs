@@ -52,6 +52,8 @@ pub use crate::hash::Verification;
 pub use crate::pkce::{CodeChallenge, CodeChallengeMethod};
 pub use crate::secret::{AccessToken, AuthorizationCode, RefreshToken, SecretDigest};
 pub use credentials::{KnownHashes, PasswordVerifier};
+#[cfg(feature = "cli")]
+pub(crate) use keys::reseal;
 pub(crate) use keys::{ClearKeys, EncryptedKeys};
 pub use keys::{KeyEncryptionKey, KeyEncryptionKeyError, KeyStore};
 pub use records::UserAuthentication;

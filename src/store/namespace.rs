@@ -59,6 +59,7 @@
 //! |---|---|---|---|
 //! | `grantor:seal:<UTC day>` | the key that seals sign-in forms | three days | one per day |
 //! | `grantor:jwk:<alg>:<period>` | a JWT signing key pair | its rotation period and the overlap | a few per algorithm |
+//! | `grantor:jwk:<alg>:<period>.<n>` | the key pair an administrator's early rotation made (`grantor keys rotate`), signing in place of the period's | three periods from the rotation | [`MAX_EARLY_ROTATIONS`] per algorithm and period |
 //! | `grantor:dpop-nonce:<period>` | a DPoP nonce | two nonce periods | one per period |
 //!
 //! Sign-in sessions ([`SessionStore`](super::SessionStore)) are keyed by the digest of their
@@ -319,6 +320,21 @@ pub(crate) fn seal_key(day: u64) -> String {
 pub(crate) fn signing_key(algorithm: &str, period: u64) -> String {
     format!("grantor:jwk:{algorithm}:{period}")
 }
+
+/// The key that replaced the JWT signing key of `algorithm` for period `period` when an
+/// administrator rotated it early (`grantor keys rotate`), the `generation`th time in that
+/// period (1 to [`MAX_EARLY_ROTATIONS`]); generation 0 is [`signing_key`]'s name.
+#[allow(dead_code, reason = "used by feature jwt")]
+pub(crate) fn rotated_signing_key(algorithm: &str, period: u64, generation: usize) -> String {
+    match generation {
+        0 => signing_key(algorithm, period),
+        _ => format!("grantor:jwk:{algorithm}:{period}.{generation}"),
+    }
+}
+
+/// The most early rotations of one algorithm's signing key in one rotation period: what bounds
+/// the keys a JWKS document publishes (three periods' worth, each at most this many plus one).
+pub const MAX_EARLY_ROTATIONS: usize = 8;
 
 /// The DPoP nonce of nonce period `period`.
 #[allow(dead_code, reason = "used by feature dpop")]

@@ -190,6 +190,23 @@ pub trait UserSessionStore: Send + Sync {
         id: &SecretDigest,
         now: UnixTime,
     ) -> Result<Option<UserSession>, StoreError>;
+
+    /// Ends every live session of `user` (at most [`MAX_SESSIONS_PER_USER`]) and answers them,
+    /// grants included: what an administrator's "sign this person out everywhere" takes. Of
+    /// concurrent callers (this one, or [`end_user_session`](Self::end_user_session) for one of
+    /// them), each session goes to exactly one. The default refuses
+    /// ([`StoreError::failed`]): a store of the host's own that keeps no index by user says so
+    /// rather than end nothing.
+    async fn end_user_sessions(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<UserSession>, StoreError> {
+        let _ = (user, now);
+        Err(StoreError::failed(
+            "this session store cannot find a user's sessions (end_user_sessions)",
+        ))
+    }
 }
 
 /// What a user approved for a client: the scope, and the resources (RFC 8707) its tokens may be
@@ -275,4 +292,19 @@ pub trait ConsentStore: Send + Sync {
 
     /// Forgets `user`'s approval for `client`; `false` when there was none.
     async fn forget_consent(&self, user: &UserId, client: &ClientId) -> Result<bool, StoreError>;
+
+    /// Every live approval of `user`, one per client, in the order of the clients' ids: what an
+    /// administrator reviews before forgetting one. The default refuses
+    /// ([`StoreError::failed`]): a store of the host's own that keeps no index by user says so
+    /// rather than answer nothing.
+    async fn consents(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<(ClientId, Consent)>, StoreError> {
+        let _ = (user, now);
+        Err(StoreError::failed(
+            "this consent store cannot list a user's approvals (consents)",
+        ))
+    }
 }

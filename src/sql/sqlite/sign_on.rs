@@ -10,7 +10,8 @@ use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::sql::columns::secs;
 use crate::sql::rows::{
-    ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow, UserSessionRow, ValueRow,
+    ClientConsentRow, ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow,
+    UserSessionRow, ValueRow,
 };
 use crate::sql::text;
 use crate::store::{
@@ -156,6 +157,24 @@ impl UserSessionStore for SqliteStore {
         })
         .await
     }
+
+    async fn end_user_sessions(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<UserSession>, StoreError> {
+        let user = user.as_str().to_owned();
+        let digests: Vec<ValueRow> = self
+            .read(move |conn| rows(conn, text::USER_SESSION_DIGESTS, &[&user, &secs(now)]))
+            .await?;
+        // Each ended as one logout ends it: a session a concurrent logout took is its.
+        let mut ended = Vec::with_capacity(digests.len());
+        for digest in digests {
+            let id = digest.into_session_digest()?;
+            ended.extend(self.end_user_session(&id, now).await?);
+        }
+        Ok(ended)
+    }
 }
 
 /// The grant numbered `number` of session `id`: `client` issued tokens of `family`, kept until
@@ -242,5 +261,20 @@ impl ConsentStore for SqliteStore {
             .write(move |conn| run(conn, text::FORGET_CONSENT, &[&user, &client.as_str()]))
             .await?;
         Ok(done > 0)
+    }
+
+    async fn consents(
+        &self,
+        user: &UserId,
+        now: UnixTime,
+    ) -> Result<Vec<(ClientId, Consent)>, StoreError> {
+        let user = user.as_str().to_owned();
+        let found: Vec<ClientConsentRow> = self
+            .read(move |conn| rows(conn, text::USER_CONSENTS, &[&user, &secs(now)]))
+            .await?;
+        found
+            .into_iter()
+            .map(ClientConsentRow::into_consent)
+            .collect()
     }
 }

@@ -6,12 +6,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use super::{SqliteStore, row, run};
+use super::{SqliteStore, row, rows, run};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::sql::columns::secs;
-use crate::sql::rows::{AttemptsRow, HeldRow, Room, SessionRow, ValueRow, full};
+use crate::sql::rows::{AttemptsRow, HeldRow, KeyNameRow, Room, SessionRow, ValueRow, full};
 use crate::sql::text;
 use crate::store::{
     AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore, namespace,
@@ -194,6 +194,27 @@ impl KeyStore for SqliteStore {
         let name = name.to_owned();
         self.read(move |conn| value(conn, text::FIND_KEY, &name, now))
             .await
+    }
+
+    async fn key_names(&self, now: UnixTime) -> Result<Vec<(String, UnixTime)>, StoreError> {
+        let found: Vec<KeyNameRow> = self
+            .read(move |conn| rows(conn, text::KEY_NAMES, &[&secs(now)]))
+            .await?;
+        Ok(found.into_iter().map(KeyNameRow::into_name).collect())
+    }
+
+    async fn replace_key(
+        &self,
+        name: &str,
+        material: &[u8],
+        now: UnixTime,
+    ) -> Result<bool, StoreError> {
+        let name = name.to_owned();
+        let material = material.to_vec();
+        let done = self
+            .write(move |conn| run(conn, text::REPLACE_KEY, &[&name, &material, &secs(now)]))
+            .await?;
+        Ok(done > 0)
     }
 
     /// A file outlives the process; a database in memory does not.

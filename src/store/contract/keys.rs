@@ -97,3 +97,44 @@ pub(super) async fn purging_drops_expired_keys_and_keeps_live_ones<S: KeyStore +
     let reused = store.insert_key(&old, b"again", at(120), at(60)).await;
     assert!(reused.must("insert_key"));
 }
+
+pub(super) async fn live_names_are_listed_and_material_replaced_in_place<S: KeyStore>(store: &S) {
+    let (seal, jwk, gone) = (name("seal"), name("jwk"), name("seal"));
+    for (key, until) in [(&seal, at(3600)), (&jwk, at(7200)), (&gone, at(60))] {
+        let kept = store.insert_key(key, b"material", until, NOW).await;
+        assert!(kept.must("insert_key"));
+    }
+    let listed = store.key_names(at(60)).await.must("key_names");
+    let mine: Vec<&(String, UnixTime)> = listed
+        .iter()
+        .filter(|(listed, _)| [&seal, &jwk, &gone].contains(&listed))
+        .collect();
+    let mut expected = [(seal.clone(), at(3600)), (jwk.clone(), at(7200))];
+    expected.sort();
+    assert_eq!(
+        mine,
+        expected.iter().collect::<Vec<_>>(),
+        "the live names with their expiry, by name (not an expired one)"
+    );
+    let replaced = store.replace_key(&seal, b"resealed", NOW).await;
+    assert!(
+        replaced.must("replace_key"),
+        "live material was not replaced"
+    );
+    assert_eq!(
+        find(store, &seal, at(3599)).await,
+        Some(b"resealed".to_vec())
+    );
+    assert_eq!(
+        find(store, &seal, at(3600)).await,
+        None,
+        "its expiry changed"
+    );
+    let expired = store.replace_key(&gone, b"resealed", at(60)).await;
+    assert!(
+        !expired.must("replace_key"),
+        "expired material was replaced"
+    );
+    let unknown = store.replace_key(&name("jwk"), b"resealed", NOW).await;
+    assert!(!unknown.must("replace_key"), "a free name took material");
+}

@@ -337,6 +337,8 @@ fn sign_on_rules<S: UserSessionStore + ConsentStore + Purge>() -> Vec<Rule<S>> {
         sign_on::a_user_keeps_only_the_newest_sessions,
         sign_on::a_grant_racing_the_end_is_ended_with_it_or_refused,
         sign_on::consents_are_remembered_replaced_and_forgotten,
+        sign_on::every_session_of_a_user_ends_at_once_and_once,
+        sign_on::a_users_consents_are_listed_by_client,
         sign_on::purging_drops_expired_user_sessions_and_consents,
     ]
 }
@@ -347,6 +349,7 @@ fn key_rules<S: KeyStore + Purge>() -> Vec<Rule<S>> {
         keys::an_expired_key_frees_its_name,
         keys::of_many_first_callers_one_keeps_its_key_and_all_find_it,
         keys::purging_drops_expired_keys_and_keeps_live_ones,
+        keys::live_names_are_listed_and_material_replaced_in_place,
     ]
 }
 

@@ -429,6 +429,97 @@ where
     assert!(found.audience.is_empty(), "replaced whole");
 }
 
+pub(super) async fn every_session_of_a_user_ends_at_once_and_once<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let first = user_session().with_grants(grants(2));
+    let first_id = kept(store, first.clone()).await;
+    let second = user_session();
+    let second_id = kept(store, second.clone()).await;
+    let mut expired = user_session();
+    expired.expires_at = at(60);
+    kept(store, expired).await;
+    let other = UserSession::new(bob(), "bob's sid", NOW, vec!["pwd".to_owned()], at(3600));
+    let other_id = kept(store, other.clone()).await;
+
+    let ended = store.end_user_sessions(alice().id(), at(60)).await;
+    let mut ended = ended.must("end_user_sessions");
+    ended.sort_by(|a, b| a.sid.cmp(&b.sid));
+    let mut expected = vec![first, second];
+    expected.sort_by(|a, b| a.sid.cmp(&b.sid));
+    assert_eq!(
+        ended, expected,
+        "the user's live sessions, grants included (not an expired one)"
+    );
+    for id in [&first_id, &second_id] {
+        assert_eq!(
+            find(store, id, NOW).await,
+            None,
+            "an ended session is found"
+        );
+    }
+    assert_eq!(
+        find(store, &other_id, NOW).await,
+        Some(other),
+        "another user's session ended"
+    );
+    let again = store.end_user_sessions(alice().id(), at(60)).await;
+    assert!(
+        again.must("end_user_sessions").is_empty(),
+        "a session ended twice"
+    );
+    let ended = store.end_user_session(&first_id, NOW).await;
+    assert_eq!(
+        ended.must("end_user_session"),
+        None,
+        "ended again one by one"
+    );
+    let nobody = store.end_user_sessions(&UserId::new("nobody"), NOW).await;
+    assert!(nobody.must("end_user_sessions").is_empty());
+}
+
+pub(super) async fn a_users_consents_are_listed_by_client<S>(store: &S)
+where
+    S: UserSessionStore + ConsentStore,
+{
+    let (alice, bob) = (alice(), bob());
+    let listed = store.consents(alice.id(), NOW).await;
+    assert!(listed.must("consents").is_empty(), "none given");
+    remember(store, &alice, &other_client(2), "email", at(3600)).await;
+    remember(store, &alice, &other_client(1), "openid profile", at(3600)).await;
+    remember(store, &alice, &client_id(), "openid", at(60)).await;
+    remember(store, &bob, &other_client(3), "openid", at(3600)).await;
+    let listed = store.consents(alice.id(), at(60)).await;
+    let listed: Vec<(String, String)> = listed
+        .must("consents")
+        .into_iter()
+        .map(|(client, consent)| {
+            (
+                client.as_str().to_owned(),
+                consent.scope.as_str().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("client-1".to_owned(), "openid profile".to_owned()),
+            ("client-2".to_owned(), "email".to_owned()),
+        ],
+        "the user's live approvals, by client id (not another user's, not an expired one)"
+    );
+    let forgot = store.forget_consent(alice.id(), &other_client(1)).await;
+    assert!(forgot.must("forget_consent"));
+    let listed = store.consents(alice.id(), NOW).await.must("consents");
+    let clients: Vec<&str> = listed.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(
+        clients,
+        [client_id().as_str(), "client-2"],
+        "a forgotten one"
+    );
+}
+
 pub(super) async fn purging_drops_expired_user_sessions_and_consents<S>(store: &S)
 where
     S: UserSessionStore + ConsentStore + Purge,
