@@ -50,8 +50,8 @@ const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECO
   --tokens       at most this many access tokens minted for revocation (default 200000)
   --codes        at most this many codes made for code_exchange (default 2000): one sign-in,
                  then the authorization URL in its sign-on session
-  --scope        the scope code_exchange's codes are for (default profile; 'openid profile'
-                 signs an RS256 ID token in every exchange)
+  --scope        the scope code_exchange's codes are for, spaces or commas between tokens
+                 (default profile; openid,profile signs an RS256 ID token in every exchange)
   --setup-time   at most this many seconds minting tokens or making codes (default 20)
   --beside       one more connection runs this flow (not one that spends what it is given)
                  during each flow's warm-up and window, reported in a row of its own: the
@@ -116,7 +116,8 @@ fn options() -> Result<Options, String> {
             "--tokens" => options.budget.tokens = count(&value)?,
             "--codes" => options.budget.codes = count(&value)?,
             "--setup-time" => options.budget.time = seconds(&value)?,
-            "--scope" => options.budget.scope = value,
+            // Commas for spaces, so that a shell variable can carry the scope unquoted.
+            "--scope" => options.budget.scope = value.replace(',', " "),
             "--beside" => {
                 let flow = Flow::parse(&value)
                     .filter(|flow| !flow.consumes())
