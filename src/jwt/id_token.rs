@@ -67,7 +67,7 @@ impl IdTokenSigner for IdTokenKeys {
         let claims = serde_json::value::to_raw_value(claims).map_err(StoreError::failed)?;
         self.signatures
             .run(algorithm, move || {
-                jsonwebtoken::encode(&header, &claims, key.encoding()).map_err(StoreError::failed)
+                key.sign(&header, &claims).map_err(StoreError::failed)
             })
             .await?
     }

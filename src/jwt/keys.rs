@@ -51,11 +51,19 @@ pub enum KeyError {
     Malformed,
 }
 
+/// A signature could not be made (claims that do not serialize, or the backend refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the signature could not be made")]
+pub(crate) struct SignError;
+
 /// A private signing key with its public JWK. `Debug` shows its `kid` and algorithm only.
 pub struct SigningKey {
     algorithm: SigningAlgorithm,
     kid: String,
     encoding: EncodingKey,
+    /// An RS256 key parsed once: `jsonwebtoken` parses (and checks) the DER again for every
+    /// signature, which costs about as much as the signature itself.
+    rsa: Option<aws_lc_rs::signature::RsaKeyPair>,
     decoding: DecodingKey,
     public: Jwk,
     /// The generated key's secret as [`SigningKey::to_stored`] keeps it; `None` when imported.
@@ -215,10 +223,17 @@ impl SigningKey {
             SigningAlgorithm::RS256 => KeyAlgorithm::RS256,
         });
         let decoding = DecodingKey::from_jwk(&public).ok()?;
+        let rsa = match algorithm {
+            SigningAlgorithm::RS256 => {
+                Some(aws_lc_rs::signature::RsaKeyPair::from_der(encoding.as_bytes()).ok()?)
+            }
+            _ => None,
+        };
         Some(Self {
             algorithm,
             kid,
             encoding,
+            rsa,
             decoding,
             public,
             stored,
@@ -240,11 +255,74 @@ impl SigningKey {
         &self.public
     }
 
-    pub(crate) fn encoding(&self) -> &EncodingKey {
-        &self.encoding
+    /// A JWS in compact serialization (RFC 7515 §7.1) of `claims` under `header`, whose `alg`
+    /// must be this key's: what `jsonwebtoken::encode` makes, byte for byte (RS256 signatures
+    /// are deterministic), but with an RS256 key's parsed form kept rather than parsed again.
+    pub(crate) fn sign<T: serde::Serialize + ?Sized>(
+        &self,
+        header: &jsonwebtoken::Header,
+        claims: &T,
+    ) -> Result<String, SignError> {
+        let Some(rsa) = self.rsa.as_ref().filter(|_| header.alg == Algorithm::RS256) else {
+            return jsonwebtoken::encode(header, &claims, &self.encoding).map_err(|_| SignError);
+        };
+        let mut token = base64url(&serde_json::to_vec(header).map_err(|_| SignError)?);
+        token.push('.');
+        token.push_str(&base64url(
+            &serde_json::to_vec(claims).map_err(|_| SignError)?,
+        ));
+        let mut signature = vec![0; rsa.public_modulus_len()];
+        rsa.sign(
+            &aws_lc_rs::signature::RSA_PKCS1_SHA256,
+            &aws_lc_rs::rand::SystemRandom::new(),
+            token.as_bytes(),
+            &mut signature,
+        )
+        .map_err(|_| SignError)?;
+        token.push('.');
+        token.push_str(&base64url(&signature));
+        Ok(token)
     }
 
     pub(crate) fn decoding(&self) -> &DecodingKey {
         &self.decoding
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jsonwebtoken::{Header, Validation};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    #[test]
+    fn signatures_are_jsonwebtokens_and_rs256_ones_byte_for_byte() {
+        let claims =
+            json!({"iss": "https://auth.example", "sub": "alice", "exp": 4_000_000_000u64});
+        for algorithm in SigningAlgorithm::ALL {
+            let key = SigningKey::generate(algorithm).unwrap();
+            let mut header = Header::new(algorithm.jose());
+            header.kid = Some(key.kid().to_owned());
+            header.typ = Some("JWT".to_owned());
+            let token = key.sign(&header, &claims).unwrap();
+            if algorithm == SigningAlgorithm::RS256 {
+                // RSASSA-PKCS1-v1_5 is deterministic: the kept key signs what a fresh parse does.
+                let theirs = jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap();
+                assert_eq!(token, theirs);
+            }
+            let mut validation = Validation::new(algorithm.jose());
+            validation.validate_aud = false;
+            let read = jsonwebtoken::decode::<Value>(&token, key.decoding(), &validation).unwrap();
+            assert_eq!(read.claims, claims);
+            assert_eq!(read.header.kid.as_deref(), Some(key.kid()));
+        }
+    }
+
+    #[test]
+    fn a_header_of_another_algorithm_is_not_signed_as_rs256() {
+        let key = SigningKey::generate(SigningAlgorithm::RS256).unwrap();
+        let header = Header::new(Algorithm::ES256);
+        assert_eq!(key.sign(&header, &json!({})), Err(SignError));
     }
 }

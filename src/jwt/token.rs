@@ -108,7 +108,7 @@ pub(crate) fn sign(key: &SigningKey, body: &Claims) -> Result<String, StoreError
     let mut header = Header::new(key.algorithm().jose());
     header.typ = Some(TYP.to_owned());
     header.kid = Some(key.kid().to_owned());
-    jsonwebtoken::encode(&header, body, key.encoding())
+    key.sign(&header, body)
         .map_err(|_| StoreError::failed("signing an access token failed"))
 }
 
