@@ -25,6 +25,7 @@ use tokio::sync::oneshot;
 use super::ACQUIRE_TIMEOUT;
 use crate::error::StoreError;
 
+mod access;
 mod accounts;
 mod migrate;
 mod query;
