@@ -290,6 +290,12 @@ async fn an_in_memory_database_reads_what_it_wrote() {
     store.close().await;
 }
 
+/// How a build of migration 20 kept an access token: keyed by its digest, naming its family by
+/// the family's id.
+const INSERT_ACCESS_BEFORE_21: &str = "INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
 /// Writes, on a database of migration 20 (before the token tables were laid out by issue), a
 /// family with an access and a refresh token, and a revoked family with an access token, as
 /// a build of that schema did; answers the live family and the three tokens' digests.
@@ -322,7 +328,7 @@ fn write_before_issue_order(path: &std::path::Path) -> (FamilyId, [SecretDigest;
         .expect("a family");
         run(
             &conn,
-            text::INSERT_ACCESS,
+            INSERT_ACCESS_BEFORE_21,
             &[
                 &token.as_bytes().as_slice(),
                 &family.as_slice(),
