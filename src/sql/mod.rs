@@ -7,9 +7,10 @@
 //! [`Purge`](crate::store::Purge). `SqliteStore` serves one node (the database is a file
 //! beside the service; nothing to install), and `PostgresStore` any number of identical nodes
 //! over one database: a sign-in may reach a different node on every request, and a throttle
-//! counts the guesses made at every node. Both run the same SQL text (`text.rs`); only the
-//! schema's column types differ (`src/sql/migrations/sqlite/` and
-//! `src/sql/migrations/postgres/`, embedded in the library).
+//! counts the guesses made at every node. Both run the same SQL text (`text.rs`) and the
+//! schemas differ only in their column types (`src/sql/migrations/sqlite/` and
+//! `src/sql/migrations/postgres/`, embedded in the library), but for SQLite's families and
+//! access tokens, kept in the order they are issued ([below](#indexes-and-purging)).
 //!
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]
@@ -111,8 +112,11 @@
 //!
 //! # Indexes and purging
 //!
-//! Lookups on the request path are primary-key or unique-index probes (digest, family id,
-//! client id, user id, lowercase username, key): O(log n). [`Purge::purge_expired`](crate::store::Purge::purge_expired) deletes
+//! Lookups on the request path are primary-key or index probes (digest, family id, client id,
+//! user id, lowercase username, key): O(log n). On SQLite, families and access tokens are
+//! rows appended in the order they are issued, found through narrow indexes (a family by its
+//! id, an access token by the first 8 bytes of its digest, the whole digest compared in the
+//! row), so that issuing a token writes few pages of the file apart from its last ones. [`Purge::purge_expired`](crate::store::Purge::purge_expired) deletes
 //! expired codes (after their tombstone hour), tokens and families, the rows of revoked
 //! families, and expired sessions, attempt windows, single-use values, keys, signed-in browsers
 //! (with their grants) and remembered approvals, through indexes on their expiry and on

@@ -116,22 +116,28 @@ pub(crate) const REDEEM_CODE: &str = "UPDATE grantor_codes SET redeemed = TRUE \
 pub(crate) const CODE_STATE: &str =
     "SELECT family_id, redeemed FROM grantor_codes WHERE digest = $1";
 
+// The access-token statements of PostgreSQL's schema; SQLite's own are in `sqlite/access.rs`.
+
+#[cfg(feature = "postgres")]
 pub(crate) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
     (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 /// An active access token: its own scope, audience, key and actor, the rest of its
 /// authorization (its user's sign-in too) from its family.
+#[cfg(feature = "postgres")]
 pub(crate) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
     f.username, a.scope, a.audience, f.authentication, a.issued_at, a.expires_at, a.jkt, a.act \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = $1 AND a.expires_at > $2 AND NOT f.revoked";
 /// [`FIND_ACCESS`] for many digests at once (each with its digest), live at `$2`: the batched
 /// lookups of `sql::batch`, which check each token's expiry against its own request's time.
+#[cfg(feature = "postgres")]
 pub(crate) const FIND_ACCESS_MANY: &str = "SELECT a.digest, f.id AS family_id, f.client_id, \
     f.user_id, f.username, a.scope, a.audience, f.authentication, a.issued_at, a.expires_at, \
     a.jkt, a.act \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.id = a.family_id \
     WHERE a.digest = ANY($1) AND a.expires_at > $2 AND NOT f.revoked";
+#[cfg(feature = "postgres")]
 pub(crate) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens WHERE digest = $1";
 
 pub(crate) const INSERT_REFRESH: &str = "INSERT INTO grantor_refresh_tokens \

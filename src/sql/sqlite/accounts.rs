@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{SqliteStore, row, rows, run};
+use super::{SqliteStore, access, row, rows, run};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
@@ -187,7 +187,7 @@ impl Purge for SqliteStore {
         let mut deleted = 0;
         // Each statement a write of its own: a long purge does not hold back other writes as
         // one transaction would.
-        for statement in text::PURGE {
+        for statement in access::PURGE {
             deleted += self
                 .write(move |conn| run(conn, statement, &[&secs(now)]))
                 .await?;

@@ -6,8 +6,12 @@
 //! which also serializes concurrent runs from several processes: the one that waited finds the
 //! migration recorded and skips it. A recorded migration whose checksum differs from the one
 //! embedded, or a recorded one that failed halfway, is refused rather than guessed at; a
-//! database a newer build migrated is used as it is (grantor's migrations only add columns,
-//! tables and indexes, so an older build runs on a newer schema: a rolling deploy, a rollback).
+//! database a newer build migrated is used as it is (grantor's migrations add columns, tables
+//! and indexes, so an older build runs on a newer schema: a rolling deploy, a rollback).
+//!
+//! One migration does more: 21 lays the families and access tokens out in the order they are
+//! issued (new tables, the live rows copied), and a build from before it cannot use them. A
+//! rollback past it needs the database file as it was before it.
 
 use rusqlite::{Connection, OptionalExtension as _};
 use sha2::{Digest as _, Sha384};
@@ -54,6 +58,7 @@ static MIGRATIONS: &[Migration] = migrations![
     18 "0018_grantor_consent_resources.sql" "grantor consent resources",
     19 "0019_grantor_single_use_kinds.sql" "grantor single use kinds",
     20 "0020_grantor_client_activity.sql" "grantor client activity",
+    21 "0021_grantor_tokens_by_issue.sql" "grantor tokens by issue",
 ];
 
 /// The bookkeeping table, as earlier versions made it.
@@ -79,7 +84,8 @@ pub(super) fn run(conn: &Connection) -> Result<(), StoreError> {
     let newest = newest(conn)?;
     let known = latest();
     if newest > known {
-        // A newer build migrated it; grantor's migrations only add, so this build carries on.
+        // A newer build migrated it; grantor's migrations since 21 only add, so this build
+        // carries on.
         tracing::warn!(
             newest,
             known,
@@ -121,6 +127,16 @@ fn newest(conn: &Connection) -> Result<i64, StoreError> {
 /// The newest migration this build has.
 fn latest() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+/// Applies the migrations up to `version` alone, as a build of that schema did.
+#[cfg(test)]
+pub(super) fn run_through(conn: &Connection, version: i64) -> Result<(), StoreError> {
+    conn.execute_batch(CREATE_TABLE).map_err(store_error)?;
+    MIGRATIONS
+        .iter()
+        .take_while(|migration| migration.version <= version)
+        .try_for_each(|migration| apply(conn, migration))
 }
 
 /// Applies `migration` unless it is recorded, with its record, in one transaction.

@@ -25,6 +25,7 @@ use tokio::sync::oneshot;
 use super::ACQUIRE_TIMEOUT;
 use crate::error::StoreError;
 
+mod access;
 mod accounts;
 mod migrate;
 mod query;
@@ -136,6 +137,15 @@ impl SqliteOptions {
         };
         if let Some(path) = self.path.as_ref().filter(|_| writer) {
             wal_mode(&conn, path)?;
+        }
+        if writer {
+            // Each write runs in a savepoint, whose journal (the pages as they were before it,
+            // to roll it back) SQLite spills to a temporary file past 64 KiB: a file created,
+            // written and deleted for most batches. In memory instead, it holds at most the
+            // pages one batch changes. It never decides what a commit keeps, so durability is
+            // as before.
+            conn.execute_batch("PRAGMA temp_store = MEMORY")
+                .map_err(query::store_error)?;
         }
         conn.execute_batch(&format!("PRAGMA synchronous = {synchronous}"))
             .map_err(query::store_error)?;

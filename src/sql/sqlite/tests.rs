@@ -1,7 +1,7 @@
 //! The writer thread on a SQLite file: writes share commits, every answered write is on disk, a
 //! failing or panicking write takes nobody else's with it and leaves nothing of itself, a
 //! closed store answers unavailable, and a writer that does not answer in time makes callers
-//! unavailable rather than wait.
+//! unavailable rather than wait. And a database of an earlier schema migrates with its tokens.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,9 +13,11 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
 use crate::secret::SecretDigest;
+use crate::sql::columns::secs;
 use crate::sql::text;
 use crate::store::{
-    Authorization, Family, FamilyId, Jti, NewTokens, SingleUseStore, StoreErrorKind, TokenIssuer,
+    Authorization, Family, FamilyId, Jti, NewRefreshToken, NewTokens, Purge as _, Rotation,
+    SingleUseStore, StoreErrorKind, TokenIssuer,
 };
 
 /// A database file of its own, removed (with its WAL) when the test ends.
@@ -62,21 +64,28 @@ fn new_family_token(n: usize) -> (NewTokens, SecretDigest) {
     let access = SecretDigest::of(&format!("writer test token {n} {:?}", now()));
     let mut id = [0u8; 16];
     id.copy_from_slice(&access.as_bytes()[..16]);
+    (
+        token_in(Family::New(FamilyId::from_bytes(id)), access, n),
+        access,
+    )
+}
+
+/// An access token `access` of client `client` with scope `read`, in `family`, for an hour.
+fn token_in(family: Family, access: SecretDigest, n: usize) -> NewTokens {
     let authorization = Authorization::new(
         ClientId::new("client").expect("a client id"),
         None,
         Scope::parse("read").expect("a scope"),
     );
     let issued_at = now();
-    let tokens = NewTokens::new(
-        Family::New(FamilyId::from_bytes(id)),
+    NewTokens::new(
+        family,
         authorization,
         issued_at,
         access,
         Jti::new(format!("jti-{n}")),
         issued_at.plus(Duration::from_secs(3600)),
-    );
-    (tokens, access)
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,6 +153,7 @@ async fn a_failing_write_fails_alone_and_leaves_nothing_of_itself() {
                                 &"read",
                                 &i64::MAX,
                                 &"",
+                                &None::<&str>,
                             ],
                         )?;
                         Err::<(), _>(StoreError::failed("the second statement failed"))
@@ -277,6 +287,129 @@ async fn an_in_memory_database_reads_what_it_wrote() {
     assert!(found.is_some());
     // Migrating again changes nothing.
     store.migrate().await.expect("migrations are idempotent");
+    store.close().await;
+}
+
+/// How a build of migration 20 kept an access token: keyed by its digest, naming its family by
+/// the family's id.
+const INSERT_ACCESS_BEFORE_21: &str = "INSERT INTO grantor_access_tokens \
+    (digest, family_id, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
+/// Writes, on a database of migration 20 (before the token tables were laid out by issue), a
+/// family with an access and a refresh token, and a revoked family with an access token, as
+/// a build of that schema did; answers the live family and the three tokens' digests.
+fn write_before_issue_order(path: &std::path::Path) -> (FamilyId, [SecretDigest; 3]) {
+    let conn = rusqlite::Connection::open(path).expect("the file");
+    super::migrate::run_through(&conn, 20).expect("migrations 1 to 20");
+    let issued_at = secs(now());
+    let expires_at = secs(now().plus(Duration::from_secs(3600)));
+    let live = FamilyId::from_bytes([7; 16]);
+    let revoked = FamilyId::from_bytes([9; 16]);
+    let access = SecretDigest::of("an access token from before migration 21");
+    let refresh = SecretDigest::of("a refresh token from before migration 21");
+    let access_of_revoked = SecretDigest::of("a revoked family's access token");
+    for (family, token) in [(live, access), (revoked, access_of_revoked)] {
+        let family = family.to_bytes();
+        run(
+            &conn,
+            text::INSERT_FAMILY,
+            &[
+                &family.as_slice(),
+                &"client",
+                &None::<&str>,
+                &None::<&str>,
+                &"read",
+                &expires_at,
+                &"",
+                &None::<&str>,
+            ],
+        )
+        .expect("a family");
+        run(
+            &conn,
+            INSERT_ACCESS_BEFORE_21,
+            &[
+                &token.as_bytes().as_slice(),
+                &family.as_slice(),
+                &"read",
+                &"jti-before",
+                &issued_at,
+                &expires_at,
+                &"",
+                &None::<&str>,
+                &None::<&str>,
+            ],
+        )
+        .expect("an access token");
+    }
+    run(
+        &conn,
+        text::INSERT_REFRESH,
+        &[
+            &refresh.as_bytes().as_slice(),
+            &live.to_bytes().as_slice(),
+            &0_i64,
+            &issued_at,
+            &expires_at,
+            &None::<&str>,
+        ],
+    )
+    .expect("a refresh token");
+    run(
+        &conn,
+        text::REVOKE_FAMILY,
+        &[&revoked.to_bytes().as_slice()],
+    )
+    .expect("a revocation");
+    (live, [access, refresh, access_of_revoked])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_issued_before_the_issue_order_migration_stay_valid_after_it() {
+    let file = File::new("migrate21");
+    let (family, [access, refresh, access_of_revoked]) = write_before_issue_order(&file.0);
+    let store = SqliteStore::connect(&file.url()).await.expect("migrated");
+
+    let found = store
+        .find_access_token(&access, now())
+        .await
+        .expect("a lookup")
+        .expect("the access token issued before the migration is still valid");
+    assert_eq!(found.family, family);
+    assert_eq!(found.authorization.client_id.as_str(), "client");
+    assert_eq!(found.authorization.scope.as_str(), "read");
+    let revoked = store.find_access_token(&access_of_revoked, now()).await;
+    assert!(
+        revoked.expect("a lookup").is_none(),
+        "a revoked family stays revoked"
+    );
+
+    // The refresh token from before rotates, and its successor's access token is found.
+    let next_access = SecretDigest::of("the successor access token");
+    let successor = token_in(Family::Existing(family), next_access, 21).with_refresh_token(
+        NewRefreshToken::new(
+            SecretDigest::of("the successor refresh token"),
+            now().plus(Duration::from_secs(3600)),
+        ),
+    );
+    let rotated = store.rotate_refresh_token(&refresh, successor, None).await;
+    assert_eq!(rotated.expect("a rotation"), Rotation::Rotated);
+    let next = store.find_access_token(&next_access, now()).await;
+    assert_eq!(next.expect("a lookup").expect("kept").family, family);
+
+    // Revoking the family reaches the token from before, and purging later leaves nothing.
+    store.revoke_family(family).await.expect("a revocation");
+    let gone = store.find_access_token(&access, now()).await;
+    assert!(gone.expect("a lookup").is_none());
+    let purged = store
+        .purge_expired(now().plus(Duration::from_secs(86_400)))
+        .await
+        .expect("a purge");
+    assert_eq!(
+        purged, 7,
+        "three access tokens, two refresh tokens and two families"
+    );
     store.close().await;
 }
 

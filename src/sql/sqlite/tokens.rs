@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use super::{SqliteStore, row, run};
+use super::{SqliteStore, access, row, run};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
@@ -184,7 +184,7 @@ impl TokenIssuer for SqliteStore {
             .read(move |conn| {
                 row(
                     conn,
-                    text::FIND_ACCESS,
+                    access::FIND_ACCESS,
                     &[&token.as_bytes().as_slice(), &secs(now)],
                 )
             })
@@ -195,7 +195,7 @@ impl TokenIssuer for SqliteStore {
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
         let token = *token;
         self.write(move |conn| {
-            run(conn, text::DELETE_ACCESS, &[&token.as_bytes().as_slice()]).map(|_| ())
+            run(conn, access::DELETE_ACCESS, &[&token.as_bytes().as_slice()]).map(|_| ())
         })
         .await
     }
@@ -276,7 +276,7 @@ fn retry(
     let Some(moved) = moved else {
         return Ok(Some(Rotation::Invalid));
     };
-    run(conn, text::DELETE_ACCESS, &[&lost_access.as_slice()])?;
+    run(conn, access::DELETE_ACCESS, &[&lost_access.as_slice()])?;
     keep_tokens(conn, successor, moved.generation)?;
     Ok(Some(Rotation::Retried))
 }
@@ -287,9 +287,9 @@ fn keep_tokens(conn: &Connection, tokens: &NewTokens, generation: i64) -> Result
     let issued_at = secs(tokens.issued_at);
     let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
-    run(
+    let kept = run(
         conn,
-        text::INSERT_ACCESS,
+        access::INSERT_ACCESS,
         &[
             &tokens.access_token.as_bytes().as_slice(),
             &family.as_slice(),
@@ -302,6 +302,13 @@ fn keep_tokens(conn: &Connection, tokens: &NewTokens, generation: i64) -> Result
             &actor,
         ],
     )?;
+    if kept == 0 {
+        // The family was looked up (or inserted) in this same write, so this is a bug, not
+        // a race: refuse rather than answer a token that would never be found.
+        return Err(StoreError::failed(
+            "an access token for a family that is not kept",
+        ));
+    }
     if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
         run(
             conn,
