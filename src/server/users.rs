@@ -167,7 +167,10 @@ impl AuthorizationServer {
     /// server that is no OpenID Connect provider ends the sessions alone (no logout tokens,
     /// no revocation). The user's tokens issued outside a session, and remembered approvals,
     /// stay.
-    pub async fn end_user_sessions(&self, user: &UserId) -> Result<usize, crate::OAuthError> {
+    pub async fn end_user_sessions(
+        &self,
+        user: &UserId,
+    ) -> Result<usize, crate::error::OAuthError> {
         let now = self.inner.now();
         let ended = self
             .inner

@@ -197,7 +197,7 @@ impl TokenIssuer for SqlStore<Postgres> {
         })
     }
 
-    /// In the next shared statement of the primary's lookups ([`Batches`](super::batch::Batches)).
+    /// In the next shared statement of the primary's lookups (see `sql::batch`).
     async fn find_access_token(
         &self,
         token: &SecretDigest,
