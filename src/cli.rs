@@ -49,7 +49,7 @@
 //! current now for each algorithm in use, and replaces the next period's too (it is published
 //! already, so it was as exposed); the keys replaced stay published as a scheduled rotation
 //! keeps them, so what they signed verifies until it expires, and every node signs with the
-//! new key within [`ROTATION_CHECK`](crate::jwt::ROTATION_CHECK). Both need the `jwt`
+//! new key within `grantor::jwt::ROTATION_CHECK` (a minute). Both need the `jwt`
 //! feature. Keys encrypted at rest are opened with the key-encryption key from `--key-file` or
 //! `GRANTOR_KEY_ENCRYPTION_KEY` (mounted, the server's own).
 //!
