@@ -13,7 +13,9 @@
 //! cannot conflict with one another: new families with fresh random ids and digests).
 //!
 //! **One lookup's failure is its own** too: if the shared `SELECT` fails, each lookup of the
-//! batch runs again alone. A lookup queued after a write was committed is answered by a
+//! batch runs again alone. Not when the database is down or lends no connection within the
+//! acquire timeout: then every caller of the batch, and every one queued behind it, is answered
+//! `unavailable` at once, rather than each waiting that timeout again, one after another. A lookup queued after a write was committed is answered by a
 //! statement that starts after it, so it sees that write, as a lookup of its own would.
 //!
 //! **Bounded**: the queue holds one entry per caller waiting, that is the requests the host
@@ -30,7 +32,7 @@ use super::columns::{AuthorizationColumns, secs, store_error};
 use super::rows::{AccessRow, DigestAccessRow};
 use super::{Conflicts, Conn, Pooled, Statements, text};
 use crate::clock::UnixTime;
-use crate::error::StoreError;
+use crate::error::{StoreError, StoreErrorKind};
 use crate::secret::SecretDigest;
 use crate::store::{Actor, NewTokens};
 
@@ -173,11 +175,44 @@ impl<T: Send + 'static, R: Send + 'static> Batcher<T, R> {
             };
             let (items, answers): (Vec<T>, Vec<_>) = batch.into_iter().unzip();
             let outcomes = write(pool.clone(), items).await;
+            // A batch the database could not take at all (down, or no connection within the
+            // acquire timeout): what queued meanwhile would wait that long again only to be
+            // refused, so it is refused now, and the next request tries afresh.
+            let outage = outcomes
+                .first()
+                .and_then(|outcome| outcome.as_ref().err())
+                .and_then(|error| {
+                    let all = outcomes.iter().all(|outcome| {
+                        outcome
+                            .as_ref()
+                            .is_err_and(|e| e.kind() == StoreErrorKind::Unavailable)
+                    });
+                    all.then(|| error.to_string())
+                });
             for (answer, outcome) in answers.into_iter().zip(outcomes) {
                 let _ = answer.send(outcome);
             }
+            if let Some(cause) = outage {
+                let waiting = match self.queue.lock() {
+                    Ok(mut queue) => std::mem::take(&mut queue.waiting),
+                    Err(_) => return,
+                };
+                for (_, answer) in waiting {
+                    let _ = answer.send(Err(StoreError::unavailable(cause.clone())));
+                }
+            }
         }
     }
+}
+
+/// The database is down or has no connection to lend: each of a batch's `len` callers is
+/// answered so at once, rather than each waiting alone, one after another, for the pool's
+/// acquire timeout again.
+fn each_unavailable<R>(error: &StoreError, len: usize) -> Vec<Result<R, StoreError>> {
+    let cause = error.to_string();
+    (0..len)
+        .map(|_| Err(StoreError::unavailable(cause.clone())))
+        .collect()
 }
 
 /// Access tokens by digest, each live at its own request's time: one [`text::FIND_ACCESS_MANY`]
@@ -192,6 +227,9 @@ async fn find_accesses(
         });
         match at_once {
             Ok(found) => return found.into_iter().map(Ok).collect(),
+            Err(error) if error.kind() == StoreErrorKind::Unavailable => {
+                return each_unavailable(&error, batch.len());
+            }
             Err(error) => tracing::debug!(%error, "a batch of token lookups failed; each alone"),
         }
     }
@@ -262,6 +300,9 @@ async fn insert_families(
         });
         match at_once {
             Ok(()) => return batch.iter().map(|_| Ok(())).collect(),
+            Err(error) if error.kind() == StoreErrorKind::Unavailable => {
+                return each_unavailable(&error, batch.len());
+            }
             Err(error) => tracing::debug!(%error, "a batch of new families failed; each alone"),
         }
     }
