@@ -187,7 +187,8 @@ pub(super) enum KeysCommand {
     /// the next period's, published already. The keys replaced stay published as long as a
     /// scheduled rotation keeps them, so tokens they signed still verify until they expire.
     /// Each node of the server signs with the new key within a minute. At most 8 early
-    /// rotations per rotation period. Prints the new current keys as `keys list` does.
+    /// rotations per rotation period. Prints the new current keys as `keys list` does; refused
+    /// (status 1) when no signing key is in use yet.
     Rotate(KeyEncryption),
     /// Re-seals every piece of key material under a new key-encryption key.
     ///

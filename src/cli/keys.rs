@@ -88,7 +88,9 @@ pub(super) async fn rotate(keys: &dyn KeyStore) -> Result<(), Failure> {
         .await
         .map_err(keys_failure)?;
     if rotated.is_empty() {
-        eprintln!("grantor: no signing key is in use now: nothing to rotate");
+        return Err(Failure::Refused(
+            "no signing key is in use now: nothing to rotate".to_owned(),
+        ));
     }
     print_keys(&rotated);
     Ok(())

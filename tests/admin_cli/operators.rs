@@ -434,6 +434,12 @@ fn reporting_client(db: &Db) -> String {
 }
 
 async fn signing_keys_are_listed_and_rotated_early(db: &Db) {
+    // Before any server signed, there is no key to rotate: refused, and said why.
+    let refused = db.run_with(&["keys", "rotate"], "", &[]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("nothing to rotate"), "{why}");
+
     let secret = reporting_client(db);
     let store = db.store().await;
     let (old_token, old_kid) = {
