@@ -236,6 +236,17 @@ impl RotatingKeys {
             })
     }
 
+    /// The key that signs in `period`, when this process looked within a [`ROTATION_CHECK`]:
+    /// the one key, not a copy of the period's list (every JWT access token asks).
+    fn cached_signing_key(&self, period: u64, now: UnixTime) -> Option<Arc<SigningKey>> {
+        let cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        let known = cached.iter().find(|known| known.period == period)?;
+        if now >= known.checked_at.plus(ROTATION_CHECK) {
+            return None;
+        }
+        known.keys.last().cloned()
+    }
+
     /// Keeps `keys` as `period`'s, read at `now`, and forgets periods no longer published.
     fn remember(&self, period: u64, keys: &[Arc<SigningKey>], now: UnixTime) {
         let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
@@ -331,8 +342,12 @@ impl SigningKeys for RotatingKeys {
     }
 
     async fn signing_key(&self, now: UnixTime) -> Result<Arc<SigningKey>, StoreError> {
+        let period = self.period_of(now);
+        if let Some(key) = self.cached_signing_key(period, now) {
+            return Ok(key);
+        }
         let keys = self
-            .generations(self.period_of(now), now, true, Recheck::Periodically)
+            .generations(period, now, true, Recheck::Periodically)
             .await?;
         // The last early rotation's key signs in place of the period's own.
         keys.last()
