@@ -1,4 +1,4 @@
-//! The builder: [`AuthorizationServerBuilder`] with DESIGN.md's defaults, the one place that
+//! The builder: [`AuthorizationServerBuilder`] with grantor's safe defaults, the one place that
 //! knows every layer. It checks the settings into [`Settings`](crate::settings::Settings),
 //! renders what the endpoints send once, and wires the seams, the features and the server
 //! together; nothing below it imports it.

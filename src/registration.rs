@@ -42,9 +42,9 @@ pub const DEFAULT_IDLE_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
 /// What a client that registers itself may get, for
 /// [`AuthorizationServerBuilder::registration`](crate::AuthorizationServerBuilder::registration).
 ///
-/// Defaults (DESIGN.md, "self-registration"): the `authorization_code` and `refresh_token`
-/// grants only (asking for `implicit`, `password`, `client_credentials` or anything else is
-/// `invalid_client_metadata`: an administrator agrees those); the approval page required; no
+/// Defaults: the `authorization_code` and `refresh_token` grants only (asking for `implicit`,
+/// `password`, `client_credentials` or anything else is `invalid_client_metadata`: an
+/// administrator agrees those); the approval page required; no
 /// scope until [`scope`](Self::scope) names what such a client may be granted;
 /// `token_endpoint_auth_method` `client_secret_basic` (a generated 256-bit secret, shown once)
 /// or `none` (a public client, which must use PKCE); no initial access token; at most 60

@@ -1,4 +1,4 @@
-//! The builder applies DESIGN.md's defaults and refuses incoherent configurations; secrets stay
+//! The builder applies grantor's safe defaults and refuses incoherent configurations; secrets stay
 //! out of every `Debug` output.
 
 mod common;

@@ -8,7 +8,8 @@ use hyper::{Method, Request};
 
 use crate::http::{Conn, Reply, basic, bearer, form};
 use crate::setup::{
-    client_credentials_token, code_in_session, fill, join_all, password_grant, signed_in,
+    Client, client_credentials_token, code_in_session, fill, join_all, password_grant,
+    registered_client, signed_in,
 };
 
 pub const CALLBACK: &str = "http://127.0.0.1:8081/callback";
@@ -70,6 +71,9 @@ pub struct Budget {
     pub codes: usize,
     /// …each within this much time.
     pub time: Duration,
+    /// The `id_token_signed_response_alg` of a client registered for `code_exchange`; `None`
+    /// uses plain-client (RS256, the server's default).
+    pub id_token_alg: Option<String>,
 }
 
 /// What the workers of one flow share: its credentials and anything prepared for it.
@@ -180,22 +184,28 @@ impl Plan {
                 plan.note = format!("{} tokens minted beforehand", plan.pool.len());
             }
             Flow::CodeExchange => {
-                plan.other = basic("plain-client", "plain-secret");
+                let client = match &budget.id_token_alg {
+                    Some(alg) => registered_client(conn, alg).await?,
+                    None => Client::plain(),
+                };
+                plan.other = basic(&client.id, &client.secret);
                 let scope = budget.scope.clone();
                 // One password sign-in; every other code comes from its sign-on session.
-                let (session, first) = signed_in(conn, &scope).await?;
+                let (session, first) = signed_in(conn, &client.id, &scope).await?;
+                let id = client.id.clone();
                 plan.pool = fill(workers, budget.codes, budget.time, move |mut conn| {
-                    let (scope, session) = (scope.clone(), session.clone());
+                    let (id, scope, session) = (id.clone(), scope.clone(), session.clone());
                     async move {
-                        let code = code_in_session(&mut conn, &scope, &session).await;
+                        let code = code_in_session(&mut conn, &id, &scope, &session).await;
                         (conn, code)
                     }
                 })
                 .await?;
                 plan.pool.push(first);
                 plan.note = format!(
-                    "{} codes made beforehand, scope `{}`",
+                    "{} codes made beforehand for {}, scope `{}`",
                     plan.pool.len(),
+                    client.described,
                     budget.scope
                 );
             }

@@ -40,7 +40,7 @@ struct Options {
 const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECONDS]
             [--warmup SECONDS] [--flow NAME]... [--threads N]
             [--tokens N] [--codes N] [--scope SCOPE] [--setup-time SECONDS]
-            [--beside FLOW] [--no-header]
+            [--beside FLOW] [--id-token-alg ALG] [--no-header]
   --base         the demo's base URL (default http://127.0.0.1:8080)
   --connections  keep-alive connections, one request in flight on each (default 32)
   --duration     timed seconds per flow (default 10); --warmup before it (default 1)
@@ -56,6 +56,8 @@ const USAGE: &str = "usage: load [--base URL] [--connections N] [--duration SECO
   --beside       one more connection runs this flow (not one that spends what it is given)
                  during each flow's warm-up and window, reported in a row of its own: the
                  latency one kind of request sees while another loads the server
+  --id-token-alg code_exchange's ID tokens signed with RS256 (plain-client, the default), ES256
+                 or EdDSA (a client registered for it, approved once in the sign-on session)
   --no-header    print only the rows";
 
 fn options() -> Result<Options, String> {
@@ -72,6 +74,7 @@ fn options() -> Result<Options, String> {
             tokens: 200_000,
             codes: 2_000,
             time: Duration::from_secs(20),
+            id_token_alg: None,
         },
         header: true,
         beside: None,
@@ -118,6 +121,7 @@ fn options() -> Result<Options, String> {
             "--setup-time" => options.budget.time = seconds(&value)?,
             // Commas for spaces, so that a shell variable can carry the scope unquoted.
             "--scope" => options.budget.scope = value.replace(',', " "),
+            "--id-token-alg" => options.budget.id_token_alg = Some(value),
             "--beside" => {
                 let flow = Flow::parse(&value)
                     .filter(|flow| !flow.consumes())

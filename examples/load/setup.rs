@@ -54,49 +54,149 @@ pub async fn password_grant(
     }
 }
 
+/// The confidential client whose codes `code_exchange` redeems.
+pub struct Client {
+    pub id: String,
+    pub secret: String,
+    /// How the flow's note names it.
+    pub described: String,
+}
+
+impl Client {
+    /// The seeded plain-client: no approval step, ID tokens signed with the server's default
+    /// (RS256).
+    pub fn plain() -> Self {
+        Self {
+            id: "plain-client".to_owned(),
+            secret: "plain-secret".to_owned(),
+            described: "plain-client (ID tokens RS256)".to_owned(),
+        }
+    }
+}
+
+/// A client registered (RFC 7591) for the authorization-code grant whose ID tokens are
+/// signed with `alg`: a self-registered client, so its first sign-in asks Alice's approval.
+pub async fn registered_client(conn: &mut Conn, alg: &str) -> Result<Client, String> {
+    let metadata = serde_json::json!({
+        "client_name": format!("load ({alg} ID tokens)"),
+        "redirect_uris": [CALLBACK],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "client_secret_basic",
+        "id_token_signed_response_alg": alg,
+    });
+    let mut request = conn.target().request(
+        Method::POST,
+        "/api/oauth/register",
+        None,
+        None,
+        &[("content-type", "application/json")],
+    )?;
+    *request.body_mut() = metadata.to_string();
+    let reply = conn.send(request).await?;
+    let json = reply.json();
+    match (json["client_id"].as_str(), json["client_secret"].as_str()) {
+        (Some(id), Some(secret)) => Ok(Client {
+            id: id.to_owned(),
+            secret: secret.to_owned(),
+            described: format!("a registered client (ID tokens {alg})"),
+        }),
+        _ => Err(format!("registration: {}", reply.describe())),
+    }
+}
+
 /// Alice signed in once the way a browser does (the authorization URL, then the sign-in form
-/// with its CSRF token and the cookie the page set), asking for `scope`: the cookies of her
-/// sign-on session, and the code the sign-in gave plain-client (no approval step).
-pub async fn signed_in(conn: &mut Conn, scope: &str) -> Result<(String, String), String> {
+/// with its CSRF token and the cookie the page set), asking for `scope` for `client`, and the
+/// approval page approved when the client has one: the cookies of her sign-on session, and the
+/// code the sign-in gave the client.
+pub async fn signed_in(
+    conn: &mut Conn,
+    client: &str,
+    scope: &str,
+) -> Result<(String, String), String> {
     let page = conn
-        .send(
-            conn.target()
-                .request(Method::GET, &authorize_path(scope), None, None, &[])?,
-        )
+        .send(conn.target().request(
+            Method::GET,
+            &authorize_path(client, scope),
+            None,
+            None,
+            &[],
+        )?)
         .await?;
-    let html = String::from_utf8_lossy(&page.body);
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .ok_or_else(|| format!("no CSRF token on the sign-in page: {}", page.describe()))?;
-    let cookies = cookies_set(&page.headers);
-    let body = form(&[("csrf", csrf), ("username", ALICE.0), ("password", ALICE.1)]);
+    let (action, csrf) = form_on(&page, "sign-in")?;
+    let cookies = cookies_set(&page.headers).join("; ");
+    let body = form(&[
+        ("csrf", &csrf),
+        ("username", ALICE.0),
+        ("password", ALICE.1),
+    ]);
     let request = conn.target().request(
         Method::POST,
-        "/signin",
+        &action,
         None,
         Some(body),
-        &[("cookie", &cookies.join("; "))],
+        &[("cookie", &cookies)],
     )?;
-    let reply = conn.send(request).await?;
-    let code = code_in(&reply)?;
+    let mut reply = conn.send(request).await?;
     // The sign-on session's cookie comes with the answer to the form.
-    let session = cookies_set(&reply.headers).join("; ");
+    let session = [cookies_set(&reply.headers), vec![cookies]]
+        .concat()
+        .join("; ");
+    if reply.status == 200 {
+        // The approval page: approved once, then remembered for this client and scope.
+        let (action, csrf) = form_on(&reply, "approval")?;
+        let body = form(&[("csrf", &csrf), ("decision", "approve")]);
+        let request = conn.target().request(
+            Method::POST,
+            &action,
+            None,
+            Some(body),
+            &[("cookie", &session)],
+        )?;
+        reply = conn.send(request).await?;
+    }
+    let code = code_in(&reply)?;
     Ok((session, code))
 }
 
-/// A code for plain-client in Alice's sign-on session (`session`, the cookies [`signed_in`]
-/// got): the authorization URL alone, answered with the code at once, as single sign-on does
-/// for a client that needs no approval. No password is checked, so codes are cheap to make.
+/// The action (a path under the base URL) and CSRF token of the form on the HTML page `page`.
+fn form_on(page: &crate::http::Reply, what: &str) -> Result<(String, String), String> {
+    let html = String::from_utf8_lossy(&page.body);
+    let attribute = |name: &str| {
+        html.split(&format!("name=\"{name}\" value=\""))
+            .nth(1)
+            .or_else(|| html.split(&format!("{name}=\"")).nth(1))
+            .and_then(|rest| rest.split('"').next())
+            .map(|value| value.replace("&amp;", "&"))
+    };
+    let csrf = attribute("csrf")
+        .ok_or_else(|| format!("no CSRF token on the {what} page: {}", page.describe()))?;
+    let action = attribute("action")
+        .ok_or_else(|| format!("no form on the {what} page: {}", page.describe()))?;
+    // The action is absolute or a path; the request wants the path under the base.
+    let path = match url::Url::parse(&action) {
+        Ok(url) => match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        },
+        Err(_) => action,
+    };
+    Ok((path, csrf))
+}
+
+/// A code for `client` in Alice's sign-on session (`session`, the cookies [`signed_in`] got):
+/// the authorization URL alone, answered with the code at once, as single sign-on does for a
+/// client that needs no approval (or whose approval is remembered). No password is checked, so
+/// codes are cheap to make.
 pub async fn code_in_session(
     conn: &mut Conn,
+    client: &str,
     scope: &str,
     session: &str,
 ) -> Result<String, String> {
     let request = conn.target().request(
         Method::GET,
-        &authorize_path(scope),
+        &authorize_path(client, scope),
         None,
         None,
         &[("cookie", session)],
@@ -104,10 +204,10 @@ pub async fn code_in_session(
     code_in(&conn.send(request).await?)
 }
 
-fn authorize_path(scope: &str) -> String {
+fn authorize_path(client: &str, scope: &str) -> String {
     let query = form(&[
         ("response_type", "code"),
-        ("client_id", "plain-client"),
+        ("client_id", client),
         ("redirect_uri", CALLBACK),
         ("scope", scope),
         ("nonce", "load-nonce"),
