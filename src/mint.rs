@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::error::StoreError;
 use crate::id::{FamilyId, Jti, UserId};
 use crate::secret::{
-    AccessToken, AuthorizationCode, ClientSecret, RefreshToken, SecretDigest, base64url,
-    base64url_into, base64url_len, random_bytes,
+    AccessToken, AuthorizationCode, ClientSecret, RefreshToken, SecretDigest, TIMED_TOKEN_RANDOM,
+    base64url, base64url_into, base64url_len, random_bytes, timed_token,
 };
 
 // Each operation draws once from `random_bytes` (a per-thread ChaCha12 generator seeded from
@@ -26,9 +26,9 @@ pub(crate) fn code() -> Result<(AuthorizationCode, FamilyId), StoreError> {
 
 /// What issuing tokens mints, from one draw of the CSPRNG.
 pub(crate) struct Tokens {
-    /// 256 bits, digest computed.
+    /// Its issue time and 216 random bits, digest computed.
     pub(crate) access: AccessToken,
-    /// 256 bits, digest computed; when asked for.
+    /// Its issue time and 216 random bits, digest computed; when asked for.
     pub(crate) refresh: Option<RefreshToken>,
     /// When the tokens start a family of their own (see `family_id`).
     pub(crate) family: Option<FamilyId>,
@@ -48,13 +48,28 @@ pub(crate) fn tokens(with_refresh: bool, new_family: bool) -> Result<Tokens, Sto
     Ok(cut(&draw, with_refresh, family))
 }
 
-/// `draw` is 64 bytes: the access token's 32, then the refresh token's.
+/// `draw` is 64 bytes: the access token's random part from the first 32, the refresh token's
+/// from the second. Both tokens begin with the time they are issued (see
+/// [`SecretDigest::of_token`]).
 fn cut(draw: &[u8], with_refresh: bool, family: Option<&[u8]>) -> Tokens {
+    let millis = now_millis();
+    let random = |from: usize| {
+        let mut random = [0u8; TIMED_TOKEN_RANDOM];
+        random.copy_from_slice(&draw[from..from + TIMED_TOKEN_RANDOM]);
+        random
+    };
     Tokens {
-        access: AccessToken::hashed(base64url(&draw[..32])),
-        refresh: with_refresh.then(|| RefreshToken::hashed(base64url(&draw[32..64]))),
+        access: AccessToken::hashed(timed_token(millis, &random(0))),
+        refresh: with_refresh.then(|| RefreshToken::hashed(timed_token(millis, &random(32)))),
         family: family.map(family_id),
     }
+}
+
+/// The time in milliseconds since the epoch (0 before it).
+fn now_millis() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis())
 }
 
 /// A family id: the time in milliseconds (48 bits, laid out as in a UUIDv7) and then 80 bits of
@@ -63,18 +78,16 @@ fn cut(draw: &[u8], with_refresh: bool, family: Option<&[u8]>) -> Tokens {
 /// random page of each (with random ids, a SQLite commit of a few dozen tokens wrote a random page
 /// per family to disk in each of three indexes).
 fn family_id(random: &[u8]) -> FamilyId {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis());
+    let millis = now_millis();
     let mut id = [0u8; 16];
     id[..6].copy_from_slice(&millis.to_be_bytes()[10..]);
     id[6..].copy_from_slice(&random[..10]);
     FamilyId::from_bytes(id)
 }
 
-/// An access token's `jti`: the second half of its SHA-256 digest, in base64url (22
-/// characters). As unique and unpredictable as the token, it reveals nothing of the token nor
-/// of the first half, under which stores may key it; and since it is a function of the token,
+/// An access token's `jti`: the second half of its digest ([`SecretDigest::of_token`], that
+/// half always from SHA-256), in base64url (22 characters). As unique and unpredictable as the
+/// token, it reveals nothing of the token nor of the first half; and since it is a function of the token,
 /// grantor derives it again whenever the token is presented and no store has to keep it.
 pub(crate) fn jti(access_token: &SecretDigest) -> Jti {
     let mut text = [0u8; base64url_len(16)];
@@ -155,7 +168,8 @@ mod tests {
     fn minted_values_are_distinct_and_of_their_shape() {
         let minted = tokens(true, true).unwrap();
         let refresh = minted.refresh.unwrap();
-        assert_eq!(minted.access.expose_secret().len(), 43);
+        assert_eq!(minted.access.expose_secret().len(), 44);
+        assert_eq!(refresh.expose_secret().len(), 44);
         assert_ne!(minted.access.expose_secret(), refresh.expose_secret());
         let again = tokens(false, true).unwrap();
         assert!(again.refresh.is_none());
@@ -184,6 +198,60 @@ mod tests {
         let (session, csrf) = session().unwrap();
         assert_eq!((session.len(), csrf.len()), (22, 22));
         assert_ne!(session, csrf);
+    }
+
+    /// The issue time (milliseconds) a digest of a minted token begins with.
+    fn issued(digest: &SecretDigest) -> u128 {
+        let mut stamp = [0u8; 16];
+        stamp[10..].copy_from_slice(&digest.as_bytes()[..6]);
+        u128::from_be_bytes(stamp)
+    }
+
+    #[test]
+    fn token_digests_begin_with_the_issue_time_so_later_tokens_sort_later() {
+        let before = now_millis();
+        let first = tokens(true, true).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = tokens(true, false).unwrap();
+        let after = now_millis();
+        for digest in [first.access.digest(), first.refresh.unwrap().digest()] {
+            assert!((before..=after).contains(&issued(&digest)));
+        }
+        let (earlier, later) = (first.access.digest(), second.access.digest());
+        assert!(
+            earlier.as_bytes() < later.as_bytes(),
+            "appended, not scattered"
+        );
+        assert!(issued(&later) >= issued(&earlier) + 2);
+        // The rest of the digest is SHA-256 of the whole token: the random part stays hidden.
+        let hash = SecretDigest::of(second.access.expose_secret());
+        assert_eq!(&later.as_bytes()[6..], &hash.as_bytes()[..26]);
+        assert_eq!(
+            AccessToken::new(second.access.expose_secret()).digest(),
+            later,
+            "a presented token is looked up under the digest it was kept under"
+        );
+    }
+
+    #[test]
+    fn any_other_token_is_digested_whole_with_sha256() {
+        // A token minted before tokens carried their issue time (43 characters), a JWT, and
+        // 44 characters outside base64url: each is looked up under its plain SHA-256 digest,
+        // so tokens issued by an earlier build stay valid.
+        let old = base64url(&[7u8; 32]);
+        let not_base64 = format!("{}!", "a".repeat(43));
+        for token in [
+            old.as_str(),
+            "eyJhbGciOiJFUzI1NiJ9.e30.sig",
+            not_base64.as_str(),
+        ] {
+            assert_eq!(
+                AccessToken::new(token).digest(),
+                SecretDigest::of(token),
+                "{token}"
+            );
+            assert_eq!(RefreshToken::new(token).digest(), SecretDigest::of(token));
+        }
     }
 
     #[test]

@@ -79,7 +79,48 @@ pub(crate) fn base64url_into<'a>(bytes: &[u8], out: &'a mut [u8]) -> &'a str {
     std::str::from_utf8(&out[..written]).unwrap_or_default()
 }
 
+/// The length in characters of the access and refresh tokens grantor mints: 33 bytes in
+/// base64url, the issue time in milliseconds (6 bytes, big-endian) and then 216 random bits.
+pub(crate) const TIMED_TOKEN_LEN: usize = base64url_len(ISSUE_TIME_LEN + TIMED_TOKEN_RANDOM);
+
+/// The bytes of a minted token's issue time.
+const ISSUE_TIME_LEN: usize = 6;
+
+/// The random bytes of a minted access or refresh token.
+pub(crate) const TIMED_TOKEN_RANDOM: usize = 27;
+
+/// A token from its issue time `millis` (milliseconds since the epoch) and `random` bytes.
+pub(crate) fn timed_token(millis: u128, random: &[u8; TIMED_TOKEN_RANDOM]) -> String {
+    let mut bytes = [0u8; ISSUE_TIME_LEN + TIMED_TOKEN_RANDOM];
+    bytes[..ISSUE_TIME_LEN].copy_from_slice(&millis.to_be_bytes()[16 - ISSUE_TIME_LEN..]);
+    bytes[ISSUE_TIME_LEN..].copy_from_slice(random);
+    base64url(&bytes)
+}
+
+/// The issue time a token of grantor's timed shape begins with (its first 8 characters,
+/// decoded), or `None` for any other string.
+fn issue_time_of(token: &str) -> Option<[u8; ISSUE_TIME_LEN]> {
+    let text = token.as_bytes();
+    if text.len() != TIMED_TOKEN_LEN
+        || !text
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'_')
+    {
+        return None;
+    }
+    let mut issued = [0u8; ISSUE_TIME_LEN];
+    let written = URL_SAFE_NO_PAD
+        .decode_slice(&text[..base64url_len(ISSUE_TIME_LEN)], &mut issued)
+        .ok()?;
+    (written == ISSUE_TIME_LEN).then_some(issued)
+}
+
 /// A SHA-256 digest of a secret string: how codes and tokens are kept at rest and looked up.
+///
+/// The digest of an access or refresh token grantor minted begins with the token's issue time
+/// ([`of_token`](Self::of_token)), so that database indexes grow at their end: a store that
+/// spreads digests over shards or hash buckets by a few of their bytes takes them from the
+/// last 16, which are SHA-256 bits for every token.
 // Hashed in full (not by a prefix as the in-memory issuer's private keys are): a host may key
 // its own maps by digests of strings an attacker chose.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,6 +130,28 @@ impl SecretDigest {
     /// The SHA-256 digest of `secret`.
     pub fn of(secret: &str) -> Self {
         Self(Sha256::digest(secret.as_bytes()).into())
+    }
+
+    /// The digest of an access or refresh token, as grantor keeps and looks it up.
+    ///
+    /// A token grantor mints (44 characters of base64url) begins with its issue time, and
+    /// so does its digest: the time's 6 bytes, then the first 26 bytes of the token's SHA-256
+    /// digest. A database indexed on digests then adds each new token at the end of its index,
+    /// on the page the previous token was written to, instead of on a random page (one page
+    /// written to disk per token: a third of the SQLite writer's time per token, measured).
+    /// Any other string (a token minted before, a JWT access token, anything presented) is
+    /// digested whole with SHA-256, as [`of`](Self::of) does. Either way the digest reveals
+    /// nothing of the token's random part, and a stored digest cannot be turned back into
+    /// its token.
+    pub fn of_token(token: &str) -> Self {
+        let Some(issued) = issue_time_of(token) else {
+            return Self::of(token);
+        };
+        let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let mut digest = [0u8; 32];
+        digest[..ISSUE_TIME_LEN].copy_from_slice(&issued);
+        digest[ISSUE_TIME_LEN..].copy_from_slice(&hash[..32 - ISSUE_TIME_LEN]);
+        Self(digest)
     }
 
     /// A digest restored from its 32 bytes (for instance read back from a database).
@@ -123,6 +186,9 @@ impl fmt::Debug for SecretDigest {
 /// constant-time `==`, and its digest computed at most once.
 macro_rules! secret_string {
     ($(#[$meta:meta])* $name:ident) => {
+        secret_string!($(#[$meta])* $name, SecretDigest::of);
+    };
+    ($(#[$meta:meta])* $name:ident, $digest:path) => {
         $(#[$meta])*
         #[derive(Clone)]
         pub struct $name {
@@ -145,7 +211,7 @@ macro_rules! secret_string {
             #[allow(dead_code)]
             pub(crate) fn hashed(value: impl Into<String>) -> Self {
                 let value = value.into();
-                let digest = SecretDigest::of(&value);
+                let digest = $digest(&value);
                 Self {
                     value,
                     digest: std::sync::OnceLock::from(digest),
@@ -163,9 +229,9 @@ macro_rules! secret_string {
                 self.value
             }
 
-            /// The SHA-256 digest under which it is kept and looked up (computed once).
+            /// The digest under which it is kept and looked up (computed once).
             pub fn digest(&self) -> SecretDigest {
-                *self.digest.get_or_init(|| SecretDigest::of(&self.value))
+                *self.digest.get_or_init(|| $digest(&self.value))
             }
         }
 
@@ -199,16 +265,20 @@ secret_string!(
     AuthorizationCode
 );
 secret_string!(
-    /// An access token (RFC 6749 §1.4): 256 random bits, kept by the issuer only as a digest.
-    AccessToken
+    /// An access token (RFC 6749 §1.4), kept by the issuer only as a digest
+    /// ([`SecretDigest::of_token`]). grantor mints its issue time and 216 random bits.
+    AccessToken,
+    SecretDigest::of_token
 );
 secret_string!(
     /// A device code (RFC 8628 §3.2): 256 random bits, the device's handle on its flow.
     DeviceCode
 );
 secret_string!(
-    /// A refresh token (RFC 6749 §1.5): 256 random bits, rotated on every use.
-    RefreshToken
+    /// A refresh token (RFC 6749 §1.5), rotated on every use and kept as a digest
+    /// ([`SecretDigest::of_token`]). grantor mints its issue time and 216 random bits.
+    RefreshToken,
+    SecretDigest::of_token
 );
 
 #[cfg(test)]

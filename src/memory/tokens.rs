@@ -261,15 +261,20 @@ impl From<Secs> for UnixTime {
     }
 }
 
-/// The first 128 bits of a secret's SHA-256 digest: the map key. Half the digest keeps a
-/// chance collision at 2^-128 while saving 16 bytes a token; the secret itself is never kept.
+/// 128 bits of a secret's digest, after the issue time a minted token's digest begins with
+/// ([`SecretDigest::of_token`]): the map key, bits of SHA-256 whichever the token's shape. Half
+/// the digest keeps a chance collision at 2^-128 while saving 16 bytes a token; the secret
+/// itself is never kept.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Key([u8; 16]);
+
+/// Where the key starts in a digest: past the 6 bytes of a minted token's issue time.
+const KEY_START: usize = 6;
 
 impl Key {
     fn of(digest: &SecretDigest) -> Self {
         let mut key = [0u8; 16];
-        key.copy_from_slice(&digest.as_bytes()[..16]);
+        key.copy_from_slice(&digest.as_bytes()[KEY_START..KEY_START + 16]);
         Self(key)
     }
 }
