@@ -1,43 +1,8 @@
-//! From records to column values, and from sqlx errors to [`StoreError`]s (PostgreSQL; the
-//! SQLite store maps its own in `sqlite/query.rs`).
+//! From records to column values, as both databases write them.
 
 use crate::client::{Approval, Client, ClientKeys, GrantType, SecretVerifier};
 use crate::clock::UnixTime;
-#[cfg(feature = "postgres")]
-use crate::error::StoreError;
 use crate::store::{Authorization, UserAuthentication};
-
-#[cfg(feature = "postgres")]
-use super::backend::Backend;
-
-/// Maps a sqlx error to the store's two kinds: the pool or the connection failing, or a
-/// database error code `DB` calls transient, is [`StoreError::unavailable`]; anything else is
-/// [`StoreError::failed`].
-#[cfg(feature = "postgres")]
-pub(crate) fn store_error<DB: Backend>(error: sqlx::Error) -> StoreError {
-    let unavailable = match &error {
-        sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => db.code().is_some_and(|code| DB::transient(&code)),
-        _ => false,
-    };
-    if unavailable {
-        StoreError::unavailable(error)
-    } else {
-        StoreError::failed(error)
-    }
-}
-
-#[cfg(feature = "postgres")]
-pub(crate) fn migrate_error<DB: Backend>(error: sqlx::migrate::MigrateError) -> StoreError {
-    match error {
-        sqlx::migrate::MigrateError::Execute(error) => store_error::<DB>(error),
-        other => StoreError::failed(other),
-    }
-}
 
 /// Unix seconds as a column value (saturating: far-future times stay far in the future).
 pub(crate) fn secs(time: UnixTime) -> i64 {

@@ -12,6 +12,14 @@
 //! `src/sql/migrations/postgres/`, embedded in the library), but for SQLite's families and
 //! access tokens, kept in the order they are issued ([below](#indexes-and-purging)).
 //!
+//! Each database has a folder of its own, laid out alike: `sqlite/` and `postgres/`, each with
+//! the store type and its connecting in `mod.rs`, its migrations in `migrate.rs`, its
+//! statements on access tokens in `access.rs`, and one file per group of seams (`tokens.rs`,
+//! `accounts.rs`, `state.rs`, `sign_on.rs`). What both share sits beside them: the statements
+//! (`text.rs`), the rows they answer, decoded by column name on either database and checked as
+//! they become records (`rows/`, a file per group of seams), the columns records are written
+//! as (`columns.rs`), and the bounds both keep alike (`bounds.rs`).
+//!
 //! ```no_run
 //! # #[cfg(feature = "sqlite")]
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
@@ -143,7 +151,7 @@
 //!
 //! # Migrations
 //!
-//! `connect` applies pending migrations; `SqlStore::from_pool` (PostgreSQL) does not, and
+//! `connect` applies pending migrations; `PostgresStore::from_pool` does not, and
 //! `migrate` applies them explicitly. Migrations are versioned (recorded in `_sqlx_migrations`
 //! with their checksums, on both databases) and idempotent: running them again, from any
 //! number of nodes at once, changes nothing (PostgreSQL serializes concurrent runs with an
@@ -169,371 +177,29 @@
 //! databases; no compile-time macro (`sqlx::query!`) needs a live database (`DATABASE_URL`) or
 //! prepared offline data at build time. So building grantor needs no database.
 
-#[cfg(feature = "postgres")]
-use std::fmt;
-#[cfg(feature = "postgres")]
-use std::sync::Arc;
-use std::time::Duration;
-
-#[cfg(feature = "sqlite")]
-pub use rusqlite;
-#[cfg(feature = "postgres")]
-pub use sqlx;
-
 #[cfg(doc)]
 use crate::store::{
     Admin, AttemptCounter, ClientStore, CodeRedemption, ConsentStore, KeyStore, Rotation,
     SessionStore, SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
 
-#[cfg(feature = "postgres")]
-use crate::error::StoreError;
-#[cfg(feature = "postgres")]
-use backend::Backend;
-#[cfg(feature = "postgres")]
-#[cfg(feature = "postgres")]
-use sqlx::Postgres;
-
-/// How long a request waits for a pooled connection (PostgreSQL) or for the writer thread's
-/// answer (SQLite) before the store answers
-/// [`StoreError::unavailable`](crate::store::StoreError::unavailable): the bound on how long anything
-/// waits for a database that is down or saturated.
-pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// How long one statement of the PostgreSQL store may run before PostgreSQL cancels it
-/// (SQLSTATE 57014, answered as
-/// [`StoreError::unavailable`](crate::store::StoreError::unavailable)); every statement grantor
-/// runs is a key lookup or a small write.
-#[cfg(feature = "postgres")]
-pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How long a redeemed code is remembered after its expiry, so that a late replay still names
-/// what the first redemption issued (RFC 6749 §4.1.2); the same as the in-memory store.
-const REPLAY_MEMORY: Duration = Duration::from_secs(3600);
-
-/// `have` (the database's newest migration) against `needed` (this build's).
-pub(crate) fn check_version(have: i64, needed: i64) -> Result<(), crate::error::StoreError> {
-    if have < needed {
-        return Err(crate::error::StoreError::failed(format!(
-            "the database's schema is at migration {have}, this build needs {needed}: run \
-             `grantor migrate` (or the store's `migrate`) first"
-        )));
-    }
-    Ok(())
-}
-
-/// Every seam over a sqlx database: `SqlStore<Postgres>` ([`PostgresStore`], feature
-/// `postgres`).
-///
-/// Cloning is cheap (the pool is shared), so one store can be handed to the builder as every
-/// seam at once.
-#[cfg(feature = "postgres")]
-pub struct SqlStore<DB: sqlx::Database> {
-    /// The primary, and how its connections reach it.
-    primary: Pooled<DB>,
-    /// Where token checks go first (bearer validation, introspection), if anywhere.
-    replica: Option<Pooled<DB>>,
-    /// Concurrent writes of one kind, sharing statements (`batch.rs`).
-    batches: Arc<batch::Batches>,
-    /// The node's one turn for writes that lost a conflict ([`Conflicts`]).
-    retry_turn: Arc<tokio::sync::Semaphore>,
-}
-
-/// The stores on PostgreSQL: for many identical nodes over one database.
-#[cfg(feature = "postgres")]
-pub type PostgresStore = SqlStore<Postgres>;
-
-#[cfg(feature = "postgres")]
-impl<DB: sqlx::Database> SqlStore<DB> {
-    /// Wraps a pool the host configured itself (TLS, schema, pool size…). Applies no migrations:
-    /// call [`SqlStore::migrate`]. Give the pool a short `acquire_timeout` (see
-    /// [`ACQUIRE_TIMEOUT`]) so that requests fail fast while the database is down.
-    pub fn from_pool(pool: sqlx::Pool<DB>) -> Self {
-        Self {
-            primary: Pooled {
-                pool,
-                pooling: Pooling::Direct,
-            },
-            replica: None,
-            batches: Arc::new(batch::Batches::new()),
-            retry_turn: Arc::new(tokio::sync::Semaphore::new(1)),
-        }
-    }
-
-    /// Sends token checks (bearer validation and introspection of access tokens) to `replica`
-    /// first, a pool on a read replica of the database: the requests that grow with traffic
-    /// leave the primary. A token the replica does not know (issued a moment ago, not yet
-    /// replayed there), and any failure of the replica, is asked of the primary; nothing that
-    /// changes state is read from the replica. A token revoked on the primary stays active on
-    /// the replica until the replica replays the revocation: with `synchronous_commit =
-    /// remote_apply` on the primary that is before the revocation is answered. The replica's
-    /// connections are taken to reach it as the primary's do ([`with_pooling`](Self::with_pooling)).
-    pub fn with_read_replica(mut self, replica: sqlx::Pool<DB>) -> Self {
-        self.replica = Some(Pooled {
-            pool: replica,
-            pooling: self.primary.pooling,
-        });
-        self
-    }
-
-    /// Says how the pool's connections (and the read replica's, if any) reach PostgreSQL:
-    /// [`Pooling::Transaction`] for a pool the host built over a pooler in transaction mode.
-    /// Build such a pool without startup `options` (the pooler refuses them) and with
-    /// `extra_float_digits(None)`.
-    pub fn with_pooling(mut self, pooling: Pooling) -> Self {
-        self.primary.pooling = pooling;
-        if let Some(replica) = &mut self.replica {
-            replica.pooling = pooling;
-        }
-        self
-    }
-
-    /// How the pool's connections reach PostgreSQL.
-    pub fn pooling(&self) -> Pooling {
-        self.primary.pooling
-    }
-
-    /// The connection pool, for the host's own queries or its metrics. Behind a pooler in
-    /// transaction mode ([`Pooling::Transaction`]), run the host's statements in a transaction
-    /// and unnamed (`.persistent(false)`).
-    pub fn pool(&self) -> &sqlx::Pool<DB> {
-        &self.primary.pool
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl SqlStore<Postgres> {
-    /// Closes the pool, waiting for its connections to be returned: every later call answers
-    /// [`StoreError::unavailable`](crate::store::StoreError::unavailable).
-    pub async fn close(&self) {
-        self.primary.pool.close().await;
-        if let Some(replica) = &self.replica {
-            replica.pool.close().await;
-        }
-    }
-
-    /// What a write of this store does when it loses a conflict: waits its turn among this
-    /// node's retries ([`Conflicts`]).
-    pub(crate) fn conflicts(&self) -> Conflicts<'_> {
-        Conflicts::new(Some(&self.retry_turn))
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl SqlStore<Postgres> {
-    /// Applies pending migrations (versioned, idempotent; safe to run from many nodes at once).
-    /// Refused behind a pooler in transaction mode ([`Pooling::Transaction`]): the migrations'
-    /// session lock cannot be held there; run them against the database itself.
-    pub async fn migrate(&self) -> Result<(), StoreError> {
-        if self.primary.pooling == Pooling::Transaction {
-            return Err(StoreError::failed(
-                "migrations hold a session lock, which a pooler in transaction mode cannot \
-                 keep: run `grantor migrate` against the database itself, not through the pooler",
-            ));
-        }
-        <Postgres as Backend>::migrator()
-            .run(&self.primary.pool)
-            .await
-            .map_err(columns::migrate_error::<Postgres>)
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl<DB: sqlx::Database> Clone for SqlStore<DB> {
-    fn clone(&self) -> Self {
-        Self {
-            primary: self.primary.clone(),
-            replica: self.replica.clone(),
-            batches: Arc::clone(&self.batches),
-            retry_turn: Arc::clone(&self.retry_turn),
-        }
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl<DB: sqlx::Database> fmt::Debug for SqlStore<DB> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqlStore")
-            .field("database", &DB::NAME)
-            .field("connections", &self.primary.pool.size())
-            .field("idle", &self.primary.pool.num_idle())
-            .field("pooling", &self.primary.pooling)
-            .finish()
-    }
-}
-
-/// Runs `$body`, a block answering `Result<T, StoreError>` that runs the statements of one call
-/// on `$conn: &mut Conn` (a sqlx executor) of `$pooled` ([`Pooled`]), and answers once they are
-/// committed: a lone statement on its own and several in a transaction of their own (every call
-/// in a transaction behind a pooler in transaction mode). A call that loses a serialization
-/// conflict or a deadlock runs again whole, as `$conflicts` ([`Conflicts`]) allows. A macro
-/// rather than a function taking an async closure: the futures of the seams must be `Send`,
-/// which the compiler cannot prove through an async closure's borrowed argument.
-#[cfg(feature = "postgres")]
-macro_rules! run_on {
-    ($pooled:expr, $statements:expr, $conflicts:expr, |$conn:ident| $body:block) => {{
-        let mut conflicts = $conflicts;
-        loop {
-            let answer = match $pooled.begin($statements).await {
-                Err(error) => Err(error),
-                Ok(mut call) => {
-                    let answer = {
-                        let mut connection = call.connection();
-                        let $conn = &mut connection;
-                        async { $body }.await
-                    };
-                    call.finish(answer).await
-                }
-            };
-            match answer {
-                Err(error) if conflicts.again(&error).await => continue,
-                answer => break answer,
-            }
-        }
-    }};
-}
-
-/// One write of `$store` on its primary ([`run_on!`]); after a conflict it waits for the
-/// node's retry turn.
-#[cfg(feature = "postgres")]
-macro_rules! store_write {
-    ($store:expr, $statements:expr, |$conn:ident| $body:block) => {
-        run_on!($store.primary, $statements, $store.conflicts(), |$conn| {
-            $body
-        })
-    };
-}
-
-/// One read on `$pooled` (the primary or the replica; [`run_on!`]): one statement, run again
-/// after a conflict without the retry turn.
-#[cfg(feature = "postgres")]
-macro_rules! store_read {
-    ($pooled:expr, |$conn:ident| $body:block) => {
-        run_on!(
-            $pooled,
-            $crate::sql::Statements::One,
-            $crate::sql::Conflicts::new(None),
-            |$conn| $body
-        )
-    };
-}
-
-/// How many times a statement or transaction runs in all when it keeps losing serialization
-/// conflicts (SQLSTATE 40001, under `SERIALIZABLE` or `REPEATABLE READ`) or deadlocks (40P01).
-#[cfg(feature = "postgres")]
-pub(crate) const CONFLICT_ATTEMPTS: u32 = 16;
-
-/// How long the retries of one statement or transaction may take in all.
-#[cfg(feature = "postgres")]
-pub(crate) const CONFLICT_BUDGET: Duration = Duration::from_secs(1);
-
-/// Retrying what PostgreSQL aborted for a conflict with a concurrent transaction: always safe
-/// for grantor's statements and short transactions, which either happened whole or not at
-/// all and read again what they decide on.
-///
-/// Each retry waits a random time (full jitter: up to 2, 4, 8… 64 ms for a read, up to 2
-/// then 4 ms for a write), so that transactions that collided on different nodes do not
-/// collide again in step. A write's retries then take the node's one **retry turn** and keep
-/// it until the write ends, so that the writes of one node that collided on a hot row (fifty
-/// sign-in attempts counted on one key, twenty retries of one refresh token) run again one
-/// after another instead of colliding again in every round: the retries converge instead of
-/// running out. Conflicts are rare, so the turn is almost always free; reads retry without it.
-///
-/// **Bounded**: after [`CONFLICT_ATTEMPTS`] runs, or once [`CONFLICT_BUDGET`] has passed since
-/// the first run (waiting for the turn included), the conflict is answered (503 with
-/// `Retry-After`).
-#[cfg(feature = "postgres")]
-pub(crate) struct Conflicts<'a> {
-    runs: u32,
-    started: std::time::Instant,
-    /// The node's retry turn, for writes; `None` for reads.
-    turns: Option<&'a tokio::sync::Semaphore>,
-    /// The turn, once taken: held until this value drops, with the write.
-    turn: Option<tokio::sync::SemaphorePermit<'a>>,
-}
-
-#[cfg(feature = "postgres")]
-impl<'a> Conflicts<'a> {
-    pub(crate) fn new(turns: Option<&'a tokio::sync::Semaphore>) -> Self {
-        Self {
-            runs: 1,
-            started: std::time::Instant::now(),
-            turns,
-            turn: None,
-        }
-    }
-
-    /// Whether to run again after `error`, having waited (and taken the retry turn, for a
-    /// write); `false` for any other error, or once the attempts or the time are spent.
-    pub(crate) async fn again(&mut self, error: &StoreError) -> bool {
-        if !is_conflict(error) || self.runs >= CONFLICT_ATTEMPTS {
-            return false;
-        }
-        let Some(left) = CONFLICT_BUDGET.checked_sub(self.started.elapsed()) else {
-            return false;
-        };
-        // A write's retries wait up to 2 then 4 ms before their turn and while they hold it
-        // (a long wait would hold up the node's other retries); a read's up to 64 ms.
-        let ceiling = (1u64 << self.runs.min(if self.turns.is_some() { 2 } else { 6 })) * 1000;
-        // Not a secret, but drawn where every random value is.
-        let draw = crate::secret::random_bytes::<8>().map_or(ceiling / 2, u64::from_le_bytes);
-        let wait = Duration::from_micros(draw % (ceiling + 1));
-        if wait >= left {
-            return false;
-        }
-        tokio::time::sleep(wait).await;
-        if let (Some(turns), None) = (self.turns, &self.turn) {
-            let left = left.saturating_sub(wait);
-            match tokio::time::timeout(left, turns.acquire()).await {
-                Ok(Ok(turn)) => self.turn = Some(turn),
-                // Out of time, or (never) a closed semaphore.
-                _ => return false,
-            }
-        }
-        self.runs += 1;
-        true
-    }
-}
-
-/// Whether `error` is PostgreSQL's serialization failure (40001) or deadlock (40P01).
-#[cfg(feature = "postgres")]
-fn is_conflict(error: &StoreError) -> bool {
-    std::error::Error::source(error)
-        .and_then(|source| source.downcast_ref::<sqlx::Error>())
-        .and_then(|error| match error {
-            sqlx::Error::Database(database) => database.code(),
-            _ => None,
-        })
-        .is_some_and(|code| code == "40001" || code == "40P01")
-}
-
-#[cfg(feature = "postgres")]
-mod accounts;
-#[cfg(feature = "postgres")]
-mod backend;
-#[cfg(feature = "postgres")]
-mod batch;
+mod bounds;
 mod columns;
-#[cfg(feature = "postgres")]
-mod listing;
 mod rows;
-#[cfg(feature = "postgres")]
-mod sign_on;
-#[cfg(feature = "postgres")]
-mod state;
 mod text;
-#[cfg(feature = "postgres")]
-mod tokens;
 
-#[cfg(feature = "postgres")]
-mod pooling;
-#[cfg(feature = "postgres")]
-pub use pooling::Pooling;
-#[cfg(feature = "postgres")]
-pub(crate) use pooling::{Conn, Pooled, Statements};
+pub use bounds::ACQUIRE_TIMEOUT;
+
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{Pooling, PostgresStore, STATEMENT_TIMEOUT, SqlStore};
+#[cfg(feature = "postgres")]
+pub use sqlx;
+
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use rusqlite;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};

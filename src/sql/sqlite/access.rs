@@ -1,5 +1,5 @@
-//! The statements on access tokens in SQLite's own form: where the shared
-//! [`text`](super::super::text) finds a token by its digest and its family by the family's id,
+//! The statements on access tokens in SQLite's own form: where PostgreSQL's
+//! (`postgres/access.rs`) find a token by its digest and its family by the family's id,
 //! SQLite's schema (migration 21) keeps the table in the order tokens are issued and names the
 //! family by its `seq`.
 //!
@@ -11,20 +11,20 @@
 
 use crate::sql::text;
 
-/// Keeps an access token of family id `$2`, with the parameters of the shared
-/// `text::INSERT_ACCESS` (PostgreSQL's); inserts nothing when there is no such family.
+/// Keeps an access token of family id `$2`, with the parameters of PostgreSQL's
+/// `INSERT_ACCESS`; inserts nothing when there is no such family.
 pub(super) const INSERT_ACCESS: &str = "INSERT INTO grantor_access_tokens \
     (digest, family, scope, jti, issued_at, expires_at, audience, jkt, act) \
     SELECT $1, seq, $3, $4, $5, $6, $7, $8, $9 FROM grantor_families WHERE id = $2";
 
-/// An active access token with the rest of its authorization (the shared `text::FIND_ACCESS`).
+/// An active access token with the rest of its authorization (PostgreSQL's `FIND_ACCESS`).
 pub(super) const FIND_ACCESS: &str = "SELECT f.id AS family_id, f.client_id, f.user_id, \
     f.username, a.scope, a.audience, f.authentication, a.issued_at, a.expires_at, a.jkt, a.act \
     FROM grantor_access_tokens a JOIN grantor_families f ON f.seq = a.family \
     WHERE substr(a.digest, 1, 8) = substr($1, 1, 8) AND a.digest = $1 \
     AND a.expires_at > $2 AND NOT f.revoked";
 
-/// Deletes an access token (the shared `text::DELETE_ACCESS`).
+/// Deletes an access token (PostgreSQL's `DELETE_ACCESS`).
 pub(super) const DELETE_ACCESS: &str = "DELETE FROM grantor_access_tokens \
     WHERE substr(digest, 1, 8) = substr($1, 1, 8) AND digest = $1";
 

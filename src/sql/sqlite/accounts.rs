@@ -10,7 +10,10 @@ use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::sql::columns::{ClientColumns, secs};
-use crate::sql::rows::{AccountRow, ClaimsRow, ClientIdRow, ClientRow, LastUsedRow, UserRow, time};
+use crate::sql::rows::accounts::{
+    AccountRow, ClaimsRow, ClientIdRow, ClientRow, LastUsedRow, UserRow,
+};
+use crate::sql::rows::time;
 use crate::sql::text;
 use crate::store::{
     Account, Admin, AdminError, ClientActivity, ClientStore, Purge, User, UserAdmin, UserClaims,

@@ -109,7 +109,7 @@ pub(super) fn check(conn: &Connection) -> Result<(), StoreError> {
             "the database has no grantor schema: run `grantor migrate` first",
         ));
     }
-    crate::sql::check_version(newest(conn)?, latest())
+    crate::sql::bounds::check_version(newest(conn)?, latest())
 }
 
 /// The newest migration the database has applied (0 for none).

@@ -22,7 +22,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
-use super::ACQUIRE_TIMEOUT;
+use super::bounds::ACQUIRE_TIMEOUT;
 use crate::error::StoreError;
 
 mod access;

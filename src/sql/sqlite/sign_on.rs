@@ -9,10 +9,11 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::sql::columns::secs;
-use crate::sql::rows::{
+use crate::sql::rows::sign_on::{
     ClientConsentRow, ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow,
-    UserSessionRow, ValueRow,
+    UserSessionRow,
 };
+use crate::sql::rows::state::ValueRow;
 use crate::sql::text;
 use crate::store::{
     Consent, ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId,

@@ -11,7 +11,7 @@ use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::sql::columns::secs;
-use crate::sql::rows::{AttemptsRow, HeldRow, KeyNameRow, Room, SessionRow, ValueRow, full};
+use crate::sql::rows::state::{AttemptsRow, HeldRow, KeyNameRow, Room, SessionRow, ValueRow, full};
 use crate::sql::text;
 use crate::store::{
     AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore, namespace,

@@ -232,7 +232,7 @@ async fn a_writer_that_does_not_answer_in_time_makes_callers_unavailable() {
     let slow = store.clone();
     let holder = tokio::spawn(async move {
         slow.write(|_| {
-            std::thread::sleep(crate::sql::ACQUIRE_TIMEOUT + Duration::from_millis(500));
+            std::thread::sleep(crate::sql::bounds::ACQUIRE_TIMEOUT + Duration::from_millis(500));
             Ok(())
         })
         .await

@@ -8,15 +8,23 @@ use super::{SqliteStore, access, row, run};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
+use crate::sql::bounds::REPLAY_MEMORY;
 use crate::sql::columns::{AuthorizationColumns, secs};
-use crate::sql::rows::{
+use crate::sql::rows::tokens::{
     AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow,
 };
-use crate::sql::{REPLAY_MEMORY, text};
+use crate::sql::text;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
     RefreshGrant, Rotation, SignInFacts, TokenIssuer,
 };
+
+/// Extends an existing family to `$2` and answers its current refresh generation (on
+/// PostgreSQL, the statement that keeps tokens in the family does this too:
+/// `JOIN_FAMILY_WITH_TOKENS`).
+const EXTEND_FAMILY: &str = "UPDATE grantor_families \
+    SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \
+    WHERE id = $1 RETURNING generation";
 
 #[async_trait]
 impl TokenIssuer for SqliteStore {
@@ -98,7 +106,7 @@ impl TokenIssuer for SqliteStore {
                 Family::Existing(id) => {
                     let extended: Option<GenerationRow> = row(
                         conn,
-                        text::EXTEND_FAMILY,
+                        EXTEND_FAMILY,
                         &[&id.to_bytes().as_slice(), &secs(tokens.expires_at())],
                     )?;
                     extended

@@ -7,19 +7,20 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sqlx::{Executor, Postgres};
 
-use super::backend::Backend;
-use super::columns::{secs, store_error};
-use super::rows::{AttemptsRow, HeldRow, KeyNameRow, Room, SessionRow, ValueRow, full};
-use super::{SqlStore, Statements, text};
+use super::errors::store_error;
+use super::{PostgresStore, Statements};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
+use crate::sql::columns::secs;
+use crate::sql::rows::state::{AttemptsRow, HeldRow, KeyNameRow, Room, SessionRow, ValueRow, full};
+use crate::sql::text;
 use crate::store::{
     AttemptCounter, Attempts, KeyStore, Session, SessionStore, SingleUseStore, namespace,
 };
 
 #[async_trait]
-impl SessionStore for SqlStore<Postgres> {
+impl SessionStore for PostgresStore {
     async fn insert_session(
         &self,
         id: &SecretDigest,
@@ -38,7 +39,7 @@ impl SessionStore for SqlStore<Postgres> {
                 .bind(secs(session.expires_at))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })
     }
@@ -65,7 +66,7 @@ impl SessionStore for SqlStore<Postgres> {
 }
 
 #[async_trait]
-impl AttemptCounter for SqlStore<Postgres> {
+impl AttemptCounter for PostgresStore {
     async fn record_attempt(
         &self,
         key: &str,
@@ -79,7 +80,7 @@ impl AttemptCounter for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_one(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(row.into_attempts())
         })
     }
@@ -91,7 +92,7 @@ impl AttemptCounter for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(row.map(AttemptsRow::into_attempts))
     }
@@ -102,14 +103,14 @@ impl AttemptCounter for SqlStore<Postgres> {
                 .bind(key)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })
     }
 }
 
 #[async_trait]
-impl SingleUseStore for SqlStore<Postgres> {
+impl SingleUseStore for PostgresStore {
     async fn insert_once(
         &self,
         key: &str,
@@ -135,8 +136,8 @@ impl SingleUseStore for SqlStore<Postgres> {
                     .bind(room.max_bytes)
                     .execute(&mut *conn)
                     .await
-                    .map_err(store_error::<Postgres>)?;
-                Ok(Postgres::rows_affected(&done) > 0)
+                    .map_err(store_error)?;
+                Ok(done.rows_affected() > 0)
             })
         };
         if insert().await? {
@@ -154,7 +155,7 @@ impl SingleUseStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })?;
         if !self.held(kind).await?.has_room_for(room.bytes) {
@@ -177,7 +178,7 @@ impl SingleUseStore for SqlStore<Postgres> {
 }
 
 #[async_trait]
-impl KeyStore for SqlStore<Postgres> {
+impl KeyStore for PostgresStore {
     async fn insert_key(
         &self,
         name: &str,
@@ -210,7 +211,7 @@ impl KeyStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(found.into_iter().map(KeyNameRow::into_name).collect())
     }
@@ -228,13 +229,13 @@ impl KeyStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 }
 
-impl SqlStore<Postgres> {
+impl PostgresStore {
     /// What kind `kind`'s counters say it holds.
     async fn held(&self, kind: &str) -> Result<HeldRow, StoreError> {
         store_read!(self.primary, |conn| {
@@ -242,7 +243,7 @@ impl SqlStore<Postgres> {
                 .bind(kind)
                 .fetch_one(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })
     }
 }
@@ -262,7 +263,7 @@ where
         .bind(secs(now))
         .fetch_optional(executor)
         .await
-        .map_err(store_error::<Postgres>)?;
+        .map_err(store_error)?;
     row.map(SessionRow::into_session).transpose()
 }
 
@@ -286,8 +287,8 @@ where
         .bind(secs(now))
         .execute(executor)
         .await
-        .map_err(store_error::<Postgres>)?;
-    Ok(Postgres::rows_affected(&done) > 0)
+        .map_err(store_error)?;
+    Ok(done.rows_affected() > 0)
 }
 
 /// The live value under `key`, as `statement` (a peek or a take) answers it on `executor`.
@@ -305,6 +306,6 @@ where
         .bind(secs(now))
         .fetch_optional(executor)
         .await
-        .map_err(store_error::<Postgres>)?;
+        .map_err(store_error)?;
     Ok(row.map(|row| row.value))
 }

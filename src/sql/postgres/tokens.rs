@@ -1,22 +1,25 @@
 //! Codes, tokens and their families: [`TokenIssuer`].
 
 use async_trait::async_trait;
-use sqlx::Postgres;
 
-use super::backend::Backend;
-use super::columns::{AuthorizationColumns, secs, store_error};
-use super::rows::{AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow};
-use super::{Conn, REPLAY_MEMORY, SqlStore, Statements, text};
+use super::errors::store_error;
+use super::{Conn, PostgresStore, Statements, access};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
+use crate::sql::bounds::REPLAY_MEMORY;
+use crate::sql::columns::{AuthorizationColumns, secs};
+use crate::sql::rows::tokens::{
+    AccessRow, CodeRow, CodeStateRow, GenerationRow, LastRotationRow, RefreshRow,
+};
+use crate::sql::text;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
     RefreshGrant, Rotation, SignInFacts, TokenIssuer,
 };
 
 #[async_trait]
-impl TokenIssuer for SqlStore<Postgres> {
+impl TokenIssuer for PostgresStore {
     async fn insert_code(
         &self,
         code: &SecretDigest,
@@ -52,7 +55,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(authorization.authentication.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })
     }
@@ -70,7 +73,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             if let Some(row) = redeemed {
                 let (family, grant) = row.into_grant()?;
                 return Ok(CodeRedemption::Redeemed { grant, family });
@@ -80,7 +83,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(code.as_bytes().as_slice())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(match seen {
                 Some(row) if row.redeemed => CodeRedemption::Replayed {
                     family: row.family()?,
@@ -98,29 +101,21 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .insert_family_with_access(&self.primary, tokens)
                 .await;
         }
-        if let (Some((_, join)), Family::Existing(id)) =
-            (Postgres::ONE_STATEMENT_TOKENS, tokens.family)
-        {
-            let joined = store_write!(self, Statements::One, |conn| {
-                Self::join_family(conn, join, id, &tokens).await
-            })?;
-            return joined
-                .map(|_| ())
-                .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"));
-        }
+        let id = match tokens.family {
+            Family::Existing(id) => {
+                let joined = store_write!(self, Statements::One, |conn| {
+                    Self::join_family(conn, id, &tokens).await
+                })?;
+                return joined
+                    .map(|_| ())
+                    .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"));
+            }
+            Family::New(id) => id,
+        };
+        // A new family with a refresh token: the family, then its tokens, in one transaction.
         store_write!(self, Statements::Many, |conn| {
-            let generation =
-                match tokens.family {
-                    Family::New(id) => {
-                        Self::insert_family(conn, id, &tokens.authorization, tokens.expires_at())
-                            .await?;
-                        0
-                    }
-                    Family::Existing(id) => Self::extend_family(conn, id, tokens.expires_at())
-                        .await?
-                        .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?,
-                };
-            Self::keep_tokens(conn, &tokens, generation).await
+            Self::insert_family(conn, id, &tokens.authorization, tokens.expires_at()).await?;
+            Self::keep_tokens(conn, &tokens, 0).await
         })
     }
 
@@ -135,7 +130,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         row.map(RefreshRow::into_grant).transpose()
     }
@@ -148,11 +143,9 @@ impl TokenIssuer for SqlStore<Postgres> {
     ) -> Result<Rotation, StoreError> {
         let now = secs(successor.issued_at);
         let family = successor.family.id();
-        if let (Some((rotate, _)), Some(_)) =
-            (Postgres::ONE_STATEMENT_TOKENS, &successor.refresh_token)
-        {
+        if successor.refresh_token.is_some() {
             let rotated = store_write!(self, Statements::One, |conn| {
-                Self::rotate_at_once(conn, rotate, token, &successor).await
+                Self::rotate_at_once(conn, token, &successor).await
             })?;
             if rotated.is_some() {
                 return Ok(Rotation::Rotated);
@@ -170,7 +163,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(successor.access_token.as_bytes().as_slice())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             if let Some(row) = rotated {
                 Self::keep_tokens(conn, &successor, row.generation).await?;
                 return Ok(Rotation::Rotated);
@@ -187,7 +180,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(now)
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             match seen {
                 Some(row) if row.rotated() && row.family()? == family => {
                     Ok(Rotation::Reused { family })
@@ -197,7 +190,7 @@ impl TokenIssuer for SqlStore<Postgres> {
         })
     }
 
-    /// In the next shared statement of the primary's lookups (see `sql::batch`).
+    /// In the next shared statement of the primary's lookups (see `batch.rs`).
     async fn find_access_token(
         &self,
         token: &SecretDigest,
@@ -232,11 +225,11 @@ impl TokenIssuer for SqlStore<Postgres> {
 
     async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
         store_write!(self, Statements::One, |conn| {
-            sqlx::query(text::DELETE_ACCESS)
+            sqlx::query(access::DELETE_ACCESS)
                 .bind(token.as_bytes().as_slice())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })
     }
@@ -247,7 +240,7 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(family.to_bytes().as_slice())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })
     }
@@ -258,18 +251,17 @@ impl TokenIssuer for SqlStore<Postgres> {
                 .bind(client_id)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
-            Ok(Postgres::rows_affected(&done))
+                .map_err(store_error)?;
+            Ok(done.rows_affected())
         })
     }
 }
 
-impl SqlStore<Postgres> {
-    /// [`text::ROTATE_WITH_TOKENS`]: `token` rotated and `successor` (which has a refresh
+impl PostgresStore {
+    /// [`access::ROTATE_WITH_TOKENS`]: `token` rotated and `successor` (which has a refresh
     /// token) kept, in one statement; `None` when `token` is not its family's current one.
     async fn rotate_at_once(
         conn: &mut Conn<'_>,
-        statement: &'static str,
         token: &SecretDigest,
         successor: &NewTokens,
     ) -> Result<Option<GenerationRow>, StoreError> {
@@ -277,7 +269,7 @@ impl SqlStore<Postgres> {
         let access_jkt = successor.jkt.map(|jkt| jkt.to_string());
         let refresh_jkt = refresh.and_then(|r| r.jkt).map(|jkt| jkt.to_string());
         let actor = successor.actor.as_ref().map(Actor::to_stored);
-        sqlx::query_as(statement)
+        sqlx::query_as(access::ROTATE_WITH_TOKENS)
             .bind(token.as_bytes().as_slice())
             .bind(secs(successor.issued_at))
             .bind(successor.family.id().to_bytes().as_slice())
@@ -295,14 +287,13 @@ impl SqlStore<Postgres> {
             .bind(successor.family_ends_at.map(secs))
             .fetch_optional(conn)
             .await
-            .map_err(store_error::<Postgres>)
+            .map_err(store_error)
     }
 
-    /// [`text::JOIN_FAMILY_WITH_TOKENS`]: `tokens` kept in family `id`, in one statement;
+    /// [`access::JOIN_FAMILY_WITH_TOKENS`]: `tokens` kept in family `id`, in one statement;
     /// `None` when there is no such family.
     async fn join_family(
         conn: &mut Conn<'_>,
-        statement: &'static str,
         id: FamilyId,
         tokens: &NewTokens,
     ) -> Result<Option<GenerationRow>, StoreError> {
@@ -312,7 +303,7 @@ impl SqlStore<Postgres> {
         let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
         let refresh_jkt = refresh.and_then(|r| r.jkt).map(|jkt| jkt.to_string());
         let actor = tokens.actor.as_ref().map(Actor::to_stored);
-        sqlx::query_as(statement)
+        sqlx::query_as(access::JOIN_FAMILY_WITH_TOKENS)
             .bind(id.to_bytes().as_slice())
             .bind(secs(tokens.expires_at()))
             .bind(ends_at)
@@ -329,7 +320,7 @@ impl SqlStore<Postgres> {
             .bind(refresh_jkt.as_deref())
             .fetch_optional(conn)
             .await
-            .map_err(store_error::<Postgres>)
+            .map_err(store_error)
     }
 
     /// Starts family `id` for `authorization`, living until `expires_at`.
@@ -351,24 +342,8 @@ impl SqlStore<Postgres> {
             .bind(columns.authentication.as_deref())
             .execute(&mut *conn)
             .await
-            .map_err(store_error::<Postgres>)?;
+            .map_err(store_error)?;
         Ok(())
-    }
-
-    /// Extends family `id` to live until `expires_at` at least; answers its current refresh
-    /// generation, or `None` if there is no such family.
-    async fn extend_family(
-        conn: &mut Conn<'_>,
-        id: FamilyId,
-        expires_at: UnixTime,
-    ) -> Result<Option<i64>, StoreError> {
-        let row: Option<GenerationRow> = sqlx::query_as(text::EXTEND_FAMILY)
-            .bind(id.to_bytes().as_slice())
-            .bind(secs(expires_at))
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(store_error::<Postgres>)?;
-        Ok(row.map(|row| row.generation))
     }
 
     /// Inside the rotation's transaction: a retry of the rotation that replaced `token`, if it
@@ -389,7 +364,7 @@ impl SqlStore<Postgres> {
             .bind(family.as_slice())
             .fetch_optional(&mut *conn)
             .await
-            .map_err(store_error::<Postgres>)?;
+            .map_err(store_error)?;
         let Some(lost_access) = last.and_then(|row| row.retry_of(since)) else {
             return Ok(None);
         };
@@ -403,15 +378,15 @@ impl SqlStore<Postgres> {
             .bind(lost_access.as_slice())
             .fetch_optional(&mut *conn)
             .await
-            .map_err(store_error::<Postgres>)?;
+            .map_err(store_error)?;
         let Some(row) = moved else {
             return Ok(Some(Rotation::Invalid));
         };
-        sqlx::query(text::DELETE_ACCESS)
+        sqlx::query(access::DELETE_ACCESS)
             .bind(lost_access.as_slice())
             .execute(&mut *conn)
             .await
-            .map_err(store_error::<Postgres>)?;
+            .map_err(store_error)?;
         Self::keep_tokens(conn, successor, row.generation).await?;
         Ok(Some(Rotation::Retried))
     }
@@ -426,7 +401,7 @@ impl SqlStore<Postgres> {
         let issued_at = secs(tokens.issued_at);
         let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
         let actor = tokens.actor.as_ref().map(Actor::to_stored);
-        sqlx::query(text::INSERT_ACCESS)
+        sqlx::query(access::INSERT_ACCESS)
             .bind(tokens.access_token.as_bytes().as_slice())
             .bind(family.as_slice())
             .bind(tokens.authorization.scope.as_str())
@@ -438,14 +413,14 @@ impl SqlStore<Postgres> {
             .bind(actor.as_deref())
             .execute(&mut *conn)
             .await
-            .map_err(store_error::<Postgres>)?;
+            .map_err(store_error)?;
         if let (Some(ends_at), Some(_)) = (tokens.family_ends_at, &tokens.refresh_token) {
             sqlx::query(text::END_FAMILY)
                 .bind(family.as_slice())
                 .bind(secs(ends_at))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
         }
         if let Some(refresh) = &tokens.refresh_token {
             let jkt = refresh.jkt.map(|jkt| jkt.to_string());
@@ -458,7 +433,7 @@ impl SqlStore<Postgres> {
                 .bind(jkt.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
         }
         Ok(())
     }

@@ -11,17 +11,19 @@
 use async_trait::async_trait;
 use sqlx::{Executor, Postgres};
 
-use super::backend::Backend;
-use super::columns::{secs, store_error};
-use super::rows::{
-    ClientConsentRow, ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow,
-    UserSessionRow, ValueRow,
-};
-use super::{SqlStore, Statements, text};
+use super::errors::store_error;
+use super::{PostgresStore, Statements};
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
+use crate::sql::columns::secs;
+use crate::sql::rows::sign_on::{
+    ClientConsentRow, ConsentRow, NextGrantRow, SessionGrantRow, UserSessionGrantRow,
+    UserSessionRow,
+};
+use crate::sql::rows::state::ValueRow;
+use crate::sql::text;
 use crate::store::{
     Consent, ConsentStore, FamilyId, MAX_SESSION_GRANTS, MAX_SESSIONS_PER_USER, UserId,
     UserSession, UserSessionStore,
@@ -33,7 +35,7 @@ const KEPT_GRANTS: i64 = MAX_SESSION_GRANTS as i64;
 const KEPT_OTHER_SESSIONS: i64 = MAX_SESSIONS_PER_USER as i64 - 1;
 
 #[async_trait]
-impl UserSessionStore for SqlStore<Postgres> {
+impl UserSessionStore for PostgresStore {
     async fn insert_user_session(
         &self,
         id: &SecretDigest,
@@ -61,13 +63,13 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(session.acr.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             // A session kept under this digest before takes its grants with it.
             sqlx::query(text::FORGET_SESSION_GRANTS)
                 .bind(id.as_bytes().as_slice())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             for (number, (client, family)) in (1..).zip(grants) {
                 insert_grant(&mut *conn, id, number, client, *family, expires_at).await?;
             }
@@ -80,13 +82,13 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(KEPT_OTHER_SESSIONS)
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             for gone in forgotten {
                 sqlx::query(text::FORGET_SESSION_GRANTS)
                     .bind(gone.value.as_slice())
                     .execute(&mut *conn)
                     .await
-                    .map_err(store_error::<Postgres>)?;
+                    .map_err(store_error)?;
             }
             Ok(())
         })
@@ -103,7 +105,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         UserSessionGrantRow::into_session(rows)
     }
@@ -121,7 +123,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             let Some(next) = next else {
                 return Ok(false);
             };
@@ -133,7 +135,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                     .bind(number - KEPT_GRANTS)
                     .execute(&mut *conn)
                     .await
-                    .map_err(store_error::<Postgres>)?;
+                    .map_err(store_error)?;
             }
             Ok(true)
         })
@@ -152,7 +154,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             let Some(ended) = ended else {
                 return Ok(None);
             };
@@ -160,7 +162,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(id.as_bytes().as_slice())
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             // `DELETE … RETURNING` answers rows in no particular order.
             grants.sort_by_key(|grant| grant.seq);
             let grants = grants
@@ -182,7 +184,7 @@ impl UserSessionStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         // Each ended as one logout ends it: a session a concurrent logout took is its.
         let mut ended = Vec::with_capacity(digests.len());
@@ -215,7 +217,7 @@ where
         .bind(expires_at)
         .execute(executor)
         .await
-        .map_err(store_error::<Postgres>)?;
+        .map_err(store_error)?;
     Ok(())
 }
 
@@ -226,7 +228,7 @@ fn grant_number(grants: usize) -> i64 {
 }
 
 #[async_trait]
-impl ConsentStore for SqlStore<Postgres> {
+impl ConsentStore for PostgresStore {
     async fn remember_consent(
         &self,
         user: &UserId,
@@ -246,7 +248,7 @@ impl ConsentStore for SqlStore<Postgres> {
                 .bind(consent.audience.as_str())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)?;
+                .map_err(store_error)?;
             Ok(())
         })
     }
@@ -264,7 +266,7 @@ impl ConsentStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         row.map(ConsentRow::into_consent).transpose()
     }
@@ -276,9 +278,9 @@ impl ConsentStore for SqlStore<Postgres> {
                 .bind(client.as_str())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 
     async fn consents(
@@ -292,7 +294,7 @@ impl ConsentStore for SqlStore<Postgres> {
                 .bind(secs(now))
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         found
             .into_iter()

@@ -25,15 +25,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use sqlx::Postgres;
 use tokio::sync::oneshot;
 
-use super::columns::{AuthorizationColumns, secs, store_error};
-use super::rows::{AccessRow, DigestAccessRow};
-use super::{Conflicts, Conn, Pooled, Statements, text};
+use super::errors::{Conflicts, store_error};
+use super::{Conn, Pooled, Statements, access};
 use crate::clock::UnixTime;
 use crate::error::{StoreError, StoreErrorKind};
 use crate::secret::SecretDigest;
+use crate::sql::columns::{AuthorizationColumns, secs};
+use crate::sql::rows::tokens::AccessRow;
 use crate::store::{Actor, NewTokens};
 
 /// The most writes one statement carries.
@@ -44,6 +44,14 @@ pub(crate) const IN_FLIGHT: usize = 2;
 
 /// An access token looked up: its digest and the request's time.
 type Lookup = (SecretDigest, UnixTime);
+
+/// An [`AccessRow`] with the digest it was found by, for lookups of many tokens at once.
+#[derive(sqlx::FromRow)]
+struct DigestAccessRow {
+    digest: Vec<u8>,
+    #[sqlx(flatten)]
+    row: AccessRow,
+}
 
 /// The queues of the kinds of write and read that are batched.
 pub(crate) struct Batches {
@@ -68,7 +76,7 @@ impl Batches {
     /// primary, or the read replica when `replica`) in the next shared statement.
     pub(crate) async fn find_access(
         &self,
-        pool: &Pooled<Postgres>,
+        pool: &Pooled,
         replica: bool,
         token: &SecretDigest,
         now: UnixTime,
@@ -89,7 +97,7 @@ impl Batches {
     /// shared statement; answers once it is committed.
     pub(crate) async fn insert_family_with_access(
         &self,
-        pool: &Pooled<Postgres>,
+        pool: &Pooled,
         tokens: NewTokens,
     ) -> Result<(), StoreError> {
         self.families
@@ -102,7 +110,7 @@ impl Batches {
 
 /// How a batch of `T` is run: one answer `R` per item, in order.
 type Run<T, R> = fn(
-    Pooled<Postgres>,
+    Pooled,
     Vec<T>,
 ) -> std::pin::Pin<
     Box<dyn std::future::Future<Output = Vec<Result<R, StoreError>>> + Send>,
@@ -134,7 +142,7 @@ impl<T: Send + 'static, R: Send + 'static> Batcher<T, R> {
     /// Queues `item` and waits for the statement that runs it.
     async fn submit(
         self: &Arc<Self>,
-        pool: &Pooled<Postgres>,
+        pool: &Pooled,
         item: T,
         write: Run<T, R>,
     ) -> Result<R, StoreError> {
@@ -160,7 +168,7 @@ impl<T: Send + 'static, R: Send + 'static> Batcher<T, R> {
     }
 
     /// Runs batches until the queue is empty.
-    async fn drain(self: Arc<Self>, pool: Pooled<Postgres>, write: Run<T, R>) {
+    async fn drain(self: Arc<Self>, pool: Pooled, write: Run<T, R>) {
         loop {
             let batch = {
                 let Ok(mut queue) = self.queue.lock() else {
@@ -215,10 +223,10 @@ fn each_unavailable<R>(error: &StoreError, len: usize) -> Vec<Result<R, StoreErr
         .collect()
 }
 
-/// Access tokens by digest, each live at its own request's time: one [`text::FIND_ACCESS_MANY`]
-/// for all (a lookup alone: [`text::FIND_ACCESS`]), or each alone when that fails.
+/// Access tokens by digest, each live at its own request's time: one [`access::FIND_ACCESS_MANY`]
+/// for all (a lookup alone: [`access::FIND_ACCESS`]), or each alone when that fails.
 async fn find_accesses(
-    pool: Pooled<Postgres>,
+    pool: Pooled,
     batch: Vec<Lookup>,
 ) -> Vec<Result<Option<AccessRow>, StoreError>> {
     if batch.len() > 1 {
@@ -240,19 +248,19 @@ async fn find_accesses(
             Statements::One,
             Conflicts::new(None),
             |conn| {
-                sqlx::query_as(text::FIND_ACCESS)
+                sqlx::query_as(access::FIND_ACCESS)
                     .bind(token.as_bytes().as_slice())
                     .bind(secs(*now))
                     .fetch_optional(&mut *conn)
                     .await
-                    .map_err(store_error::<Postgres>)
+                    .map_err(store_error)
             }
         ));
     }
     outcomes
 }
 
-/// [`text::FIND_ACCESS_MANY`] for `batch`: each lookup's row, if its token lives at its time.
+/// [`access::FIND_ACCESS_MANY`] for `batch`: each lookup's row, if its token lives at its time.
 /// The same token looked up twice is answered twice.
 async fn find_accesses_at_once(
     conn: &mut Conn<'_>,
@@ -267,12 +275,12 @@ async fn find_accesses_at_once(
         .map(|(_, now)| *now)
         .min()
         .unwrap_or(UnixTime::from_secs(0));
-    let rows: Vec<DigestAccessRow> = sqlx::query_as(text::FIND_ACCESS_MANY)
+    let rows: Vec<DigestAccessRow> = sqlx::query_as(access::FIND_ACCESS_MANY)
         .bind(digests)
         .bind(secs(earliest))
         .fetch_all(conn)
         .await
-        .map_err(store_error::<Postgres>)?;
+        .map_err(store_error)?;
     let found: HashMap<Vec<u8>, AccessRow> = rows
         .into_iter()
         .map(|found| (found.digest, found.row))
@@ -290,10 +298,7 @@ async fn find_accesses_at_once(
 
 /// New families with their one access token: one `UNNEST` statement for all, or each alone
 /// when that fails.
-async fn insert_families(
-    pool: Pooled<Postgres>,
-    batch: Vec<NewTokens>,
-) -> Vec<Result<(), StoreError>> {
+async fn insert_families(pool: Pooled, batch: Vec<NewTokens>) -> Vec<Result<(), StoreError>> {
     if batch.len() > 1 {
         let at_once = run_on!(pool, Statements::One, Conflicts::new(None), |conn| {
             insert_families_at_once(conn, &batch).await
@@ -318,7 +323,7 @@ async fn insert_families(
     outcomes
 }
 
-/// [`text::INSERT_FAMILIES_WITH_ACCESS`] for `batch`.
+/// [`access::INSERT_FAMILIES_WITH_ACCESS`] for `batch`.
 async fn insert_families_at_once(
     conn: &mut Conn<'_>,
     batch: &[NewTokens],
@@ -354,7 +359,7 @@ async fn insert_families_at_once(
         actors.push(tokens.actor.as_ref().map(Actor::to_stored));
         authentications.push(columns.authentication);
     }
-    sqlx::query(text::INSERT_FAMILIES_WITH_ACCESS)
+    sqlx::query(access::INSERT_FAMILIES_WITH_ACCESS)
         .bind(ids)
         .bind(client_ids)
         .bind(user_ids)
@@ -371,16 +376,16 @@ async fn insert_families_at_once(
         .bind(authentications)
         .execute(conn)
         .await
-        .map_err(store_error::<Postgres>)?;
+        .map_err(store_error)?;
     Ok(())
 }
 
-/// [`text::INSERT_FAMILY_WITH_ACCESS`] for one new family.
+/// [`access::INSERT_FAMILY_WITH_ACCESS`] for one new family.
 async fn insert_family_alone(conn: &mut Conn<'_>, tokens: &NewTokens) -> Result<(), StoreError> {
     let columns = AuthorizationColumns::of(&tokens.authorization);
     let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
-    sqlx::query(text::INSERT_FAMILY_WITH_ACCESS)
+    sqlx::query(access::INSERT_FAMILY_WITH_ACCESS)
         .bind(tokens.family.id().to_bytes().as_slice())
         .bind(columns.client_id)
         .bind(columns.user_id)
@@ -399,6 +404,6 @@ async fn insert_family_alone(conn: &mut Conn<'_>, tokens: &NewTokens) -> Result<
         .bind(columns.authentication.as_deref())
         .execute(conn)
         .await
-        .map_err(store_error::<Postgres>)?;
+        .map_err(store_error)?;
     Ok(())
 }

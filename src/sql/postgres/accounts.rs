@@ -1,39 +1,42 @@
-//! Clients and user accounts: [`ClientStore`], [`UserStore`] and the [`Admin`] seam (which also
-//! purges every table).
+//! Clients and user accounts on [`PostgresStore`]: [`ClientStore`], [`UserStore`], [`Admin`],
+//! [`UserAdmin`], [`Purge`] and what an administrator lists.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use sqlx::Postgres;
 
-use super::backend::Backend;
-use super::columns::{ClientColumns, secs, store_error};
-use super::rows::{AccountRow, ClaimsRow, ClientIdRow, ClientRow, LastUsedRow, UserRow, time};
-use super::{SqlStore, Statements, text};
+use super::errors::store_error;
+use super::{PostgresStore, Statements};
 use crate::client::{Client, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::sql::columns::{ClientColumns, secs};
+use crate::sql::rows::accounts::{
+    AccountRow, ClaimsRow, ClientIdRow, ClientRow, LastUsedRow, UserRow,
+};
+use crate::sql::rows::time;
+use crate::sql::text;
 use crate::store::{
     Account, Admin, AdminError, ClientActivity, ClientStore, Purge, User, UserAdmin, UserClaims,
     UserId, UserStore, username_key,
 };
 
 #[async_trait]
-impl ClientStore for SqlStore<Postgres> {
+impl ClientStore for PostgresStore {
     async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
         let row: Option<ClientRow> = store_read!(self.primary, |conn| {
             sqlx::query_as(text::FIND_CLIENT)
                 .bind(client_id)
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         row.map(|row| row.into_client().map(Arc::new)).transpose()
     }
 }
 
 #[async_trait]
-impl UserStore for SqlStore<Postgres> {
+impl UserStore for PostgresStore {
     async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
         let Some(key) = username_key(username) else {
             return Ok(None);
@@ -43,7 +46,7 @@ impl UserStore for SqlStore<Postgres> {
                 .bind(key.as_str())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(found.map(|row| Account::new(row.user.into_user(), row.password_hash)))
     }
@@ -54,7 +57,7 @@ impl UserStore for SqlStore<Postgres> {
                 .bind(id.as_str())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(row.map(UserRow::into_user))
     }
@@ -65,7 +68,7 @@ impl UserStore for SqlStore<Postgres> {
                 .bind(id.as_str())
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         row.map(|row| match row.claims {
             None => Ok(UserClaims::new()),
@@ -77,7 +80,7 @@ impl UserStore for SqlStore<Postgres> {
 }
 
 #[async_trait]
-impl Admin for SqlStore<Postgres> {
+impl Admin for PostgresStore {
     async fn register_client(&self, client: &Client) -> Result<(), AdminError> {
         if self.write_client(text::INSERT_CLIENT, client).await? {
             Ok(())
@@ -103,9 +106,9 @@ impl Admin for SqlStore<Postgres> {
                 .bind(secs(retire_until))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 
     async fn remove_client(&self, client_id: &str) -> Result<bool, StoreError> {
@@ -114,14 +117,14 @@ impl Admin for SqlStore<Postgres> {
                 .bind(client_id)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 }
 
 #[async_trait]
-impl ClientActivity for SqlStore<Postgres> {
+impl ClientActivity for PostgresStore {
     async fn touch_client(&self, client_id: &str, at: UnixTime) -> Result<(), StoreError> {
         store_write!(self, Statements::One, |conn| {
             sqlx::query(text::TOUCH_CLIENT)
@@ -129,7 +132,7 @@ impl ClientActivity for SqlStore<Postgres> {
                 .bind(secs(at))
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(())
     }
@@ -140,7 +143,7 @@ impl ClientActivity for SqlStore<Postgres> {
                 .bind(client_id)
                 .fetch_optional(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(row.and_then(|row| row.last_used).map(time))
     }
@@ -157,14 +160,14 @@ impl ClientActivity for SqlStore<Postgres> {
                 .bind(limit)
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
         Ok(rows.into_iter().map(|row| row.client_id).collect())
     }
 }
 
 #[async_trait]
-impl UserAdmin for SqlStore<Postgres> {
+impl UserAdmin for PostgresStore {
     async fn insert_user(&self, user: &User, password_hash: &str) -> Result<User, AdminError> {
         let key = username_key(user.username()).ok_or(AdminError::InvalidUsername)?;
         let done = store_write!(self, Statements::One, |conn| {
@@ -175,9 +178,9 @@ impl UserAdmin for SqlStore<Postgres> {
                 .bind(password_hash)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        if Postgres::rows_affected(&done) == 0 {
+        if done.rows_affected() == 0 {
             return Err(AdminError::UsernameTaken);
         }
         Ok(user.clone())
@@ -194,9 +197,9 @@ impl UserAdmin for SqlStore<Postgres> {
                 .bind(password_hash)
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 
     async fn set_claims(&self, user: &UserId, claims: &UserClaims) -> Result<bool, StoreError> {
@@ -207,14 +210,14 @@ impl UserAdmin for SqlStore<Postgres> {
                 .bind(stored.as_str())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 }
 
 #[async_trait]
-impl Purge for SqlStore<Postgres> {
+impl Purge for PostgresStore {
     async fn purge_expired(&self, now: UnixTime) -> Result<u64, StoreError> {
         let mut deleted = 0;
         // Each statement on its own: a long purge does not hold back other writes as one
@@ -231,7 +234,36 @@ impl Purge for SqlStore<Postgres> {
     }
 }
 
-impl SqlStore<Postgres> {
+impl PostgresStore {
+    /// Every registered client, ordered by id: for an administrator (the request path looks
+    /// clients up one by one).
+    pub async fn clients(&self) -> Result<Vec<Client>, StoreError> {
+        let rows: Vec<ClientRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::LIST_CLIENTS)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(store_error)
+        })?;
+        rows.into_iter().map(ClientRow::into_client).collect()
+    }
+
+    /// The account with this username (matched in any case), if any.
+    pub async fn find_user_by_username(&self, username: &str) -> Result<Option<User>, StoreError> {
+        let Some(key) = username_key(username) else {
+            return Ok(None);
+        };
+        let row: Option<UserRow> = store_read!(self.primary, |conn| {
+            sqlx::query_as(text::FIND_USER_BY_KEY)
+                .bind(key.as_str())
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(store_error)
+        })?;
+        Ok(row.map(UserRow::into_user))
+    }
+}
+
+impl PostgresStore {
     /// Runs one statement of [`text::PURGE`] or [`text::PURGE_PARTS`], binding `now` where it
     /// has `$1`; answers how many rows it deleted.
     async fn purge(&self, statement: &'static str, now: UnixTime) -> Result<u64, StoreError> {
@@ -242,16 +274,13 @@ impl SqlStore<Postgres> {
             } else {
                 query
             };
-            query
-                .execute(&mut *conn)
-                .await
-                .map_err(store_error::<Postgres>)
+            query.execute(&mut *conn).await.map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done))
+        Ok(done.rows_affected())
     }
 }
 
-impl SqlStore<Postgres> {
+impl PostgresStore {
     /// Runs [`text::INSERT_CLIENT`] or [`text::REPLACE_CLIENT`] for `client`; answers whether a
     /// row changed. Only its secret's verifier is stored.
     async fn write_client(&self, statement: &str, client: &Client) -> Result<bool, StoreError> {
@@ -279,8 +308,8 @@ impl SqlStore<Postgres> {
                 .bind(openid.as_deref())
                 .execute(&mut *conn)
                 .await
-                .map_err(store_error::<Postgres>)
+                .map_err(store_error)
         })?;
-        Ok(Postgres::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 }

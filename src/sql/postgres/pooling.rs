@@ -15,11 +15,12 @@ use std::fmt;
 use futures_core::future::BoxFuture;
 use futures_core::stream::BoxStream;
 use sqlx::postgres::{PgConnection, PgQueryResult, PgRow, PgStatement, PgTypeInfo};
-use sqlx::{Database, Describe, Either, Execute, Executor, Postgres};
+use sqlx::{Describe, Either, Execute, Executor, Postgres};
 
-use super::columns::store_error;
-use super::{ACQUIRE_TIMEOUT, STATEMENT_TIMEOUT};
+use super::STATEMENT_TIMEOUT;
+use super::errors::store_error;
 use crate::error::StoreError;
+use crate::sql::bounds::ACQUIRE_TIMEOUT;
 
 /// How the store's connections reach PostgreSQL.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,7 +38,7 @@ pub enum Pooling {
     /// statement_timeout`; nothing is sent as a startup parameter but those poolers pass on.
     /// Each store call then takes four round trips where it took one. Migrations hold a session
     /// lock, which such a pooler cannot keep: the store refuses to run them, so run `grantor
-    /// migrate` (or [`SqlStore::migrate`](super::SqlStore::migrate)) against the database
+    /// migrate` (or [`PostgresStore::migrate`](super::PostgresStore::migrate)) against the database
     /// itself. In a URL, `pooler=transaction` asks for this mode.
     Transaction,
 }
@@ -99,35 +100,27 @@ static BEGIN_WITH_TIMEOUT: std::sync::LazyLock<String> = std::sync::LazyLock::ne
 });
 
 /// A pool and how its connections reach PostgreSQL.
-pub(crate) struct Pooled<DB: Database> {
-    pub(crate) pool: sqlx::Pool<DB>,
+#[derive(Clone)]
+pub(crate) struct Pooled {
+    pub(crate) pool: sqlx::PgPool,
     pub(crate) pooling: Pooling,
 }
 
-impl<DB: Database> Clone for Pooled<DB> {
-    fn clone(&self) -> Self {
-        Self {
-            pool: self.pool.clone(),
-            pooling: self.pooling,
-        }
-    }
-}
-
-impl Pooled<Postgres> {
+impl Pooled {
     /// Begins one call's statements: a connection, in a transaction of its own for several
     /// statements, and for every call behind a pooler in transaction mode.
     pub(crate) async fn begin(&self, statements: Statements) -> Result<Call, StoreError> {
         let named = self.pooling == Pooling::Direct;
         Ok(match (statements, self.pooling) {
             (Statements::One, Pooling::Direct) => {
-                Call::Alone(self.pool.acquire().await.map_err(store_error::<Postgres>)?)
+                Call::Alone(self.pool.acquire().await.map_err(store_error)?)
             }
             (_, Pooling::Direct) => Call::Transaction {
                 tx: self
                     .pool
                     .begin_with(self.pooling.begin())
                     .await
-                    .map_err(store_error::<Postgres>)?,
+                    .map_err(store_error)?,
                 named,
             },
             // A pooler in transaction mode holds the `BEGIN` until it has a server connection
@@ -137,7 +130,7 @@ impl Pooled<Postgres> {
                 let begin = self.pool.begin_with(self.pooling.begin());
                 match tokio::time::timeout(ACQUIRE_TIMEOUT, begin).await {
                     Ok(begun) => Call::Transaction {
-                        tx: begun.map_err(store_error::<Postgres>)?,
+                        tx: begun.map_err(store_error)?,
                         named,
                     },
                     Err(_) => {
@@ -183,11 +176,9 @@ impl Call {
     pub(crate) async fn finish<T>(self, answer: Result<T, StoreError>) -> Result<T, StoreError> {
         match (self, answer) {
             (Call::Alone(_), answer) => answer,
-            (Call::Transaction { tx, .. }, Ok(answer)) => tx
-                .commit()
-                .await
-                .map(|()| answer)
-                .map_err(store_error::<Postgres>),
+            (Call::Transaction { tx, .. }, Ok(answer)) => {
+                tx.commit().await.map(|()| answer).map_err(store_error)
+            }
             // Dropping the transaction rolls it back.
             (Call::Transaction { .. }, Err(error)) => Err(error),
         }
