@@ -18,10 +18,10 @@ use crate::grant::decide::{Answer, Decide, Refused};
 use crate::grant::pushed::Pushes;
 use crate::grant::request_object::RequestObjects;
 use crate::grant::{TOKEN_TYPE, authorize};
-use crate::memory::ClientSeam;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
 use crate::store::UserId;
+use crate::store::seam::ClientSeam;
 
 /// What the authorization endpoint decided about a request.
 #[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]

@@ -40,12 +40,12 @@ use crate::client::{ClientTier, GrantType};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::events::{Event, EventKind};
-use crate::memory::TokenSeam;
 use crate::mint;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::scope::Scope;
 use crate::secret::{AccessToken, RefreshToken, SecretDigest};
 use crate::settings::{Lifetimes, Profile, Resources};
+use crate::store::seam::TokenSeam;
 use crate::store::{
     Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
 };

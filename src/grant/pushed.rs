@@ -10,10 +10,10 @@ use crate::budget::{Budget, CallerAddress, Payer, Spending};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
-use crate::memory::ClientSeam;
 use crate::mint;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
+use crate::store::seam::ClientSeam;
 use crate::store::{AttemptCounter, SingleUseStore, namespace};
 
 /// What pushing and redeeming requests needs.
