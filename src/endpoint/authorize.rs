@@ -9,15 +9,16 @@ use super::Wire;
 use super::form::{self, Form, FormError};
 use super::{is_form_content_type, parse, render};
 use crate::error::OAuthError;
-use crate::grant::Issued;
+use crate::grant::authorize;
 use crate::grant::authorize::Rules;
 use crate::grant::authorize::{
     Decision, PendingAuthorization, ReplyTo, ResponseMode, ResponseType, Validated,
 };
 use crate::grant::decide::{Answer, Decide, Refused};
+use crate::grant::issue::Issued;
+use crate::grant::issue::TOKEN_TYPE;
 use crate::grant::pushed::Pushes;
 use crate::grant::request_object::RequestObjects;
-use crate::grant::{TOKEN_TYPE, authorize};
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
 use crate::store::UserId;

@@ -3,8 +3,9 @@
 //! the request carried a challenge, the PKCE verifier (RFC 7636).
 
 use super::authorize::PendingAuthorization;
+use super::checks;
 use super::id_token::{self, Beside, Subject};
-use super::{Issued, Issuer, checks};
+use super::issue::{Issued, Issuer};
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;

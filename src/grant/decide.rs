@@ -7,7 +7,8 @@ use super::authorize::{
 };
 use super::device::Devices;
 use super::implicit::Implicit;
-use super::{Issued, Issuer, authorization_code, implicit};
+use super::issue::{Issued, Issuer};
+use super::{authorization_code, implicit};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::oidc::OpenIdRequest;

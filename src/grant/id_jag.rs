@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::id_token::IdTokens;
-use super::{Issued, Issuer};
+use super::issue::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};

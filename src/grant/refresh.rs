@@ -12,8 +12,9 @@
 
 use serde_json::Map;
 
+use super::checks;
 use super::id_token::{Beside, Subject};
-use super::{Issued, Issuer, checks};
+use super::issue::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
