@@ -27,8 +27,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub(crate) use sharded::{ShardKey, Sharded};
-
 use crate::client::{Client, ClientId, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
