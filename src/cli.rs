@@ -468,7 +468,7 @@ async fn run(database: Option<String>, command: Command) -> Result<(), Failure> 
             let idle = crate::grant::idle::IdleClients {
                 activity: &store,
                 registry: &store,
-                tokens: crate::memory::TokenSeam::Host(&store),
+                tokens: crate::store::seam::TokenSeam::Host(&store),
                 events: &crate::events::TracingEvents,
                 lifetime: Duration::from_secs(idle_for),
                 recent: &crate::grant::idle::RecentUses::default(),

@@ -3,6 +3,7 @@
 //! through the outbound seam, checked, and kept in a bounded cache. See
 //! [`ClientIdDocuments`] for the rules and the bounds.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,13 +11,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures_channel::oneshot;
 use lru::LruCache;
-use serde_json::{Map, Value};
 
-use crate::client::{Approval, Client, ClientKeys, GrantType, is_self_registrable_redirect_uri};
+use crate::client::{
+    Approval, Client, ClientBuilder, ClientKeys, GrantType, is_self_registrable_redirect_uri,
+};
+use crate::client_metadata::{self, MetadataError, Source};
 use crate::clock::{Clock, UnixTime};
 use crate::error::StoreError;
 use crate::outbound::{FetchError, Outbound, OutboundGet};
-use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, is_hidden_or_reordering};
+use crate::request::{AuthMethod, ClientMetadata};
 use crate::settings::ClientIdDocuments;
 use crate::settings::normal_host;
 use crate::store::ClientStore;
@@ -43,11 +46,25 @@ pub(crate) enum DocumentError {
     NotJson,
     /// The document breaks a rule.
     #[error("the client metadata document is invalid: {0}")]
-    Invalid(&'static str),
+    Invalid(Cow<'static, str>),
 }
 
 /// What an error page says of a document that could not be had.
 const UNFETCHED: &str = "the client metadata document could not be fetched as a JSON object";
+
+impl From<MetadataError> for DocumentError {
+    fn from(error: MetadataError) -> Self {
+        match error {
+            MetadataError::NotAnObject => Self::NotJson,
+            MetadataError::Invalid(error) => Self::Invalid(error.description().to_owned().into()),
+        }
+    }
+}
+
+/// A document's refusal for breaking a rule of its own (beyond those of client metadata).
+fn invalid(why: &'static str) -> DocumentError {
+    DocumentError::Invalid(Cow::Borrowed(why))
+}
 
 impl DocumentError {
     /// Whether the refusal is the document's host's own answer (a `4xx`, a redirect, a body
@@ -224,9 +241,8 @@ impl Documents {
             FetchError::Busy => DocumentError::Busy,
             error => DocumentError::Fetch(error),
         })?;
-        let document: Map<String, Value> =
-            serde_json::from_slice(&fetched.body).map_err(|_| DocumentError::NotJson)?;
-        let client = read_document(url, host, &document, &self.scope, self.pairwise)?;
+        let metadata = client_metadata::parse(&fetched.body, Source::Document)?;
+        let client = read_document(url, host, metadata, &self.scope, self.pairwise)?;
         Ok((Arc::new(client), keep_for(fetched.cache_control.as_deref())))
     }
 }
@@ -373,44 +389,26 @@ fn keep_for(cache_control: Option<&str>) -> Duration {
     })
 }
 
-/// The client `document` (fetched from `url`, on `host`) describes, if it keeps the draft's
-/// rules (§4): its `client_id` is `url`; `redirect_uris` are `https` or loopback `http`;
-/// `token_endpoint_auth_method` is `none` or `private_key_jwt` with `jwks`; no secret.
-/// `subject_type: pairwise` (when `pairwise` subjects are offered) puts it in the sector of the
-/// document's host ([`pairwise_sector`]).
+/// The client a document (fetched from `url`, on `host`) describes, its `metadata` read as
+/// every client metadata is, if it keeps the draft's rules (§4): its `client_id` is `url`;
+/// `redirect_uris` are `https` or loopback `http`; `token_endpoint_auth_method` is `none` or
+/// `private_key_jwt` with `jwks`; the grants are the authorization code's, with refresh
+/// tokens. `subject_type: pairwise` (when `pairwise` subjects are offered) puts it in the
+/// sector of the document's host ([`pairwise_sector`]). Its `scope` is the server's, never
+/// the document's.
 fn read_document(
     url: &str,
     host: &str,
-    document: &Map<String, Value>,
+    metadata: ClientMetadata,
     scope: &str,
     pairwise: bool,
 ) -> Result<Client, DocumentError> {
-    let invalid = DocumentError::Invalid;
-    if document.get("client_id").and_then(Value::as_str) != Some(url) {
+    if metadata.client_id.as_deref() != Some(url) {
         return Err(invalid("its client_id is not the URL it was fetched from"));
     }
-    if document
-        .keys()
-        .any(|name| name.starts_with("client_secret"))
-    {
-        return Err(invalid("it carries a client secret"));
-    }
-    let strings = |name: &str| -> Result<Option<Vec<&str>>, DocumentError> {
-        match document.get(name) {
-            None => Ok(None),
-            Some(Value::Array(values)) => values
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .ok_or(invalid("a list holds something else than text"))
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(_) => Err(invalid("a list member is not an array")),
-        }
-    };
-    let redirect_uris = strings("redirect_uris")?.unwrap_or_default();
-    if redirect_uris.is_empty() || redirect_uris.len() > MAX_REDIRECT_URIS {
+    let sector = pairwise_sector(&metadata, host, pairwise)?;
+    let redirect_uris = metadata.redirect_uris.unwrap_or_default();
+    if redirect_uris.is_empty() {
         return Err(invalid("redirect_uris must hold 1 to 10 URIs"));
     }
     if !redirect_uris
@@ -421,63 +419,16 @@ fn read_document(
             "redirect_uris must be https, or http on a loopback host",
         ));
     }
-    let mut grants = vec![GrantType::AuthorizationCode];
-    for grant in strings("grant_types")?.unwrap_or_default() {
-        match grant {
-            "authorization_code" => {}
-            "refresh_token" => grants.push(GrantType::RefreshToken),
-            _ => {
-                return Err(invalid(
-                    "grant_types may hold authorization_code and refresh_token",
-                ));
-            }
-        }
-    }
-    if strings("response_types")?.is_some_and(|types| types.iter().any(|t| *t != "code")) {
+    let grants = grant_types(metadata.grant_types.unwrap_or_default())?;
+    let response_types = metadata.response_types.unwrap_or_default();
+    if response_types
+        .iter()
+        .any(|grant| *grant != GrantType::AuthorizationCode)
+    {
         return Err(invalid("response_types may hold code alone"));
     }
-    let method = match document.get("token_endpoint_auth_method") {
-        None => "none",
-        Some(Value::String(method)) => method.as_str(),
-        Some(_) => return Err(invalid("token_endpoint_auth_method is not text")),
-    };
-    let builder = match method {
-        "none" => Client::public(url),
-        "private_key_jwt" => {
-            let jwks = match document.get("jwks") {
-                Some(jwks @ Value::Object(_)) => jwks.to_string(),
-                _ => return Err(invalid("private_key_jwt needs the client's keys in jwks")),
-            };
-            let keys = ClientKeys::jwks(&jwks)
-                .map_err(|_| invalid("jwks is not a JWK Set of public keys"))?;
-            Client::private_key_jwt(url, keys)
-        }
-        _ => {
-            return Err(invalid(
-                "token_endpoint_auth_method must be none or private_key_jwt",
-            ));
-        }
-    };
-    let name = match document.get("client_name") {
-        None => host.to_owned(),
-        Some(Value::String(name))
-            if name.len() <= MAX_CLIENT_NAME_BYTES
-                && !name
-                    .chars()
-                    .any(|c| c.is_control() || is_hidden_or_reordering(c)) =>
-        {
-            name.clone()
-        }
-        // As at self-registration: a name shown on the approval page hides or reorders
-        // nothing.
-        Some(_) => {
-            return Err(invalid(
-                "client_name must be short text without control, bidi or invisible characters",
-            ));
-        }
-    };
-    let mut builder = builder
-        .name(name)
+    let mut builder = authenticated_as(url, metadata.auth_method, metadata.keys)?
+        .name(metadata.client_name.unwrap_or_else(|| host.to_owned()))
         .grant_types(grants)
         .scopes(scope)
         .approval(Approval::Required)
@@ -485,25 +436,55 @@ fn read_document(
     for uri in redirect_uris {
         builder = builder.redirect_uri(uri);
     }
-    if let Some(sector) = pairwise_sector(document, host, pairwise)? {
+    if let Some(sector) = sector {
         builder = builder.pairwise_subjects(sector);
     }
     // RFC 9101 §10.2: the one algorithm the client's request objects may be signed with.
-    match document.get("request_object_signing_alg") {
-        None => {}
-        Some(alg) => {
-            let alg = alg
-                .as_str()
-                .and_then(crate::signing::ClientSigningAlgorithm::from_name)
-                .ok_or_else(|| {
-                    invalid("request_object_signing_alg must be RS256, PS256, ES256 or EdDSA")
-                })?;
-            builder = builder.request_object_signing_algorithm(alg);
-        }
+    if let Some(alg) = metadata.request_object_alg {
+        builder = builder.request_object_signing_algorithm(alg);
     }
     builder
         .build()
         .map_err(|_| invalid("it does not describe a valid client"))
+}
+
+/// A document's client, as it authenticates: public (`none`, the default), or with
+/// `private_key_jwt` and its keys in `jwks`, never a secret (draft §4.1).
+fn authenticated_as(
+    url: &str,
+    method: Option<AuthMethod>,
+    keys: Option<ClientKeys>,
+) -> Result<ClientBuilder, DocumentError> {
+    match (method, keys) {
+        (None | Some(AuthMethod::None), _) => Ok(Client::public(url)),
+        (Some(AuthMethod::PrivateKeyJwt), Some(keys @ ClientKeys::Jwks(_))) => {
+            Ok(Client::private_key_jwt(url, keys))
+        }
+        (Some(AuthMethod::PrivateKeyJwt), _) => {
+            Err(invalid("private_key_jwt needs the client's keys in jwks"))
+        }
+        _ => Err(invalid(
+            "token_endpoint_auth_method must be none or private_key_jwt",
+        )),
+    }
+}
+
+/// The grants of a document's client: the authorization code grant, and refresh tokens when
+/// `asked` names them; no other.
+fn grant_types(asked: Vec<GrantType>) -> Result<Vec<GrantType>, DocumentError> {
+    let mut grants = vec![GrantType::AuthorizationCode];
+    for grant in asked {
+        match grant {
+            GrantType::AuthorizationCode => {}
+            GrantType::RefreshToken => grants.push(GrantType::RefreshToken),
+            _ => {
+                return Err(invalid(
+                    "grant_types may hold authorization_code and refresh_token",
+                ));
+            }
+        }
+    }
+    Ok(grants)
 }
 
 /// The sector of a document asking for `subject_type: pairwise` (OIDC Core §8.1): the host of
@@ -511,24 +492,21 @@ fn read_document(
 /// `https` from a host its owner controls: what a `sector_identifier_uri` is, so it is not
 /// taken beside it (a second fetch per document for no more assurance). `None` for public.
 fn pairwise_sector(
-    document: &Map<String, Value>,
+    metadata: &ClientMetadata,
     host: &str,
     pairwise: bool,
 ) -> Result<Option<String>, DocumentError> {
-    let invalid = DocumentError::Invalid;
-    if document.contains_key("sector_identifier_uri") {
+    if metadata.sector_identifier_uri.is_some() {
         return Err(invalid(
             "sector_identifier_uri is not taken: a document's sector is its own host",
         ));
     }
-    match document.get("subject_type") {
-        None => Ok(None),
-        Some(Value::String(kind)) if kind == "public" => Ok(None),
-        Some(Value::String(kind)) if kind == "pairwise" && pairwise => Ok(Some(host.to_owned())),
-        Some(Value::String(kind)) if kind == "pairwise" => Err(invalid(
+    match (metadata.pairwise, pairwise) {
+        (false, _) => Ok(None),
+        (true, true) => Ok(Some(host.to_owned())),
+        (true, false) => Err(invalid(
             "subject_type pairwise is not offered by this server",
         )),
-        Some(_) => Err(invalid("subject_type must be public or pairwise")),
     }
 }
 
@@ -583,11 +561,11 @@ mod tests {
 
     #[test]
     fn a_pairwise_documents_sector_is_its_own_host() {
-        let document = |members: Value| match members {
-            Value::Object(map) => map,
-            _ => unreachable!(),
+        let sector = |members: serde_json::Value, offered| {
+            let body = members.to_string();
+            let metadata = client_metadata::parse(body.as_bytes(), Source::Document)?;
+            pairwise_sector(&metadata, "app.example", offered)
         };
-        let sector = |members, offered| pairwise_sector(&document(members), "app.example", offered);
         assert_eq!(sector(serde_json::json!({}), true), Ok(None));
         let public = serde_json::json!({"subject_type": "public"});
         assert_eq!(sector(public, true), Ok(None));

@@ -129,6 +129,7 @@ pub mod client;
 #[cfg(feature = "private-key-jwt")]
 pub mod client_assertion;
 mod client_documents;
+mod client_metadata;
 pub mod clock;
 pub mod device;
 #[doc(hidden)]

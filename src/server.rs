@@ -585,8 +585,8 @@ impl AuthorizationServer {
     #[cfg(test)]
     pub(crate) fn calls_memory_in_place(&self) -> (bool, bool) {
         (
-            self.inner.memory_tokens.is_some(),
-            self.inner.memory_clients.is_some(),
+            self.inner.tokens_in_place.is_some(),
+            self.inner.clients_in_place.is_some(),
         )
     }
 

@@ -7,13 +7,14 @@ use super::{AuthorizationServerBuilder, ConfigError};
 use crate::endpoint::Rendered;
 use crate::grant::client_auth::SecretCache;
 use crate::grant::signin::SealKeys;
-use crate::memory::{MemoryStore, is_store};
+use crate::memory::MemoryStore;
 use crate::server::{AuthorizationServer, Inner};
 use crate::settings::{
     Lifetimes, Limits, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile, Resources,
     Settings,
 };
 use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
+use crate::store::seam::{ClientsInPlace, TokensInPlace};
 use crate::store::{
     Admin, AttemptCounter, ClearKeys, ConsentStore, EncryptedKeys, KeyStore, SessionStore,
     SingleUseStore, UserSessionStore,
@@ -243,11 +244,16 @@ impl AuthorizationServerBuilder {
         // grantor's own memory store, where it is the token or client seam, is called in
         // place rather than through a boxed future per call.
         let memory = self.memory;
-        let memory_tokens = memory.clone().filter(|m| is_store(&tokens, m));
-        let memory_clients = memory.filter(|m| is_store(&clients, m));
+        let tokens_in_place = memory
+            .clone()
+            .filter(|m| is_store(&tokens, m))
+            .map(|m| m as Arc<dyn TokensInPlace>);
+        let clients_in_place = memory
+            .filter(|m| is_store(&clients, m))
+            .map(|m| m as Arc<dyn ClientsInPlace>);
         Ok(AuthorizationServer::assembled(Inner {
-            memory_tokens,
-            memory_clients,
+            tokens_in_place,
+            clients_in_place,
             config,
             rendered,
             clients,
@@ -288,4 +294,9 @@ impl AuthorizationServerBuilder {
             documents,
         }))
     }
+}
+
+/// Whether the seam `seam` is the memory store `memory` (the same allocation).
+fn is_store<T: ?Sized>(seam: &Arc<T>, memory: &Arc<MemoryStore>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(seam), Arc::as_ptr(memory))
 }

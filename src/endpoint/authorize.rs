@@ -9,19 +9,20 @@ use super::Wire;
 use super::form::{self, Form, FormError};
 use super::{is_form_content_type, parse, render};
 use crate::error::OAuthError;
-use crate::grant::Issued;
+use crate::grant::authorize;
 use crate::grant::authorize::Rules;
 use crate::grant::authorize::{
     Decision, PendingAuthorization, ReplyTo, ResponseMode, ResponseType, Validated,
 };
 use crate::grant::decide::{Answer, Decide, Refused};
+use crate::grant::issue::Issued;
+use crate::grant::issue::TOKEN_TYPE;
 use crate::grant::pushed::Pushes;
 use crate::grant::request_object::RequestObjects;
-use crate::grant::{TOKEN_TYPE, authorize};
-use crate::memory::ClientSeam;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
 use crate::store::UserId;
+use crate::store::seam::ClientSeam;
 
 /// What the authorization endpoint decided about a request.
 #[must_use = "the host must act on the outcome: show the sign-in page, send the redirect, or show the error"]

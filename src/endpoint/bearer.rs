@@ -12,10 +12,10 @@ use super::{Wire, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::{self, Demand, Refusal};
 use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
-use crate::memory::TokenSeam;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::step_up::{ShortFall, StepUp};
+use crate::store::seam::TokenSeam;
 use crate::store::{AccessGrant, UserStore};
 use crate::token_format::AccessTokenFormat;
 

@@ -9,7 +9,7 @@ use crate::budget::CallerAddress;
 use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup::{self, Found};
-use crate::memory::TokenSeam;
+use crate::store::seam::TokenSeam;
 use crate::token_format::AccessTokenFormat;
 
 /// What introspection needs: client authentication at this endpoint and the tokens.

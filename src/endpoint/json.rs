@@ -2,8 +2,8 @@
 //! directly, and the writer they share.
 
 use crate::audience::Audience;
+use crate::grant::issue::{DPOP_TOKEN_TYPE, Issued, TOKEN_TYPE};
 use crate::grant::lookup::Found;
-use crate::grant::{DPOP_TOKEN_TYPE, Issued, TOKEN_TYPE};
 use crate::store::{Actor, Authorization, JwkThumbprint};
 
 /// The token endpoint's success body, members in the order RFC 6749 §5.1 lists them, with the

@@ -6,7 +6,6 @@
 pub(crate) mod authorize;
 pub(crate) mod basic;
 pub(crate) mod bearer;
-pub(crate) mod client_metadata;
 pub(crate) mod device;
 pub(crate) mod form;
 pub(crate) mod introspect;

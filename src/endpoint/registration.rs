@@ -8,8 +8,9 @@ use http::header::{ALLOW, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use serde::Serialize;
 
-use super::{Wire, bearer, client_metadata, render};
+use super::{Wire, bearer, render};
 use crate::client::{Client, ClientKeys, GrantType};
+use crate::client_metadata::{self, Source};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::Refusal as BearerRefusal;
 use crate::grant::registration::{Refusal, Registered, Registrar};
@@ -137,7 +138,7 @@ fn read_metadata<B: AsRef<[u8]>>(
     wire: &Wire<'_>,
     request: &Request<B>,
 ) -> Result<ClientMetadata, OAuthError> {
-    if !client_metadata::is_json_content_type(request.headers().get(CONTENT_TYPE)) {
+    if !is_json_content_type(request.headers().get(CONTENT_TYPE)) {
         return Err(OAuthError::invalid_request(
             "Content-Type must be application/json (RFC 7591 section 3.1)",
         ));
@@ -150,7 +151,19 @@ fn read_metadata<B: AsRef<[u8]>>(
                 .with_status(StatusCode::PAYLOAD_TOO_LARGE),
         );
     }
-    client_metadata::parse(body, limits.max_param)
+    let source = Source::Registration {
+        max_param: limits.max_param,
+    };
+    Ok(client_metadata::parse(body, source)?)
+}
+
+/// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
+fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
+    let Some(Ok(value)) = value.map(HeaderValue::to_str) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
 }
 
 fn method_not_allowed() -> Refusal {
@@ -360,5 +373,15 @@ mod tests {
         ] {
             assert_eq!(client_id_in_path(no, base), None, "{no}");
         }
+    }
+
+    #[test]
+    fn json_content_types_allow_parameters() {
+        let yes = |v: &'static str| is_json_content_type(Some(&HeaderValue::from_static(v)));
+        assert!(yes("application/json"));
+        assert!(yes("Application/JSON; charset=utf-8"));
+        assert!(!yes("application/x-www-form-urlencoded"));
+        assert!(!yes("application/jsonx"));
+        assert!(!is_json_content_type(None));
     }
 }

@@ -10,7 +10,7 @@ use crate::error::OAuthError;
 use crate::events::Events;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::lookup;
-use crate::memory::TokenSeam;
+use crate::store::seam::TokenSeam;
 use crate::token_format::AccessTokenFormat;
 
 /// What revocation needs: client authentication at this endpoint, the tokens, the audit trail.

@@ -6,13 +6,14 @@ use http::{Request, Response, StatusCode};
 use super::Wire;
 use super::{json, parse, render};
 use crate::error::OAuthError;
+use crate::grant::issue::Issued;
 use crate::grant::proof::{NONCE_HEADER, PROOF_HEADER, ProofOfPossession};
-use crate::grant::{self, Issued};
+use crate::grant::token::{self, TokenGrants};
 
 /// What the token endpoint needs beyond the wire: its grants and, with DPoP on, the proof
 /// checker.
 pub(crate) struct TokenEndpoint<'a> {
-    pub(crate) grants: grant::TokenGrants<'a>,
+    pub(crate) grants: TokenGrants<'a>,
     /// Set when DPoP proofs are accepted.
     pub(crate) proofs: Option<&'a dyn ProofOfPossession>,
 }
@@ -51,7 +52,7 @@ async fn handle<B: AsRef<[u8]>>(
         _ => None,
     };
     let possession = presented.as_deref();
-    grant::token(&endpoint.grants, possession, &auth, &token_request, now).await
+    token::token(&endpoint.grants, possession, &auth, &token_request, now).await
 }
 
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's

@@ -10,9 +10,9 @@ use super::{Wire, form, is_form_content_type, render};
 use crate::error::OAuthError;
 use crate::grant::id_token::IdTokens;
 use crate::grant::userinfo;
-use crate::memory::ClientSeam;
 use crate::scope::Scope;
 use crate::store::UserStore;
+use crate::store::seam::ClientSeam;
 
 /// What userinfo needs: the token checks, the accounts, the clients (whose `sub` it answers)
 /// and the claim settings.

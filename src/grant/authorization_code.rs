@@ -3,15 +3,16 @@
 //! the request carried a challenge, the PKCE verifier (RFC 7636).
 
 use super::authorize::PendingAuthorization;
+use super::checks;
 use super::id_token::{self, Beside, Subject};
-use super::{Issued, Issuer, checks};
+use super::issue::{Issued, Issuer};
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind};
-use crate::memory::answer_now;
 use crate::mint;
 use crate::secret::AuthorizationCode;
+use crate::store::seam::answer_now;
 use crate::store::{Authorization, CodeGrant, CodeRedemption, FamilyId, SignInFacts, User};
 
 /// Mints the code for the approved `pending` authorization and hands the store its digest,

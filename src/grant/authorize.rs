@@ -15,7 +15,6 @@ use crate::client::{Approval, Client};
 use crate::client_documents::{DocumentError, Documents, is_document_id};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::memory::ClientSeam;
 use crate::oidc::Prompt;
 use crate::oidc::{AcrRequest, ClaimsRequest, OPENID, OpenIdRequest};
 use crate::pkce::CodeChallenge;
@@ -24,6 +23,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::settings::Resources;
 use crate::settings::{PkcePolicy, Profile};
+use crate::store::seam::ClientSeam;
 use crate::store::{JwkThumbprint, UserAuthentication};
 
 /// The user's answer on the approval page (or the host's, for clients without one).

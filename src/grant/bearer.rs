@@ -5,11 +5,11 @@
 use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::memory::{TokenSeam, answer_now};
 use crate::mint;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::step_up::{ShortFall, StepUp};
+use crate::store::seam::{TokenSeam, answer_now};
 use crate::store::{AccessGrant, Authorization, FamilyId, UserStore};
 use crate::token_format::{AccessTokenFormat, Unverified};
 

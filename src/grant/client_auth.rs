@@ -17,9 +17,9 @@ use crate::clock::{Clock, UnixTime};
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
-use crate::memory::ClientSeam;
 use crate::request::{Assertion, ClientAuth};
 use crate::secret::{SecretDigest, random_bytes};
+use crate::store::seam::ClientSeam;
 use crate::store::{AttemptCounter, namespace};
 use crate::throttle::{SignInThrottle, Turns};
 

@@ -1,7 +1,8 @@
 //! The client credentials grant (RFC 6749 §4.4): a confidential client acting for itself. No
 //! user, never a refresh token (RFC 6749 §4.4.3).
 
-use super::{Issued, Issuer, checks};
+use super::checks;
+use super::issue::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;

@@ -7,12 +7,13 @@ use super::authorize::{
 };
 use super::device::Devices;
 use super::implicit::Implicit;
-use super::{Issued, Issuer, authorization_code, implicit};
+use super::issue::{Issued, Issuer};
+use super::{authorization_code, implicit};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::memory::ClientSeam;
 use crate::oidc::OpenIdRequest;
 use crate::secret::AuthorizationCode;
+use crate::store::seam::ClientSeam;
 use crate::store::{SignInFacts, User, UserAuthentication, UserId, UserSessionStore, UserStore};
 
 /// What an approval issues, for the redirect to the client.

@@ -12,17 +12,17 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::id_token::IdTokens;
-use super::{Issued, Issuer};
+use super::issue::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::events::{Event, EventKind, Events};
 use crate::id_jag::{ID_JAG_LIFETIME, ID_JAG_TYP, IdJagGrant, IdJagPolicy, IdJagRequest};
-use crate::memory::ClientSeam;
 use crate::mint;
 use crate::request::{IdTokenText, TokenType};
 use crate::scope::Scope;
 use crate::signing::SigningAlgorithm;
+use crate::store::seam::ClientSeam;
 use crate::store::{Jti, JwkThumbprint, UserClaims, UserId};
 
 /// What issuing ID-JAGs needs: the host's policy, the ID-token keys (which read the subject

@@ -12,7 +12,7 @@ use crate::client::{Client, ClientId, ClientTier};
 use crate::clock::UnixTime;
 use crate::error::{OAuthError, StoreError};
 use crate::events::{Event, EventKind, Events};
-use crate::memory::TokenSeam;
+use crate::store::seam::TokenSeam;
 use crate::store::{Admin, CLIENT_TOUCH_INTERVAL, ClientActivity};
 
 /// The most clients one node remembers having recorded a use of; past it the memory starts

@@ -4,7 +4,7 @@
 
 use super::authorize::{PendingAuthorization, ResponseType};
 use super::id_token::{Beside, IdTokens, Subject};
-use super::{Issued, Issuer};
+use super::issue::{Issued, Issuer};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::store::{Authorization, SignInFacts, User};

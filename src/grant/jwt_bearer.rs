@@ -14,7 +14,8 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::{Issued, Issuer, checks};
+use super::checks;
+use super::issue::{Issued, Issuer};
 use crate::client::{Client, ClientId, GrantType};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};

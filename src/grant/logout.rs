@@ -16,12 +16,11 @@ use crate::client::{Client, ClientId};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
-use crate::memory::ClientSeam;
-use crate::memory::TokenSeam;
 use crate::mint;
 use crate::oidc::LOGOUT_TOKEN_TYP;
 use crate::outbound::{Delivery, Outbound, OutboundPost};
 use crate::secret::SecretDigest;
+use crate::store::seam::{ClientSeam, TokenSeam};
 use crate::store::{KeyStore, UserId, UserSession, UserSessionStore};
 
 /// How long a logout token is valid (Back-Channel Logout 1.0 §2.4 asks for a short life).

@@ -6,11 +6,11 @@ use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
-use crate::memory::TokenSeam;
 use crate::mint;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
 use crate::settings::Resources;
+use crate::store::seam::TokenSeam;
 use crate::store::{AccessGrant, Authorization, RefreshGrant, User};
 use crate::token_format::AccessTokenFormat;
 

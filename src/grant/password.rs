@@ -11,13 +11,15 @@ use serde_json::Map;
 
 use super::authorize::Authenticated;
 use super::id_token::{Beside, Subject};
-use super::{Granted, Issued, Issuer};
+use super::issue::{Issued, Issuer};
+use crate::audience::Audience;
 use crate::client::Client;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
+use crate::scope::Scope;
 use crate::secret::Password;
 use crate::store::{
     AttemptCounter, Authorization, PasswordVerifier, SignInFacts, User, UserAdmin, UserStore,
@@ -25,6 +27,14 @@ use crate::store::{
 };
 use crate::throttle::{SignInThrottle, Turns};
 use crate::usernames::Usernames;
+
+/// What a new grant is for, resolved for its client before any password is checked (so a bad
+/// scope or resource costs no hashing).
+#[derive(Debug)]
+pub(crate) struct Granted {
+    pub(crate) scope: Scope,
+    pub(crate) audience: Audience,
+}
 
 /// What checking a password needs: the accounts, how their passwords are verified, where an
 /// upgraded hash goes, the throttle's policy and its counters.

@@ -10,11 +10,11 @@ use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
 use crate::grant::authorize::DeviceRef;
 use crate::grant::authorize::{Authenticated, PendingAuthorization, ResponseMode, ResponseType};
-use crate::memory::ClientSeam;
 use crate::oidc::{AcrRequest, OpenIdRequest};
 use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::store::JwkThumbprint;
+use crate::store::seam::ClientSeam;
 
 #[derive(Serialize, Deserialize)]
 struct Stored {

@@ -5,11 +5,23 @@
 use async_trait::async_trait;
 use http::{HeaderMap, Method, Uri};
 
-use super::Possession;
 use super::bearer::Refusal;
+use crate::client::ClientTier;
 use crate::clock::UnixTime;
 use crate::error::{OAuthError, StoreError};
 use crate::store::JwkThumbprint;
+
+/// A token request's proof of possession of a key (RFC 9449), checked but not yet spent: the
+/// grants bind what they issue to its key, and spend it just before.
+#[async_trait]
+pub(crate) trait Possession: Send + Sync {
+    /// The key's thumbprint.
+    fn jkt(&self) -> JwkThumbprint;
+
+    /// Spends the proof for a client of `tier` (its budget, [`budget`](crate::budget)): a
+    /// second use, on any node, is refused.
+    async fn spend(&self, tier: ClientTier, now: UnixTime) -> Result<(), OAuthError>;
+}
 
 /// A protected resource's request presenting a token bound to a key.
 #[derive(Debug, Clone, Copy)]

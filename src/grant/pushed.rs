@@ -2,18 +2,17 @@
 //! authorization endpoint would, keeping it under a single-use `request_uri`, and handing it
 //! back once to the authorization endpoint for the client that pushed it.
 
-use super::Possession;
 use super::authorize::{self, PendingAuthorization, ResponseType, Rules, Validated};
 use super::pending;
-use super::proof::ProofOfPossession;
+use super::proof::{Possession, ProofOfPossession};
 use crate::budget::{Budget, CallerAddress, Payer, Spending};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError, StoreError};
-use crate::memory::ClientSeam;
 use crate::mint;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
+use crate::store::seam::ClientSeam;
 use crate::store::{AttemptCounter, SingleUseStore, namespace};
 
 /// What pushing and redeeming requests needs.

@@ -12,15 +12,16 @@
 
 use serde_json::Map;
 
+use super::checks;
 use super::id_token::{Beside, Subject};
-use super::{Issued, Issuer, checks};
+use super::issue::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
-use crate::memory::answer_now;
 use crate::oidc::{OPENID, SignInFacts};
 use crate::secret::RefreshToken;
+use crate::store::seam::answer_now;
 use crate::store::{Authorization, Rotation, User};
 
 pub(crate) async fn exchange(

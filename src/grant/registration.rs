@@ -14,13 +14,13 @@ use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind};
-use crate::memory::ClientSeam;
 use crate::mint;
 use crate::oidc::OPENID;
 use crate::registration::RegistrationPolicy;
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
 use crate::secret::{AccessToken, ClientSecret};
 use crate::settings::Profile;
+use crate::store::seam::ClientSeam;
 use crate::store::{Admin, AdminError, AttemptCounter, namespace};
 
 mod sector;
@@ -72,7 +72,7 @@ pub(crate) struct Registrar<'a> {
     pub(crate) clients: ClientSeam<'a>,
     pub(crate) attempts: &'a dyn AttemptCounter,
     /// Where the tokens of a deleted client are revoked.
-    pub(crate) tokens: crate::memory::TokenSeam<'a>,
+    pub(crate) tokens: crate::store::seam::TokenSeam<'a>,
     /// Whether the host resolves `jwks_uri`s (a `ClientKeyResolver` is set).
     pub(crate) jwks_uri: bool,
     /// Whether client assertions are accepted (`private_key_jwt`).

@@ -7,10 +7,10 @@ use std::time::Duration;
 use crate::client::{ClientError, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::{SecretRotationError, StoreError};
-use crate::memory::ClientSeam;
 use crate::mint;
 use crate::secret::ClientSecret;
 use crate::store::Admin;
+use crate::store::seam::ClientSeam;
 
 /// Mints a 256-bit secret for the confidential client `client_id`, keeps its SHA-256 verifier
 /// as current through `registry` in one atomic step, the previous verifier retiring at

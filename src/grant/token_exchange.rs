@@ -12,7 +12,8 @@
 
 use std::time::Duration;
 
-use super::{Issued, Issuer, checks};
+use super::checks;
+use super::issue::{Issued, Issuer};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};

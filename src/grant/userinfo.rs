@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::id_token::IdTokens;
 use crate::client::Client;
 use crate::error::OAuthError;
-use crate::memory::ClientSeam;
+use crate::store::seam::ClientSeam;
 use crate::store::{AccessGrant, UserStore};
 
 /// What userinfo answers: the claims, and the client that asked, whose registration says how.

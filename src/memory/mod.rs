@@ -14,7 +14,7 @@
 //! only for authenticated clients and signed-in users, and swept as they expire.
 
 mod clients;
-mod seam;
+mod in_place;
 mod sharded;
 mod sign_on;
 mod state;
@@ -27,19 +27,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub(crate) use seam::{ClientSeam, Seam, TokenSeam, answer_now, is_store};
-pub(crate) use sharded::{ShardKey, Sharded};
-
 use crate::client::{Client, ClientId, SecretVerifier};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
 use crate::store::Account;
 use crate::store::{
-    AccessGrant, Admin, AdminError, AttemptCounter, Attempts, ClientActivity, ClientStore,
-    CodeGrant, CodeRedemption, Consent, ConsentStore, FamilyId, KeyStore, NewTokens, Purge,
-    RefreshGrant, Rotation, Session, SessionStore, SingleUseStore, TokenIssuer, User, UserAdmin,
-    UserClaims, UserId, UserSession, UserSessionStore, UserStore,
+    Admin, AdminError, AttemptCounter, Attempts, ClientActivity, Consent, ConsentStore, FamilyId,
+    KeyStore, Purge, Session, SessionStore, SingleUseStore, User, UserAdmin, UserClaims, UserId,
+    UserSession, UserSessionStore, UserStore,
 };
 use clients::{Clients, When};
 
@@ -136,13 +132,6 @@ impl fmt::Debug for MemoryStore {
 }
 
 #[async_trait]
-impl ClientStore for MemoryStore {
-    async fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError> {
-        Ok(self.parts.clients.find(client_id))
-    }
-}
-
-#[async_trait]
 impl UserStore for MemoryStore {
     async fn find_account(&self, username: &str) -> Result<Option<Account>, StoreError> {
         Ok(self.parts.users.find_account(username))
@@ -154,69 +143,6 @@ impl UserStore for MemoryStore {
 
     async fn claims(&self, id: &UserId) -> Result<Option<UserClaims>, StoreError> {
         Ok(self.parts.users.claims(id))
-    }
-}
-
-#[async_trait]
-impl TokenIssuer for MemoryStore {
-    async fn insert_code(
-        &self,
-        code: &SecretDigest,
-        family: FamilyId,
-        grant: CodeGrant,
-    ) -> Result<(), StoreError> {
-        self.parts.tokens.insert_code(code, family, grant)
-    }
-
-    async fn redeem_code(
-        &self,
-        code: &SecretDigest,
-        now: UnixTime,
-    ) -> Result<CodeRedemption, StoreError> {
-        self.parts.tokens.redeem_code(code, now)
-    }
-
-    async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
-        self.parts.tokens.insert_tokens(&tokens)
-    }
-
-    async fn find_refresh_token(
-        &self,
-        token: &SecretDigest,
-        now: UnixTime,
-    ) -> Result<Option<RefreshGrant>, StoreError> {
-        self.parts.tokens.find_refresh_token(token, now)
-    }
-
-    async fn rotate_refresh_token(
-        &self,
-        token: &SecretDigest,
-        successor: NewTokens,
-        retry_since: Option<UnixTime>,
-    ) -> Result<Rotation, StoreError> {
-        self.parts
-            .tokens
-            .rotate_refresh_token(token, &successor, retry_since)
-    }
-
-    async fn find_access_token(
-        &self,
-        token: &SecretDigest,
-        now: UnixTime,
-    ) -> Result<Option<AccessGrant>, StoreError> {
-        self.parts.tokens.find_access_token(token, now)
-    }
-
-    async fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError> {
-        self.parts.tokens.revoke_access_token(token)
-    }
-
-    async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
-        self.parts.tokens.revoke_family(family)
-    }
-
-    async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError> {
-        Ok(self.parts.tokens.revoke_client(client_id))
     }
 }
 

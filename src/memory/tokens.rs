@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::{ShardKey, Sharded};
+use super::sharded::{ShardKey, Sharded};
 
 mod rotation;
 mod terms;

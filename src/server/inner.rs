@@ -17,17 +17,18 @@ use crate::grant::decide::Decide;
 use crate::grant::id_jag::IdJags;
 use crate::grant::id_token::IdTokens;
 use crate::grant::idle::IdleClients;
+use crate::grant::issue::Issuer;
 use crate::grant::logout::Logout;
 use crate::grant::password::SignIn;
 use crate::grant::proof::ProofOfPossession;
 use crate::grant::registration::Registrar;
 use crate::grant::request_object::{RequestObjectVerifier, RequestObjects};
 use crate::grant::signin::{Levels, SealKeys, SignInForms, SignOn};
-use crate::grant::{Issuer, TokenGrants};
+use crate::grant::token::TokenGrants;
 use crate::hash::Hashing;
-use crate::memory::{ClientSeam, MemoryStore, Seam, TokenSeam};
 use crate::oidc::IdTokenSigner;
 use crate::settings::Settings;
+use crate::store::seam::{ClientSeam, ClientsInPlace, Seam, TokenSeam, TokensInPlace};
 use crate::store::{
     Admin, AttemptCounter, ClientStore, ConsentStore, KeyStore, SessionStore, SingleUseStore,
     TokenIssuer, UserAdmin, UserSessionStore, UserStore,
@@ -59,10 +60,10 @@ pub(crate) struct Inner {
     /// The host's second factor, if its users have one.
     pub(crate) second_factor: Option<Arc<dyn crate::store::SecondFactor>>,
     pub(crate) tokens: Arc<dyn TokenIssuer>,
-    /// The memory store that is the token seam, when it is: called in place.
-    pub(crate) memory_tokens: Option<Arc<MemoryStore>>,
-    /// The memory store that is the client seam, when it is: called in place.
-    pub(crate) memory_clients: Option<Arc<MemoryStore>>,
+    /// The token seam again, when it answers in place: called so.
+    pub(crate) tokens_in_place: Option<Arc<dyn TokensInPlace>>,
+    /// The client seam again, when it answers in place: called so.
+    pub(crate) clients_in_place: Option<Arc<dyn ClientsInPlace>>,
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) attempts: Arc<dyn AttemptCounter>,
     pub(crate) single_use: Arc<dyn SingleUseStore>,
@@ -104,12 +105,12 @@ pub(crate) struct Inner {
 impl Inner {
     /// The token seam as the grants call it.
     pub(crate) fn token_seam(&self) -> TokenSeam<'_> {
-        Seam::of(&*self.tokens, self.memory_tokens.as_deref())
+        Seam::of(&*self.tokens, self.tokens_in_place.as_deref())
     }
 
     /// The client seam as the grants call it.
     pub(crate) fn client_seam(&self) -> ClientSeam<'_> {
-        Seam::of(&*self.clients, self.memory_clients.as_deref())
+        Seam::of(&*self.clients, self.clients_in_place.as_deref())
     }
 
     /// The time now, by the server's clock.

@@ -38,6 +38,7 @@ pub use client_cache::CLIENT_CACHE_CAPACITY;
 mod keys;
 pub mod namespace;
 mod records;
+pub(crate) mod seam;
 mod second_factor;
 mod sign_on;
 mod state;

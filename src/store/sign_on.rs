@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::{FamilyId, User, UserId};
+use super::records::{FamilyId, User, UserId};
 use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;

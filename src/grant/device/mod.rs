@@ -24,11 +24,11 @@ use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::device::{USER_CODE_ALPHABET, USER_CODE_LENGTH, UserCodeProblem};
 use crate::error::{ErrorCode, OAuthError, StoreError};
-use crate::memory::ClientSeam;
 use crate::scope::Scope;
 use crate::secret::{DeviceCode, SecretDigest, base64url, random_bytes};
 use crate::settings::DeviceFlow;
 use crate::settings::Resources;
+use crate::store::seam::ClientSeam;
 use crate::store::{AttemptCounter, SingleUseStore, UserAuthentication, UserId, namespace};
 
 /// RFC 8628 §3.5: each `slow_down` lengthens the interval by this much.

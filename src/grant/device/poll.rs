@@ -8,7 +8,7 @@ use crate::audience::Audience;
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
-use crate::grant::{Issued, Issuer};
+use crate::grant::issue::{Issued, Issuer};
 use crate::scope::Scope;
 use crate::secret::DeviceCode;
 use crate::store::{Authorization, User, UserId, UserStore, namespace};

@@ -29,9 +29,9 @@ use super::pending;
 use crate::clock::UnixTime;
 use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
-use crate::memory::ClientSeam;
 use crate::mint;
 use crate::secret::{Password, SecretDigest};
+use crate::store::seam::ClientSeam;
 use crate::store::{
     AttemptCounter, KeyStore, MAX_SID_BYTES, Session, SessionStore, SingleUseStore, User, UserId,
     UserStore, namespace,

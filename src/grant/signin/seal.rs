@@ -200,7 +200,7 @@ impl SealKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryStore;
+    use crate::MemoryStore;
 
     const NOW: UnixTime = UnixTime::from_secs(20_000 * DAY + 100);
 

@@ -1,7 +1,9 @@
-//! Client metadata documents on the wire (RFC 7591 §2, §3.1): JSON bytes into
-//! [`ClientMetadata`], pure and synchronous. Every refusal is `invalid_client_metadata` (or
-//! `invalid_redirect_uri` for the redirect URIs) with a fixed description that never echoes
-//! the document.
+//! Client metadata (RFC 7591 §2) as JSON: bytes into [`ClientMetadata`], pure and
+//! synchronous. The one reader of client metadata, whichever way it comes: sent to the
+//! registration endpoint (RFC 7591 §3.1, RFC 7592 §2.2), or fetched as a client ID metadata
+//! document; [`Source`] says which, and what each may carry. Every refusal is
+//! `invalid_client_metadata` (or `invalid_redirect_uri` for the redirect URIs) with a fixed
+//! description that never echoes the document.
 //!
 //! Members grantor does not understand are ignored, as RFC 7591 §2 requires ("the
 //! authorization server MUST ignore any client metadata sent by the client that it does not
@@ -9,7 +11,6 @@
 //! registration (RFC 7592 §2.2). A member sent twice is refused: which one counts would be a
 //! guess (RFC 8259 §4).
 
-use http::HeaderValue;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -36,6 +37,7 @@ struct Document {
     client_name: Option<Value>,
     client_id: Option<Value>,
     client_secret: Option<Value>,
+    client_secret_expires_at: Option<Value>,
     dpop_bound_access_tokens: Option<Value>,
     require_pushed_authorization_requests: Option<Value>,
     rotate_client_secret: Option<Value>,
@@ -53,26 +55,68 @@ struct Document {
     sector_identifier_uri: Option<Value>,
 }
 
-/// Whether a `Content-Type` is `application/json`, parameters (such as `charset`) allowed.
-pub(crate) fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
-    let Some(Ok(value)) = value.map(HeaderValue::to_str) else {
-        return false;
-    };
-    let essence = value.split(';').next().unwrap_or("").trim();
-    essence.eq_ignore_ascii_case("application/json")
+/// Where client metadata comes from, which decides what it may carry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Source {
+    /// Sent to the registration endpoint: each string at most `max_param` bytes; a client
+    /// replacing its registration sends its secret back (RFC 7592 §2.2).
+    Registration {
+        /// The most bytes a string member may have.
+        max_param: usize,
+    },
+    /// A client ID metadata document, fetched from the URL that is its `client_id`: public,
+    /// so it carries no secret (`client_secret` nor `client_secret_expires_at`); its strings
+    /// are bounded by the document, whose size the fetch bounds.
+    Document,
 }
 
-/// Reads a client metadata document; `max_param` bounds each string in it.
-pub(crate) fn parse(body: &[u8], max_param: usize) -> Result<ClientMetadata, OAuthError> {
+/// Why client metadata was refused.
+#[derive(Debug)]
+pub(crate) enum MetadataError {
+    /// The body is no JSON object.
+    NotAnObject,
+    /// A member is sent twice or breaks its rule.
+    Invalid(OAuthError),
+}
+
+impl From<MetadataError> for OAuthError {
+    fn from(error: MetadataError) -> Self {
+        match error {
+            MetadataError::NotAnObject => OAuthError::invalid_client_metadata(
+                "the body is not a JSON object of client metadata (RFC 7591 section 2)",
+            ),
+            MetadataError::Invalid(error) => error,
+        }
+    }
+}
+
+/// Reads client metadata from `source`.
+pub(crate) fn parse(body: &[u8], source: Source) -> Result<ClientMetadata, MetadataError> {
     let document: Document = serde_json::from_slice(body).map_err(|e| {
         if e.is_data() && e.to_string().starts_with("duplicate field") {
-            OAuthError::invalid_client_metadata("a client metadata member is sent more than once")
+            MetadataError::Invalid(OAuthError::invalid_client_metadata(
+                "a client metadata member is sent more than once",
+            ))
         } else {
-            OAuthError::invalid_client_metadata(
-                "the body is not a JSON object of client metadata (RFC 7591 section 2)",
-            )
+            MetadataError::NotAnObject
         }
     })?;
+    let max_param = match source {
+        Source::Registration { max_param } => max_param,
+        Source::Document => body.len(),
+    };
+    if matches!(source, Source::Document)
+        && (document.client_secret.is_some() || document.client_secret_expires_at.is_some())
+    {
+        return Err(MetadataError::Invalid(OAuthError::invalid_client_metadata(
+            "a client metadata document carries no client secret",
+        )));
+    }
+    read_members(document, max_param).map_err(MetadataError::Invalid)
+}
+
+/// The members of `document` into their types; `max_param` bounds each string.
+fn read_members(document: Document, max_param: usize) -> Result<ClientMetadata, OAuthError> {
     let redirect_uris = document
         .redirect_uris
         .map(|v| redirect_uris(v, max_param))
@@ -388,8 +432,12 @@ fn client_name(value: Value) -> Result<String, OAuthError> {
 mod tests {
     use super::*;
 
+    const REGISTRATION: Source = Source::Registration { max_param: 4096 };
+
     fn code(body: &str) -> &'static str {
-        parse(body.as_bytes(), 4096).unwrap_err().code().as_str()
+        OAuthError::from(parse(body.as_bytes(), REGISTRATION).unwrap_err())
+            .code()
+            .as_str()
     }
 
     #[test]
@@ -399,7 +447,7 @@ mod tests {
                 "refresh_token"],"response_types":["code"],"token_endpoint_auth_method":"none",
                 "scope":"email profile","client_name":"App","logo_uri":{"x":[1,2]},
                 "client_secret":null}"#,
-            4096,
+            REGISTRATION,
         )
         .unwrap();
         assert_eq!(metadata.redirect_uris.unwrap(), ["https://app.example/cb"]);
@@ -418,7 +466,7 @@ mod tests {
         let openid = parse(
             br#"{"userinfo_signed_response_alg":"ES256","default_max_age":3600,
                 "require_auth_time":true}"#,
-            4096,
+            REGISTRATION,
         )
         .unwrap();
         assert_eq!(openid.userinfo_alg, Some(SigningAlgorithm::ES256));
@@ -481,18 +529,35 @@ mod tests {
         let (open, close) = ("[".repeat(100_000), "]".repeat(100_000));
         // Skipped whole in a member grantor ignores; past serde_json's depth limit in one it reads.
         let ignored = format!("{{\"logo_uri\":{open}{close}}}");
-        assert!(parse(ignored.as_bytes(), 4096).is_ok());
+        assert!(parse(ignored.as_bytes(), REGISTRATION).is_ok());
         let read = format!("{{\"scope\":{open}{close}}}");
         assert_eq!(code(&read), "invalid_client_metadata");
     }
 
     #[test]
-    fn json_content_types_allow_parameters() {
-        let yes = |v: &'static str| is_json_content_type(Some(&HeaderValue::from_static(v)));
-        assert!(yes("application/json"));
-        assert!(yes("Application/JSON; charset=utf-8"));
-        assert!(!yes("application/x-www-form-urlencoded"));
-        assert!(!yes("application/jsonx"));
-        assert!(!is_json_content_type(None));
+    fn a_metadata_document_carries_no_secret_where_a_registration_sends_its_own_back() {
+        for body in [
+            r#"{"client_secret":"s"}"#,
+            r#"{"client_secret_expires_at":0}"#,
+        ] {
+            let refused = OAuthError::from(parse(body.as_bytes(), Source::Document).unwrap_err());
+            assert_eq!(refused.code().as_str(), "invalid_client_metadata", "{body}");
+            assert!(refused.description().contains("secret"), "{refused:?}");
+        }
+        let body = br#"{"client_secret":"s","client_secret_expires_at":0}"#;
+        assert!(parse(body, REGISTRATION).unwrap().client_secret.is_some());
+    }
+
+    #[test]
+    fn a_body_that_is_no_object_is_told_apart_from_a_member_breaking_a_rule() {
+        let read = |body: &str| parse(body.as_bytes(), Source::Document);
+        assert!(matches!(read("[]"), Err(MetadataError::NotAnObject)));
+        assert!(matches!(read("<html>"), Err(MetadataError::NotAnObject)));
+        assert!(matches!(
+            read(r#"{"scope":1}"#),
+            Err(MetadataError::Invalid(_))
+        ));
+        let twice = read(r#"{"scope":"a","scope":"b"}"#);
+        assert!(matches!(twice, Err(MetadataError::Invalid(_))));
     }
 }

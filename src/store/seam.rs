@@ -1,67 +1,119 @@
-//! The token and client seams as grantor's steps call them: grantor's own [`MemoryStore`]
-//! directly, or the host's store through its trait object.
+//! The token and client seams as grantor's steps call them: a store that answers in place,
+//! called at once, or the host's store through its trait object.
 //!
 //! The seams are `async_trait` traits, so every call through `dyn TokenIssuer` or
-//! `dyn ClientStore` allocates its future on the heap. The memory store never waits: its
-//! answers are computed in place, and a boxed future per call (three per token request) was
-//! pure cost on the hot paths. When the server's seam *is* the store handed to
-//! [`AuthorizationServerBuilder::store`](crate::AuthorizationServerBuilder::store) (checked by
-//! identity when the server is built), these call it at once and hand back its answer, ready:
-//! no allocation, and no future that keeps the call's arguments (a [`NewTokens`] is 384 bytes)
-//! inside the caller's.
+//! `dyn ClientStore` allocates its future on the heap. A store that never waits (grantor's
+//! memory store) computes its answers in place, and a boxed future per call (three per token
+//! request) was pure cost on the hot paths. Such a store also implements the synchronous
+//! [`TokensInPlace`] and [`ClientsInPlace`]; when the server's seam *is* that store (checked
+//! by identity when the server is built), these call it at once and hand back its answer,
+//! ready: one dynamic call, no allocation, and no future that keeps the call's arguments (a
+//! [`NewTokens`] is 384 bytes) inside the caller's.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::MemoryStore;
+use super::{
+    AccessGrant, ClientStore, CodeGrant, CodeRedemption, FamilyId, NewTokens, RefreshGrant,
+    Rotation, TokenIssuer,
+};
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
-use crate::store::{
-    AccessGrant, ClientStore, CodeGrant, CodeRedemption, FamilyId, NewTokens, RefreshGrant,
-    Rotation, TokenIssuer,
-};
 
-/// A seam: grantor's memory store, called in place, or the host's, through `T`.
-pub(crate) enum Seam<'a, T: ?Sized> {
-    Memory(&'a MemoryStore),
+/// [`TokenIssuer`] answered in place, by a store that never waits: each method answers as its
+/// namesake there does, with the records borrowed rather than moved.
+pub(crate) trait TokensInPlace: Send + Sync {
+    /// [`TokenIssuer::insert_code`].
+    fn insert_code(
+        &self,
+        code: &SecretDigest,
+        family: FamilyId,
+        grant: CodeGrant,
+    ) -> Result<(), StoreError>;
+
+    /// [`TokenIssuer::redeem_code`].
+    fn redeem_code(&self, code: &SecretDigest, now: UnixTime)
+    -> Result<CodeRedemption, StoreError>;
+
+    /// [`TokenIssuer::insert_tokens`].
+    fn insert_tokens(&self, tokens: &NewTokens) -> Result<(), StoreError>;
+
+    /// [`TokenIssuer::find_refresh_token`].
+    fn find_refresh_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<RefreshGrant>, StoreError>;
+
+    /// [`TokenIssuer::rotate_refresh_token`].
+    fn rotate_refresh_token(
+        &self,
+        token: &SecretDigest,
+        successor: &NewTokens,
+        retry_since: Option<UnixTime>,
+    ) -> Result<Rotation, StoreError>;
+
+    /// [`TokenIssuer::find_access_token`]; a store called in place is the one copy there is,
+    /// with no replica, so it answers [`TokenIssuer::check_access_token`] too.
+    fn find_access_token(
+        &self,
+        token: &SecretDigest,
+        now: UnixTime,
+    ) -> Result<Option<AccessGrant>, StoreError>;
+
+    /// [`TokenIssuer::revoke_access_token`].
+    fn revoke_access_token(&self, token: &SecretDigest) -> Result<(), StoreError>;
+
+    /// [`TokenIssuer::revoke_family`].
+    fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError>;
+
+    /// [`TokenIssuer::revoke_client`].
+    fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError>;
+}
+
+/// [`ClientStore`] answered in place, by a store that never waits.
+pub(crate) trait ClientsInPlace: Send + Sync {
+    /// [`ClientStore::find_client`].
+    fn find_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, StoreError>;
+}
+
+/// A seam: a store called in place, through `P`, or the host's, through `T`.
+pub(crate) enum Seam<'a, T: ?Sized, P: ?Sized> {
+    InPlace(&'a P),
     Host(&'a T),
 }
 
 // Derived `Clone` and `Copy` would ask `T: Copy`, which a trait object is not.
-impl<T: ?Sized> Clone for Seam<'_, T> {
+impl<T: ?Sized, P: ?Sized> Clone for Seam<'_, T, P> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T: ?Sized> Copy for Seam<'_, T> {}
+impl<T: ?Sized, P: ?Sized> Copy for Seam<'_, T, P> {}
 
 /// The token seam ([`TokenIssuer`]).
-pub(crate) type TokenSeam<'a> = Seam<'a, dyn TokenIssuer>;
+pub(crate) type TokenSeam<'a> = Seam<'a, dyn TokenIssuer, dyn TokensInPlace>;
 
 /// The client seam ([`ClientStore`]).
-pub(crate) type ClientSeam<'a> = Seam<'a, dyn ClientStore>;
+pub(crate) type ClientSeam<'a> = Seam<'a, dyn ClientStore, dyn ClientsInPlace>;
 
-impl<'a, T: ?Sized> Seam<'a, T> {
-    /// The seam `host`, called in place when it is `memory` itself.
-    pub(crate) fn of(host: &'a T, memory: Option<&'a MemoryStore>) -> Self {
-        match memory {
-            Some(memory) => Self::Memory(memory),
+impl<'a, T: ?Sized, P: ?Sized> Seam<'a, T, P> {
+    /// The seam `host`, called through `in_place` when that is given: the same store,
+    /// answering at once.
+    pub(crate) fn of(host: &'a T, in_place: Option<&'a P>) -> Self {
+        match in_place {
+            Some(in_place) => Self::InPlace(in_place),
             None => Self::Host(host),
         }
     }
 }
 
-/// Whether the seam `seam` is the memory store `memory` (the same allocation).
-pub(crate) fn is_store<T: ?Sized>(seam: &Arc<T>, memory: &Arc<MemoryStore>) -> bool {
-    std::ptr::addr_eq(Arc::as_ptr(seam), Arc::as_ptr(memory))
-}
-
-/// A seam's answer: the memory store's, ready, or the host store's future. Awaited as it is,
+/// A seam's answer: the in-place store's, ready, or the host store's future. Awaited as it is,
 /// or, where a large answer should not sit in the caller's future, taken [`Answer::now`] and
 /// only the host's future awaited.
 pub(crate) enum Answer<'f, T> {
@@ -73,7 +125,7 @@ pub(crate) enum Answer<'f, T> {
 pub(crate) type Later<'f, T> = Pin<Box<dyn Future<Output = T> + Send + 'f>>;
 
 impl<'f, T> Answer<'f, T> {
-    /// The memory store's answer, or the host's future to await.
+    /// The in-place store's answer, or the host's future to await.
     pub(crate) fn now(self) -> Result<T, Later<'f, T>> {
         match self {
             Self::Ready(answer) => Ok(answer),
@@ -113,7 +165,7 @@ impl<T: Unpin> Future for Awaited<'_, T> {
     }
 }
 
-/// A seam's [`Answer`], awaiting only a host store's future: the memory store's answer is
+/// A seam's [`Answer`], awaiting only a host store's future: the in-place store's answer is
 /// taken at once, so a large one (a grant is 200–340 bytes) is not kept in the caller's future
 /// as a ready answer, as `.await` on the [`Answer`] would keep it.
 macro_rules! answer_now {
@@ -129,11 +181,11 @@ macro_rules! answer_now {
 }
 pub(crate) use answer_now;
 
-/// The memory store's answer, or the host's future.
+/// The in-place store's answer, or the host's future.
 macro_rules! answer {
-    ($seam:expr, $memory:ident => $ready:expr, $host:ident => $pending:expr) => {
+    ($seam:expr, $in_place:ident => $ready:expr, $host:ident => $pending:expr) => {
         match $seam {
-            Seam::Memory($memory) => Answer::Ready($ready),
+            Seam::InPlace($in_place) => Answer::Ready($ready),
             Seam::Host($host) => Answer::Pending($pending),
         }
     };
@@ -147,7 +199,7 @@ impl<'a> ClientSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => Ok(memory.parts.clients.find(client_id)),
+        answer!(self, store => store.find_client(client_id),
             host => host.find_client(client_id))
     }
 }
@@ -162,7 +214,7 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => memory.parts.tokens.insert_code(code, family, grant),
+        answer!(self, store => store.insert_code(code, family, grant),
             host => host.insert_code(code, family, grant))
     }
 
@@ -174,12 +226,12 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => memory.parts.tokens.redeem_code(code, now),
+        answer!(self, store => store.redeem_code(code, now),
             host => host.redeem_code(code, now))
     }
 
     pub(crate) fn insert_tokens(self, tokens: NewTokens) -> Answer<'a, Result<(), StoreError>> {
-        answer!(self, memory => memory.parts.tokens.insert_tokens(&tokens),
+        answer!(self, store => store.insert_tokens(&tokens),
             host => host.insert_tokens(tokens))
     }
 
@@ -191,7 +243,7 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => memory.parts.tokens.find_refresh_token(token, now),
+        answer!(self, store => store.find_refresh_token(token, now),
             host => host.find_refresh_token(token, now))
     }
 
@@ -205,7 +257,7 @@ impl<'a> TokenSeam<'a> {
         'a: 'f,
     {
         answer!(self,
-            memory => memory.parts.tokens.rotate_refresh_token(token, &successor, retry_since),
+            store => store.rotate_refresh_token(token, &successor, retry_since),
             host => host.rotate_refresh_token(token, successor, retry_since))
     }
 
@@ -217,11 +269,11 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => memory.parts.tokens.find_access_token(token, now),
+        answer!(self, store => store.find_access_token(token, now),
             host => host.find_access_token(token, now))
     }
 
-    /// [`TokenIssuer::check_access_token`]: the memory store has no replica.
+    /// [`TokenIssuer::check_access_token`]: a store called in place has no replica.
     pub(crate) fn check_access_token<'f>(
         self,
         token: &'f SecretDigest,
@@ -231,7 +283,7 @@ impl<'a> TokenSeam<'a> {
         'a: 'f,
     {
         match self {
-            Seam::Memory(_) => self.find_access_token(token, now),
+            Seam::InPlace(_) => self.find_access_token(token, now),
             Seam::Host(host) => Answer::Pending(host.check_access_token(token, now)),
         }
     }
@@ -243,12 +295,12 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => memory.parts.tokens.revoke_access_token(token),
+        answer!(self, store => store.revoke_access_token(token),
             host => host.revoke_access_token(token))
     }
 
     pub(crate) fn revoke_family(self, family: FamilyId) -> Answer<'a, Result<(), StoreError>> {
-        answer!(self, memory => memory.parts.tokens.revoke_family(family),
+        answer!(self, store => store.revoke_family(family),
             host => host.revoke_family(family))
     }
 
@@ -256,46 +308,7 @@ impl<'a> TokenSeam<'a> {
     where
         'a: 'f,
     {
-        answer!(self, memory => Ok(memory.parts.tokens.revoke_client(client_id)),
+        answer!(self, store => store.revoke_client(client_id),
             host => host.revoke_client(client_id))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    use crate::{AuthorizationServer, MemoryStore};
-
-    fn builder() -> crate::AuthorizationServerBuilder {
-        AuthorizationServer::builder().issuer("https://auth.example")
-    }
-
-    #[test]
-    fn the_memory_store_given_as_every_seam_is_called_in_place() {
-        let server = builder().store(MemoryStore::new()).build().unwrap();
-        assert_eq!(server.calls_memory_in_place(), (true, true));
-    }
-
-    #[test]
-    fn a_seam_set_apart_from_the_memory_store_is_called_through_its_trait() {
-        let tokens = Arc::new(MemoryStore::new());
-        let server = builder()
-            .tokens(tokens)
-            .store(MemoryStore::new())
-            .build()
-            .unwrap();
-        assert_eq!(server.calls_memory_in_place(), (false, true));
-    }
-
-    #[test]
-    fn cached_clients_are_asked_through_the_cache() {
-        let server = builder()
-            .store(MemoryStore::new())
-            .cache_clients(Duration::from_secs(1))
-            .build()
-            .unwrap();
-        assert_eq!(server.calls_memory_in_place(), (true, false));
     }
 }
