@@ -24,6 +24,8 @@ use crate::store::{AttemptCounter, Attempts, namespace};
 pub struct SignInThrottle {
     max_failures: u32,
     window: Duration,
+    /// What its refusals count as in `grantor_budget_refusals_total`.
+    kind: &'static str,
 }
 
 impl SignInThrottle {
@@ -32,7 +34,14 @@ impl SignInThrottle {
         Self {
             max_failures: max_failures.max(1),
             window,
+            kind: "sign_in",
         }
+    }
+
+    /// The same limits, its refusals counted as `kind` (`client_secret`, `second_factor`)
+    /// rather than `sign_in`.
+    pub(crate) fn counted_as(self, kind: &'static str) -> Self {
+        Self { kind, ..self }
     }
 
     /// The window a first failure starts.
@@ -50,8 +59,16 @@ impl SignInThrottle {
     /// How long until an account whose attempt was just counted as `reserved` may try again;
     /// `None` if this attempt is within the limit and may be checked.
     pub(crate) fn wait(&self, reserved: Attempts, now: UnixTime) -> Option<Duration> {
-        (reserved.count > self.max_failures)
-            .then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
+        let refused = reserved.count > self.max_failures;
+        if refused {
+            let tier = if self.kind == "client_secret" {
+                "client"
+            } else {
+                "account"
+            };
+            crate::metrics::budget_refused(self.kind, tier);
+        }
+        refused.then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
     }
 }
 
@@ -68,6 +85,17 @@ pub(crate) struct Quota<'a> {
     pub(crate) limit: u32,
     /// The description of the 429 `temporarily_unavailable` past the limit.
     pub(crate) refusal: &'static str,
+    /// What is counted and whose budget it is, for the refusals' metric
+    /// (`grantor_budget_refusals_total`): fixed names, never the key.
+    pub(crate) counted: Counted,
+}
+
+/// What a [`Quota`] counts (`par`, `dpop-key`, …) and whose budget it spends (`client`,
+/// `network`, `self_registered`, …): the labels of a refusal's metric, from fixed sets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counted {
+    pub(crate) kind: &'static str,
+    pub(crate) tier: &'static str,
 }
 
 #[cfg_attr(
@@ -83,6 +111,7 @@ impl Quota<'_> {
     ) -> Result<(), OAuthError> {
         let counted = attempts.record_attempt(self.key, self.window, now).await?;
         if counted.count > self.limit {
+            crate::metrics::budget_refused(self.counted.kind, self.counted.tier);
             return Err(
                 OAuthError::new(ErrorCode::TemporarilyUnavailable, self.refusal)
                     .with_status(http::StatusCode::TOO_MANY_REQUESTS),
