@@ -25,7 +25,7 @@ pub struct SignInThrottle {
     max_failures: u32,
     window: Duration,
     /// What its refusals count as in `grantor_budget_refusals_total`.
-    kind: &'static str,
+    counted: Counted,
 }
 
 impl SignInThrottle {
@@ -34,14 +34,17 @@ impl SignInThrottle {
         Self {
             max_failures: max_failures.max(1),
             window,
-            kind: "sign_in",
+            counted: Counted {
+                kind: "sign_in",
+                tier: "account",
+            },
         }
     }
 
-    /// The same limits, its refusals counted as `kind` (`client_secret`, `second_factor`)
-    /// rather than `sign_in`.
-    pub(crate) fn counted_as(self, kind: &'static str) -> Self {
-        Self { kind, ..self }
+    /// The same limits, its refusals counted as `counted` (a client's secrets, a second
+    /// factor) rather than an account's sign-ins.
+    pub(crate) fn counted_as(self, counted: Counted) -> Self {
+        Self { counted, ..self }
     }
 
     /// The window a first failure starts.
@@ -61,12 +64,7 @@ impl SignInThrottle {
     pub(crate) fn wait(&self, reserved: Attempts, now: UnixTime) -> Option<Duration> {
         let refused = reserved.count > self.max_failures;
         if refused {
-            let tier = if self.kind == "client_secret" {
-                "client"
-            } else {
-                "account"
-            };
-            crate::metrics::budget_refused(self.kind, tier);
+            crate::metrics::budget_refused(self.counted.kind, self.counted.tier);
         }
         refused.then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
     }
@@ -92,11 +90,23 @@ pub(crate) struct Quota<'a> {
 
 /// What a [`Quota`] counts (`par`, `dpop-key`, …) and whose budget it spends (`client`,
 /// `network`, `self_registered`, …): the labels of a refusal's metric, from fixed sets.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Counted {
     pub(crate) kind: &'static str,
     pub(crate) tier: &'static str,
 }
+
+/// Failed client secrets, counted per client.
+pub(crate) const CLIENT_SECRETS: Counted = Counted {
+    kind: "client_secret",
+    tier: "client",
+};
+
+/// Wrong second-factor codes, counted per account.
+pub(crate) const SECOND_FACTOR: Counted = Counted {
+    kind: "second_factor",
+    tier: "account",
+};
 
 #[cfg_attr(
     not(feature = "dpop"),

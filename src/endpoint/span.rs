@@ -97,7 +97,8 @@ where
 }
 
 /// The outcome of an answer: the RFC error code its renderer put in its extensions, else `ok`
-/// (a 2xx or 3xx) or, for an error no renderer marked, `server_error`.
+/// for a 2xx or 3xx; an error no renderer marked (none is known) counts as `server_error` or
+/// `invalid_request` by its status, so the label stays one of the fixed set.
 fn outcome(response: &Response<String>) -> &'static str {
     match response.extensions().get::<ErrorCode>() {
         Some(code) => code.as_str(),
