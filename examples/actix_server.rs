@@ -27,29 +27,40 @@ fn main() {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let _log = common::init_logging()?;
     let settings = Settings::from_args_and_env()?;
+    // Before the server is built, so that every series reaches the recorder.
+    let metrics = settings
+        .metrics
+        .then(common::Metrics::install)
+        .transpose()?;
     let server = common::demo(&settings).await?;
     let site = Site::new(&server);
     let http = HttpServer::new(move || {
-        App::new()
+        let mut app = App::new()
             // For the `Bearer` extractor.
             .app_data(web::Data::new(server.clone()))
             .wrap_fn(log_request)
             .configure(grantor::actix::routes(&site))
-            .service(get("/", {
-                let page = common::index(&site);
-                move || std::future::ready(respond(page.clone()))
-            }))
-            // A valid bearer (or DPoP) token for the demo API, or grantor's RFC 6750 refusal.
-            .service(get("/api/me", |Bearer(grant): Bearer| async move {
+            .configure(grantor::actix::health(&server));
+        if let Some(metrics) = metrics.clone() {
+            app = app.service(get("/metrics", move || {
+                std::future::ready(respond(metrics.scrape()))
+            }));
+        }
+        app.service(get("/", {
+            let page = common::index(&site);
+            move || std::future::ready(respond(page.clone()))
+        }))
+        // A valid bearer (or DPoP) token for the demo API, or grantor's RFC 6750 refusal.
+        .service(get("/api/me", |Bearer(grant): Bearer| async move {
+            respond(common::me(&grant))
+        }))
+        // The same for a token of a strong, recent sign-in, or grantor's RFC 9470 refusal.
+        .service(get(
+            "/api/me/strong",
+            |StepUpBearer(grant, ..): StepUpBearer<common::StrongSignIn>| async move {
                 respond(common::me(&grant))
-            }))
-            // The same for a token of a strong, recent sign-in, or grantor's RFC 9470 refusal.
-            .service(get(
-                "/api/me/strong",
-                |StepUpBearer(grant, ..): StepUpBearer<common::StrongSignIn>| async move {
-                    respond(common::me(&grant))
-                },
-            ))
+            },
+        ))
     })
     .bind(settings.addr)?;
     common::announce("actix", http.addrs()[0], &settings.issuer);

@@ -28,10 +28,20 @@ async fn main() {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let _log = common::init_logging()?;
     let settings = Settings::from_args_and_env()?;
+    // Before the server is built, so that every series reaches the recorder.
+    let metrics = settings
+        .metrics
+        .then(common::Metrics::install)
+        .transpose()?;
     let server = common::demo(&settings).await?;
     let site = Site::new(&server);
-    let app = grantor::axum::router(&site)
-        .route("/", get(move || async move { common::index(&site) }))
+    let mut app = grantor::axum::router(&site)
+        .merge(grantor::axum::health(&server))
+        .route("/", get(move || async move { common::index(&site) }));
+    if let Some(metrics) = metrics {
+        app = app.route("/metrics", get(move || async move { metrics.scrape() }));
+    }
+    let app = app
         // A valid bearer (or DPoP) token for the demo API, or grantor's RFC 6750 refusal.
         .route(
             "/api/me",

@@ -35,7 +35,7 @@ use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::id::ClientId;
 use crate::store::{AttemptCounter, namespace};
-use crate::throttle::Quota;
+use crate::throttle::{Counted, Quota};
 
 /// The network address a request came from, as the host hands it over: put into the
 /// request's extensions before calling an endpoint (the axum glue takes it from
@@ -206,6 +206,18 @@ enum Whose {
     Documents,
 }
 
+impl Whose {
+    /// Its name as a refusal's `tier` in `grantor_budget_refusals_total`.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Network => "network",
+            Self::Client => "client",
+            Self::SelfRegistered => "self_registered",
+            Self::Documents => "document",
+        }
+    }
+}
+
 /// A public client's budget is this many times its per-network one: what bounds the state
 /// callers of every network together make for it.
 pub(crate) const NETWORKS_PER_PUBLIC_CLIENT: u32 = 10;
@@ -282,6 +294,10 @@ impl Budget {
             window: self.window,
             limit,
             refusal: self.spending.refusal(whose),
+            counted: Counted {
+                kind: self.spending.prefix(),
+                tier: whose.as_str(),
+            },
         };
         quota.count(attempts, now).await
     }

@@ -20,7 +20,7 @@ use crate::store::{
     Admin, AttemptCounter, ClientStore, ConsentStore, KeyEncryptionKey, KeyStore, SessionStore,
     SingleUseStore, TokenIssuer, UserAdmin, UserSessionStore, UserStore,
 };
-use crate::throttle::SignInThrottle;
+use crate::throttle::{CLIENT_SECRETS, SignInThrottle};
 
 mod build;
 mod check;
@@ -184,7 +184,8 @@ impl Default for AuthorizationServerBuilder {
             max_param: 4 * 1024,
             pkce: None,
             throttle: SignInThrottle::default(),
-            client_throttle: SignInThrottle::new(20, Duration::from_secs(300)),
+            client_throttle: SignInThrottle::new(20, Duration::from_secs(300))
+                .counted_as(CLIENT_SECRETS),
             hashing: HashingPools::default(),
             profile: Profile::OAuth2,
             audience: None,
@@ -334,7 +335,7 @@ impl AuthorizationServerBuilder {
     /// ends, except one it authenticated with recently (remembered by this node): a flood of
     /// wrong secrets cannot keep the hashing threads busy, and a running client keeps working.
     pub fn client_auth_throttle(mut self, throttle: SignInThrottle) -> Self {
-        self.client_throttle = throttle;
+        self.client_throttle = throttle.counted_as(CLIENT_SECRETS);
         self
     }
 

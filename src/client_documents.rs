@@ -236,7 +236,8 @@ impl Documents {
             url,
             ClientIdDocuments::MAX_DOCUMENT_BYTES,
             ClientIdDocuments::FETCH_TIMEOUT,
-        );
+        )
+        .counted_as("client_document");
         let fetched = self.outbound.get(get).await.map_err(|error| match error {
             FetchError::Busy => DocumentError::Busy,
             error => DocumentError::Fetch(error),

@@ -1,6 +1,7 @@
 //! A fixed set of threads over two bounded queues, for CPU-heavy work that must not run on the
 //! host's async executor: Argon2 checks (`crate::hash`) and slow signatures (RS256, in the JWT
-//! code). Each user builds its own lanes; nothing here is process-wide.
+//! code). Each user builds its own lanes; nothing here is process-wide. Each lane's depth, wait
+//! and refusals are measured ([`crate::metrics`]) under its name.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -10,12 +11,23 @@ use std::thread;
 use futures_channel::oneshot;
 
 use crate::error::StoreError;
+use crate::metrics::{self, Timer};
 
 /// Which queue of a lane a check waits in: workers take every `Normal` job before any `Low` one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Priority {
     Normal,
     Low,
+}
+
+impl Priority {
+    /// Its name in the lane's metrics.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Normal => "normal",
+            Self::Low => "low",
+        }
+    }
 }
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -94,7 +106,10 @@ impl Lane {
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<oneshot::Receiver<T>, StoreError> {
         let (done, result) = oneshot::channel();
+        let lane = self.shared.name;
+        let queued = Timer::start();
         let job: Job = Box::new(move || {
+            metrics::lane_wait(lane, queued);
             let _ = done.send(work());
         });
         let shared = &*self.shared;
@@ -111,12 +126,14 @@ impl Lane {
             Priority::Low => (&mut state.low, shared.bounds[1]),
         };
         if queue.len() >= bound {
+            metrics::lane_refused(shared.name);
             return Err(StoreError::unavailable(format!(
                 "the {} queue is full",
                 shared.name
             )));
         }
         queue.push_back(job);
+        metrics::lane_depth(shared.name, priority.as_str(), queue.len());
         drop(state);
         // Every idle worker waits for the same thing, any job; one of them is enough.
         shared.job_queued.notify_one();
@@ -144,9 +161,11 @@ impl Shared {
         let mut state = self.lock();
         loop {
             if let Some(job) = state.normal.pop_front() {
+                metrics::lane_depth(self.name, Priority::Normal.as_str(), state.normal.len());
                 return Some(job);
             }
             if let Some(job) = state.low.pop_front() {
+                metrics::lane_depth(self.name, Priority::Low.as_str(), state.low.len());
                 return Some(job);
             }
             if state.closed {

@@ -155,6 +155,7 @@ mod lane;
 #[cfg(feature = "tower")]
 pub mod layer;
 mod memory;
+pub mod metrics;
 mod mint;
 mod oidc;
 pub mod outbound;

@@ -15,6 +15,7 @@ use std::fmt;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(feature = "outbound")]
@@ -81,6 +82,8 @@ pub struct OutboundGet {
     pub max_bytes: usize,
     /// How long the whole fetch may take, connecting and reading included.
     pub timeout: Duration,
+    /// What the fetch is for, as `grantor_outbound_total` counts it: one of a fixed set.
+    pub(crate) call: &'static str,
 }
 
 impl OutboundGet {
@@ -90,7 +93,13 @@ impl OutboundGet {
             url: url.into(),
             max_bytes,
             timeout,
+            call: "other_get",
         }
+    }
+
+    /// The same fetch, counted as `call` (`client_document`, `jwks`).
+    pub(crate) fn counted_as(self, call: &'static str) -> Self {
+        Self { call, ..self }
     }
 }
 
@@ -173,6 +182,63 @@ pub trait Outbound: Send + Sync {
     fn get(&self, get: OutboundGet) -> FetchFuture<'_> {
         let _ = get;
         Box::pin(std::future::ready(Err(FetchError::Unsupported)))
+    }
+}
+
+/// The outbound seam, its requests counted by outcome in `grantor_outbound_total`
+/// ([`crate::metrics`]). The builder puts it around the host's seam with the `metrics`
+/// feature.
+pub(crate) struct MeteredOutbound(pub(crate) Arc<dyn Outbound>);
+
+impl MeteredOutbound {
+    /// `outbound`, counted with the `metrics` feature, else as it is.
+    pub(crate) fn around(outbound: Arc<dyn Outbound>) -> Arc<dyn Outbound> {
+        if cfg!(feature = "metrics") {
+            Arc::new(Self(outbound))
+        } else {
+            outbound
+        }
+    }
+}
+
+impl Outbound for MeteredOutbound {
+    fn post(&self, post: OutboundPost, done: Box<dyn FnOnce(Delivery) + Send>) {
+        self.0.post(
+            post,
+            Box::new(move |delivery| {
+                let outcome = match delivery {
+                    Delivery::Delivered => "ok",
+                    Delivery::Failed => "failed",
+                };
+                crate::metrics::outbound("backchannel_logout", outcome);
+                done(delivery);
+            }),
+        );
+    }
+
+    fn get(&self, get: OutboundGet) -> FetchFuture<'_> {
+        let call = get.call;
+        let fetch = self.0.get(get);
+        Box::pin(async move {
+            let fetched = fetch.await;
+            crate::metrics::outbound(call, fetch_outcome(&fetched));
+            fetched
+        })
+    }
+}
+
+/// A fetch's outcome as `grantor_outbound_total` names it.
+fn fetch_outcome(fetched: &Result<Fetched, FetchError>) -> &'static str {
+    match fetched {
+        Ok(_) => "ok",
+        Err(FetchError::Refused) => "refused",
+        Err(FetchError::Unreachable) => "unreachable",
+        Err(FetchError::Timeout) => "timeout",
+        Err(FetchError::Redirected) => "redirected",
+        Err(FetchError::Status(_)) => "status",
+        Err(FetchError::TooLarge) => "too_large",
+        Err(FetchError::Busy) => "busy",
+        Err(FetchError::Unsupported) => "unsupported",
     }
 }
 

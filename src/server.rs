@@ -16,6 +16,7 @@ use authorize::Authorize;
 
 mod cookies;
 mod flows;
+mod health;
 mod inner;
 mod openid;
 mod secrets;

@@ -24,6 +24,8 @@ use crate::store::{AttemptCounter, Attempts, namespace};
 pub struct SignInThrottle {
     max_failures: u32,
     window: Duration,
+    /// What its refusals count as in `grantor_budget_refusals_total`.
+    counted: Counted,
 }
 
 impl SignInThrottle {
@@ -32,7 +34,17 @@ impl SignInThrottle {
         Self {
             max_failures: max_failures.max(1),
             window,
+            counted: Counted {
+                kind: "sign_in",
+                tier: "account",
+            },
         }
+    }
+
+    /// The same limits, its refusals counted as `counted` (a client's secrets, a second
+    /// factor) rather than an account's sign-ins.
+    pub(crate) fn counted_as(self, counted: Counted) -> Self {
+        Self { counted, ..self }
     }
 
     /// The window a first failure starts.
@@ -50,8 +62,11 @@ impl SignInThrottle {
     /// How long until an account whose attempt was just counted as `reserved` may try again;
     /// `None` if this attempt is within the limit and may be checked.
     pub(crate) fn wait(&self, reserved: Attempts, now: UnixTime) -> Option<Duration> {
-        (reserved.count > self.max_failures)
-            .then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
+        let refused = reserved.count > self.max_failures;
+        if refused {
+            crate::metrics::budget_refused(self.counted.kind, self.counted.tier);
+        }
+        refused.then(|| Duration::from_secs(now.seconds_until(reserved.resets_at).max(1)))
     }
 }
 
@@ -68,7 +83,30 @@ pub(crate) struct Quota<'a> {
     pub(crate) limit: u32,
     /// The description of the 429 `temporarily_unavailable` past the limit.
     pub(crate) refusal: &'static str,
+    /// What is counted and whose budget it is, for the refusals' metric
+    /// (`grantor_budget_refusals_total`): fixed names, never the key.
+    pub(crate) counted: Counted,
 }
+
+/// What a [`Quota`] counts (`par`, `dpop-key`, …) and whose budget it spends (`client`,
+/// `network`, `self_registered`, …): the labels of a refusal's metric, from fixed sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Counted {
+    pub(crate) kind: &'static str,
+    pub(crate) tier: &'static str,
+}
+
+/// Failed client secrets, counted per client.
+pub(crate) const CLIENT_SECRETS: Counted = Counted {
+    kind: "client_secret",
+    tier: "client",
+};
+
+/// Wrong second-factor codes, counted per account.
+pub(crate) const SECOND_FACTOR: Counted = Counted {
+    kind: "second_factor",
+    tier: "account",
+};
 
 #[cfg_attr(
     not(feature = "dpop"),
@@ -83,6 +121,7 @@ impl Quota<'_> {
     ) -> Result<(), OAuthError> {
         let counted = attempts.record_attempt(self.key, self.window, now).await?;
         if counted.count > self.limit {
+            crate::metrics::budget_refused(self.counted.kind, self.counted.tier);
             return Err(
                 OAuthError::new(ErrorCode::TemporarilyUnavailable, self.refusal)
                     .with_status(http::StatusCode::TOO_MANY_REQUESTS),

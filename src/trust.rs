@@ -64,7 +64,7 @@ use crate::id_jag::ID_JAG_TYP;
 use crate::request::Assertion;
 use crate::signing::ClientSigningAlgorithm;
 use crate::store::{AttemptCounter, SingleUseStore, UserStore};
-use crate::throttle::Quota;
+use crate::throttle::{Counted, Quota};
 
 /// The most issuers a server trusts.
 pub const MAX_TRUSTED_ISSUERS: usize = 16;
@@ -326,6 +326,10 @@ impl GrantAssertions for Issuers {
             window: ASSERTION_WINDOW,
             limit: trusted.per_window,
             refusal: "too many assertions from this issuer; try again later",
+            counted: Counted {
+                kind: "issuer-assertion",
+                tier: "issuer",
+            },
         }
         .count(&*self.attempts, now)
         .await?;

@@ -437,3 +437,128 @@ mod with_actix {
         }
     }
 }
+
+/// The probes: `/healthz` and `/readyz`, over grantor's memory store or a client store that is
+/// down or never answers.
+mod probes {
+    use std::sync::Arc;
+
+    use grantor::client::Client;
+    use grantor::store::{ClientStore, StoreError};
+    use grantor::{AuthorizationServer, MemoryStore, async_trait};
+
+    /// A client store whose database is down: every lookup fails.
+    struct Down;
+
+    #[async_trait]
+    impl ClientStore for Down {
+        async fn find_client(&self, _: &str) -> Result<Option<Arc<Client>>, StoreError> {
+            Err(StoreError::unavailable("connection refused"))
+        }
+    }
+
+    /// A client store that never answers (a database that hangs).
+    struct Hung;
+
+    #[async_trait]
+    impl ClientStore for Hung {
+        async fn find_client(&self, _: &str) -> Result<Option<Arc<Client>>, StoreError> {
+            std::future::pending().await
+        }
+    }
+
+    fn server(clients: Option<Arc<dyn ClientStore>>) -> AuthorizationServer {
+        let builder = AuthorizationServer::builder().issuer("https://auth.example");
+        let builder = match clients {
+            Some(clients) => builder.clients(clients),
+            None => builder,
+        };
+        builder.store(MemoryStore::new()).build().unwrap()
+    }
+
+    #[tokio::test]
+    async fn ready_answers_once_the_stores_answer_and_refuses_past_the_deadline() {
+        let ready = server(None).ready(std::future::pending()).await;
+        assert!(ready.is_ok(), "{ready:?}");
+        // A store that hangs: the deadline (here already past) decides.
+        let hung = server(Some(Arc::new(Hung)));
+        let refused = hung.ready(std::future::ready(())).await.unwrap_err();
+        assert_eq!(refused.kind(), grantor::store::StoreErrorKind::Unavailable);
+        let down = server(Some(Arc::new(Down)));
+        assert!(down.ready(std::future::pending()).await.is_err());
+    }
+
+    mod with_axum {
+        use ::axum::body::Body;
+        use http::Request;
+        use tower::ServiceExt as _;
+
+        use super::*;
+
+        async fn probe(server: &AuthorizationServer, path: &str) -> (u16, String, String) {
+            let app: ::axum::Router = grantor::axum::health(server);
+            let request = Request::get(path).body(Body::empty()).unwrap();
+            let response = app.oneshot(request).await.unwrap();
+            let status = response.status().as_u16();
+            let cache = response.headers()["cache-control"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let body = ::axum::body::to_bytes(response.into_body(), 1024)
+                .await
+                .unwrap();
+            (status, String::from_utf8(body.to_vec()).unwrap(), cache)
+        }
+
+        #[tokio::test]
+        async fn healthz_answers_200_and_readyz_200_while_the_stores_answer() {
+            let server = server(None);
+            let (status, body, cache) = probe(&server, "/healthz").await;
+            assert_eq!(
+                (status, body.as_str(), cache.as_str()),
+                (200, "ok", "no-store")
+            );
+            let (status, body, _) = probe(&server, "/readyz").await;
+            assert_eq!((status, body.as_str()), (200, "ready"));
+        }
+
+        #[tokio::test]
+        async fn readyz_answers_503_when_a_store_is_down_and_healthz_still_200() {
+            let server = server(Some(Arc::new(Down)));
+            let (status, body, _) = probe(&server, "/readyz").await;
+            assert_eq!((status, body.as_str()), (503, "not ready"));
+            assert_eq!(probe(&server, "/healthz").await.0, 200);
+        }
+    }
+
+    mod with_actix {
+        use ::actix_web::{App, test};
+
+        use super::*;
+
+        #[actix_web::test]
+        async fn readyz_answers_503_when_a_store_is_down_and_200_when_it_answers() {
+            for (clients, expected) in [
+                (None, (200, "ready")),
+                (
+                    Some(Arc::new(Down) as Arc<dyn ClientStore>),
+                    (503, "not ready"),
+                ),
+            ] {
+                let server = server(clients);
+                let app =
+                    test::init_service(App::new().configure(grantor::actix::health(&server))).await;
+                let healthz = test::TestRequest::get().uri("/healthz").to_request();
+                assert_eq!(
+                    test::call_service(&app, healthz).await.status().as_u16(),
+                    200
+                );
+                let readyz = test::TestRequest::get().uri("/readyz").to_request();
+                let response = test::call_service(&app, readyz).await;
+                let status = response.status().as_u16();
+                let body = test::read_body(response).await;
+                assert_eq!((status, std::str::from_utf8(&body).unwrap()), expected);
+            }
+        }
+    }
+}

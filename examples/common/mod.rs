@@ -7,6 +7,7 @@
 pub mod batched;
 mod events;
 mod exchange;
+mod metrics;
 mod seed;
 mod settings;
 mod totp;
@@ -18,6 +19,7 @@ use grantor::*;
 use grantor::{client::*, settings::*, signin::*, store::*};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Response};
+pub use metrics::Metrics;
 pub use settings::Settings;
 
 /// Logs to stderr through `tracing` (`RUST_LOG` filters: a level, or `target=level` directives

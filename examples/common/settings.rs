@@ -37,6 +37,9 @@ pub struct Settings {
     /// `--trust-issuer ISSUER=JWKS_URL` (repeatable; `GRANTOR_TRUST_ISSUER`, space-separated):
     /// identity providers whose assertions the JWT-bearer grant takes.
     pub trusted_issuers: Vec<(String, String)>,
+    /// `--metrics on|off` (default on): grantor's metrics at `GET /metrics` in Prometheus text;
+    /// off, no recorder is installed and `/metrics` is not served.
+    pub metrics: bool,
 }
 
 /// The demo's pairwise secret when `GRANTOR_PAIRWISE_SECRET` is not set: fixed, so pairwise
@@ -135,6 +138,7 @@ impl Settings {
         let mut fetch_ca_file = std::env::var("GRANTOR_FETCH_CA_FILE").ok();
         let mut documents = std::env::var("GRANTOR_CLIENT_ID_METADATA_DOCUMENTS").ok();
         let mut registration_idle_ttl = std::env::var("GRANTOR_REGISTRATION_IDLE_TTL").ok();
+        let mut metrics = std::env::var("GRANTOR_METRICS").ok();
         let mut trusted: Vec<String> = std::env::var("GRANTOR_TRUST_ISSUER")
             .map(|all| all.split_whitespace().map(str::to_owned).collect())
             .unwrap_or_default();
@@ -169,6 +173,7 @@ impl Settings {
                 "--fetch-ca-file" => &mut fetch_ca_file,
                 "--client-id-metadata-documents" => &mut documents,
                 "--registration-idle-ttl" => &mut registration_idle_ttl,
+                "--metrics" => &mut metrics,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
@@ -177,14 +182,15 @@ impl Settings {
                                 [--device-code-ttl SECONDS] [--session-ttl SECONDS]\n\
                                 [--fetch-allow-loopback 0|1] [--fetch-ca-file PEM]\n\
                                 [--client-id-metadata-documents on|off]\n\
-                                [--registration-idle-ttl SECONDS]\n\
+                                [--registration-idle-ttl SECONDS] [--metrics on|off]\n\
                                 [--trust-issuer ISSUER=JWKS_URL]...\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
                                 GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
                                 GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE,\n\
                                 GRANTOR_CLIENT_ID_METADATA_DOCUMENTS,\n\
-                                GRANTOR_REGISTRATION_IDLE_TTL, GRANTOR_TRUST_ISSUER;\n\
+                                GRANTOR_REGISTRATION_IDLE_TTL, GRANTOR_TRUST_ISSUER,\n\
+                                GRANTOR_METRICS;\n\
                                 GRANTOR_KEY_ENCRYPTION_KEY and GRANTOR_PAIRWISE_SECRET,\n\
                                 environment only, each 32 bytes in base64)"
                             .to_owned(),
@@ -242,6 +248,11 @@ impl Settings {
             Some("1") => true,
             Some(other) => return Err(format!("bad --fetch-allow-loopback {other}: 0 or 1")),
         };
+        let metrics = match metrics.as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => return Err(format!("bad --metrics {other}: on or off")),
+        };
         let client_id_metadata_documents = match documents.as_deref() {
             None | Some("on") => true,
             Some("off") => false,
@@ -296,6 +307,7 @@ impl Settings {
             pairwise_secret,
             registration_idle_ttl,
             trusted_issuers,
+            metrics,
         })
     }
 }

@@ -14,6 +14,7 @@ use crate::settings::{
     Settings,
 };
 use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
+use crate::store::metered::Metering;
 use crate::store::seam::{ClientsInPlace, TokensInPlace};
 use crate::store::{
     Admin, AttemptCounter, ClearKeys, ConsentStore, EncryptedKeys, KeyStore, SessionStore,
@@ -24,6 +25,7 @@ use crate::throttle::Turns;
 impl AuthorizationServerBuilder {
     /// Checks the configuration and builds the server.
     pub fn build(mut self) -> Result<AuthorizationServer, ConfigError> {
+        self.outbound = self.outbound.map(crate::outbound::MeteredOutbound::around);
         self.features.resolve_keys_through(self.outbound.as_ref());
         let jwt_access_tokens = self.features.jwt_access_tokens();
         let dpop = self.features.dpop_algorithms();
@@ -189,6 +191,24 @@ impl AuthorizationServerBuilder {
             self.user_sessions.unwrap_or_else(|| local.clone());
         let consents: Arc<dyn ConsentStore> = self.consents.unwrap_or_else(|| local.clone());
         let attempts: Arc<dyn AttemptCounter> = self.attempts.unwrap_or(local);
+        // Each seam's calls are timed (with the `metrics` feature), except grantor's memory
+        // store as the client or token seam: the server calls it in place.
+        let memory = self.memory.as_ref();
+        let clients = match memory.is_some_and(|memory| is_store(&clients, memory)) {
+            true => clients,
+            false => clients.metered(),
+        };
+        let tokens = match memory.is_some_and(|memory| is_store(&tokens, memory)) {
+            true => tokens,
+            false => tokens.metered(),
+        };
+        let users = users.metered();
+        let sessions = sessions.metered();
+        let single_use = single_use.metered();
+        let keys = keys.metered();
+        let user_sessions = user_sessions.metered();
+        let consents = consents.metered();
+        let attempts = attempts.metered();
         // Key material is sealed under the host's key before any seam sees it; a durable store
         // keeps it in the clear only when the host said so.
         let keys: Arc<dyn KeyStore> = match (&self.key_encryption, self.keys_in_clear) {

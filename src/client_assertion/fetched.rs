@@ -99,7 +99,7 @@ impl FetchedKeys {
     /// Fetches the set at `jwks_uri`: `None` when it answers none usable.
     async fn fetch(&self, jwks_uri: &str) -> Result<Option<Arc<str>>, StoreError> {
         let _turn = Turn(self);
-        let get = OutboundGet::new(jwks_uri, MAX_JWKS_BYTES, KEY_FETCH_TIMEOUT);
+        let get = OutboundGet::new(jwks_uri, MAX_JWKS_BYTES, KEY_FETCH_TIMEOUT).counted_as("jwks");
         let set = match self.outbound.get(get).await {
             Ok(fetched) => String::from_utf8(fetched.body)
                 .ok()

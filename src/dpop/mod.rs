@@ -64,7 +64,7 @@ use crate::grant::proof::Possession;
 use crate::grant::proof::{AtResource, ProofOfPossession};
 use crate::settings::KnownResource;
 use crate::store::{AttemptCounter, JwkThumbprint, KeyStore, SingleUseStore, namespace};
-use crate::throttle::Quota;
+use crate::throttle::{Counted, Quota};
 use nonce::Nonces;
 
 /// Proofs one key may spend per second of the proof window by default, on average over the
@@ -285,6 +285,10 @@ impl Checker {
             window,
             limit: per_key,
             refusal: "this DPoP key signed too many proofs; try again later",
+            counted: Counted {
+                kind: "dpop-key",
+                tier: "key",
+            },
         };
         budget
             .count(&*self.attempts, now)
@@ -309,6 +313,10 @@ impl Checker {
                     window,
                     limit: per_key.saturating_mul(PROOFS_PER_ACCOUNT_PER_KEY_LIMIT),
                     refusal: "this account's DPoP keys signed too many proofs; try again later",
+                    counted: Counted {
+                        kind: "dpop-account",
+                        tier: "account",
+                    },
                 };
                 quota
                     .count(&*self.attempts, now)

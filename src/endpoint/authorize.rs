@@ -376,7 +376,9 @@ fn error_redirect(wire: &Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) ->
         ("error", error.code().as_str()),
         ("error_description", error.description()),
     ];
-    reply(wire, reply_to, &params)
+    let mut response = reply(wire, reply_to, &params);
+    render::mark(&mut response, error.code());
+    response
 }
 
 /// The authorization response carrying `params`, then `state` and `iss` (RFC 9207), as the

@@ -329,6 +329,7 @@ fn refuse(wire: &Wire<'_>, refusal: Refusal, allow: HeaderValue) -> Response<Str
             response
         }
         Refusal::TooMany { retry_after } => {
+            crate::metrics::budget_refused("registration", "server");
             // RFC 7591 defines no code for this; RFC 6585 §4's 429 with Retry-After says it in
             // HTTP, and `temporarily_unavailable` (RFC 6749 §4.1.2.1) in OAuth.
             let error = OAuthError::new(

@@ -62,6 +62,7 @@ pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String>
         error_description: error.description(),
     };
     let mut response = json(error.status(), &body);
+    mark(&mut response, error.code());
     if error.code() == ErrorCode::InvalidClient {
         response
             .headers_mut()
@@ -73,6 +74,12 @@ pub(crate) fn error(error: &OAuthError, realm: &HeaderValue) -> Response<String>
     }
     retry_after(&mut response);
     response
+}
+
+/// Marks `response` as answering the error `code`, for the endpoint call's count
+/// (`span.rs`): the code grantor chose, never text from the request.
+pub(crate) fn mark(response: &mut Response<String>, code: ErrorCode) {
+    response.extensions_mut().insert(code);
 }
 
 /// A 503 says when to try again (RFC 9110 §10.2.3).

@@ -11,6 +11,9 @@
 //!
 //! Events and log lines made during the call are inside the span, so a subscriber that prints
 //! spans (`tracing_subscriber::fmt`) shows them with the endpoint and the client.
+//!
+//! The same endpoint and outcome are counted, and the call timed, in
+//! `grantor_requests_total` and `grantor_request_duration_seconds` ([`crate::metrics`]).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -18,6 +21,9 @@ use std::task::{Context, Poll};
 
 use http::Response;
 use tracing::field::Empty;
+
+use crate::error::ErrorCode;
+use crate::metrics::{self, Timer};
 
 /// The span of a call of `endpoint`, its later fields still empty.
 fn span(endpoint: &'static str) -> tracing::Span {
@@ -32,7 +38,7 @@ fn span(endpoint: &'static str) -> tracing::Span {
 }
 
 /// Runs the call `start` makes in the span of `endpoint` and records its answer's status (and
-/// `ok` for a success: an error's code is recorded where it is rendered).
+/// `ok` for a success: an error's code is recorded where it is rendered), and counts it.
 ///
 /// The endpoint's future is made here, in this future's frame: a future made before and handed
 /// over would be kept twice in it (as handed over, and instrumented), kilobytes each time.
@@ -40,10 +46,12 @@ pub(crate) async fn traced<F>(endpoint: &'static str, start: impl FnOnce() -> F)
 where
     F: Future<Output = Response<String>>,
 {
+    let started = Timer::start();
     let span = span(endpoint);
     let mut call = std::pin::pin!(start());
     let response = poll_fn(|cx| in_span(&span, call.as_mut(), cx)).await;
     finish(&span, &response);
+    metrics::request(endpoint, outcome(&response), started);
     response
 }
 
@@ -65,20 +73,39 @@ pub(crate) async fn traced_authorize<F>(start: impl FnOnce() -> F) -> super::aut
 where
     F: Future<Output = super::authorize::Authorize>,
 {
+    let started = Timer::start();
     let span = span("authorize");
     let mut call = std::pin::pin!(start());
     let answer = poll_fn(|cx| in_span(&span, call.as_mut(), cx)).await;
-    match &answer {
+    let outcome = match &answer {
         super::authorize::Authorize::SignIn(_) => {
             span.record("outcome", "sign_in");
+            "sign_in"
         }
-        super::authorize::Authorize::Redirect(redirect) => finish(&span, redirect.response()),
+        super::authorize::Authorize::Redirect(redirect) => {
+            finish(&span, redirect.response());
+            redirect.error().code().as_str()
+        }
         super::authorize::Authorize::Reject(error) => {
             span.record("outcome", error.code().as_str());
             span.record("status", error.status().as_u16());
+            error.code().as_str()
         }
-    }
+    };
+    metrics::request("authorize", outcome, started);
     answer
+}
+
+/// The outcome of an answer: the RFC error code its renderer put in its extensions, else `ok`
+/// for a 2xx or 3xx; an error no renderer marked (none is known) counts as `server_error` or
+/// `invalid_request` by its status, so the label stays one of the fixed set.
+fn outcome(response: &Response<String>) -> &'static str {
+    match response.extensions().get::<ErrorCode>() {
+        Some(code) => code.as_str(),
+        None if response.status().is_server_error() => ErrorCode::ServerError.as_str(),
+        None if response.status().is_client_error() => ErrorCode::InvalidRequest.as_str(),
+        None => "ok",
+    }
 }
 
 fn finish(span: &tracing::Span, response: &Response<String>) {

@@ -1,5 +1,6 @@
 //! actix-web glue (feature `actix`): grantor as a service configuration ([`routes`]: every
-//! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone), and the bearer-validated grant of a request as an extractor ([`Bearer`],
+//! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone; [`health`]: `/healthz`
+//! and `/readyz` for the platform's probes), and the bearer-validated grant of a request as an extractor ([`Bearer`],
 //! [`ScopedBearer`], and [`StepUpBearer`] for a resource that demands a strong or recent
 //! sign-in, RFC 9470).
 //!
@@ -75,7 +76,8 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseErr
 
 use super::RoutePaths;
 pub use super::{
-    Bearer, Refusal, RequiredAuthentication, RequiredScope, ScopedBearer, StepUpBearer,
+    Bearer, READINESS_BOUND, Refusal, RequiredAuthentication, RequiredScope, ScopedBearer,
+    StepUpBearer,
 };
 use crate::endpoint::bearer::{self, Presented, Required};
 use crate::server::AuthorizationServer;
@@ -323,6 +325,41 @@ fn document(path: &str, route: actix_web::Route) -> actix_web::Resource {
                 .insert_header((actix_web::http::header::ALLOW, "GET,HEAD"))
                 .finish()
         }))
+}
+
+/// The probes a platform asks (Kubernetes, a load balancer), for
+/// [`App::configure`](actix_web::App::configure) beside [`routes`]: `GET /healthz` answers
+/// 200 while the process serves; `GET /readyz` answers 200 when the stores answer a read
+/// through the client and token seams within [`READINESS_BOUND`],
+/// else 503 ([`AuthorizationServer::ready`]). Both answer `text/plain`, kept by no cache.
+///
+/// ```no_run
+/// # fn app(server: grantor::AuthorizationServer) {
+/// use actix_web::App;
+///
+/// let site = grantor::signin::Site::new(&server);
+/// let app = App::new()
+///     .configure(grantor::actix::routes(&site))
+///     .configure(grantor::actix::health(&server));
+/// # let _ = app;
+/// # }
+/// ```
+pub fn health(server: &AuthorizationServer) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    let server = server.clone();
+    move |config: &mut web::ServiceConfig| {
+        config.service(document(
+            "/healthz",
+            web::route().to(|| async { respond(super::healthz()) }),
+        ));
+        let server = server.clone();
+        config.service(document(
+            "/readyz",
+            web::route().to(move || {
+                let server = server.clone();
+                async move { respond(super::readyz(&server).await) }
+            }),
+        ));
+    }
 }
 
 /// Everything grantor serves, the browser's side too, for

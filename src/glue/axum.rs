@@ -1,5 +1,6 @@
 //! axum glue (feature `axum`): grantor as a [`Router`](::axum::Router) ([`router`]: every
-//! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone), and the
+//! endpoint and the sign-in pages; [`endpoints`]: the endpoints alone; [`health`]: `/healthz`
+//! and `/readyz` for the platform's probes), and the
 //! bearer-validated grant of a request as an extractor ([`Bearer`], [`ScopedBearer`], and
 //! [`StepUpBearer`] for a resource that demands a strong or recent sign-in, RFC 9470).
 //!
@@ -67,7 +68,8 @@ use http::request::Parts;
 
 use super::RoutePaths;
 pub use super::{
-    Bearer, Refusal, RequiredAuthentication, RequiredScope, ScopedBearer, StepUpBearer,
+    Bearer, READINESS_BOUND, Refusal, RequiredAuthentication, RequiredScope, ScopedBearer,
+    StepUpBearer,
 };
 use crate::endpoint::bearer::{Presented, Required};
 use crate::server::AuthorizationServer;
@@ -339,6 +341,34 @@ where
     router
         .layer(DefaultBodyLimit::max(server.max_body_bytes()))
         .merge(endpoints(server))
+}
+
+/// The probes a platform asks (Kubernetes, a load balancer), for the host to mount beside
+/// [`router`]: `GET /healthz` answers 200 while the process serves; `GET /readyz` answers 200
+/// when the stores answer a read through the client and token seams within
+/// [`READINESS_BOUND`], else 503
+/// ([`AuthorizationServer::ready`]). Both answer `text/plain`, kept by no cache.
+///
+/// ```no_run
+/// # fn app(server: grantor::AuthorizationServer) -> axum::Router {
+/// let site = grantor::signin::Site::new(&server);
+/// grantor::axum::router(&site).merge(grantor::axum::health(&server))
+/// # }
+/// ```
+pub fn health<S>(server: &AuthorizationServer) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let server = server.clone();
+    Router::new()
+        .route("/healthz", get(|| std::future::ready(super::healthz())))
+        .route(
+            "/readyz",
+            get(move || {
+                let server = server.clone();
+                async move { super::readyz(&server).await }
+            }),
+        )
 }
 
 /// A boxed endpoint call (boxed once per request, as axum boxes handlers anyway).

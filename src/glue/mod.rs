@@ -6,9 +6,50 @@ use std::time::Duration;
 
 use crate::endpoint::bearer::BearerRefusal;
 use crate::scope::Scope;
+use crate::server::AuthorizationServer;
 use crate::settings::Settings;
 use crate::step_up::StepUp;
 use crate::store::AccessGrant;
+
+/// How long `/readyz` waits for the stores ([`AuthorizationServer::ready`]) before it answers
+/// 503: a load balancer's own probe timeout is usually a few seconds, so it hears the 503
+/// rather than giving up.
+pub const READINESS_BOUND: Duration = Duration::from_secs(2);
+
+/// `/healthz`: the process answers, whatever its stores do (a liveness probe: restart the
+/// process only when this fails).
+pub(crate) fn healthz() -> http::Response<String> {
+    probe_answer(http::StatusCode::OK, "ok")
+}
+
+/// `/readyz`: 200 when the stores answered a read through the client and the token seams
+/// within [`READINESS_BOUND`], else 503 (a readiness probe: send no traffic here meanwhile).
+/// The store's error goes to the host's log, never into the answer.
+pub(crate) async fn readyz(server: &AuthorizationServer) -> http::Response<String> {
+    match server.ready(tokio::time::sleep(READINESS_BOUND)).await {
+        Ok(()) => probe_answer(http::StatusCode::OK, "ready"),
+        Err(error) => {
+            tracing::warn!(cause = %error, "grantor: not ready");
+            probe_answer(http::StatusCode::SERVICE_UNAVAILABLE, "not ready")
+        }
+    }
+}
+
+/// A probe's plain-text answer, kept by no cache.
+fn probe_answer(status: http::StatusCode, text: &'static str) -> http::Response<String> {
+    let mut response = http::Response::new(text.to_owned());
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
+    response
+}
 
 /// Where the glue serves each endpoint: the path of the URL the metadata gives it (the
 /// issuer's own path, then the endpoint's [`EndpointPaths`](crate::settings::EndpointPaths) path).

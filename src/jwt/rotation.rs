@@ -199,6 +199,7 @@ impl RotatingKeys {
             let until = UnixTime::from_secs((period + 3).saturating_mul(self.period));
             // Of concurrent first callers on every node, one key is kept; all read it back.
             self.store.insert_key(&name, material, until, now).await?;
+            crate::metrics::key_rotated(self.algorithm.as_str());
             stored = self.store.find_key(&name, now).await?;
         }
         let Some(stored) = stored else {

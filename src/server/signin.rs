@@ -131,8 +131,9 @@ impl AuthorizationServer {
         username: &str,
         password: &Password,
     ) -> Step {
+        let started = crate::metrics::Timer::start();
         let forms = self.inner.sign_in_forms();
-        match forms
+        let step = match forms
             .sign_in(session, csrf, username, password, self.inner.now())
             .await
         {
@@ -141,7 +142,14 @@ impl AuthorizationServer {
             }
             Ok(signed_in) => self.signed_in_step(signed_in).await,
             Err(error) => Step::Error(error),
-        }
+        };
+        let outcome = match &step {
+            Step::SignIn(_) => "sign_in",
+            Step::Error(error) => error.code().as_str(),
+            _ => "ok",
+        };
+        crate::metrics::request("sign_in", outcome, started);
+        step
     }
 
     /// The sign-in page again, for a host that signs people in on its own route

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::throttle::SignInThrottle;
+use crate::throttle::{SECOND_FACTOR, SignInThrottle};
 
 /// The authentication context classes (`acr`, OIDC Core §2) of a deployment, weakest first,
 /// and which of them grantor's own steps reach: the password alone, and the password with the
@@ -55,7 +55,8 @@ impl AcrLevels {
             classes: classes.into_iter().map(Into::into).collect(),
             password: None,
             second_factor: None,
-            second_factor_throttle: SignInThrottle::new(5, Duration::from_secs(600)),
+            second_factor_throttle: SignInThrottle::new(5, Duration::from_secs(600))
+                .counted_as(SECOND_FACTOR),
         }
     }
 
@@ -74,7 +75,7 @@ impl AcrLevels {
     /// How many wrong second-factor codes an account may enter in a window before further
     /// codes are refused unchecked (default: 5 per 10 minutes).
     pub fn second_factor_throttle(mut self, throttle: SignInThrottle) -> Self {
-        self.second_factor_throttle = throttle;
+        self.second_factor_throttle = throttle.counted_as(SECOND_FACTOR);
         self
     }
 

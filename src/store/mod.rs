@@ -36,6 +36,7 @@ pub mod contract;
 mod credentials;
 pub use client_cache::CLIENT_CACHE_CAPACITY;
 mod keys;
+pub(crate) mod metered;
 pub mod namespace;
 mod records;
 pub(crate) mod seam;
