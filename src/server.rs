@@ -17,6 +17,7 @@ use authorize::Authorize;
 mod cookies;
 mod flows;
 mod health;
+pub(crate) use health::Readiness;
 mod inner;
 mod openid;
 mod secrets;

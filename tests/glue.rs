@@ -488,6 +488,30 @@ mod probes {
         assert!(down.ready(std::future::pending()).await.is_err());
     }
 
+    /// A client store that counts its lookups.
+    #[derive(Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    #[async_trait]
+    impl ClientStore for Counting {
+        async fn find_client(&self, _: &str) -> Result<Option<Arc<Client>>, StoreError> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_readiness_probes_reads_the_stores_about_once_a_second() {
+        let counting = Arc::new(Counting::default());
+        let server = server(Some(counting.clone()));
+        for _ in 0..200 {
+            assert!(server.ready(std::future::pending()).await.is_ok());
+        }
+        // One read, or two should this loop straddle the second an answer is reused for.
+        let reads = counting.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert!((1..=2).contains(&reads), "{reads} reads for 200 probes");
+    }
+
     mod with_axum {
         use ::axum::body::Body;
         use http::Request;

@@ -280,6 +280,7 @@ impl AuthorizationServerBuilder {
             registry,
             activity: self.activity,
             recent_uses: crate::grant::idle::RecentUses::default(),
+            readiness: crate::server::Readiness::default(),
             events: self
                 .events
                 .unwrap_or_else(|| Arc::new(crate::events::TracingEvents)),

@@ -2,7 +2,9 @@
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
+use std::sync::Mutex;
 use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use super::AuthorizationServer;
 use crate::store::{SecretDigest, StoreError};
@@ -18,8 +20,10 @@ impl AuthorizationServer {
     /// works on any runtime). `Ok` when both answered; the store's error when one failed; an
     /// `unavailable` error when `deadline` came first.
     ///
-    /// Cheap enough for a load balancer to ask every few seconds: it keeps nothing, and with
-    /// the client cache on, an unknown id still reaches the store.
+    /// Cheap enough for a load balancer to ask every few seconds: it keeps nothing. A probe
+    /// path is usually reachable without credentials, so an answer is reused for a second:
+    /// however often it is asked, the stores see at most one read of each
+    /// seam a second (and one per caller already waiting when an answer comes).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -31,6 +35,16 @@ impl AuthorizationServer {
     /// # }
     /// ```
     pub async fn ready(&self, deadline: impl Future<Output = ()>) -> Result<(), StoreError> {
+        if let Some(answer) = self.inner.readiness.recent() {
+            return answer;
+        }
+        let answer = self.read_before(deadline).await;
+        self.inner.readiness.keep(&answer);
+        answer
+    }
+
+    /// The reads of [`ready`](Self::ready), raced against `deadline`.
+    async fn read_before(&self, deadline: impl Future<Output = ()>) -> Result<(), StoreError> {
         let mut reads = pin!(self.read_through_seams());
         let mut deadline = pin!(deadline);
         poll_fn(|cx| {
@@ -53,5 +67,33 @@ impl AuthorizationServer {
         let token = SecretDigest::of(PROBE);
         inner.tokens.find_access_token(&token, inner.now()).await?;
         Ok(())
+    }
+}
+
+/// How long a readiness answer is reused before the stores are read again.
+pub(crate) const READINESS_REUSE: Duration = Duration::from_secs(1);
+
+/// The last readiness answer and when it came: `None` for ready, else why not.
+#[derive(Default)]
+pub(crate) struct Readiness(Mutex<Option<(Instant, Option<String>)>>);
+
+impl Readiness {
+    /// The last answer, when it came less than [`READINESS_REUSE`] ago.
+    fn recent(&self) -> Option<Result<(), StoreError>> {
+        let last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (at, failure) = last.as_ref()?;
+        if at.elapsed() >= READINESS_REUSE {
+            return None;
+        }
+        Some(match failure {
+            None => Ok(()),
+            Some(why) => Err(StoreError::unavailable(why.clone())),
+        })
+    }
+
+    /// Keeps `answer` as the last one.
+    fn keep(&self, answer: &Result<(), StoreError>) {
+        let failure = answer.as_ref().err().map(ToString::to_string);
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), failure));
     }
 }

@@ -50,6 +50,8 @@ pub(crate) struct Inner {
     pub(crate) activity: Option<Arc<dyn crate::store::ClientActivity>>,
     /// The self-registered clients this node recorded a use of lately.
     pub(crate) recent_uses: crate::grant::idle::RecentUses,
+    /// The last readiness answer, reused for a while (see [`super::health`]).
+    pub(crate) readiness: super::health::Readiness,
     pub(crate) users: Arc<dyn UserStore>,
     /// Where the administrator's calls keep accounts: the users' store-only side.
     pub(crate) user_admin: Option<Arc<dyn UserAdmin>>,
