@@ -14,9 +14,9 @@
 //! | `grantor_lane_depth` | gauge | `lane`, `priority` | jobs waiting in a lane's queue (`lane`: `grantor-hash-user`, `grantor-hash-client` for Argon2 checks, `grantor-sign` for RS256 signatures; `priority`: `normal`, `low`) |
 //! | `grantor_lane_wait_seconds` | histogram | `lane` | time a job waited in the queue before a thread took it |
 //! | `grantor_lane_refusals_total` | counter | `lane` | jobs refused because the lane's queue was full (answered `temporarily_unavailable`) |
-//! | `grantor_budget_refusals_total` | counter | `kind`, `tier` | requests refused for a budget (`kind`: `par`, `assertion`, `device`, `dpop-client`, `request-object`, `dpop-key`, `dpop-account`, `issuer-assertion`, `registration`, `sign_in`, `second_factor`, `client_secret`; `tier`, whose budget was spent: `client`, `network`, `self_registered`, `document`, `key`, `account`, `issuer`, `server`) |
+//! | `grantor_budget_refusals_total` | counter | `kind`, `tier` | requests refused for a budget (`kind`: `par`, `assertion`, `device`, `dpop-client`, `request-object`, `dpop-key`, `dpop-account`, `issuer-assertion`, `registration`, `sign_in`, `second_factor`, `client_secret`, `user-code` (wrong user codes typed at the device verification page: `server` for those typed signed out, `account` for a signed-in user's), `device-poll` (a device polling faster than its interval, answered `slow_down`); `tier`, whose budget was spent: `client`, `network`, `self_registered`, `document`, `key`, `account`, `issuer`, `server`) |
 //! | `grantor_one_time_values_total` | counter | `kind`, `result` | one-time values offered to the single-use store (`kind`: `par`, `dpop`, `assertion`, `request-object`, `device`, `user-code`, `signed-in`, … and `other`, each with its tier suffix where it has one; `result`: `kept`, or `replayed` when a live value held the name) |
-//! | `grantor_outbound_total` | counter | `call`, `outcome` | outbound requests (`call`: `client_document`, `jwks`, `other_get`, `backchannel_logout`; `outcome`: `ok`, `refused`, `unreachable`, `timeout`, `redirected`, `status`, `too_large`, `busy`, `unsupported`, `failed`) |
+//! | `grantor_outbound_total` | counter | `call`, `outcome` | outbound requests (`call`: `client_document`, `jwks`, `sector_identifier` (a pairwise client's `sector_identifier_uri`, fetched at registration), `other_get`, `backchannel_logout`; `outcome`: `ok`, `refused`, `unreachable`, `timeout`, `redirected`, `status`, `too_large`, `busy`, `unsupported`, `failed`) |
 //! | `grantor_sign_on_sessions_started_total` | counter | — | single sign-on sessions started (a browser signed in) |
 //! | `grantor_sign_on_sessions_ended_total` | counter | — | single sign-on sessions ended by a logout |
 //! | `grantor_key_rotations_total` | counter | `algorithm` | signing keys this process made for a new rotation period (`RS256`, `ES256`, `EdDSA`) |
@@ -28,8 +28,8 @@
 //! No label holds anything a caller chooses (no client id, username, path or scope): every
 //! value comes from a fixed set in grantor's code, so the number of label sets is bounded
 //! whatever the traffic: at most 11 endpoints × 30 outcomes for the requests, 40 seam
-//! operations, 3 lanes × 2 priorities, 12 kinds × 8 tiers for refusals, 21 kinds × 2 results
-//! for one-time values, 4 calls × 10 outcomes outbound and 3 algorithms: under 600 in all (an
+//! operations, 3 lanes × 2 priorities, 14 kinds × 8 tiers for refusals, 21 kinds × 2 results
+//! for one-time values, 5 calls × 10 outcomes outbound and 3 algorithms: under 600 in all (an
 //! exporter renders each histogram's label set as its buckets, a sum and a count).
 //!
 //! The store seams are measured by a wrapper the builder puts around each seam given to it;

@@ -1,8 +1,9 @@
 //! The demo servers' operations endpoints, against `axum_server` and `actix_server`: after a
 //! scripted run (a sign-in, a code exchange, a refresh, a refused client, a flood of wrong
 //! secrets until the client's budget refuses), `GET /metrics` shows each of grantor's series
-//! with the expected labels and counts; `/healthz` and `/readyz` answer 200; `--metrics off`
-//! serves no `/metrics`.
+//! with the expected labels and counts; the device flow's refusals (a device polling too fast,
+//! wrong user codes past the server-wide limit) are counted; `/healthz` and `/readyz` answer
+//! 200; `--metrics off` serves no `/metrics`.
 
 mod demo;
 
@@ -12,6 +13,7 @@ use demo::http::*;
 each_framework! {
     a_scripted_run_shows_in_every_series_with_its_labels_and_counts => scripted_run;
     the_sql_store_is_timed_per_seam_and_operation => sql_store_timed;
+    device_flow_refusals_are_counted_with_their_tiers => device_refusals;
     metrics_off_serves_no_metrics_and_the_probes_still_answer => metrics_off;
 }
 
@@ -168,6 +170,47 @@ async fn scripted_run(framework: &str) {
             "{path}"
         );
     }
+    server.assert_alive_and_calm();
+}
+
+async fn device_refusals(framework: &str) {
+    let server = Server::start(framework);
+    let base = &server.base;
+    let http = browser();
+    let started = post_form(
+        &http,
+        &format!("{base}/api/oauth/device_authorization"),
+        None,
+        &[("client_id", "device-client"), ("scope", "profile")],
+    )
+    .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let device_code = started.json()["device_code"].as_str().unwrap().to_owned();
+    let poll = [
+        ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+        ("client_id", "device-client"),
+        ("device_code", device_code.as_str()),
+    ];
+    assert_oauth_error(
+        &token(base, None, &poll).await,
+        400,
+        "authorization_pending",
+    );
+    // At once again: sooner than the interval.
+    assert_oauth_error(&token(base, None, &poll).await, 400, "slow_down");
+    // Wrong user codes typed signed out: the server-wide limit (100 a window), then refusals.
+    let wrong = [("user_code", "BBBB-BBBB")];
+    for _ in 0..102 {
+        let reply = post_form(&http, &format!("{base}/device"), None, &wrong).await;
+        assert_eq!(reply.status, 400, "{}", reply.body);
+    }
+
+    let scrape = Scrape::of(base).await;
+    let refusals = "grantor_budget_refusals_total";
+    let device_poll = [("kind", "device-poll"), ("tier", "client")];
+    assert_eq!(scrape.count(refusals, &device_poll), 1.0);
+    let user_codes = [("kind", "user-code"), ("tier", "server")];
+    assert_eq!(scrape.count(refusals, &user_codes), 2.0);
     server.assert_alive_and_calm();
 }
 

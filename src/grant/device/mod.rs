@@ -39,6 +39,8 @@ struct Guesses<'a> {
     key: &'a str,
     limit: u32,
     refusal: UserCodeProblem,
+    /// Whose limit it is, as `grantor_budget_refusals_total` counts a refusal.
+    tier: &'static str,
 }
 
 /// What the device flow needs.
@@ -178,6 +180,7 @@ impl Devices<'_> {
             key: namespace::USER_CODE_GUESSES,
             limit: self.settings.user_code_guess_limit(),
             refusal: UserCodeProblem::SignInRequired,
+            tier: "server",
         };
         self.look_up(&normalized, &guesses, now).await
     }
@@ -200,6 +203,7 @@ impl Devices<'_> {
             key: &key,
             limit: DeviceFlow::USER_CODE_GUESSES_PER_ACCOUNT,
             refusal: UserCodeProblem::Throttled(Duration::ZERO),
+            tier: "account",
         };
         self.look_up(&normalized, &guesses, now).await
     }
@@ -215,6 +219,7 @@ impl Devices<'_> {
             && counted.count >= guesses.limit
         {
             let wait = Duration::from_secs(now.seconds_until(counted.resets_at));
+            crate::metrics::budget_refused("user-code", guesses.tier);
             return Err(Entered::Problem(match guesses.refusal {
                 UserCodeProblem::Throttled(_) => UserCodeProblem::Throttled(wait),
                 other => other,

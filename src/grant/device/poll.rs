@@ -113,6 +113,7 @@ impl Poll<'_> {
             attempts
                 .record_attempt(&poll_key, interval + SLOW_DOWN_STEP, now)
                 .await?;
+            crate::metrics::budget_refused("device-poll", "client");
             return Err(OAuthError::new(
                 ErrorCode::SlowDown,
                 "polling faster than the interval; wait 5 seconds longer between polls",

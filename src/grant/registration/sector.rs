@@ -97,7 +97,8 @@ pub(super) async fn verify(
         uri.as_str(),
         MAX_SECTOR_DOCUMENT_BYTES,
         ClientIdDocuments::FETCH_TIMEOUT,
-    );
+    )
+    .counted_as("sector_identifier");
     let fetched = outbound.get(get).await.map_err(|error: FetchError| {
         // What the refusal does not say (it is no oracle of what a URL answers), for the logs.
         tracing::debug!(
