@@ -127,7 +127,9 @@ fn issue_time_of(token: &str) -> Option<[u8; ISSUE_TIME_LEN]> {
 pub struct SecretDigest([u8; 32]);
 
 impl SecretDigest {
-    /// The SHA-256 digest of `secret`.
+    /// The SHA-256 digest of `secret`. An access or refresh token is kept under
+    /// [`of_token`](Self::of_token) instead (what [`AccessToken::digest`] and
+    /// [`RefreshToken::digest`] answer).
     pub fn of(secret: &str) -> Self {
         Self(Sha256::digest(secret.as_bytes()).into())
     }
