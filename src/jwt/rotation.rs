@@ -147,10 +147,7 @@ impl RotatingKeys {
         recheck: Recheck,
     ) -> Result<Vec<Arc<SigningKey>>, StoreError> {
         let (mut keys, checked_at) = self.cached(period);
-        let fresh = checked_at.is_some_and(|at| match recheck {
-            Recheck::Periodically => now < at.plus(ROTATION_CHECK),
-            Recheck::Soon => now.as_secs() <= at.as_secs(),
-        });
+        let fresh = checked_at.is_some_and(|at| recheck.still_fresh(at, now));
         if fresh || keys.len() > namespace::MAX_EARLY_ROTATIONS {
             return Ok(keys);
         }
@@ -242,10 +239,10 @@ impl RotatingKeys {
     fn cached_signing_key(&self, period: u64, now: UnixTime) -> Option<Arc<SigningKey>> {
         let cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
         let known = cached.iter().find(|known| known.period == period)?;
-        if now >= known.checked_at.plus(ROTATION_CHECK) {
-            return None;
-        }
-        known.keys.last().cloned()
+        Recheck::Periodically
+            .still_fresh(known.checked_at, now)
+            .then(|| known.keys.last().cloned())
+            .flatten()
     }
 
     /// Keeps `keys` as `period`'s, read at `now`, and forgets periods no longer published.
@@ -300,6 +297,16 @@ enum Recheck {
     Periodically,
     /// Once a second: a `kid` this process does not know, which another node may sign with.
     Soon,
+}
+
+impl Recheck {
+    /// Whether keys this process looked up at `checked_at` are still to be trusted at `now`.
+    fn still_fresh(self, checked_at: UnixTime, now: UnixTime) -> bool {
+        match self {
+            Recheck::Periodically => now < checked_at.plus(ROTATION_CHECK),
+            Recheck::Soon => now.as_secs() <= checked_at.as_secs(),
+        }
+    }
 }
 
 /// The process's key maker while it lives: dropping it (the key kept, or the maker's request
