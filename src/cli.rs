@@ -128,11 +128,13 @@ use crate::clock::UnixTime;
 use crate::server::AuthorizationServer;
 use crate::sql::SqliteStore;
 use crate::store::{
-    Account, Admin as _, AdminError, ClientActivity as _, Consent, ConsentStore as _,
-    MAX_CLAIMS_BYTES, Purge as _, StoreError, TokenIssuer as _, User, UserAdmin as _, UserClaims,
+    Account, Admin as _, AdminError, ClientActivity as _, ConsentStore as _, MAX_CLAIMS_BYTES,
+    Purge as _, StoreError, TokenIssuer as _, User, UserAdmin as _, UserClaims,
     UserSessionStore as _,
 };
 use commands::{AddClient, ClientCommand, Command, KeysCommand, UserCommand};
+use mounted::{Served, on_server};
+use print::{describe, print_consents};
 
 /// Prints one line of the command's output. A closed standard output (`grantor client list |
 /// head -1`) only stops the printing, where `println!` would panic.
@@ -144,6 +146,8 @@ macro_rules! say {
 }
 
 mod keys;
+mod mounted;
+mod print;
 
 /// The `grantor` command: [`Admin`] as a binary of its own.
 #[derive(Parser)]
@@ -311,113 +315,6 @@ fn sqlite_url(database: &str) -> Result<String, Failure> {
     let absolute = here.join(path);
     eprintln!("grantor: database {}", absolute.display());
     Ok(format!("sqlite:{}", absolute.display()))
-}
-
-/// A mounted command run through the server: done, or one that maintains the SQL store itself.
-enum Served {
-    Done,
-    Store(Command),
-}
-
-/// Runs a user or client command through `server`'s seams; hands back those that need the
-/// database itself.
-async fn on_server(server: &AuthorizationServer, command: Command) -> Result<Served, Failure> {
-    let (_, _, tokens) = server.admin_seams();
-    match command {
-        Command::User(UserCommand::Add { username }) => {
-            server.can_add_users()?;
-            let password = read_password()?;
-            let user = server.add_user(&username, &password).await?;
-            say!("user_id: {}", user.id().as_str());
-        }
-        Command::User(UserCommand::SetPassword { username }) => {
-            server.can_add_users()?;
-            let password = read_password()?;
-            let user = server_user(server, &username).await?;
-            if !server.set_password(user.id(), &password).await? {
-                return Err(Failure::Refused(format!("no user {username:?}")));
-            }
-        }
-        Command::User(UserCommand::SetClaims { username, claims }) => {
-            let claims = read_claims(&claims)?;
-            let user = server_user(server, &username).await?;
-            if !server.set_user_claims(user.id(), &claims).await? {
-                return Err(Failure::Refused(format!("no user {username:?}")));
-            }
-            say!("claims: {}", claims.to_stored());
-        }
-        Command::User(UserCommand::EndSessions { username }) => {
-            let user = server_user(server, &username).await?;
-            let ended = server
-                .end_user_sessions(user.id())
-                .await
-                .map_err(|error| Failure::Refused(format!("the sessions did not end: {error}")))?;
-            say!("sessions_ended: {ended}");
-        }
-        Command::User(UserCommand::Consents { username }) => {
-            let user = server_user(server, &username).await?;
-            print_consents(&server.consents(user.id()).await?);
-        }
-        Command::User(UserCommand::ForgetConsent {
-            username,
-            client_id,
-        }) => {
-            let user = server_user(server, &username).await?;
-            let client = client_id_of(&client_id)?;
-            if !server.forget_consent(user.id(), &client).await? {
-                return Err(no_consent(&username, &client_id));
-            }
-        }
-        Command::Keys(KeysCommand::List(_)) => keys::list(server.key_seam()).await?,
-        Command::Keys(KeysCommand::Rotate(_)) => keys::rotate(server.key_seam()).await?,
-        Command::Client(ClientCommand::Add(add)) => {
-            add_client(registry(server)?, add).await?;
-        }
-        Command::Client(ClientCommand::RotateSecret { client_id, overlap }) => {
-            let overlap = Duration::from_secs(overlap);
-            match server.rotate_client_secret(&client_id, overlap).await {
-                Ok(secret) => {
-                    say!("client_id: {client_id}");
-                    say!("client_secret: {}", secret.expose_secret());
-                }
-                Err(crate::error::SecretRotationError::Store(error)) => return Err(error.into()),
-                Err(refused) => return Err(Failure::Refused(refused.to_string())),
-            }
-        }
-        Command::Client(ClientCommand::ForgetIdle { .. }) => {
-            let forgotten = server.forget_idle_clients().await?;
-            say!("forgotten: {forgotten}");
-        }
-        Command::Client(ClientCommand::Remove { client_id }) => {
-            if !registry(server)?.remove_client(&client_id).await? {
-                return Err(Failure::Refused(format!("no client {client_id:?}")));
-            }
-            // Its tokens die with it (as RFC 7592 §2.3 deletion does).
-            let revoked = tokens.revoke_client(&client_id).await?;
-            say!("revoked_families: {revoked}");
-        }
-        command => return Ok(Served::Store(command)),
-    }
-    Ok(Served::Done)
-}
-
-/// The client registry `server` registers its clients in, or why there is none.
-fn registry(server: &AuthorizationServer) -> Result<&dyn crate::store::Admin, Failure> {
-    server.admin_seams().1.ok_or_else(|| {
-        Failure::Refused(
-            "this server has no client registry (its clients come from a store of the host's \
-             own): register clients there, or give the builder .client_registry(...)"
-                .to_owned(),
-        )
-    })
-}
-
-/// The user `username` names in the store `server` reads users from.
-async fn server_user(server: &AuthorizationServer, username: &str) -> Result<User, Failure> {
-    let found = server.admin_seams().0.find_account(username).await?;
-    found
-        .map(Account::into_user)
-        .ok_or_else(|| Failure::Refused(format!("no user {username:?}")))
 }
 
 /// The claims of `user set-claims`, at most [`MAX_CLAIMS_BYTES`] as JSON.
@@ -638,65 +535,6 @@ fn no_consent(username: &str, client_id: &str) -> Failure {
     Failure::Refused(format!(
         "no approval of {username:?} for the client {client_id:?} is remembered"
     ))
-}
-
-/// `user consents`: a line per client, tab-separated.
-fn print_consents(consents: &[(crate::client::ClientId, Consent)]) {
-    for (client, consent) in consents {
-        say!(
-            "{}\t{}\t{}",
-            client.as_str(),
-            consent.scope.as_str(),
-            consent.audience.as_str()
-        );
-    }
-}
-
-/// `at` as `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC), from the days since 1970 by the proleptic
-/// Gregorian calendar (Howard Hinnant's `civil_from_days`).
-fn utc(at: UnixTime) -> String {
-    let secs = at.as_secs();
-    let (days, time) = (secs / 86_400, secs % 86_400);
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        time / 3_600,
-        time % 3_600 / 60,
-        time % 60
-    )
-}
-
-/// One line of `client list`, tab-separated.
-fn describe(client: &Client, last_used: Option<UnixTime>) -> String {
-    let kind = if client.is_public() {
-        "public"
-    } else {
-        "confidential"
-    };
-    let grants: Vec<&str> = GrantType::ALL
-        .into_iter()
-        .filter(|grant| client.allows(*grant))
-        .map(GrantType::as_str)
-        .collect();
-    format!(
-        "{}\t{kind}\t{}\t{}\t{}\t{}\t{}\t{}",
-        client.id().as_str(),
-        client.name(),
-        grants.join(" "),
-        client.scopes().as_str(),
-        client.redirect_uris().join(" "),
-        client.tier().as_str(),
-        last_used.map_or_else(|| "-".to_owned(), utc),
-    )
 }
 
 /// The first line of standard input, without its line ending.

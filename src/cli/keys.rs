@@ -103,7 +103,7 @@ fn print_keys(keys: &[crate::jwt::inventory::ListedKey]) {
             "{}\t{}\t{}\t{}",
             key.kid,
             key.algorithm.as_str(),
-            super::utc(key.created),
+            super::print::utc(key.created),
             key.state.as_str()
         );
     }
