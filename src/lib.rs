@@ -157,6 +157,7 @@ pub mod layer;
 mod memory;
 pub mod metrics;
 mod mint;
+pub mod mtls;
 mod oidc;
 pub mod outbound;
 mod pkce;
