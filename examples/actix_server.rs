@@ -61,9 +61,16 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 respond(common::me(&grant))
             },
         ))
-    })
-    .bind(settings.addr)?;
-    common::announce("actix", http.addrs()[0], &settings.issuer);
+    });
+    let http = match &settings.tls {
+        // HTTPS: each request with the client certificate its connection presented, if any
+        // (mutual TLS).
+        Some(tls) => http
+            .on_connect(grantor::actix::client_certificate_on_connect)
+            .bind_rustls_0_23(settings.addr, tls.server_config()?)?,
+        None => http.bind(settings.addr)?,
+    };
+    common::announce("actix", http.addrs()[0], &settings);
     // actix's server stops gracefully on SIGINT (Ctrl-C), SIGTERM and SIGQUIT by itself.
     http.run().await?;
     tracing::info!("stopped");

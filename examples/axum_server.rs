@@ -59,12 +59,25 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .layer(middleware::from_fn(log_request))
         .with_state(server);
     let listener = tokio::net::TcpListener::bind(settings.addr).await?;
-    common::announce("axum", listener.local_addr()?, &settings.issuer);
-    // With the peer's address, which grantor counts anonymous callers by.
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(common::shutdown_signal())
-        .await?;
+    common::announce("axum", listener.local_addr()?, &settings);
+    match &settings.tls {
+        // HTTPS: each request with the peer's address and the client certificate it
+        // presented, if any (mutual TLS).
+        Some(tls) => {
+            let listener = grantor::axum::TlsListener::new(listener, tls.server_config()?);
+            let app = app.into_make_service_with_connect_info::<grantor::axum::TlsPeer>();
+            axum::serve(listener, app)
+                .with_graceful_shutdown(common::shutdown_signal())
+                .await?;
+        }
+        // With the peer's address, which grantor counts anonymous callers by.
+        None => {
+            let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+            axum::serve(listener, app)
+                .with_graceful_shutdown(common::shutdown_signal())
+                .await?;
+        }
+    }
     Ok(())
 }
 

@@ -177,6 +177,8 @@ mod step_up;
 pub mod store;
 mod subject;
 mod throttle;
+#[cfg(feature = "tls")]
+pub mod tls;
 mod token_format;
 #[cfg(feature = "private-key-jwt")]
 pub mod trust;

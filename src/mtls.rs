@@ -8,7 +8,10 @@
 //! only from a proxy it trusts: anyone can send that header.
 
 use std::fmt;
+use std::net::IpAddr;
 use std::sync::Arc;
+
+use base64::Engine as _;
 
 use sha2::{Digest as _, Sha256};
 
@@ -86,6 +89,115 @@ impl fmt::Debug for ClientCertificate {
     }
 }
 
+/// The most bytes a forwarded certificate header may hold: a full chain of the largest
+/// certificates, in base64 and percent-encoded. Longer values are ignored without decoding.
+pub const MAX_FORWARDED_BYTES: usize = MAX_CHAIN_LEN * MAX_CERTIFICATE_BYTES * 2;
+
+impl ClientCertificate {
+    /// The chain a TLS-terminating proxy forwarded as URL-encoded PEM (nginx's
+    /// `$ssl_client_escaped_cert`, the AWS load balancers' `X-Amzn-Mtls-Clientcert`), or plain
+    /// PEM: one or more `CERTIFICATE` blocks, the client's own first. `None` when it holds none,
+    /// cannot be decoded, or is over [`MAX_FORWARDED_BYTES`] or the chain's bounds.
+    ///
+    /// Only a value set by a proxy the host trusts means anything: see [`ForwardedCertificate`].
+    pub fn from_forwarded_pem(value: &[u8]) -> Option<Self> {
+        if value.len() > MAX_FORWARDED_BYTES {
+            return None;
+        }
+        let decoded = percent_encoding::percent_decode(value).collect::<Vec<u8>>();
+        let text = std::str::from_utf8(&decoded).ok()?;
+        let mut chain = Vec::new();
+        let mut rest = text;
+        while let Some(start) = rest.find(PEM_BEGIN) {
+            let body = &rest[start + PEM_BEGIN.len()..];
+            let end = body.find(PEM_END)?;
+            let base64: Vec<u8> = body[..end]
+                .bytes()
+                .filter(|byte| !byte.is_ascii_whitespace())
+                .collect();
+            chain.push(
+                base64::engine::general_purpose::STANDARD
+                    .decode(base64)
+                    .ok()?,
+            );
+            if chain.len() > MAX_CHAIN_LEN {
+                return None;
+            }
+            rest = &body[end + PEM_END.len()..];
+        }
+        Self::from_der_chain(chain)
+    }
+}
+
+const PEM_BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+const PEM_END: &str = "-----END CERTIFICATE-----";
+
+/// Where a host behind a TLS terminator finds the client certificate: the header its proxy
+/// sets, believed only on a request whose TCP peer is one of the proxies named here. Anyone can
+/// send the header; a request from anywhere else has no client certificate, whatever it says.
+///
+/// ```
+/// use std::net::{IpAddr, Ipv4Addr};
+/// use grantor::mtls::{ClientCertificate, ForwardedCertificate};
+///
+/// let forwarded = ForwardedCertificate::new(http::HeaderName::from_static("x-ssl-client-cert"))
+///     .trust(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 5)));
+/// let mut request = http::Request::new(());
+/// request.headers_mut().insert("x-ssl-client-cert", "garbage".parse().unwrap());
+/// // A host's middleware: the peer is the connection's, never a header's.
+/// let peer = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1));
+/// if let Some(certificate) = forwarded.certificate(peer, request.headers()) {
+///     request.extensions_mut().insert(certificate);
+/// }
+/// assert!(request.extensions().get::<ClientCertificate>().is_none());
+/// ```
+#[derive(Debug, Clone)]
+pub struct ForwardedCertificate {
+    header: http::HeaderName,
+    proxies: Vec<IpAddr>,
+}
+
+impl ForwardedCertificate {
+    /// The header the proxy sets (URL-encoded or plain PEM, see
+    /// [`ClientCertificate::from_forwarded_pem`]), trusted from no proxy yet.
+    pub fn new(header: http::HeaderName) -> Self {
+        Self {
+            header,
+            proxies: Vec::new(),
+        }
+    }
+
+    /// Believes the header on requests whose TCP peer is `proxy`.
+    pub fn trust(mut self, proxy: IpAddr) -> Self {
+        self.proxies.push(proxy);
+        self
+    }
+
+    /// The certificate the header carries when `peer` (the TCP connection's address) is a
+    /// trusted proxy and the header holds one; else `None`.
+    pub fn certificate(
+        &self,
+        peer: IpAddr,
+        headers: &http::HeaderMap,
+    ) -> Option<ClientCertificate> {
+        let peer = peer.to_canonical();
+        if !self
+            .proxies
+            .iter()
+            .any(|proxy| proxy.to_canonical() == peer)
+        {
+            return None;
+        }
+        let mut values = headers.get_all(&self.header).iter();
+        let value = values.next()?;
+        // Two values: not what one proxy sets; believe neither.
+        if values.next().is_some() {
+            return None;
+        }
+        ClientCertificate::from_forwarded_pem(value.as_bytes())
+    }
+}
+
 /// The SHA-256 thumbprint of a DER certificate (RFC 8705 §3.1, `x5t#S256`). The hash of a
 /// public certificate, so not a secret; its text is unpadded base64url (43 characters).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -152,5 +264,67 @@ mod tests {
             Some(certificate.thumbprint())
         );
         assert!(format!("{certificate:?}").contains(&text));
+    }
+
+    fn pem(blocks: &[&[u8]]) -> String {
+        blocks
+            .iter()
+            .map(|der| {
+                let body = base64::engine::general_purpose::STANDARD.encode(der);
+                format!("{PEM_BEGIN}\n{body}\n{PEM_END}\n")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_forwarded_chain_is_read_from_url_encoded_or_plain_pem() {
+        let text = pem(&[b"leaf-certificate-bytes", b"intermediate"]);
+        let escaped: String =
+            percent_encoding::utf8_percent_encode(&text, percent_encoding::NON_ALPHANUMERIC)
+                .collect();
+        for value in [text.as_bytes(), escaped.as_bytes()] {
+            let certificate = ClientCertificate::from_forwarded_pem(value).unwrap();
+            assert_eq!(certificate.end_entity(), b"leaf-certificate-bytes");
+            assert_eq!(certificate.intermediates(), [b"intermediate".to_vec()]);
+        }
+        assert!(ClientCertificate::from_forwarded_pem(b"").is_none());
+        assert!(
+            ClientCertificate::from_forwarded_pem(
+                b"-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----"
+            )
+            .is_none()
+        );
+        assert!(
+            ClientCertificate::from_forwarded_pem(&vec![b'a'; MAX_FORWARDED_BYTES + 1]).is_none()
+        );
+    }
+
+    #[test]
+    fn a_forwarded_certificate_counts_only_from_a_trusted_proxy() {
+        let proxy: IpAddr = "10.0.0.5".parse().unwrap();
+        let forwarded =
+            ForwardedCertificate::new(http::HeaderName::from_static("x-client-cert")).trust(proxy);
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "x-client-cert",
+            pem(&[b"leaf"]).replace('\n', " ").parse().unwrap(),
+        );
+        assert!(forwarded.certificate(proxy, &headers).is_some());
+        // The same address as an IPv4-mapped IPv6 peer.
+        assert!(
+            forwarded
+                .certificate("::ffff:10.0.0.5".parse().unwrap(), &headers)
+                .is_some()
+        );
+        assert!(
+            forwarded
+                .certificate("10.0.0.6".parse().unwrap(), &headers)
+                .is_none()
+        );
+        headers.append(
+            "x-client-cert",
+            pem(&[b"other"]).replace('\n', " ").parse().unwrap(),
+        );
+        assert!(forwarded.certificate(proxy, &headers).is_none());
     }
 }

@@ -52,8 +52,14 @@ pub fn init_logging() -> std::io::Result<batched::WriterGuard> {
 }
 
 /// Prints the one line that says where the demo listens (tests wait for it on stdout).
-pub fn announce(framework: &str, addr: SocketAddr, issuer: &str) {
-    println!("grantor demo ({framework}) listening on http://{addr} with issuer {issuer}");
+pub fn announce(framework: &str, addr: SocketAddr, settings: &Settings) {
+    let scheme = if settings.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let issuer = &settings.issuer;
+    println!("grantor demo ({framework}) listening on {scheme}://{addr} with issuer {issuer}");
 }
 
 /// Opens and seeds the chosen store and builds the demo's server over it.

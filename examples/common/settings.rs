@@ -40,6 +40,41 @@ pub struct Settings {
     /// `--metrics on|off` (default on): grantor's metrics at `GET /metrics` in Prometheus text;
     /// off, no recorder is installed and `/metrics` is not served.
     pub metrics: bool,
+    /// `--tls-cert PEM` and `--tls-key PEM` (`GRANTOR_TLS_CERT`, `GRANTOR_TLS_KEY`): serve HTTPS
+    /// on the same address; with `--tls-client-ca PEM` (`GRANTOR_TLS_CLIENT_CA`) also ask for a
+    /// client certificate, optionally (mutual TLS, RFC 8705).
+    pub tls: Option<TlsFiles>,
+}
+
+/// The PEM files of `--tls-cert`, `--tls-key` and `--tls-client-ca`, read at start-up.
+#[derive(Clone)]
+pub struct TlsFiles {
+    pub certificate_chain: Vec<u8>,
+    pub private_key: Vec<u8>,
+    /// The CAs a `tls_client_auth` client's certificate chains to; without them no client
+    /// certificate is asked for.
+    pub client_ca: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for TlsFiles {
+    /// Never the private key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsFiles")
+            .field("client_ca", &self.client_ca.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsFiles {
+    /// The rustls configuration the demo serves.
+    pub fn server_config(&self) -> Result<rustls::ServerConfig, String> {
+        grantor::tls::server_config(
+            &self.certificate_chain,
+            &self.private_key,
+            self.client_ca.as_deref(),
+        )
+        .map_err(|e| format!("TLS: {e}"))
+    }
 }
 
 /// The demo's pairwise secret when `GRANTOR_PAIRWISE_SECRET` is not set: fixed, so pairwise
@@ -139,6 +174,9 @@ impl Settings {
         let mut documents = std::env::var("GRANTOR_CLIENT_ID_METADATA_DOCUMENTS").ok();
         let mut registration_idle_ttl = std::env::var("GRANTOR_REGISTRATION_IDLE_TTL").ok();
         let mut metrics = std::env::var("GRANTOR_METRICS").ok();
+        let mut tls_cert = std::env::var("GRANTOR_TLS_CERT").ok();
+        let mut tls_key = std::env::var("GRANTOR_TLS_KEY").ok();
+        let mut tls_client_ca = std::env::var("GRANTOR_TLS_CLIENT_CA").ok();
         let mut trusted: Vec<String> = std::env::var("GRANTOR_TRUST_ISSUER")
             .map(|all| all.split_whitespace().map(str::to_owned).collect())
             .unwrap_or_default();
@@ -174,6 +212,9 @@ impl Settings {
                 "--client-id-metadata-documents" => &mut documents,
                 "--registration-idle-ttl" => &mut registration_idle_ttl,
                 "--metrics" => &mut metrics,
+                "--tls-cert" => &mut tls_cert,
+                "--tls-key" => &mut tls_key,
+                "--tls-client-ca" => &mut tls_client_ca,
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
@@ -184,13 +225,15 @@ impl Settings {
                                 [--client-id-metadata-documents on|off]\n\
                                 [--registration-idle-ttl SECONDS] [--metrics on|off]\n\
                                 [--trust-issuer ISSUER=JWKS_URL]...\n\
+                                [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]\n\
                                 (or GRANTOR_ADDR, GRANTOR_ISSUER, GRANTOR_CODE_TTL, GRANTOR_STORE,\n\
                                 GRANTOR_PROFILE, GRANTOR_REFRESH_GRACE, GRANTOR_ACCESS_TOKENS,\n\
                                 GRANTOR_DEVICE_CODE_TTL, GRANTOR_SESSION_TTL,\n\
                                 GRANTOR_FETCH_ALLOW_LOOPBACK, GRANTOR_FETCH_CA_FILE,\n\
                                 GRANTOR_CLIENT_ID_METADATA_DOCUMENTS,\n\
                                 GRANTOR_REGISTRATION_IDLE_TTL, GRANTOR_TRUST_ISSUER,\n\
-                                GRANTOR_METRICS;\n\
+                                GRANTOR_METRICS, GRANTOR_TLS_CERT, GRANTOR_TLS_KEY,\n\
+                                GRANTOR_TLS_CLIENT_CA;\n\
                                 GRANTOR_KEY_ENCRYPTION_KEY and GRANTOR_PAIRWISE_SECRET,\n\
                                 environment only, each 32 bytes in base64)"
                             .to_owned(),
@@ -206,7 +249,28 @@ impl Settings {
             .unwrap_or("127.0.0.1:8080")
             .parse()
             .map_err(|e| format!("bad address: {e}"))?;
-        let issuer = issuer.unwrap_or_else(|| format!("http://{addr}"));
+        let tls = match (tls_cert, tls_key) {
+            (Some(cert), Some(key)) => {
+                let read = |what: &str, path: &str| {
+                    std::fs::read(path).map_err(|e| format!("{what} {path}: {e}"))
+                };
+                Some(TlsFiles {
+                    certificate_chain: read("--tls-cert", &cert)?,
+                    private_key: read("--tls-key", &key)?,
+                    client_ca: match tls_client_ca {
+                        Some(path) => Some(read("--tls-client-ca", &path)?),
+                        None => None,
+                    },
+                })
+            }
+            (None, None) if tls_client_ca.is_some() => {
+                return Err("--tls-client-ca needs --tls-cert and --tls-key".to_owned());
+            }
+            (None, None) => None,
+            _ => return Err("--tls-cert and --tls-key go together".to_owned()),
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let issuer = issuer.unwrap_or_else(|| format!("{scheme}://{addr}"));
         let code_ttl = match code_ttl {
             Some(s) => Duration::from_secs(s.parse().map_err(|e| format!("bad code TTL: {e}"))?),
             None => Duration::from_secs(60),
@@ -308,6 +372,7 @@ impl Settings {
             registration_idle_ttl,
             trusted_issuers,
             metrics,
+            tls,
         })
     }
 }

@@ -489,10 +489,53 @@ async fn answer<T>(
     if let Some(caller) = caller {
         builder = builder.extension(caller);
     }
+    if let Some(certificate) = client_certificate(request) {
+        builder = builder.extension(certificate);
+    }
     match builder.body(body) {
         Ok(request) => respond(call(state, request).await),
         // actix parsed the same grammar: nothing to refuse here in practice.
         Err(_) => HttpResponse::BadRequest().finish(),
+    }
+}
+
+/// The client certificate of a request: one the host set in the request's extensions (behind
+/// a proxy it trusts), else the one its TLS connection presented
+/// (`client_certificate_on_connect`, feature `tls`).
+fn client_certificate(request: &HttpRequest) -> Option<crate::mtls::ClientCertificate> {
+    if let Some(certificate) = request.extensions().get::<crate::mtls::ClientCertificate>() {
+        return Some(certificate.clone());
+    }
+    request
+        .conn_data::<crate::mtls::ClientCertificate>()
+        .cloned()
+}
+
+/// Hands each request of a TLS connection the client certificate it presented (features
+/// `actix` and `tls`), for grantor's routes and extractors: give it to
+/// [`HttpServer::on_connect`](actix_web::HttpServer::on_connect) of a server bound with
+/// `bind_rustls_0_23` and a [`server_config`](crate::tls::server_config). A connection
+/// without TLS, or without a certificate, gets none.
+///
+/// ```no_run
+/// # fn run(config: rustls::ServerConfig) -> std::io::Result<()> {
+/// use actix_web::{App, HttpServer};
+///
+/// let server = HttpServer::new(App::new)
+///     .on_connect(grantor::actix::client_certificate_on_connect)
+///     .bind_rustls_0_23("127.0.0.1:8443", config)?;
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "tls")]
+pub fn client_certificate_on_connect(
+    connection: &dyn std::any::Any,
+    extensions: &mut actix_web::dev::Extensions,
+) {
+    type Tls = actix_tls::accept::rustls_0_23::TlsStream<actix_web::rt::net::TcpStream>;
+    if let Some(stream) = connection.downcast_ref::<Tls>()
+        && let Some(certificate) = crate::tls::client_certificate(stream.get_ref().1)
+    {
+        extensions.insert(certificate);
     }
 }
 

@@ -56,6 +56,9 @@
 //! }
 //! ```
 
+#[cfg(feature = "tls")]
+mod listener;
+
 use std::marker::PhantomData;
 
 use ::axum::Router;
@@ -75,6 +78,8 @@ use crate::endpoint::bearer::{Presented, Required};
 use crate::server::AuthorizationServer;
 use crate::signin::Site;
 use crate::store::AccessGrant;
+#[cfg(feature = "tls")]
+pub use listener::{HANDSHAKE_TIMEOUT, MAX_HANDSHAKES, TlsListener, TlsPeer};
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
@@ -404,9 +409,35 @@ where
 
 /// The caller's address for grantor ([`CallerAddress`](crate::CallerAddress)), from axum's
 /// `ConnectInfo<SocketAddr>` when the app is served with
-/// `into_make_service_with_connect_info::<SocketAddr>()`; a host that set a
-/// `CallerAddress` itself (behind a proxy it trusts) keeps its own.
+/// `into_make_service_with_connect_info::<SocketAddr>()` (or `ConnectInfo<TlsPeer>` over a
+/// `TlsListener`, feature `tls`, which also gives the request its client certificate); a
+/// host that set a `CallerAddress` or a `ClientCertificate` itself (behind a proxy it trusts)
+/// keeps its own.
 fn caller_address(parts: &mut Parts) {
+    #[cfg(feature = "tls")]
+    if let Some(peer) = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<TlsPeer>>()
+        .map(|info| info.0.clone())
+    {
+        if parts
+            .extensions
+            .get::<crate::budget::CallerAddress>()
+            .is_none()
+        {
+            let caller = crate::budget::CallerAddress::new(peer.address.ip());
+            parts.extensions.insert(caller);
+        }
+        if let Some(certificate) = peer.certificate
+            && parts
+                .extensions
+                .get::<crate::mtls::ClientCertificate>()
+                .is_none()
+        {
+            parts.extensions.insert(certificate);
+        }
+        return;
+    }
     if parts
         .extensions
         .get::<crate::budget::CallerAddress>()

@@ -163,7 +163,12 @@ impl Server {
                 events.push('\n');
             }
         });
-        let base = format!("http://127.0.0.1:{port}");
+        let scheme = if extra.contains(&"--tls-cert") {
+            "https"
+        } else {
+            "http"
+        };
+        let base = format!("{scheme}://127.0.0.1:{port}");
         let server = Self {
             base,
             child: Mutex::new(child),
@@ -337,7 +342,7 @@ pub fn free_port() -> u16 {
 /// Builds both examples once per test binary (a no-op when they are fresh) and answers the
 /// directory holding them: `<target dir>/<profile>/examples`, found from this test's own path
 /// (`<target dir>/<profile>/deps/demo_http-…`).
-fn examples_dir() -> &'static Path {
+pub fn examples_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| build_examples(&["axum_server", "actix_server"]))
 }
