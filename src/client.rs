@@ -194,6 +194,12 @@ impl Client {
         self.secret.is_none() && self.keys.is_none()
     }
 
+    /// Whether the client authenticates with a key it holds rather than a shared secret:
+    /// `private_key_jwt`, as FAPI 2.0 demands.
+    pub(crate) fn authenticates_by_key(&self) -> bool {
+        self.secret.is_none() && self.keys.is_some()
+    }
+
     /// The public keys of a `private_key_jwt` client (RFC 7523 §2.2); `None` for any other.
     pub fn keys(&self) -> Option<&ClientKeys> {
         self.keys.as_ref()

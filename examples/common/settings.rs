@@ -156,7 +156,7 @@ impl Settings {
     /// `--addr` / `GRANTOR_ADDR` (default 127.0.0.1:8080), `--issuer` / `GRANTOR_ISSUER`
     /// (default `http://` + the address), `--code-ttl` / `GRANTOR_CODE_TTL` (seconds, default 60),
     /// `--store` / `GRANTOR_STORE` (see [`StoreChoice`]), `--profile` / `GRANTOR_PROFILE`
-    /// (`oauth2`, the default, or `oauth2.1`), `--refresh-grace` / `GRANTOR_REFRESH_GRACE`
+    /// (`oauth2`, the default, `oauth2.1`, `fapi2` or `fapi2-security`), `--refresh-grace` / `GRANTOR_REFRESH_GRACE`
     /// (seconds, default 0), `--access-tokens` / `GRANTOR_ACCESS_TOKENS` (`opaque`, the default,
     /// or `jwt`), `--device-code-ttl` / `GRANTOR_DEVICE_CODE_TTL` (seconds, default 600).
     pub fn from_args_and_env() -> Result<Self, String> {
@@ -218,7 +218,7 @@ impl Settings {
                 "-h" | "--help" => {
                     return Err(
                         "usage: [--addr HOST:PORT] [--issuer URL] [--code-ttl SECONDS]\n\
-                                [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1]\n\
+                                [--store memory|sqlite:PATH|postgres:URL] [--profile oauth2|oauth2.1|fapi2|fapi2-security]\n\
                                 [--refresh-grace SECONDS] [--access-tokens opaque|jwt]\n\
                                 [--device-code-ttl SECONDS] [--session-ttl SECONDS]\n\
                                 [--fetch-allow-loopback 0|1] [--fetch-ca-file PEM]\n\
@@ -329,7 +329,15 @@ impl Settings {
         let profile = match profile.as_deref() {
             None | Some("oauth2") => grantor::settings::Profile::OAuth2,
             Some("oauth2.1") => grantor::settings::Profile::OAuth21,
-            Some(other) => return Err(format!("bad profile {other}: oauth2 or oauth2.1")),
+            // FAPI 2.0: the Security Profile and Message Signing (signed request objects).
+            Some("fapi2") => grantor::settings::Profile::Fapi2MessageSigning,
+            // The Security Profile alone.
+            Some("fapi2-security") => grantor::settings::Profile::Fapi2,
+            Some(other) => {
+                return Err(format!(
+                    "bad profile {other}: oauth2, oauth2.1, fapi2 or fapi2-security"
+                ));
+            }
         };
         let jwt_access_tokens = match access_tokens.as_deref() {
             None | Some("opaque") => false,

@@ -22,11 +22,46 @@ use crate::store::{
 };
 use crate::throttle::Turns;
 
+/// The longest a code may live under FAPI 2.0 (Security Profile §5.3.2.1: at most 60 seconds).
+const FAPI2_MAX_CODE_LIFETIME: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl AuthorizationServerBuilder {
+    /// The settings a FAPI 2.0 profile needs: codes of at most 60 seconds, assertions or
+    /// mutual TLS to authenticate clients by, something to constrain tokens with, and request
+    /// objects under Message Signing. Pushed requests become required of every client.
+    fn check_fapi2(&mut self) -> Result<(), ConfigError> {
+        if self.code_lifetime > FAPI2_MAX_CODE_LIFETIME {
+            return Err(ConfigError::Fapi2CodeLifetime);
+        }
+        if self.features.client_assertion_algs().is_none() {
+            return Err(ConfigError::Fapi2Unsupported(
+                "private_key_jwt client authentication (feature private-key-jwt)",
+            ));
+        }
+        if self.features.dpop_algorithms().is_none() {
+            return Err(ConfigError::Fapi2Unsupported(
+                "sender-constrained tokens: DPoP (.dpop(..), feature dpop)",
+            ));
+        }
+        if self.profile == Profile::Fapi2MessageSigning
+            && self.features.request_object_algs().is_none()
+        {
+            return Err(ConfigError::Fapi2Unsupported(
+                "signed request objects (feature private-key-jwt)",
+            ));
+        }
+        let pushed = self.pushed_requests.take().unwrap_or_default();
+        self.pushed_requests = Some(pushed.required(true));
+        Ok(())
+    }
+
     /// Checks the configuration and builds the server.
     pub fn build(mut self) -> Result<AuthorizationServer, ConfigError> {
         self.outbound = self.outbound.map(crate::outbound::MeteredOutbound::around);
         self.features.resolve_keys_through(self.outbound.as_ref());
+        if self.profile.is_fapi2() {
+            self.check_fapi2()?;
+        }
         let jwt_access_tokens = self.features.jwt_access_tokens();
         let dpop = self.features.dpop_algorithms();
         let jwks_uri = self.features.jwks_uri_resolvable();
@@ -76,14 +111,15 @@ impl AuthorizationServerBuilder {
         if self.refresh_grace > MAX_REFRESH_GRACE {
             return Err(ConfigError::RefreshGrace);
         }
-        let pkce = match (self.profile, self.pkce) {
-            (Profile::OAuth21, None | Some(PkcePolicy::AllClients)) => PkcePolicy::AllClients,
-            (Profile::OAuth21, Some(PkcePolicy::PlainAllowed)) => {
+        let pkce = match (self.profile.is_oauth21(), self.pkce) {
+            (true, None | Some(PkcePolicy::AllClients)) => PkcePolicy::AllClients,
+            (true, Some(PkcePolicy::PlainAllowed)) => {
                 return Err(ConfigError::PlainPkceInOAuth21);
             }
-            (Profile::OAuth21, Some(_)) => return Err(ConfigError::PkceUnderOAuth21),
-            (_, policy) => policy.unwrap_or_default(),
+            (true, Some(_)) => return Err(ConfigError::PkceUnderOAuth21),
+            (false, policy) => policy.unwrap_or_default(),
         };
+
         let audience = self.audience.unwrap_or_else(|| issuer.clone());
         let resources = Resources::new(audience, self.resources).ok_or(ConfigError::Audience)?;
 

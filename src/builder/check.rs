@@ -111,6 +111,14 @@ pub enum ConfigError {
     /// which requires PKCE of every client.
     #[error("OAuth 2.1 requires PKCE of every client; no other PKCE policy can be set")]
     PkceUnderOAuth21,
+    /// A [code lifetime](crate::AuthorizationServerBuilder::code_lifetime) over 60 seconds
+    /// under a FAPI 2.0 [profile](crate::AuthorizationServerBuilder::profile).
+    #[error("FAPI 2.0 allows codes of at most 60 seconds")]
+    Fapi2CodeLifetime,
+    /// A FAPI 2.0 [profile](crate::AuthorizationServerBuilder::profile) without something it
+    /// needs (named).
+    #[error("FAPI 2.0 needs {0}")]
+    Fapi2Unsupported(&'static str),
     /// `plain` PKCE was allowed under [`Profile::OAuth21`], which allows only `S256`.
     #[error("OAuth 2.1 allows only the S256 PKCE method; plain cannot be allowed")]
     PlainPkceInOAuth21,

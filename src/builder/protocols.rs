@@ -209,6 +209,7 @@ impl Features {
             resolver: self.client_keys,
             issuer: config.issuer.clone(),
             token_url: config.absolute_url(&config.endpoints.token),
+            fapi2: config.profile.is_fapi2(),
         }) as Arc<dyn ClientAssertions>);
         #[cfg(not(feature = "private-key-jwt"))]
         let client_assertions = None;

@@ -30,6 +30,9 @@ pub(crate) struct Checker {
     pub(crate) issuer: String,
     /// The token endpoint's URL, acceptable at every endpoint.
     pub(crate) token_url: String,
+    /// Under FAPI 2.0: the issuer is the only acceptable `aud`, and RS256 is refused (Security
+    /// Profile §5.3.2.1 and §5.4).
+    pub(crate) fapi2: bool,
 }
 
 #[async_trait]
@@ -57,14 +60,24 @@ impl ClientAssertions for Checker {
             Err(MissingKeys::Store(error)) => return Err(error.into()),
         };
         let endpoint_url = format!("{}{endpoint_path}", self.issuer.trim_end_matches('/'));
-        let audiences = [
+        let all = [
             self.issuer.as_str(),
             self.token_url.as_str(),
             endpoint_url.as_str(),
         ];
+        let audiences = if self.fapi2 {
+            if !fapi2_algorithm(assertion.0) {
+                return Err(refused(
+                    "FAPI 2.0 takes client assertions signed PS256, ES256 or EdDSA only",
+                ));
+            }
+            &all[..1]
+        } else {
+            &all[..]
+        };
         let context = AssertionContext {
             client_id: client.id().as_str(),
-            audiences: &audiences,
+            audiences,
             now,
         };
         let verified = verify_assertion(assertion.0, &jwks, &context).map_err(into_error)?;
@@ -82,6 +95,17 @@ impl ClientAssertions for Checker {
             Err(into_error(AssertionError::Replayed))
         }
     }
+}
+
+/// Whether the JWS names an algorithm FAPI 2.0 allows (Security Profile §5.4.1: PS256, ES256,
+/// EdDSA). A header that cannot be read fails here; verification would refuse it anyway.
+fn fapi2_algorithm(jws: &str) -> bool {
+    matches!(
+        jsonwebtoken::decode_header(jws).map(|header| header.alg),
+        Ok(jsonwebtoken::Algorithm::PS256
+            | jsonwebtoken::Algorithm::ES256
+            | jsonwebtoken::Algorithm::EdDSA)
+    )
 }
 
 /// Why a client's JWK Set could not be had.

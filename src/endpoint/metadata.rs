@@ -59,6 +59,10 @@ struct Metadata<'a> {
     /// `private-key-jwt`; `request_uri` names pushed requests only, so it is not supported.
     request_parameter_supported: bool,
     request_uri_parameter_supported: bool,
+    /// FAPI 2.0 Message Signing: every authorization request is a signed request object
+    /// (RFC 9101 §10.5).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    require_signed_request_object: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     request_object_signing_alg_values_supported: Option<&'static [&'static str]>,
     /// draft-ietf-oauth-client-id-metadata-document §6: only when documents are taken.
@@ -105,6 +109,11 @@ type AuthMethods = (
 );
 
 fn auth_methods(config: &Settings) -> AuthMethods {
+    if config.profile.is_fapi2() {
+        // Security Profile §5.3.2.1 and §5.4.1: no shared secrets, no RS256.
+        const FAPI2: &[&str] = &["private_key_jwt"];
+        return (FAPI2, FAPI2, Some(&["ES256", "EdDSA", "PS256"]));
+    }
     match config.client_assertion_algs {
         Some(algorithms) => (
             &[
@@ -173,7 +182,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     // public ones. Introspection needs a client that authenticates (RFC 7662 §2.1), so not
     // `none`.
     let (auth_methods, introspection_methods, assertion_algs) = auth_methods(config);
-    let oauth21 = config.profile == Profile::OAuth21;
+    let oauth21 = config.profile.is_oauth21();
     let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {
         (
             &["code"],
@@ -276,6 +285,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         acr_values_supported: config.acr.classes(),
         request_parameter_supported: config.request_object_algs.is_some(),
         request_uri_parameter_supported: false,
+        require_signed_request_object: config.profile == Profile::Fapi2MessageSigning,
         request_object_signing_alg_values_supported: config.request_object_algs,
         client_id_metadata_document_supported: config.client_documents,
         identity_chaining_requested_token_types_supported: config

@@ -11,6 +11,7 @@ use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
 use crate::grant::pushed::Pushed;
 use crate::grant::pushed::Pushes;
+use crate::settings::Profile;
 
 /// `pushes` is `None` when pushed requests are not taken; `clients` authenticates at this
 /// endpoint.
@@ -57,7 +58,16 @@ async fn handle<B: AsRef<[u8]>>(
         .from(CallerAddress::of(request))
         .authenticate(&auth)
         .await?;
+    crate::grant::checks::fapi2_client(pushes.rules.profile, &client)?;
     let authorization = parse::authorization_request(&form);
+    if pushes.rules.profile == Profile::Fapi2MessageSigning
+        && authorization.openid.request.is_none()
+    {
+        return Err(OAuthError::invalid_request(
+            "FAPI 2.0 Message Signing takes only signed request objects: send the request's \
+             parameters in a request JWT (RFC 9101)",
+        ));
+    }
     let object_form;
     // RFC 9126 §3: a pushed request may carry a request object, verified as at the
     // authorization endpoint (every refusal answered here, never redirected).

@@ -562,6 +562,12 @@ fn check(
         }
         None => return Err(OAuthError::invalid_request("response_type is missing")),
     };
+    if rules.profile.is_fapi2() && response_type != ResponseType::Code {
+        return Err(OAuthError::new(
+            ErrorCode::UnsupportedResponseType,
+            "FAPI 2.0 takes only response_type=code",
+        ));
+    }
     let response_mode =
         ResponseMode::read(request.response_mode, response_type).ok_or_else(|| {
             OAuthError::invalid_request(if response_type.in_fragment() {
@@ -574,7 +580,8 @@ fn check(
     if !checks::offered(rules.profile, grant) {
         return Err(OAuthError::new(
             ErrorCode::UnsupportedResponseType,
-            "the implicit grant (response_type token or id_token) is not offered under OAuth 2.1",
+            "the implicit grant (response_type token or id_token) is not offered under OAuth 2.1 \
+             (nor FAPI 2.0)",
         ));
     }
     if !client.allows(grant) {

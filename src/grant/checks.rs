@@ -19,10 +19,23 @@ pub(crate) fn agreed(client: &Client, grant: GrantType) -> Result<(), OAuthError
     }
 }
 
-/// Whether the server's profile offers `grant` at all: OAuth 2.1 drops the implicit and
-/// password grants (draft-ietf-oauth-v2-1 §10.1, §10.4), whatever a client was agreed.
+/// Whether the server's profile offers `grant` at all: OAuth 2.1 (and FAPI 2.0 with it) drops
+/// the implicit and password grants (draft-ietf-oauth-v2-1 §10.1, §10.4), whatever a client was
+/// agreed.
 pub(crate) fn offered(profile: Profile, grant: GrantType) -> bool {
-    !(profile == Profile::OAuth21 && matches!(grant, GrantType::Implicit | GrantType::Password))
+    !(profile.is_oauth21() && matches!(grant, GrantType::Implicit | GrantType::Password))
+}
+
+/// Under FAPI 2.0, whether `client` may take part at all: only confidential clients that
+/// authenticate with `private_key_jwt` or mutual TLS (FAPI 2.0 Security Profile §5.3.2.1).
+pub(crate) fn fapi2_client(profile: Profile, client: &Client) -> Result<(), OAuthError> {
+    if !profile.is_fapi2() || client.authenticates_by_key() {
+        return Ok(());
+    }
+    Err(OAuthError::invalid_client(
+        "FAPI 2.0 takes only confidential clients that authenticate with private_key_jwt or \
+         mutual TLS",
+    ))
 }
 
 /// The scope a request gets (RFC 6749 §3.3): the requested one if the client may have all of

@@ -329,7 +329,7 @@ impl Registrar<'_> {
         }
         let grant_types = grant_types(metadata.grant_types, metadata.response_types)?;
         for grant in &grant_types {
-            let refused_by_profile = self.profile == Profile::OAuth21
+            let refused_by_profile = self.profile.is_oauth21()
                 && matches!(grant, GrantType::Implicit | GrantType::Password);
             if refused_by_profile || !self.policy.allows(*grant) {
                 return Err(OAuthError::invalid_client_metadata(format!(
@@ -409,6 +409,12 @@ impl Registrar<'_> {
         keys: Option<ClientKeys>,
     ) -> Result<Option<ClientKeys>, OAuthError> {
         let refuse = |why: &'static str| Err(OAuthError::invalid_client_metadata(why));
+        if self.profile.is_fapi2() && auth_method != AuthMethod::PrivateKeyJwt {
+            return refuse(
+                "FAPI 2.0 registers only clients that authenticate with private_key_jwt or \
+                 mutual TLS",
+            );
+        }
         match (auth_method, keys) {
             (AuthMethod::PrivateKeyJwt, _) if !self.assertions => {
                 refuse("private_key_jwt is not supported by this server")

@@ -52,6 +52,13 @@ pub(crate) async fn token(
         possession: possession.or(grants.issuer.possession),
         ..grants.issuer
     };
+    checks::fapi2_client(grants.profile, &client)?;
+    if issuer.possession.is_none() && grants.profile.is_fapi2() {
+        return Err(OAuthError::new(
+            ErrorCode::InvalidDpopProof,
+            "FAPI 2.0 issues only sender-constrained tokens: send a DPoP proof (RFC 9449)",
+        ));
+    }
     if issuer.possession.is_none() && (grants.dpop_required || client.requires_dpop()) {
         return Err(OAuthError::new(
             ErrorCode::InvalidDpopProof,
@@ -67,7 +74,7 @@ pub(crate) async fn token(
         if !checks::offered(grants.profile, grant_type) {
             return Err(OAuthError::new(
                 ErrorCode::UnsupportedGrantType,
-                "this grant_type is not offered under OAuth 2.1",
+                "this grant_type is not offered under OAuth 2.1 (nor FAPI 2.0)",
             ));
         }
         checks::agreed(&client, grant_type)?;

@@ -73,6 +73,35 @@ pub enum Profile {
     /// every client, and every client must use PKCE with `S256` (§4.1.1, §10.1): the PKCE
     /// policy is [`PkcePolicy::AllClients`], and setting another is a configuration error.
     OAuth21,
+    /// The FAPI 2.0 Security Profile, on top of OAuth 2.1's rules: authorization requests only
+    /// through pushed authorization requests (RFC 9126), `response_type=code` only, PKCE with
+    /// `S256`; only confidential clients, authenticated by `private_key_jwt` (its `aud` exactly
+    /// the issuer, signed PS256, ES256 or EdDSA, never RS256) or mutual TLS (RFC 8705); every
+    /// access token sender-constrained, so a token request with neither a DPoP proof nor a
+    /// client certificate is refused; codes live at most 60 seconds.
+    ///
+    /// `build()` refuses a setting that contradicts it: a longer code lifetime, a PKCE policy
+    /// other than [`PkcePolicy::AllClients`], pushed requests not served, or neither DPoP nor
+    /// certificate-bound tokens to constrain tokens with.
+    Fapi2,
+    /// [`Profile::Fapi2`] and FAPI 2.0 Message Signing: every pushed request is also a signed
+    /// request object (RFC 9101). JWT-secured authorization responses and signed introspection
+    /// answers are offered in every profile; under this one the client asks for them.
+    Fapi2MessageSigning,
+}
+
+impl Profile {
+    /// Whether this is a FAPI 2.0 profile ([`Profile::Fapi2`] or
+    /// [`Profile::Fapi2MessageSigning`]).
+    pub fn is_fapi2(self) -> bool {
+        matches!(self, Self::Fapi2 | Self::Fapi2MessageSigning)
+    }
+
+    /// Whether OAuth 2.1's rules hold: no implicit or password grant, PKCE `S256` of every
+    /// client (every FAPI 2.0 profile keeps them too).
+    pub(crate) fn is_oauth21(self) -> bool {
+        self != Self::OAuth2
+    }
 }
 
 /// Every setting of a built server, checked by the builder: plain data that every layer reads

@@ -1,0 +1,381 @@
+//! The FAPI 2.0 profiles through the public API: what `build()` refuses, each rule of the
+//! Security Profile refused when broken, Message Signing's signed request objects, and a full
+//! flow (pushed request object, PKCE, `private_key_jwt`, DPoP) passing.
+
+mod common;
+#[path = "dpop_proofs/mod.rs"]
+mod keys;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::*;
+use grantor::dpop::Dpop;
+use grantor::*;
+use grantor::{client::*, settings::*};
+use http::Response;
+use jsonwebtoken::Algorithm;
+use keys::ProofKey;
+use serde_json::{Value, json};
+
+const CLIENT: &str = "fapi-client";
+const PAR: &str = "/api/oauth/par";
+const TOKEN_URL: &str = "http://127.0.0.1:8080/api/oauth/token";
+const PAR_URL: &str = "http://127.0.0.1:8080/api/oauth/par";
+
+fn client_keys() -> Value {
+    let mut es = serde_json::to_value(&ProofKey::es256(1).jwk).unwrap();
+    es["kid"] = json!("es");
+    let mut rs = serde_json::to_value(&ProofKey::rsa(Algorithm::RS256).jwk).unwrap();
+    rs["kid"] = json!("rs");
+    json!({ "keys": [es, rs] })
+}
+
+fn setup(profile: Profile) -> Fixture {
+    let f = fixture_with(|b| b.profile(profile).dpop(Dpop::new()));
+    let client = Client::private_key_jwt(
+        CLIENT,
+        ClientKeys::jwks(&client_keys().to_string()).unwrap(),
+    )
+    .redirect_uri(REDIRECT)
+    .grant_types([
+        GrantType::AuthorizationCode,
+        GrantType::RefreshToken,
+        GrantType::ClientCredentials,
+    ])
+    .scopes("profile email")
+    .approval(Approval::NotRequired)
+    .build()
+    .unwrap();
+    f.register(client);
+    f
+}
+
+fn next_jti(what: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("{what}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+fn sign(key: &ProofKey, kid: &str, typ: Option<&str>, claims: &Value) -> String {
+    key.sign_with(claims, |header| {
+        header.typ = typ.map(str::to_owned);
+        header.jwk = None;
+        header.kid = Some(kid.to_owned());
+    })
+}
+
+/// A client assertion of `CLIENT` for `aud`, signed by its ES256 key.
+fn assertion_for(aud: &str) -> String {
+    let claims = json!({
+        "iss": CLIENT, "sub": CLIENT, "aud": aud, "exp": START + 60, "jti": next_jti("assertion"),
+    });
+    sign(&ProofKey::es256(1), "es", None, &claims)
+}
+
+fn assertion_form(assertion: &str) -> String {
+    format!(
+        "client_id={CLIENT}&client_assertion_type={}&client_assertion={assertion}",
+        grantor::client_assertion::ASSERTION_TYPE
+    )
+}
+
+/// A good request object of `CLIENT`: a code request with S256 PKCE.
+fn object_claims() -> Value {
+    json!({
+        "iss": CLIENT, "aud": ISSUER, "exp": START + 300, "nbf": START, "iat": START,
+        "jti": next_jti("object"), "client_id": CLIENT, "response_type": "code",
+        "redirect_uri": REDIRECT, "scope": "profile", "state": "fapi-state",
+        "code_challenge": CHALLENGE, "code_challenge_method": "S256",
+    })
+}
+
+fn object(claims: &Value) -> String {
+    sign(
+        &ProofKey::es256(1),
+        "es",
+        Some("oauth-authz-req+jwt"),
+        claims,
+    )
+}
+
+/// The DPoP key every request of a flow proves.
+fn dpop_key() -> ProofKey {
+    ProofKey::es256(7)
+}
+
+impl Fixture {
+    async fn push(&self, body: &str, dpop: bool) -> Response<String> {
+        let form = format!("{}&{body}", assertion_form(&assertion_for(ISSUER)));
+        let mut request = post(PAR, None, &form);
+        if dpop {
+            let proof = dpop_key().proof("POST", PAR_URL, START);
+            request.headers_mut().insert("dpop", proof.parse().unwrap());
+        }
+        self.server.par(&request).await
+    }
+
+    async fn fapi_token(&self, body: &str, assertion: &str, dpop: bool) -> Response<String> {
+        let form = format!("{}&{body}", assertion_form(assertion));
+        let mut request = token_request(None, &form);
+        if dpop {
+            let proof = dpop_key().proof("POST", TOKEN_URL, START);
+            request.headers_mut().insert("dpop", proof.parse().unwrap());
+        }
+        self.server.token(&request).await
+    }
+
+    /// A code for `CLIENT` through a pushed request object, Alice approving.
+    async fn fapi_code(&self) -> String {
+        let pushed = self
+            .push(&format!("request={}", object(&object_claims())), true)
+            .await;
+        assert_eq!(pushed.status(), 201, "{}", pushed.body());
+        let request_uri = json(&pushed)["request_uri"].as_str().unwrap().to_owned();
+        let query = format!(
+            "client_id={CLIENT}&request_uri={}",
+            url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
+        );
+        let Authorize::SignIn(pending) = self.server.authorize(&authorize_request(&query)).await
+        else {
+            panic!("the pushed request was refused");
+        };
+        let answer = self
+            .server
+            .decide(pending, self.alice.id(), Decision::Approve)
+            .await;
+        let target = common::redirect(&answer);
+        assert_eq!(
+            target.query["iss"], ISSUER,
+            "iss on the authorization response"
+        );
+        target.query["code"].clone()
+    }
+}
+
+fn code_exchange(code: &str) -> String {
+    format!(
+        "grant_type=authorization_code&code={code}&redirect_uri={REDIRECT_ENCODED}&code_verifier={VERIFIER}"
+    )
+}
+
+#[test]
+fn build_refuses_what_contradicts_the_profile() {
+    for profile in [Profile::Fapi2, Profile::Fapi2MessageSigning] {
+        let long_codes = AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(MemoryStore::new())
+            .profile(profile)
+            .dpop(Dpop::new())
+            .code_lifetime(Duration::from_secs(61))
+            .build();
+        assert_eq!(long_codes.unwrap_err(), ConfigError::Fapi2CodeLifetime);
+        let unconstrained = AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(MemoryStore::new())
+            .profile(profile)
+            .build();
+        assert!(matches!(
+            unconstrained.unwrap_err(),
+            ConfigError::Fapi2Unsupported(_)
+        ));
+        let plain = AuthorizationServer::builder()
+            .issuer(ISSUER)
+            .store(MemoryStore::new())
+            .profile(profile)
+            .dpop(Dpop::new())
+            .pkce_policy(PkcePolicy::PlainAllowed)
+            .build();
+        assert_eq!(plain.unwrap_err(), ConfigError::PlainPkceInOAuth21);
+    }
+}
+
+#[tokio::test]
+async fn a_full_flow_with_a_pushed_request_object_private_key_jwt_and_dpop_passes() {
+    let f = setup(Profile::Fapi2MessageSigning);
+    let code = f.fapi_code().await;
+    let response = f
+        .fapi_token(&code_exchange(&code), &assertion_for(ISSUER), true)
+        .await;
+    assert_eq!(response.status(), 200, "{}", response.body());
+    let body = json(&response);
+    assert_eq!(body["token_type"], "DPoP");
+    let token = body["access_token"].as_str().unwrap();
+    // Introspected by the client itself, authenticated as it is everywhere.
+    let form = format!("{}&token={token}", assertion_form(&assertion_for(ISSUER)));
+    let introspected = f
+        .server
+        .introspect(&post("/api/oauth/introspect", None, &form))
+        .await;
+    let introspected = json(&introspected);
+    assert_eq!(introspected["active"], true, "{introspected}");
+    assert_eq!(
+        introspected["cnf"]["jkt"],
+        dpop_key().jkt(),
+        "{introspected}"
+    );
+}
+
+#[tokio::test]
+async fn authorization_requests_must_be_pushed() {
+    let f = setup(Profile::Fapi2);
+    let query = format!(
+        "client_id={CLIENT}&response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=profile\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256&state=s"
+    );
+    match f.server.authorize(&authorize_request(&query)).await {
+        Authorize::Redirect(redirect) => {
+            assert_eq!(
+                common::redirect(&redirect).query["error"],
+                "invalid_request"
+            );
+        }
+        Authorize::Reject(error) => assert_eq!(error.code().as_str(), "invalid_request"),
+        other => panic!("a request that was not pushed was taken: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn message_signing_takes_only_signed_request_objects() {
+    let f = setup(Profile::Fapi2MessageSigning);
+    let plain = format!(
+        "response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=profile\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256"
+    );
+    let refused = f.push(&plain, true).await;
+    assert_error(&refused, 400, "invalid_request");
+    assert!(
+        refused.body().contains("request object"),
+        "{}",
+        refused.body()
+    );
+    // The Security Profile alone takes the same parameters.
+    let f = setup(Profile::Fapi2);
+    assert_eq!(f.push(&plain, true).await.status(), 201);
+}
+
+#[tokio::test]
+async fn each_rule_of_the_security_profile_is_refused_when_broken() {
+    let f = setup(Profile::Fapi2);
+    let with = |extra: &str, method: &str| {
+        format!("response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=profile{method}{extra}")
+    };
+    let s256 = format!("&code_challenge={CHALLENGE}&code_challenge_method=S256");
+    // response_type=code only.
+    let token = f
+        .push(
+            &with("", &s256).replace("response_type=code", "response_type=token"),
+            true,
+        )
+        .await;
+    assert_error(&token, 400, "unsupported_response_type");
+    // PKCE, and S256 only.
+    assert_error(&f.push(&with("", ""), true).await, 400, "invalid_request");
+    let plain = format!("&code_challenge={VERIFIER}&code_challenge_method=plain");
+    assert_error(
+        &f.push(&with("", &plain), true).await,
+        400,
+        "invalid_request",
+    );
+    // Shared secrets are refused: the fixture's secret clients cannot push or get tokens.
+    let secret_push = f
+        .server
+        .par(&post(PAR, Some(&f.demo_basic()), &with("", &s256)))
+        .await;
+    assert_error(&secret_push, 401, "invalid_client");
+    let secret_token = f
+        .token(Some(&f.demo_basic()), "grant_type=client_credentials")
+        .await;
+    assert_error(&secret_token, 401, "invalid_client");
+    // A client assertion whose aud is the token endpoint rather than the issuer.
+    let code = f.fapi_code_plain().await;
+    let wrong_aud = f
+        .fapi_token(&code_exchange(&code), &assertion_for(TOKEN_URL), true)
+        .await;
+    assert_error(&wrong_aud, 401, "invalid_client");
+    // One signed RS256.
+    let claims = json!({
+        "iss": CLIENT, "sub": CLIENT, "aud": ISSUER, "exp": START + 60, "jti": next_jti("rs"),
+    });
+    let rs256 = sign(&ProofKey::rsa(Algorithm::RS256), "rs", None, &claims);
+    let refused = f
+        .fapi_token("grant_type=client_credentials", &rs256, true)
+        .await;
+    assert_error(&refused, 401, "invalid_client");
+    // A token request with no DPoP proof (and no client certificate).
+    let unconstrained = f
+        .fapi_token(
+            "grant_type=client_credentials",
+            &assertion_for(ISSUER),
+            false,
+        )
+        .await;
+    assert_error(&unconstrained, 400, "invalid_dpop_proof");
+    // The same request, sender-constrained, passes.
+    let constrained = f
+        .fapi_token(
+            "grant_type=client_credentials",
+            &assertion_for(ISSUER),
+            true,
+        )
+        .await;
+    assert_eq!(constrained.status(), 200, "{}", constrained.body());
+}
+
+impl Fixture {
+    /// A code through a pushed request of plain parameters (the Security Profile alone).
+    async fn fapi_code_plain(&self) -> String {
+        let body = format!(
+            "response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=profile\
+             &code_challenge={CHALLENGE}&code_challenge_method=S256&state=s"
+        );
+        let pushed = self.push(&body, true).await;
+        assert_eq!(pushed.status(), 201, "{}", pushed.body());
+        let request_uri = json(&pushed)["request_uri"].as_str().unwrap().to_owned();
+        let query = format!(
+            "client_id={CLIENT}&request_uri={}",
+            url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
+        );
+        let Authorize::SignIn(pending) = self.server.authorize(&authorize_request(&query)).await
+        else {
+            panic!("the pushed request was refused");
+        };
+        let answer = self
+            .server
+            .decide(pending, self.alice.id(), Decision::Approve)
+            .await;
+        common::redirect(&answer).query["code"].clone()
+    }
+}
+
+#[tokio::test]
+async fn discovery_says_what_the_profile_takes() {
+    let f = setup(Profile::Fapi2MessageSigning);
+    let metadata = json(&f.server.metadata());
+    assert_eq!(metadata["require_pushed_authorization_requests"], true);
+    assert_eq!(metadata["response_types_supported"], json!(["code"]));
+    assert_eq!(
+        metadata["code_challenge_methods_supported"],
+        json!(["S256"])
+    );
+    assert_eq!(
+        metadata["token_endpoint_auth_methods_supported"],
+        json!(["private_key_jwt"])
+    );
+    let algs = metadata["token_endpoint_auth_signing_alg_values_supported"]
+        .as_array()
+        .unwrap();
+    assert!(!algs.contains(&json!("RS256")), "{algs:?}");
+    assert_eq!(metadata["require_signed_request_object"], true);
+    assert_eq!(
+        metadata["authorization_response_iss_parameter_supported"],
+        true
+    );
+    let grants = metadata["grant_types_supported"].as_array().unwrap();
+    assert!(!grants.contains(&json!("implicit")) && !grants.contains(&json!("password")));
+    let plain = setup(Profile::Fapi2);
+    assert!(
+        json(&plain.server.metadata())
+            .get("require_signed_request_object")
+            .is_none()
+    );
+}
