@@ -71,6 +71,9 @@ pub const MAX_JTI_BYTES: usize = 256;
 pub(crate) struct Verifier {
     pub(crate) resolver: Option<Arc<dyn ClientKeyResolver>>,
     pub(crate) issuer: String,
+    /// Under FAPI 2.0 (Message Signing §5.3.1, Security Profile §5.4.1): never RS256, and
+    /// `nbf` required, at most 60 minutes old and at most 60 minutes before `exp`.
+    pub(crate) fapi2: bool,
 }
 
 #[async_trait]
@@ -100,6 +103,14 @@ impl RequestObjectVerifier for Verifier {
             return Err(refused(
                 "the request object is not signed with the client's request_object_signing_alg",
             ));
+        }
+        if self.fapi2 {
+            if algorithm == jsonwebtoken::Algorithm::RS256 {
+                return Err(refused(
+                    "FAPI 2.0 takes request objects signed PS256, ES256 or EdDSA, never RS256",
+                ));
+            }
+            fapi2_window(&claims, now)?;
         }
         check_claims(claims, client.id().as_str(), &self.issuer, now)
     }
@@ -169,6 +180,26 @@ fn check_claims(
         jti,
         expires_at,
     })
+}
+
+/// FAPI 2.0 Message Signing §5.3.1: `nbf` present, no more than 60 minutes in the past, and
+/// `exp` no more than 60 minutes after it.
+fn fapi2_window(claims: &Map<String, Value>, now: UnixTime) -> Result<(), OAuthError> {
+    let time = |name: &str| claims.get(name).and_then(Value::as_f64).and_then(seconds);
+    let Some(nbf) = time("nbf") else {
+        return Err(refused("FAPI 2.0 needs nbf in the request object"));
+    };
+    if nbf.plus(MAX_LIFETIME) < now {
+        return Err(refused(
+            "the request object's nbf is more than 60 minutes in the past",
+        ));
+    }
+    if time("exp").is_some_and(|exp| exp > nbf.plus(MAX_LIFETIME)) {
+        return Err(refused(
+            "the request object's exp is more than 60 minutes after its nbf",
+        ));
+    }
+    Ok(())
 }
 
 /// `exp`: present, not past, at most [`MAX_LIFETIME`] ahead; the time until which the object

@@ -379,3 +379,39 @@ async fn discovery_says_what_the_profile_takes() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn request_objects_keep_the_message_signing_rules() {
+    let f = setup(Profile::Fapi2MessageSigning);
+    let mut without_nbf = object_claims();
+    without_nbf.as_object_mut().unwrap().remove("nbf");
+    let mut stale = object_claims();
+    stale["nbf"] = json!(START - 3_700);
+    stale["exp"] = json!(START + 60);
+    let mut long = object_claims();
+    long["nbf"] = json!(START - 600);
+    long["exp"] = json!(START + 3_100);
+    for (claims, why) in [
+        (without_nbf, "nbf"),
+        (stale, "nbf is more than 60 minutes in the past"),
+        (long, "more than 60 minutes after its nbf"),
+    ] {
+        let refused = f.push(&format!("request={}", object(&claims)), true).await;
+        assert_error(&refused, 400, "invalid_request_object");
+        assert!(refused.body().contains(why), "{why}: {}", refused.body());
+    }
+    let rs256 = sign(
+        &ProofKey::rsa(Algorithm::RS256),
+        "rs",
+        Some("oauth-authz-req+jwt"),
+        &object_claims(),
+    );
+    let refused = f.push(&format!("request={rs256}"), true).await;
+    assert_error(&refused, 400, "invalid_request_object");
+    assert!(refused.body().contains("never RS256"), "{}", refused.body());
+    // nbf a few seconds ahead (clock skew) is taken.
+    let mut ahead = object_claims();
+    ahead["nbf"] = json!(START + 8);
+    let taken = f.push(&format!("request={}", object(&ahead)), true).await;
+    assert_eq!(taken.status(), 201, "{}", taken.body());
+}

@@ -199,6 +199,7 @@ impl Features {
         let request_objects = Some(Arc::new(crate::request_object::Verifier {
             resolver: self.client_keys.clone(),
             issuer: config.issuer.clone(),
+            fapi2: config.profile.is_fapi2(),
         }) as Arc<dyn RequestObjectVerifier>);
         #[cfg(not(feature = "private-key-jwt"))]
         let request_objects = None;
