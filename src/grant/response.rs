@@ -234,3 +234,46 @@ pub(crate) async fn response_jwt(
         .await?;
     Ok(jwt)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jwt_modes_are_read_when_offered_and_never_put_tokens_in_a_query() {
+        use ResponseMode::*;
+        let read =
+            |mode, response_type, offered| ResponseMode::read(Some(mode), response_type, offered);
+        assert_eq!(read("jwt", ResponseType::Code, true), Some(QueryJwt));
+        assert_eq!(read("jwt", ResponseType::Token, true), Some(FragmentJwt));
+        assert_eq!(read("jwt", ResponseType::IdToken, true), Some(FragmentJwt));
+        assert_eq!(read("query.jwt", ResponseType::Code, true), Some(QueryJwt));
+        assert_eq!(read("query.jwt", ResponseType::Token, true), None);
+        assert_eq!(read("query", ResponseType::IdTokenToken, true), None);
+        assert_eq!(
+            read("fragment.jwt", ResponseType::Code, true),
+            Some(FragmentJwt)
+        );
+        assert_eq!(
+            read("form_post.jwt", ResponseType::Token, true),
+            Some(FormPostJwt)
+        );
+        assert_eq!(read("form_post", ResponseType::Code, false), Some(FormPost));
+        for mode in ["jwt", "query.jwt", "fragment.jwt", "form_post.jwt"] {
+            assert_eq!(read(mode, ResponseType::Code, false), None, "{mode}");
+        }
+        assert_eq!(read("JWT", ResponseType::Code, true), None);
+        // What a pending authorization keeps reads back as itself.
+        for mode in [
+            Query,
+            Fragment,
+            FormPost,
+            QueryJwt,
+            FragmentJwt,
+            FormPostJwt,
+        ] {
+            assert_eq!(read(mode.as_stored(), ResponseType::Code, true), Some(mode));
+            assert!(!mode.carrier().is_jwt());
+        }
+    }
+}
