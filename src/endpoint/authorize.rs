@@ -1,6 +1,6 @@
 //! The authorization endpoint on the wire (RFC 6749 §3.1): reading `GET` queries and `POST`
 //! forms, and writing authorization responses as redirects (RFC 6749 §4.1.2, §4.2.2) with `iss`
-//! (RFC 9207).
+//! (RFC 9207), as form_post pages, or inside a signed JWT (JARM).
 
 use http::header::CONTENT_TYPE;
 use http::{Method, Request, Response, StatusCode};
@@ -66,7 +66,8 @@ pub(crate) struct Authorization<'a> {
 /// An authorization request's error for the client (RFC 6749 §4.1.2.1, §4.2.2.1): the typed
 /// error, and the redirect to the client's registered redirect URI with `error`,
 /// `error_description`, `state` and `iss` (RFC 9207), ready to send (for a request with
-/// `response_mode=form_post`, a 200 page that posts them there instead).
+/// `response_mode=form_post`, a 200 page that posts them there instead; in a JWT response mode,
+/// the one `response` parameter, a signed JWT holding them).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -157,7 +158,7 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
         // RFC 9101 §6.2: grantor fetches no request object by reference. The answer goes to
         // the client when the client and redirect URI sent beside it are good, else it is shown.
         let error = OAuthError::new(
-            crate::error::ErrorCode::RequestUriNotSupported,
+            ErrorCode::RequestUriNotSupported,
             "request_uri is taken only as the reference to a pushed request (RFC 9126)",
         );
         let refused = authorize::refuse(clients, rules, &request, error, now).await;
