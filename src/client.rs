@@ -327,6 +327,18 @@ impl Client {
         self.openid.userinfo_alg
     }
 
+    /// How its JWT-secured authorization responses are signed
+    /// (`authorization_signed_response_alg`, JARM §3); `None`: RS256.
+    pub fn authorization_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
+        self.openid.authorization_alg
+    }
+
+    /// How the introspection answers it asks for as JWTs are signed
+    /// (`introspection_signed_response_alg`, RFC 9701 §6); `None`: RS256.
+    pub fn introspection_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
+        self.openid.introspection_alg
+    }
+
     /// The one algorithm its request objects may be signed with (`request_object_signing_alg`,
     /// RFC 9101 §10.2); `None`: any of those the server verifies.
     pub fn request_object_signing_algorithm(

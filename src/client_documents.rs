@@ -440,6 +440,13 @@ fn read_document(
     if let Some(sector) = sector {
         builder = builder.pairwise_subjects(sector);
     }
+    // JARM §3, RFC 9701 §6: how its signed answers are signed.
+    if let Some(alg) = metadata.authorization_alg {
+        builder = builder.authorization_signing_algorithm(alg);
+    }
+    if let Some(alg) = metadata.introspection_alg {
+        builder = builder.introspection_signing_algorithm(alg);
+    }
     // RFC 9101 §10.2: the one algorithm the client's request objects may be signed with.
     if let Some(alg) = metadata.request_object_alg {
         builder = builder.request_object_signing_algorithm(alg);

@@ -46,6 +46,12 @@ struct Document {
     id_token_signed_response_alg: Option<Value>,
     userinfo_signed_response_alg: Option<Value>,
     request_object_signing_alg: Option<Value>,
+    authorization_signed_response_alg: Option<Value>,
+    introspection_signed_response_alg: Option<Value>,
+    authorization_encrypted_response_alg: Option<Value>,
+    authorization_encrypted_response_enc: Option<Value>,
+    introspection_encrypted_response_alg: Option<Value>,
+    introspection_encrypted_response_enc: Option<Value>,
     post_logout_redirect_uris: Option<Value>,
     backchannel_logout_uri: Option<Value>,
     application_type: Option<Value>,
@@ -117,6 +123,7 @@ pub(crate) fn parse(body: &[u8], source: Source) -> Result<ClientMetadata, Metad
 
 /// The members of `document` into their types; `max_param` bounds each string.
 fn read_members(document: Document, max_param: usize) -> Result<ClientMetadata, OAuthError> {
+    refuse_encryption(&document)?;
     let redirect_uris = document
         .redirect_uris
         .map(|v| redirect_uris(v, max_param))
@@ -196,6 +203,25 @@ fn read_members(document: Document, max_param: usize) -> Result<ClientMetadata, 
             )
         })
         .transpose()?;
+    // JARM §3, RFC 9701 §6: absent, RS256; `none` is never offered.
+    let authorization_alg = document
+        .authorization_signed_response_alg
+        .map(|v| {
+            signing_alg(
+                v,
+                "authorization_signed_response_alg must be RS256, ES256 or EdDSA",
+            )
+        })
+        .transpose()?;
+    let introspection_alg = document
+        .introspection_signed_response_alg
+        .map(|v| {
+            signing_alg(
+                v,
+                "introspection_signed_response_alg must be RS256, ES256 or EdDSA",
+            )
+        })
+        .transpose()?;
     let request_object_alg = document
         .request_object_signing_alg
         .map(request_object_alg)
@@ -250,6 +276,8 @@ fn read_members(document: Document, max_param: usize) -> Result<ClientMetadata, 
         .transpose()?;
     Ok(ClientMetadata {
         userinfo_alg,
+        authorization_alg,
+        introspection_alg,
         pairwise,
         sector_identifier_uri,
         application_type,
@@ -298,6 +326,27 @@ fn keys(
             let uri = string(uri, "jwks_uri", max_param)?;
             ClientKeys::jwks_uri(&uri).map(Some).map_err(refused)
         }
+    }
+}
+
+/// JARM §3 and RFC 9701 §6 let a client ask for its authorization responses and
+/// introspection answers encrypted to it; grantor signs them and never encrypts, so a client
+/// that asks would read answers it cannot trust to be confidential: it is refused, whatever
+/// the value.
+fn refuse_encryption(document: &Document) -> Result<(), OAuthError> {
+    let asked = [
+        &document.authorization_encrypted_response_alg,
+        &document.authorization_encrypted_response_enc,
+        &document.introspection_encrypted_response_alg,
+        &document.introspection_encrypted_response_enc,
+    ];
+    match asked.iter().any(|member| member.is_some()) {
+        true => Err(OAuthError::invalid_client_metadata(
+            "encrypted authorization responses and introspection answers are not offered \
+             (authorization_encrypted_response_alg, _enc, introspection_encrypted_response_alg, \
+             _enc)",
+        )),
+        false => Ok(()),
     }
 }
 
@@ -470,6 +519,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(openid.userinfo_alg, Some(SigningAlgorithm::ES256));
+        let signed = parse(
+            br#"{"authorization_signed_response_alg":"EdDSA",
+                "introspection_signed_response_alg":"RS256"}"#,
+            REGISTRATION,
+        )
+        .unwrap();
+        assert_eq!(signed.authorization_alg, Some(SigningAlgorithm::EdDSA));
+        assert_eq!(signed.introspection_alg, Some(SigningAlgorithm::RS256));
         assert_eq!(openid.default_max_age, Some(3600));
         assert!(openid.require_auth_time);
     }
@@ -505,6 +562,14 @@ mod tests {
             "{\"request_object_signing_alg\":\"none\"}",
             "{\"request_object_signing_alg\":\"HS256\"}",
             "{\"request_object_signing_alg\":[\"RS256\"]}",
+            "{\"authorization_signed_response_alg\":\"none\"}",
+            "{\"authorization_signed_response_alg\":\"HS256\"}",
+            "{\"introspection_signed_response_alg\":\"PS512\"}",
+            "{\"introspection_signed_response_alg\":1}",
+            "{\"authorization_encrypted_response_alg\":\"RSA-OAEP-256\"}",
+            "{\"authorization_encrypted_response_enc\":\"A128CBC-HS256\"}",
+            "{\"introspection_encrypted_response_alg\":\"ECDH-ES\"}",
+            "{\"introspection_encrypted_response_enc\":\"A256GCM\"}",
         ] {
             assert_eq!(code(body), "invalid_client_metadata", "{body}");
         }

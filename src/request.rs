@@ -376,6 +376,10 @@ pub(crate) struct ClientMetadata {
     pub(crate) id_token_alg: Option<crate::signing::SigningAlgorithm>,
     /// OIDC Registration §2 `userinfo_signed_response_alg`.
     pub(crate) userinfo_alg: Option<crate::signing::SigningAlgorithm>,
+    /// JARM §3 `authorization_signed_response_alg`.
+    pub(crate) authorization_alg: Option<crate::signing::SigningAlgorithm>,
+    /// RFC 9701 §6 `introspection_signed_response_alg`.
+    pub(crate) introspection_alg: Option<crate::signing::SigningAlgorithm>,
     /// RFC 9101 §10.2 `request_object_signing_alg`.
     pub(crate) request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
     /// RP-Initiated Logout 1.0 §3.1 `post_logout_redirect_uris`.

@@ -182,6 +182,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Signs this client's JWT-secured authorization responses (JARM: `response_mode` `jwt`,
+    /// `query.jwt`, `fragment.jwt`, `form_post.jwt`) with `algorithm`
+    /// (`authorization_signed_response_alg`, JARM §3; default RS256).
+    pub fn authorization_signing_algorithm(mut self, algorithm: SigningAlgorithm) -> Self {
+        self.openid.authorization_alg = Some(algorithm);
+        self
+    }
+
+    /// Signs the introspection answers this client asks for as JWTs (RFC 9701, `Accept:
+    /// application/token-introspection+jwt`) with `algorithm`
+    /// (`introspection_signed_response_alg`, RFC 9701 §6; default RS256).
+    pub fn introspection_signing_algorithm(mut self, algorithm: SigningAlgorithm) -> Self {
+        self.openid.introspection_alg = Some(algorithm);
+        self
+    }
+
     /// Accepts this client's request objects (RFC 9101) signed with `algorithm` only
     /// (`request_object_signing_alg`; default: any the server verifies).
     pub fn request_object_signing_algorithm(

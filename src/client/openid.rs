@@ -25,6 +25,22 @@ pub(crate) struct OpenIdClient {
         with = "algorithm_name"
     )]
     pub(crate) userinfo_alg: Option<SigningAlgorithm>,
+    /// `authorization_signed_response_alg` (JARM §3): how its JWT-secured authorization
+    /// responses are signed; `None` is the default, RS256.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "algorithm_name"
+    )]
+    pub(crate) authorization_alg: Option<SigningAlgorithm>,
+    /// `introspection_signed_response_alg` (RFC 9701 §6): how the introspection answers it
+    /// asks for as JWTs are signed; `None` is the default, RS256.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "algorithm_name"
+    )]
+    pub(crate) introspection_alg: Option<SigningAlgorithm>,
     /// `post_logout_redirect_uris` (RP-Initiated Logout 1.0 §3.1): where a logout may send the
     /// browser back, matched exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -148,5 +164,16 @@ mod tests {
         let stored = signed.to_stored().unwrap();
         assert_eq!(stored, r#"{"request_object_alg":"PS256"}"#);
         assert_eq!(OpenIdClient::from_stored(&stored), Some(signed));
+        let answers = OpenIdClient {
+            authorization_alg: Some(SigningAlgorithm::EdDSA),
+            introspection_alg: Some(SigningAlgorithm::ES256),
+            ..OpenIdClient::default()
+        };
+        let stored = answers.to_stored().unwrap();
+        assert_eq!(
+            stored,
+            r#"{"authorization_alg":"EdDSA","introspection_alg":"ES256"}"#
+        );
+        assert_eq!(OpenIdClient::from_stored(&stored), Some(answers));
     }
 }

@@ -1,6 +1,6 @@
 //! The authorization endpoint on the wire (RFC 6749 §3.1): reading `GET` queries and `POST`
 //! forms, and writing authorization responses as redirects (RFC 6749 §4.1.2, §4.2.2) with `iss`
-//! (RFC 9207).
+//! (RFC 9207), as form_post pages, or inside a signed JWT (JARM).
 
 use http::header::CONTENT_TYPE;
 use http::{Method, Request, Response, StatusCode};
@@ -8,7 +8,7 @@ use http::{Method, Request, Response, StatusCode};
 use super::Wire;
 use super::form::{self, Form, FormError};
 use super::{is_form_content_type, parse, render};
-use crate::error::OAuthError;
+use crate::error::{ErrorCode, OAuthError};
 use crate::grant::authorize;
 use crate::grant::authorize::Rules;
 use crate::grant::authorize::{
@@ -19,6 +19,8 @@ use crate::grant::issue::Issued;
 use crate::grant::issue::TOKEN_TYPE;
 use crate::grant::pushed::Pushes;
 use crate::grant::request_object::RequestObjects;
+use crate::grant::response;
+use crate::oidc::IdTokenSigner;
 use crate::request::AuthorizationRequest;
 use crate::settings::PushedRequests;
 use crate::store::UserId;
@@ -56,12 +58,16 @@ pub(crate) struct Authorization<'a> {
     pub(crate) clients: ClientSeam<'a>,
     pub(crate) rules: Rules<'a>,
     pub(crate) pushes: Option<Pushes<'a>>,
+    /// The server's signing keys, when it has them: the JWT response modes (JARM) sign with
+    /// them.
+    pub(crate) signer: Option<&'a dyn IdTokenSigner>,
 }
 
 /// An authorization request's error for the client (RFC 6749 §4.1.2.1, §4.2.2.1): the typed
 /// error, and the redirect to the client's registered redirect URI with `error`,
 /// `error_description`, `state` and `iss` (RFC 9207), ready to send (for a request with
-/// `response_mode=form_post`, a 200 page that posts them there instead).
+/// `response_mode=form_post`, a 200 page that posts them there instead; in a JWT response mode,
+/// the one `response` parameter, a signed JWT holding them).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -152,13 +158,11 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
         // RFC 9101 §6.2: grantor fetches no request object by reference. The answer goes to
         // the client when the client and redirect URI sent beside it are good, else it is shown.
         let error = OAuthError::new(
-            crate::error::ErrorCode::RequestUriNotSupported,
+            ErrorCode::RequestUriNotSupported,
             "request_uri is taken only as the reference to a pushed request (RFC 9126)",
         );
-        return answer(
-            wire,
-            authorize::refuse(clients, rules, &request, error, now).await,
-        );
+        let refused = authorize::refuse(clients, rules, &request, error, now).await;
+        return answer(wire, authorization, refused).await;
     }
     let mut object_form = None;
     let request = match (request.openid.request, rules.objects) {
@@ -166,7 +170,7 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
             // Which object stands for the request would be a guess (RFC 6749 §3.1).
             let repeated = OAuthError::invalid_request("request is repeated");
             let refused = authorize::refuse(clients, rules, &request, repeated, now).await;
-            return answer(wire, refused);
+            return answer(wire, authorization, refused).await;
         }
         (Some(jws), Some(objects)) => {
             let object = from_object(
@@ -179,15 +183,13 @@ pub(crate) async fn authorize<B: AsRef<[u8]>>(
             );
             match object.await {
                 Ok(object) => object,
-                Err(refused) => return answer(wire, refused),
+                Err(refused) => return answer(wire, authorization, refused).await,
             }
         }
         _ => request,
     };
-    answer(
-        wire,
-        authorize::validate(clients, rules, &request, now).await,
-    )
+    let validated = authorize::validate(clients, rules, &request, now).await;
+    answer(wire, authorization, validated).await
 }
 
 /// The request a request object `jws` stands for (RFC 9101 §5), read into `slot`: verified
@@ -221,13 +223,24 @@ async fn from_object<'x>(
 }
 
 /// The authorization endpoint's answer to what validation decided.
-fn answer(wire: &Wire<'_>, validated: Validated<'_>) -> Authorize {
+async fn answer(
+    wire: &Wire<'_>,
+    authorization: &Authorization<'_>,
+    validated: Validated<'_>,
+) -> Authorize {
     match validated {
         Validated::SignIn(pending) => Authorize::SignIn(pending),
-        Validated::Redirect(error, reply_to) => Authorize::Redirect(ErrorRedirect {
-            response: error_redirect(wire, reply_to, &error),
-            error,
-        }),
+        Validated::Redirect(error, reply_to) => {
+            let reply = Reply {
+                wire,
+                signer: authorization.signer,
+                to: reply_to,
+            };
+            Authorize::Redirect(ErrorRedirect {
+                response: reply.error(&error).await,
+                error,
+            })
+        }
         Validated::Reject(error) => {
             render::log(&error);
             Authorize::Reject(error)
@@ -291,7 +304,11 @@ pub(crate) async fn decide(
     decision: Decision,
 ) -> Response<String> {
     let answer = decide.decide(&pending, user, decision, wire.now).await;
-    let reply_to = pending.reply_to();
+    let reply = Reply {
+        wire,
+        signer: decide.issuer.id_tokens.map(|id_tokens| id_tokens.signer),
+        to: pending.reply_to(),
+    };
     if pending.response_type() == ResponseType::Device {
         return match answer {
             Ok(Answer::Device(decision)) => device_answered(decision),
@@ -302,17 +319,14 @@ pub(crate) async fn decide(
         };
     }
     match answer {
-        Ok(Answer::Code(code)) => {
-            let params = [("code", code.expose_secret())];
-            reply(wire, reply_to, &params)
-        }
-        Ok(Answer::Token(issued)) => fragment(wire, reply_to, &issued),
-        Ok(Answer::IdToken(id_token)) => reply(wire, reply_to, &[("id_token", id_token.as_str())]),
+        Ok(Answer::Code(code)) => reply.send(&[("code", code.expose_secret())]).await,
+        Ok(Answer::Token(issued)) => fragment(reply, &issued).await,
+        Ok(Answer::IdToken(id_token)) => reply.send(&[("id_token", id_token.as_str())]).await,
         Ok(Answer::Device(_)) => {
             let error = OAuthError::invalid_request("not a device authorization");
             wire.error(&error)
         }
-        Err(Refused::Redirect(error)) => error_redirect(wire, reply_to, &error),
+        Err(Refused::Redirect(error)) => reply.error(&error).await,
         Err(Refused::NotRedirectable(error)) => wire.error(&error),
     }
 }
@@ -340,7 +354,7 @@ fn device_answered(decision: Decision) -> Response<String> {
 
 /// The implicit grant's answer (RFC 6749 §4.2.2): the token response's members in the
 /// fragment, and the ID token of `id_token token` (OIDC Core §3.2.2.5).
-fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> Response<String> {
+async fn fragment(reply: Reply<'_>, issued: &Issued) -> Response<String> {
     let expires_in = itoa::Buffer::new().format(issued.expires_in).to_owned();
     let params = [
         ("access_token", issued.access_token()),
@@ -350,93 +364,143 @@ fn fragment(wire: &Wire<'_>, reply_to: ReplyTo<'_>, issued: &Issued) -> Response
         ("jti", issued.jti.as_str()),
     ];
     match &issued.id_token {
-        None => reply(wire, reply_to, &params),
+        None => reply.send(&params).await,
         Some(id_token) => {
             let mut with_id_token = params.to_vec();
             with_id_token.push(("id_token", id_token));
-            reply(wire, reply_to, &with_id_token)
+            reply.send(&with_id_token).await
         }
     }
 }
 
 /// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1 for a validated request (one whose
-/// redirect URI is registered): `prompt=none` answered `login_required`, say.
-pub(crate) fn redirect_error(
+/// redirect URI is registered): `prompt=none` answered `login_required`, say. `signer` signs
+/// it for a request in a JWT mode.
+pub(crate) async fn redirect_error(
     wire: &Wire<'_>,
+    signer: Option<&dyn IdTokenSigner>,
     pending: &PendingAuthorization,
     error: &OAuthError,
 ) -> Response<String> {
-    error_redirect(wire, pending.reply_to(), error)
+    let reply = Reply {
+        wire,
+        signer,
+        to: pending.reply_to(),
+    };
+    reply.error(error).await
 }
 
-/// The error redirect of RFC 6749 §4.1.2.1 / §4.2.2.1, with `iss` (RFC 9207).
-fn error_redirect(wire: &Wire<'_>, reply_to: ReplyTo<'_>, error: &OAuthError) -> Response<String> {
-    render::log(error);
-    let params = [
-        ("error", error.code().as_str()),
-        ("error_description", error.description()),
-    ];
-    let mut response = reply(wire, reply_to, &params);
-    render::mark(&mut response, error.code());
-    response
+/// An authorization response on its way: where it goes, and the server's signing keys for a
+/// JWT mode.
+#[derive(Clone, Copy)]
+struct Reply<'a> {
+    wire: &'a Wire<'a>,
+    signer: Option<&'a dyn IdTokenSigner>,
+    to: ReplyTo<'a>,
 }
 
-/// The authorization response carrying `params`, then `state` and `iss` (RFC 9207), as the
-/// request's response mode says: a redirect, or a page that posts them (Form Post Response
-/// Mode).
-fn reply(
-    wire: &Wire<'_>,
-    reply_to: ReplyTo<'_>,
-    params: &[(&'static str, &str)],
-) -> Response<String> {
-    if reply_to.mode == ResponseMode::FormPost {
-        let state = reply_to.state.map(|state| ("state", state));
-        let issuer = ("iss", wire.settings.issuer.as_str());
-        let pairs = params.iter().copied().chain(state).chain(Some(issuer));
-        return render::form_post(reply_to.redirect_uri, pairs);
+impl Reply<'_> {
+    /// The error response of RFC 6749 §4.1.2.1 / §4.2.2.1.
+    async fn error(self, error: &OAuthError) -> Response<String> {
+        render::log(error);
+        let params = [
+            ("error", error.code().as_str()),
+            ("error_description", error.description()),
+        ];
+        let mut response = self.send(&params).await;
+        render::mark(&mut response, error.code());
+        response
     }
-    render::redirect(redirect_location(wire, reply_to, params)).unwrap_or_else(|e| wire.error(&e))
+
+    /// The authorization response carrying `params`, then `state` and `iss` (RFC 9207), as
+    /// the request's response mode says: a redirect, or a page that posts them (Form Post
+    /// Response Mode); in a JWT mode (JARM §2.3), all of them inside the one `response`.
+    async fn send(self, params: &[(&'static str, &str)]) -> Response<String> {
+        let Reply { wire, signer, to } = self;
+        if !to.mode.is_jwt() {
+            let state = to.state.map(|state| ("state", state));
+            return deliver(wire, to, params.iter().copied().chain(state), true);
+        }
+        let signed = match signer {
+            Some(signer) => {
+                let issuer = wire.settings.issuer.as_str();
+                response::response_jwt(signer, issuer, to, params, wire.now).await
+            }
+            // A request kept while the server had keys, answered after they went away.
+            None => Err(OAuthError::new(
+                ErrorCode::ServerError,
+                "this server has no keys to sign the authorization response with",
+            )),
+        };
+        match signed {
+            Ok(jwt) => deliver(wire, to, std::iter::once(("response", jwt.as_str())), false),
+            Err(error) => wire.error(&error),
+        }
+    }
 }
 
-/// Adds `params`, then `state` and `iss`, to the redirect URI: to its query for `code`, as its
-/// fragment for `token` (RFC 6749 §4.2.2: never the query, where tokens leak into logs and
-/// `Referer`). Registered URIs are printable ASCII without a fragment, so appending keeps them
-/// exactly as registered. Written into one buffer of the exact length, which becomes the
-/// `Location` header without a copy.
-fn redirect_location(
-    wire: &Wire<'_>,
-    reply_to: ReplyTo<'_>,
-    params: &[(&'static str, &str)],
+/// `pairs`, and `iss` when `with_issuer`, to the redirect URI as `to.mode` carries them.
+fn deliver<'p>(
+    wire: &'p Wire<'_>,
+    to: ReplyTo<'_>,
+    pairs: impl Iterator<Item = (&'p str, &'p str)> + Clone,
+    with_issuer: bool,
+) -> Response<String> {
+    if to.mode.carrier() == ResponseMode::FormPost {
+        let issuer = with_issuer.then_some(("iss", wire.settings.issuer.as_str()));
+        return render::form_post(to.redirect_uri, pairs.chain(issuer));
+    }
+    let issuer = with_issuer.then_some(wire.rendered.issuer_encoded.as_str());
+    render::redirect(redirect_location(to, pairs, issuer)).unwrap_or_else(|e| wire.error(&e))
+}
+
+/// Adds `pairs`, then `iss` (already encoded) when given, to the redirect URI: to its query for
+/// `code`, as its fragment for `token` (RFC 6749 §4.2.2: never the query, where tokens leak
+/// into logs and `Referer`). Registered URIs are printable ASCII without a fragment, so
+/// appending keeps them exactly as registered. Written into one buffer of the exact length,
+/// which becomes the `Location` header without a copy.
+fn redirect_location<'p>(
+    to: ReplyTo<'_>,
+    pairs: impl Iterator<Item = (&'p str, &'p str)> + Clone,
+    issuer: Option<&str>,
 ) -> String {
-    let redirect_uri = reply_to.redirect_uri;
-    let separator = match reply_to.mode {
+    let redirect_uri = to.redirect_uri;
+    let separator = match to.mode.carrier() {
         ResponseMode::Fragment => "#",
         _ if !redirect_uri.contains('?') => "?",
         _ if redirect_uri.ends_with(['?', '&']) => "",
         _ => "&",
     };
-    let issuer = wire.rendered.issuer_encoded.as_str();
-    let state = reply_to.state.map(|state| ("state", state));
-    let pairs = || params.iter().copied().chain(state);
-    // Each pair is `name=value&`; `iss=` ends the list without an `&`.
+    let issuer = issuer.map(|issuer| ("iss", issuer));
+    let items = pairs.clone().count() + usize::from(issuer.is_some());
+    // `name=value` each, joined by `&`; the issuer is encoded already.
     let length = redirect_uri.len()
         + separator.len()
-        + pairs()
-            .map(|(name, value)| name.len() + 2 + form::encoded_len(value))
+        + items.saturating_sub(1)
+        + pairs
+            .clone()
+            .map(|(name, value)| name.len() + 1 + form::encoded_len(value))
             .sum::<usize>()
-        + "iss=".len()
-        + issuer.len();
+        + issuer.map_or(0, |(name, issuer)| name.len() + 1 + issuer.len());
     let mut location = String::with_capacity(length);
     location.push_str(redirect_uri);
     location.push_str(separator);
-    for (name, value) in pairs() {
+    for (index, (name, value)) in pairs.enumerate() {
+        if index > 0 {
+            location.push('&');
+        }
         location.push_str(name);
         location.push('=');
         form::push_encoded(&mut location, value);
-        location.push('&');
     }
-    location.push_str("iss=");
-    location.push_str(issuer);
+    if let Some((name, issuer)) = issuer {
+        if items > 1 {
+            location.push('&');
+        }
+        location.push_str(name);
+        location.push('=');
+        location.push_str(issuer);
+    }
     debug_assert_eq!(location.len(), length);
     location
 }

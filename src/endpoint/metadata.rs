@@ -30,7 +30,7 @@ struct Metadata<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     device_authorization_endpoint: Option<String>,
     response_types_supported: &'static [&'static str],
-    response_modes_supported: &'static [&'static str],
+    response_modes_supported: &'a [&'a str],
     grant_types_supported: Vec<&'static str>,
     code_challenge_methods_supported: Vec<&'static str>,
     token_endpoint_auth_methods_supported: &'static [&'static str],
@@ -46,6 +46,13 @@ struct Metadata<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     scopes_supported: &'a [String],
     authorization_response_iss_parameter_supported: bool,
+    /// JARM §3: the algorithms a client may register as `authorization_signed_response_alg`,
+    /// when the server has keys to sign with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    authorization_signing_alg_values_supported: Option<Vec<&'static str>>,
+    /// RFC 9701 §7: likewise for `introspection_signed_response_alg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    introspection_signing_alg_values_supported: Option<Vec<&'static str>>,
     /// RFC 9449 §5.1: only when DPoP proofs are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
@@ -183,16 +190,14 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
     // `none`.
     let (auth_methods, introspection_methods, assertion_algs) = auth_methods(config);
     let oauth21 = config.profile.is_oauth21();
-    let (response_types, response_modes, grant_types): (&[_], &[_], &[_]) = if oauth21 {
+    let (response_types, grant_types): (&[_], &[_]) = if oauth21 {
         (
             &["code"],
-            &["query", "fragment", "form_post"],
             &["authorization_code", "refresh_token", "client_credentials"],
         )
     } else {
         (
             &["code", "token"],
-            &["query", "fragment", "form_post"],
             &[
                 "authorization_code",
                 "implicit",
@@ -202,6 +207,23 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             ],
         )
     };
+    // The server signs with the keys OpenID Connect brings: JWT-secured authorization
+    // responses (JARM) and introspection answers (RFC 9701) are offered with them.
+    let signs = config.openid.is_some();
+    let response_modes: &[&str] = match signs {
+        true => &[
+            "query",
+            "fragment",
+            "form_post",
+            "jwt",
+            "query.jwt",
+            "fragment.jwt",
+            "form_post.jwt",
+        ],
+        false => &["query", "fragment", "form_post"],
+    };
+    let signing_algs =
+        || signs.then(|| SigningAlgorithm::ALL.map(SigningAlgorithm::as_str).to_vec());
     let openid = config.openid.as_ref().map(|openid| OpenIdMetadata {
         userinfo_endpoint: url(&paths.userinfo),
         end_session_endpoint: url(&paths.end_session),
@@ -275,6 +297,8 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         introspection_endpoint_auth_signing_alg_values_supported: assertion_algs,
         scopes_supported: &scopes,
         authorization_response_iss_parameter_supported: true,
+        authorization_signing_alg_values_supported: signing_algs(),
+        introspection_signing_alg_values_supported: signing_algs(),
         dpop_signing_alg_values_supported: config.dpop,
         protected_resources: config
             .resources

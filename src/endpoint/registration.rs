@@ -210,6 +210,12 @@ struct Information<'a> {
     /// OIDC Registration §2, when the client registered one.
     #[serde(skip_serializing_if = "Option::is_none")]
     userinfo_signed_response_alg: Option<&'static str>,
+    /// JARM §3, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    authorization_signed_response_alg: Option<&'static str>,
+    /// RFC 9701 §6, when the client registered one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    introspection_signed_response_alg: Option<&'static str>,
     /// RFC 9101 §10.2, when the client registered one.
     #[serde(skip_serializing_if = "Option::is_none")]
     request_object_signing_alg: Option<&'static str>,
@@ -279,6 +285,12 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
         jwks_uri,
         id_token_signed_response_alg: client.id_token_signing_algorithm().map(|a| a.as_str()),
         userinfo_signed_response_alg: client.userinfo_signing_algorithm().map(|a| a.as_str()),
+        authorization_signed_response_alg: client
+            .authorization_signing_algorithm()
+            .map(|a| a.as_str()),
+        introspection_signed_response_alg: client
+            .introspection_signing_algorithm()
+            .map(|a| a.as_str()),
         request_object_signing_alg: client
             .request_object_signing_algorithm()
             .map(|a| a.as_str()),

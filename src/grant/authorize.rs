@@ -252,6 +252,8 @@ impl PendingAuthorization {
             redirect_uri: &self.redirect_uri,
             mode: self.response_mode,
             state: self.state.as_deref(),
+            client_id: self.client.id().as_str(),
+            signing: super::response::signing_of(&self.client),
         }
     }
 }
@@ -303,6 +305,9 @@ pub(crate) struct Rules<'a> {
     /// Whether the server serves OpenID Connect: the scope `openid` then makes a request an
     /// OpenID one.
     pub(crate) openid: bool,
+    /// Whether the server has keys to sign authorization responses with: the JWT response
+    /// modes (JARM) are then offered, else refused as unknown modes.
+    pub(crate) jwt_responses: bool,
     /// Whether browsers stay signed in (single sign-on): `prompt=none` is then answered by the
     /// sign-in step, which knows the browser; without it nobody is ever signed in already.
     pub(crate) sign_on: bool,
@@ -435,13 +440,14 @@ async fn trusted_reply_to<'r>(
         Some(read) if read.has_id_token() && !rules.openid => ResponseType::Code,
         Some(read) => read,
     };
-    let mode = ResponseMode::read(request.response_mode, response_type)
-        .or_else(|| ResponseMode::read(None, response_type))
-        .unwrap_or(ResponseMode::Query);
+    let mode = ResponseMode::read(request.response_mode, response_type, rules.jwt_responses)
+        .unwrap_or(ResponseMode::default_for(response_type));
     let reply_to = ReplyTo {
         redirect_uri,
         mode,
         state: request.state,
+        client_id: request.client_id.unwrap_or_default(),
+        signing: super::response::signing_of(&client),
     };
     Ok((client, reply_to))
 }
@@ -504,6 +510,24 @@ fn document_refusal(error: DocumentError) -> OAuthError {
         }
         error => OAuthError::invalid_request(error.to_string()),
     }
+}
+
+/// Why `response_mode` was refused: the modes a request of `response_type` may name here.
+fn unsupported_mode(response_type: ResponseType, jwt_responses: bool) -> OAuthError {
+    OAuthError::invalid_request(match (response_type.in_fragment(), jwt_responses) {
+        (true, false) => {
+            "response_mode must be fragment or form_post for a response that carries tokens"
+        }
+        (true, true) => {
+            "response_mode must be fragment, form_post, jwt, fragment.jwt or form_post.jwt for \
+             a response that carries tokens"
+        }
+        (false, false) => "response_mode must be query, fragment or form_post",
+        (false, true) => {
+            "response_mode must be query, fragment, form_post, jwt, query.jwt, fragment.jwt or \
+             form_post.jwt"
+        }
+    })
 }
 
 /// What passed the checks a redirectable error may come from.
@@ -569,13 +593,8 @@ fn check(
         ));
     }
     let response_mode =
-        ResponseMode::read(request.response_mode, response_type).ok_or_else(|| {
-            OAuthError::invalid_request(if response_type.in_fragment() {
-                "response_mode must be fragment or form_post for a response that carries tokens"
-            } else {
-                "response_mode must be query, fragment or form_post"
-            })
-        })?;
+        ResponseMode::read(request.response_mode, response_type, rules.jwt_responses)
+            .ok_or_else(|| unsupported_mode(response_type, rules.jwt_responses))?;
     let grant = response_type.grant();
     if !checks::offered(rules.profile, grant) {
         return Err(OAuthError::new(

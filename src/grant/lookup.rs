@@ -1,15 +1,19 @@
 //! Revocation (RFC 7009) and introspection (RFC 7662): find a presented token of either kind,
 //! with `token_type_hint` deciding only where to look first, and decide what its client may do
-//! with it.
+//! with it; and the introspection answer signed, for a caller that asks (RFC 9701).
+
+use serde_json::Value;
 
 use crate::client::Client;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::events::{Event, EventKind, Events};
 use crate::mint;
+use crate::oidc::IdTokenSigner;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
 use crate::settings::Resources;
+use crate::signing::SigningAlgorithm;
 use crate::store::seam::TokenSeam;
 use crate::store::{AccessGrant, Authorization, RefreshGrant, User};
 use crate::token_format::AccessTokenFormat;
@@ -157,4 +161,33 @@ pub(crate) async fn revoke(
         None => {}
     }
     Ok(())
+}
+
+/// The JOSE `typ` of a signed introspection answer (RFC 9701 §5), which keeps it from being
+/// taken for any other JWT the server's keys sign.
+pub(crate) const INTROSPECTION_TYP: &str = "token-introspection+jwt";
+
+/// A signed introspection answer (RFC 9701 §5): `answer`, the RFC 7662 answer as it would be
+/// sent as JSON (`{"active":false}` too), as the `token_introspection` claim, with `iss`, `aud`
+/// the authenticated `caller` and `iat`, signed with the caller's
+/// `introspection_signed_response_alg` (RS256 when it registered none).
+pub(crate) async fn signed_answer(
+    signer: &dyn IdTokenSigner,
+    issuer_id: &str,
+    caller: &Client,
+    answer: Value,
+    now: UnixTime,
+) -> Result<String, OAuthError> {
+    let claims = serde_json::json!({
+        "iss": issuer_id,
+        "aud": caller.id().as_str(),
+        "iat": now.as_secs(),
+        "token_introspection": answer,
+    });
+    let algorithm = caller
+        .introspection_signing_algorithm()
+        .unwrap_or(SigningAlgorithm::RS256);
+    Ok(signer
+        .sign(&claims, INTROSPECTION_TYP, algorithm, now)
+        .await?)
 }

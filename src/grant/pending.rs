@@ -27,8 +27,8 @@ struct Stored {
     #[serde(default)]
     audience: String,
     state: Option<String>,
-    /// `fragment` or `form_post` when the request asked for a mode other than its response
-    /// type's own; absent otherwise (and from sessions kept before modes were).
+    /// `fragment`, `form_post` or a JWT mode (`query.jwt`…) when the request asked for a
+    /// mode other than its response type's own; absent otherwise (and from sessions kept before modes were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     response_mode: Option<String>,
     code_challenge: Option<String>,
@@ -61,9 +61,8 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         scope: pending.scope.as_str().to_owned(),
         audience: pending.audience.as_str().to_owned(),
         state: pending.state.clone(),
-        response_mode: (Some(pending.response_mode)
-            != ResponseMode::read(None, pending.response_type))
-        .then(|| pending.response_mode.as_stored().to_owned()),
+        response_mode: (pending.response_mode != ResponseMode::default_for(pending.response_type))
+            .then(|| pending.response_mode.as_stored().to_owned()),
         code_challenge: challenge.map(|c| c.as_str().to_owned()),
         code_challenge_method: challenge.map(|c| c.method().as_str().to_owned()),
         dpop_jkt: pending.dpop_jkt.map(|jkt| jkt.to_string()),
@@ -123,7 +122,8 @@ pub(crate) async fn from_session(
         scope: Scope::parse(&stored.scope).map_err(|_| corrupt())?,
         audience: Audience::from_stored(&stored.audience).ok_or_else(corrupt)?,
         state: stored.state,
-        response_mode: ResponseMode::read(stored.response_mode.as_deref(), response_type)
+        // A JWT mode was offered when the request was validated.
+        response_mode: ResponseMode::read(stored.response_mode.as_deref(), response_type, true)
             .ok_or_else(corrupt)?,
         code_challenge,
         dpop_jkt: stored

@@ -102,6 +102,8 @@ struct Settled {
     keys: Option<ClientKeys>,
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
     userinfo_alg: Option<crate::signing::SigningAlgorithm>,
+    authorization_alg: Option<crate::signing::SigningAlgorithm>,
+    introspection_alg: Option<crate::signing::SigningAlgorithm>,
     request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
     post_logout_redirect_uris: Vec<String>,
     backchannel_logout_uri: Option<String>,
@@ -392,6 +394,8 @@ impl Registrar<'_> {
             keys,
             id_token_alg: metadata.id_token_alg,
             userinfo_alg: metadata.userinfo_alg,
+            authorization_alg: metadata.authorization_alg,
+            introspection_alg: metadata.introspection_alg,
             request_object_alg: metadata.request_object_alg,
             post_logout_redirect_uris,
             backchannel_logout_uri: metadata.backchannel_logout_uri,
@@ -451,6 +455,14 @@ impl Registrar<'_> {
         };
         let builder = match settled.userinfo_alg {
             Some(alg) => builder.userinfo_signing_algorithm(alg),
+            None => builder,
+        };
+        let builder = match settled.authorization_alg {
+            Some(alg) => builder.authorization_signing_algorithm(alg),
+            None => builder,
+        };
+        let builder = match settled.introspection_alg {
+            Some(alg) => builder.introspection_signing_algorithm(alg),
             None => builder,
         };
         let builder = match settled.request_object_alg {

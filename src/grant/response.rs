@@ -1,8 +1,16 @@
 //! How an authorization response goes back (RFC 6749 §4.1.2, §4.2.2; OAuth 2.0 Multiple
-//! Response Types; Form Post Response Mode): what the client asked for, how it reaches the
-//! redirect URI, and the `state` it carries.
+//! Response Types; Form Post Response Mode; JARM): what the client asked for, how it reaches
+//! the redirect URI, the `state` it carries, and the signed JWT it travels in when asked.
 
-use crate::client::GrantType;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::client::{Client, GrantType};
+use crate::clock::UnixTime;
+use crate::error::OAuthError;
+use crate::oidc::{ID_TOKEN_TYP, IdTokenSigner};
+use crate::signing::SigningAlgorithm;
 
 /// Which response the client asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,29 +79,74 @@ impl ResponseType {
 
 /// How an authorization response reaches the redirect URI: in its query, in its fragment
 /// (OAuth 2.0 Multiple Response Types §2.1), or posted by an HTML form the browser submits
-/// itself (OAuth 2.0 Form Post Response Mode), which keeps the answer out of URLs.
+/// itself (OAuth 2.0 Form Post Response Mode), which keeps the answer out of URLs; and, in the
+/// JWT modes (JARM §2.3), the same three ways with the parameters inside one signed JWT, the
+/// `response` parameter, so the client can tell the answer came from this server for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ResponseMode {
     Query,
     Fragment,
     FormPost,
+    /// `query.jwt` (JARM §2.3.1).
+    QueryJwt,
+    /// `fragment.jwt` (JARM §2.3.2).
+    FragmentJwt,
+    /// `form_post.jwt` (JARM §2.3.3).
+    FormPostJwt,
 }
 
 impl ResponseMode {
-    /// The mode `requested` for `response_type`: the response type's own without one; `None`
-    /// for an unknown mode, or `query` for a response carrying tokens (Multiple Response Types
-    /// §2.1: never in a query, where tokens leak into logs and `Referer`).
-    pub(crate) fn read(requested: Option<&str>, response_type: ResponseType) -> Option<Self> {
-        let default = match response_type.in_fragment() {
+    /// The response type's own mode, when the request names none: the fragment for a
+    /// response carrying tokens, else the query.
+    pub(crate) fn default_for(response_type: ResponseType) -> Self {
+        match response_type.in_fragment() {
             true => Self::Fragment,
             false => Self::Query,
+        }
+    }
+
+    /// The mode `requested` for `response_type`: the response type's own without one; `None`
+    /// for an unknown mode, a JWT mode when `jwt_offered` is false (the server has no keys to
+    /// sign with), or a query for a response carrying tokens (Multiple Response Types §2.1,
+    /// JARM §2.3.1: never in a query, where tokens leak into logs and `Referer`, not even
+    /// inside a JWT that is signed but not encrypted). `jwt` is the response type's own
+    /// carrier in a JWT (JARM §2.3.4).
+    pub(crate) fn read(
+        requested: Option<&str>,
+        response_type: ResponseType,
+        jwt_offered: bool,
+    ) -> Option<Self> {
+        let mode = match requested {
+            None => return Some(Self::default_for(response_type)),
+            Some("query") => Self::Query,
+            Some("fragment") => Self::Fragment,
+            Some("form_post") => Self::FormPost,
+            Some("query.jwt") => Self::QueryJwt,
+            Some("fragment.jwt") => Self::FragmentJwt,
+            Some("form_post.jwt") => Self::FormPostJwt,
+            Some("jwt") => match Self::default_for(response_type) {
+                Self::Fragment => Self::FragmentJwt,
+                _ => Self::QueryJwt,
+            },
+            Some(_) => return None,
         };
-        match requested {
-            None => Some(default),
-            Some("query") if default == Self::Query => Some(Self::Query),
-            Some("fragment") => Some(Self::Fragment),
-            Some("form_post") => Some(Self::FormPost),
-            Some(_) => None,
+        let tokens_in_query = response_type.in_fragment() && mode.carrier() == Self::Query;
+        (!tokens_in_query && (jwt_offered || !mode.is_jwt())).then_some(mode)
+    }
+
+    /// Whether the parameters travel inside a signed JWT (JARM).
+    pub(crate) fn is_jwt(self) -> bool {
+        matches!(self, Self::QueryJwt | Self::FragmentJwt | Self::FormPostJwt)
+    }
+
+    /// How the answer travels: the mode itself, or for a JWT mode the plain mode its one
+    /// `response` parameter travels by.
+    pub(crate) fn carrier(self) -> Self {
+        match self {
+            Self::QueryJwt => Self::Query,
+            Self::FragmentJwt => Self::Fragment,
+            Self::FormPostJwt => Self::FormPost,
+            plain => plain,
         }
     }
 
@@ -103,6 +156,9 @@ impl ResponseMode {
             Self::Query => "query",
             Self::Fragment => "fragment",
             Self::FormPost => "form_post",
+            Self::QueryJwt => "query.jwt",
+            Self::FragmentJwt => "fragment.jwt",
+            Self::FormPostJwt => "form_post.jwt",
         }
     }
 }
@@ -114,6 +170,11 @@ pub(crate) struct ReplyTo<'a> {
     pub(crate) redirect_uri: &'a str,
     pub(crate) mode: ResponseMode,
     pub(crate) state: Option<&'a str>,
+    /// The client the answer is for: a JWT mode's `aud` (JARM §2.1).
+    pub(crate) client_id: &'a str,
+    /// The client's `authorization_signed_response_alg` (RS256 when it registered none): what
+    /// a JWT mode signs with.
+    pub(crate) signing: SigningAlgorithm,
 }
 
 /// The longest `state` kept, in bytes: it is kept with the request until the user decides
@@ -128,4 +189,91 @@ pub(crate) fn is_kept_state(state: &str) -> bool {
     !state.is_empty()
         && state.len() <= MAX_STATE_BYTES
         && state.bytes().all(|b| (0x20..=0x7e).contains(&b))
+}
+
+/// How long a JWT-secured authorization response is good for (JARM §2.1 asks for a short
+/// `exp`): five minutes, time for a browser to follow the redirect and for the client's
+/// clock to be a little behind, and short enough that a response caught later is of no use.
+pub(crate) const RESPONSE_JWT_LIFETIME: Duration = Duration::from_secs(300);
+
+/// The algorithm `client`'s JWT-secured authorization responses are signed with: its
+/// registered `authorization_signed_response_alg`, else RS256 (JARM §3).
+pub(crate) fn signing_of(client: &Client) -> SigningAlgorithm {
+    client
+        .authorization_signing_algorithm()
+        .unwrap_or(SigningAlgorithm::RS256)
+}
+
+/// The `response` parameter of a JWT mode (JARM §2.1): the authorization response's
+/// `params` and `state` as claims of a JWT signed by the server's keys, with `iss` the
+/// issuer (which also answers RFC 9207 §2), `aud` the client and `exp`
+/// [`RESPONSE_JWT_LIFETIME`] from `now`. Every value is a string, as in the redirect it
+/// stands for (JARM §4.1.2's `expires_in` too).
+pub(crate) async fn response_jwt(
+    signer: &dyn IdTokenSigner,
+    issuer_id: &str,
+    reply_to: ReplyTo<'_>,
+    params: &[(&str, &str)],
+    now: UnixTime,
+) -> Result<String, OAuthError> {
+    let state = reply_to.state.map(|state| ("state", state));
+    let mut claims: Map<String, Value> = params
+        .iter()
+        .copied()
+        .chain(state)
+        .map(|(name, value)| (name.to_owned(), Value::from(value)))
+        .collect();
+    claims.insert("iss".to_owned(), Value::from(issuer_id));
+    claims.insert("aud".to_owned(), Value::from(reply_to.client_id));
+    let exp = now.plus(RESPONSE_JWT_LIFETIME).as_secs();
+    claims.insert("exp".to_owned(), Value::from(exp));
+    // JARM names no `typ`; a plain `JWT`, as userinfo's signed answers carry, is what its
+    // relying parties expect. It holds no `sub`, so nothing reads it as an ID token.
+    let jwt = signer
+        .sign(&Value::Object(claims), ID_TOKEN_TYP, reply_to.signing, now)
+        .await?;
+    Ok(jwt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jwt_modes_are_read_when_offered_and_never_put_tokens_in_a_query() {
+        use ResponseMode::*;
+        let read =
+            |mode, response_type, offered| ResponseMode::read(Some(mode), response_type, offered);
+        assert_eq!(read("jwt", ResponseType::Code, true), Some(QueryJwt));
+        assert_eq!(read("jwt", ResponseType::Token, true), Some(FragmentJwt));
+        assert_eq!(read("jwt", ResponseType::IdToken, true), Some(FragmentJwt));
+        assert_eq!(read("query.jwt", ResponseType::Code, true), Some(QueryJwt));
+        assert_eq!(read("query.jwt", ResponseType::Token, true), None);
+        assert_eq!(read("query", ResponseType::IdTokenToken, true), None);
+        assert_eq!(
+            read("fragment.jwt", ResponseType::Code, true),
+            Some(FragmentJwt)
+        );
+        assert_eq!(
+            read("form_post.jwt", ResponseType::Token, true),
+            Some(FormPostJwt)
+        );
+        assert_eq!(read("form_post", ResponseType::Code, false), Some(FormPost));
+        for mode in ["jwt", "query.jwt", "fragment.jwt", "form_post.jwt"] {
+            assert_eq!(read(mode, ResponseType::Code, false), None, "{mode}");
+        }
+        assert_eq!(read("JWT", ResponseType::Code, true), None);
+        // What a pending authorization keeps reads back as itself.
+        for mode in [
+            Query,
+            Fragment,
+            FormPost,
+            QueryJwt,
+            FragmentJwt,
+            FormPostJwt,
+        ] {
+            assert_eq!(read(mode.as_stored(), ResponseType::Code, true), Some(mode));
+            assert!(!mode.carrier().is_jwt());
+        }
+    }
 }

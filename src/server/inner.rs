@@ -298,6 +298,7 @@ impl Inner {
                 .is_some_and(|p| p.is_required()),
             pushed: false,
             openid: self.id_tokens.is_some(),
+            jwt_responses: self.id_tokens.is_some(),
             sign_on: !self.config.session_ttl.is_zero(),
             dpop: self.proofs.is_some(),
             documents: self.documents.as_deref(),
@@ -388,6 +389,7 @@ impl Inner {
             clients: self.client_seam(),
             rules: self.authorize_rules(),
             pushes: self.pushed_requests(),
+            signer: self.id_tokens.as_deref(),
         }
     }
 
@@ -415,6 +417,7 @@ impl Inner {
             clients: self.authenticator(&self.config.endpoints.introspection),
             tokens: self.token_seam(),
             format: self.access_tokens.as_deref(),
+            signer: self.id_tokens.as_deref(),
         }
     }
 }

@@ -214,7 +214,8 @@ impl AuthorizationServer {
             }),
             SignedIn::Refused(pending, error) => {
                 let wire = self.inner.wire();
-                Step::Respond(authorize::redirect_error(&wire, &pending, &error))
+                let signer = self.inner.id_tokens.as_deref();
+                Step::Respond(authorize::redirect_error(&wire, signer, &pending, &error).await)
             }
             SignedIn::Again(..) => {
                 Step::Error(OAuthError::invalid_request("the sign-in was not accepted"))

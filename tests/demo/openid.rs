@@ -118,21 +118,36 @@ pub async fn verified_by(
     id_token: &str,
     client_id: &str,
 ) -> (Value, Value) {
+    let required = ["iss", "sub", "aud", "exp", "iat"];
+    verified_jwt(base, issuer, id_token, client_id, &required).await
+}
+
+/// The header and claims of any JWT the server at `base` signs, after checking its signature
+/// against the JWKS at `base`, its `iss` (`issuer`), its `aud` (`audience`), the presence of
+/// `required` and `exp` when it has one.
+pub async fn verified_jwt(
+    base: &str,
+    issuer: &str,
+    jwt: &str,
+    audience: &str,
+    required: &[&str],
+) -> (Value, Value) {
     let jwks: JwkSet = serde_json::from_str(
         &get(&browser(), &format!("{base}/.well-known/jwks.json"))
             .await
             .body,
     )
     .expect("a JWKS");
-    let header = jsonwebtoken::decode_header(id_token).expect("a JWS header");
+    let header = jsonwebtoken::decode_header(jwt).expect("a JWS header");
     let kid = header.kid.clone().expect("a kid (OIDC Core §10.1)");
     let jwk = jwks.find(&kid).expect("the kid is published");
     let key = DecodingKey::from_jwk(jwk).expect("a usable key");
     let mut validation = Validation::new(header.alg);
     validation.set_issuer(&[issuer]);
-    validation.set_audience(&[client_id]);
-    validation.set_required_spec_claims(&["iss", "sub", "aud", "exp", "iat"]);
-    let data = jsonwebtoken::decode::<Value>(id_token, &key, &validation).expect("it verifies");
+    validation.set_audience(&[audience]);
+    validation.set_required_spec_claims(required);
+    validation.validate_exp = required.contains(&"exp");
+    let data = jsonwebtoken::decode::<Value>(jwt, &key, &validation).expect("it verifies");
     (serde_json::to_value(&data.header).unwrap(), data.claims)
 }
 
