@@ -32,7 +32,11 @@ fn client_keys() -> Value {
 }
 
 fn setup(profile: Profile) -> Fixture {
-    let f = fixture_with(|b| b.profile(profile).dpop(Dpop::new()));
+    let f = fixture_with(|b| {
+        b.profile(profile)
+            .dpop(Dpop::new())
+            .openid_connect(OpenIdConnect::default())
+    });
     let client = Client::private_key_jwt(
         CLIENT,
         ClientKeys::jwks(&client_keys().to_string()).unwrap(),
@@ -367,6 +371,18 @@ async fn discovery_says_what_the_profile_takes() {
     assert!(!algs.contains(&json!("RS256")), "{algs:?}");
     assert_eq!(metadata["require_signed_request_object"], true);
     assert_eq!(
+        metadata["id_token_signing_alg_values_supported"],
+        json!(["ES256", "EdDSA"])
+    );
+    for (name, value) in metadata.as_object().unwrap() {
+        if name.ends_with("_alg_values_supported") {
+            assert!(
+                !value.as_array().unwrap().contains(&json!("RS256")),
+                "{name}: {value}"
+            );
+        }
+    }
+    assert_eq!(
         metadata["authorization_response_iss_parameter_supported"],
         true
     );
@@ -414,4 +430,52 @@ async fn request_objects_keep_the_message_signing_rules() {
     ahead["nbf"] = json!(START + 8);
     let taken = f.push(&format!("request={}", object(&ahead)), true).await;
     assert_eq!(taken.status(), 201, "{}", taken.body());
+}
+
+#[tokio::test]
+async fn registration_takes_only_key_clients_and_never_rs256() {
+    let f = fixture_with(|b| {
+        b.profile(Profile::Fapi2MessageSigning)
+            .dpop(Dpop::new())
+            .openid_connect(OpenIdConnect::default())
+            .registration(RegistrationPolicy::new().scope(&Scope::parse("profile email").unwrap()))
+    });
+    let register = |metadata: Value| {
+        let request = http::Request::post("/api/oauth/register")
+            .header("content-type", "application/json")
+            .body(metadata.to_string())
+            .unwrap();
+        let server = f.server.clone();
+        async move { server.register(&request).await }
+    };
+    let keys = json!({ "keys": [client_keys()["keys"][0]] });
+    let good = json!({
+        "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt",
+        "jwks": keys, "grant_types": ["authorization_code"],
+    });
+    let registered = register(good.clone()).await;
+    assert_eq!(registered.status(), 201, "{}", registered.body());
+    let registered = json(&registered);
+    // Nothing named: the server signs ES256 for it, and says so.
+    assert_eq!(registered["id_token_signed_response_alg"], "ES256");
+    assert_eq!(registered["authorization_signed_response_alg"], "ES256");
+    for (member, value) in [
+        ("token_endpoint_auth_method", json!("client_secret_basic")),
+        ("token_endpoint_auth_method", json!("none")),
+        ("id_token_signed_response_alg", json!("RS256")),
+        ("request_object_signing_alg", json!("RS256")),
+    ] {
+        let mut metadata = good.clone();
+        metadata[member] = value.clone();
+        if value == "client_secret_basic" || value == "none" {
+            metadata.as_object_mut().unwrap().remove("jwks");
+        }
+        let refused = register(metadata).await;
+        assert_error(&refused, 400, "invalid_client_metadata");
+        assert!(
+            refused.body().contains("FAPI 2.0"),
+            "{member}: {}",
+            refused.body()
+        );
+    }
 }

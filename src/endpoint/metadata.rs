@@ -320,6 +320,25 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
             .then_some(&["urn:ietf:params:oauth:grant-profile:id-jag"]),
         openid,
     };
+    if config.profile.is_fapi2() {
+        return render::public_document(without_rs256(&metadata).to_string());
+    }
     // A struct of strings, lists and flags always serializes.
     render::public_document(serde_json::to_string(&metadata).unwrap_or_default())
+}
+
+/// The document under FAPI 2.0, whose signatures are PS256, ES256 or EdDSA, never RS256
+/// (Security Profile §5.4.1): RS256 taken out of every `*_alg_values_supported` list.
+fn without_rs256(metadata: &impl Serialize) -> serde_json::Value {
+    let mut document = serde_json::to_value(metadata).unwrap_or_default();
+    if let Some(members) = document.as_object_mut() {
+        for (name, value) in members.iter_mut() {
+            if name.ends_with("_alg_values_supported")
+                && let Some(algorithms) = value.as_array_mut()
+            {
+                algorithms.retain(|alg| alg != "RS256");
+            }
+        }
+    }
+    document
 }

@@ -435,7 +435,40 @@ impl Registrar<'_> {
         }
     }
 
+    /// FAPI 2.0 Security Profile §5.4.1: what the server signs for the client and what the
+    /// client signs are PS256, ES256 or EdDSA, never RS256; so a client that names no algorithm
+    /// for its ID tokens, authorization responses or introspection answers gets ES256 (and the
+    /// registration answer says so).
+    fn fapi2_algorithms(&self, settled: Settled) -> Result<Settled, OAuthError> {
+        use crate::signing::{ClientSigningAlgorithm, SigningAlgorithm};
+        if !self.profile.is_fapi2() {
+            return Ok(settled);
+        }
+        let never_rs256 = || {
+            OAuthError::invalid_client_metadata(
+                "FAPI 2.0 takes PS256, ES256 or EdDSA signatures, never RS256",
+            )
+        };
+        let server = |alg: Option<SigningAlgorithm>| match alg {
+            Some(SigningAlgorithm::RS256) => Err(never_rs256()),
+            Some(alg) => Ok(alg),
+            None => Ok(SigningAlgorithm::ES256),
+        };
+        if settled.userinfo_alg == Some(SigningAlgorithm::RS256)
+            || settled.request_object_alg == Some(ClientSigningAlgorithm::RS256)
+        {
+            return Err(never_rs256());
+        }
+        Ok(Settled {
+            id_token_alg: Some(server(settled.id_token_alg)?),
+            authorization_alg: Some(server(settled.authorization_alg)?),
+            introspection_alg: Some(server(settled.introspection_alg)?),
+            ..settled
+        })
+    }
+
     fn build(&self, builder: ClientBuilder, settled: Settled) -> Result<Client, OAuthError> {
+        let settled = self.fapi2_algorithms(settled)?;
         let builder = settled
             .redirect_uris
             .into_iter()
