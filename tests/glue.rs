@@ -546,7 +546,8 @@ mod with_actix_certificates {
             let response = test::call_service(&app, request).await;
             assert_eq!(response.status().as_u16(), status, "{over:?}");
             if status == 401 {
-                let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+                let challenge = response.headers().get("www-authenticate").unwrap();
+                let challenge = challenge.to_str().unwrap();
                 assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
             }
         }
