@@ -36,7 +36,7 @@ pub(crate) struct TokenGrants<'a> {
 }
 
 /// What a token request proved it holds, which what it gets may be bound to.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(crate) struct Sender<'a> {
     /// Its DPoP proof (RFC 9449), checked but not yet spent.
     pub(crate) possession: Option<&'a dyn Possession>,

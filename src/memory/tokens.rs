@@ -588,4 +588,17 @@ mod tests {
         // client-credentials family does without, so such a family costs what it did.
         assert_eq!(std::mem::size_of::<FamilyEntry>() + 16, 72);
     }
+
+    #[test]
+    fn a_binding_costs_an_unbound_token_nothing() {
+        // A bound access token's binding rides in its boxed own terms, a refresh token's in a
+        // box of its own: an unbound token's entry is the size it was with DPoP keys alone.
+        use std::mem::size_of;
+        assert_eq!(
+            size_of::<Option<TokenBinding>>(),
+            size_of::<Option<JwkThumbprint>>()
+        );
+        assert_eq!(size_of::<AccessEntry>(), 24);
+        assert_eq!(size_of::<RefreshEntry>(), 32);
+    }
 }
