@@ -1,7 +1,8 @@
 //! Certificate-bound access tokens (RFC 8705 §3): with the builder's switch on, a token request
 //! that came with a client certificate gets tokens bound to it (`cnf.x5t#S256` in introspection
 //! and JWT access tokens), honoured only on a request with the same certificate; a DPoP proof
-//! wins; a public client's refresh token needs the same certificate (RFC 8705 §4).
+//! wins; a public client's refresh token needs the same certificate (RFC 8705 §4); userinfo
+//! demands it too.
 
 mod common;
 mod dpop_proofs;
@@ -248,4 +249,45 @@ async fn without_a_certificate_the_switch_binds_nothing() {
         .to_owned();
     assert!(introspected(&f, &access).await["cnf"].is_null());
     assert!(bearer(&f, &access, None).await.is_ok());
+}
+
+#[tokio::test]
+async fn userinfo_demands_the_certificate_of_a_bound_token() {
+    let f = mtls_fixture(|b| b.openid_connect(grantor::settings::OpenIdConnect::default()));
+    f.register(
+        Client::public("rp")
+            .redirect_uri(REDIRECT)
+            .grant_types([GrantType::AuthorizationCode])
+            .scopes("openid profile")
+            .approval(Approval::NotRequired)
+            .build()
+            .unwrap(),
+    );
+    let presented = certificate(b"rp-device");
+    let pkce = format!("&scope=openid&code_challenge={CHALLENGE}&code_challenge_method=S256");
+    let code = f.code("rp", &pkce).await;
+    let body = format!(
+        "grant_type=authorization_code&client_id=rp&code={code}\
+         &redirect_uri={REDIRECT_ENCODED}&code_verifier={VERIFIER}"
+    );
+    let tokens = assert_tokens(&token(&f, None, &body, Some(&presented)).await);
+    let access = tokens["access_token"].as_str().unwrap();
+    let server = &f.server;
+    let userinfo = |presented: Option<&ClientCertificate>| {
+        let request = Request::get("/api/oauth/userinfo")
+            .header("authorization", format!("Bearer {access}"))
+            .body(Vec::new())
+            .unwrap();
+        let request = over(request, presented);
+        async move { server.userinfo(&request).await }
+    };
+    let response = userinfo(Some(&presented)).await;
+    assert_eq!(response.status(), 200, "{}", response.body());
+    assert_eq!(json(&response)["sub"], f.alice.id().as_str());
+    for presented in [None, Some(&certificate(b"another-device"))] {
+        let response = userinfo(presented).await;
+        assert_eq!(response.status(), 401, "{}", response.body());
+        let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    }
 }
