@@ -138,7 +138,7 @@ fn check_bearer(rt: &Runtime, bench: &Bench, first: &Value, alice: bool) {
         "the default audience"
     );
     assert_eq!(grant.jti().as_str(), first["jti"]);
-    assert!(grant.jkt.is_none());
+    assert!(grant.binding.is_none());
     let refusal = rt
         .block_on(
             bench
@@ -339,7 +339,13 @@ fn bearer_dpop(g: &mut BenchmarkGroup<'_, WallTime>, rt: &Runtime) {
     let grant = rt
         .block_on(bench.server.bearer(&request, None))
         .expect("a bound token with its proof");
-    assert_eq!(grant.jkt.map(|jkt| jkt.to_string()), Some(key.jkt()));
+    assert_eq!(
+        grant
+            .binding
+            .and_then(|b| b.jkt())
+            .map(|jkt| jkt.to_string()),
+        Some(key.jkt())
+    );
     assert_eq!(grant.authorization.client_id.as_str(), bench.conf_id);
     assert_eq!(grant.authorization.scope.as_str(), "profile");
     let replay = rt.block_on(bench.server.bearer(&request, None));

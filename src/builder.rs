@@ -100,6 +100,8 @@ pub struct AuthorizationServerBuilder {
     resources: Vec<String>,
     /// JWT access tokens, DPoP, `private_key_jwt` key resolution: what the features were given.
     features: protocols::Features,
+    /// Whether access tokens are bound to the token request's client certificate (RFC 8705).
+    certificate_bound_tokens: bool,
     registration: Option<RegistrationPolicy>,
     registry: Option<Arc<dyn Admin>>,
     /// Whether `registry` came with `store`'s clients (and goes if other clients are set).
@@ -191,6 +193,7 @@ impl Default for AuthorizationServerBuilder {
             audience: None,
             resources: Vec::new(),
             features: protocols::Features::default(),
+            certificate_bound_tokens: false,
             registration: None,
             registry: None,
             registry_from_store: false,

@@ -219,6 +219,14 @@ impl CertificateThumbprint {
     pub fn parse(text: &str) -> Option<Self> {
         crate::id::JwkThumbprint::parse(text).map(|parsed| Self(*parsed.as_bytes()))
     }
+
+    /// Whether `certificate` is the one this is the thumbprint of, compared in constant time:
+    /// a token bound to a certificate is used only over a connection presenting it (RFC 8705
+    /// §3).
+    pub fn matches(&self, certificate: &ClientCertificate) -> bool {
+        use subtle::ConstantTimeEq as _;
+        self.0.ct_eq(&certificate.thumbprint.0).into()
+    }
 }
 
 impl fmt::Display for CertificateThumbprint {

@@ -281,6 +281,12 @@ impl AuthorizationServer {
     /// and refuses a bound token presented as a bearer token; those refusals carry
     /// `WWW-Authenticate: DPoP` challenges, and a missing server nonce a `DPoP-Nonce`.
     ///
+    /// A token bound to a client certificate (RFC 8705 §3; see
+    /// [`certificate_bound_tokens`](crate::AuthorizationServerBuilder::certificate_bound_tokens))
+    /// is honoured only when the request's extensions hold a
+    /// [`ClientCertificate`](crate::mtls::ClientCertificate) of the same thumbprint; otherwise
+    /// 401 `invalid_token`.
+    ///
     /// Every challenge names the resource's metadata document (RFC 9728 §5.1,
     /// `resource_metadata`; see [`protected_resource_metadata`](Self::protected_resource_metadata)),
     /// so a client that meets the resource first finds its authorization server there.
@@ -378,7 +384,8 @@ impl AuthorizationServer {
     }
 
     /// [`AuthorizationServer::bearer`] on headers alone. Without the request's method and URI
-    /// a DPoP proof (RFC 9449) cannot be checked, so a DPoP-bound token is refused here: use
+    /// a DPoP proof (RFC 9449) cannot be checked, nor without its extensions a client
+    /// certificate (RFC 8705), so a bound token is refused here: use
     /// [`AuthorizationServer::bearer`] where tokens may be bound.
     ///
     /// ```
@@ -400,6 +407,7 @@ impl AuthorizationServer {
         let request = bearer::Presented {
             target: None,
             headers,
+            certificate: None,
         };
         let required = bearer::Required::scope(required);
         self.check_bearer(request, None, required).await

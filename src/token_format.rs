@@ -12,7 +12,7 @@ use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::scope::Scope;
-use crate::store::{Actor, Authorization, Jti, JwkThumbprint, UserAuthentication, UserId};
+use crate::store::{Actor, Authorization, Jti, TokenBinding, UserAuthentication, UserId};
 
 /// What an access token says, for a format to encode.
 #[allow(
@@ -24,8 +24,8 @@ pub(crate) struct AccessClaims<'a> {
     pub(crate) issuer: &'a str,
     pub(crate) authorization: &'a Authorization,
     pub(crate) jti: &'a Jti,
-    /// The DPoP key the token is bound to.
-    pub(crate) jkt: Option<JwkThumbprint>,
+    /// The DPoP key or client certificate the token is bound to.
+    pub(crate) binding: Option<TokenBinding>,
     /// Who acts for the user (RFC 8693 §4.1).
     pub(crate) actor: Option<&'a Actor>,
     pub(crate) issued_at: UnixTime,
@@ -42,7 +42,8 @@ pub(crate) struct SelfContained {
     pub(crate) jti: Jti,
     pub(crate) issued_at: UnixTime,
     pub(crate) expires_at: UnixTime,
-    pub(crate) jkt: Option<JwkThumbprint>,
+    /// What `cnf` binds the token to.
+    pub(crate) binding: Option<TokenBinding>,
     pub(crate) actor: Option<Actor>,
     /// How the user signed in, when the token says.
     pub(crate) authentication: Option<UserAuthentication>,

@@ -120,3 +120,32 @@ async fn the_layer_demands_what_a_step_up_says_of_the_sign_in() {
     );
     assert!(!challenge.contains("acr_values"), "{challenge}");
 }
+
+#[tokio::test]
+async fn the_layer_honours_a_certificate_bound_token_only_with_its_certificate() {
+    let f = fixture_with(|b| b.certificate_bound_tokens(true));
+    let certificate =
+        |der: &[u8]| grantor::mtls::ClientCertificate::from_der_chain([der.to_vec()]).unwrap();
+    let presented = certificate(b"client-a");
+    let mut request = token_request(Some(&f.fast_basic()), "grant_type=client_credentials");
+    request.extensions_mut().insert(presented.clone());
+    let tokens = json(&f.server.token(&request).await);
+    let bearer = format!("Bearer {}", tokens["access_token"].as_str().unwrap());
+    let service = RequireBearer::new(f.server.clone()).layer(service_fn(me));
+    for (over, status) in [
+        (Some(presented), 200),
+        (Some(certificate(b"client-b")), 401),
+        (None, 401),
+    ] {
+        let mut request = get(Some(&bearer));
+        if let Some(over) = over.clone() {
+            request.extensions_mut().insert(over);
+        }
+        let response = service.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), status, "{over:?}");
+        if status == 401 {
+            let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+            assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+        }
+    }
+}

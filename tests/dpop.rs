@@ -182,7 +182,10 @@ async fn a_bound_token_needs_a_fresh_proof_of_its_key_at_the_resource() {
     let proof = key.proof_for_token("GET", ME_URL, START, &token);
     let request = resource_request(&scheme, Some(&proof));
     let grant = f.server.bearer(&request, None).await.unwrap();
-    assert_eq!(grant.jkt.map(|k| k.to_string()), Some(key.jkt()));
+    assert_eq!(
+        grant.binding.and_then(|b| b.jkt()).map(|k| k.to_string()),
+        Some(key.jkt())
+    );
     assert_eq!(grant.authorization.client_id.as_str(), f.fast_id);
 
     let refused = |refusal: BearerRefusal, error: &str| {
@@ -619,7 +622,13 @@ async fn a_jwt_access_token_carries_cnf_jkt_and_is_checked_like_an_opaque_one() 
         .unwrap()
         .verify(token, UnixTime::from_secs(START))
         .unwrap();
-    assert_eq!(verified.jkt.map(|k| k.to_string()), Some(key.jkt()));
+    assert_eq!(
+        verified
+            .binding
+            .and_then(|b| b.jkt())
+            .map(|k| k.to_string()),
+        Some(key.jkt())
+    );
     let bearer = resource_request(&format!("Bearer {token}"), None);
     assert_eq!(
         f.server.bearer(&bearer, None).await.unwrap_err().status(),

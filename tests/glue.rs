@@ -89,6 +89,25 @@ const REFUSALS: [(&str, u16, &str); 3] = [
     ("/email", 403, "error=\"insufficient_scope\""),
 ];
 
+/// A client's certificate over mutual TLS (binding hashes the DER bytes and parses nothing).
+fn certificate(der: &[u8]) -> grantor::mtls::ClientCertificate {
+    grantor::mtls::ClientCertificate::from_der_chain([der.to_vec()]).unwrap()
+}
+
+/// A client-credentials token of the fast client bound to `presented` (RFC 8705 §3).
+async fn certificate_bound_token(
+    f: &Fixture,
+    presented: &grantor::mtls::ClientCertificate,
+) -> String {
+    let basic = basic(&f.fast_id, &f.fast_secret);
+    let mut request = token_request(Some(&basic), "grant_type=client_credentials");
+    request.extensions_mut().insert(presented.clone());
+    let response = f.server.token(&request).await;
+    assert_eq!(response.status(), 200, "{}", response.body());
+    let tokens: serde_json::Value = serde_json::from_str(response.body()).unwrap();
+    tokens["access_token"].as_str().unwrap().to_owned()
+}
+
 /// The body of a token request over the server's limit.
 fn oversized(f: &Fixture) -> String {
     format!(
@@ -199,6 +218,49 @@ mod with_axum {
             let (got, header, _) = call(&app, path, token).await;
             assert_eq!(got, status, "{path} with {token:?}");
             assert!(header.contains(challenge), "{path}: {header}");
+        }
+    }
+}
+
+mod with_axum_certificates {
+    use super::*;
+    use ::axum::Router;
+    use ::axum::body::Body;
+    use ::axum::routing::get;
+    use grantor::axum::Bearer;
+    use http::Request;
+    use tower::ServiceExt as _;
+
+    async fn any(Bearer(grant): Bearer) -> String {
+        grant.authorization.client_id.as_str().to_owned()
+    }
+
+    #[tokio::test]
+    async fn the_extractor_honours_a_certificate_bound_token_only_with_its_certificate() {
+        let f = fixture_with(|b| b.certificate_bound_tokens(true));
+        let presented = certificate(b"client-a");
+        let token = certificate_bound_token(&f, &presented).await;
+        let app = Router::new()
+            .route("/any", get(any))
+            .with_state(f.server.clone());
+        for (over, status) in [
+            (Some(presented), 200),
+            (Some(certificate(b"client-b")), 401),
+            (None, 401),
+        ] {
+            let mut request = Request::get("/any")
+                .header("authorization", format!("Bearer {token}"))
+                .body(Body::empty())
+                .unwrap();
+            if let Some(over) = over.clone() {
+                request.extensions_mut().insert(over);
+            }
+            let response = app.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status().as_u16(), status, "{over:?}");
+            if status == 401 {
+                let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+                assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+            }
         }
     }
 }
@@ -434,6 +496,60 @@ mod with_actix {
                 .map(|value| value.to_str().unwrap().to_owned())
                 .unwrap_or_default();
             assert!(header.contains(challenge), "{path}: {header}");
+        }
+    }
+}
+
+mod with_actix_certificates {
+    use super::*;
+    use ::actix_web::{App, HttpMessage as _, HttpResponse, test, web};
+    use grantor::actix::Bearer;
+
+    async fn any(Bearer(grant): Bearer) -> HttpResponse {
+        HttpResponse::Ok().body(grant.authorization.client_id.as_str().to_owned())
+    }
+
+    #[actix_web::test]
+    async fn the_endpoints_bind_to_the_certificate_and_the_extractor_demands_it() {
+        let f = fixture_with(|b| b.certificate_bound_tokens(true));
+        let app = test::init_service(
+            App::new()
+                .app_data(web::Data::new(f.server.clone()))
+                .configure(grantor::actix::endpoints(&f.server))
+                .route("/any", web::get().to(any)),
+        )
+        .await;
+        let presented = certificate(b"client-a");
+        let request = test::TestRequest::post()
+            .uri("/api/oauth/token")
+            .insert_header(("authorization", basic(&f.fast_id, &f.fast_secret)))
+            .insert_header(("content-type", "application/x-www-form-urlencoded"))
+            .set_payload("grant_type=client_credentials")
+            .to_request();
+        request.extensions_mut().insert(presented.clone());
+        let response = test::call_service(&app, request).await;
+        assert_eq!(response.status().as_u16(), 200);
+        let tokens: serde_json::Value = test::read_body_json(response).await;
+        let token = tokens["access_token"].as_str().unwrap().to_owned();
+        for (over, status) in [
+            (Some(presented), 200),
+            (Some(certificate(b"client-b")), 401),
+            (None, 401),
+        ] {
+            let request = test::TestRequest::get()
+                .uri("/any")
+                .insert_header(("authorization", format!("Bearer {token}")))
+                .to_request();
+            if let Some(over) = over.clone() {
+                request.extensions_mut().insert(over);
+            }
+            let response = test::call_service(&app, request).await;
+            assert_eq!(response.status().as_u16(), status, "{over:?}");
+            if status == 401 {
+                let challenge = response.headers().get("www-authenticate").unwrap();
+                let challenge = challenge.to_str().unwrap();
+                assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+            }
         }
     }
 }

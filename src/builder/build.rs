@@ -185,6 +185,7 @@ impl AuthorizationServerBuilder {
             resources,
             jwt_access_tokens,
             dpop,
+            certificate_bound_tokens: self.certificate_bound_tokens,
             registration,
             pushed_requests: self.pushed_requests,
             device: self.device,

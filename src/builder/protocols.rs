@@ -1,8 +1,8 @@
 //! The builder's setters for the protocols a server may offer beyond the core grants:
-//! self-registration, JWT access tokens, DPoP, `private_key_jwt` key resolution, pushed
-//! requests, the device flow and token exchange; and [`Features`], what the features were given
-//! and how each is wired into the server. Outside its own module, a feature is named only here
-//! (and where `lib.rs` declares it).
+//! self-registration, JWT access tokens, DPoP, certificate-bound tokens, `private_key_jwt` key
+//! resolution, pushed requests, the device flow and token exchange; and [`Features`], what the
+//! features were given and how each is wired into the server. Outside its own module, a
+//! feature is named only here (and where `lib.rs` declares it).
 
 use std::sync::Arc;
 
@@ -311,6 +311,38 @@ impl AuthorizationServerBuilder {
     #[cfg(feature = "dpop")]
     pub fn dpop(mut self, settings: crate::dpop::Dpop) -> Self {
         self.features.dpop = Some(settings);
+        self
+    }
+
+    /// Binds access tokens to the client certificate of the token request's mutual-TLS
+    /// connection (RFC 8705 §3; default off): the request's
+    /// [`ClientCertificate`](crate::mtls::ClientCertificate), put in its extensions by the host
+    /// or the glue, is the one every grant binds the access token it issues to (`cnf` with
+    /// `x5t#S256` in introspection and in JWT access tokens), and
+    /// [`bearer`](crate::AuthorizationServer::bearer), the glue's extractors, the tower layer
+    /// and userinfo honour such a token only on a request with the same certificate. The token
+    /// type stays `bearer`. A DPoP proof sent with the same request wins: the token is bound to
+    /// its key instead. A public client's refresh token is bound to the certificate too, and a
+    /// refresh must come with it (RFC 8705 §4); a confidential client's is not, its
+    /// authentication protecting it, and each refresh binds the new access token to the
+    /// certificate the refresh came with. The metadata then says
+    /// `tls_client_certificate_bound_access_tokens: true`. Off, a presented certificate binds
+    /// nothing (tokens bound before are still checked against theirs).
+    ///
+    /// ```
+    /// use grantor::{AuthorizationServer, MemoryStore};
+    ///
+    /// let server = AuthorizationServer::builder()
+    ///     .issuer("https://auth.example")
+    ///     .store(MemoryStore::new())
+    ///     .certificate_bound_tokens(true)
+    ///     .build()
+    ///     .unwrap();
+    /// let metadata: serde_json::Value = serde_json::from_str(server.metadata().body()).unwrap();
+    /// assert_eq!(metadata["tls_client_certificate_bound_access_tokens"], true);
+    /// ```
+    pub fn certificate_bound_tokens(mut self, bind: bool) -> Self {
+        self.certificate_bound_tokens = bind;
         self
     }
 

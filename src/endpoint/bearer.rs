@@ -1,7 +1,7 @@
 //! Bearer tokens on the wire (RFC 6750 §2.1, §3): reading `Authorization: Bearer`, and the
 //! 400/401/403 refusals with their `WWW-Authenticate` challenges, a step-up's among them (RFC
 //! 9470 §3). With DPoP on, also `Authorization: DPoP` and its proofs (RFC 9449 §7), in
-//! [`dpop`].
+//! [`dpop`]; a token bound to a client certificate needs the same certificate (RFC 8705 §3).
 
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
@@ -12,11 +12,12 @@ use super::{Wire, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::bearer::{self, Demand, Refusal};
 use crate::grant::proof::{NONCE_HEADER, ProofOfPossession};
+use crate::mtls::ClientCertificate;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::step_up::{ShortFall, StepUp};
 use crate::store::seam::TokenSeam;
-use crate::store::{AccessGrant, UserStore};
+use crate::store::{AccessGrant, TokenBinding, UserStore};
 use crate::token_format::AccessTokenFormat;
 
 mod dpop;
@@ -28,20 +29,23 @@ pub(crate) const READ_HEADERS: [http::HeaderName; 2] =
     [AUTHORIZATION, http::HeaderName::from_static("dpop")];
 
 /// The request a protected resource received: its method and URI (for a DPoP proof's `htm` and
-/// `htu`), when the host passed them, and its headers.
+/// `htu`), when the host passed them, its headers, and the client certificate of its
+/// connection (for a certificate-bound token), when it had one.
 #[derive(Clone, Copy)]
 pub(crate) struct Presented<'a> {
     pub(crate) target: Option<(&'a Method, &'a Uri)>,
     pub(crate) headers: &'a HeaderMap,
+    pub(crate) certificate: Option<&'a ClientCertificate>,
 }
 
 impl<'a> Presented<'a> {
-    /// What bearer validation reads of `request`: its method and URI (for DPoP proofs) and
-    /// headers.
+    /// What bearer validation reads of `request`: its method and URI (for DPoP proofs), its
+    /// headers, and the [`ClientCertificate`] in its extensions.
     pub(crate) fn of<B>(request: &'a http::Request<B>) -> Self {
         Self {
             target: Some((request.method(), request.uri())),
             headers: request.headers(),
+            certificate: request.extensions().get(),
         }
     }
 }
@@ -117,8 +121,13 @@ pub(crate) async fn check(
         Ok(grant) => grant,
         Err(refusal) => return Err(refused(wire, at, refusal, scheme)),
     };
-    let grant = match (scheme, grant.jkt) {
+    let grant = match (scheme, grant.binding) {
         (Scheme::Bearer, None) => grant,
+        (Scheme::Bearer, Some(TokenBinding::Certificate(_))) => {
+            bearer::require_certificate(&grant, request.certificate)
+                .map_err(|r| refused(wire, at, r, scheme))?;
+            grant
+        }
         // Boxed: a bearer token's validation does not carry the proof check's state.
         (Scheme::Dpop, _) => {
             let proofs = validation.proofs;
@@ -127,7 +136,9 @@ pub(crate) async fn check(
             ))
             .await?
         }
-        _ => return Err(refused(wire, at, Refusal::BoundAsBearer, Scheme::Bearer)),
+        (Scheme::Bearer, Some(TokenBinding::Dpop(_))) => {
+            return Err(refused(wire, at, Refusal::BoundAsBearer, Scheme::Bearer));
+        }
     };
     bearer::require_scope(&grant, required.scope).map_err(|r| refused(wire, at, r, scheme))?;
     bearer::require_authentication(&grant, required.step_up, wire.now)
@@ -357,8 +368,9 @@ pub enum BearerRefusalReason {
     NoCredentials,
     /// A malformed `Authorization` header (400 `invalid_request`).
     InvalidRequest,
-    /// The token is unknown, expired, revoked, meant for another audience, or bound to a
-    /// DPoP key and presented as a bearer token (401 `invalid_token`).
+    /// The token is unknown, expired, revoked, meant for another audience, bound to a DPoP
+    /// key and presented as a bearer token, or bound to a client certificate the request's
+    /// connection did not present (401 `invalid_token`, RFC 8705 §3).
     InvalidToken,
     /// The token lacks a scope the resource requires (403 `insufficient_scope`).
     InsufficientScope,
@@ -434,7 +446,9 @@ pub(crate) fn not_a_users_token(wire: &Wire<'_>) -> BearerRefusal {
 fn refused(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> BearerRefusal {
     let reason = match &refusal {
         Refusal::NoCredentials => BearerRefusalReason::NoCredentials,
-        Refusal::InvalidToken | Refusal::BoundAsBearer => BearerRefusalReason::InvalidToken,
+        Refusal::InvalidToken | Refusal::BoundAsBearer | Refusal::OtherCertificate => {
+            BearerRefusalReason::InvalidToken
+        }
         Refusal::InsufficientScope(_) => BearerRefusalReason::InsufficientScope,
         Refusal::InsufficientUserAuthentication(..) => {
             BearerRefusalReason::InsufficientUserAuthentication
@@ -502,6 +516,15 @@ fn refuse_as(wire: &Wire<'_>, at: &At, refusal: Refusal, scheme: Scheme) -> Resp
             );
             return refuse_as(wire, at, Refusal::Error(error), Scheme::Dpop);
         }
+        Refusal::OtherCertificate => (
+            OAuthError::new(
+                ErrorCode::InvalidToken,
+                "the access token is bound to a client certificate: present it over a \
+                 connection with that certificate (RFC 8705 section 3)",
+            ),
+            None,
+            None,
+        ),
         Refusal::DpopNonce(nonce) => {
             let error = OAuthError::new(
                 ErrorCode::UseDpopNonce,

@@ -2,9 +2,9 @@
 //! directly, and the writer they share.
 
 use crate::audience::Audience;
-use crate::grant::issue::{DPOP_TOKEN_TYPE, Issued, TOKEN_TYPE};
+use crate::grant::issue::{self, Issued};
 use crate::grant::lookup::Found;
-use crate::store::{Actor, Authorization, JwkThumbprint};
+use crate::store::{Actor, Authorization, TokenBinding};
 
 /// The token endpoint's success body, members in the order RFC 6749 §5.1 lists them, with the
 /// spec's `jti`.
@@ -40,18 +40,14 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
         Found::Access(grant) => grant.actor.as_ref(),
         Found::Refresh(_) => None,
     };
-    let (authorization, token_type, iat, exp, jti, jkt) = match found {
+    let (authorization, token_type, iat, exp, jti, binding) = match found {
         Found::Access(grant) => (
             &grant.authorization,
-            if grant.jkt.is_some() {
-                DPOP_TOKEN_TYPE
-            } else {
-                TOKEN_TYPE
-            },
+            issue::token_type(grant.binding),
             grant.issued_at,
             grant.expires_at,
             Some(grant.jti().as_str()),
-            grant.jkt,
+            grant.binding,
         ),
         Found::Refresh(grant) => (
             &grant.authorization,
@@ -59,7 +55,7 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
             grant.issued_at,
             grant.expires_at,
             None,
-            grant.jkt,
+            grant.binding,
         ),
     };
     let Authorization {
@@ -97,9 +93,9 @@ pub(crate) fn introspection(found: &Found, issuer: &str, default: &Audience) -> 
             json.string("acr", acr);
         }
     }
-    if let Some(jkt) = jkt {
-        // RFC 9449 §6.2: the confirmation of a bound token.
-        json.confirmation(&jkt);
+    if let Some(binding) = binding {
+        // RFC 9449 §6.2, RFC 8705 §3.2: the confirmation of a bound token.
+        json.confirmation(&binding);
     }
     if let Some(actor) = actor {
         // RFC 8693 §4.1, which RFC 7662 §2.2 allows as any claim of the token.
@@ -176,12 +172,21 @@ impl JsonObject {
         self
     }
 
-    /// `cnf` with the thumbprint of the key a token is bound to (RFC 9449 §6, RFC 7800 §3.1).
-    pub(crate) fn confirmation(&mut self, jkt: &JwkThumbprint) -> &mut Self {
+    /// `cnf` with the thumbprint of what a token is bound to (RFC 7800 §3.1): a DPoP key's
+    /// as `jkt` (RFC 9449 §6), a client certificate's as `x5t#S256` (RFC 8705 §3.1).
+    pub(crate) fn confirmation(&mut self, binding: &TokenBinding) -> &mut Self {
         self.name("cnf");
-        self.0.push_str("{\"jkt\":\"");
-        // base64url: nothing to escape.
-        self.0.push_str(&jkt.to_string());
+        // base64url thumbprints: nothing to escape.
+        match binding {
+            TokenBinding::Dpop(jkt) => {
+                self.0.push_str("{\"jkt\":\"");
+                self.0.push_str(&jkt.to_string());
+            }
+            TokenBinding::Certificate(thumbprint) => {
+                self.0.push_str("{\"x5t#S256\":\"");
+                self.0.push_str(&thumbprint.to_string());
+            }
+        }
         self.0.push_str("\"}");
         self
     }

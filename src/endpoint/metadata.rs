@@ -56,6 +56,9 @@ struct Metadata<'a> {
     /// RFC 9449 §5.1: only when DPoP proofs are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
+    /// RFC 8705 §3.3: only when tokens are bound to client certificates.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    tls_client_certificate_bound_access_tokens: bool,
     /// RFC 9728 §4: the resources tokens may be for, as registered.
     protected_resources: Vec<&'a str>,
     /// OpenID Connect Discovery 1.0 §3, RFC 9470 §5: the authentication context classes of
@@ -300,6 +303,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         authorization_signing_alg_values_supported: signing_algs(),
         introspection_signing_alg_values_supported: signing_algs(),
         dpop_signing_alg_values_supported: config.dpop,
+        tls_client_certificate_bound_access_tokens: config.certificate_bound_tokens,
         protected_resources: config
             .resources
             .known

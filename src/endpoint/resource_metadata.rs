@@ -49,6 +49,9 @@ struct Document<'a> {
     bearer_methods_supported: [&'static str; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     dpop_signing_alg_values_supported: Option<&'static [&'static str]>,
+    /// RFC 9728 §2: only when tokens are bound to client certificates (RFC 8705).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    tls_client_certificate_bound_access_tokens: bool,
 }
 
 impl ResourceDocuments {
@@ -73,6 +76,7 @@ impl ResourceDocuments {
                 // Tokens are read from the `Authorization` header alone at a resource.
                 bearer_methods_supported: ["header"],
                 dpop_signing_alg_values_supported: settings.dpop,
+                tls_client_certificate_bound_access_tokens: settings.certificate_bound_tokens,
             };
             // A struct of strings always serializes.
             let body = serde_json::to_string(&document).unwrap_or_default();

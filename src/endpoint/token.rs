@@ -52,7 +52,12 @@ async fn handle<B: AsRef<[u8]>>(
         _ => None,
     };
     let possession = presented.as_deref();
-    token::token(&endpoint.grants, possession, &auth, &token_request, now).await
+    let certificate = request.extensions().get();
+    let sender = token::Sender {
+        possession,
+        certificate,
+    };
+    token::token(&endpoint.grants, sender, &auth, &token_request, now).await
 }
 
 /// With server nonces on, every answer carries the current one (RFC 9449 §8.2), so the client's

@@ -45,6 +45,7 @@ pub(crate) async fn userinfo<B: AsRef<[u8]>>(
     let presented = Presented {
         target: Some((method, request.uri())),
         headers: from_body.as_ref().unwrap_or(request.headers()),
+        certificate: request.extensions().get(),
     };
     let openid = Scope::from_tokens(["openid"]).unwrap_or_else(|_| Scope::empty());
     let grant = match bearer::check(

@@ -4,6 +4,11 @@
 //! [`ScopedBearer`], and [`StepUpBearer`] for a resource that demands a strong or recent
 //! sign-in, RFC 9470).
 //!
+//! Over mutual TLS, a request's client certificate is the
+//! [`ClientCertificate`](crate::mtls::ClientCertificate) in its extensions, else in its
+//! connection's data (`HttpServer::on_connect`): the endpoints bind tokens to it and the
+//! extractors check a certificate-bound token against it (RFC 8705).
+//!
 //! ```no_run
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
 //! use actix_web::{App, HttpServer, web};
@@ -80,6 +85,7 @@ pub use super::{
     StepUpBearer,
 };
 use crate::endpoint::bearer::{self, Presented, Required};
+use crate::mtls::ClientCertificate;
 use crate::server::AuthorizationServer;
 use crate::signin::Site;
 use crate::store::AccessGrant;
@@ -162,12 +168,14 @@ impl<R: RequiredAuthentication> FromRequest for StepUpBearer<R> {
 }
 
 /// What the check needs from the request, in `http` 1 types (actix-web 4 has its own): the
-/// method and URI (for a DPoP proof) and the headers it reads.
+/// method and URI (for a DPoP proof), the headers it reads, and the client certificate (for a
+/// certificate-bound token).
 struct Found {
     server: AuthorizationServer,
     method: http::Method,
     uri: http::Uri,
     headers: http::HeaderMap,
+    certificate: Option<ClientCertificate>,
 }
 
 impl Found {
@@ -195,6 +203,7 @@ impl Found {
             method,
             uri,
             headers,
+            certificate: client_certificate(request),
         })
     }
 
@@ -202,12 +211,21 @@ impl Found {
         let presented = Presented {
             target: Some((&self.method, &self.uri)),
             headers: &self.headers,
+            certificate: self.certificate.as_ref(),
         };
         self.server
             .check_bearer(presented, None, required)
             .await
             .map_err(Refusal::from)
     }
+}
+
+/// The client certificate of the request's connection (RFC 8705): the one the host put in the
+/// request's extensions (a middleware, behind a TLS terminator it trusts), else the one in the
+/// connection's data (set by `HttpServer::on_connect` from the TLS stream).
+fn client_certificate(request: &HttpRequest) -> Option<ClientCertificate> {
+    let certificate = request.extensions().get::<ClientCertificate>().cloned();
+    certificate.or_else(|| request.conn_data::<ClientCertificate>().cloned())
 }
 
 /// A 500 for the host's own mistakes (no server in the app data).

@@ -4,6 +4,11 @@
 //! bearer-validated grant of a request as an extractor ([`Bearer`], [`ScopedBearer`], and
 //! [`StepUpBearer`] for a resource that demands a strong or recent sign-in, RFC 9470).
 //!
+//! Over mutual TLS, a request's client certificate is the
+//! [`ClientCertificate`](crate::mtls::ClientCertificate) in its extensions (put there by the
+//! host's connection handling): the endpoints bind tokens to it and the extractors check a
+//! certificate-bound token against it (RFC 8705).
+//!
 //! ```no_run
 //! # async fn run(server: grantor::AuthorizationServer) -> std::io::Result<()> {
 //! // Every endpoint at the server's paths, and the authorization endpoint's sign-in, approval
@@ -144,6 +149,7 @@ async fn check(
     let presented = Presented {
         target: Some((&parts.method, &parts.uri)),
         headers: &parts.headers,
+        certificate: parts.extensions.get(),
     };
     server
         .check_bearer(presented, None, required)

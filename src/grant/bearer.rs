@@ -6,6 +6,7 @@ use crate::audience::Audience;
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::mint;
+use crate::mtls::ClientCertificate;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::step_up::{ShortFall, StepUp};
@@ -29,6 +30,9 @@ pub(crate) enum Refusal {
     InsufficientUserAuthentication(Box<StepUp>, ShortFall),
     /// A token bound to a DPoP key was presented as a bearer token (RFC 9449 §7.2).
     BoundAsBearer,
+    /// A token bound to a client certificate came over a connection without that certificate
+    /// (RFC 8705 §3).
+    OtherCertificate,
     /// The DPoP proof lacks the server's current nonce, which is this (RFC 9449 §9).
     #[allow(dead_code, reason = "made by the proofs feature dpop checks")]
     DpopNonce(String),
@@ -119,10 +123,26 @@ pub(crate) async fn check_self_contained(
             verified.issued_at,
             verified.expires_at,
         )
-        .bound_to(verified.jkt)
+        .bound_to(verified.binding)
         .acting(verified.actor)
     };
     Ok(grant.with_jti(verified.jti))
+}
+
+/// RFC 8705 §3: a token bound to a client certificate is honoured only on a request that came
+/// with that certificate (`presented`); any other token passes, its DPoP binding being checked
+/// apart.
+pub(crate) fn require_certificate(
+    grant: &AccessGrant,
+    presented: Option<&ClientCertificate>,
+) -> Result<(), Refusal> {
+    let Some(bound) = grant.binding.and_then(|binding| binding.certificate()) else {
+        return Ok(());
+    };
+    match presented {
+        Some(certificate) if bound.matches(certificate) => Ok(()),
+        _ => Err(Refusal::OtherCertificate),
+    }
 }
 
 /// RFC 6750 §3.1 `insufficient_scope` unless the grant carries every token the resource needs.

@@ -11,12 +11,13 @@ use crate::clock::UnixTime;
 use crate::error::{OAuthError, StoreError};
 use crate::events::{Event, EventKind};
 use crate::mint;
+use crate::mtls::ClientCertificate;
 use crate::scope::Scope;
 use crate::secret::{AccessToken, RefreshToken, SecretDigest};
 use crate::settings::{Lifetimes, Resources};
 use crate::store::seam::TokenSeam;
 use crate::store::{
-    Actor, Authorization, Family, FamilyId, Jti, JwkThumbprint, NewRefreshToken, NewTokens,
+    Actor, Authorization, Family, FamilyId, Jti, NewRefreshToken, NewTokens, TokenBinding,
 };
 use crate::token_format::{AccessClaims, AccessTokenFormat};
 
@@ -42,7 +43,14 @@ pub(crate) struct Issuer<'a> {
     pub(crate) format: Option<&'a dyn AccessTokenFormat>,
     /// The request's DPoP proof, whose key the tokens are bound to (RFC 9449).
     pub(crate) possession: Option<&'a dyn Possession>,
-    /// Whether refresh tokens are bound to that key too: a public client's are (RFC 9449 §5).
+    /// The client certificate the request came with: a refresh token bound to one is used
+    /// only with it (RFC 8705 §4).
+    pub(crate) certificate: Option<&'a ClientCertificate>,
+    /// Whether the tokens are bound to that certificate when the request sent no DPoP proof
+    /// (RFC 8705 §3): the server's setting.
+    pub(crate) bind_certificates: bool,
+    /// Whether refresh tokens are bound to that key or certificate too: a public client's are
+    /// (RFC 9449 §5, RFC 8705 §4).
     pub(crate) bind_refresh: bool,
     /// The client's tier, whose budget a DPoP proof spends.
     pub(crate) tier: ClientTier,
@@ -61,7 +69,8 @@ pub(crate) struct Issuer<'a> {
 /// every future that holds it, small; its `Debug` shows neither.
 pub(crate) struct Issued {
     access_token: String,
-    /// `bearer`, or `DPoP` for a token bound to a key.
+    /// `bearer` (a certificate-bound token's too, RFC 8705 §3), or `DPoP` for a token bound
+    /// to a key.
     pub(crate) token_type: &'static str,
     pub(crate) expires_in: u64,
     pub(crate) jti: Jti,
@@ -166,13 +175,13 @@ impl Minting {
     }
 
     /// What the client gets and what the store keeps: the access token is the minted one, or
-    /// `signed` (a JWT's text and digest), bound to `jkt`.
+    /// `signed` (a JWT's text and digest), bound to `binding`.
     fn finish(
         self,
         issuer: &Issuer<'_>,
         signed: Option<(String, SecretDigest)>,
         authorization: Authorization,
-        jkt: Option<JwkThumbprint>,
+        binding: Option<TokenBinding>,
         family_end: Option<UnixTime>,
     ) -> (Issued, NewTokens) {
         let Self {
@@ -202,25 +211,21 @@ impl Minting {
             jti.clone(),
             access_expires_at,
         )
-        .bound_to(jkt)
+        .bound_to(binding)
         .acting(issuer.actor.cloned());
         if let Some(refresh) = &refresh {
             let family_end = family_end.unwrap_or_else(|| now.plus(issuer.lifetimes.family));
             let expires_at = now.plus(issuer.lifetimes.refresh_token).min(family_end);
-            let refresh_jkt = jkt.filter(|_| issuer.bind_refresh);
+            let refresh_binding = binding.filter(|_| issuer.bind_refresh);
             record = record
                 .with_refresh_token(
-                    NewRefreshToken::new(refresh.digest(), expires_at).bound_to(refresh_jkt),
+                    NewRefreshToken::new(refresh.digest(), expires_at).bound_to(refresh_binding),
                 )
                 .with_family_end(family_end);
         }
         let issued = Issued {
             access_token: access_text,
-            token_type: if jkt.is_some() {
-                DPOP_TOKEN_TYPE
-            } else {
-                TOKEN_TYPE
-            },
+            token_type: token_type(binding),
             expires_in: now.seconds_until(access_expires_at),
             jti,
             scope,
@@ -230,6 +235,16 @@ impl Minting {
             family: Some(family_id),
         };
         (issued, record)
+    }
+}
+
+/// `token_type` of an access token bound to `binding`: `DPoP` for a key (RFC 9449 §5);
+/// `bearer` for a certificate-bound token, whose binding the TLS connection proves (RFC 8705
+/// §3 keeps the type).
+pub(crate) fn token_type(binding: Option<TokenBinding>) -> &'static str {
+    match binding {
+        Some(TokenBinding::Dpop(_)) => DPOP_TOKEN_TYPE,
+        Some(TokenBinding::Certificate(_)) | None => TOKEN_TYPE,
     }
 }
 
@@ -272,7 +287,8 @@ impl Issuer<'_> {
     ) -> Result<(Issued, NewTokens), OAuthError> {
         if self.possession.is_none() && self.format.is_none() {
             let minted = Minting::new(self, family, with_refresh, now)?;
-            return Ok(minted.finish(self, None, authorization, None, family_end));
+            let binding = self.certificate_binding();
+            return Ok(minted.finish(self, None, authorization, binding, family_end));
         }
         Box::pin(self.mint_bound_or_signed(family, family_end, authorization, with_refresh, now))
             .await
@@ -287,12 +303,14 @@ impl Issuer<'_> {
         with_refresh: bool,
         now: UnixTime,
     ) -> Result<(Issued, NewTokens), OAuthError> {
-        let jkt = match self.possession {
+        // A DPoP proof wins over a client certificate on the same request: the client asked
+        // for a key-bound token by sending it.
+        let binding = match self.possession {
             Some(possession) => {
                 possession.spend(self.tier, now).await?;
-                Some(possession.jkt())
+                Some(TokenBinding::Dpop(possession.jkt()))
             }
-            None => None,
+            None => self.certificate_binding(),
         };
         let minted = Minting::new(self, family, with_refresh, now)?;
         let signed = match self.format {
@@ -301,7 +319,7 @@ impl Issuer<'_> {
                     issuer: self.issuer_id,
                     authorization: &authorization,
                     jti: &minted.jti,
-                    jkt,
+                    binding,
                     actor: self.actor,
                     issued_at: now,
                     expires_at: minted.access_expires_at,
@@ -314,7 +332,15 @@ impl Issuer<'_> {
             }
             None => None,
         };
-        Ok(minted.finish(self, signed, authorization, jkt, family_end))
+        Ok(minted.finish(self, signed, authorization, binding, family_end))
+    }
+
+    /// The binding to the request's client certificate, when the server binds tokens to
+    /// certificates and the request came with one (RFC 8705 §3).
+    fn certificate_binding(&self) -> Option<TokenBinding> {
+        self.certificate
+            .filter(|_| self.bind_certificates)
+            .map(|certificate| TokenBinding::Certificate(certificate.thumbprint()))
     }
 
     /// Revokes `family` after a replayed code or a reused refresh token (RFC 6749 §4.1.2,

@@ -22,7 +22,7 @@ use crate::events::{Event, EventKind};
 use crate::oidc::{OPENID, SignInFacts};
 use crate::secret::RefreshToken;
 use crate::store::seam::answer_now;
-use crate::store::{Authorization, Rotation, User};
+use crate::store::{Authorization, Rotation, TokenBinding, User};
 
 pub(crate) async fn exchange(
     issuer: &Issuer<'_>,
@@ -50,22 +50,8 @@ pub(crate) async fn exchange(
         if !own {
             return Err(invalid_token());
         }
-        // RFC 9449 §5: a bound refresh token (a public client's) needs a proof of its key.
-        if let Some(bound) = grant.jkt {
-            match issuer.possession.map(|p| p.jkt()) {
-                None => {
-                    return Err(OAuthError::new(
-                        ErrorCode::InvalidDpopProof,
-                        "the refresh token is bound to a DPoP key: send a proof of it",
-                    ));
-                }
-                Some(key) if key != bound => {
-                    return Err(OAuthError::invalid_grant(
-                        "the refresh token is bound to another DPoP key",
-                    ));
-                }
-                Some(_) => {}
-            }
+        if let Some(binding) = grant.binding {
+            presents(issuer, binding)?;
         }
         let access_scope = checks::narrow_scope(scope, &grant.authorization.scope)?;
         let audience = issuer
@@ -133,6 +119,30 @@ pub(crate) async fn exchange(
             Err(reused())
         }
         _ => Err(invalid_token()),
+    }
+}
+
+/// Whether the refresh request presents what a bound refresh token (a public client's) is
+/// bound to: a proof of its DPoP key (RFC 9449 §5), or its client certificate (RFC 8705 §4).
+fn presents(issuer: &Issuer<'_>, binding: TokenBinding) -> Result<(), OAuthError> {
+    match binding {
+        TokenBinding::Dpop(bound) => match issuer.possession.map(|p| p.jkt()) {
+            None => Err(OAuthError::new(
+                ErrorCode::InvalidDpopProof,
+                "the refresh token is bound to a DPoP key: send a proof of it",
+            )),
+            Some(key) if key != bound => Err(OAuthError::invalid_grant(
+                "the refresh token is bound to another DPoP key",
+            )),
+            Some(_) => Ok(()),
+        },
+        TokenBinding::Certificate(bound) => match issuer.certificate {
+            Some(certificate) if bound.matches(certificate) => Ok(()),
+            _ => Err(OAuthError::invalid_grant(
+                "the refresh token is bound to a client certificate: send the request over a \
+                 connection with that certificate (RFC 8705 section 4)",
+            )),
+        },
     }
 }
 

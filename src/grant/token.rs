@@ -10,6 +10,7 @@ use super::{
 };
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
+use crate::mtls::ClientCertificate;
 use crate::request::{ClientAuth, TokenRequest, Unreadable};
 use crate::settings::Profile;
 
@@ -34,13 +35,23 @@ pub(crate) struct TokenGrants<'a> {
     pub(crate) trust: Option<jwt_bearer::Trust<'a>>,
 }
 
+/// What a token request proved it holds, which what it gets may be bound to.
+#[derive(Clone, Copy)]
+pub(crate) struct Sender<'a> {
+    /// Its DPoP proof (RFC 9449), checked but not yet spent.
+    pub(crate) possession: Option<&'a dyn Possession>,
+    /// The client certificate of its connection (RFC 8705).
+    pub(crate) certificate: Option<&'a ClientCertificate>,
+}
+
 /// The token endpoint's decision (RFC 6749 §3.2): authenticate the client, check it was agreed
-/// the grant, then run the grant, binding what it issues to `possession`'s key when the request
-/// proved one (RFC 9449). The request is borrowed, not moved, so that this future does not keep
-/// a second copy of it (each level of `async fn` stores its arguments).
+/// the grant, then run the grant, binding what it issues to the `sender`'s DPoP key when the
+/// request proved one (RFC 9449), else, when the server binds to certificates, to its client
+/// certificate (RFC 8705 §3). The request is borrowed, not moved, so that this future does not
+/// keep a second copy of it (each level of `async fn` stores its arguments).
 pub(crate) async fn token(
     grants: &TokenGrants<'_>,
-    possession: Option<&dyn Possession>,
+    sender: Sender<'_>,
     auth: &ClientAuth<'_>,
     request: &Result<TokenRequest<'_>, Unreadable>,
     now: UnixTime,
@@ -49,7 +60,8 @@ pub(crate) async fn token(
     let issuer = Issuer {
         bind_refresh: client.is_public(),
         tier: client.tier(),
-        possession: possession.or(grants.issuer.possession),
+        possession: sender.possession.or(grants.issuer.possession),
+        certificate: sender.certificate,
         ..grants.issuer
     };
     checks::fapi2_client(grants.profile, &client)?;

@@ -22,7 +22,7 @@ use crate::request::TokenType;
 use crate::scope::Scope;
 use crate::secret::AccessToken;
 use crate::settings::Lifetimes;
-use crate::store::{AccessGrant, Actor, Authorization};
+use crate::store::{AccessGrant, Actor, Authorization, TokenBinding};
 
 /// What the client asked for, parsed (RFC 8693 §2.1).
 pub(crate) struct Exchange<'r> {
@@ -145,16 +145,31 @@ async fn active(
             }
         });
     };
-    // RFC 9449: a token bound to a DPoP key is used only with a proof of that key.
-    if let Some(bound) = grant.jkt
-        && issuer.possession.map(|p| p.jkt()) != Some(bound)
-    {
-        return invalid(match role {
-            Role::Subject => "subject_token is bound to a DPoP key: send a proof of it",
-            Role::Actor => "actor_token is bound to a DPoP key: send a proof of it",
-        });
+    // RFC 9449: a token bound to a DPoP key is used only with a proof of that key; RFC 8705
+    // §3: one bound to a client certificate only over a connection with that certificate.
+    match grant.binding {
+        Some(TokenBinding::Dpop(bound)) if issuer.possession.map(|p| p.jkt()) != Some(bound) => {
+            invalid(match role {
+                Role::Subject => "subject_token is bound to a DPoP key: send a proof of it",
+                Role::Actor => "actor_token is bound to a DPoP key: send a proof of it",
+            })
+        }
+        Some(TokenBinding::Certificate(bound))
+            if !issuer.certificate.is_some_and(|c| bound.matches(c)) =>
+        {
+            invalid(match role {
+                Role::Subject => {
+                    "subject_token is bound to a client certificate: send the request over a \
+                     connection with that certificate"
+                }
+                Role::Actor => {
+                    "actor_token is bound to a client certificate: send the request over a \
+                     connection with that certificate"
+                }
+            })
+        }
+        _ => Ok(grant),
     }
-    Ok(grant)
 }
 
 /// Whether `token` may be called a JWT (RFC 8693 §3): the server issues self-contained (JWT)

@@ -209,7 +209,7 @@ impl AccessTokenFormat for Jwt {
                 jti: verified.jti,
                 issued_at: verified.issued_at,
                 expires_at: verified.expires_at,
-                jkt: verified.jkt,
+                binding: verified.binding,
                 actor: verified.actor,
                 authentication: verified.authentication,
             }),

@@ -11,8 +11,9 @@ use crate::audience::Audience;
 use crate::client::ClientId;
 use crate::clock::UnixTime;
 use crate::error::StoreError;
+use crate::mtls::CertificateThumbprint;
 use crate::scope::Scope;
-use crate::store::{Actor, Jti, JwkThumbprint, UserAuthentication};
+use crate::store::{Actor, Jti, JwkThumbprint, TokenBinding, UserAuthentication};
 use crate::token_format::AccessClaims;
 
 /// The JOSE `typ` of an RFC 9068 access token (§2.1).
@@ -38,7 +39,7 @@ pub(crate) struct Claims {
     jti: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     scope: String,
-    /// RFC 9449 §6.1: the key a DPoP-bound token is bound to.
+    /// RFC 9449 §6.1, RFC 8705 §3.1: the key or certificate a bound token is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cnf: Option<Confirmation>,
     /// RFC 8693 §4.1: who acts for `sub`, in a token issued by delegation.
@@ -59,10 +60,40 @@ pub(crate) struct Claims {
     userinfo_claims: Vec<String>,
 }
 
-/// `cnf` (RFC 7800 §3.1) with the SHA-256 thumbprint of a DPoP key.
+/// `cnf` (RFC 7800 §3.1) with the SHA-256 thumbprint of a DPoP key (`jkt`, RFC 9449 §6.1)
+/// or of a client certificate (`x5t#S256`, RFC 8705 §3.1): exactly one of them.
 #[derive(Serialize, Deserialize)]
 struct Confirmation {
-    jkt: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jkt: Option<String>,
+    #[serde(rename = "x5t#S256", default, skip_serializing_if = "Option::is_none")]
+    x5t_s256: Option<String>,
+}
+
+impl Confirmation {
+    fn of(binding: TokenBinding) -> Self {
+        match binding {
+            TokenBinding::Dpop(jkt) => Self {
+                jkt: Some(jkt.to_string()),
+                x5t_s256: None,
+            },
+            TokenBinding::Certificate(thumbprint) => Self {
+                jkt: None,
+                x5t_s256: Some(thumbprint.to_string()),
+            },
+        }
+    }
+
+    /// The binding `cnf` names; a token naming neither or both, or a malformed thumbprint,
+    /// is malformed.
+    fn binding(&self) -> Result<TokenBinding, JwtError> {
+        match (&self.jkt, &self.x5t_s256) {
+            (Some(jkt), None) => JwkThumbprint::parse(jkt).map(TokenBinding::Dpop),
+            (None, Some(x5t)) => CertificateThumbprint::parse(x5t).map(TokenBinding::Certificate),
+            _ => None,
+        }
+        .ok_or(JwtError::Malformed)
+    }
 }
 
 impl Claims {
@@ -91,9 +122,7 @@ impl Claims {
             iat: claims.issued_at.as_secs(),
             jti: claims.jti.as_str().to_owned(),
             scope: authorization.scope.as_str().to_owned(),
-            cnf: claims.jkt.map(|jkt| Confirmation {
-                jkt: jkt.to_string(),
-            }),
+            cnf: claims.binding.map(Confirmation::of),
             act: claims.actor.cloned(),
             auth_time: signed_in.map(|s| s.auth_time().as_secs()),
             acr: signed_in.and_then(|s| s.acr()).map(str::to_owned),
@@ -157,9 +186,10 @@ pub struct VerifiedToken {
     pub issued_at: UnixTime,
     /// `exp`.
     pub expires_at: UnixTime,
-    /// `cnf.jkt`: the DPoP key the token is bound to (RFC 9449 §6.1); a resource accepts a
-    /// bound token only with a proof of that key.
-    pub jkt: Option<JwkThumbprint>,
+    /// `cnf`: what the token is bound to, a DPoP key (`jkt`, RFC 9449 §6.1; a resource
+    /// accepts the token only with a proof of that key) or a client certificate (`x5t#S256`,
+    /// RFC 8705 §3.1; only over a connection with that certificate).
+    pub binding: Option<TokenBinding>,
     /// `act`: who acts for `sub` in a token issued by delegation (RFC 8693 §4.1).
     pub actor: Option<Actor>,
     /// `auth_time`, `acr` and `amr` (RFC 9068 §2.2.1): how the user signed in, when the token
@@ -249,10 +279,7 @@ pub(crate) fn verify(
         jti: Jti::new(&claims.jti),
         issued_at: UnixTime::from_secs(claims.iat),
         expires_at,
-        jkt: match claims.cnf {
-            Some(cnf) => Some(JwkThumbprint::parse(&cnf.jkt).ok_or(JwtError::Malformed)?),
-            None => None,
-        },
+        binding: claims.cnf.as_ref().map(Confirmation::binding).transpose()?,
         actor: claims.act,
         authentication: claims.auth_time.map(|auth_time| {
             UserAuthentication::new(UnixTime::from_secs(auth_time))
@@ -287,7 +314,7 @@ mod tests {
             issuer: "https://auth.example",
             authorization: &authorization,
             jti: &jti,
-            jkt: None,
+            binding: None,
             actor: None,
             issued_at: UnixTime::from_secs(1_000),
             expires_at: UnixTime::from_secs(2_000),

@@ -17,7 +17,7 @@ use crate::scope::Scope;
 use crate::secret::SecretDigest;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, JwkThumbprint,
-    NewTokens, RefreshGrant, SignInFacts, User, UserAuthentication,
+    NewTokens, RefreshGrant, SignInFacts, TokenBinding, User, UserAuthentication,
 };
 use rotation::LastRotation;
 use terms::{Interned, Terms};
@@ -221,17 +221,17 @@ impl LiveCode {
 struct AccessEntry {
     family: Arc<FamilyEntry>,
     /// The token's own terms when they differ from its family's (a code exchange or refresh
-    /// that asked for less, or a DPoP-bound token); `None`, the usual case, for the family's.
+    /// that asked for less, or a bound token); `None`, the usual case, for the family's.
     own: Option<Box<OwnTerms>>,
     issued_at: Secs,
     expires_at: Secs,
 }
 
-/// An access token's own scope and audience (its family's, or narrower), DPoP key and actor.
+/// An access token's own scope and audience (its family's, or narrower), binding and actor.
 struct OwnTerms {
     scope: Scope,
     audience: Audience,
-    jkt: Option<JwkThumbprint>,
+    binding: Option<TokenBinding>,
     actor: Option<Actor>,
 }
 
@@ -240,8 +240,9 @@ struct RefreshEntry {
     generation: u32,
     issued_at: Secs,
     expires_at: Secs,
-    /// The DPoP key the token is bound to (a public client's, RFC 9449 §5).
-    jkt: Option<Box<JwkThumbprint>>,
+    /// The DPoP key or certificate the token is bound to (a public client's, RFC 9449 §5,
+    /// RFC 8705 §4), boxed: most refresh tokens have none, and stay the size they were.
+    binding: Option<Box<TokenBinding>>,
 }
 
 /// Seconds since the Unix epoch in 32 bits (enough until 2106; later instants saturate), so
@@ -366,11 +367,11 @@ impl Tokens {
             scope, audience, ..
         } = &tokens.authorization;
         let differs = *scope != family.terms.scope || *audience != family.terms.audience;
-        let own = (differs || tokens.jkt.is_some() || tokens.actor.is_some()).then(|| {
+        let own = (differs || tokens.binding.is_some() || tokens.actor.is_some()).then(|| {
             Box::new(OwnTerms {
                 scope: scope.clone(),
                 audience: audience.clone(),
-                jkt: tokens.jkt,
+                binding: tokens.binding,
                 actor: tokens.actor.clone(),
             })
         });
@@ -393,7 +394,7 @@ impl Tokens {
                     generation,
                     issued_at: issued_at.into(),
                     expires_at: refresh.expires_at.into(),
-                    jkt: refresh.jkt.map(Box::new),
+                    binding: refresh.binding.map(Box::new),
                 },
                 |e| e.is_dead(issued_at),
             );
@@ -507,7 +508,7 @@ impl Tokens {
                     entry.expires_at.into(),
                 )
                 .with_family_end(family.ends_at())
-                .bound_to(entry.jkt.as_deref().copied()),
+                .bound_to(entry.binding.as_deref().copied()),
             )
         }))
     }
@@ -529,7 +530,7 @@ impl Tokens {
                     entry.issued_at.into(),
                     entry.expires_at.into(),
                 )
-                .bound_to(own.and_then(|own| own.jkt))
+                .bound_to(own.and_then(|own| own.binding))
                 .acting(own.and_then(|own| own.actor.clone())),
             )
         }))
@@ -586,5 +587,18 @@ mod tests {
         // What the doc of `FamilyEntry` promises: a user's sign-in rides in the box a
         // client-credentials family does without, so such a family costs what it did.
         assert_eq!(std::mem::size_of::<FamilyEntry>() + 16, 72);
+    }
+
+    #[test]
+    fn a_binding_costs_an_unbound_token_nothing() {
+        // A bound access token's binding rides in its boxed own terms, a refresh token's in a
+        // box of its own: an unbound token's entry is the size it was with DPoP keys alone.
+        use std::mem::size_of;
+        assert_eq!(
+            size_of::<Option<TokenBinding>>(),
+            size_of::<Option<JwkThumbprint>>()
+        );
+        assert_eq!(size_of::<AccessEntry>(), 24);
+        assert_eq!(size_of::<RefreshEntry>(), 32);
     }
 }

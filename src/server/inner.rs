@@ -195,6 +195,8 @@ impl Inner {
             issuer_id: &self.config.issuer,
             format: self.access_tokens.as_deref(),
             possession: None,
+            certificate: None,
+            bind_certificates: self.config.certificate_bound_tokens,
             bind_refresh: false,
             // Set from the client before any proof is spent; until then, the strictest tier.
             tier: crate::client::ClientTier::MetadataDocument,

@@ -128,6 +128,9 @@ pub(crate) struct Settings {
     pub(crate) jwt_access_tokens: bool,
     /// The algorithms DPoP proofs are verified with, when proofs are accepted (RFC 9449).
     pub(crate) dpop: Option<&'static [&'static str]>,
+    /// Whether access tokens are bound to the client certificate a token request came with
+    /// (RFC 8705 §3).
+    pub(crate) certificate_bound_tokens: bool,
     /// What self-registered clients may get, its scope resolved; `None`: no registration.
     pub(crate) registration: Option<RegistrationPolicy>,
     /// Set when pushed authorization requests are taken (RFC 9126).

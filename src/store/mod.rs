@@ -65,7 +65,8 @@ pub(crate) use records::supported_claims;
 pub use records::{
     AccessGrant, Account, Actor, AdminError, Authorization, CodeGrant, CodeRedemption, Family,
     FamilyId, Jti, JwkThumbprint, MAX_CLAIMS_BYTES, MIN_PASSWORD_CHARS, NewRefreshToken, NewTokens,
-    RefreshGrant, Rotation, SignInFacts, User, UserClaims, UserId, check_password, username_key,
+    RefreshGrant, Rotation, SignInFacts, TokenBinding, User, UserClaims, UserId, check_password,
+    username_key,
 };
 pub use second_factor::SecondFactor;
 pub use sign_on::{

@@ -7,11 +7,13 @@ use smol_str::SmolStr;
 
 mod actor;
 mod authentication;
+mod binding;
 mod claims;
 
 pub use crate::id::{FamilyId, Jti, JwkThumbprint, UserId};
 pub use actor::Actor;
 pub use authentication::UserAuthentication;
+pub use binding::TokenBinding;
 pub(crate) use claims::supported_claims;
 pub use claims::{MAX_CLAIMS_BYTES, UserClaims};
 
@@ -384,9 +386,10 @@ pub struct NewTokens {
     /// The family's absolute end, when it has one: set when the family's first refresh token
     /// is kept, never moved afterwards; past it nothing of the family is found.
     pub family_ends_at: Option<UnixTime>,
-    /// The DPoP key the access token is bound to (RFC 9449 `cnf.jkt`); `None` for a bearer
-    /// token. The store keeps it and gives it back with the token.
-    pub jkt: Option<JwkThumbprint>,
+    /// What the access token is bound to: a DPoP key (RFC 9449 `cnf.jkt`) or a client
+    /// certificate (RFC 8705 `cnf.x5t#S256`); `None` for a bearer token. The store keeps it
+    /// ([`TokenBinding::to_stored`]) and gives it back with the token.
+    pub binding: Option<TokenBinding>,
     /// Who acts for the user (RFC 8693 §4.1 `act`): set on an access token issued by token
     /// exchange with an actor token, `None` otherwise. The store keeps it with the access token
     /// ([`Actor::to_stored`]) and gives it back.
@@ -413,7 +416,7 @@ impl NewTokens {
             access_expires_at,
             refresh_token: None,
             family_ends_at: None,
-            jkt: None,
+            binding: None,
             actor: None,
         }
     }
@@ -424,9 +427,9 @@ impl NewTokens {
         self
     }
 
-    /// The same tokens with the access token bound to the DPoP key `jkt` (RFC 9449).
-    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
-        self.jkt = jkt;
+    /// The same tokens with the access token bound to `binding` (RFC 9449, RFC 8705 §3).
+    pub fn bound_to(mut self, binding: Option<TokenBinding>) -> Self {
+        self.binding = binding;
         self
     }
 
@@ -457,9 +460,10 @@ pub struct NewRefreshToken {
     pub digest: SecretDigest,
     /// Its expiry.
     pub expires_at: UnixTime,
-    /// The DPoP key it is bound to: a public client's refresh token is usable only with a
-    /// proof of this key (RFC 9449 §5). `None` when unbound.
-    pub jkt: Option<JwkThumbprint>,
+    /// What it is bound to: a public client's refresh token is usable only with a proof of
+    /// this DPoP key (RFC 9449 §5) or over a connection with this client certificate (RFC
+    /// 8705 §4). `None` when unbound.
+    pub binding: Option<TokenBinding>,
 }
 
 impl NewRefreshToken {
@@ -468,13 +472,13 @@ impl NewRefreshToken {
         Self {
             digest,
             expires_at,
-            jkt: None,
+            binding: None,
         }
     }
 
-    /// The same refresh token bound to the DPoP key `jkt`.
-    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
-        self.jkt = jkt;
+    /// The same refresh token bound to `binding`.
+    pub fn bound_to(mut self, binding: Option<TokenBinding>) -> Self {
+        self.binding = binding;
         self
     }
 }
@@ -496,8 +500,8 @@ pub struct RefreshGrant {
     pub expires_at: UnixTime,
     /// The family's absolute end, if it has one.
     pub family_ends_at: Option<UnixTime>,
-    /// The DPoP key it is bound to, as it was kept ([`NewRefreshToken::jkt`]).
-    pub jkt: Option<JwkThumbprint>,
+    /// What it is bound to, as it was kept ([`NewRefreshToken::binding`]).
+    pub binding: Option<TokenBinding>,
 }
 
 impl RefreshGrant {
@@ -516,7 +520,7 @@ impl RefreshGrant {
             issued_at,
             expires_at,
             family_ends_at: None,
-            jkt: None,
+            binding: None,
         }
     }
 
@@ -526,9 +530,9 @@ impl RefreshGrant {
         self
     }
 
-    /// The same grant bound to the DPoP key `jkt`.
-    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
-        self.jkt = jkt;
+    /// The same grant bound to `binding`.
+    pub fn bound_to(mut self, binding: Option<TokenBinding>) -> Self {
+        self.binding = binding;
         self
     }
 }
@@ -564,9 +568,9 @@ pub struct AccessGrant {
     pub issued_at: UnixTime,
     /// When it expires.
     pub expires_at: UnixTime,
-    /// The DPoP key it is bound to (RFC 9449 `cnf.jkt`), as it was kept ([`NewTokens::jkt`]);
-    /// `None` for a bearer token.
-    pub jkt: Option<JwkThumbprint>,
+    /// What it is bound to (RFC 9449 `cnf.jkt`, RFC 8705 `cnf.x5t#S256`), as it was kept
+    /// ([`NewTokens::binding`]); `None` for a bearer token.
+    pub binding: Option<TokenBinding>,
     /// Who acts for the token's user (RFC 8693 §4.1 `act`), as it was kept
     /// ([`NewTokens::actor`]); `None` unless the token came from a delegating token exchange.
     pub actor: Option<Actor>,
@@ -587,7 +591,7 @@ impl AccessGrant {
             family,
             issued_at,
             expires_at,
-            jkt: None,
+            binding: None,
             actor: None,
             jti: Jti::new(""),
         }
@@ -599,9 +603,9 @@ impl AccessGrant {
         self
     }
 
-    /// The same grant bound to the DPoP key `jkt`.
-    pub fn bound_to(mut self, jkt: Option<JwkThumbprint>) -> Self {
-        self.jkt = jkt;
+    /// The same grant bound to `binding`.
+    pub fn bound_to(mut self, binding: Option<TokenBinding>) -> Self {
+        self.binding = binding;
         self
     }
 

@@ -25,7 +25,7 @@ pub(super) async fn check(
     let Some(proofs) = proofs else {
         return Err(refuse(Refusal::NoCredentials));
     };
-    let Some(bound) = grant.jkt else {
+    let Some(bound) = grant.binding.and_then(|binding| binding.jkt()) else {
         return Err(refuse(Refusal::Error(OAuthError::new(
             ErrorCode::InvalidToken,
             "the access token is not bound to a DPoP key: present it as a bearer token",

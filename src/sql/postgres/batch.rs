@@ -34,7 +34,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::secret::SecretDigest;
 use crate::sql::columns::{AuthorizationColumns, secs};
 use crate::sql::rows::tokens::AccessRow;
-use crate::store::{Actor, NewTokens};
+use crate::store::{Actor, NewTokens, TokenBinding};
 
 /// The most writes one statement carries.
 pub(crate) const MAX_BATCH: usize = 256;
@@ -355,7 +355,7 @@ async fn insert_families_at_once(
         jtis.push(tokens.jti.as_str());
         issued.push(secs(tokens.issued_at));
         access_expiries.push(secs(tokens.access_expires_at));
-        jkts.push(tokens.jkt.map(|jkt| jkt.to_string()));
+        jkts.push(tokens.binding.as_ref().map(TokenBinding::to_stored));
         actors.push(tokens.actor.as_ref().map(Actor::to_stored));
         authentications.push(columns.authentication);
     }
@@ -383,7 +383,7 @@ async fn insert_families_at_once(
 /// [`access::INSERT_FAMILY_WITH_ACCESS`] for one new family.
 async fn insert_family_alone(conn: &mut Conn<'_>, tokens: &NewTokens) -> Result<(), StoreError> {
     let columns = AuthorizationColumns::of(&tokens.authorization);
-    let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+    let access_jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
     sqlx::query(access::INSERT_FAMILY_WITH_ACCESS)
         .bind(tokens.family.id().to_bytes().as_slice())

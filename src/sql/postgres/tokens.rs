@@ -15,7 +15,7 @@ use crate::sql::rows::tokens::{
 use crate::sql::text;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
-    RefreshGrant, Rotation, SignInFacts, TokenIssuer,
+    RefreshGrant, Rotation, SignInFacts, TokenBinding, TokenIssuer,
 };
 
 #[async_trait]
@@ -266,8 +266,10 @@ impl PostgresStore {
         successor: &NewTokens,
     ) -> Result<Option<GenerationRow>, StoreError> {
         let refresh = successor.refresh_token.as_ref();
-        let access_jkt = successor.jkt.map(|jkt| jkt.to_string());
-        let refresh_jkt = refresh.and_then(|r| r.jkt).map(|jkt| jkt.to_string());
+        let access_jkt = successor.binding.as_ref().map(TokenBinding::to_stored);
+        let refresh_jkt = refresh
+            .and_then(|r| r.binding.as_ref())
+            .map(TokenBinding::to_stored);
         let actor = successor.actor.as_ref().map(Actor::to_stored);
         sqlx::query_as(access::ROTATE_WITH_TOKENS)
             .bind(token.as_bytes().as_slice())
@@ -300,8 +302,10 @@ impl PostgresStore {
         let refresh = tokens.refresh_token.as_ref();
         // As `keep_tokens`: the family's end is fixed by its first refresh token.
         let ends_at = refresh.and(tokens.family_ends_at).map(secs);
-        let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
-        let refresh_jkt = refresh.and_then(|r| r.jkt).map(|jkt| jkt.to_string());
+        let access_jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
+        let refresh_jkt = refresh
+            .and_then(|r| r.binding.as_ref())
+            .map(TokenBinding::to_stored);
         let actor = tokens.actor.as_ref().map(Actor::to_stored);
         sqlx::query_as(access::JOIN_FAMILY_WITH_TOKENS)
             .bind(id.to_bytes().as_slice())
@@ -399,7 +403,7 @@ impl PostgresStore {
     ) -> Result<(), StoreError> {
         let family = tokens.family.id().to_bytes();
         let issued_at = secs(tokens.issued_at);
-        let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+        let access_jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
         let actor = tokens.actor.as_ref().map(Actor::to_stored);
         sqlx::query(access::INSERT_ACCESS)
             .bind(tokens.access_token.as_bytes().as_slice())
@@ -423,7 +427,7 @@ impl PostgresStore {
                 .map_err(store_error)?;
         }
         if let Some(refresh) = &tokens.refresh_token {
-            let jkt = refresh.jkt.map(|jkt| jkt.to_string());
+            let jkt = refresh.binding.as_ref().map(TokenBinding::to_stored);
             sqlx::query(text::INSERT_REFRESH)
                 .bind(refresh.digest.as_bytes().as_slice())
                 .bind(family.as_slice())

@@ -8,7 +8,7 @@ use crate::pkce::CodeChallenge;
 use crate::scope::Scope;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, FamilyId, JwkThumbprint, RefreshGrant,
-    SignInFacts, UserAuthentication,
+    SignInFacts, TokenBinding, UserAuthentication,
 };
 
 /// Who authorized what: a family's columns, or a code's own copy of them.
@@ -149,7 +149,7 @@ impl AccessRow {
             time(self.issued_at),
             time(self.expires_at),
         )
-        .bound_to(thumbprint(self.jkt.as_deref())?)
+        .bound_to(binding(self.jkt.as_deref())?)
         .acting(
             self.act
                 .map(|act| Actor::from_stored(&act).ok_or_else(|| corrupt("actor")))
@@ -158,9 +158,16 @@ impl AccessRow {
     }
 }
 
-/// A DPoP key's thumbprint as the `jkt` column holds it (NULL: unbound).
+/// A code's DPoP key thumbprint as the `jkt` column holds it (NULL: unbound).
 fn thumbprint(jkt: Option<&str>) -> Result<Option<JwkThumbprint>, StoreError> {
     jkt.map(|text| JwkThumbprint::parse(text).ok_or_else(|| corrupt("key thumbprint")))
+        .transpose()
+}
+
+/// A token's binding as the `jkt` column holds it ([`TokenBinding::to_stored`]; NULL:
+/// unbound). The column kept DPoP keys alone before certificates could bind, in the same text.
+fn binding(jkt: Option<&str>) -> Result<Option<TokenBinding>, StoreError> {
+    jkt.map(|text| TokenBinding::from_stored(text).ok_or_else(|| corrupt("token binding")))
         .transpose()
 }
 
@@ -207,7 +214,7 @@ impl RefreshRow {
             time(self.expires_at),
         )
         .with_family_end(self.family_ends_at.map(time))
-        .bound_to(thumbprint(self.jkt.as_deref())?))
+        .bound_to(binding(self.jkt.as_deref())?))
     }
 }
 
@@ -242,3 +249,27 @@ pub(in crate::sql) struct GenerationRow {
 }
 
 by_column_name!(GenerationRow { generation });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binding_column_reads_a_bare_key_a_prefixed_certificate_and_nothing_else() {
+        let key = JwkThumbprint::from_bytes([3; 32]);
+        let bare = key.to_string();
+        assert_eq!(
+            binding(Some(&bare)).ok(),
+            Some(Some(TokenBinding::Dpop(key)))
+        );
+        let certificate = format!("x5t#S256:{bare}");
+        assert!(matches!(
+            binding(Some(&certificate)),
+            Ok(Some(TokenBinding::Certificate(_)))
+        ));
+        assert_eq!(binding(None).ok(), Some(None));
+        for corrupt in ["x5t#S256:", "x5t#S256:short", "short", "jkt:{bare}"] {
+            assert!(binding(Some(corrupt)).is_err(), "{corrupt:?}");
+        }
+    }
+}

@@ -16,7 +16,7 @@ use crate::sql::rows::tokens::{
 use crate::sql::text;
 use crate::store::{
     AccessGrant, Actor, Authorization, CodeGrant, CodeRedemption, Family, FamilyId, NewTokens,
-    RefreshGrant, Rotation, SignInFacts, TokenIssuer,
+    RefreshGrant, Rotation, SignInFacts, TokenBinding, TokenIssuer,
 };
 
 /// Extends an existing family to `$2` and answers its current refresh generation (on
@@ -293,7 +293,7 @@ fn retry(
 fn keep_tokens(conn: &Connection, tokens: &NewTokens, generation: i64) -> Result<(), StoreError> {
     let family = tokens.family.id().to_bytes();
     let issued_at = secs(tokens.issued_at);
-    let access_jkt = tokens.jkt.map(|jkt| jkt.to_string());
+    let access_jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
     let kept = run(
         conn,
@@ -325,7 +325,7 @@ fn keep_tokens(conn: &Connection, tokens: &NewTokens, generation: i64) -> Result
         )?;
     }
     if let Some(refresh) = &tokens.refresh_token {
-        let jkt = refresh.jkt.map(|jkt| jkt.to_string());
+        let jkt = refresh.binding.as_ref().map(TokenBinding::to_stored);
         run(
             conn,
             text::INSERT_REFRESH,

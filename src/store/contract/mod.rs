@@ -367,6 +367,7 @@ fn token_rules<S: TokenIssuer + Purge>() -> Vec<Rule<S>> {
         tokens::codes_and_tokens_carry_what_was_granted,
         tokens::tokens_for_an_unknown_family_are_refused,
         bindings::each_token_keeps_the_dpop_key_it_was_bound_to,
+        bindings::each_token_keeps_the_certificate_it_was_bound_to,
         bindings::an_access_token_keeps_its_actor,
         authentication::a_family_keeps_how_its_user_signed_in_through_its_code_and_rotations,
         authentication::new_families_keep_their_sign_in_and_a_client_s_own_has_none,
