@@ -91,3 +91,88 @@ fn a_half_configured_tls_is_refused_at_start() {
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
 }
+
+/// A client-credentials token for `demo-client` over `http`.
+async fn token(http: &reqwest::Client, base: &str) -> Value {
+    let reply = http
+        .post(format!("{base}/api/oauth/token"))
+        .basic_auth("demo-client", Some("demo-secret"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("grant_type=client_credentials&scope=profile")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    reply.json().await.unwrap()
+}
+
+async fn me(http: &reqwest::Client, base: &str, token: &str) -> (u16, String) {
+    let reply = http
+        .get(format!("{base}/api/me"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status().as_u16();
+    let challenge = reply
+        .headers()
+        .get("www-authenticate")
+        .map(|value| value.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, challenge)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_requested_with_a_certificate_is_bound_to_it() {
+    let files = TlsFiles::new();
+    let alice = files.client("alice-device", "alice.example");
+    let other = files.client("other-device", "other.example");
+    for framework in FRAMEWORKS {
+        let server = start(framework, &files);
+        let base = server.base.as_str();
+        let with_alice = files.http(Some(&alice));
+        let document = metadata(&with_alice, base).await;
+        assert_eq!(
+            document["tls_client_certificate_bound_access_tokens"], true,
+            "{framework}"
+        );
+        let issued = token(&with_alice, base).await;
+        assert_eq!(issued["token_type"], "bearer", "{framework}");
+        let access = issued["access_token"].as_str().unwrap();
+        let introspection = with_alice
+            .post(format!("{base}/api/oauth/introspect"))
+            .basic_auth("demo-client", Some("demo-secret"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("token={access}"))
+            .send()
+            .await
+            .unwrap();
+        let introspection: Value = introspection.json().await.unwrap();
+        assert_eq!(introspection["active"], true, "{framework}");
+        assert_eq!(
+            introspection["cnf"]["x5t#S256"],
+            alice.thumbprint(),
+            "{framework}"
+        );
+        // The same certificate: served.
+        assert_eq!(me(&with_alice, base, access).await.0, 200, "{framework}");
+        // No certificate, or another: refused as RFC 8705 section 3 says.
+        for http in [files.http(None), files.http(Some(&other))] {
+            let (status, challenge) = me(&http, base, access).await;
+            assert_eq!(status, 401, "{framework}");
+            assert!(
+                challenge.contains("invalid_token"),
+                "{framework}: {challenge}"
+            );
+        }
+        // Without a certificate, the token is a plain bearer token.
+        let plain = token(&files.http(None), base).await;
+        let plain = plain["access_token"].as_str().unwrap();
+        assert_eq!(
+            me(&files.http(Some(&other)), base, plain).await.0,
+            200,
+            "{framework}"
+        );
+        server.assert_alive_and_calm();
+    }
+}

@@ -97,11 +97,18 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
         )
         .second_factor(std::sync::Arc::new(totp::DemoTotp::new()?));
     let builder = sender_constrained(builder);
+    // Mutual TLS (RFC 8705): with a client CA the demo asks for client certificates, and a
+    // token requested with one is bound to it.
+    let mutual_tls = settings
+        .tls
+        .as_ref()
+        .is_some_and(|tls| tls.client_ca.is_some());
+    let builder = builder.certificate_bound_tokens(mutual_tls);
     let builder = openid_connect(builder, settings)?;
     let builder = trusted_issuers(builder, settings);
     let builder = builder.session_ttl(settings.session_ttl);
-    // The demo serves plain HTTP on whatever address it is given (examples/README.md); a deployment
-    // puts TLS in front and gives an https issuer, and grantor refuses a non-loopback http one
+    // The demo serves plain HTTP on whatever address it is given (examples/README.md), or HTTPS
+    // with `--tls-cert`; a deployment puts TLS in front or serves it and gives an https issuer, and grantor refuses a non-loopback http one
     // unless told, as here, that it is meant.
     let builder = if settings.issuer.starts_with("http://") {
         builder.insecure_http_issuer()

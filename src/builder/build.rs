@@ -38,9 +38,10 @@ impl AuthorizationServerBuilder {
                 "private_key_jwt client authentication (feature private-key-jwt)",
             ));
         }
-        if self.features.dpop_algorithms().is_none() {
+        if self.features.dpop_algorithms().is_none() && !self.certificate_bound_tokens {
             return Err(ConfigError::Fapi2Unsupported(
-                "sender-constrained tokens: DPoP (.dpop(..), feature dpop)",
+                "sender-constrained tokens: DPoP (.dpop(..), feature dpop) or \
+                 .certificate_bound_tokens(true)",
             ));
         }
         if self.profile == Profile::Fapi2MessageSigning

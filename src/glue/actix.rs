@@ -517,18 +517,6 @@ async fn answer<T>(
     }
 }
 
-/// The client certificate of a request: one the host set in the request's extensions (behind
-/// a proxy it trusts), else the one its TLS connection presented
-/// (`client_certificate_on_connect`, feature `tls`).
-fn client_certificate(request: &HttpRequest) -> Option<crate::mtls::ClientCertificate> {
-    if let Some(certificate) = request.extensions().get::<crate::mtls::ClientCertificate>() {
-        return Some(certificate.clone());
-    }
-    request
-        .conn_data::<crate::mtls::ClientCertificate>()
-        .cloned()
-}
-
 /// Hands each request of a TLS connection the client certificate it presented (features
 /// `actix` and `tls`), for grantor's routes and extractors: give it to
 /// [`HttpServer::on_connect`](actix_web::HttpServer::on_connect) of a server bound with

@@ -149,7 +149,7 @@ async fn check(
     let presented = Presented {
         target: Some((&parts.method, &parts.uri)),
         headers: &parts.headers,
-        certificate: parts.extensions.get(),
+        certificate: client_certificate(parts),
     };
     server
         .check_bearer(presented, None, required)
@@ -460,6 +460,21 @@ fn caller_address(parts: &mut Parts) {
             .extensions
             .insert(crate::budget::CallerAddress::new(peer));
     }
+}
+
+/// The client certificate of a request: one the host set in its extensions (behind a proxy
+/// it trusts), else the one its TLS connection presented (`ConnectInfo<TlsPeer>`, feature
+/// `tls`).
+fn client_certificate(parts: &Parts) -> Option<&crate::mtls::ClientCertificate> {
+    let set = parts.extensions.get::<crate::mtls::ClientCertificate>();
+    #[cfg(feature = "tls")]
+    let set = set.or_else(|| {
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<TlsPeer>>()?;
+        peer.0.certificate.as_ref()
+    });
+    set
 }
 
 /// A body that could not be read: grantor's 413 for one over its limit, axum's 400 otherwise.

@@ -65,10 +65,16 @@ pub(crate) async fn token(
         ..grants.issuer
     };
     checks::fapi2_client(grants.profile, &client)?;
-    if issuer.possession.is_none() && grants.profile.is_fapi2() {
+    let bound_to_certificate = issuer.bind_certificates && issuer.certificate.is_some();
+    if grants.profile.is_fapi2() && issuer.possession.is_none() && !bound_to_certificate {
         return Err(OAuthError::new(
             ErrorCode::InvalidDpopProof,
-            "FAPI 2.0 issues only sender-constrained tokens: send a DPoP proof (RFC 9449)",
+            if issuer.bind_certificates {
+                "FAPI 2.0 issues only sender-constrained tokens: send a DPoP proof (RFC 9449) \
+                 or make the request over mutual TLS with a client certificate (RFC 8705)"
+            } else {
+                "FAPI 2.0 issues only sender-constrained tokens: send a DPoP proof (RFC 9449)"
+            },
         ));
     }
     if issuer.possession.is_none() && (grants.dpop_required || client.requires_dpop()) {
