@@ -53,10 +53,7 @@ async fn handle<B: AsRef<[u8]>>(
     };
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = clients
-        .from(CallerAddress::of(request))
-        .authenticate(&auth)
-        .await?;
+    let client = clients.of_request(request).authenticate(&auth).await?;
     let authorization = parse::authorization_request(&form);
     let object_form;
     // RFC 9126 §3: a pushed request may carry a request object, verified as at the
