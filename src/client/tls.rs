@@ -140,10 +140,6 @@ pub(crate) struct DistinguishedName(Vec<(String, String)>);
 
 impl DistinguishedName {
     /// The name of attributes as a certificate holds them: (dotted OID, value).
-    #[cfg_attr(
-        not(feature = "mtls"),
-        allow(dead_code, reason = "read by feature mtls")
-    )]
     pub(crate) fn of_attributes<'v>(
         attributes: impl IntoIterator<Item = (String, &'v str)>,
     ) -> Self {
