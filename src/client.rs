@@ -17,12 +17,14 @@ use crate::subject::PairwiseSecret;
 mod builder;
 pub(crate) mod keys;
 mod openid;
+pub(crate) mod tls;
 mod uris;
 mod verifier;
 
 pub use builder::ClientBuilder;
 pub use keys::{ClientKeys, MAX_CLIENT_KEYS, MAX_JWKS_BYTES};
 pub(crate) use openid::OpenIdClient;
+pub use tls::{MAX_TLS_SUBJECT_BYTES, TlsClientAuth};
 pub(crate) use uris::is_self_registrable_redirect_uri;
 use uris::same_loopback_but_port;
 pub use verifier::SecretVerifier;
@@ -169,6 +171,26 @@ impl Client {
         ClientBuilder::new(id.as_ref(), None).keys(keys)
     }
 
+    /// Starts a confidential client that authenticates with a TLS client certificate from a
+    /// CA the server trusts, naming `subject` (`tls_client_auth`, RFC 8705 §2.1): it sends
+    /// `client_id` in the body of its requests, over a connection on which it presented the
+    /// certificate. Verified with feature `mtls` on a server that trusts client CAs; without
+    /// it such a client cannot authenticate.
+    pub fn tls_client_auth(id: impl AsRef<str>, subject: TlsClientAuth) -> ClientBuilder {
+        ClientBuilder::new(id.as_ref(), None).certificate(tls::CertificateAuth::Tls(subject))
+    }
+
+    /// Starts a confidential client that authenticates with a self-signed TLS client
+    /// certificate (`self_signed_tls_client_auth`, RFC 8705 §2.2): one of the certificates in
+    /// the `x5c` members of `keys`, which must be a `jwks` (a `jwks_uri` is refused:
+    /// [`ClientError::MissingCertificate`]). It sends `client_id` in the body of its requests.
+    /// Verified with feature `mtls` on a server that accepts mutual TLS.
+    pub fn self_signed_tls_client_auth(id: impl AsRef<str>, keys: ClientKeys) -> ClientBuilder {
+        ClientBuilder::new(id.as_ref(), None)
+            .keys(keys)
+            .certificate(tls::CertificateAuth::SelfSigned)
+    }
+
     /// Starts a public client: no secret; it sends `client_id` in the request and must use PKCE.
     pub fn public(id: impl AsRef<str>) -> ClientBuilder {
         ClientBuilder::new(id.as_ref(), None)
@@ -189,20 +211,42 @@ impl Client {
         self.secret.as_ref()
     }
 
-    /// Whether the client is public: it has neither a secret nor keys to authenticate with.
+    /// Whether the client is public: it has neither a secret, nor keys, nor a certificate to
+    /// authenticate with.
     pub fn is_public(&self) -> bool {
-        self.secret.is_none() && self.keys.is_none()
+        self.secret.is_none() && self.keys.is_none() && self.openid.certificate.is_none()
     }
 
     /// Whether the client authenticates with a key it holds rather than a shared secret:
-    /// `private_key_jwt`, as FAPI 2.0 demands.
+    /// `private_key_jwt` or mutual TLS, as FAPI 2.0 demands.
     pub(crate) fn authenticates_by_key(&self) -> bool {
-        self.secret.is_none() && self.keys.is_some()
+        self.secret.is_none() && (self.keys.is_some() || self.tls_subject().is_some())
     }
 
-    /// The public keys of a `private_key_jwt` client (RFC 7523 §2.2); `None` for any other.
+    /// The public keys of a `private_key_jwt` client (RFC 7523 §2.2), or those of a
+    /// `self_signed_tls_client_auth` client holding its certificates; `None` for any other.
     pub fn keys(&self) -> Option<&ClientKeys> {
         self.keys.as_ref()
+    }
+
+    /// The subject a `tls_client_auth` client's certificate names (RFC 8705 §2.1); `None`
+    /// for any other client.
+    pub fn tls_subject(&self) -> Option<&TlsClientAuth> {
+        match &self.openid.certificate {
+            Some(tls::CertificateAuth::Tls(subject)) => Some(subject),
+            _ => None,
+        }
+    }
+
+    /// Whether it authenticates with a self-signed certificate from its keys
+    /// (`self_signed_tls_client_auth`, RFC 8705 §2.2).
+    pub fn uses_self_signed_certificate(&self) -> bool {
+        self.openid.certificate == Some(tls::CertificateAuth::SelfSigned)
+    }
+
+    /// Whether it authenticates with a TLS client certificate, either way (RFC 8705 §2).
+    pub(crate) fn uses_certificate(&self) -> bool {
+        self.openid.certificate.is_some()
     }
 
     /// The registered redirect URIs, matched exactly.

@@ -457,7 +457,9 @@ fn read_document(
 }
 
 /// A document's client, as it authenticates: public (`none`, the default), or with
-/// `private_key_jwt` and its keys in `jwks`, never a secret (draft §4.1).
+/// `private_key_jwt` and its keys in `jwks`, never a secret (draft §4.1). Never with a TLS
+/// client certificate (RFC 8705 §2): grantor keeps those methods to clients that were
+/// registered, so a certificate's subject is one someone agreed to.
 fn authenticated_as(
     url: &str,
     method: Option<AuthMethod>,

@@ -14,7 +14,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::client::{ClientError, ClientKeys, GrantType};
+use crate::client::{ClientError, ClientKeys, GrantType, TlsClientAuth};
 use crate::error::OAuthError;
 use crate::registration::{MAX_CLIENT_NAME_BYTES, MAX_REDIRECT_URIS, is_hidden_or_reordering};
 use crate::request::{ApplicationType, AuthMethod, ClientMetadata};
@@ -59,6 +59,11 @@ struct Document {
     require_auth_time: Option<Value>,
     subject_type: Option<Value>,
     sector_identifier_uri: Option<Value>,
+    tls_client_auth_subject_dn: Option<Value>,
+    tls_client_auth_san_dns: Option<Value>,
+    tls_client_auth_san_uri: Option<Value>,
+    tls_client_auth_san_ip: Option<Value>,
+    tls_client_auth_san_email: Option<Value>,
 }
 
 /// Where client metadata comes from, which decides what it may carry.
@@ -138,16 +143,31 @@ fn read_members(document: Document, max_param: usize) -> Result<ClientMetadata, 
         .transpose()?;
     let auth_method = document
         .token_endpoint_auth_method
-        .map(|v| match v.as_str() {
-            Some("client_secret_basic") => Ok(AuthMethod::ClientSecretBasic),
-            Some("client_secret_post") => Ok(AuthMethod::ClientSecretPost),
-            Some("none") => Ok(AuthMethod::None),
-            Some("private_key_jwt") => Ok(AuthMethod::PrivateKeyJwt),
-            _ => Err(OAuthError::invalid_client_metadata(
-                "token_endpoint_auth_method must be client_secret_basic, client_secret_post, private_key_jwt or none",
-            )),
+        .map(|v| {
+            v.as_str().and_then(AuthMethod::from_name).ok_or_else(|| {
+                OAuthError::invalid_client_metadata(
+                    "token_endpoint_auth_method must be client_secret_basic, client_secret_post, \
+                     private_key_jwt, tls_client_auth, self_signed_tls_client_auth or none",
+                )
+            })
         })
         .transpose()?;
+    let tls_subject = tls_subject(
+        [
+            (
+                "tls_client_auth_subject_dn",
+                document.tls_client_auth_subject_dn,
+            ),
+            ("tls_client_auth_san_dns", document.tls_client_auth_san_dns),
+            ("tls_client_auth_san_uri", document.tls_client_auth_san_uri),
+            ("tls_client_auth_san_ip", document.tls_client_auth_san_ip),
+            (
+                "tls_client_auth_san_email",
+                document.tls_client_auth_san_email,
+            ),
+        ],
+        max_param,
+    )?;
     let scope = document
         .scope
         .map(|v| {
@@ -288,6 +308,7 @@ fn read_members(document: Document, max_param: usize) -> Result<ClientMetadata, 
         post_logout_redirect_uris,
         backchannel_logout_uri,
         keys,
+        tls_subject,
         redirect_uris,
         dpop_bound,
         par_required,
@@ -347,6 +368,33 @@ fn refuse_encryption(document: &Document) -> Result<(), OAuthError> {
              _enc)",
         )),
         false => Ok(()),
+    }
+}
+
+/// RFC 8705 §2.1.2: at most one of the `tls_client_auth_*` members, a string, well formed for
+/// its kind.
+fn tls_subject(
+    members: [(&'static str, Option<Value>); 5],
+    max_param: usize,
+) -> Result<Option<TlsClientAuth>, OAuthError> {
+    let mut sent = members
+        .into_iter()
+        .filter_map(|(member, value)| Some((member, value?)));
+    let Some((member, value)) = sent.next() else {
+        return Ok(None);
+    };
+    if sent.next().is_some() {
+        return Err(OAuthError::invalid_client_metadata(
+            "send one tls_client_auth subject member only (RFC 8705 section 2.1.2)",
+        ));
+    }
+    let value = string(value, member, max_param)?;
+    match TlsClientAuth::from_member(member, &value) {
+        Some(Ok(subject)) => Ok(Some(subject)),
+        _ => Err(OAuthError::invalid_client_metadata(
+            "the tls_client_auth subject member is malformed: an RFC 4514 subject DN, a DNS name, \
+             a URI, an IP address or an e-mail address (RFC 8705 section 2.1.2)",
+        )),
     }
 }
 

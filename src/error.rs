@@ -372,6 +372,15 @@ pub enum ClientError {
     /// `https` URL without a fragment (RFC 7591 §2).
     #[error("the client's keys must be a JWK Set of public keys or an https jwks_uri")]
     InvalidKeys,
+    /// A `tls_client_auth` client's subject is malformed (RFC 8705 §2.1.2): a subject DN that
+    /// is no RFC 4514 string, an IP address that does not parse, or a DNS name, URI or e-mail
+    /// address that is empty, too long or not printable ASCII.
+    #[error("the client's TLS certificate subject is malformed")]
+    InvalidTlsClientAuth,
+    /// A `self_signed_tls_client_auth` client's keys are not a `jwks` with a certificate in
+    /// an `x5c` member (RFC 8705 §2.2).
+    #[error("a self-signed TLS client needs its certificate in the x5c of a jwks")]
+    MissingCertificate,
     /// A pairwise client's sector is not a host name: printable ASCII without `/` or spaces,
     /// at most 255 bytes (OIDC Core §8.1).
     #[error("a pairwise client's sector must be a host name")]

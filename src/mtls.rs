@@ -6,6 +6,12 @@
 //! and the endpoints read it from there. A request without one was made without a client
 //! certificate. A host behind a TLS terminator builds one from the header its proxy sets, and
 //! only from a proxy it trusts: anyone can send that header.
+//!
+//! With feature `mtls`, [`MutualTls`] (given to
+//! [`AuthorizationServerBuilder::mutual_tls`](crate::AuthorizationServerBuilder::mutual_tls))
+//! lets clients authenticate with their certificate (RFC 8705 §2): `tls_client_auth` clients
+//! with one from a CA the host trusts, `self_signed_tls_client_auth` clients with one of those
+//! in their `jwks`.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -14,6 +20,28 @@ use std::sync::Arc;
 use base64::Engine as _;
 
 use sha2::{Digest as _, Sha256};
+
+use crate::client::TlsClientAuth;
+use crate::clock::UnixTime;
+
+#[cfg(feature = "mtls")]
+mod pki;
+#[cfg(feature = "mtls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mtls")))]
+pub use pki::{MAX_CLIENT_CAS, MutualTls};
+
+/// Whether a certificate is that of a `tls_client_auth` client (RFC 8705 §2.1): the seam
+/// feature `mtls` implements and the builder wires in when the server accepts mutual TLS.
+pub(crate) trait CertificateAuthority: Send + Sync {
+    /// `Ok` when `certificate` chains to a CA the host trusts for client authentication,
+    /// valid at `now`, and names `subject`; else why not, for the client's `invalid_client`.
+    fn verify(
+        &self,
+        certificate: &ClientCertificate,
+        subject: &TlsClientAuth,
+        now: UnixTime,
+    ) -> Result<(), &'static str>;
+}
 
 /// The most certificates a presented chain may hold (the client's own and its intermediates).
 pub const MAX_CHAIN_LEN: usize = 8;

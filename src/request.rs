@@ -308,7 +308,7 @@ pub(crate) struct AuthorizationRequest<'a> {
 }
 
 /// How a self-registered client authenticates at the token endpoint (RFC 7591 §2
-/// `token_endpoint_auth_method`): the two grantor supports.
+/// `token_endpoint_auth_method`): those grantor supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AuthMethod {
     /// `client_secret_basic`: a generated secret, sent with HTTP Basic (the RFC's default).
@@ -319,6 +319,12 @@ pub(crate) enum AuthMethod {
     None,
     /// `private_key_jwt` (RFC 7523 §2.2): a JWT signed with one of the client's keys.
     PrivateKeyJwt,
+    /// `tls_client_auth` (RFC 8705 §2.1): a TLS client certificate from a CA the server
+    /// trusts, naming the registered subject.
+    TlsClientAuth,
+    /// `self_signed_tls_client_auth` (RFC 8705 §2.2): a TLS client certificate from the
+    /// client's `jwks`.
+    SelfSignedTlsClientAuth,
 }
 
 impl AuthMethod {
@@ -329,12 +335,32 @@ impl AuthMethod {
             Self::ClientSecretPost => "client_secret_post",
             Self::None => "none",
             Self::PrivateKeyJwt => "private_key_jwt",
+            Self::TlsClientAuth => "tls_client_auth",
+            Self::SelfSignedTlsClientAuth => "self_signed_tls_client_auth",
         }
+    }
+
+    /// The method named `name` in client metadata, if grantor supports it.
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::ClientSecretBasic,
+            Self::ClientSecretPost,
+            Self::None,
+            Self::PrivateKeyJwt,
+            Self::TlsClientAuth,
+            Self::SelfSignedTlsClientAuth,
+        ]
+        .into_iter()
+        .find(|method| method.as_str() == name)
     }
 
     /// How `client` authenticates.
     pub(crate) fn of(client: &crate::client::Client) -> Self {
-        if client.keys().is_some() {
+        if client.tls_subject().is_some() {
+            Self::TlsClientAuth
+        } else if client.uses_self_signed_certificate() {
+            Self::SelfSignedTlsClientAuth
+        } else if client.keys().is_some() {
             Self::PrivateKeyJwt
         } else if client.is_public() {
             Self::None
@@ -369,6 +395,8 @@ pub(crate) struct ClientMetadata {
     pub(crate) par_required: bool,
     /// `jwks` (as JSON text) or `jwks_uri` (RFC 7591 §2), read into their type.
     pub(crate) keys: Option<crate::client::ClientKeys>,
+    /// The one `tls_client_auth_*` member sent (RFC 8705 §2.1.2), read into its type.
+    pub(crate) tls_subject: Option<crate::client::TlsClientAuth>,
     /// `rotate_client_secret: true` in an update (RFC 7592 §2.2): grantor's extension asking
     /// for a new secret in the answer.
     pub(crate) rotate_secret: bool,

@@ -126,7 +126,7 @@ impl AuthorizationServer {
     /// ```
     pub async fn token<B: AsRef<[u8]>>(&self, request: &Request<B>) -> Response<String> {
         let mut endpoint = self.inner.token_endpoint();
-        endpoint.grants.clients.caller = crate::budget::CallerAddress::of(request);
+        endpoint.grants.clients = endpoint.grants.clients.of_request(request);
         let wire = self.inner.wire();
         let call = || token::token(&wire, &endpoint, request);
         span::traced("token", call).await

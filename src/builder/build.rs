@@ -68,6 +68,7 @@ impl AuthorizationServerBuilder {
         let jwks_uri = self.features.jwks_uri_resolvable();
         let client_assertion_algs = self.features.client_assertion_algs();
         let request_object_algs = self.features.request_object_algs();
+        let mutual_tls = self.features.mutual_tls_offer()?;
         let jwt_bearer = self
             .features
             .check_trusted_issuers(self.outbound.is_some())?;
@@ -201,6 +202,7 @@ impl AuthorizationServerBuilder {
             consent_ttl: self.consent_ttl,
             backchannel_logout: self.outbound.is_some(),
             client_documents: self.client_documents.is_some(),
+            mutual_tls,
         };
         let clients = self.clients.ok_or(ConfigError::Missing("clients"))?;
         let users = self.users.ok_or(ConfigError::Missing("users"))?;
@@ -344,6 +346,7 @@ impl AuthorizationServerBuilder {
             exchange: self.exchange,
             id_jag: self.id_jag,
             client_assertions: wired.client_assertions,
+            client_cas: wired.client_cas,
             request_objects: wired.request_objects,
             id_tokens: wired.id_tokens,
             grant_assertions: wired.grant_assertions,

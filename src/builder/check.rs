@@ -180,4 +180,9 @@ pub enum ConfigError {
     /// The device flow settings are out of range (see [`DeviceFlow`](crate::settings::DeviceFlow)).
     #[error("device flow settings: {0}")]
     DeviceFlow(&'static str),
+    /// The mutual TLS settings are refused: a client CA that is not a PEM certificate a
+    /// trust anchor can be made of, or an endpoint alias base URL that is not an absolute
+    /// `https` URL without a query or fragment (see `MutualTls`, feature `mtls`).
+    #[error("mutual TLS settings: {0}")]
+    MutualTls(&'static str),
 }

@@ -43,6 +43,12 @@ pub(super) struct Features {
     /// Where issuers' key sets are fetched, for the JWT-bearer grant.
     #[cfg(feature = "private-key-jwt")]
     outbound: Option<Arc<dyn crate::outbound::Outbound>>,
+    /// Mutual TLS client authentication, as the host set it.
+    #[cfg(feature = "mtls")]
+    mutual_tls: Option<crate::mtls::MutualTls>,
+    /// Its CAs once checked ([`Features::mutual_tls_offer`]).
+    #[cfg(feature = "mtls")]
+    client_cas: Option<Arc<dyn crate::mtls::CertificateAuthority>>,
 }
 
 /// What the features give the server: the implementations of the core seams they provide.
@@ -55,6 +61,8 @@ pub(super) struct Wired {
     pub(super) id_tokens: Option<Arc<dyn IdTokenSigner>>,
     /// Trusted issuers' assertions (the JWT-bearer grant, RFC 7523).
     pub(super) grant_assertions: Option<Arc<dyn GrantAssertions>>,
+    /// The client CAs, when clients may authenticate with certificates (RFC 8705 §2).
+    pub(super) client_cas: Option<Arc<dyn crate::mtls::CertificateAuthority>>,
 }
 
 impl Features {
@@ -155,6 +163,29 @@ impl Features {
         }
     }
 
+    /// What the server offers of mutual TLS client authentication (feature `mtls`), its CAs
+    /// and alias URL checked: a bad one is the builder's [`ConfigError::MutualTls`].
+    pub(super) fn mutual_tls_offer(
+        &mut self,
+    ) -> Result<Option<crate::settings::MutualTlsOffer>, ConfigError> {
+        #[cfg(feature = "mtls")]
+        {
+            let Some(settings) = &self.mutual_tls else {
+                return Ok(None);
+            };
+            let aliases = settings.aliases().map_err(ConfigError::MutualTls)?;
+            let cas = settings.authority().map_err(ConfigError::MutualTls)?;
+            let offer = crate::settings::MutualTlsOffer {
+                tls_client_auth: cas.any(),
+                aliases: aliases.map(str::to_owned),
+            };
+            self.client_cas = Some(Arc::new(cas));
+            Ok(Some(offer))
+        }
+        #[cfg(not(feature = "mtls"))]
+        Ok(None)
+    }
+
     /// Whether clients' `jwks_uri`s can be resolved (feature `private-key-jwt`, a resolver).
     pub(super) fn jwks_uri_resolvable(&self) -> bool {
         #[cfg(feature = "private-key-jwt")]
@@ -242,7 +273,12 @@ impl Features {
         });
         #[cfg(not(feature = "private-key-jwt"))]
         let grant_assertions = None;
+        #[cfg(feature = "mtls")]
+        let client_cas = self.client_cas;
+        #[cfg(not(feature = "mtls"))]
+        let client_cas = None;
         Wired {
+            client_cas,
             access_tokens,
             proofs,
             client_assertions,
@@ -377,6 +413,21 @@ impl AuthorizationServerBuilder {
         resolver: Arc<dyn crate::client_assertion::ClientKeyResolver>,
     ) -> Self {
         self.features.client_keys = Some(resolver);
+        self
+    }
+
+    /// Lets clients authenticate with the TLS client certificate of their request (RFC 8705
+    /// §2): `self_signed_tls_client_auth` clients, and `tls_client_auth` ones when `settings`
+    /// trust a client CA; the metadata then lists those methods, and `mtls_endpoint_aliases`
+    /// when `settings` name an alias base URL. The host hands each request's certificate over
+    /// as a [`ClientCertificate`](crate::mtls::ClientCertificate) in its extensions. A CA that
+    /// is not a PEM certificate, or a bad alias URL, is refused by [`build`](Self::build)
+    /// ([`ConfigError::MutualTls`](crate::ConfigError::MutualTls)). Feature `mtls`; see
+    /// [`MutualTls`](crate::mtls::MutualTls).
+    #[cfg(feature = "mtls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mtls")))]
+    pub fn mutual_tls(mut self, settings: crate::mtls::MutualTls) -> Self {
+        self.features.mutual_tls = Some(settings);
         self
     }
 

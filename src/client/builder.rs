@@ -157,6 +157,13 @@ impl ClientBuilder {
         self
     }
 
+    /// How a certificate client authenticates ([`Client::tls_client_auth`],
+    /// [`Client::self_signed_tls_client_auth`]).
+    pub(super) fn certificate(mut self, certificate: super::tls::CertificateAuth) -> Self {
+        self.openid.certificate = Some(certificate);
+        self
+    }
+
     /// Accepts redirect URIs that are `http` on a host other than a loopback one, or that carry
     /// user information or a backslash ([`ClientError::InsecureRedirectUri`] without it).
     /// Codes sent over plain `http` can be read on the way: only for a client whose
@@ -285,6 +292,24 @@ impl ClientBuilder {
         self
     }
 
+    /// A certificate client's subject is well formed, a self-signed one's `jwks` holds a
+    /// certificate, and neither has a secret.
+    fn check_certificate(&self) -> Result<(), ClientError> {
+        use super::tls::CertificateAuth;
+        match &self.openid.certificate {
+            None => Ok(()),
+            Some(_) if self.secret.is_some() => Err(ClientError::InvalidTlsClientAuth),
+            Some(CertificateAuth::Tls(_)) if self.keys.is_some() => {
+                Err(ClientError::InvalidTlsClientAuth)
+            }
+            Some(CertificateAuth::Tls(subject)) => subject.check(),
+            Some(CertificateAuth::SelfSigned) => match &self.keys {
+                Some(keys) if !super::tls::certificate_thumbprints(keys).is_empty() => Ok(()),
+                _ => Err(ClientError::MissingCertificate),
+            },
+        }
+    }
+
     /// Checks and builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let id = ClientId::new(&self.id)?;
@@ -303,7 +328,8 @@ impl ClientBuilder {
         }
         let grant_types = self.grant_types.iter().fold(0u8, |bits, g| bits | g.bit());
         let has = |g: GrantType| grant_types & g.bit() != 0;
-        let public = self.secret.is_none() && self.keys.is_none();
+        let public =
+            self.secret.is_none() && self.keys.is_none() && self.openid.certificate.is_none();
         if public && has(GrantType::ClientCredentials) {
             return Err(ClientError::PublicClientCredentials);
         }
@@ -332,6 +358,7 @@ impl ClientBuilder {
         for audience in self.audiences.iter().chain(&self.resources) {
             check_audience(audience)?;
         }
+        self.check_certificate()?;
         let mut openid = self.openid;
         if let Some(sector) = &mut openid.sector {
             sector.make_ascii_lowercase();

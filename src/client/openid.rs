@@ -75,6 +75,10 @@ pub(crate) struct OpenIdClient {
     /// algorithm its request objects may be signed with; `None`: any the server verifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) request_object_alg: Option<crate::signing::ClientSigningAlgorithm>,
+    /// `tls_client_auth` with its subject, or `self_signed_tls_client_auth` (RFC 8705 §2):
+    /// the client authenticates with its TLS client certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) certificate: Option<super::tls::CertificateAuth>,
 }
 
 #[cfg_attr(
@@ -175,5 +179,21 @@ mod tests {
             r#"{"authorization_alg":"EdDSA","introspection_alg":"ES256"}"#
         );
         assert_eq!(OpenIdClient::from_stored(&stored), Some(answers));
+        let tls = OpenIdClient {
+            certificate: Some(super::super::tls::CertificateAuth::Tls(
+                super::super::TlsClientAuth::SanIp("192.0.2.7".parse().unwrap()),
+            )),
+            ..OpenIdClient::default()
+        };
+        let stored = tls.to_stored().unwrap();
+        assert_eq!(stored, r#"{"certificate":{"tls":{"san_ip":"192.0.2.7"}}}"#);
+        assert_eq!(OpenIdClient::from_stored(&stored), Some(tls));
+        let self_signed = OpenIdClient {
+            certificate: Some(super::super::tls::CertificateAuth::SelfSigned),
+            ..OpenIdClient::default()
+        };
+        let stored = self_signed.to_stored().unwrap();
+        assert_eq!(stored, r#"{"certificate":"self_signed"}"#);
+        assert_eq!(OpenIdClient::from_stored(&stored), Some(self_signed));
     }
 }

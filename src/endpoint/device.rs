@@ -65,10 +65,7 @@ async fn start<B: AsRef<[u8]>>(
     };
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = clients
-        .from(CallerAddress::of(request))
-        .authenticate(&auth)
-        .await?;
+    let client = clients.of_request(request).authenticate(&auth).await?;
     let resources = form.resources();
     devices
         .start(

@@ -9,7 +9,6 @@ use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 
 use super::Wire;
 use super::{json, parse, render};
-use crate::budget::CallerAddress;
 use crate::client::Client;
 use crate::error::OAuthError;
 use crate::grant::client_auth::Authenticator;
@@ -109,7 +108,7 @@ async fn handle<B: AsRef<[u8]>>(
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let client = introspection
         .clients
-        .from(CallerAddress::of(request))
+        .of_request(request)
         .authenticate(&auth)
         .await?;
     let query = parse::token_query(&form)?;

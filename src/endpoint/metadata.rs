@@ -33,9 +33,9 @@ struct Metadata<'a> {
     response_modes_supported: &'a [&'a str],
     grant_types_supported: Vec<&'static str>,
     code_challenge_methods_supported: Vec<&'static str>,
-    token_endpoint_auth_methods_supported: &'static [&'static str],
-    revocation_endpoint_auth_methods_supported: &'static [&'static str],
-    introspection_endpoint_auth_methods_supported: &'static [&'static str],
+    token_endpoint_auth_methods_supported: Vec<&'static str>,
+    revocation_endpoint_auth_methods_supported: Vec<&'static str>,
+    introspection_endpoint_auth_methods_supported: Vec<&'static str>,
     /// RFC 8414 §2: the algorithms of `private_key_jwt` assertions, with that feature.
     #[serde(skip_serializing_if = "Option::is_none")]
     token_endpoint_auth_signing_alg_values_supported: Option<&'static [&'static str]>,
@@ -86,9 +86,44 @@ struct Metadata<'a> {
     /// assertion-authz-grant): only when issuers are trusted.
     #[serde(skip_serializing_if = "Option::is_none")]
     authorization_grant_profiles_supported: Option<&'static [&'static str]>,
+    /// RFC 8705 §5: where the endpoints that take client certificates are also served, when
+    /// the host named an alias base URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mtls_endpoint_aliases: Option<EndpointAliases>,
     /// OpenID Connect Discovery 1.0 §3: only when OpenID Connect is served.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     openid: Option<OpenIdMetadata>,
+}
+
+/// RFC 8705 §5 `mtls_endpoint_aliases`: each endpoint a client authenticates at (or presents
+/// its certificate to) that the server serves, under the alias base URL.
+#[derive(Serialize)]
+struct EndpointAliases {
+    token_endpoint: String,
+    revocation_endpoint: String,
+    introspection_endpoint: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pushed_authorization_request_endpoint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_authorization_endpoint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    userinfo_endpoint: Option<String>,
+}
+
+fn endpoint_aliases(config: &Settings) -> Option<EndpointAliases> {
+    let base = config.mutual_tls.as_ref()?.aliases.as_deref()?;
+    let paths = &config.endpoints;
+    let alias = |path: &str| format!("{base}{path}");
+    Some(EndpointAliases {
+        token_endpoint: alias(&paths.token),
+        revocation_endpoint: alias(&paths.revocation),
+        introspection_endpoint: alias(&paths.introspection),
+        pushed_authorization_request_endpoint: (config.pushed_requests.as_ref())
+            .map(|_| alias(&paths.pushed_requests)),
+        device_authorization_endpoint: (config.device.as_ref())
+            .map(|_| alias(&paths.device_authorization)),
+        userinfo_endpoint: (config.openid.as_ref()).map(|_| alias(&paths.userinfo)),
+    })
 }
 
 /// The members OpenID Connect Discovery 1.0 §3 adds: its REQUIRED ones and the RECOMMENDED
@@ -113,38 +148,33 @@ struct OpenIdMetadata {
 /// The client authentication methods of the token and revocation endpoints, of the
 /// introspection endpoint, and the assertion algorithms when `private_key_jwt` is one.
 type AuthMethods = (
-    &'static [&'static str],
-    &'static [&'static str],
+    Vec<&'static str>,
+    Vec<&'static str>,
     Option<&'static [&'static str]>,
 );
 
 fn auth_methods(config: &Settings) -> AuthMethods {
-    if config.profile.is_fapi2() {
-        // Security Profile §5.3.2.1 and §5.4.1: no shared secrets, no RS256.
-        const FAPI2: &[&str] = &["private_key_jwt"];
-        return (FAPI2, FAPI2, Some(&["ES256", "EdDSA", "PS256"]));
+    // FAPI 2.0 Security Profile §5.3.2.1: no shared secrets, no public clients.
+    let mut authenticated = if config.profile.is_fapi2() {
+        vec![]
+    } else {
+        vec!["client_secret_basic", "client_secret_post"]
+    };
+    if config.client_assertion_algs.is_some() {
+        authenticated.push("private_key_jwt");
     }
-    match config.client_assertion_algs {
-        Some(algorithms) => (
-            &[
-                "client_secret_basic",
-                "client_secret_post",
-                "private_key_jwt",
-                "none",
-            ],
-            &[
-                "client_secret_basic",
-                "client_secret_post",
-                "private_key_jwt",
-            ],
-            Some(algorithms),
-        ),
-        None => (
-            &["client_secret_basic", "client_secret_post", "none"],
-            &["client_secret_basic", "client_secret_post"],
-            None,
-        ),
+    // RFC 8705 §2: certificates where the server takes them, from a CA only where it trusts one.
+    if let Some(offer) = &config.mutual_tls {
+        if offer.tls_client_auth {
+            authenticated.push("tls_client_auth");
+        }
+        authenticated.push("self_signed_tls_client_auth");
     }
+    let mut any = authenticated.clone();
+    if !config.profile.is_fapi2() {
+        any.push("none");
+    }
+    (any, authenticated, config.client_assertion_algs)
 }
 
 /// `claims_supported` (Discovery §3): `sub`, the standard claims of OIDC Core §5.4, those the
@@ -292,7 +322,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         response_modes_supported: response_modes,
         grant_types_supported: grant_types,
         code_challenge_methods_supported: methods,
-        token_endpoint_auth_methods_supported: auth_methods,
+        token_endpoint_auth_methods_supported: auth_methods.clone(),
         revocation_endpoint_auth_methods_supported: auth_methods,
         introspection_endpoint_auth_methods_supported: introspection_methods,
         token_endpoint_auth_signing_alg_values_supported: assertion_algs,
@@ -322,6 +352,7 @@ pub(crate) fn document(config: &Settings) -> Response<String> {
         authorization_grant_profiles_supported: config
             .jwt_bearer
             .then_some(&["urn:ietf:params:oauth:grant-profile:id-jag"]),
+        mtls_endpoint_aliases: endpoint_aliases(config),
         openid,
     };
     if config.profile.is_fapi2() {

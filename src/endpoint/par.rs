@@ -54,10 +54,7 @@ async fn handle<B: AsRef<[u8]>>(
     };
     let form = super::read_post_form(wire.settings.limits, request)?;
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
-    let client = clients
-        .from(CallerAddress::of(request))
-        .authenticate(&auth)
-        .await?;
+    let client = clients.of_request(request).authenticate(&auth).await?;
     crate::grant::checks::fapi2_client(pushes.rules.profile, &client)?;
     let authorization = parse::authorization_request(&form);
     if pushes.rules.profile == Profile::Fapi2MessageSigning

@@ -238,6 +238,9 @@ struct Information<'a> {
     /// OIDC Registration §2, when the client registered one.
     #[serde(skip_serializing_if = "Option::is_none")]
     sector_identifier_uri: Option<&'a str>,
+    /// RFC 8705 §2.1.2: a `tls_client_auth` client's one subject member.
+    #[serde(flatten)]
+    tls_client_auth: Option<std::collections::BTreeMap<&'static str, String>>,
 }
 
 fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> Response<String> {
@@ -308,6 +311,9 @@ fn information(wire: &Wire<'_>, status: StatusCode, registered: &Registered) -> 
             None => "public",
         },
         sector_identifier_uri: client.sector_identifier_uri(),
+        tls_client_auth: client
+            .tls_subject()
+            .map(|subject| [(subject.member(), subject.value())].into()),
     };
     render::json(status, &body)
 }

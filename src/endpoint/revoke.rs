@@ -5,7 +5,6 @@ use http::{Request, Response, StatusCode};
 
 use super::Wire;
 use super::{parse, render};
-use crate::budget::CallerAddress;
 use crate::error::OAuthError;
 use crate::events::Events;
 use crate::grant::client_auth::Authenticator;
@@ -43,7 +42,7 @@ async fn handle<B: AsRef<[u8]>>(
     let auth = parse::client_auth(request.headers(), &form, wire.settings.limits.max_param)?;
     let client = revocation
         .clients
-        .from(CallerAddress::of(request))
+        .of_request(request)
         .authenticate(&auth)
         .await?;
     let query = parse::token_query(&form)?;

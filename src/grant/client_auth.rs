@@ -1,6 +1,7 @@
 //! Client authentication at the token endpoint (RFC 6749 §2.3): HTTP Basic for confidential
-//! clients, `client_id` alone for public clients. One method per request; never a secret in
-//! the body.
+//! clients (or the secret in the body, for those registered so), a client assertion (RFC 7523
+//! §2.2), a TLS client certificate (RFC 8705 §2), `client_id` alone for public clients. The
+//! client's registered method decides which credential counts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
-use subtle::ConstantTimeEq as _;
+use subtle::{Choice, ConstantTimeEq as _};
 
 use crate::budget::CallerAddress;
 use crate::client::{Client, ClientId, Verifier};
@@ -17,6 +18,7 @@ use crate::clock::{Clock, UnixTime};
 use crate::error::{ErrorCode, OAuthError};
 use crate::events::{Event, EventKind, Events};
 use crate::hash::Hashing;
+use crate::mtls::{CertificateAuthority, ClientCertificate};
 use crate::request::{Assertion, ClientAuth};
 use crate::secret::{SecretDigest, random_bytes};
 use crate::store::seam::ClientSeam;
@@ -39,6 +41,10 @@ pub(crate) struct Authenticator<'a> {
     pub(crate) events: &'a dyn Events,
     /// Set when client assertions are accepted (`private_key_jwt`).
     pub(crate) assertions: Option<&'a dyn ClientAssertions>,
+    /// Set when clients may authenticate with TLS client certificates (RFC 8705 §2).
+    pub(crate) client_cas: Option<&'a dyn CertificateAuthority>,
+    /// The certificate the request came with, when the host handed one over.
+    pub(crate) certificate: Option<&'a ClientCertificate>,
     /// The path of the endpoint being called, whose URL an assertion's `aud` may name.
     pub(crate) endpoint_path: &'a str,
     /// Where the request came from, when the host said: failed secrets count per client and
@@ -49,15 +55,24 @@ pub(crate) struct Authenticator<'a> {
     pub(crate) idle: Option<super::idle::IdleClients<'a>>,
 }
 
-impl Authenticator<'_> {
-    /// The same, for a request from `caller`.
-    pub(crate) fn from(self, caller: Option<CallerAddress>) -> Self {
-        Self { caller, ..self }
+impl<'a> Authenticator<'a> {
+    /// The same, for `request`: its caller and its client certificate, as the host handed
+    /// them over in its extensions.
+    pub(crate) fn of_request<B>(self, request: &'a http::Request<B>) -> Self {
+        Self {
+            caller: CallerAddress::of(request),
+            certificate: request.extensions().get::<ClientCertificate>(),
+            ..self
+        }
     }
+}
 
-    /// The client the request authenticates as, its credentials checked: HTTP Basic for
-    /// confidential clients, `client_id` alone for public ones. A refusal (`invalid_client`)
-    /// is reported as an event with the client id presented, if it is a well-formed one.
+impl Authenticator<'_> {
+    /// The client the request authenticates as, its credentials checked: HTTP Basic (or the
+    /// body) for clients with a secret, an assertion for `private_key_jwt` ones, `client_id`
+    /// and the request's certificate for certificate clients, `client_id` alone for public
+    /// ones. A refusal (`invalid_client`) is reported as an event with the client id presented,
+    /// if it is a well-formed one.
     pub(crate) async fn authenticate(
         &self,
         auth: &ClientAuth<'_>,
@@ -94,6 +109,9 @@ impl Authenticator<'_> {
         match *auth {
             ClientAuth::Basic(ref credentials) | ClientAuth::Post(ref credentials) => {
                 let client = self.find(credentials.client_id()).await?;
+                if client.uses_certificate() {
+                    return Err(certificate_client());
+                }
                 // Each client one way (RFC 6749 §2.3.1: the body is NOT RECOMMENDED, so only
                 // for those registered to use it).
                 let in_body = matches!(auth, ClientAuth::Post(_));
@@ -120,6 +138,10 @@ impl Authenticator<'_> {
             }
             ClientAuth::ClientId(client_id) => {
                 let client = self.find(client_id).await?;
+                if client.uses_certificate() {
+                    self.check_certificate(&client).await?;
+                    return Ok(client);
+                }
                 if !client.is_public() {
                     return Err(OAuthError::invalid_client(
                         "this client must authenticate (HTTP Basic or a client assertion)",
@@ -132,6 +154,9 @@ impl Authenticator<'_> {
                 assertion,
             } => {
                 let client = self.find(client_id).await?;
+                if client.uses_certificate() {
+                    return Err(certificate_client());
+                }
                 self.check_assertion(&client, assertion).await?;
                 Ok(client)
             }
@@ -240,6 +265,85 @@ impl Authenticator<'_> {
             .check(client, assertion, self.endpoint_path, now)
             .await
     }
+}
+
+impl Authenticator<'_> {
+    /// RFC 8705 §2: the request's certificate is the client's, from a CA the host trusts and
+    /// naming its registered subject (`tls_client_auth`), or one of those in its `jwks`
+    /// (`self_signed_tls_client_auth`).
+    async fn check_certificate(&self, client: &Client) -> Result<(), OAuthError> {
+        let Some(client_cas) = self.client_cas else {
+            return Err(OAuthError::invalid_client(
+                "this server does not accept TLS client certificates (RFC 8705)",
+            ));
+        };
+        let Some(certificate) = self.certificate else {
+            return Err(OAuthError::invalid_client(
+                "this client authenticates with a TLS client certificate, and none was presented",
+            ));
+        };
+        let verdict = match client.tls_subject() {
+            Some(subject) => client_cas.verify(certificate, subject, self.clock.now()),
+            None => self_signed(client, certificate),
+        };
+        match verdict {
+            Ok(()) => Ok(()),
+            Err(why) => Err(self.count_failed_certificate(client, why).await),
+        }
+    }
+
+    /// A refused certificate counts against the client's failure budget per caller network,
+    /// as a wrong secret does: past it, the refusal says so. A certificate cannot be guessed,
+    /// and checking one is bounded work (a chain of at most
+    /// [`MAX_CHAIN_LEN`](crate::mtls::MAX_CHAIN_LEN)), so a good one is never refused unchecked
+    /// and costs no count.
+    async fn count_failed_certificate(&self, client: &Client, why: &'static str) -> OAuthError {
+        let network = self.caller.map(|caller| caller.network());
+        let key = namespace::client_failures(client.id(), network.as_deref());
+        let now = self.clock.now();
+        match self
+            .attempts
+            .record_attempt(&key, self.throttle.window(), now)
+            .await
+        {
+            Err(error) => error.into(),
+            Ok(reserved) if self.throttle.wait(reserved, now).is_some() => {
+                OAuthError::invalid_client(
+                    "too many failed authentications for this client; try again later",
+                )
+            }
+            Ok(_) => OAuthError::invalid_client(why),
+        }
+    }
+}
+
+/// RFC 8705 §2.2: the presented certificate is one of those in the client's `jwks`, compared by
+/// SHA-256 thumbprint in constant time, every registered one looked at.
+fn self_signed(client: &Client, certificate: &ClientCertificate) -> Result<(), &'static str> {
+    let presented = certificate.thumbprint();
+    let registered = client
+        .keys()
+        .map(crate::client::tls::certificate_thumbprints)
+        .unwrap_or_default();
+    let found = registered
+        .iter()
+        .fold(Choice::from(0), |found, thumbprint| {
+            found | thumbprint.ct_eq(presented.as_bytes())
+        });
+    if bool::from(found) {
+        Ok(())
+    } else {
+        Err("the client certificate is not one of the certificates in the client's jwks")
+    }
+}
+
+/// A certificate client (RFC 8705 §2) sent a secret or an assertion: only its certificate
+/// counts, with `client_id` in the body.
+fn certificate_client() -> OAuthError {
+    OAuthError::invalid_client(
+        "this client authenticates with its TLS client certificate (RFC 8705 section 2): \
+         send client_id in the body and no other credentials",
+    )
 }
 
 /// Client assertions (`private_key_jwt`, RFC 7523 §2.2): the seam feature `private-key-jwt`

@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use crate::client::{Client, ClientError, ClientKeys, GrantType, SecretVerifier, Verifier};
+use crate::client::{
+    Client, ClientError, ClientKeys, GrantType, SecretVerifier, TlsClientAuth, Verifier,
+};
 use crate::client::{ClientBuilder, is_self_registrable_redirect_uri};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
@@ -77,6 +79,8 @@ pub(crate) struct Registrar<'a> {
     pub(crate) jwks_uri: bool,
     /// Whether client assertions are accepted (`private_key_jwt`).
     pub(crate) assertions: bool,
+    /// Set when clients may authenticate with TLS client certificates (RFC 8705 §2).
+    pub(crate) mutual_tls: Option<&'a crate::settings::MutualTlsOffer>,
     /// Whether the server is an OpenID Connect provider: every client may then ask for
     /// `openid`, so a registration may name it whatever the policy's scope.
     pub(crate) openid: bool,
@@ -100,6 +104,8 @@ struct Settled {
     dpop_bound: bool,
     par_required: bool,
     keys: Option<ClientKeys>,
+    /// A `tls_client_auth` client's subject (RFC 8705 §2.1.2).
+    tls_subject: Option<TlsClientAuth>,
     id_token_alg: Option<crate::signing::SigningAlgorithm>,
     userinfo_alg: Option<crate::signing::SigningAlgorithm>,
     authorization_alg: Option<crate::signing::SigningAlgorithm>,
@@ -151,7 +157,9 @@ impl Registrar<'_> {
                 (builder, Some(minted.client_secret))
             }
             AuthMethod::None => (Client::public(&minted.client_id), None),
-            AuthMethod::PrivateKeyJwt => (keyed(&minted.client_id, &settled)?, None),
+            AuthMethod::PrivateKeyJwt
+            | AuthMethod::TlsClientAuth
+            | AuthMethod::SelfSignedTlsClientAuth => (keyed(&minted.client_id, &settled)?, None),
         };
         let token = minted.registration_access_token;
         let client = self.build(builder.registration_access_token(token.digest()), settled)?;
@@ -290,7 +298,8 @@ impl Registrar<'_> {
                 }
             }
             (None, _) if current.is_public() => Client::public(current.id().as_str()),
-            // A `private_key_jwt` client's keys are replaced with the document's.
+            // A `private_key_jwt` or certificate client's keys (or subject) are replaced with
+            // the document's.
             (None, _) => keyed(current.id().as_str(), &settled)?,
         };
         let builder = match current.registration_access_token() {
@@ -340,6 +349,7 @@ impl Registrar<'_> {
                 )));
             }
         }
+        let tls_subject = self.tls_subject(auth_method, metadata.tls_subject)?;
         let keys = self.keys(auth_method, metadata.keys)?;
         let redirect_uris = redirect_uris(metadata.redirect_uris, &grant_types)?;
         application_type_allows(metadata.application_type, &redirect_uris, &grant_types)?;
@@ -392,6 +402,7 @@ impl Registrar<'_> {
             dpop_bound: metadata.dpop_bound,
             par_required: metadata.par_required,
             keys,
+            tls_subject,
             id_token_alg: metadata.id_token_alg,
             userinfo_alg: metadata.userinfo_alg,
             authorization_alg: metadata.authorization_alg,
@@ -413,7 +424,13 @@ impl Registrar<'_> {
         keys: Option<ClientKeys>,
     ) -> Result<Option<ClientKeys>, OAuthError> {
         let refuse = |why: &'static str| Err(OAuthError::invalid_client_metadata(why));
-        if self.profile.is_fapi2() && auth_method != AuthMethod::PrivateKeyJwt {
+        let by_key = matches!(
+            auth_method,
+            AuthMethod::PrivateKeyJwt
+                | AuthMethod::TlsClientAuth
+                | AuthMethod::SelfSignedTlsClientAuth
+        );
+        if self.profile.is_fapi2() && !by_key {
             return refuse(
                 "FAPI 2.0 registers only clients that authenticate with private_key_jwt or \
                  mutual TLS",
@@ -430,7 +447,46 @@ impl Registrar<'_> {
                 refuse("this server does not fetch jwks_uri; register the keys as jwks")
             }
             (AuthMethod::PrivateKeyJwt, keys) => Ok(keys),
-            (_, Some(_)) => refuse("jwks and jwks_uri go with private_key_jwt only"),
+            // RFC 8705 §2.2 allows a `jwks_uri` too; grantor reads the certificates from the
+            // registration alone, so that authenticating fetches nothing.
+            (AuthMethod::SelfSignedTlsClientAuth, Some(keys @ ClientKeys::Jwks(_))) => {
+                Ok(Some(keys))
+            }
+            (AuthMethod::SelfSignedTlsClientAuth, _) => refuse(
+                "self_signed_tls_client_auth needs the client's certificates in the x5c of jwks \
+                 (jwks_uri is not taken)",
+            ),
+            (_, Some(_)) => refuse(
+                "jwks and jwks_uri go with private_key_jwt and self_signed_tls_client_auth only",
+            ),
+            (_, None) => Ok(None),
+        }
+    }
+
+    /// RFC 8705 §2: the certificate methods only where the server takes certificates
+    /// (`tls_client_auth` only where it trusts a CA), and `tls_client_auth` with exactly one
+    /// subject member, which no other method carries.
+    fn tls_subject(
+        &self,
+        auth_method: AuthMethod,
+        subject: Option<TlsClientAuth>,
+    ) -> Result<Option<TlsClientAuth>, OAuthError> {
+        let refuse = |why: &'static str| Err(OAuthError::invalid_client_metadata(why));
+        let offer = self.mutual_tls;
+        match (auth_method, subject) {
+            (AuthMethod::TlsClientAuth, _) if !offer.is_some_and(|o| o.tls_client_auth) => {
+                refuse("tls_client_auth is not supported by this server")
+            }
+            (AuthMethod::TlsClientAuth, None) => refuse(
+                "tls_client_auth needs one tls_client_auth subject member (RFC 8705 section 2.1.2)",
+            ),
+            (AuthMethod::TlsClientAuth, subject) => Ok(subject),
+            (AuthMethod::SelfSignedTlsClientAuth, _) if offer.is_none() => {
+                refuse("self_signed_tls_client_auth is not supported by this server")
+            }
+            (_, Some(_)) => {
+                refuse("the tls_client_auth subject members go with tls_client_auth only")
+            }
             (_, None) => Ok(None),
         }
     }
@@ -535,11 +591,19 @@ impl Registrar<'_> {
     }
 }
 
-/// A `private_key_jwt` client under `id` with the settled keys (`settle` made sure of them).
+/// A client that authenticates without a secret (`private_key_jwt`, `tls_client_auth`,
+/// `self_signed_tls_client_auth`) under `id`, with the settled keys or subject (`settle` made
+/// sure of them).
 fn keyed(id: &str, settled: &Settled) -> Result<ClientBuilder, OAuthError> {
-    match &settled.keys {
-        Some(keys) => Ok(Client::private_key_jwt(id, keys.clone())),
-        None => Err(OAuthError::invalid_client_metadata(
+    match (settled.auth_method, &settled.keys, &settled.tls_subject) {
+        (AuthMethod::TlsClientAuth, _, Some(subject)) => {
+            Ok(Client::tls_client_auth(id, subject.clone()))
+        }
+        (AuthMethod::SelfSignedTlsClientAuth, Some(keys), _) => {
+            Ok(Client::self_signed_tls_client_auth(id, keys.clone()))
+        }
+        (AuthMethod::PrivateKeyJwt, Some(keys), _) => Ok(Client::private_key_jwt(id, keys.clone())),
+        _ => Err(OAuthError::invalid_client_metadata(
             "private_key_jwt needs the client's public keys as jwks or jwks_uri",
         )),
     }

@@ -90,6 +90,8 @@ pub(crate) struct Inner {
     pub(crate) id_jag: Option<Arc<dyn crate::id_jag::IdJagPolicy>>,
     /// Set when client assertions are accepted (`private_key_jwt`, RFC 7523).
     pub(crate) client_assertions: Option<Arc<dyn ClientAssertions>>,
+    /// Set when clients may authenticate with TLS client certificates (RFC 8705 §2).
+    pub(crate) client_cas: Option<Arc<dyn crate::mtls::CertificateAuthority>>,
     /// Set when request objects are taken (RFC 9101).
     pub(crate) request_objects: Option<Arc<dyn RequestObjectVerifier>>,
     /// Set when the server is an OpenID Connect provider: ID tokens' signatures.
@@ -222,6 +224,8 @@ impl Inner {
         Authenticator {
             idle: self.idle_clients(),
             assertions: self.client_assertions.as_deref(),
+            client_cas: self.client_cas.as_deref(),
+            certificate: None,
             endpoint_path,
             caller: None,
             clients: self.client_seam(),
@@ -377,6 +381,7 @@ impl Inner {
             tokens: self.token_seam(),
             jwks_uri: self.config.jwks_uri,
             assertions: self.client_assertions.is_some(),
+            mutual_tls: self.config.mutual_tls.as_ref(),
             openid: self.id_tokens.is_some(),
             events: &*self.events,
             pairwise: self.id_tokens.is_some()

@@ -159,6 +159,19 @@ pub(crate) struct Settings {
     pub(crate) backchannel_logout: bool,
     /// Whether client ID metadata documents are taken.
     pub(crate) client_documents: bool,
+    /// Set when clients may authenticate with TLS client certificates (RFC 8705 §2).
+    pub(crate) mutual_tls: Option<MutualTlsOffer>,
+}
+
+/// What the server offers of mutual TLS client authentication (RFC 8705 §2): what discovery
+/// lists and registration accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MutualTlsOffer {
+    /// Whether a client CA is trusted, so `tls_client_auth` clients can authenticate
+    /// (`self_signed_tls_client_auth` ones always can).
+    pub(crate) tls_client_auth: bool,
+    /// The base URL of the endpoints' aliases (RFC 8705 §5), without a trailing `/`.
+    pub(crate) aliases: Option<String>,
 }
 
 impl Settings {

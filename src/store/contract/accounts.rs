@@ -97,6 +97,16 @@ pub(super) fn assert_same_client(found: Option<Client>, expected: &Client) {
     );
     assert_eq!(found.keys(), expected.keys(), "the private_key_jwt keys");
     assert_eq!(
+        found.tls_subject(),
+        expected.tls_subject(),
+        "the tls_client_auth subject"
+    );
+    assert_eq!(
+        found.uses_self_signed_certificate(),
+        expected.uses_self_signed_certificate(),
+        "self_signed_tls_client_auth"
+    );
+    assert_eq!(
         found.id_token_signing_algorithm(),
         expected.id_token_signing_algorithm(),
         "id_token_signed_response_alg"

@@ -2,7 +2,9 @@
 
 use super::accounts::{assert_same_client, find};
 use super::{Must, at};
-use crate::client::{Client, ClientCredentials, ClientKeys, GrantType, SecretVerifier};
+use crate::client::{
+    Client, ClientCredentials, ClientKeys, GrantType, SecretVerifier, TlsClientAuth,
+};
 use crate::secret::ClientSecret;
 use crate::store::{Admin, ClientStore};
 
@@ -121,6 +123,47 @@ pub(super) async fn a_private_key_jwt_client_keeps_its_keys<S: ClientStore + Adm
         .must("build a client");
     assert!(store.replace_client(&replaced).await.must("replace_client"));
     assert_same_client(find(store, "keyed").await, &replaced);
+}
+
+/// RFC 8705 §2: a `tls_client_auth` client keeps its subject, a `self_signed_tls_client_auth`
+/// one its keys and its method, and each stays confidential without a secret.
+pub(super) async fn certificate_clients_keep_their_method_and_subject<S: ClientStore + Admin>(
+    store: &S,
+) {
+    let subject = TlsClientAuth::SubjectDn("CN=payments, O=Example Corp, C=GB".into());
+    let tls = Client::tls_client_auth("tls", subject.clone())
+        .grant_types([GrantType::ClientCredentials])
+        .build()
+        .must("build a tls_client_auth client");
+    let jwks = r#"{"keys":[{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","x5c":["MIIBsjCCAVmgAwIBAgIU"]}]}"#;
+    let keys = ClientKeys::jwks(jwks).must("read a JWK Set");
+    let self_signed = Client::self_signed_tls_client_auth("self-signed", keys)
+        .grant_types([GrantType::ClientCredentials])
+        .build()
+        .must("build a self_signed_tls_client_auth client");
+    for client in [&tls, &self_signed] {
+        store.register_client(client).await.must("register_client");
+        let found = find(store, client.id().as_str()).await;
+        assert!(
+            found
+                .as_ref()
+                .is_some_and(|c| !c.is_public() && c.secret().is_none()),
+            "a certificate client is confidential without a secret"
+        );
+        assert_same_client(found, client);
+    }
+    let found = find(store, "tls").await;
+    assert_eq!(found.as_ref().and_then(Client::tls_subject), Some(&subject));
+    let found = find(store, "self-signed").await;
+    assert!(found.is_some_and(|c| c.uses_self_signed_certificate() && c.tls_subject().is_none()));
+    let san = TlsClientAuth::SanIp("2001:db8::7".parse().must("parse an IP address"));
+    let replaced = Client::tls_client_auth("tls", san.clone())
+        .grant_types([GrantType::ClientCredentials])
+        .build()
+        .must("build a tls_client_auth client");
+    assert!(store.replace_client(&replaced).await.must("replace_client"));
+    let found = find(store, "tls").await;
+    assert_eq!(found.as_ref().and_then(Client::tls_subject), Some(&san));
 }
 
 /// A self-registered client: a public one with a registration access token.

@@ -399,6 +399,7 @@ fn client_rules<S: ClientStore + Admin>() -> Vec<Rule<S>> {
         accounts::a_registration_access_token_digest_round_trips,
         clients::a_rotated_client_keeps_both_verifiers_and_round_trips,
         clients::a_private_key_jwt_client_keeps_its_keys,
+        clients::certificate_clients_keep_their_method_and_subject,
     ]
 }
 
