@@ -176,3 +176,111 @@ async fn a_token_requested_with_a_certificate_is_bound_to_it() {
         server.assert_alive_and_calm();
     }
 }
+
+/// Registers `metadata` over `http`; answers the client information.
+async fn register(http: &reqwest::Client, base: &str, metadata: Value) -> Value {
+    let reply = http
+        .post(format!("{base}/api/oauth/register"))
+        .header("content-type", "application/json")
+        .body(metadata.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status();
+    let body: Value = reply.json().await.unwrap();
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+/// A pushed authorization request of `client_id` over `http`: its status.
+async fn push(http: &reqwest::Client, base: &str, client_id: &str) -> u16 {
+    let body = format!(
+        "client_id={client_id}&response_type=code&scope=profile&code_challenge_method=S256\
+         &code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM\
+         &redirect_uri=http%3A%2F%2F127.0.0.1%3A8081%2Fcallback"
+    );
+    let reply = http
+        .post(format!("{base}/api/oauth/par"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    reply.status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_authenticate_with_their_certificates() {
+    let files = TlsFiles::new();
+    let alice = files.client("alice-device", "alice.example");
+    let other = files.client("other-device", "other.example");
+    let own = files.self_signed("self-signed-device");
+    for framework in FRAMEWORKS {
+        let server = start(framework, &files);
+        let base = server.base.as_str();
+        let anonymous = files.http(None);
+        let document = metadata(&anonymous, base).await;
+        let methods = document["token_endpoint_auth_methods_supported"]
+            .as_array()
+            .unwrap();
+        for method in ["tls_client_auth", "self_signed_tls_client_auth"] {
+            assert!(
+                methods.contains(&Value::from(method)),
+                "{framework}: {methods:?}"
+            );
+        }
+        assert_eq!(
+            document["mtls_endpoint_aliases"]["token_endpoint"],
+            format!("{base}/api/oauth/token"),
+            "{framework}"
+        );
+        let callback = "http://127.0.0.1:8081/callback";
+        let by_ca = register(
+            &anonymous,
+            base,
+            serde_json::json!({
+                "redirect_uris": [callback],
+                "token_endpoint_auth_method": "tls_client_auth",
+                "tls_client_auth_subject_dn": "CN=alice-device,O=grantor tests",
+            }),
+        )
+        .await;
+        let by_ca = by_ca["client_id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            push(&files.http(Some(&alice)), base, &by_ca).await,
+            201,
+            "{framework}"
+        );
+        for refused in [None, Some(&other), Some(&own)] {
+            assert_eq!(
+                push(&files.http(refused), base, &by_ca).await,
+                401,
+                "{framework}"
+            );
+        }
+        let self_signed = register(
+            &anonymous,
+            base,
+            serde_json::json!({
+                "redirect_uris": [callback],
+                "token_endpoint_auth_method": "self_signed_tls_client_auth",
+                "jwks": {"keys": [{"kty": "EC", "crv": "P-256", "x5c": [own.x5c()]}]},
+            }),
+        )
+        .await;
+        let self_signed = self_signed["client_id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            push(&files.http(Some(&own)), base, &self_signed).await,
+            201,
+            "{framework}"
+        );
+        for refused in [None, Some(&alice)] {
+            assert_eq!(
+                push(&files.http(refused), base, &self_signed).await,
+                401,
+                "{framework}"
+            );
+        }
+        server.assert_alive_and_calm();
+    }
+}

@@ -99,11 +99,17 @@ pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn st
     let builder = sender_constrained(builder);
     // Mutual TLS (RFC 8705): with a client CA the demo asks for client certificates, and a
     // token requested with one is bound to it.
-    let mutual_tls = settings
-        .tls
-        .as_ref()
-        .is_some_and(|tls| tls.client_ca.is_some());
-    let builder = builder.certificate_bound_tokens(mutual_tls);
+    // `tls_client_auth` certificates chain to that CA; the endpoints that take certificates are
+    // the usual ones, on the same address (`mtls_endpoint_aliases`, RFC 8705 section 5).
+    let client_ca = settings.tls.as_ref().and_then(|tls| tls.client_ca.as_ref());
+    let builder = match client_ca {
+        Some(ca) => builder.certificate_bound_tokens(true).mutual_tls(
+            grantor::mtls::MutualTls::new()
+                .client_ca_pem(ca)
+                .endpoint_aliases(settings.issuer.clone()),
+        ),
+        None => builder,
+    };
     let builder = openid_connect(builder, settings)?;
     let builder = trusted_issuers(builder, settings);
     let builder = builder.session_ttl(settings.session_ttl);
