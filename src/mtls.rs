@@ -7,8 +7,7 @@
 //! certificate. A host behind a TLS terminator builds one from the header its proxy sets, and
 //! only from a proxy it trusts: anyone can send that header.
 //!
-//! With feature `mtls`, [`MutualTls`] (given to
-//! [`AuthorizationServerBuilder::mutual_tls`](crate::AuthorizationServerBuilder::mutual_tls))
+//! With feature `mtls`, `MutualTls` (given to `AuthorizationServerBuilder::mutual_tls`)
 //! lets clients authenticate with their certificate (RFC 8705 §2): `tls_client_auth` clients
 //! with one from a CA the host trusts, `self_signed_tls_client_auth` clients with one of those
 //! in their `jwks`.

@@ -11,7 +11,7 @@
 //!
 //! The glue serves it: with feature `axum`, `grantor::axum::TlsListener`; with feature `actix`,
 //! `HttpServer::bind_rustls_0_23` and `grantor::actix::client_certificate_on_connect`. Each hands
-//! grantor the request's [`ClientCertificate`](crate::mtls::ClientCertificate).
+//! grantor the request's [`ClientCertificate`].
 
 use std::fmt;
 use std::sync::Arc;
