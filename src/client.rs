@@ -175,7 +175,9 @@ impl Client {
     /// CA the server trusts, naming `subject` (`tls_client_auth`, RFC 8705 §2.1): it sends
     /// `client_id` in the body of its requests, over a connection on which it presented the
     /// certificate. Verified with feature `mtls` on a server that trusts client CAs; without
-    /// it such a client cannot authenticate.
+    /// it such a client cannot authenticate. One that registers itself (RFC 7591) with a
+    /// `jwks` keeps those keys to verify its request objects only (as FAPI 2.0 Message Signing
+    /// needs), never its authentication.
     pub fn tls_client_auth(id: impl AsRef<str>, subject: TlsClientAuth) -> ClientBuilder {
         ClientBuilder::new(id.as_ref(), None).certificate(tls::CertificateAuth::Tls(subject))
     }

@@ -151,8 +151,10 @@ impl ClientBuilder {
         self
     }
 
-    /// The keys of a `private_key_jwt` client ([`Client::private_key_jwt`]).
-    pub(super) fn keys(mut self, keys: ClientKeys) -> Self {
+    /// The keys of a `private_key_jwt` client ([`Client::private_key_jwt`]), of a
+    /// `self_signed_tls_client_auth` one, or those a `tls_client_auth` client registered to
+    /// sign its request objects with.
+    pub(crate) fn keys(mut self, keys: ClientKeys) -> Self {
         self.keys = Some(keys);
         self
     }
@@ -293,15 +295,13 @@ impl ClientBuilder {
     }
 
     /// A certificate client's subject is well formed, a self-signed one's `jwks` holds a
-    /// certificate, and neither has a secret.
+    /// certificate, and neither has a secret. A `tls_client_auth` client may have keys: they
+    /// verify its request objects (FAPI 2.0 Message Signing), never its authentication.
     fn check_certificate(&self) -> Result<(), ClientError> {
         use super::tls::CertificateAuth;
         match &self.openid.certificate {
             None => Ok(()),
             Some(_) if self.secret.is_some() => Err(ClientError::InvalidTlsClientAuth),
-            Some(CertificateAuth::Tls(_)) if self.keys.is_some() => {
-                Err(ClientError::InvalidTlsClientAuth)
-            }
             Some(CertificateAuth::Tls(subject)) => subject.check(),
             Some(CertificateAuth::SelfSigned) => match &self.keys {
                 Some(keys) if !super::tls::certificate_thumbprints(keys).is_empty() => Ok(()),

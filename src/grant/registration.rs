@@ -456,8 +456,11 @@ impl Registrar<'_> {
                 "self_signed_tls_client_auth needs the client's certificates in the x5c of jwks \
                  (jwks_uri is not taken)",
             ),
+            // Its keys verify its request objects; it authenticates with its certificate only.
+            (AuthMethod::TlsClientAuth, Some(keys @ ClientKeys::Jwks(_))) => Ok(Some(keys)),
             (_, Some(_)) => refuse(
-                "jwks and jwks_uri go with private_key_jwt and self_signed_tls_client_auth only",
+                "jwks and jwks_uri go with private_key_jwt and the TLS client certificate \
+                 methods only (jwks alone for those)",
             ),
             (_, None) => Ok(None),
         }
@@ -596,8 +599,13 @@ impl Registrar<'_> {
 /// sure of them).
 fn keyed(id: &str, settled: &Settled) -> Result<ClientBuilder, OAuthError> {
     match (settled.auth_method, &settled.keys, &settled.tls_subject) {
-        (AuthMethod::TlsClientAuth, _, Some(subject)) => {
-            Ok(Client::tls_client_auth(id, subject.clone()))
+        // Its keys, if any, verify its request objects.
+        (AuthMethod::TlsClientAuth, keys, Some(subject)) => {
+            let builder = Client::tls_client_auth(id, subject.clone());
+            Ok(match keys {
+                Some(keys) => builder.keys(keys.clone()),
+                None => builder,
+            })
         }
         (AuthMethod::SelfSignedTlsClientAuth, Some(keys), _) => {
             Ok(Client::self_signed_tls_client_auth(id, keys.clone()))

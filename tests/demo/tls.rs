@@ -138,12 +138,22 @@ impl TlsFiles {
         }
     }
 
+    /// The same, keeping cookies: a browser (for the sign-in and approval pages).
+    pub fn browser(&self, identity: Option<&Identity>) -> reqwest::Client {
+        self.https(identity, true)
+    }
+
     /// An HTTPS client trusting the demo's certificate, presenting `identity` if given.
     pub fn http(&self, identity: Option<&Identity>) -> reqwest::Client {
+        self.https(identity, false)
+    }
+
+    fn https(&self, identity: Option<&Identity>, cookies: bool) -> reqwest::Client {
         let root = reqwest::Certificate::from_pem(self.server_ca_pem.as_bytes()).unwrap();
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
+            .cookie_store(cookies)
             .tls_certs_only([root]);
         if let Some(identity) = identity {
             builder = builder.identity(identity.reqwest());
