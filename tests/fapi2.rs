@@ -272,6 +272,11 @@ async fn each_rule_of_the_security_profile_is_refused_when_broken() {
         )
         .await;
     assert_error(&token, 400, "unsupported_response_type");
+    // redirect_uri, even the client's only one.
+    let without = with("", &s256).replace(&format!("&redirect_uri={REDIRECT_ENCODED}"), "");
+    let refused = f.push(&without, true).await;
+    assert_error(&refused, 400, "invalid_request");
+    assert!(refused.body().contains("redirect_uri"), "{}", refused.body());
     // PKCE, and S256 only.
     assert_error(&f.push(&with("", ""), true).await, 400, "invalid_request");
     let plain = format!("&code_challenge={VERIFIER}&code_challenge_method=plain");

@@ -83,6 +83,13 @@ async fn handle<B: AsRef<[u8]>>(
         }
         _ => authorization,
     };
+    // FAPI 2.0 Security Profile §5.3.2.2: the redirect URI is named in every request, even a
+    // client's only one.
+    if pushes.rules.profile.is_fapi2() && authorization.redirect_uri.is_none() {
+        return Err(OAuthError::invalid_request(
+            "FAPI 2.0 needs redirect_uri in every authorization request",
+        ));
+    }
     let presented = match pushes.proofs {
         Some(proofs) => {
             proofs
