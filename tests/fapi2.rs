@@ -276,7 +276,11 @@ async fn each_rule_of_the_security_profile_is_refused_when_broken() {
     let without = with("", &s256).replace(&format!("&redirect_uri={REDIRECT_ENCODED}"), "");
     let refused = f.push(&without, true).await;
     assert_error(&refused, 400, "invalid_request");
-    assert!(refused.body().contains("redirect_uri"), "{}", refused.body());
+    assert!(
+        refused.body().contains("redirect_uri"),
+        "{}",
+        refused.body()
+    );
     // PKCE, and S256 only.
     assert_error(&f.push(&with("", ""), true).await, 400, "invalid_request");
     let plain = format!("&code_challenge={VERIFIER}&code_challenge_method=plain");

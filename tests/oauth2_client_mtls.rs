@@ -66,13 +66,19 @@ async fn the_oauth2_crate_authenticates_with_its_certificate_and_gets_bound_toke
                 ),
         )
         .await;
-        assert_eq!(registration.status, 201, "{framework}: {}", registration.body);
+        assert_eq!(
+            registration.status, 201,
+            "{framework}: {}",
+            registration.body
+        );
         let registered = registration.json();
         assert!(registered.get("client_secret").is_none(), "{registered}");
         let client_id = member(&registered, "client_id").to_owned();
 
         let client = BasicClient::new(ClientId::new(client_id.clone()))
-            .set_auth_uri(AuthUrl::new(member(&metadata, "authorization_endpoint").to_owned()).unwrap())
+            .set_auth_uri(
+                AuthUrl::new(member(&metadata, "authorization_endpoint").to_owned()).unwrap(),
+            )
             .set_token_uri(TokenUrl::new(token_endpoint).unwrap())
             .set_auth_type(AuthType::RequestBody)
             .set_redirect_uri(RedirectUrl::new(CALLBACK.to_owned()).unwrap());
@@ -125,7 +131,12 @@ async fn the_oauth2_crate_authenticates_with_its_certificate_and_gets_bound_toke
             .expect("the refresh token is redeemed over mutual TLS");
         let access = refreshed.access_token().secret();
         assert_eq!(send(http.get(&me).bearer_auth(access)).await.status, 200);
-        assert_eq!(send(files.http(None).get(&me).bearer_auth(access)).await.status, 401);
+        assert_eq!(
+            send(files.http(None).get(&me).bearer_auth(access))
+                .await
+                .status,
+            401
+        );
         server.assert_alive_and_calm();
     }
 }
