@@ -457,6 +457,17 @@ pub(crate) trait IdTokenSigner: Send + Sync {
         now: UnixTime,
     ) -> Result<String, StoreError>;
 
+    /// The same for an answer a client can ask for at will, with no user in the loop (a signed
+    /// introspection answer): a slow signature waits behind every other, in a queue of its
+    /// own, so that a flood of them never delays an ID token.
+    async fn sign_at_will(
+        &self,
+        claims: &Value,
+        typ: &'static str,
+        algorithm: SigningAlgorithm,
+        now: UnixTime,
+    ) -> Result<String, StoreError>;
+
     /// The public keys that sign ID tokens at `now`, or will soon, or did while their tokens
     /// may live: JWKs (RFC 7517) with `kid`, `alg` and `use`.
     async fn published(&self, now: UnixTime) -> Result<Vec<Value>, StoreError>;

@@ -187,7 +187,8 @@ pub(crate) async fn signed_answer(
     let algorithm = caller
         .introspection_signing_algorithm()
         .unwrap_or(SigningAlgorithm::RS256);
+    // A client asks for these at will: they wait behind ID tokens (see `sign_at_will`).
     Ok(signer
-        .sign(&claims, INTROSPECTION_TYP, algorithm, now)
+        .sign_at_will(&claims, INTROSPECTION_TYP, algorithm, now)
         .await?)
 }

@@ -49,6 +49,32 @@ impl IdTokenKeys {
     }
 }
 
+impl IdTokenKeys {
+    /// Signs `claims` with the current key of `algorithm`, in the signing lane's low queue when
+    /// a client asked for it `at_will`.
+    async fn sign_with(
+        &self,
+        claims: &Value,
+        typ: &'static str,
+        algorithm: SigningAlgorithm,
+        now: UnixTime,
+        at_will: bool,
+    ) -> Result<String, StoreError> {
+        let key = self.of(algorithm)?.signing_key(now).await?;
+        let mut header = Header::new(algorithm.jose());
+        header.kid = Some(key.kid().to_owned());
+        header.typ = Some(typ.to_owned());
+        // The claims are written out here, once (as the signature would write them), so that
+        // the signature can be made on another thread without a copy of the claims' tree.
+        let claims = serde_json::value::to_raw_value(claims).map_err(StoreError::failed)?;
+        let sign = move || key.sign(&header, &claims).map_err(StoreError::failed);
+        match at_will {
+            true => self.signatures.run_at_will(algorithm, sign).await?,
+            false => self.signatures.run(algorithm, sign).await?,
+        }
+    }
+}
+
 #[async_trait]
 impl IdTokenSigner for IdTokenKeys {
     async fn sign(
@@ -58,18 +84,17 @@ impl IdTokenSigner for IdTokenKeys {
         algorithm: SigningAlgorithm,
         now: UnixTime,
     ) -> Result<String, StoreError> {
-        let key = self.of(algorithm)?.signing_key(now).await?;
-        let mut header = Header::new(algorithm.jose());
-        header.kid = Some(key.kid().to_owned());
-        header.typ = Some(typ.to_owned());
-        // The claims are written out here, once (as the signature would write them), so that
-        // the signature can be made on another thread without a copy of the claims' tree.
-        let claims = serde_json::value::to_raw_value(claims).map_err(StoreError::failed)?;
-        self.signatures
-            .run(algorithm, move || {
-                key.sign(&header, &claims).map_err(StoreError::failed)
-            })
-            .await?
+        self.sign_with(claims, typ, algorithm, now, false).await
+    }
+
+    async fn sign_at_will(
+        &self,
+        claims: &Value,
+        typ: &'static str,
+        algorithm: SigningAlgorithm,
+        now: UnixTime,
+    ) -> Result<String, StoreError> {
+        self.sign_with(claims, typ, algorithm, now, true).await
     }
 
     async fn read(&self, token: &str, now: UnixTime) -> Result<Option<Value>, StoreError> {

@@ -23,6 +23,11 @@ use crate::lane::{Lane, Priority};
 /// (503), so a burst cannot queue without end; the bound counts signatures waiting, not those
 /// being made. EdDSA and ES256 signatures never wait here. Zero in a field is taken as one.
 ///
+/// Signatures a client can ask for at will, with no user in the loop (signed introspection
+/// answers, RFC 9701), wait in a second queue of the same bound, served only when no other
+/// signature waits: a flood of them is refused once that queue is full and never delays an ID
+/// token, a logout token or a JWT-secured authorization response.
+///
 /// ```
 /// use grantor::jwt::SigningPool;
 ///
@@ -79,11 +84,28 @@ impl Signatures {
         self.lane().run(Priority::Normal, sign).await
     }
 
+    /// The same for a signature a client can ask for at will, with no user in the loop
+    /// (signed introspection answers, RFC 9701): a slow one waits in the lane's low queue,
+    /// which the threads serve only when no other signature waits, and which has its own
+    /// bound. A flood of such requests is refused (`unavailable`) once that queue is full; it
+    /// never delays or refuses an ID token.
+    pub(crate) async fn run_at_will<T: Send + 'static>(
+        &self,
+        algorithm: SigningAlgorithm,
+        sign: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, StoreError> {
+        if !is_slow(algorithm) {
+            return Ok(sign());
+        }
+        self.lane().run(Priority::Low, sign).await
+    }
+
     fn lane(&self) -> &Lane {
         self.lane.get_or_init(|| {
             let threads = self.sizes.threads.max(1);
             let queue = self.sizes.queue_per_thread.max(1);
-            Lane::new("grantor-sign", threads, [threads.saturating_mul(queue), 0])
+            let bound = threads.saturating_mul(queue);
+            Lane::new("grantor-sign", threads, [bound, bound])
         })
     }
 }
@@ -168,5 +190,39 @@ mod tests {
             signatures.run(SigningAlgorithm::RS256, || 8).await.unwrap(),
             8
         );
+    }
+
+    #[tokio::test]
+    async fn signatures_asked_at_will_wait_behind_the_others_and_fill_only_their_own_queue() {
+        let signatures = one_slot();
+        let (started, running) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let lane = signatures.lane();
+        let busy = lane
+            .submit(Priority::Normal, move || {
+                let _ = started.send(());
+                let _ = released.recv();
+            })
+            .unwrap();
+        running.recv_timeout(HANG_GUARD).unwrap();
+        // The low queue's one place, taken by a job that records when it ran.
+        let (order_in, order) = mpsc::channel();
+        let low_order = order_in.clone();
+        let low = lane
+            .submit(Priority::Low, move || low_order.send("at will").unwrap())
+            .unwrap();
+        // A flood asked at will is refused now: its queue is full.
+        let flood = signatures.run_at_will(SigningAlgorithm::RS256, || ()).await;
+        assert_eq!(flood.unwrap_err().kind(), StoreErrorKind::Unavailable);
+        // An ID token's signature still has its place, and runs first.
+        let normal = lane
+            .submit(Priority::Normal, move || order_in.send("id token").unwrap())
+            .unwrap();
+        release.send(()).unwrap();
+        busy.await.unwrap();
+        normal.await.unwrap();
+        low.await.unwrap();
+        let ran: Vec<&str> = order.try_iter().collect();
+        assert_eq!(ran, ["id token", "at will"]);
     }
 }
