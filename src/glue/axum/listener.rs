@@ -15,8 +15,9 @@ use tokio_rustls::server::TlsStream;
 
 use crate::mtls::ClientCertificate;
 
-/// The most TLS handshakes a [`TlsListener`] runs at once; a connection past them waits in the
-/// kernel's backlog. Each is a few kilobytes of rustls state.
+/// The most connections a [`TlsListener`] holds between the TCP accept and axum (in the TLS
+/// handshake, or handshaken and not yet taken); a connection past them waits in the kernel's
+/// backlog. Each is a few kilobytes of rustls state.
 pub const MAX_HANDSHAKES: usize = 512;
 
 /// How long a client has to finish its TLS handshake before its connection is closed: a client
@@ -90,7 +91,9 @@ async fn accept_loop(
         let done = done.clone();
         tokio::spawn(async move {
             let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
-            drop(slot);
+            // The slot is held until axum takes the connection: at most `MAX_HANDSHAKES`
+            // connections are ever between the TCP accept and axum.
+            let _slot = slot;
             match handshake {
                 Ok(Ok(stream)) => {
                     let certificate = crate::tls::client_certificate(stream.get_ref().1);
