@@ -330,3 +330,176 @@ async fn the_profile_refuses_what_it_forbids() {
         server.assert_alive_and_calm();
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_rule_of_the_profile_is_refused_when_broken() {
+    let files = TlsFiles::new();
+    for framework in FRAMEWORKS {
+        let server = start(framework, &files);
+        let base = server.base.as_str();
+        let key = ProofKey::es256(41);
+        let metadata = json!({
+            "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "private_key_jwt",
+            "jwks": jwks(&key), "grant_types": ["authorization_code"],
+        });
+        let client_id = register(&files.http(None), base, metadata).await;
+        let flow = Flow {
+            base,
+            http: files.http(None),
+            client_id: client_id.clone(),
+            key: ProofKey::es256(41),
+            client: Client::KeyAndDpop {
+                dpop: Box::new(ProofKey::es256(42)),
+            },
+        };
+        let good = || {
+            json!({
+                "iss": client_id, "aud": base, "iat": now(), "nbf": now(),
+                "exp": now() + 300, "jti": jti("object"), "client_id": client_id,
+                "response_type": "code", "redirect_uri": CALLBACK, "scope": "profile",
+                "code_challenge": CHALLENGE, "code_challenge_method": "S256",
+            })
+        };
+        let object = |edit: &dyn Fn(&mut Value)| {
+            let mut claims = good();
+            edit(&mut claims);
+            sign(&flow.key, Some("oauth-authz-req+jwt"), &claims)
+        };
+        let cases: [(&str, String, &str); 6] = [
+            (
+                "response_type token",
+                object(&|c| c["response_type"] = json!("token")),
+                "unsupported_response_type",
+            ),
+            (
+                "no PKCE",
+                object(&|c| {
+                    c.as_object_mut().unwrap().remove("code_challenge");
+                    c.as_object_mut().unwrap().remove("code_challenge_method");
+                }),
+                "invalid_request",
+            ),
+            (
+                "plain PKCE",
+                object(&|c| {
+                    c["code_challenge"] = json!(VERIFIER);
+                    c["code_challenge_method"] = json!("plain");
+                }),
+                "invalid_request",
+            ),
+            (
+                "no redirect_uri",
+                object(&|c| {
+                    c.as_object_mut().unwrap().remove("redirect_uri");
+                }),
+                "invalid_request",
+            ),
+            (
+                "no nbf",
+                object(&|c| {
+                    c.as_object_mut().unwrap().remove("nbf");
+                }),
+                "invalid_request_object",
+            ),
+            (
+                "signed RS256",
+                sign(
+                    &ProofKey::rsa(jsonwebtoken::Algorithm::RS256),
+                    Some("oauth-authz-req+jwt"),
+                    &good(),
+                ),
+                "invalid_request_object",
+            ),
+        ];
+        for (rule, request, error) in cases {
+            let refused = flow.post("/api/oauth/par", &[("request", &request)]).await;
+            assert_eq!(refused.status, 400, "{framework}: {rule}: {}", refused.body);
+            assert_eq!(refused.json()["error"], error, "{framework}: {rule}");
+        }
+        // Unsigned parameters at the PAR endpoint, and a request not pushed at all.
+        let unsigned = flow
+            .post(
+                "/api/oauth/par",
+                &[
+                    ("response_type", "code"),
+                    ("redirect_uri", CALLBACK),
+                    ("code_challenge", CHALLENGE),
+                    ("code_challenge_method", "S256"),
+                ],
+            )
+            .await;
+        assert_eq!(unsigned.status, 400, "{framework}: {}", unsigned.body);
+        let not_pushed = get(
+            &files.browser(None),
+            &authorize_url(
+                base,
+                &[
+                    ("client_id", client_id.as_str()),
+                    ("response_type", "code"),
+                    ("redirect_uri", CALLBACK),
+                    ("code_challenge", CHALLENGE),
+                    ("code_challenge_method", "S256"),
+                ],
+            ),
+        )
+        .await;
+        let refused_at_callback = not_pushed
+            .location()
+            .is_some_and(|location| location.contains("error=invalid_request"));
+        assert!(
+            refused_at_callback || not_pushed.status == 400,
+            "{framework}: a request that was not pushed: {} {:?}",
+            not_pushed.status,
+            not_pushed.location()
+        );
+        // A client assertion for the token endpoint rather than the issuer, and one signed
+        // RS256: the client is not authenticated.
+        for (rule, assertion) in [
+            (
+                "aud the token endpoint",
+                sign(
+                    &flow.key,
+                    None,
+                    &json!({
+                        "iss": client_id, "sub": client_id, "aud": format!("{base}/api/oauth/token"),
+                        "iat": now(), "exp": now() + 60, "jti": jti("assertion"),
+                    }),
+                ),
+            ),
+            (
+                "signed RS256",
+                sign(
+                    &ProofKey::rsa(jsonwebtoken::Algorithm::RS256),
+                    None,
+                    &json!({
+                        "iss": client_id, "sub": client_id, "aud": base,
+                        "iat": now(), "exp": now() + 60, "jti": jti("assertion"),
+                    }),
+                ),
+            ),
+        ] {
+            let refused = post_form(
+                &flow.http,
+                &format!("{base}/api/oauth/par"),
+                None,
+                &[
+                    ("client_id", client_id.as_str()),
+                    (
+                        "client_assertion_type",
+                        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                    ),
+                    ("client_assertion", assertion.as_str()),
+                    ("request", good().to_string().as_str()),
+                ],
+            )
+            .await;
+            assert_eq!(refused.status, 401, "{framework}: {rule}: {}", refused.body);
+            assert_eq!(
+                refused.json()["error"],
+                "invalid_client",
+                "{framework}: {rule}"
+            );
+        }
+        server.assert_alive_and_calm();
+    }
+}
