@@ -78,10 +78,7 @@ impl Signatures {
         algorithm: SigningAlgorithm,
         sign: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, StoreError> {
-        if !is_slow(algorithm) {
-            return Ok(sign());
-        }
-        self.lane().run(Priority::Normal, sign).await
+        self.run_as(Priority::Normal, algorithm, sign).await
     }
 
     /// The same for a signature a client can ask for at will, with no user in the loop
@@ -94,10 +91,19 @@ impl Signatures {
         algorithm: SigningAlgorithm,
         sign: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.run_as(Priority::Low, algorithm, sign).await
+    }
+
+    async fn run_as<T: Send + 'static>(
+        &self,
+        priority: Priority,
+        algorithm: SigningAlgorithm,
+        sign: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, StoreError> {
         if !is_slow(algorithm) {
             return Ok(sign());
         }
-        self.lane().run(Priority::Low, sign).await
+        self.lane().run(priority, sign).await
     }
 
     fn lane(&self) -> &Lane {
@@ -127,6 +133,8 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
+    use futures_channel::oneshot;
+
     use super::*;
     use crate::error::StoreErrorKind;
 
@@ -138,6 +146,20 @@ mod tests {
             threads: 1,
             queue_per_thread: 1,
         })
+    }
+
+    /// A job that holds the lane's one thread until `release` is sent; answers once it runs.
+    fn occupy(lane: &Lane) -> (oneshot::Receiver<()>, mpsc::Sender<()>) {
+        let (started, running) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let busy = lane
+            .submit(Priority::Normal, move || {
+                let _ = started.send(());
+                let _ = released.recv();
+            })
+            .unwrap();
+        running.recv_timeout(HANG_GUARD).unwrap();
+        (busy, release)
     }
 
     #[tokio::test]
@@ -164,16 +186,8 @@ mod tests {
     async fn a_full_queue_refuses_at_once_and_fast_signatures_go_on() {
         let signatures = one_slot();
         // Occupy the one thread, then fill the one waiting place.
-        let (started, running) = mpsc::channel();
-        let (release, released) = mpsc::channel::<()>();
         let lane = signatures.lane();
-        let busy = lane
-            .submit(Priority::Normal, move || {
-                let _ = started.send(());
-                let _ = released.recv();
-            })
-            .unwrap();
-        running.recv_timeout(HANG_GUARD).unwrap();
+        let (busy, release) = occupy(lane);
         let waiting = lane.submit(Priority::Normal, || ()).unwrap();
 
         let refused = signatures.run(SigningAlgorithm::RS256, || ()).await;
@@ -195,16 +209,8 @@ mod tests {
     #[tokio::test]
     async fn signatures_asked_at_will_wait_behind_the_others_and_fill_only_their_own_queue() {
         let signatures = one_slot();
-        let (started, running) = mpsc::channel();
-        let (release, released) = mpsc::channel::<()>();
         let lane = signatures.lane();
-        let busy = lane
-            .submit(Priority::Normal, move || {
-                let _ = started.send(());
-                let _ = released.recv();
-            })
-            .unwrap();
-        running.recv_timeout(HANG_GUARD).unwrap();
+        let (busy, release) = occupy(lane);
         // The low queue's one place, taken by a job that records when it ran.
         let (order_in, order) = mpsc::channel();
         let low_order = order_in.clone();
