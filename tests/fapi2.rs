@@ -130,9 +130,14 @@ impl Fixture {
 
     /// A code for `CLIENT` through a pushed request object, Alice approving.
     async fn fapi_code(&self) -> String {
-        let pushed = self
-            .push(&format!("request={}", object(&object_claims())), true)
-            .await;
+        let object = format!("request={}", object(&object_claims()));
+        self.code_pushed(&object).await
+    }
+
+    /// A code for `CLIENT` through a pushed request of `body`, Alice approving; the response
+    /// names the issuer (RFC 9207).
+    async fn code_pushed(&self, body: &str) -> String {
+        let pushed = self.push(body, true).await;
         assert_eq!(pushed.status(), 201, "{}", pushed.body());
         let request_uri = json(&pushed)["request_uri"].as_str().unwrap().to_owned();
         let query = format!(
@@ -341,22 +346,7 @@ impl Fixture {
             "response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=profile\
              &code_challenge={CHALLENGE}&code_challenge_method=S256&state=s"
         );
-        let pushed = self.push(&body, true).await;
-        assert_eq!(pushed.status(), 201, "{}", pushed.body());
-        let request_uri = json(&pushed)["request_uri"].as_str().unwrap().to_owned();
-        let query = format!(
-            "client_id={CLIENT}&request_uri={}",
-            url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
-        );
-        let Authorize::SignIn(pending) = self.server.authorize(&authorize_request(&query)).await
-        else {
-            panic!("the pushed request was refused");
-        };
-        let answer = self
-            .server
-            .decide(pending, self.alice.id(), Decision::Approve)
-            .await;
-        common::redirect(&answer).query["code"].clone()
+        self.code_pushed(&body).await
     }
 }
 
