@@ -86,7 +86,8 @@ pub struct AuthorizationServerBuilder {
     access_token_lifetime: Duration,
     refresh_token_lifetime: Duration,
     authorization_request_lifetime: Duration,
-    refresh_grace: Duration,
+    /// `None`: the profile's own ([`FAPI2_REFRESH_GRACE`] under FAPI 2.0, zero otherwise).
+    refresh_grace: Option<Duration>,
     family_lifetime: Duration,
     max_body: usize,
     max_param: usize,
@@ -180,7 +181,7 @@ impl Default for AuthorizationServerBuilder {
             access_token_lifetime: Duration::from_secs(3600),
             refresh_token_lifetime: Duration::from_secs(30 * 24 * 3600),
             authorization_request_lifetime: Duration::from_secs(600),
-            refresh_grace: Duration::ZERO,
+            refresh_grace: None,
             family_lifetime: Duration::from_secs(90 * 24 * 3600),
             max_body: 16 * 1024,
             max_param: 4 * 1024,
@@ -343,14 +344,16 @@ impl AuthorizationServerBuilder {
     }
 
     /// How long after a refresh token's rotation the same client may present it again as a
-    /// retry of a lost answer (default zero: never; every reuse revokes the family). Within the
+    /// retry of a lost answer (default zero: never; every reuse revokes the family; under a FAPI
+    /// 2.0 [profile](Self::profile),
+    /// [`FAPI2_REFRESH_GRACE`](crate::settings::FAPI2_REFRESH_GRACE)). Within the
     /// window the family rotates once more and the pair the lost answer carried is revoked, so
     /// exactly one pair stays live; past it, or from another client, reuse revokes the family
     /// (RFC 9700 §4.14.2). A few seconds cover a lost answer; keep it short: at most
     /// [`MAX_REFRESH_GRACE`](crate::settings::MAX_REFRESH_GRACE), since within the window a stolen, rotated token is taken for a
     /// retry instead of revealing the theft.
     pub fn refresh_grace(mut self, grace: Duration) -> Self {
-        self.refresh_grace = grace;
+        self.refresh_grace = Some(grace);
         self
     }
 

@@ -32,10 +32,20 @@ fn client_keys() -> Value {
 }
 
 fn setup(profile: Profile) -> Fixture {
+    setup_with(profile, |b| b)
+}
+
+/// [`setup`] with more of the builder's settings.
+fn setup_with(
+    profile: Profile,
+    configure: impl FnOnce(AuthorizationServerBuilder) -> AuthorizationServerBuilder,
+) -> Fixture {
     let f = fixture_with(|b| {
-        b.profile(profile)
-            .dpop(Dpop::new())
-            .openid_connect(OpenIdConnect::default())
+        configure(
+            b.profile(profile)
+                .dpop(Dpop::new())
+                .openid_connect(OpenIdConnect::default()),
+        )
     });
     let client = Client::private_key_jwt(
         CLIENT,
@@ -477,4 +487,81 @@ async fn registration_takes_only_key_clients_and_never_rs256() {
             refused.body()
         );
     }
+}
+
+impl Fixture {
+    /// A token request of `body` at `at`: an assertion and a DPoP proof made then.
+    async fn fapi_token_at(&self, body: &str, at: u64) -> Response<String> {
+        let claims = json!({
+            "iss": CLIENT, "sub": CLIENT, "aud": ISSUER, "exp": at + 60,
+            "jti": next_jti("assertion"),
+        });
+        let assertion = sign(&ProofKey::es256(1), "es", None, &claims);
+        let form = format!("{}&{body}", assertion_form(&assertion));
+        let mut request = token_request(None, &form);
+        let proof = dpop_key().proof("POST", TOKEN_URL, at);
+        request.headers_mut().insert("dpop", proof.parse().unwrap());
+        self.server.token(&request).await
+    }
+}
+
+fn refresh_token_of(response: &Response<String>) -> String {
+    assert_eq!(response.status(), 200, "{}", response.body());
+    json(response)["refresh_token"]
+        .as_str()
+        .expect("a refresh token")
+        .to_owned()
+}
+
+/// FAPI 2.0 asks that a client which lost a refresh's answer keep its grant: under the profile
+/// the refresh token a rotation replaced is taken back as a retry for a minute (the suite
+/// presents it 30 s later), and the retry's pair works; past the minute,
+/// reuse revokes the family as in every profile.
+#[tokio::test]
+async fn a_replaced_refresh_token_is_a_retry_for_a_minute_under_the_profile() {
+    let f = setup(Profile::Fapi2);
+    let code = f
+        .code_pushed(&format!(
+            "response_type=code&redirect_uri={REDIRECT_ENCODED}\
+             &scope=profile&code_challenge={CHALLENGE}&code_challenge_method=S256"
+        ))
+        .await;
+    let first = refresh_token_of(&f.fapi_token_at(&code_exchange(&code), START).await);
+    let refresh = |token: &str| format!("grant_type=refresh_token&refresh_token={token}");
+    let lost = refresh_token_of(&f.fapi_token_at(&refresh(&first), START).await);
+
+    f.clock.advance(Duration::from_secs(30));
+    let retried = f.fapi_token_at(&refresh(&first), START + 30).await;
+    let kept = refresh_token_of(&retried);
+    assert_ne!(kept, lost, "the retry gets a pair of its own");
+    let current = refresh_token_of(&f.fapi_token_at(&refresh(&kept), START + 30).await);
+
+    // A minute after the last rotation the replaced token is reuse: the family is revoked.
+    f.clock.advance(Duration::from_secs(61));
+    let reused = f.fapi_token_at(&refresh(&kept), START + 91).await;
+    assert_error(&reused, 400, "invalid_grant");
+    let revoked = f.fapi_token_at(&refresh(&current), START + 91).await;
+    assert_error(&revoked, 400, "invalid_grant");
+}
+
+/// Outside FAPI 2.0 the retry window stays what the host set, zero by default: presenting a
+/// replaced refresh token at once revokes the family.
+#[tokio::test]
+async fn outside_the_profile_a_replaced_refresh_token_is_reuse_at_once() {
+    let f = setup_with(Profile::OAuth21, |b| {
+        b.pushed_requests(PushedRequests::new())
+    });
+    let code = f
+        .code_pushed(&format!(
+            "response_type=code&redirect_uri={REDIRECT_ENCODED}\
+             &scope=profile&code_challenge={CHALLENGE}&code_challenge_method=S256"
+        ))
+        .await;
+    let first = refresh_token_of(&f.fapi_token_at(&code_exchange(&code), START).await);
+    let refresh = |token: &str| format!("grant_type=refresh_token&refresh_token={token}");
+    let next = refresh_token_of(&f.fapi_token_at(&refresh(&first), START).await);
+    let reused = f.fapi_token_at(&refresh(&first), START).await;
+    assert_error(&reused, 400, "invalid_grant");
+    let revoked = f.fapi_token_at(&refresh(&next), START).await;
+    assert_error(&revoked, 400, "invalid_grant");
 }

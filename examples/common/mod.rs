@@ -66,11 +66,14 @@ pub fn announce(framework: &str, addr: SocketAddr, settings: &Settings) {
 pub async fn demo(settings: &Settings) -> Result<AuthorizationServer, Box<dyn std::error::Error>> {
     // The demo API at `{issuer}/api` is the default audience (examples/README.md).
     let audience = format!("{}/api", settings.issuer.trim_end_matches('/'));
-    let builder = AuthorizationServer::builder()
+    let mut builder = AuthorizationServer::builder()
         .issuer(settings.issuer.clone())
         .code_lifetime(settings.code_ttl)
-        .profile(settings.profile)
-        .refresh_grace(settings.refresh_grace)
+        .profile(settings.profile);
+    if let Some(grace) = settings.refresh_grace {
+        builder = builder.refresh_grace(grace);
+    }
+    let builder = builder
         .default_audience(audience.clone())
         // The second resource of examples/README.md; any other `resource` is `invalid_target`.
         .resources(["https://resource.example/"])

@@ -10,7 +10,8 @@ pub struct Settings {
     pub issuer: String,
     pub code_ttl: Duration,
     pub profile: grantor::settings::Profile,
-    pub refresh_grace: Duration,
+    /// `--refresh-grace`; unset: the profile's own (zero, or a minute under FAPI 2.0).
+    pub refresh_grace: Option<Duration>,
     /// `--device-code-ttl`: how long device codes live (RFC 8628 `expires_in`).
     pub device_code_ttl: Duration,
     /// `--access-tokens jwt`: RFC 9068 JWT access tokens (feature `jwt`) instead of opaque ones.
@@ -276,10 +277,10 @@ impl Settings {
             None => Duration::from_secs(60),
         };
         let refresh_grace = match refresh_grace {
-            Some(s) => {
-                Duration::from_secs(s.parse().map_err(|e| format!("bad refresh grace: {e}"))?)
-            }
-            None => Duration::ZERO,
+            Some(s) => Some(Duration::from_secs(
+                s.parse().map_err(|e| format!("bad refresh grace: {e}"))?,
+            )),
+            None => None,
         };
         let device_code_ttl = match device_code_ttl {
             Some(s) => {

@@ -10,8 +10,8 @@ use crate::grant::signin::SealKeys;
 use crate::memory::MemoryStore;
 use crate::server::{AuthorizationServer, Inner};
 use crate::settings::{
-    Lifetimes, Limits, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy, Profile, Resources,
-    Settings,
+    FAPI2_REFRESH_GRACE, Lifetimes, Limits, MAX_CODE_LIFETIME, MAX_REFRESH_GRACE, PkcePolicy,
+    Profile, Resources, Settings,
 };
 use crate::store::client_cache::{ClientCache, ForgetfulRegistry};
 use crate::store::metered::Metering;
@@ -110,7 +110,12 @@ impl AuthorizationServerBuilder {
         if self.max_param == 0 || self.max_body < self.max_param {
             return Err(ConfigError::Limits);
         }
-        if self.refresh_grace > MAX_REFRESH_GRACE {
+        let refresh_grace = self.refresh_grace.unwrap_or(if self.profile.is_fapi2() {
+            FAPI2_REFRESH_GRACE
+        } else {
+            std::time::Duration::ZERO
+        });
+        if refresh_grace > MAX_REFRESH_GRACE {
             return Err(ConfigError::RefreshGrace);
         }
         let pkce = match (self.profile.is_oauth21(), self.pkce) {
@@ -171,7 +176,7 @@ impl AuthorizationServerBuilder {
                 access_token: self.access_token_lifetime,
                 refresh_token: self.refresh_token_lifetime,
                 authorization_request: self.authorization_request_lifetime,
-                refresh_grace: self.refresh_grace,
+                refresh_grace,
                 family: self.family_lifetime,
             },
             limits: Limits {

@@ -83,6 +83,10 @@ pub enum Profile {
     /// `build()` refuses a setting that contradicts it: a longer code lifetime, a PKCE policy
     /// other than [`PkcePolicy::AllClients`], pushed requests not served, or neither DPoP nor
     /// certificate-bound tokens to constrain tokens with.
+    ///
+    /// Refresh tokens still rotate, but the one a rotation replaced is taken back as a retry for
+    /// [`FAPI2_REFRESH_GRACE`] unless the host sets another
+    /// [`refresh_grace`](crate::AuthorizationServerBuilder::refresh_grace).
     Fapi2,
     /// [`Profile::Fapi2`] and FAPI 2.0 Message Signing: every pushed request is also a signed
     /// request object (RFC 9101). JWT-secured authorization responses and signed introspection
@@ -244,6 +248,15 @@ pub(crate) struct KnownResource {
     /// Its [`canonical`](crate::audience::canonical) form.
     pub(crate) canonical: String,
 }
+
+/// The refresh retry window under a FAPI 2.0 profile unless the host sets another
+/// ([`refresh_grace`](crate::AuthorizationServerBuilder::refresh_grace)). FAPI 2.0 asks servers
+/// not to rotate refresh tokens, so that a client that lost a refresh's answer is not left
+/// without a grant; grantor rotates (reuse detection is how a stolen refresh token shows), and
+/// instead takes the replaced token back as a retry for this long. Under the profile every
+/// client authenticates by key or certificate, so a thief holding only the replaced token
+/// still cannot use it.
+pub const FAPI2_REFRESH_GRACE: Duration = Duration::from_secs(60);
 
 /// The longest refresh retry window accepted: enough for any lost answer, short enough that
 /// reuse detection (RFC 9700 §4.14.2) still means something.
