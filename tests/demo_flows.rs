@@ -9,7 +9,7 @@ use serde_json::Value;
 
 each_framework! {
     a_pushed_request_runs_the_code_flow_by_reference => pushed_code_flow;
-    a_request_uri_is_single_use_and_bound_to_its_client => request_uri_refusals;
+    a_request_uri_is_answered_once_and_bound_to_its_client => request_uri_refusals;
     a_device_is_connected_through_the_device_page => device_flow;
     a_device_polling_too_fast_is_slowed_down_and_a_denial_reaches_it => device_refusals;
     the_metadata_lists_every_endpoint_and_grant_urn => metadata;
@@ -86,7 +86,13 @@ async fn request_uri_refusals(framework: &str) {
     let page = get(&http, &authorize_url(base, &own)).await;
     assert_eq!(page.status, 200, "{}", page.body);
     sign_in_form(&page);
-    // Used once: gone.
+    // Visited again before the sign-in is answered (a reload): the sign-in again.
+    let reloaded = browser();
+    let approval = sign_in_via_authorize(&reloaded, base, &own, ALICE).await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    let answer = decide(&reloaded, base, &approval, "approve").await;
+    assert!(callback_query(&answer).contains_key("code"));
+    // Answered: gone.
     let page = get(&http, &authorize_url(base, &own)).await;
     assert_eq!(page.status, 400, "{}", page.body);
     assert!(page.body.contains("invalid_request_uri"), "{}", page.body);

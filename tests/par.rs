@@ -103,16 +103,81 @@ async fn parameters_beside_request_uri_are_ignored() {
     assert_eq!(pending.scope().as_str(), "email");
 }
 
+/// A browser may visit a `request_uri` again (a reload, the back button) until the sign-in is
+/// answered; answering spends it, so it is still answered once.
 #[tokio::test]
-async fn a_request_uri_serves_once() {
+async fn a_request_uri_serves_until_its_sign_in_is_answered() {
     let f = with_par(PushedRequests::new());
+    let request_uri = f.pushed(&code_request()).await;
+    let Authorize::SignIn(first) = f.by_reference(&f.fast_id, &request_uri).await else {
+        panic!("the first visit starts a sign-in");
+    };
+    let Authorize::SignIn(second) = f.by_reference(&f.fast_id, &request_uri).await else {
+        panic!("a second visit before the answer starts one too");
+    };
+    assert_eq!(second.scope().as_str(), "email");
+    let answered = f
+        .server
+        .decide(second, f.alice.id(), Decision::Approve)
+        .await;
+    assert!(redirect(&answered).query.contains_key("code"));
+    // Answered: the reference serves no one any more, nor does the other tab's sign-in.
+    assert_reject(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        "invalid_request_uri",
+    );
+    let other_tab = f
+        .server
+        .decide(first, f.alice.id(), Decision::Approve)
+        .await;
+    let other_tab = redirect(&other_tab);
+    assert_eq!(other_tab.query["error"], "invalid_request_uri");
+    assert_eq!(other_tab.query["state"], "s-1");
+    assert!(!other_tab.query.contains_key("code"));
+}
+
+/// A denial answers the sign-in too: the reference is spent.
+#[tokio::test]
+async fn a_denied_sign_in_spends_its_request_uri() {
+    let f = with_par(PushedRequests::new());
+    let request_uri = f.pushed(&code_request()).await;
+    let Authorize::SignIn(pending) = f.by_reference(&f.fast_id, &request_uri).await else {
+        panic!("the pushed request is valid");
+    };
+    let denied = f.server.decide(pending, f.alice.id(), Decision::Deny).await;
+    assert_eq!(redirect(&denied).query["error"], "access_denied");
+    assert_reject(
+        f.by_reference(&f.fast_id, &request_uri).await,
+        "invalid_request_uri",
+    );
+}
+
+/// Once visited, a request outlives its short push lifetime for as long as its sign-in may
+/// take (the authorization request lifetime, counted from the push), and no longer.
+#[tokio::test]
+async fn a_visited_request_uri_lives_as_long_as_its_sign_in() {
+    let f = with_par(PushedRequests::new().lifetime(Duration::from_secs(30)));
     let request_uri = f.pushed(&code_request()).await;
     assert!(matches!(
         f.by_reference(&f.fast_id, &request_uri).await,
         Authorize::SignIn(_)
     ));
+    f.clock.advance(Duration::from_secs(120));
+    let Authorize::SignIn(slow) = f.by_reference(&f.fast_id, &request_uri).await else {
+        panic!("the visited request waits for its sign-in");
+    };
+    let answered = f.server.decide(slow, f.alice.id(), Decision::Approve).await;
+    assert!(redirect(&answered).query.contains_key("code"));
+
+    let unanswered = f.pushed(&code_request()).await;
+    assert!(matches!(
+        f.by_reference(&f.fast_id, &unanswered).await,
+        Authorize::SignIn(_)
+    ));
+    // The default authorization request lifetime is ten minutes.
+    f.clock.advance(Duration::from_secs(600));
     assert_reject(
-        f.by_reference(&f.fast_id, &request_uri).await,
+        f.by_reference(&f.fast_id, &unanswered).await,
         "invalid_request_uri",
     );
 }

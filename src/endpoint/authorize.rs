@@ -248,8 +248,8 @@ async fn answer(
     }
 }
 
-/// A request by reference to a pushed one (RFC 9126 §4): the pushed request, taken, stands for
-/// every other parameter.
+/// A request by reference to a pushed one (RFC 9126 §4): the pushed request stands for every
+/// other parameter, until the sign-in it starts is answered.
 async fn pushed(
     pushes: Pushes<'_>,
     client_id: Option<&str>,

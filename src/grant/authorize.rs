@@ -68,6 +68,9 @@ pub struct PendingAuthorization {
     /// What the request asks of the sign-in's `acr` (and its `max_age`, without OpenID
     /// Connect); boxed, as most requests ask nothing.
     pub(crate) acr: Option<Box<AcrRequest>>,
+    /// The reference of the pushed request this one came from (RFC 9126 §4): answering the
+    /// sign-in spends it, so a browser may visit its `request_uri` again until then.
+    pub(crate) pushed: Option<Box<str>>,
 }
 
 /// How the user of a pending authorization signed in: by a password now, or earlier in the
@@ -363,6 +366,7 @@ pub(crate) async fn validate<'r>(
             openid: checked.openid.map(Box::new),
             authenticated: None,
             acr: checked.acr.map(Box::new),
+            pushed: None,
         }),
         Err(error) => Validated::Redirect(error, reply_to),
     }

@@ -8,13 +8,15 @@ use super::authorize::{
 use super::device::Devices;
 use super::implicit::Implicit;
 use super::issue::{Issued, Issuer};
-use super::{authorization_code, implicit};
+use super::{authorization_code, implicit, pushed};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};
 use crate::oidc::OpenIdRequest;
 use crate::secret::AuthorizationCode;
 use crate::store::seam::ClientSeam;
-use crate::store::{SignInFacts, User, UserAuthentication, UserId, UserSessionStore, UserStore};
+use crate::store::{
+    SignInFacts, SingleUseStore, User, UserAuthentication, UserId, UserSessionStore, UserStore,
+};
 
 /// What an approval issues, for the redirect to the client.
 #[derive(Debug)]
@@ -59,6 +61,8 @@ pub(crate) struct Decide<'a> {
     pub(crate) issuer: Issuer<'a>,
     /// Set when the device authorization grant is served.
     pub(crate) devices: Option<Devices<'a>>,
+    /// Where a visited pushed request waits for its sign-in's answer.
+    pub(crate) single_use: &'a dyn SingleUseStore,
 }
 
 /// What an OpenID Connect request's ID token will say of the sign-in: as grantor's sign-in
@@ -122,6 +126,15 @@ impl Decide<'_> {
             return Err(Refused::Redirect(OAuthError::new(
                 ErrorCode::AccessDenied,
                 "the authorization request expired before the user answered",
+            )));
+        }
+        // A pushed request is answered once, however many visits started a sign-in for it.
+        if let Some(reference) = &pending.pushed
+            && !pushed::spend_visited(self.single_use, reference, now).await?
+        {
+            return Err(Refused::Redirect(OAuthError::new(
+                ErrorCode::InvalidRequestUri,
+                "the pushed authorization request was already answered in another sign-in",
             )));
         }
         if let Some(device) = &pending.device {

@@ -49,6 +49,9 @@ struct Stored {
     /// What the request asks of the sign-in's `acr`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     acr: Option<AcrRequest>,
+    /// The reference of the pushed request it came from, until the sign-in is answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pushed: Option<String>,
 }
 
 /// `pending` as the session store keeps it.
@@ -71,6 +74,7 @@ pub(crate) fn to_session(pending: &PendingAuthorization) -> String {
         openid: pending.openid.as_deref().cloned(),
         authenticated: pending.authenticated.as_deref().cloned(),
         acr: pending.acr.as_deref().cloned(),
+        pushed: pending.pushed.as_deref().map(str::to_owned),
     };
     // A struct of strings and integers always serializes.
     serde_json::to_string(&stored).unwrap_or_default()
@@ -84,6 +88,16 @@ pub(crate) fn client_id(text: &str) -> Result<String, serde_json::Error> {
         client_id: String,
     }
     Ok(serde_json::from_str::<ClientOnly>(text)?.client_id)
+}
+
+/// When the pending authorization [`to_session`] wrote was made (Unix seconds), without
+/// looking the client up.
+pub(crate) fn created_at(text: &str) -> Result<u64, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct CreatedOnly {
+        created_at: u64,
+    }
+    Ok(serde_json::from_str::<CreatedOnly>(text)?.created_at)
 }
 
 /// The pending authorization a session holds, with its client as registered now; an error page
@@ -135,5 +149,6 @@ pub(crate) async fn from_session(
         openid: stored.openid.map(Box::new),
         authenticated: stored.authenticated.map(Box::new),
         acr: stored.acr.map(Box::new),
+        pushed: stored.pushed.map(String::into_boxed_str),
     })
 }

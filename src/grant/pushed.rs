@@ -25,6 +25,9 @@ pub(crate) struct Pushes<'a> {
     pub(crate) attempts: &'a dyn AttemptCounter,
     /// Set when DPoP is on: a pushed request's proof binds its code (RFC 9449 §10.1).
     pub(crate) proofs: Option<&'a dyn ProofOfPossession>,
+    /// How long after its push a request's sign-in may be answered (the authorization
+    /// request lifetime): how long a visited request is kept.
+    pub(crate) sign_in_window: std::time::Duration,
 }
 
 /// A request kept: what the PAR endpoint answers (RFC 9126 §2.2). No `Debug`: the reference
@@ -136,9 +139,14 @@ impl Pushes<'_> {
             .await
     }
 
-    /// The pushed request behind `request_uri`, taken: it serves once, and only the client
-    /// that pushed it (RFC 9126 §4). Every error is shown by the host, never redirected: the
-    /// request's redirect URI is not known to be the client's until the request is found.
+    /// The pushed request behind `request_uri`, for the client that pushed it only (RFC 9126
+    /// §4). The first visit moves it out of its push's short lifetime into the sign-in's
+    /// (`sign_in_window` from the push), and every visit until the sign-in is answered gets it
+    /// again, so a reloaded or revisited page still works (RFC 9126 §4 allows it for reloads;
+    /// FAPI 2.0 recommends it). Answering the sign-in spends it
+    /// ([`spend_visited`]), so it is still answered once. Every error is shown by the host,
+    /// never redirected: the request's redirect URI is not known to be the client's until the
+    /// request is found.
     pub(crate) async fn redeem(
         &self,
         client_id: Option<&str>,
@@ -148,29 +156,80 @@ impl Pushes<'_> {
         let client_id = client_id.ok_or_else(|| {
             OAuthError::invalid_request("client_id is missing (RFC 9126 section 4)")
         })?;
-        let unusable = || {
-            OAuthError::new(
-                ErrorCode::InvalidRequestUri,
-                "request_uri is unknown, expired, already used or pushed by another client",
-            )
-        };
         let reference = request_uri
             .strip_prefix(PushedRequests::REQUEST_URI_PREFIX)
             .ok_or_else(unusable)?;
-        let key = namespace::pushed_request(reference);
-        // Looked at before it is taken, so another client naming it cannot spend it.
-        let Some(peeked) = self.single_use.peek(&key, now).await? else {
-            return Err(unusable());
+        let pushed = namespace::pushed_request(reference);
+        let visited = namespace::visited_pushed_request(reference);
+        // Looked at before it is moved, so another client naming it cannot spend it.
+        let text = match self.single_use.peek(&pushed, now).await? {
+            Some(peeked) => {
+                let text = owned_by(peeked, client_id)?;
+                // Of concurrent first visits one moves it; the others find it moved.
+                if self.single_use.take(&pushed, now).await?.is_some() {
+                    let created_at =
+                        UnixTime::from_secs(pending::created_at(&text).map_err(|_| corrupt())?);
+                    self.single_use
+                        .insert_once(
+                            &visited,
+                            text.as_bytes(),
+                            created_at.plus(self.sign_in_window),
+                            now,
+                        )
+                        .await?;
+                    text
+                } else {
+                    self.visited(&visited, client_id, now).await?
+                }
+            }
+            None => self.visited(&visited, client_id, now).await?,
         };
-        let text = String::from_utf8(peeked).map_err(|_| corrupt())?;
-        if pending::client_id(&text).map_err(|_| corrupt())? != client_id {
-            return Err(unusable());
-        }
-        if self.single_use.take(&key, now).await?.is_none() {
-            return Err(unusable());
-        }
-        pending::from_session(&text, self.clients).await
+        let mut pending = pending::from_session(&text, self.clients).await?;
+        pending.pushed = Some(reference.into());
+        Ok(pending)
     }
+
+    /// A pushed request a browser visited before, while its sign-in is unanswered.
+    async fn visited(
+        &self,
+        key: &str,
+        client_id: &str,
+        now: UnixTime,
+    ) -> Result<String, OAuthError> {
+        match self.single_use.peek(key, now).await? {
+            Some(peeked) => owned_by(peeked, client_id),
+            None => Err(unusable()),
+        }
+    }
+}
+
+/// Spends the pushed request `reference` that a sign-in came from, as the sign-in is answered:
+/// answers whether it was still unspent. Of two sign-ins started from one `request_uri` (two
+/// tabs, a revisit) only the first answered gets anything.
+pub(crate) async fn spend_visited(
+    single_use: &dyn SingleUseStore,
+    reference: &str,
+    now: UnixTime,
+) -> Result<bool, StoreError> {
+    let key = namespace::visited_pushed_request(reference);
+    Ok(single_use.take(&key, now).await?.is_some())
+}
+
+/// The refusal of a `request_uri` that serves nothing, whichever the reason.
+fn unusable() -> OAuthError {
+    OAuthError::new(
+        ErrorCode::InvalidRequestUri,
+        "request_uri is unknown, expired, already used or pushed by another client",
+    )
+}
+
+/// A kept pushed request's text, if `client_id` pushed it.
+fn owned_by(kept: Vec<u8>, client_id: &str) -> Result<String, OAuthError> {
+    let text = String::from_utf8(kept).map_err(|_| corrupt())?;
+    if pending::client_id(&text).map_err(|_| corrupt())? != client_id {
+        return Err(unusable());
+    }
+    Ok(text)
 }
 
 fn corrupt() -> OAuthError {

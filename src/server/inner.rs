@@ -139,6 +139,7 @@ impl Inner {
             user_sessions: &*self.user_sessions,
             issuer: self.issuer(),
             devices: self.devices(),
+            single_use: &*self.single_use,
         }
     }
 
@@ -342,6 +343,7 @@ impl Inner {
             single_use: &*self.single_use,
             attempts: &*self.attempts,
             proofs: self.proofs.as_deref(),
+            sign_in_window: self.config.lifetimes.authorization_request,
         })
     }
 

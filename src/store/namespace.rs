@@ -24,6 +24,7 @@
 //! | `grantor:grant-assertion:<digest of issuer and jti>` | nothing | the assertion's `exp` (≤ 5 min) | a trusted issuer's assertion whose signature verified (the JWT-bearer grant) | per issuer (`TrustedIssuer::assertions_per_window`, at most 5,000 per 6 minutes), at most 16 issuers |
 //! | `grantor:request-object:<digest of client id and jti>` (`request-object-self`, `request-object-doc`) | nothing | the object's `exp` (≤ 61 min) | a request object whose signature verified, with a `jti` | per client, and per tier for the tiers anyone can make (10 000 and 20 000 per 61 minutes) |
 //! | `grantor:par:<digest of the reference>` (`par-self`, `par-doc`: the reference's mark says which) | the pushed request (a `state` of at most 2 KiB of VSCHAR) | its lifetime (≤ 10 min) | an authenticated push | each client's push quota (a public client's also per caller network), and per tier for the tiers anyone can make |
+//! | `grantor:par-visited:<digest of the reference>` (`par-visited-self`, `par-visited-doc`) | the pushed request, moved from `grantor:par:` when a browser first visits its `request_uri` | the authorization request's lifetime from the push (default 10 min) | a visit to the authorization endpoint with a live `request_uri`; taken when the sign-in is answered | one per pushed request, so the push quotas above |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
 //! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
 //! | `grantor:device-answer:<device code digest>` | the user's decision | twice the flow lifetime | a signed-in user's decision | one per flow |
@@ -154,6 +155,19 @@ pub(crate) fn pushed_request(reference: &str) -> String {
     digested(prefix, reference)
 }
 
+/// A pushed request whose `request_uri` a browser has visited, kept until the sign-in it
+/// started is answered (the reference's mark says the tier, as for [`pushed_request`]).
+pub(crate) fn visited_pushed_request(reference: &str) -> String {
+    let prefix = if reference.starts_with("s.") {
+        "grantor:par-visited-self:"
+    } else if reference.starts_with("d.") {
+        "grantor:par-visited-doc:"
+    } else {
+        "grantor:par-visited:"
+    };
+    digested(prefix, reference)
+}
+
 /// A device flow, by its device code's digest (already fixed-length).
 pub(crate) fn device_flow(device: &str) -> String {
     format!("grantor:device:{device}")
@@ -276,7 +290,7 @@ pub(crate) fn is_server_wide(key: &str) -> bool {
 /// store that bounds what it keeps bounds each kind apart, so filling one kind refuses no
 /// other.
 pub(crate) fn kind(key: &str) -> &'static str {
-    const KINDS: [&str; 20] = [
+    const KINDS: [&str; 23] = [
         "signed-in",
         "assertion",
         "assertion-self",
@@ -291,6 +305,9 @@ pub(crate) fn kind(key: &str) -> &'static str {
         "par",
         "par-self",
         "par-doc",
+        "par-visited",
+        "par-visited-self",
+        "par-visited-doc",
         "device",
         "user-code",
         "device-answer",
@@ -354,6 +371,7 @@ mod tests {
             client_assertion(ClientTier::MetadataDocument, &client, &long),
             dpop_proof(None, &JwkThumbprint::from_bytes([7; 32]), &long),
             pushed_request(&long),
+            visited_pushed_request(&format!("d.{long}")),
             signed_in_form(&long),
             sign_in_failures(&long),
             client_failures(&client, Some(&long)),
@@ -411,6 +429,9 @@ mod tests {
             (pushed_request("r"), "par"),
             (pushed_request("s.r"), "par-self"),
             (pushed_request("d.r"), "par-doc"),
+            (visited_pushed_request("r"), "par-visited"),
+            (visited_pushed_request("s.r"), "par-visited-self"),
+            (visited_pushed_request("d.r"), "par-visited-doc"),
             (device_flow("d"), "device"),
             (device_answer("d"), "device-answer"),
             (user_code("u"), "user-code"),

@@ -256,6 +256,7 @@ impl Devices<'_> {
             openid: None,
             authenticated: None,
             acr: None,
+            pushed: None,
         })
     }
 
