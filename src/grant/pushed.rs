@@ -169,7 +169,8 @@ impl Pushes<'_> {
                 if self.single_use.take(&pushed, now).await?.is_some() {
                     let created_at =
                         UnixTime::from_secs(pending::created_at(&text).map_err(|_| corrupt())?);
-                    self.single_use
+                    let kept = self
+                        .single_use
                         .insert_once(
                             &visited,
                             text.as_bytes(),
@@ -177,6 +178,14 @@ impl Pushes<'_> {
                             now,
                         )
                         .await?;
+                    if !kept {
+                        // Only the visit that took it moves it here; a store that says the
+                        // place is held is broken.
+                        return Err(StoreError::failed(
+                            "a visited pushed request was already kept",
+                        )
+                        .into());
+                    }
                     text
                 } else {
                     self.visited(&visited, client_id, now).await?
