@@ -362,7 +362,7 @@ impl Client {
     }
 
     /// How its ID tokens are signed (`id_token_signed_response_alg`, OIDC Registration §2);
-    /// `None`: the server's default, RS256.
+    /// `None`: the server's default, RS256 (ES256 under a FAPI 2.0 profile).
     pub fn id_token_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
         self.openid.id_token_alg
     }
@@ -374,13 +374,13 @@ impl Client {
     }
 
     /// How its JWT-secured authorization responses are signed
-    /// (`authorization_signed_response_alg`, JARM §3); `None`: RS256.
+    /// (`authorization_signed_response_alg`, JARM §3); `None`: RS256 (ES256 under FAPI 2.0).
     pub fn authorization_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
         self.openid.authorization_alg
     }
 
     /// How the introspection answers it asks for as JWTs are signed
-    /// (`introspection_signed_response_alg`, RFC 9701 §6); `None`: RS256.
+    /// (`introspection_signed_response_alg`, RFC 9701 §6); `None`: RS256 (ES256 under FAPI 2.0).
     pub fn introspection_signing_algorithm(&self) -> Option<crate::signing::SigningAlgorithm> {
         self.openid.introspection_alg
     }

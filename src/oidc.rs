@@ -475,6 +475,11 @@ pub(crate) trait IdTokenSigner: Send + Sync {
     /// The claims of `token` if one of the published keys signed it as an ID token, expired or
     /// not (OIDC Core §3.1.2.1: an `id_token_hint` may have expired); `None` for anything else.
     async fn read(&self, token: &str, now: UnixTime) -> Result<Option<Value>, StoreError>;
+
+    /// What signs for a client that registered no algorithm for an answer: RS256 (OIDC
+    /// Registration §2, JARM §3, RFC 9701 §6), or ES256 under a FAPI 2.0 profile, which never
+    /// signs RS256.
+    fn default_algorithm(&self) -> SigningAlgorithm;
 }
 
 /// The JOSE `typ` of an ID token.

@@ -565,3 +565,61 @@ async fn outside_the_profile_a_replaced_refresh_token_is_reuse_at_once() {
     let revoked = f.fapi_token_at(&refresh(&next), START).await;
     assert_error(&revoked, 400, "invalid_grant");
 }
+
+/// FAPI 2.0 never signs RS256, and that holds for a client an administrator built without
+/// naming algorithms too: its ID tokens, JWT-secured authorization responses and signed
+/// introspection answers are ES256. Outside the profile the same client gets RS256.
+#[tokio::test]
+async fn a_client_that_named_no_algorithm_gets_es256_under_the_profile_and_rs256_outside() {
+    for (profile, expected) in [
+        (Profile::Fapi2, Algorithm::ES256),
+        (Profile::OAuth21, Algorithm::RS256),
+    ] {
+        let f = setup_with(profile, |b| b.pushed_requests(PushedRequests::new()));
+        let pushed = "response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=openid%20profile\
+                      &code_challenge={CHALLENGE}&code_challenge_method=S256&nonce=n-1";
+        let pushed = pushed
+            .replace("{REDIRECT_ENCODED}", REDIRECT_ENCODED)
+            .replace("{CHALLENGE}", CHALLENGE);
+        let code = f.code_pushed(&pushed).await;
+        let issued = f.fapi_token_at(&code_exchange(&code), START).await;
+        assert_eq!(issued.status(), 200, "{}", issued.body());
+        let id_token = json(&issued)["id_token"].as_str().unwrap().to_owned();
+        let header = jsonwebtoken::decode_header(&id_token).unwrap();
+        assert_eq!(header.alg, expected, "{profile:?}: ID token");
+
+        // A JWT-secured authorization response.
+        let jarm = format!("{pushed}&response_mode=jwt");
+        let response = f.push(&jarm, true).await;
+        assert_eq!(response.status(), 201, "{}", response.body());
+        let request_uri = json(&response)["request_uri"].as_str().unwrap().to_owned();
+        let query = format!(
+            "client_id={CLIENT}&request_uri={}",
+            url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
+        );
+        let Authorize::SignIn(pending) = f.server.authorize(&authorize_request(&query)).await
+        else {
+            panic!("the pushed request was refused");
+        };
+        let answer = f
+            .server
+            .decide(pending, f.alice.id(), Decision::Approve)
+            .await;
+        let target = common::redirect(&answer);
+        let header = jsonwebtoken::decode_header(&target.query["response"]).unwrap();
+        assert_eq!(header.alg, expected, "{profile:?}: authorization response");
+
+        // A signed introspection answer.
+        let token = json(&issued)["access_token"].as_str().unwrap().to_owned();
+        let form = format!("{}&token={token}", assertion_form(&assertion_for(ISSUER)));
+        let mut request = post("/api/oauth/introspect", None, &form);
+        request.headers_mut().insert(
+            "accept",
+            "application/token-introspection+jwt".parse().unwrap(),
+        );
+        let introspected = f.server.introspect(&request).await;
+        assert_eq!(introspected.status(), 200, "{}", introspected.body());
+        let header = jsonwebtoken::decode_header(introspected.body()).unwrap();
+        assert_eq!(header.alg, expected, "{profile:?}: introspection answer");
+    }
+}

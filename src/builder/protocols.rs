@@ -248,10 +248,17 @@ impl Features {
         #[cfg(feature = "oidc")]
         let id_tokens = self.openid.map(|openid| {
             let period = crate::jwt::RotatingKeys::period_secs(openid.key_rotation);
+            // FAPI 2.0 never signs RS256, whoever built the client.
+            let default = if config.profile.is_fapi2() {
+                crate::signing::SigningAlgorithm::ES256
+            } else {
+                crate::signing::SigningAlgorithm::RS256
+            };
             Arc::new(crate::jwt::IdTokenKeys::new(
                 std::time::Duration::from_secs(period),
                 keys,
                 Arc::clone(&signatures),
+                default,
             )) as Arc<dyn IdTokenSigner>
         });
         #[cfg(not(feature = "oidc"))]

@@ -10,7 +10,7 @@ use crate::signing::SigningAlgorithm;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct OpenIdClient {
     /// `id_token_signed_response_alg`: how its ID tokens are signed; `None` is the server's
-    /// default (RS256, OIDC Registration §2).
+    /// default (RS256, OIDC Registration §2; ES256 under FAPI 2.0).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -26,7 +26,7 @@ pub(crate) struct OpenIdClient {
     )]
     pub(crate) userinfo_alg: Option<SigningAlgorithm>,
     /// `authorization_signed_response_alg` (JARM §3): how its JWT-secured authorization
-    /// responses are signed; `None` is the default, RS256.
+    /// responses are signed; `None` is the default, RS256 (ES256 under FAPI 2.0).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -34,7 +34,7 @@ pub(crate) struct OpenIdClient {
     )]
     pub(crate) authorization_alg: Option<SigningAlgorithm>,
     /// `introspection_signed_response_alg` (RFC 9701 §6): how the introspection answers it
-    /// asks for as JWTs are signed; `None` is the default, RS256.
+    /// asks for as JWTs are signed; `None` is the default, RS256 (ES256 under FAPI 2.0).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

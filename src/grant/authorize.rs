@@ -256,7 +256,7 @@ impl PendingAuthorization {
             mode: self.response_mode,
             state: self.state.as_deref(),
             client_id: self.client.id().as_str(),
-            signing: super::response::signing_of(&self.client),
+            signing: self.client.authorization_signing_algorithm(),
         }
     }
 }
@@ -451,7 +451,7 @@ async fn trusted_reply_to<'r>(
         mode,
         state: request.state,
         client_id: request.client_id.unwrap_or_default(),
-        signing: super::response::signing_of(&client),
+        signing: client.authorization_signing_algorithm(),
     };
     Ok((client, reply_to))
 }

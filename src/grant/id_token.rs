@@ -42,12 +42,12 @@ pub(crate) struct Beside<'a> {
 }
 
 impl IdTokens<'_> {
-    /// The algorithm `client`'s ID tokens are signed with: its registered one, else RS256
-    /// (OIDC Registration §2).
-    pub(crate) fn algorithm(client: &Client) -> SigningAlgorithm {
+    /// The algorithm `client`'s ID tokens are signed with: its registered one, else the
+    /// signer's default (RS256, OIDC Registration §2; ES256 under FAPI 2.0).
+    pub(crate) fn algorithm(&self, client: &Client) -> SigningAlgorithm {
         client
             .id_token_signing_algorithm()
-            .unwrap_or(SigningAlgorithm::RS256)
+            .unwrap_or_else(|| self.signer.default_algorithm())
     }
 
     /// The `sub` `client` knows `user` by (OIDC Core §8): every `sub` grantor writes for a
@@ -88,7 +88,7 @@ impl IdTokens<'_> {
         claims: Map<String, Value>,
         now: UnixTime,
     ) -> Result<String, OAuthError> {
-        let algorithm = Self::algorithm(subject.client);
+        let algorithm = self.algorithm(subject.client);
         let client_id = subject.client.id().as_str();
         let sub = self.subject(subject.client, subject.user)?;
         let body = IdTokenClaims {

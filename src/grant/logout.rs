@@ -263,7 +263,7 @@ impl Logout<'_> {
             "events": { BACKCHANNEL_EVENT: {} },
             "sid": session.sid,
         });
-        let algorithm = IdTokens::algorithm(client);
+        let algorithm = self.id_tokens.algorithm(client);
         let token = self
             .id_tokens
             .signer

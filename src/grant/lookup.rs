@@ -13,7 +13,6 @@ use crate::oidc::IdTokenSigner;
 use crate::request::TokenQuery;
 use crate::secret::AccessToken;
 use crate::settings::Resources;
-use crate::signing::SigningAlgorithm;
 use crate::store::seam::TokenSeam;
 use crate::store::{AccessGrant, Authorization, RefreshGrant, User};
 use crate::token_format::AccessTokenFormat;
@@ -170,7 +169,7 @@ pub(crate) const INTROSPECTION_TYP: &str = "token-introspection+jwt";
 /// A signed introspection answer (RFC 9701 §5): `answer`, the RFC 7662 answer as it would be
 /// sent as JSON (`{"active":false}` too), as the `token_introspection` claim, with `iss`, `aud`
 /// the authenticated `caller` and `iat`, signed with the caller's
-/// `introspection_signed_response_alg` (RS256 when it registered none).
+/// `introspection_signed_response_alg` (the signer's default when it registered none).
 pub(crate) async fn signed_answer(
     signer: &dyn IdTokenSigner,
     issuer_id: &str,
@@ -186,7 +185,7 @@ pub(crate) async fn signed_answer(
     });
     let algorithm = caller
         .introspection_signing_algorithm()
-        .unwrap_or(SigningAlgorithm::RS256);
+        .unwrap_or_else(|| signer.default_algorithm());
     // A client asks for these at will: they wait behind ID tokens (see `sign_at_will`).
     Ok(signer
         .sign_at_will(&claims, INTROSPECTION_TYP, algorithm, now)

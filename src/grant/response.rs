@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::client::{Client, GrantType};
+use crate::client::GrantType;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::oidc::{ID_TOKEN_TYP, IdTokenSigner};
@@ -172,9 +172,9 @@ pub(crate) struct ReplyTo<'a> {
     pub(crate) state: Option<&'a str>,
     /// The client the answer is for: a JWT mode's `aud` (JARM §2.1).
     pub(crate) client_id: &'a str,
-    /// The client's `authorization_signed_response_alg` (RS256 when it registered none): what
-    /// a JWT mode signs with.
-    pub(crate) signing: SigningAlgorithm,
+    /// The client's `authorization_signed_response_alg`, what a JWT mode signs with (`None`:
+    /// it registered none, so the signer's default, RS256 or under FAPI 2.0 ES256).
+    pub(crate) signing: Option<SigningAlgorithm>,
 }
 
 /// The longest `state` kept, in bytes: it is kept with the request until the user decides
@@ -195,14 +195,6 @@ pub(crate) fn is_kept_state(state: &str) -> bool {
 /// `exp`): five minutes, time for a browser to follow the redirect and for the client's
 /// clock to be a little behind, and short enough that a response caught later is of no use.
 pub(crate) const RESPONSE_JWT_LIFETIME: Duration = Duration::from_secs(300);
-
-/// The algorithm `client`'s JWT-secured authorization responses are signed with: its
-/// registered `authorization_signed_response_alg`, else RS256 (JARM §3).
-pub(crate) fn signing_of(client: &Client) -> SigningAlgorithm {
-    client
-        .authorization_signing_algorithm()
-        .unwrap_or(SigningAlgorithm::RS256)
-}
 
 /// The `response` parameter of a JWT mode (JARM §2.1): the authorization response's
 /// `params` and `state` as claims of a JWT signed by the server's keys, with `iss` the
@@ -229,8 +221,11 @@ pub(crate) async fn response_jwt(
     claims.insert("exp".to_owned(), Value::from(exp));
     // JARM names no `typ`; a plain `JWT`, as userinfo's signed answers carry, is what its
     // relying parties expect. It holds no `sub`, so nothing reads it as an ID token.
+    let algorithm = reply_to
+        .signing
+        .unwrap_or_else(|| signer.default_algorithm());
     let jwt = signer
-        .sign(&Value::Object(claims), ID_TOKEN_TYP, reply_to.signing, now)
+        .sign(&Value::Object(claims), ID_TOKEN_TYP, algorithm, now)
         .await?;
     Ok(jwt)
 }

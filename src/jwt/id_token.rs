@@ -23,21 +23,28 @@ use crate::store::KeyStore;
 pub(crate) struct IdTokenKeys {
     keys: Vec<(SigningAlgorithm, RotatingKeys)>,
     signatures: Arc<Signatures>,
+    /// What signs for a client that named no algorithm.
+    default: SigningAlgorithm,
 }
 
 impl IdTokenKeys {
     /// Keys of every algorithm, rotating each `period`, kept in `store`; slow signatures made
-    /// on `signatures`' threads.
+    /// on `signatures`' threads; `default` signs for a client that named no algorithm.
     pub(crate) fn new(
         period: Duration,
         store: &Arc<dyn KeyStore>,
         signatures: Arc<Signatures>,
+        default: SigningAlgorithm,
     ) -> Self {
         let keys = SigningAlgorithm::ALL
             .into_iter()
             .map(|alg| (alg, RotatingKeys::new(alg, period, Arc::clone(store))))
             .collect();
-        Self { keys, signatures }
+        Self {
+            keys,
+            signatures,
+            default,
+        }
     }
 
     fn of(&self, algorithm: SigningAlgorithm) -> Result<&RotatingKeys, StoreError> {
@@ -95,6 +102,10 @@ impl IdTokenSigner for IdTokenKeys {
         now: UnixTime,
     ) -> Result<String, StoreError> {
         self.sign_with(claims, typ, algorithm, now, true).await
+    }
+
+    fn default_algorithm(&self) -> SigningAlgorithm {
+        self.default
     }
 
     async fn read(&self, token: &str, now: UnixTime) -> Result<Option<Value>, StoreError> {
