@@ -213,7 +213,8 @@ pub use glue::actix;
 pub use glue::axum;
 #[cfg(any(feature = "axum", feature = "actix"))]
 pub use glue::{RequiredAuthentication, RequiredScope};
-pub use grant::authorize::{Decision, PendingAuthorization, ResponseType};
+pub use grant::authorize::ResponseType;
+pub use grant::pending::{Decision, PendingAuthorization};
 pub use memory::MemoryStore;
 pub use scope::{Scope, ScopeError};
 pub use secret::Password;

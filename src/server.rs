@@ -7,7 +7,7 @@ use http::{HeaderMap, Request, Response};
 
 use crate::endpoint::bearer::BearerRefusal;
 use crate::endpoint::{authorize, bearer, introspect, metadata, registration, revoke, span, token};
-use crate::grant::authorize::{Decision, PendingAuthorization};
+use crate::grant::pending::{Decision, PendingAuthorization};
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::step_up::StepUp;

@@ -147,6 +147,16 @@ impl Fixture {
     /// A code for `CLIENT` through a pushed request of `body`, Alice approving; the response
     /// names the issuer (RFC 9207).
     async fn code_pushed(&self, body: &str) -> String {
+        let target = self.answer_pushed(body).await;
+        assert_eq!(
+            target.query["iss"], ISSUER,
+            "iss on the authorization response"
+        );
+        target.query["code"].clone()
+    }
+
+    /// The authorization response to a pushed request of `body` of `CLIENT`, Alice approving.
+    async fn answer_pushed(&self, body: &str) -> common::Redirect {
         let pushed = self.push(body, true).await;
         assert_eq!(pushed.status(), 201, "{}", pushed.body());
         let request_uri = json(&pushed)["request_uri"].as_str().unwrap().to_owned();
@@ -162,12 +172,7 @@ impl Fixture {
             .server
             .decide(pending, self.alice.id(), Decision::Approve)
             .await;
-        let target = common::redirect(&answer);
-        assert_eq!(
-            target.query["iss"], ISSUER,
-            "iss on the authorization response"
-        );
-        target.query["code"].clone()
+        common::redirect(&answer)
     }
 }
 
@@ -505,6 +510,26 @@ impl Fixture {
     }
 }
 
+/// A pushed code request without a request object, asking for `scope`.
+fn plain_push(scope: &str) -> String {
+    format!(
+        "response_type=code&redirect_uri={REDIRECT_ENCODED}&scope={scope}\
+         &code_challenge={CHALLENGE}&code_challenge_method=S256"
+    )
+}
+
+fn refresh(token: &str) -> String {
+    format!("grant_type=refresh_token&refresh_token={token}")
+}
+
+impl Fixture {
+    /// The refresh token of a code flow of a plain pushed request.
+    async fn first_refresh_token(&self) -> String {
+        let code = self.code_pushed(&plain_push("profile")).await;
+        refresh_token_of(&self.fapi_token_at(&code_exchange(&code), START).await)
+    }
+}
+
 fn refresh_token_of(response: &Response<String>) -> String {
     assert_eq!(response.status(), 200, "{}", response.body());
     json(response)["refresh_token"]
@@ -520,14 +545,7 @@ fn refresh_token_of(response: &Response<String>) -> String {
 #[tokio::test]
 async fn a_replaced_refresh_token_is_a_retry_for_a_minute_under_the_profile() {
     let f = setup(Profile::Fapi2);
-    let code = f
-        .code_pushed(&format!(
-            "response_type=code&redirect_uri={REDIRECT_ENCODED}\
-             &scope=profile&code_challenge={CHALLENGE}&code_challenge_method=S256"
-        ))
-        .await;
-    let first = refresh_token_of(&f.fapi_token_at(&code_exchange(&code), START).await);
-    let refresh = |token: &str| format!("grant_type=refresh_token&refresh_token={token}");
+    let first = f.first_refresh_token().await;
     let lost = refresh_token_of(&f.fapi_token_at(&refresh(&first), START).await);
 
     f.clock.advance(Duration::from_secs(30));
@@ -551,14 +569,7 @@ async fn outside_the_profile_a_replaced_refresh_token_is_reuse_at_once() {
     let f = setup_with(Profile::OAuth21, |b| {
         b.pushed_requests(PushedRequests::new())
     });
-    let code = f
-        .code_pushed(&format!(
-            "response_type=code&redirect_uri={REDIRECT_ENCODED}\
-             &scope=profile&code_challenge={CHALLENGE}&code_challenge_method=S256"
-        ))
-        .await;
-    let first = refresh_token_of(&f.fapi_token_at(&code_exchange(&code), START).await);
-    let refresh = |token: &str| format!("grant_type=refresh_token&refresh_token={token}");
+    let first = f.first_refresh_token().await;
     let next = refresh_token_of(&f.fapi_token_at(&refresh(&first), START).await);
     let reused = f.fapi_token_at(&refresh(&first), START).await;
     assert_error(&reused, 400, "invalid_grant");
@@ -576,11 +587,7 @@ async fn a_client_that_named_no_algorithm_gets_es256_under_the_profile_and_rs256
         (Profile::OAuth21, Algorithm::RS256),
     ] {
         let f = setup_with(profile, |b| b.pushed_requests(PushedRequests::new()));
-        let pushed = "response_type=code&redirect_uri={REDIRECT_ENCODED}&scope=openid%20profile\
-                      &code_challenge={CHALLENGE}&code_challenge_method=S256&nonce=n-1";
-        let pushed = pushed
-            .replace("{REDIRECT_ENCODED}", REDIRECT_ENCODED)
-            .replace("{CHALLENGE}", CHALLENGE);
+        let pushed = format!("{}&nonce=n-1", plain_push("openid%20profile"));
         let code = f.code_pushed(&pushed).await;
         let issued = f.fapi_token_at(&code_exchange(&code), START).await;
         assert_eq!(issued.status(), 200, "{}", issued.body());
@@ -589,23 +596,9 @@ async fn a_client_that_named_no_algorithm_gets_es256_under_the_profile_and_rs256
         assert_eq!(header.alg, expected, "{profile:?}: ID token");
 
         // A JWT-secured authorization response.
-        let jarm = format!("{pushed}&response_mode=jwt");
-        let response = f.push(&jarm, true).await;
-        assert_eq!(response.status(), 201, "{}", response.body());
-        let request_uri = json(&response)["request_uri"].as_str().unwrap().to_owned();
-        let query = format!(
-            "client_id={CLIENT}&request_uri={}",
-            url::form_urlencoded::byte_serialize(request_uri.as_bytes()).collect::<String>()
-        );
-        let Authorize::SignIn(pending) = f.server.authorize(&authorize_request(&query)).await
-        else {
-            panic!("the pushed request was refused");
-        };
-        let answer = f
-            .server
-            .decide(pending, f.alice.id(), Decision::Approve)
+        let target = f
+            .answer_pushed(&format!("{pushed}&response_mode=jwt"))
             .await;
-        let target = common::redirect(&answer);
         let header = jsonwebtoken::decode_header(&target.query["response"]).unwrap();
         assert_eq!(header.alg, expected, "{profile:?}: authorization response");
 

@@ -11,12 +11,11 @@ use super::{is_form_content_type, parse, render};
 use crate::error::{ErrorCode, OAuthError};
 use crate::grant::authorize;
 use crate::grant::authorize::Rules;
-use crate::grant::authorize::{
-    Decision, PendingAuthorization, ReplyTo, ResponseMode, ResponseType, Validated,
-};
+use crate::grant::authorize::{ReplyTo, ResponseMode, ResponseType, Validated};
 use crate::grant::decide::{Answer, Decide, Refused};
 use crate::grant::issue::Issued;
 use crate::grant::issue::TOKEN_TYPE;
+use crate::grant::pending::{Decision, PendingAuthorization};
 use crate::grant::pushed::Pushes;
 use crate::grant::request_object::RequestObjects;
 use crate::grant::response;

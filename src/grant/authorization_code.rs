@@ -2,10 +2,10 @@
 //! the token endpoint by the client it was issued to, with the same redirect URI and, where
 //! the request carried a challenge, the PKCE verifier (RFC 7636).
 
-use super::authorize::PendingAuthorization;
 use super::checks;
 use super::id_token::{self, Beside, Subject};
 use super::issue::{Issued, Issuer};
+use super::pending::PendingAuthorization;
 use crate::client::{Client, GrantType};
 use crate::clock::UnixTime;
 use crate::error::OAuthError;

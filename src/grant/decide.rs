@@ -2,12 +2,11 @@
 //! §3.3 for a device flow): the client checked again as registered now, then what approval
 //! issues (a code, an implicit token, a device flow's answer) or the refusal.
 
-use super::authorize::{
-    Decision, DeviceRef, PendingAuthorization, ResponseType, within_client_scope,
-};
+use super::authorize::{ResponseType, within_client_scope};
 use super::device::Devices;
 use super::implicit::Implicit;
 use super::issue::{Issued, Issuer};
+use super::pending::{Decision, DeviceRef, PendingAuthorization};
 use super::{authorization_code, implicit, pushed};
 use crate::clock::UnixTime;
 use crate::error::{ErrorCode, OAuthError};

@@ -2,9 +2,10 @@
 //! fragment, never a refresh token (RFC 6749 §4.2.2); and OpenID Connect's implicit flow (Core
 //! §3.2): `id_token` alone, or `id_token token`.
 
-use super::authorize::{PendingAuthorization, ResponseType};
+use super::authorize::ResponseType;
 use super::id_token::{Beside, IdTokens, Subject};
 use super::issue::{Issued, Issuer};
+use super::pending::PendingAuthorization;
 use crate::clock::UnixTime;
 use crate::error::OAuthError;
 use crate::store::{Authorization, SignInFacts, User};

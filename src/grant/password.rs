@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use serde_json::Map;
 
-use super::authorize::Authenticated;
 use super::id_token::{Beside, Subject};
 use super::issue::{Issued, Issuer};
+use super::pending::Authenticated;
 use crate::audience::Audience;
 use crate::client::Client;
 use crate::client::ClientId;

@@ -2,8 +2,8 @@
 //! authorization endpoint would, keeping it under a single-use `request_uri`, and handing it
 //! back once to the authorization endpoint for the client that pushed it.
 
-use super::authorize::{self, PendingAuthorization, ResponseType, Rules, Validated};
-use super::pending;
+use super::authorize::{self, ResponseType, Rules, Validated};
+use super::pending::{self, PendingAuthorization};
 use super::proof::{Possession, ProofOfPossession};
 use crate::budget::{Budget, CallerAddress, Payer, Spending};
 use crate::client::Client;

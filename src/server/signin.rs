@@ -33,9 +33,10 @@ use super::steps::{
 use crate::endpoint::authorize;
 use crate::endpoint::authorize::Authorize;
 use crate::error::OAuthError;
-use crate::grant::authorize::{Decision, PendingAuthorization, ResponseType};
+use crate::grant::authorize::ResponseType;
 use crate::grant::decide::{Answer, Refused};
 use crate::grant::device::Entered;
+use crate::grant::pending::{Decision, PendingAuthorization};
 use crate::grant::signin::{Authentication, DeviceSignIn, Resumed, SignedIn};
 use crate::secret::Password;
 use crate::store::User;

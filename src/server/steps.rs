@@ -8,8 +8,8 @@ use http::Response;
 
 use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
-use crate::grant::authorize::Decision;
 use crate::grant::password::SignInProblem;
+use crate::grant::pending::Decision;
 use crate::grant::signin::SecondFactorProblem;
 use crate::scope::Scope;
 

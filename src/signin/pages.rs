@@ -3,8 +3,8 @@
 
 use crate::device::UserCodeProblem;
 use crate::error::OAuthError;
-use crate::grant::authorize::Decision;
 use crate::grant::password::SignInProblem;
+use crate::grant::pending::Decision;
 use crate::settings::Usernames;
 use crate::signin::{ApprovalPage, LogoutPage, SecondFactorPage, SignInPage};
 

@@ -145,27 +145,26 @@ pub(crate) fn pushed_reference_mark(tier: ClientTier) -> &'static str {
 /// A pushed request, by the reference in its `request_uri`, kept with its client tier's (the
 /// reference's mark says which).
 pub(crate) fn pushed_request(reference: &str) -> String {
-    let prefix = if reference.starts_with("s.") {
-        "grantor:par-self:"
-    } else if reference.starts_with("d.") {
-        "grantor:par-doc:"
-    } else {
-        "grantor:par:"
-    };
-    digested(prefix, reference)
+    marked("par", reference)
 }
 
 /// A pushed request whose `request_uri` a browser has visited, kept until the sign-in it
 /// started is answered (the reference's mark says the tier, as for [`pushed_request`]).
 pub(crate) fn visited_pushed_request(reference: &str) -> String {
-    let prefix = if reference.starts_with("s.") {
-        "grantor:par-visited-self:"
+    marked("par-visited", reference)
+}
+
+/// `reference` under `kind`, or under the kind of its tier when its mark names one
+/// ([`pushed_reference_mark`]).
+fn marked(kind: &str, reference: &str) -> String {
+    let tier = if reference.starts_with("s.") {
+        "-self"
     } else if reference.starts_with("d.") {
-        "grantor:par-visited-doc:"
+        "-doc"
     } else {
-        "grantor:par-visited:"
+        ""
     };
-    digested(prefix, reference)
+    digested(&format!("grantor:{kind}{tier}:"), reference)
 }
 
 /// A device flow, by its device code's digest (already fixed-length).

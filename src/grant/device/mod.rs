@@ -15,9 +15,9 @@ mod poll;
 
 pub(crate) use poll::Poll;
 
-use super::authorize::DeviceRef;
-use super::authorize::{PendingAuthorization, ResponseMode, ResponseType};
+use super::authorize::{ResponseMode, ResponseType};
 use super::checks;
+use super::pending::{DeviceRef, PendingAuthorization};
 use crate::audience::Audience;
 use crate::budget::{Budget, CallerAddress, Payer, Spending};
 use crate::client::{Client, GrantType};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::super::authorize::{Authenticated, PendingAuthorization};
+use super::super::pending::{Authenticated, PendingAuthorization};
 use crate::error::{ErrorCode, OAuthError};
 use crate::settings::AcrLevels;
 use crate::store::{SecondFactor, User};

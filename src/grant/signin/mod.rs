@@ -22,10 +22,10 @@ pub(crate) use levels::{Levels, Needed};
 pub(crate) use seal::{SealKeys, Sealed, Unsealed};
 pub(crate) use sign_on::{Resumed, SignOn};
 
-use super::authorize::{Authenticated, PendingAuthorization};
 use super::device::{Devices, Entered, is_user_code_shaped};
 use super::password::{Failure, SignIn, SignInProblem};
 use super::pending;
+use super::pending::{Authenticated, PendingAuthorization};
 use crate::clock::UnixTime;
 use crate::device::UserCodeProblem;
 use crate::error::OAuthError;

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::super::authorize::{Authenticated, PendingAuthorization};
+use super::super::pending::{Authenticated, PendingAuthorization};
 use super::levels::{Levels, Needed};
 use crate::audience::Audience;
 use crate::clock::UnixTime;
