@@ -128,8 +128,8 @@ impl Decide<'_> {
             )));
         }
         // A pushed request is answered once, however many visits started a sign-in for it.
-        if let Some(reference) = &pending.pushed
-            && !pushed::spend_visited(self.single_use, reference, now).await?
+        if let Some(key) = &pending.pushed
+            && !pushed::spend_visited(self.single_use, key, now).await?
         {
             return Err(Refused::Redirect(OAuthError::new(
                 ErrorCode::InvalidRequestUri,

@@ -61,7 +61,8 @@ pub struct PendingAuthorization {
     /// What the request asks of the sign-in's `acr` (and its `max_age`, without OpenID
     /// Connect); boxed, as most requests ask nothing.
     pub(crate) acr: Option<Box<AcrRequest>>,
-    /// The reference of the pushed request this one came from (RFC 9126 §4): answering the
+    /// Where the pushed request this one came from waits (RFC 9126 §4; a key of digests, never
+    /// the reference itself, which would start the request again): answering the
     /// sign-in spends it, so a browser may visit its `request_uri` again until then.
     pub(crate) pushed: Option<Box<str>>,
 }
@@ -307,7 +308,7 @@ struct Stored {
     /// What the request asks of the sign-in's `acr`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     acr: Option<AcrRequest>,
-    /// The reference of the pushed request it came from, until the sign-in is answered.
+    /// Where the pushed request it came from waits, until the sign-in is answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pushed: Option<String>,
 }

@@ -194,7 +194,7 @@ impl Pushes<'_> {
             None => self.visited(&visited, client_id, now).await?,
         };
         let mut pending = pending::from_session(&text, self.clients).await?;
-        pending.pushed = Some(reference.into());
+        pending.pushed = Some(visited.into());
         Ok(pending)
     }
 
@@ -212,16 +212,15 @@ impl Pushes<'_> {
     }
 }
 
-/// Spends the pushed request `reference` that a sign-in came from, as the sign-in is answered:
-/// answers whether it was still unspent. Of two sign-ins started from one `request_uri` (two
-/// tabs, a revisit) only the first answered gets anything.
+/// Spends the visited pushed request under `key` that a sign-in came from, as the sign-in is
+/// answered: answers whether it was still unspent. Of two sign-ins started from one
+/// `request_uri` (two tabs, a revisit) only the first answered gets anything.
 pub(crate) async fn spend_visited(
     single_use: &dyn SingleUseStore,
-    reference: &str,
+    key: &str,
     now: UnixTime,
 ) -> Result<bool, StoreError> {
-    let key = namespace::visited_pushed_request(reference);
-    Ok(single_use.take(&key, now).await?.is_some())
+    Ok(single_use.take(key, now).await?.is_some())
 }
 
 /// The refusal of a `request_uri` that serves nothing, whichever the reason.
