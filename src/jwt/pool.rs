@@ -86,6 +86,10 @@ impl Signatures {
     /// which the threads serve only when no other signature waits, and which has its own
     /// bound. A flood of such requests is refused (`unavailable`) once that queue is full; it
     /// never delays or refuses an ID token.
+    #[cfg_attr(
+        not(feature = "oidc"),
+        allow(dead_code, reason = "used by feature oidc")
+    )]
     pub(crate) async fn run_at_will<T: Send + 'static>(
         &self,
         algorithm: SigningAlgorithm,
