@@ -56,7 +56,7 @@
 //! | `EnsureRedirectUriInAuthorizationRequest` | no `redirect_uri`: `invalid_request`, an error page, or the only registered one used | `fapi2_sp_final_ensure_redirect_uri_in_authorization_request` (`dpop`, `security`) |
 //! | `EnsureResponseTypeCodeIdTokenFails` | `code id_token`: a 4xx from the PAR endpoint (`unsupported_response_type`, `invalid_request`, `unauthorized_client`), or no code through the browser | `fapi2_sp_final_ensure_response_type_code_idtoken_fails` (`dpop`, `security`) |
 //! | `EnsureResponseTypeTokenFails` | `token`: the same | `fapi2_sp_final_ensure_response_type_token_fails` (`dpop`, `jarm`, `security`) |
-//! | `PAREnsureServerAcceptsReusedRequestUriBeforeAuthenticationCompletion` | the `request_uri` visited twice before the sign-in completes: the second visit works | `fapi2_sp_final_par_ensure_reused_request_uri_prior_to_auth_completion_succeeds` (ignored, pending) |
+//! | `PAREnsureServerAcceptsReusedRequestUriBeforeAuthenticationCompletion` | the `request_uri` visited twice before the sign-in completes: the second visit works | `fapi2_sp_final_par_ensure_reused_request_uri_prior_to_auth_completion_succeeds` |
 //! | `PARAttemptReuseRequestUri` | the `request_uri` used again after the flow: an error page or `invalid_request_uri` (the suite only warns on success) | `fapi2_sp_final_par_attempt_reuse_request_uri` (`dpop`, `jarm`) |
 //! | `PARAttemptToUseExpiredRequestUri` | a `request_uri` used after its `expires_in`: `invalid_request_uri`. Not waited for here (the demo has no flag to shorten it); `par.rs` `a_request_uri_expires_after_its_lifetime` holds it on a mock clock, and every push here checks `expires_in` | — |
 //! | `PAREnsureRequestUriIsBoundToClient` | client 1's `request_uri` with client 2's `client_id`: an error page or `invalid_request`, `invalid_request_object`, `invalid_request_uri` | `fapi2_sp_final_par_attempt_to_use_request_uri_for_different_client` (`dpop`, `security`) |
@@ -71,9 +71,8 @@
 //! | `BrazilEnsureBadPaymentSignatureFails` | does not apply: the Brazil Open Finance profile, which the demo does not serve | — |
 //!
 //! The token side's 27 modules are tabled in `demo_oidf_fapi2_token.rs`. In all: 68 modules
-//! tested (2 of them ignored while a change they need is made), 2 pointing to tests that hold
-//! expiry on a mock clock (the expired `request_uri` above and the expired code there), 8 that
-//! do not apply. The suite's TLS checks (TLS 1.2 or later with the BCP 195 ciphers) are the
+//! tested, 2 pointing to tests that hold expiry on a mock clock (the expired `request_uri`
+//! above and the expired code there), 8 that do not apply. The suite's TLS checks (TLS 1.2 or later with the BCP 195 ciphers) are the
 //! TLS library's, not the demo's, and are left out.
 
 mod demo;
@@ -124,9 +123,7 @@ oidf_fapi2! {
     fapi2_sp_final_ensure_redirect_uri_in_authorization_request => no_redirect_uri [dpop, security];
     fapi2_sp_final_ensure_response_type_code_idtoken_fails => response_type_code_id_token [dpop, security];
     fapi2_sp_final_ensure_response_type_token_fails => response_type_token [dpop, jarm, security];
-    fapi2_sp_final_par_ensure_reused_request_uri_prior_to_auth_completion_succeeds => request_uri_visited_twice [
-        #[ignore = "pending: a request_uri visited again before the sign-in completes must still work"] dpop
-    ];
+    fapi2_sp_final_par_ensure_reused_request_uri_prior_to_auth_completion_succeeds => request_uri_visited_twice [dpop];
     fapi2_sp_final_par_attempt_reuse_request_uri => request_uri_reused [dpop, jarm];
     fapi2_sp_final_par_attempt_to_use_request_uri_for_different_client => request_uri_of_another_client [dpop, security];
     fapi2_sp_final_par_authorization_request_containing_request_uri_form_param => request_uri_at_par [dpop, security];

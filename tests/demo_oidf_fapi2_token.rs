@@ -25,7 +25,7 @@
 //! | `EnsureClientAssertionWithWrongAudFails` | `aud` another server's URL: the same | `fapi2_sp_final_ensure_client_assertion_with_wrong_aud_fails` |
 //! | `EnsureClientAssertionWithNoSubFails` | no `sub`: the same | `fapi2_sp_final_ensure_client_assertion_with_no_sub_fails` |
 //! | `DpopNegativeTests` | at the resource: an upper-case header name and extra members taken; two proofs, not a JWS, no `typ`, `alg`, `jwk`, `jti`, `htm`, `htu`, `iat` or `ath`, a wrong `typ`, `alg: none`, a bad signature, a private `jwk`, `htm` `PUT`, another `htu`, `iat` an hour off, a wrong `ath`, another key, no proof: `400`/`401`; `htu` with or without the query taken (RFC 9449 §4.3); a replayed proof refused and an upper-case scheme and host in `htu` taken (the suite only warns) | `fapi2_sp_final_dpop_negative_tests` |
-//! | `RefreshToken` | two clients refresh (sender-constrained, the token works); the previous refresh token presented again after a rotation still works (at once, where the suite waits 30 s); refused without client authentication and without the proof of possession or certificate; client 1's key or certificate with client 2's access token, and client 1 with client 2's refresh token, refused | `fapi2_sp_final_refresh_token` (`dpop`, `mtls`; ignored, pending) |
+//! | `RefreshToken` | two clients refresh (sender-constrained, the token works); the previous refresh token presented again after a rotation still works (at once, where the suite waits 30 s); refused without client authentication and without the proof of possession or certificate; client 1's key or certificate with client 2's access token, and client 1 with client 2's refresh token, refused | `fapi2_sp_final_refresh_token` (`dpop`, `mtls`) |
 //! | `PAREnsureJWTClientAssertionWithIatNbf8SecondsInTheFutureIsAccepted` | an assertion with `iat` and `nbf` 8 s ahead at the PAR endpoint: accepted (the suite only warns) | `fapi2_sp_final_par_ensure_jwt_client_assertions_nbf_8_seconds_in_the_future_is_accepted` |
 //! | `PAREnsureJWTClientAssertionWithIatNbfOver60SecondsInTheFutureFails` | `iat`, `nbf` and `exp` 62 s ahead: `400`/`401` `invalid_client` or `invalid_request` | `fapi2_sp_final_par_ensure_jwt_client_assertions_nbf_over_60_seconds_in_the_future_fails` |
 //! | `PAREnsurePKCECodeVerifierRequired` | the code redeemed without `code_verifier`: `400` `invalid_grant` | `fapi2_sp_final_ensure_pkce_code_verifier_required` (`dpop`, `security`) |
@@ -69,10 +69,7 @@ oidf_fapi2! {
     fapi2_sp_final_ensure_client_assertion_with_wrong_aud_fails => assertion_wrong_aud [dpop];
     fapi2_sp_final_ensure_client_assertion_with_no_sub_fails => assertion_without_sub [dpop];
     fapi2_sp_final_dpop_negative_tests => dpop_negative [dpop];
-    fapi2_sp_final_refresh_token => refresh_token [
-        #[ignore = "pending: the previous refresh token presented again after a rotation must still work under FAPI"] dpop,
-        #[ignore = "pending: the previous refresh token presented again after a rotation must still work under FAPI"] mtls,
-    ];
+    fapi2_sp_final_refresh_token => refresh_token [dpop, mtls];
     fapi2_sp_final_par_ensure_jwt_client_assertions_nbf_8_seconds_in_the_future_is_accepted => par_assertion_8_seconds_ahead [dpop];
     fapi2_sp_final_par_ensure_jwt_client_assertions_nbf_over_60_seconds_in_the_future_fails => par_assertion_62_seconds_ahead [dpop];
     fapi2_sp_final_ensure_pkce_code_verifier_required => no_code_verifier [dpop, security];
