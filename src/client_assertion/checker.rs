@@ -30,8 +30,8 @@ pub(crate) struct Checker {
     pub(crate) issuer: String,
     /// The token endpoint's URL, acceptable at every endpoint.
     pub(crate) token_url: String,
-    /// Under FAPI 2.0: the issuer is the only acceptable `aud`, and RS256 is refused (Security
-    /// Profile §5.3.2.1 and §5.4).
+    /// Under FAPI 2.0: the issuer, as a string, is the only acceptable `aud`, and RS256 is
+    /// refused (Security Profile §5.3.2.1 and §5.4).
     pub(crate) fapi2: bool,
 }
 
@@ -81,6 +81,11 @@ impl ClientAssertions for Checker {
             now,
         };
         let verified = verify_assertion(assertion.0, &jwks, &context).map_err(into_error)?;
+        if self.fapi2 && !audience_is_a_string(assertion.0) {
+            return Err(refused(
+                "FAPI 2.0 takes the issuer identifier as a string in aud, never in an array",
+            ));
+        }
         let key = namespace::client_assertion(client.tier(), client.id(), &verified.jti);
         // Only now, every check passed: nobody without the client's key adds entries or
         // spends the client's budget.
@@ -106,6 +111,20 @@ fn fapi2_algorithm(jws: &str) -> bool {
             | jsonwebtoken::Algorithm::ES256
             | jsonwebtoken::Algorithm::EdDSA)
     )
+}
+
+/// Whether the JWS's `aud` is a single string: FAPI 2.0 Security Profile §5.3.2.1 has the
+/// server accept its issuer identifier only as a string there, not inside an array.
+fn audience_is_a_string(jws: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Claims {
+        aud: Option<serde_json::Value>,
+    }
+    crate::jose::parts(jws)
+        .and_then(|[_, payload, _]| {
+            crate::jose::decode_part::<Claims>(payload, super::MAX_ASSERTION_BYTES)
+        })
+        .is_some_and(|claims| matches!(claims.aud, Some(serde_json::Value::String(_))))
 }
 
 /// Why a client's JWK Set could not be had.
@@ -196,4 +215,35 @@ fn into_error(error: AssertionError) -> OAuthError {
 
 fn refused(why: &'static str) -> OAuthError {
     OAuthError::invalid_client(why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    fn with_claims(claims: serde_json::Value) -> String {
+        let part = |value: &serde_json::Value| URL_SAFE_NO_PAD.encode(value.to_string());
+        format!(
+            "{}.{}.sig",
+            part(&serde_json::json!({ "alg": "ES256" })),
+            part(&claims)
+        )
+    }
+
+    #[test]
+    fn under_fapi2_the_audience_is_a_string_not_an_array() {
+        let issuer = "https://as.example";
+        assert!(audience_is_a_string(&with_claims(
+            serde_json::json!({ "aud": issuer })
+        )));
+        let listed = serde_json::json!({ "aud": [issuer, "https://other.example"] });
+        assert!(!audience_is_a_string(&with_claims(listed)));
+        assert!(!audience_is_a_string(&with_claims(
+            serde_json::json!({ "aud": [issuer] })
+        )));
+        assert!(!audience_is_a_string(&with_claims(serde_json::json!({}))));
+        assert!(!audience_is_a_string("not a jws"));
+    }
 }

@@ -164,11 +164,19 @@ impl RequestObjects<'_> {
 }
 
 /// The object's parameters, checked against those sent beside it: `client_id` and
-/// `response_type` there, if sent, must be the object's (RFC 9101 §6.3, OIDC Core §6.1).
+/// `response_type` there, if sent, must be the object's (RFC 9101 §6.3, OIDC Core §6.1), and
+/// no `request_uri` may come with it (an object travels by value or by reference, RFC 9101
+/// §5; a pushed request names no other, RFC 9126 §2.1).
 fn agree<'x>(
     outside: &AuthorizationRequest<'x>,
     object: AuthorizationRequest<'x>,
 ) -> Result<AuthorizationRequest<'x>, OAuthError> {
+    if outside.request_uri.is_some() {
+        return Err(OAuthError::invalid_request(
+            "request_uri may not be sent beside a request object (RFC 9101 section 5, \
+             RFC 9126 section 2.1)",
+        ));
+    }
     let client_id = match (outside.client_id, object.client_id) {
         (Some(sent), Some(signed)) if sent != signed => {
             return Err(mismatch(
@@ -226,5 +234,21 @@ mod tests {
             ..object
         };
         assert!(agree(&outside, token).is_err());
+    }
+
+    #[test]
+    fn a_request_uri_beside_the_object_is_refused() {
+        let outside = AuthorizationRequest {
+            client_id: Some("app"),
+            request_uri: Some("urn:ietf:params:oauth:request_uri:other"),
+            ..AuthorizationRequest::default()
+        };
+        let object = AuthorizationRequest {
+            response_type: Some("code"),
+            ..AuthorizationRequest::default()
+        };
+        let refused = agree(&outside, object).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::InvalidRequest);
+        assert!(refused.description().contains("request_uri"));
     }
 }

@@ -86,8 +86,13 @@ impl ProofKey {
     /// `claims` signed under a header written by hand, naming `alg`.
     pub fn sign_named(&self, alg: &str, claims: &Value) -> String {
         let header = json!({ "typ": "dpop+jwt", "alg": alg, "jwk": self.jwk });
+        self.sign_header(&header, claims)
+    }
+
+    /// `claims` signed with this key under `header` exactly as given.
+    pub fn sign_header(&self, header: &Value, claims: &Value) -> String {
         let part = |value: &Value| URL_SAFE_NO_PAD.encode(value.to_string());
-        let signed = format!("{}.{}", part(&header), part(claims));
+        let signed = format!("{}.{}", part(header), part(claims));
         let signature =
             jsonwebtoken::crypto::sign(signed.as_bytes(), &self.encoding, self.algorithm).unwrap();
         format!("{signed}.{signature}")
