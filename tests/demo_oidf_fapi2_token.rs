@@ -700,15 +700,28 @@ async fn refresh_token(setup: Setup) {
             .resource(refreshed["access_token"].as_str().unwrap())
             .await;
         assert_eq!(served.status, 200, "{}", served.body);
-        let current = refreshed["refresh_token"]
+        let mut current = refreshed["refresh_token"]
             .as_str()
             .unwrap_or(&refresh)
             .to_owned();
         if current != refresh {
             // FAPI 2.0 SP §5.3.2.1 note: a client that lost the answer may present the
-            // previous refresh token again (the suite waits 30 s first).
+            // previous refresh token again (the suite waits 30 s first). The retry's token is
+            // the live one after it, which the refusals below must be about.
             let again = client.tokens(&client.token(&pairs).await);
             assert!(again["access_token"].is_string());
+            current = again["refresh_token"]
+                .as_str()
+                .expect("the retry rotates")
+                .to_owned();
+            let live = refreshing(&current);
+            let live: Vec<(&str, &str)> = live.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let works = client.tokens(&client.token(&live).await);
+            assert!(works["access_token"].is_string());
+            current = works["refresh_token"]
+                .as_str()
+                .unwrap_or(&current)
+                .to_owned();
         }
         if client.variant.auth == Auth::KeyAndDpop {
             // Without client authentication (RFC 6749 §6).
