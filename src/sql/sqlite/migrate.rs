@@ -59,6 +59,7 @@ static MIGRATIONS: &[Migration] = migrations![
     19 "0019_grantor_single_use_kinds.sql" "grantor single use kinds",
     20 "0020_grantor_client_activity.sql" "grantor client activity",
     21 "0021_grantor_tokens_by_issue.sql" "grantor tokens by issue",
+    22 "0022_grantor_lone_access_tokens.sql" "grantor lone access tokens",
 ];
 
 /// The bookkeeping table, as earlier versions made it.
