@@ -30,14 +30,18 @@ pub(super) const INSERT_ACCESS_BY_SEQ: &str = "INSERT INTO grantor_access_tokens
 
 /// Keeps an access token issued alone (migration 22): in a family of its own and without a
 /// refresh token, so its one row holds what a family row would (`$9`–`$13`: the family's id,
-/// client, user id, username and sign-in), and no family row is written. A family id taken is
-/// refused: by another token issued alone, by the unique index on `family_id`; by a family's
-/// row, by inserting nothing.
+/// client, user id, username and sign-in), and no family row is written. Another token issued
+/// alone in the family is refused by the unique index on `family_id`; a family row of that id,
+/// by [`FAMILY_TAKEN`] beforehand. One row of `VALUES`, so SQLite keeps no statement journal
+/// for it (an `INSERT … SELECT` would copy each page it changes into one first).
 pub(super) const INSERT_ACCESS_ALONE: &str = "INSERT INTO grantor_access_tokens \
     (digest, scope, jti, issued_at, expires_at, audience, jkt, act, \
     family_id, client_id, user_id, username, authentication) \
-    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 \
-    WHERE NOT EXISTS (SELECT 1 FROM grantor_families WHERE id = $9)";
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+
+/// Whether a family row of id `$1` is kept.
+pub(super) const FAMILY_TAKEN: &str =
+    "SELECT EXISTS (SELECT 1 FROM grantor_families WHERE id = $1) AS taken";
 
 /// An active access token with the rest of its authorization (PostgreSQL's `FIND_ACCESS`):
 /// from its family's row, or from its own for a token issued alone.

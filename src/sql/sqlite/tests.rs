@@ -593,6 +593,14 @@ async fn tokens_issued_before_tokens_were_kept_alone_stay_valid_and_new_ones_nee
     assert_eq!(found.family, family);
     assert_eq!(found.authorization.client_id.as_str(), "client");
     assert!(found.authorization.user.is_none());
+    // A token alone in a family whose id a family row has is refused, and not kept.
+    let taken = SecretDigest::of("a token in a family id taken");
+    let refused = store
+        .insert_tokens(token_in(Family::New(refreshed), taken, 24))
+        .await;
+    assert!(refused.is_err(), "a family id taken is refused");
+    let kept = store.find_access_token(&taken, now()).await;
+    assert!(kept.expect("a lookup").is_none());
 
     // The refresh token from before rotates in its family.
     let next_access = SecretDigest::of("the successor access token of 22");

@@ -34,6 +34,13 @@ struct ExtendedRow {
 
 from_lite!(ExtendedRow { generation, seq });
 
+/// Whether a family id is taken.
+struct TakenRow {
+    taken: bool,
+}
+
+from_lite!(TakenRow { taken });
+
 #[async_trait]
 impl TokenIssuer for SqliteStore {
     async fn insert_code(
@@ -273,13 +280,18 @@ fn insert_family(
 }
 
 /// Keeps the access token of `tokens`, in new family `id` and without a refresh token, in one
-/// row that also holds its family's authorization (migration 22): one statement, which writes
-/// nothing when the family id is taken.
+/// row that also holds its family's authorization (migration 22): one statement that writes,
+/// after one that reads whether the family id is taken.
 fn keep_alone(conn: &Connection, id: FamilyId, tokens: &NewTokens) -> Result<(), StoreError> {
+    let family_id = id.to_bytes();
+    let taken: Option<TakenRow> = row(conn, access::FAMILY_TAKEN, &[&family_id.as_slice()])?;
+    if taken.is_some_and(|row| row.taken) {
+        return Err(StoreError::failed("a new family's id is taken"));
+    }
     let columns = AuthorizationColumns::of(&tokens.authorization);
     let jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
-    let kept = run(
+    run(
         conn,
         access::INSERT_ACCESS_ALONE,
         &[
@@ -291,16 +303,13 @@ fn keep_alone(conn: &Connection, id: FamilyId, tokens: &NewTokens) -> Result<(),
             &columns.audience,
             &jkt,
             &actor,
-            &id.to_bytes().as_slice(),
+            &family_id.as_slice(),
             &columns.client_id,
             &columns.user_id,
             &columns.username,
             &columns.authentication,
         ],
     )?;
-    if kept == 0 {
-        return Err(StoreError::failed("a new family's id is taken"));
-    }
     Ok(())
 }
 
