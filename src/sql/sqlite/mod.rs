@@ -363,7 +363,7 @@ impl SqliteStore {
     }
 
     /// [`SqliteStore::write`] for a write of one statement: `work` runs at most one statement
-    /// that changes the database and fails only when that statement does, so it needs no
+    /// that changes the database and never fails after it succeeded, so it needs no
     /// savepoint of its own ([`Message::Statement`]).
     pub(crate) async fn write_statement<T, F>(&self, work: F) -> Result<T, StoreError>
     where

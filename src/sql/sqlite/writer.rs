@@ -44,7 +44,7 @@ pub(super) enum Message {
     Write(Box<dyn Job>),
     /// A write of one statement to run in the next batch, without a savepoint: SQLite backs out
     /// a statement that fails, so the write happens whole or not at all by itself. Its work runs
-    /// no other statement that changes the database, and fails only when that one does.
+    /// no other statement that changes the database, and never fails after that one succeeded.
     Statement(Box<dyn Job>),
     /// Work that manages its own transactions (migrations), run between batches.
     Alone(Box<dyn Job>),
