@@ -80,7 +80,11 @@ fn measured(bench: &Bench, rt: &tokio::runtime::Runtime, inputs: &Inputs) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench` (and criterion's flags) to every benchmark: not ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
     let flow = args.first().map_or("bearer", String::as_str);
     let n: u64 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
     let rt = runtime();
