@@ -51,9 +51,10 @@
 //! **What differs** (see also `benches/README.md`): grantor's answers are whole
 //! `http::Response`s with their headers (`Cache-Control: no-store`, `Content-Type`) and carry
 //! more (`iss` in the redirect, RFC 9207; `jti` in token JSON); oxide-auth's are the glue's plain
-//! struct. grantor's secrets are 32 random bytes (base64url, 43 characters) from a user-space
-//! ChaCha12 seeded by the OS; oxide-auth's are 16 (standard base64 with padding, 24 characters)
-//! from `OsRng`, one `getrandom` system call each. Both rotate refresh tokens: oxide-auth's
+//! struct. grantor's codes are 32 random bytes (base64url, 43 characters) and its tokens their
+//! issue time and 27 random bytes (44 characters), from a user-space ChaCha12 seeded by the
+//! OS; oxide-auth's are 16 (standard base64 with padding, 24 characters) from `OsRng`, one
+//! `getrandom` system call each. Both rotate refresh tokens: oxide-auth's
 //! `TokenMap` replaces the pair and forgets the old refresh token (a replay is merely refused);
 //! grantor keeps it to detect reuse and revoke the family. oxide-auth's refresh tokens expire
 //! with their access token (1 h), grantor's after 30 days. `Pkce::optional()` lets a public

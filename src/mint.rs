@@ -58,9 +58,13 @@ fn cut(draw: &[u8], with_refresh: bool, family: Option<&[u8]>) -> Tokens {
         random.copy_from_slice(&draw[from..from + TIMED_TOKEN_RANDOM]);
         random
     };
+    let (access, digest) = timed_token(millis, &random(0));
     Tokens {
-        access: AccessToken::hashed(timed_token(millis, &random(0))),
-        refresh: with_refresh.then(|| RefreshToken::hashed(timed_token(millis, &random(32)))),
+        access: AccessToken::with_digest(access, digest),
+        refresh: with_refresh.then(|| {
+            let (refresh, digest) = timed_token(millis, &random(32));
+            RefreshToken::with_digest(refresh, digest)
+        }),
         family: family.map(family_id),
     }
 }

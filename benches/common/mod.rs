@@ -379,7 +379,7 @@ pub fn code_of(response: &Response<String>) -> String {
 pub fn check_implicit(response: &Response<String>) {
     let params = params(response, true);
     assert!(param(&params, "error").is_none(), "{params:?}");
-    assert_eq!(param(&params, "access_token").map(str::len), Some(43));
+    assert_eq!(param(&params, "access_token").map(str::len), Some(44));
     assert_eq!(param(&params, "token_type"), Some("bearer"));
     assert_eq!(param(&params, "expires_in"), Some("3600"));
     assert_eq!(param(&params, "scope"), Some("profile"));
@@ -394,7 +394,7 @@ pub fn check_token_json(response: &Response<String>, with_refresh: bool) -> serd
     assert_eq!(response.headers()["content-type"], "application/json");
     let body: serde_json::Value = serde_json::from_str(response.body()).expect("JSON");
     assert_eq!(body["token_type"], "bearer");
-    assert_eq!(body["access_token"].as_str().map(str::len), Some(43));
+    assert_eq!(body["access_token"].as_str().map(str::len), Some(44));
     assert_eq!(body["expires_in"], 3600);
     assert_eq!(body["scope"], "profile");
     assert!(body["jti"].is_string());

@@ -9,9 +9,11 @@
 //! database a newer build migrated is used as it is (grantor's migrations add columns, tables
 //! and indexes, so an older build runs on a newer schema: a rolling deploy, a rollback).
 //!
-//! One migration does more: 21 lays the families and access tokens out in the order they are
-//! issued (new tables, the live rows copied), and a build from before it cannot use them. A
-//! rollback past it needs the database file as it was before it.
+//! Two migrations do more: 21 lays the families and access tokens out in the order they are
+//! issued (new tables, the live rows copied), and a build from before it cannot use them; 22
+//! keeps an access token issued alone in one row without a family row (the access token table
+//! rebuilt, its rows copied), and a build from before it does not find such tokens. A rollback
+//! past either needs the database file as it was before it.
 
 use rusqlite::{Connection, OptionalExtension as _};
 use sha2::{Digest as _, Sha384};
@@ -59,6 +61,7 @@ static MIGRATIONS: &[Migration] = migrations![
     19 "0019_grantor_single_use_kinds.sql" "grantor single use kinds",
     20 "0020_grantor_client_activity.sql" "grantor client activity",
     21 "0021_grantor_tokens_by_issue.sql" "grantor tokens by issue",
+    22 "0022_grantor_lone_access_tokens.sql" "grantor lone access tokens",
 ];
 
 /// The bookkeeping table, as earlier versions made it.

@@ -362,6 +362,17 @@ impl SqliteStore {
         self.send(Message::Write, work).await
     }
 
+    /// [`SqliteStore::write`] for a write of one statement: `work` runs at most one statement
+    /// that changes the database and never fails after it succeeded, so it needs no
+    /// savepoint of its own ([`Message::Statement`]).
+    pub(crate) async fn write_statement<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.send(Message::Statement, work).await
+    }
+
     /// Sends `work` to the writer thread as `message` says, and waits for its answer.
     async fn send<T, F>(
         &self,

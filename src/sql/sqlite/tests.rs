@@ -422,3 +422,207 @@ fn urls_parse_or_are_refused_with_a_reason() {
         assert!(SqliteOptions::from_url(bad).is_err(), "{bad}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_write_of_one_statement_fails_alone_and_leaves_nothing_of_itself() {
+    let file = File::new("failing-statement");
+    let store = SqliteStore::connect(&file.url()).await.expect("a store");
+    let twice = FamilyId::from_bytes([5; 16]);
+    let mut tasks = Vec::new();
+    let mut good = Vec::new();
+    for n in 0..40 {
+        let store = store.clone();
+        if n == 10 || n == 25 {
+            // One statement of two rows, the second breaking the uniqueness of family ids
+            // after the first is written: SQLite backs out the first, with no savepoint.
+            tasks.push(tokio::spawn(async move {
+                let written = store
+                    .write_statement(move |conn| {
+                        run(
+                            conn,
+                            "INSERT INTO grantor_families (id, client_id, scope, expires_at) \
+                             VALUES ($1, 'client', 'read', $2), ($1, 'client', 'read', $2)",
+                            &[&twice.to_bytes().as_slice(), &i64::MAX],
+                        )
+                    })
+                    .await;
+                written.is_err()
+            }));
+        } else {
+            let (tokens, digest) = new_family_token(n);
+            good.push(digest);
+            tasks.push(tokio::spawn(async move {
+                store.insert_tokens(tokens).await.is_ok()
+            }));
+        }
+    }
+    for task in tasks {
+        assert!(
+            task.await.expect("no panic"),
+            "each write answers its own outcome"
+        );
+    }
+    for digest in &good {
+        let found = store.find_access_token(digest, now()).await;
+        assert!(
+            found.expect("a lookup").is_some(),
+            "the other writes of the batch are kept"
+        );
+    }
+    let id = twice.to_bytes().to_vec();
+    let rows: i64 = store
+        .read_with(move |conn| {
+            conn.query_row(
+                "SELECT COUNT(*) FROM grantor_families WHERE id = ?1",
+                [id],
+                |row| row.get(0),
+            )
+        })
+        .await
+        .expect("a count");
+    assert_eq!(rows, 0, "nothing of a failed statement stays");
+    store.close().await;
+}
+
+/// How a build of migration 21 kept an access token: naming its family's row by the family's id.
+const INSERT_ACCESS_BEFORE_22: &str = "INSERT INTO grantor_access_tokens \
+    (digest, family, scope, jti, issued_at, expires_at, audience, jkt, act) \
+    SELECT $1, seq, $3, $4, $5, $6, $7, $8, $9 FROM grantor_families WHERE id = $2";
+
+/// Writes, on a database of migration 21, a client credentials token (a family row of its own
+/// and the token) and a family with an access and a refresh token, as a build of that schema
+/// did; answers the two families and the three tokens' digests.
+fn write_before_tokens_alone(path: &std::path::Path) -> ([FamilyId; 2], [SecretDigest; 3]) {
+    let conn = rusqlite::Connection::open(path).expect("the file");
+    super::migrate::run_through(&conn, 21).expect("migrations 1 to 21");
+    let issued_at = secs(now());
+    let expires_at = secs(now().plus(Duration::from_secs(3600)));
+    let alone = FamilyId::from_bytes([3; 16]);
+    let refreshed = FamilyId::from_bytes([4; 16]);
+    let client_credentials = SecretDigest::of("a client credentials token from before 22");
+    let access = SecretDigest::of("an access token from before migration 22");
+    let refresh = SecretDigest::of("a refresh token from before migration 22");
+    for (family, token) in [(alone, client_credentials), (refreshed, access)] {
+        let family = family.to_bytes();
+        run(
+            &conn,
+            text::INSERT_FAMILY,
+            &[
+                &family.as_slice(),
+                &"client",
+                &None::<&str>,
+                &None::<&str>,
+                &"read",
+                &expires_at,
+                &"",
+                &None::<&str>,
+            ],
+        )
+        .expect("a family");
+        run(
+            &conn,
+            INSERT_ACCESS_BEFORE_22,
+            &[
+                &token.as_bytes().as_slice(),
+                &family.as_slice(),
+                &"read",
+                &"jti-before",
+                &issued_at,
+                &expires_at,
+                &"",
+                &None::<&str>,
+                &None::<&str>,
+            ],
+        )
+        .expect("an access token");
+    }
+    run(
+        &conn,
+        text::INSERT_REFRESH,
+        &[
+            &refresh.as_bytes().as_slice(),
+            &refreshed.to_bytes().as_slice(),
+            &0_i64,
+            &issued_at,
+            &expires_at,
+            &None::<&str>,
+        ],
+    )
+    .expect("a refresh token");
+    ([alone, refreshed], [client_credentials, access, refresh])
+}
+
+/// Rows of the families table.
+async fn families(store: &SqliteStore) -> i64 {
+    store
+        .read_with(|conn| {
+            conn.query_row("SELECT COUNT(*) FROM grantor_families", [], |row| {
+                row.get(0)
+            })
+        })
+        .await
+        .expect("a count")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_issued_before_tokens_were_kept_alone_stay_valid_and_new_ones_need_no_family_row() {
+    let file = File::new("migrate22");
+    let ([alone, refreshed], [client_credentials, access, refresh]) =
+        write_before_tokens_alone(&file.0);
+    let store = SqliteStore::connect(&file.url()).await.expect("migrated");
+    for (token, family) in [(client_credentials, alone), (access, refreshed)] {
+        let found = store
+            .find_access_token(&token, now())
+            .await
+            .expect("a lookup")
+            .expect("a token issued before the migration is still valid");
+        assert_eq!(found.family, family);
+        assert_eq!(found.authorization.client_id.as_str(), "client");
+        assert_eq!(found.authorization.scope.as_str(), "read");
+    }
+
+    // A token issued alone now is one row: no family row is added, and it is found with its
+    // family and authorization.
+    assert_eq!(families(&store).await, 2);
+    let (tokens, digest) = new_family_token(22);
+    let family = tokens.family.id();
+    store.insert_tokens(tokens).await.expect("a write");
+    assert_eq!(families(&store).await, 2, "no family row for a token alone");
+    let found = store.find_access_token(&digest, now()).await;
+    let found = found.expect("a lookup").expect("the new token is found");
+    assert_eq!(found.family, family);
+    assert_eq!(found.authorization.client_id.as_str(), "client");
+    assert!(found.authorization.user.is_none());
+    // A token alone in a family whose id a family row has is refused, and not kept.
+    let taken = SecretDigest::of("a token in a family id taken");
+    let refused = store
+        .insert_tokens(token_in(Family::New(refreshed), taken, 24))
+        .await;
+    assert!(refused.is_err(), "a family id taken is refused");
+    let kept = store.find_access_token(&taken, now()).await;
+    assert!(kept.expect("a lookup").is_none());
+
+    // The refresh token from before rotates in its family.
+    let next_access = SecretDigest::of("the successor access token of 22");
+    let successor = token_in(Family::Existing(refreshed), next_access, 23).with_refresh_token(
+        NewRefreshToken::new(
+            SecretDigest::of("the successor refresh token of 22"),
+            now().plus(Duration::from_secs(3600)),
+        ),
+    );
+    let rotated = store.rotate_refresh_token(&refresh, successor, None).await;
+    assert_eq!(rotated.expect("a rotation"), Rotation::Rotated);
+
+    // Revoking a family reaches the token from before; revoking the client, the new one and
+    // the rotated family.
+    store.revoke_family(alone).await.expect("a revocation");
+    let gone = store.find_access_token(&client_credentials, now()).await;
+    assert!(gone.expect("a lookup").is_none());
+    let revoked = store.revoke_client("client").await.expect("a revocation");
+    assert_eq!(revoked, 2, "the refreshed family and the new token's own");
+    for token in [digest, next_access, access] {
+        let gone = store.find_access_token(&token, now()).await;
+        assert!(gone.expect("a lookup").is_none());
+    }
+    store.close().await;
+}

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use super::{SqliteStore, access, row, run};
+use super::{SqliteStore, access, from_lite, row, run};
 use crate::clock::UnixTime;
 use crate::error::StoreError;
 use crate::secret::SecretDigest;
@@ -19,12 +19,27 @@ use crate::store::{
     RefreshGrant, Rotation, SignInFacts, TokenBinding, TokenIssuer,
 };
 
-/// Extends an existing family to `$2` and answers its current refresh generation (on
-/// PostgreSQL, the statement that keeps tokens in the family does this too:
-/// `JOIN_FAMILY_WITH_TOKENS`).
+/// Extends an existing family to `$2` and answers its current refresh generation and its
+/// `seq`, which its new access token names (on PostgreSQL, the statement that keeps tokens in
+/// the family does this too: `JOIN_FAMILY_WITH_TOKENS`).
 const EXTEND_FAMILY: &str = "UPDATE grantor_families \
     SET expires_at = CASE WHEN expires_at < $2 THEN $2 ELSE expires_at END \
-    WHERE id = $1 RETURNING generation";
+    WHERE id = $1 RETURNING generation, seq";
+
+/// A family just extended: its refresh generation and its `seq`.
+struct ExtendedRow {
+    generation: i64,
+    seq: i64,
+}
+
+from_lite!(ExtendedRow { generation, seq });
+
+/// Whether a family id is taken.
+struct TakenRow {
+    taken: bool,
+}
+
+from_lite!(TakenRow { taken });
 
 #[async_trait]
 impl TokenIssuer for SqliteStore {
@@ -97,24 +112,32 @@ impl TokenIssuer for SqliteStore {
     }
 
     async fn insert_tokens(&self, tokens: NewTokens) -> Result<(), StoreError> {
+        if let (Family::New(id), None) = (tokens.family, &tokens.refresh_token) {
+            // An access token alone in its family: one row, one statement.
+            return self
+                .write_statement(move |conn| keep_alone(conn, id, &tokens))
+                .await;
+        }
         self.write(move |conn| {
-            let generation = match tokens.family {
-                Family::New(id) => {
-                    insert_family(conn, id, &tokens.authorization, tokens.expires_at())?;
-                    0
-                }
+            // The family's `seq` comes back from the statement that wrote it, so the access
+            // token names it without looking the family up again by its id.
+            let (seq, generation) = match tokens.family {
+                Family::New(id) => (
+                    insert_family(conn, id, &tokens.authorization, tokens.expires_at())?,
+                    0,
+                ),
                 Family::Existing(id) => {
-                    let extended: Option<GenerationRow> = row(
+                    let extended: Option<ExtendedRow> = row(
                         conn,
                         EXTEND_FAMILY,
                         &[&id.to_bytes().as_slice(), &secs(tokens.expires_at())],
                     )?;
-                    extended
-                        .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?
-                        .generation
+                    let extended = extended
+                        .ok_or_else(|| StoreError::failed("tokens asked for an unknown family"))?;
+                    (extended.seq, extended.generation)
                 }
             };
-            keep_tokens(conn, &tokens, generation)
+            keep_tokens(conn, &tokens, KeptIn::Seq(seq), generation)
         })
         .await
     }
@@ -161,7 +184,7 @@ impl TokenIssuer for SqliteStore {
                 ],
             )?;
             if let Some(row) = rotated {
-                keep_tokens(conn, &successor, row.generation)?;
+                keep_tokens(conn, &successor, KeptIn::Id, row.generation)?;
                 return Ok(Rotation::Rotated);
             }
             if let Some(since) = retry_since
@@ -210,25 +233,32 @@ impl TokenIssuer for SqliteStore {
 
     async fn revoke_family(&self, family: FamilyId) -> Result<(), StoreError> {
         self.write(move |conn| {
-            run(conn, text::REVOKE_FAMILY, &[&family.to_bytes().as_slice()]).map(|_| ())
+            let id = family.to_bytes();
+            // The family's row, or the token issued alone that names it.
+            run(conn, text::REVOKE_FAMILY, &[&id.as_slice()])?;
+            run(conn, access::REVOKE_ALONE_FAMILY, &[&id.as_slice()]).map(|_| ())
         })
         .await
     }
 
     async fn revoke_client(&self, client_id: &str) -> Result<u64, StoreError> {
         let client_id = client_id.to_owned();
-        self.write(move |conn| run(conn, text::REVOKE_CLIENT, &[&client_id]))
-            .await
+        self.write(move |conn| {
+            let families = run(conn, text::REVOKE_CLIENT, &[&client_id])?;
+            let alone = run(conn, access::REVOKE_ALONE_CLIENT, &[&client_id])?;
+            Ok(families.saturating_add(alone))
+        })
+        .await
     }
 }
 
-/// Starts family `id` for `authorization`, living until `expires_at`.
+/// Starts family `id` for `authorization`, living until `expires_at`; answers its `seq`.
 fn insert_family(
     conn: &Connection,
     id: FamilyId,
     authorization: &Authorization,
     expires_at: UnixTime,
-) -> Result<(), StoreError> {
+) -> Result<i64, StoreError> {
     let columns = AuthorizationColumns::of(authorization);
     run(
         conn,
@@ -241,6 +271,42 @@ fn insert_family(
             &columns.scope,
             &secs(expires_at),
             &columns.audience,
+            &columns.authentication,
+        ],
+    )?;
+    // `seq` is the rowid (`INTEGER PRIMARY KEY`), and this connection's last insert was the
+    // family's: the writer thread runs one write at a time.
+    Ok(conn.last_insert_rowid())
+}
+
+/// Keeps the access token of `tokens`, in new family `id` and without a refresh token, in one
+/// row that also holds its family's authorization (migration 22): one statement that writes,
+/// after one that reads whether the family id is taken.
+fn keep_alone(conn: &Connection, id: FamilyId, tokens: &NewTokens) -> Result<(), StoreError> {
+    let family_id = id.to_bytes();
+    let taken: Option<TakenRow> = row(conn, access::FAMILY_TAKEN, &[&family_id.as_slice()])?;
+    if taken.is_some_and(|row| row.taken) {
+        return Err(StoreError::failed("a new family's id is taken"));
+    }
+    let columns = AuthorizationColumns::of(&tokens.authorization);
+    let jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
+    let actor = tokens.actor.as_ref().map(Actor::to_stored);
+    run(
+        conn,
+        access::INSERT_ACCESS_ALONE,
+        &[
+            &tokens.access_token.as_bytes().as_slice(),
+            &columns.scope,
+            &tokens.jti.as_str(),
+            &secs(tokens.issued_at),
+            &secs(tokens.access_expires_at),
+            &columns.audience,
+            &jkt,
+            &actor,
+            &family_id.as_slice(),
+            &columns.client_id,
+            &columns.user_id,
+            &columns.username,
             &columns.authentication,
         ],
     )?;
@@ -285,22 +351,41 @@ fn retry(
         return Ok(Some(Rotation::Invalid));
     };
     run(conn, access::DELETE_ACCESS, &[&lost_access.as_slice()])?;
-    keep_tokens(conn, successor, moved.generation)?;
+    keep_tokens(conn, successor, KeptIn::Id, moved.generation)?;
     Ok(Some(Rotation::Retried))
 }
 
-/// Keeps the access token of `tokens`, and its refresh token as `generation` of its family.
-fn keep_tokens(conn: &Connection, tokens: &NewTokens, generation: i64) -> Result<(), StoreError> {
+/// How the access token being kept names its family's row.
+enum KeptIn {
+    /// By the family's `seq`, known from the statement that just wrote the family.
+    Seq(i64),
+    /// By the family's id, looked up as the token is inserted.
+    Id,
+}
+
+/// Keeps the access token of `tokens`, and its refresh token as `generation` of its family
+/// (found as `kept_in` says).
+fn keep_tokens(
+    conn: &Connection,
+    tokens: &NewTokens,
+    kept_in: KeptIn,
+    generation: i64,
+) -> Result<(), StoreError> {
     let family = tokens.family.id().to_bytes();
     let issued_at = secs(tokens.issued_at);
     let access_jkt = tokens.binding.as_ref().map(TokenBinding::to_stored);
     let actor = tokens.actor.as_ref().map(Actor::to_stored);
+    let family_id = family.as_slice();
+    let (insert, family_key): (_, &dyn rusqlite::ToSql) = match &kept_in {
+        KeptIn::Seq(seq) => (access::INSERT_ACCESS_BY_SEQ, seq),
+        KeptIn::Id => (access::INSERT_ACCESS, &family_id),
+    };
     let kept = run(
         conn,
-        access::INSERT_ACCESS,
+        insert,
         &[
             &tokens.access_token.as_bytes().as_slice(),
-            &family.as_slice(),
+            family_key,
             &tokens.authorization.scope.as_str(),
             &tokens.jti.as_str(),
             &issued_at,

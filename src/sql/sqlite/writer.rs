@@ -6,7 +6,8 @@
 //! disk (an `fsync` of the write-ahead log), so one commit per write would cap the store at the
 //! disk's sync rate. Here the thread takes every write queued (at most [`MAX_BATCH`]), begins
 //! one transaction (`BEGIN IMMEDIATE`), runs each write's statements inside a savepoint of its
-//! own, commits once, and only then answers each caller. So:
+//! own (a write of one statement needs none, [`Message::Statement`]), commits once, and only
+//! then answers each caller. So:
 //!
 //! - **An answer means committed**: a write is answered after the commit that holds it, and an
 //!   acknowledged token survives a power cut.
@@ -39,8 +40,12 @@ pub(super) const MAX_BATCH: usize = 512;
 
 /// What the writer thread is asked.
 pub(super) enum Message {
-    /// A write to run in the next batch.
+    /// A write to run in the next batch, in a savepoint of its own.
     Write(Box<dyn Job>),
+    /// A write of one statement to run in the next batch, without a savepoint: SQLite backs out
+    /// a statement that fails, so the write happens whole or not at all by itself. Its work runs
+    /// no other statement that changes the database, and never fails after that one succeeded.
+    Statement(Box<dyn Job>),
     /// Work that manages its own transactions (migrations), run between batches.
     Alone(Box<dyn Job>),
     /// Finish the writes queued before this, then stop (the store is closing).
@@ -131,7 +136,8 @@ pub(super) fn serve(conn: Connection, queue: Receiver<Message>, commits: &Atomic
         let mut next = Some(first);
         while let Some(message) = next.take() {
             match message {
-                Message::Write(job) => batch.push(job),
+                Message::Write(job) => batch.push((job, Isolation::Savepoint)),
+                Message::Statement(job) => batch.push((job, Isolation::Statement)),
                 Message::Alone(job) => alone = Some(job),
                 Message::Close(done) => closing.push(done),
             }
@@ -162,19 +168,32 @@ pub(super) fn serve(conn: Connection, queue: Receiver<Message>, commits: &Atomic
     }
 }
 
-/// One transaction for `batch`: each write in a savepoint of its own, one commit for all.
-/// Answers whether it committed.
-fn commit_batch(conn: &Connection, batch: Vec<Box<dyn Job>>) -> bool {
+/// How a write of a batch is kept apart from the others, so that its failure is its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Isolation {
+    /// In a savepoint, rolled back to when the write fails.
+    Savepoint,
+    /// By SQLite alone: the write is one statement, which SQLite backs out when it fails. A
+    /// savepoint would cost more than the statement: SQLite copies every page the statement
+    /// changes that an earlier write of the batch changed (the last page of each table and
+    /// index a token goes to) into the savepoint's journal first.
+    Statement,
+}
+
+/// One transaction for `batch`: each write in a savepoint of its own (unless it is one
+/// statement), one commit for all. Answers whether it committed.
+fn commit_batch(conn: &Connection, batch: Vec<(Box<dyn Job>, Isolation)>) -> bool {
     if let Err(error) = statement(conn, "BEGIN IMMEDIATE") {
         let why = error.to_string();
-        for job in batch {
+        for (job, _) in batch {
             job.refuse(error.kind(), &why);
         }
         return false;
     }
     let mut outcomes = Vec::with_capacity(batch.len());
-    for job in batch {
-        if let Err(error) = statement(conn, "SAVEPOINT grantor_write") {
+    for (job, isolation) in batch {
+        let savepoint = isolation == Isolation::Savepoint;
+        if savepoint && let Err(error) = statement(conn, "SAVEPOINT grantor_write") {
             job.refuse(error.kind(), &error.to_string());
             continue;
         }
@@ -183,11 +202,13 @@ fn commit_batch(conn: &Connection, batch: Vec<Box<dyn Job>>) -> bool {
         let outcome = catch_unwind(AssertUnwindSafe(|| job.run(conn)))
             .ok()
             .flatten();
-        let kept = outcome.as_ref().is_some_and(|outcome| outcome.succeeded());
-        if !kept {
-            let _ = statement(conn, "ROLLBACK TO grantor_write");
+        if savepoint {
+            let kept = outcome.as_ref().is_some_and(|outcome| outcome.succeeded());
+            if !kept {
+                let _ = statement(conn, "ROLLBACK TO grantor_write");
+            }
+            let _ = statement(conn, "RELEASE grantor_write");
         }
-        let _ = statement(conn, "RELEASE grantor_write");
         outcomes.extend(outcome);
     }
     let committed = statement(conn, "COMMIT");
