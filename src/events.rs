@@ -48,7 +48,10 @@ pub struct TracingEvents;
 
 impl Events for TracingEvents {
     fn record(&self, event: &Event) {
-        let family = event.family.map(|id| format!("{:032x}", id.as_u128()));
+        // Written out only if a subscriber takes the event: most requests log nothing.
+        let family = event
+            .family
+            .map(|id| tracing::field::display(FamilyHex(id.as_u128())));
         let kind = event.kind.as_str();
         let grant_type = match event.kind {
             EventKind::TokenIssued(grant) => Some(grant.as_str()),
@@ -62,7 +65,7 @@ impl Events for TracingEvents {
                     grant_type,
                     client_id = event.client_id.as_ref().map(ClientId::as_str),
                     user_id = event.user_id.as_ref().map(UserId::as_str),
-                    family = family.as_deref(),
+                    family,
                     jti = event.jti.as_ref().map(Jti::as_str),
                     at = event.at.as_secs(),
                 )
@@ -73,6 +76,15 @@ impl Events for TracingEvents {
         } else {
             emit!(info);
         }
+    }
+}
+
+/// A family id as the events print it: 32 hex digits.
+struct FamilyHex(u128);
+
+impl std::fmt::Display for FamilyHex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
     }
 }
 
@@ -224,5 +236,16 @@ impl Event {
             .user(authorization.user.as_ref().map(User::id))
             .family(tokens.family.id())
             .jti(&tokens.jti)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FamilyHex;
+
+    #[test]
+    fn a_family_prints_as_32_hex_digits() {
+        assert_eq!(FamilyHex(0xab).to_string(), format!("{:0>32}", "ab"));
+        assert_eq!(FamilyHex(u128::MAX).to_string(), "f".repeat(32));
     }
 }
