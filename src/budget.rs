@@ -114,6 +114,9 @@ impl<'a> Payer<'a> {
 pub(crate) enum Spending {
     /// Pushed authorization requests (RFC 9126).
     Pushes,
+    /// Pushed requests a browser visited first, each then kept until its sign-in is answered
+    /// (RFC 9126 §4): counted per sign-in window, so what waits is bounded as pushes are.
+    Visits,
     /// Client assertions' `jti`s (`private_key_jwt`).
     #[cfg_attr(
         not(feature = "private-key-jwt"),
@@ -138,6 +141,7 @@ impl Spending {
     fn prefix(self) -> &'static str {
         match self {
             Self::Pushes => "par",
+            Self::Visits => "par-visit",
             Self::Assertions => "assertion",
             Self::DeviceStarts => "device",
             Self::DpopProofs => "dpop-client",
@@ -173,6 +177,7 @@ impl Spending {
         }
         match self {
             Self::Pushes => said!("pushed requests"),
+            Self::Visits => said!("pushed requests waiting for a sign-in"),
             Self::Assertions => said!("client assertions"),
             Self::DeviceStarts => said!("device authorizations"),
             Self::DpopProofs => said!("DPoP proofs"),
@@ -184,6 +189,7 @@ impl Spending {
     pub(crate) fn pool(self, tier: ClientTier) -> Option<&'static str> {
         let pools = match self {
             Self::Pushes => ["par:*", "par:doc"],
+            Self::Visits => ["par-visit:*", "par-visit:doc"],
             Self::Assertions => ["assertion:*", "assertion:doc"],
             Self::DeviceStarts => ["device:*", "device:doc"],
             Self::DpopProofs => ["dpop-client:*", "dpop-client:doc"],
@@ -410,6 +416,7 @@ mod tests {
         let tiers = [ClientTier::SelfRegistered, ClientTier::MetadataDocument];
         let spendings = [
             Spending::Pushes,
+            Spending::Visits,
             Spending::Assertions,
             Spending::DeviceStarts,
             Spending::DpopProofs,

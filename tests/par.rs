@@ -389,6 +389,49 @@ async fn a_client_may_push_only_so_many_requests_per_lifetime() {
     f.pushed(&code_request()).await;
 }
 
+/// A visited request waits up to the authorization request lifetime, ten times a push's: the
+/// requests a client may leave waiting are counted per such window, with the push quota's
+/// number, so a client pushing and visiting at full speed cannot keep ten times more than it
+/// may push. Past it, the first visit is refused (429) and the request stays pushed; a visit of
+/// one already waiting is not counted again.
+#[tokio::test]
+async fn a_client_may_leave_only_so_many_requests_waiting_for_a_sign_in() {
+    let f = with_par(PushedRequests::new().per_client(2));
+    let first = f.pushed(&code_request()).await;
+    let second = f.pushed(&code_request()).await;
+    for request_uri in [&first, &second, &first] {
+        assert!(matches!(
+            f.by_reference(&f.fast_id, request_uri).await,
+            Authorize::SignIn(_)
+        ));
+    }
+    f.clock.advance(Duration::from_secs(60));
+    let third = f.pushed(&code_request()).await;
+    match f.by_reference(&f.fast_id, &third).await {
+        Authorize::Reject(error) => {
+            assert_eq!(error.code().as_str(), "temporarily_unavailable", "{error}");
+            assert_eq!(error.status(), 429);
+            assert!(error.description().contains("waiting for a sign-in"), "{error}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Other clients visit on; the waiting ones still serve their sign-ins.
+    let public = format!(
+        "client_id=public-client&{}&code_challenge={CHALLENGE}&code_challenge_method=S256",
+        code_request()
+    );
+    let pushed = f.push(None, &public).await;
+    let public_uri = json(&pushed)["request_uri"].as_str().unwrap().to_owned();
+    assert!(matches!(
+        f.by_reference("public-client", &public_uri).await,
+        Authorize::SignIn(_)
+    ));
+    assert!(matches!(
+        f.by_reference(&f.fast_id, &second).await,
+        Authorize::SignIn(_)
+    ));
+}
+
 /// Register a public client the way anyone may (RFC 7591) and answer its id.
 async fn self_registered(f: &Fixture) -> String {
     let metadata = serde_json::json!({

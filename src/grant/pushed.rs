@@ -1,6 +1,7 @@
 //! Pushed authorization requests (RFC 9126): validating a pushed request exactly as the
-//! authorization endpoint would, keeping it under a single-use `request_uri`, and handing it
-//! back once to the authorization endpoint for the client that pushed it.
+//! authorization endpoint would, keeping it under a `request_uri`, and handing it to the
+//! authorization endpoint for the client that pushed it until the sign-in it starts is
+//! answered, once.
 
 use super::authorize::{self, ResponseType, Rules, Validated};
 use super::pending::{self, PendingAuthorization};
@@ -162,9 +163,13 @@ impl Pushes<'_> {
         let pushed = namespace::pushed_request(reference);
         let visited = namespace::visited_pushed_request(reference);
         // Looked at before it is moved, so another client naming it cannot spend it.
-        let text = match self.single_use.peek(&pushed, now).await? {
+        let mut pending = match self.single_use.peek(&pushed, now).await? {
             Some(peeked) => {
                 let text = owned_by(peeked, client_id)?;
+                // It will wait longer than it was pushed for: counted, per client and tier in
+                // each sign-in window, as pushes are in theirs, before anything moves.
+                let owner = pending::from_session(&text, self.clients).await?;
+                self.count_visit(&owner.client, now).await?;
                 // Of concurrent first visits one moves it; the others find it moved.
                 if self.single_use.take(&pushed, now).await?.is_some() {
                     let created_at =
@@ -186,16 +191,31 @@ impl Pushes<'_> {
                         )
                         .into());
                     }
-                    text
+                    owner
                 } else {
                     self.visited(&visited, client_id, now).await?
                 }
             }
             None => self.visited(&visited, client_id, now).await?,
         };
-        let mut pending = pending::from_session(&text, self.clients).await?;
         pending.pushed = Some(visited.into());
         Ok(pending)
+    }
+
+    /// Counts a first visit of `client`'s pushed request against the visit budget: the push
+    /// quotas' numbers, per authorization request lifetime, so the requests waiting for their
+    /// sign-in are bounded as pushed ones are (per client, and per tier for the tiers anyone
+    /// can make) however much longer they wait.
+    async fn count_visit(&self, client: &Client, now: UnixTime) -> Result<(), OAuthError> {
+        let budget = Budget {
+            spending: Spending::Visits,
+            window: self.sign_in_window,
+            per_client: Some(self.settings.per_client_limit()),
+            per_tier: self.settings.total_limit(),
+        };
+        budget
+            .spend(&Payer::new(client, None), self.attempts, now)
+            .await
     }
 
     /// A pushed request a browser visited before, while its sign-in is unanswered.
@@ -204,9 +224,11 @@ impl Pushes<'_> {
         key: &str,
         client_id: &str,
         now: UnixTime,
-    ) -> Result<String, OAuthError> {
+    ) -> Result<PendingAuthorization, OAuthError> {
         match self.single_use.peek(key, now).await? {
-            Some(peeked) => owned_by(peeked, client_id),
+            Some(peeked) => {
+                pending::from_session(&owned_by(peeked, client_id)?, self.clients).await
+            }
             None => Err(unusable()),
         }
     }

@@ -24,7 +24,7 @@
 //! | `grantor:grant-assertion:<digest of issuer and jti>` | nothing | the assertion's `exp` (≤ 5 min) | a trusted issuer's assertion whose signature verified (the JWT-bearer grant) | per issuer (`TrustedIssuer::assertions_per_window`, at most 5,000 per 6 minutes), at most 16 issuers |
 //! | `grantor:request-object:<digest of client id and jti>` (`request-object-self`, `request-object-doc`) | nothing | the object's `exp` (≤ 61 min) | a request object whose signature verified, with a `jti` | per client, and per tier for the tiers anyone can make (10 000 and 20 000 per 61 minutes) |
 //! | `grantor:par:<digest of the reference>` (`par-self`, `par-doc`: the reference's mark says which) | the pushed request (a `state` of at most 2 KiB of VSCHAR) | its lifetime (≤ 10 min) | an authenticated push | each client's push quota (a public client's also per caller network), and per tier for the tiers anyone can make |
-//! | `grantor:par-visited:<digest of the reference>` (`par-visited-self`, `par-visited-doc`) | the pushed request, moved from `grantor:par:` when a browser first visits its `request_uri` | the authorization request's lifetime from the push (default 10 min) | a visit to the authorization endpoint with a live `request_uri`; taken when the sign-in is answered | one per pushed request, so the push quotas above |
+//! | `grantor:par-visited:<digest of the reference>` (`par-visited-self`, `par-visited-doc`) | the pushed request, moved from `grantor:par:` when a browser first visits its `request_uri` | the authorization request's lifetime from the push (default 10 min) | a visit to the authorization endpoint with a live `request_uri`; taken when the sign-in is answered | per client and per tier for the tiers anyone can make, the push quotas' numbers in each authorization request lifetime (`par-visit` below) |
 //! | `grantor:device:<device code digest>` | the flow | twice the flow lifetime | a device authorization | the per-client start quota |
 //! | `grantor:user-code:<user code digest>` | the device code digest | the flow lifetime | a device authorization | as above |
 //! | `grantor:device-answer:<device code digest>` | the user's decision | twice the flow lifetime | a signed-in user's decision | one per flow |
@@ -39,6 +39,8 @@
 //! | `par:<digest of the client id>` | pushes of one client | the push lifetime | one per client that pushed |
 //! | `par-net:<digest of client id and network>` | pushes of one public client from one caller network | the push lifetime | one per public client and network |
 //! | `par:*`, `par:doc` | pushes of every self-registered client, of every document client | the push lifetime | two |
+//! | `par-visit:<digest of the client id>` | pushed requests of one client a browser visited first (each then waits for its sign-in) | the authorization request lifetime | one per client whose request was visited |
+//! | `par-visit:*`, `par-visit:doc` | the same of every self-registered client, of every document client | the authorization request lifetime | two |
 //! | `assertion:<digest of the client id>` | client assertions one client spent | six minutes | one per client whose assertion verified |
 //! | `assertion:*`, `assertion:doc` | client assertions every self-registered client, every document client spent | six minutes | two |
 //! | `request-object:<digest of the client id>` | request objects' `jti`s one client spent | 61 minutes | one per client whose object verified |
@@ -231,9 +233,11 @@ pub(crate) fn client_pushes(client: &ClientId) -> String {
 
 /// The pools a tier of clients shares, one per budget and tier ([`budget`](crate::budget)):
 /// `*` all self-registered clients, `doc` all clients read from metadata documents.
-pub(crate) const POOLS: [&str; 10] = [
+pub(crate) const POOLS: [&str; 12] = [
     "par:*",
     "par:doc",
+    "par-visit:*",
+    "par-visit:doc",
     "assertion:*",
     "assertion:doc",
     "device:*",
