@@ -411,7 +411,10 @@ async fn a_client_may_leave_only_so_many_requests_waiting_for_a_sign_in() {
         Authorize::Reject(error) => {
             assert_eq!(error.code().as_str(), "temporarily_unavailable", "{error}");
             assert_eq!(error.status(), 429);
-            assert!(error.description().contains("waiting for a sign-in"), "{error}");
+            assert!(
+                error.description().contains("waiting for a sign-in"),
+                "{error}"
+            );
         }
         other => panic!("expected a refusal, got {other:?}"),
     }

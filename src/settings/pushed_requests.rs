@@ -24,7 +24,10 @@ use std::time::Duration;
 /// [`MAX_SINGLE_USE`](crate::MemoryStore::MAX_SINGLE_USE)), so a flood of pushes cannot crowd out
 /// sign-in forms or DPoP proofs; a client an administrator registered is held to its own
 /// budget alone, so such a flood never refuses it. At most `total` plus `per_client` for each
-/// administrator-registered client are held at once.
+/// administrator-registered client are held at once. A request a browser has visited waits for
+/// its sign-in up to the authorization request lifetime from its push; first visits are
+/// counted with the same two numbers in each such window, so as many more wait at most, and a
+/// first visit past them is 429 (the request stays pushed).
 ///
 /// [`AuthorizationServerBuilder::pushed_requests`]: crate::AuthorizationServerBuilder::pushed_requests
 ///
