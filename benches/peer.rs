@@ -70,7 +70,7 @@ mod common;
 mod floor;
 
 use std::borrow::Cow;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
@@ -734,7 +734,7 @@ fn token_pool() -> u64 {
 
 const GRANTOR: &str = "grantor";
 const OXIDE: &str = "oxide_auth";
-/// The least a token server can do (`floor/mod.rs`), on the flows it has.
+/// The least a token server can do (`floor/mod.rs`).
 const FLOOR: &str = "floor";
 
 // ---------------------------------------------------------------------------------------------
@@ -793,6 +793,21 @@ fn authorize(c: &mut Criterion) {
                 })
             })
         });
+        let requests = Oxide::new();
+        let alice = floor_alice();
+        floor_code_of(&floor_of(&requests).authorize(&ox_request(&requests), &alice));
+        g.bench_function(FLOOR, |b| {
+            b.iter_custom(|iters| {
+                let least = floor_of(&requests);
+                let arrival = Arrival::of(&ox_request(&requests));
+                let arrivals = vec![arrival; iters as usize];
+                time_host_sync(arrivals, |request, out| {
+                    let response = least.authorize(&request, &alice);
+                    assert_eq!(response.status(), 302);
+                    write_grantor(out, &response);
+                })
+            })
+        });
         g.finish();
     }
 }
@@ -847,6 +862,92 @@ fn ox_spent(oxide: &Oxide, request: &Request<String>) {
     assert!(body.contains(r#""error":"invalid_"#), "{body}");
 }
 
+/// A floor (`floor/mod.rs`) with `oxide`'s clients (the same ids and secret), so that it
+/// answers `oxide`'s requests.
+fn floor_of(oxide: &Oxide) -> Floor {
+    Floor::new(
+        (&oxide.conf_id, &oxide.conf_secret),
+        PUBLIC_ID,
+        REDIRECT,
+        "profile",
+    )
+}
+
+/// Checks the floor's approval redirect (to the registered URI, with a code and the state)
+/// and returns the code.
+fn floor_code_of(response: &http::Response<String>) -> String {
+    assert_eq!(response.status(), 302, "{response:?}");
+    let location = response.headers()["location"].to_str().expect("ASCII");
+    let location = Url::parse(location).expect("a URL");
+    assert!(location.as_str().starts_with(REDIRECT), "{location}");
+    let params: Vec<(String, String)> = location.query_pairs().into_owned().collect();
+    assert_eq!(params[1], ("state".to_owned(), "xyz".to_owned()));
+    assert_eq!(params[0].0, "code");
+    assert_eq!(params[0].1.len(), 43, "256 bits in base64url");
+    params[0].1.clone()
+}
+
+/// Checks a floor's token answer (RFC 6749 §5.1) and returns its JSON.
+fn floor_check_token_json(
+    response: &http::Response<String>,
+    with_refresh: bool,
+) -> serde_json::Value {
+    assert_eq!(response.status(), 200, "{}", response.body());
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body: serde_json::Value = serde_json::from_str(response.body()).expect("JSON");
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["access_token"].as_str().map(str::len), Some(43));
+    assert_eq!(body["expires_in"], 3600);
+    assert_eq!(body["scope"], "profile");
+    assert_eq!(body["refresh_token"].is_string(), with_refresh, "{body}");
+    body
+}
+
+/// The owner the floor's grants carry for Alice.
+fn floor_alice() -> Arc<str> {
+    Arc::from(OX_OWNER)
+}
+
+/// A code from the floor, for `oxide`'s confidential client or (`pkce`) its public client.
+fn floor_code(least: &Floor, oxide: &Oxide, pkce: bool) -> String {
+    let request = if pkce {
+        oxide.authorize_pkce_request()
+    } else {
+        oxide.authorize_code_request()
+    };
+    floor_code_of(&least.authorize(&request, &floor_alice()))
+}
+
+/// Tokens from the floor's whole code flow, for the confidential or (`public`) public client.
+fn floor_tokens(least: &Floor, oxide: &Oxide, public: bool) -> serde_json::Value {
+    let code = floor_code(least, oxide, public);
+    let request = if public {
+        oxide.exchange_public_request(&code)
+    } else {
+        oxide.exchange_confidential_request(&code)
+    };
+    floor_check_token_json(&least.token(&request), true)
+}
+
+/// Times the floor's token requests, one per arrival, each minting one access token; checks
+/// they all did and, for a spending flow, that the first code or refresh token is spent.
+fn floor_token_batch(least: &Floor, arrivals: Vec<Arrival>, spending: bool) -> Duration {
+    let iters = arrivals.len();
+    let first = arrivals[0].clone().assemble();
+    let access = least.live_tokens();
+    let elapsed = time_host_sync(arrivals, |request, out| {
+        let response = least.token(&request);
+        assert_eq!(response.status(), 200);
+        write_grantor(out, &response);
+    });
+    assert_eq!(least.live_tokens(), access + iters, "one token each");
+    if spending {
+        assert_eq!(least.token(&first).status(), 400, "spent");
+    }
+    elapsed
+}
+
 fn exchange(c: &mut Criterion) {
     let rt = runtime();
 
@@ -888,6 +989,20 @@ fn exchange(c: &mut Criterion) {
             ox_spending_batch(&oxide, arrivals)
         })
     });
+    let requests = Oxide::new();
+    floor_tokens(&floor_of(&requests), &requests, false);
+    g.bench_function(FLOOR, |b| {
+        b.iter_custom(|iters| {
+            let least = floor_of(&requests);
+            let codes: Vec<String> = (0..iters)
+                .map(|_| floor_code(&least, &requests, false))
+                .collect();
+            let arrivals = arrivals_round(&codes, iters, |c| {
+                Arrival::of(&requests.exchange_confidential_request(c))
+            });
+            floor_token_batch(&least, arrivals, true)
+        })
+    });
     g.finish();
 
     let bench = Bench::new();
@@ -926,6 +1041,28 @@ fn exchange(c: &mut Criterion) {
                 Arrival::of(&oxide.exchange_public_request(c))
             });
             ox_spending_batch(&oxide, arrivals)
+        })
+    });
+    let requests = Oxide::new();
+    let least = floor_of(&requests);
+    floor_tokens(&least, &requests, true);
+    let code = floor_code(&least, &requests, true);
+    let wrong = requests.exchange_public_request(&code);
+    let wrong = token_request(
+        None,
+        wrong.body().replace(VERIFIER, &VERIFIER.to_lowercase()),
+    );
+    assert_eq!(least.token(&wrong).status(), 400, "a wrong code_verifier");
+    g.bench_function(FLOOR, |b| {
+        b.iter_custom(|iters| {
+            let least = floor_of(&requests);
+            let codes: Vec<String> = (0..iters)
+                .map(|_| floor_code(&least, &requests, true))
+                .collect();
+            let arrivals = arrivals_round(&codes, iters, |c| {
+                Arrival::of(&requests.exchange_public_request(c))
+            });
+            floor_token_batch(&least, arrivals, true)
         })
     });
     g.finish();
@@ -1004,6 +1141,24 @@ fn refresh(c: &mut Criterion) {
                 ox_spending_batch(&oxide, arrivals)
             })
         });
+        let requests = Oxide::new();
+        let least = floor_of(&requests);
+        let tokens = floor_tokens(&least, &requests, public);
+        let request = ox_request(&requests, &refresh_token(&tokens));
+        let rotated = floor_check_token_json(&least.token(&request), true);
+        assert_ne!(refresh_token(&rotated), refresh_token(&tokens), "rotation");
+        assert_eq!(least.token(&request).status(), 400, "spent");
+        g.bench_function(FLOOR, |b| {
+            b.iter_custom(|iters| {
+                let least = floor_of(&requests);
+                let tokens: Vec<String> = (0..iters)
+                    .map(|_| refresh_token(&floor_tokens(&least, &requests, public)))
+                    .collect();
+                let arrivals =
+                    arrivals_round(&tokens, iters, |t| Arrival::of(&ox_request(&requests, t)));
+                floor_token_batch(&least, arrivals, true)
+            })
+        });
         g.finish();
     }
 }
@@ -1020,18 +1175,9 @@ fn client_credentials(c: &mut Criterion) {
         "grant_type=client_credentials&scope=profile".to_owned(),
     );
     assert_eq!(oxide.token(&wrong).status, 401, "a wrong secret");
-    let least = Floor::new(&oxide.conf_id, &oxide.conf_secret, "profile");
-    let answer = least.client_credentials(&oxide.client_credentials_request());
-    assert_eq!(answer.status(), 200);
-    assert_eq!(answer.headers()["cache-control"], "no-store");
-    let body: serde_json::Value = serde_json::from_str(answer.body()).expect("JSON");
-    assert_eq!(body["access_token"].as_str().map(str::len), Some(43));
-    assert_eq!(body["scope"], "profile");
-    assert_eq!(
-        least.client_credentials(&wrong).status(),
-        401,
-        "a wrong secret"
-    );
+    let least = floor_of(&oxide);
+    floor_check_token_json(&least.token(&oxide.client_credentials_request()), false);
+    assert_eq!(least.token(&wrong).status(), 401, "a wrong secret");
 
     let mut g = group(c, "peer_client_credentials");
     g.bench_function(GRANTOR, |b| {
@@ -1050,15 +1196,9 @@ fn client_credentials(c: &mut Criterion) {
     });
     g.bench_function(FLOOR, |b| {
         b.iter_custom(|iters| {
-            let least = Floor::new(&oxide.conf_id, &oxide.conf_secret, "profile");
+            let least = floor_of(&oxide);
             let arrival = Arrival::of(&oxide.client_credentials_request());
-            let elapsed = time_host_sync(vec![arrival; iters as usize], |request, out| {
-                let response = least.client_credentials(&request);
-                assert_eq!(response.status(), 200);
-                write_grantor(out, &response);
-            });
-            assert_eq!(least.live_tokens(), iters as usize, "one token each");
-            elapsed
+            floor_token_batch(&least, vec![arrival; iters as usize], false)
         })
     });
     g.finish();
@@ -1097,18 +1237,15 @@ fn bearer(c: &mut Criterion) {
     assert_eq!(grant.owner_id, OX_OWNER);
     assert_eq!(grant.scope.to_string(), "profile");
 
-    let least = Floor::new(&oxide.conf_id, &oxide.conf_secret, "profile");
+    let least = floor_of(&oxide);
     let floor_good: Vec<String> = (0..token_pool())
-        .map(|_| {
-            let answer = least.client_credentials(&oxide.client_credentials_request());
-            let body: serde_json::Value = serde_json::from_str(answer.body()).expect("JSON");
-            access_token(&body)
-        })
+        .map(|_| access_token(&floor_tokens(&least, &oxide, false)))
         .collect();
     let grant = least
         .bearer(&bearer_request(&floor_good[0]), "profile")
         .expect("a valid token");
     assert_eq!(&*grant.client_id, oxide.conf_id);
+    assert_eq!(&*grant.owner, OX_OWNER);
     assert_eq!(&*grant.scope, "profile");
 
     // A valid token: the host goes on to serve the resource with the grant, which it drops
