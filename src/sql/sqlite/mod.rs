@@ -36,7 +36,7 @@ mod tests;
 mod tokens;
 mod writer;
 
-pub(crate) use query::{FromLite, from_lite, row, rows, run};
+pub(crate) use query::{Columns, FromLite, from_lite, row, rows, run};
 use writer::{Job, Message, Task};
 
 /// How many idle reader connections a file store keeps; more are opened while more callers
