@@ -41,7 +41,7 @@ under_attack! {
     an_assertion_flood_spends_only_its_clients_budget => assertion_flood;
     a_locked_account_stays_locked_through_a_flood_of_unknown_usernames => unknown_username_flood;
     a_look_alike_client_s_approval_page_names_where_the_answer_goes => look_alike;
-    bad_assertions_against_many_keys_leave_api_me_fast => many_keys_flood;
+    bad_assertions_against_many_keys_are_checked_against_one_key_each => many_keys_flood;
     wrong_user_codes_refuse_no_one_s_right_code => user_code_flood;
     a_push_flood_from_self_registered_clients_leaves_demo_client_its_budget => push_flood;
 }
@@ -371,7 +371,7 @@ async fn many_keys_flood(server: &Server) {
     for worker in 0..WORKERS {
         let (http, base, assertion) = (http.clone(), base.clone(), forged[worker % 2].clone());
         tasks.spawn(async move {
-            let mut statuses = Vec::new();
+            let mut answers = Vec::new();
             while started.elapsed() < FLOOD {
                 let pairs = [
                     ("client_assertion_type", ASSERTION_TYPE),
@@ -379,30 +379,45 @@ async fn many_keys_flood(server: &Server) {
                     ("token", "x"),
                 ];
                 let url = format!("{base}/api/oauth/introspect");
-                statuses.push(post_form(&http, &url, None, &pairs).await.status);
+                answers.push(status_and_description(
+                    &post_form(&http, &url, None, &pairs).await,
+                ));
             }
-            statuses
+            answers
         });
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
+    // The resource answers throughout (`me_median` asserts every answer is 200).
     let loaded = me_median(&http, &base, &access, 200).await;
-    let mut statuses = Vec::new();
+    let mut answers = Vec::new();
     while let Some(done) = tasks.join_next().await {
-        statuses.extend(done.expect("a flood task"));
+        answers.extend(done.expect("a flood task"));
     }
+    // For the record only: timing is the benchmarks' to hold, not a test's.
     eprintln!(
         "/api/me median {idle:?} idle, {loaded:?} under {} bad assertions in {:.1?}",
-        statuses.len(),
+        answers.len(),
         started.elapsed()
     );
-    assert!(
-        statuses.iter().all(|s| *s == 401),
-        "every forged assertion refused"
-    );
-    // Five times the idle median, with a floor for a loopback median of a fraction of a
-    // millisecond on a shared machine.
-    let bound = (idle * 5).max(Duration::from_millis(5));
-    assert!(loaded <= bound, "{loaded:?} > {bound:?} (idle {idle:?})");
+    // What keeps the flood cheap: each assertion is checked against one key at most. Without a
+    // kid it is refused before any signature is checked (the client has ten keys for RS256);
+    // with one, only that key's signature is checked.
+    let kid_needed =
+        "the client assertion must name its key with kid: this client has several keys for its alg";
+    let bad_signature = "the client assertion is not signed by a key of this client";
+    assert!(answers.len() >= WORKERS, "{answers:?}");
+    for (status, description) in &answers {
+        assert_eq!(
+            *status, 401,
+            "every forged assertion refused: {description}"
+        );
+        assert!(
+            description == kid_needed || description == bad_signature,
+            "{description}"
+        );
+    }
+    assert!(answers.iter().any(|(_, d)| d == kid_needed));
+    assert!(answers.iter().any(|(_, d)| d == bad_signature));
 }
 
 async fn user_code_flood(server: &Server) {
