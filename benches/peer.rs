@@ -956,6 +956,23 @@ fn floor_token_batch(least: &Floor, arrivals: Vec<Arrival>, spending: bool) -> D
     elapsed
 }
 
+/// Times the floor's code exchanges, for the confidential or (`public`) the public client, on
+/// a fresh floor with `iters` codes made beforehand.
+fn floor_exchange_batch(requests: &Oxide, iters: u64, public: bool) -> Duration {
+    let least = floor_of(requests);
+    let codes: Vec<String> = (0..iters)
+        .map(|_| floor_code(&least, requests, public))
+        .collect();
+    let arrivals = arrivals_round(&codes, iters, |code| {
+        Arrival::of(&if public {
+            requests.exchange_public_request(code)
+        } else {
+            requests.exchange_confidential_request(code)
+        })
+    });
+    floor_token_batch(&least, arrivals, true)
+}
+
 fn exchange(c: &mut Criterion) {
     let rt = runtime();
 
@@ -1000,16 +1017,7 @@ fn exchange(c: &mut Criterion) {
     let requests = Oxide::new();
     floor_tokens(&floor_of(&requests), &requests, false);
     g.bench_function(FLOOR, |b| {
-        b.iter_custom(|iters| {
-            let least = floor_of(&requests);
-            let codes: Vec<String> = (0..iters)
-                .map(|_| floor_code(&least, &requests, false))
-                .collect();
-            let arrivals = arrivals_round(&codes, iters, |c| {
-                Arrival::of(&requests.exchange_confidential_request(c))
-            });
-            floor_token_batch(&least, arrivals, true)
-        })
+        b.iter_custom(|iters| floor_exchange_batch(&requests, iters, false))
     });
     g.finish();
 
@@ -1062,16 +1070,7 @@ fn exchange(c: &mut Criterion) {
     );
     assert_eq!(least.token(&wrong).status(), 400, "a wrong code_verifier");
     g.bench_function(FLOOR, |b| {
-        b.iter_custom(|iters| {
-            let least = floor_of(&requests);
-            let codes: Vec<String> = (0..iters)
-                .map(|_| floor_code(&least, &requests, true))
-                .collect();
-            let arrivals = arrivals_round(&codes, iters, |c| {
-                Arrival::of(&requests.exchange_public_request(c))
-            });
-            floor_token_batch(&least, arrivals, true)
-        })
+        b.iter_custom(|iters| floor_exchange_batch(&requests, iters, true))
     });
     g.finish();
 }
