@@ -5,6 +5,10 @@
 //! Every statement is prepared once per connection and kept in the connection's statement
 //! cache, so a request pays for binding and stepping, never for parsing SQL.
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use rusqlite::types::{FromSql, ToSql};
 use rusqlite::{CachedStatement, Connection, ErrorCode, Row, Statement};
 
@@ -39,71 +43,114 @@ macro_rules! from_lite {
 }
 pub(crate) use from_lite;
 
-/// The names of a statement's columns, asked of SQLite once per run of the statement.
+/// The names of a statement's columns, asked of SQLite once per thread and statement.
 ///
 /// rusqlite finds a column by name by asking SQLite for the name of each column in turn, at
 /// every lookup: decoding an access token's row that way made about sixty calls into SQLite,
-/// each measuring a C string, a few percent of an introspection request's time.
+/// each measuring a C string, a few percent of an introspection request's time. Fields are
+/// mostly asked for in the order of the columns, so each search starts after the last hit.
 pub(crate) struct Columns {
-    /// Every name, one after the other.
-    names: String,
-    /// Where each name ends in `names`.
-    ends: Vec<usize>,
+    names: Box<[Box<str>]>,
+    /// Where the next search starts.
+    next: Cell<usize>,
 }
 
 impl Columns {
-    fn of(statement: &Statement<'_>) -> Self {
-        let mut columns = Self {
-            names: String::new(),
-            ends: Vec::with_capacity(statement.column_count()),
-        };
-        for name in statement.column_names() {
-            columns.names.push_str(name);
-            columns.ends.push(columns.names.len());
-        }
-        columns
-    }
-
     /// The column called `name` (as SQLite compares names: ASCII case aside), decoded.
     pub(crate) fn get<T: FromSql>(&self, row: &Row<'_>, name: &str) -> rusqlite::Result<T> {
-        let mut start = 0;
-        for (index, &end) in self.ends.iter().enumerate() {
-            if self.names[start..end].eq_ignore_ascii_case(name) {
+        let count = self.names.len();
+        let start = self.next.get();
+        for offset in 0..count {
+            let index = (start + offset) % count;
+            if self.names[index].eq_ignore_ascii_case(name) {
+                self.next.set(index + 1);
                 return row.get(index);
             }
-            start = end;
         }
         Err(rusqlite::Error::InvalidColumnName(name.to_owned()))
     }
 }
 
-/// A statement of [`text`](super::super::text), prepared (or found in the cache) with `args`
-/// bound: `$N` in the text takes `args[N - 1]`, wherever and however often it appears.
+/// What grantor needs to know of a statement beside SQLite's prepared form: which of the
+/// caller's arguments each parameter takes, and the names of its columns. The same for every
+/// connection (every statement names its columns), so each thread keeps one per statement.
+struct Shape {
+    /// `arguments[i]`: the index into the caller's arguments of parameter `i + 1` (`$N` takes
+    /// `args[N - 1]`, wherever and however often it appears).
+    arguments: Box<[usize]>,
+    columns: Rc<Columns>,
+}
+
+impl Shape {
+    fn of(statement: &Statement<'_>) -> Result<Self, StoreError> {
+        let arguments = (1..=statement.parameter_count())
+            .map(|index| {
+                statement
+                    .parameter_name(index)
+                    .and_then(|name| name.strip_prefix('$'))
+                    .and_then(|number| number.parse::<usize>().ok())
+                    .and_then(|number| number.checked_sub(1))
+                    .ok_or_else(|| StoreError::failed("a statement's parameter is not $N"))
+            })
+            .collect::<Result<_, _>>()?;
+        let names = (0..statement.column_count())
+            .map(|index| statement.column_name(index).map(Box::from))
+            .collect::<rusqlite::Result<_>>()
+            .map_err(store_error)?;
+        Ok(Self {
+            arguments,
+            columns: Rc::new(Columns {
+                names,
+                next: Cell::new(0),
+            }),
+        })
+    }
+}
+
+thread_local! {
+    /// Each statement's [`Shape`], by the address and length of its text: the texts are
+    /// constants, so one entry per statement grantor has (bounded by their number, about a
+    /// hundred), and the same text always has the same shape.
+    static SHAPES: RefCell<HashMap<(usize, usize), Rc<Shape>>> = RefCell::default();
+}
+
+/// A statement, prepared (or found in the connection's cache) with `args` bound, and the names
+/// of its columns. `sql` is one of the store's constants (`'static`): its shape is remembered
+/// by its address.
 fn prepared<'c>(
     conn: &'c Connection,
-    sql: &str,
+    sql: &'static str,
     args: &[&dyn ToSql],
-) -> Result<CachedStatement<'c>, StoreError> {
+) -> Result<(CachedStatement<'c>, Rc<Columns>), StoreError> {
     let mut statement = conn.prepare_cached(sql).map_err(store_error)?;
-    for index in 1..=statement.parameter_count() {
-        let arg = statement
-            .parameter_name(index)
-            .and_then(|name| name.strip_prefix('$'))
-            .and_then(|number| number.parse::<usize>().ok())
-            .and_then(|number| number.checked_sub(1))
-            .and_then(|number| args.get(number))
+    let key = (sql.as_ptr() as usize, sql.len());
+    let shape = match SHAPES.with(|shapes| shapes.borrow().get(&key).cloned()) {
+        Some(shape) => shape,
+        None => {
+            let shape = Rc::new(Shape::of(&statement)?);
+            SHAPES.with(|shapes| shapes.borrow_mut().insert(key, shape.clone()));
+            shape
+        }
+    };
+    for (index, &argument) in shape.arguments.iter().enumerate() {
+        let arg = args
+            .get(argument)
             .ok_or_else(|| StoreError::failed("a statement names a parameter it was not given"))?;
         statement
-            .raw_bind_parameter(index, arg)
+            .raw_bind_parameter(index + 1, arg)
             .map_err(store_error)?;
     }
-    Ok(statement)
+    Ok((statement, shape.columns.clone()))
 }
 
 /// Runs a statement that answers no rows; answers how many rows it inserted, changed or
 /// deleted.
-pub(crate) fn run(conn: &Connection, sql: &str, args: &[&dyn ToSql]) -> Result<u64, StoreError> {
-    let mut statement = prepared(conn, sql, args)?;
+pub(crate) fn run(
+    conn: &Connection,
+    sql: &'static str,
+    args: &[&dyn ToSql],
+) -> Result<u64, StoreError> {
+    let (mut statement, _) = prepared(conn, sql, args)?;
     let changed = statement.raw_execute().map_err(store_error)?;
     Ok(u64::try_from(changed).unwrap_or(u64::MAX))
 }
@@ -112,11 +159,10 @@ pub(crate) fn run(conn: &Connection, sql: &str, args: &[&dyn ToSql]) -> Result<u
 /// made all its changes by its first row.
 pub(crate) fn row<R: FromLite>(
     conn: &Connection,
-    sql: &str,
+    sql: &'static str,
     args: &[&dyn ToSql],
 ) -> Result<Option<R>, StoreError> {
-    let mut statement = prepared(conn, sql, args)?;
-    let columns = Columns::of(&statement);
+    let (mut statement, columns) = prepared(conn, sql, args)?;
     let mut rows = statement.raw_query();
     match rows.next().map_err(store_error)? {
         Some(row) => R::from_lite(row, &columns).map(Some).map_err(store_error),
@@ -127,11 +173,10 @@ pub(crate) fn row<R: FromLite>(
 /// Every row a statement answers.
 pub(crate) fn rows<R: FromLite>(
     conn: &Connection,
-    sql: &str,
+    sql: &'static str,
     args: &[&dyn ToSql],
 ) -> Result<Vec<R>, StoreError> {
-    let mut statement = prepared(conn, sql, args)?;
-    let columns = Columns::of(&statement);
+    let (mut statement, columns) = prepared(conn, sql, args)?;
     let mut rows = statement.raw_query();
     let mut all = Vec::new();
     while let Some(row) = rows.next().map_err(store_error)? {
@@ -157,5 +202,45 @@ pub(crate) fn store_error(error: rusqlite::Error) -> StoreError {
         StoreError::unavailable(error)
     } else {
         StoreError::failed(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Pair {
+        b: i64,
+        a: String,
+    }
+
+    from_lite!(Pair { b, a });
+
+    struct Missing {
+        d: i64,
+    }
+
+    from_lite!(Missing { d });
+
+    const PAIR: &str = "SELECT 'x' AS a, $2 AS b, $1 AS c";
+
+    #[test]
+    fn rows_decode_by_column_name_in_any_order_with_parameters_by_number() {
+        let conn = Connection::open_in_memory().unwrap();
+        for (first, second) in [(1_i64, 2_i64), (3, 4)] {
+            // The second run reads the statement's remembered shape.
+            let pair: Pair = row(&conn, PAIR, &[&first, &second]).unwrap().unwrap();
+            assert_eq!((pair.a.as_str(), pair.b), ("x", second));
+        }
+        let all: Vec<Pair> = rows(&conn, PAIR, &[&5_i64, &6_i64]).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].b, 6);
+    }
+
+    #[test]
+    fn a_missing_column_or_argument_is_an_error() {
+        let conn = Connection::open_in_memory().unwrap();
+        assert!(row::<Missing>(&conn, PAIR, &[&1_i64, &2_i64]).is_err());
+        assert!(row::<Pair>(&conn, PAIR, &[&1_i64]).is_err());
     }
 }

@@ -70,7 +70,7 @@ impl SessionStore for SqliteStore {
 /// The live session under `id`, as `statement` (a find or a take) answers it.
 fn session(
     conn: &Connection,
-    statement: &str,
+    statement: &'static str,
     id: &SecretDigest,
     now: UnixTime,
 ) -> Result<Option<Session>, StoreError> {
@@ -258,7 +258,7 @@ fn held(conn: &Connection, kind: &str) -> Result<HeldRow, StoreError> {
 /// The live value under `key`, as `statement` (a peek or a take) answers it.
 fn value(
     conn: &Connection,
-    statement: &str,
+    statement: &'static str,
     key: &str,
     now: UnixTime,
 ) -> Result<Option<Vec<u8>>, StoreError> {
