@@ -48,22 +48,27 @@ pub(crate) use from_lite;
 /// rusqlite finds a column by name by asking SQLite for the name of each column in turn, at
 /// every lookup: decoding an access token's row that way made about sixty calls into SQLite,
 /// each measuring a C string, a few percent of an introspection request's time. Fields are
-/// mostly asked for in the order of the columns, so each search starts after the last hit.
+/// mostly asked for in the order of the columns, so each search starts after the last hit
+/// when no two columns share a name; otherwise from the first column, as rusqlite searches,
+/// so that the first of two like-named columns is always the one read.
 pub(crate) struct Columns {
     names: Box<[Box<str>]>,
-    /// Where the next search starts.
-    next: Cell<usize>,
+    /// Where the next search starts: after the last hit, or always 0 (`None`) when two
+    /// columns share a name.
+    next: Option<Cell<usize>>,
 }
 
 impl Columns {
     /// The column called `name` (as SQLite compares names: ASCII case aside), decoded.
     pub(crate) fn get<T: FromSql>(&self, row: &Row<'_>, name: &str) -> rusqlite::Result<T> {
         let count = self.names.len();
-        let start = self.next.get();
+        let start = self.next.as_ref().map_or(0, Cell::get);
         for offset in 0..count {
             let index = (start + offset) % count;
             if self.names[index].eq_ignore_ascii_case(name) {
-                self.next.set(index + 1);
+                if let Some(next) = &self.next {
+                    next.set(index + 1);
+                }
                 return row.get(index);
             }
         }
@@ -93,15 +98,20 @@ impl Shape {
                     .ok_or_else(|| StoreError::failed("a statement's parameter is not $N"))
             })
             .collect::<Result<_, _>>()?;
-        let names = (0..statement.column_count())
+        let names: Box<[Box<str>]> = (0..statement.column_count())
             .map(|index| statement.column_name(index).map(Box::from))
             .collect::<rusqlite::Result<_>>()
             .map_err(store_error)?;
+        let unique = names.iter().enumerate().all(|(index, name)| {
+            names[..index]
+                .iter()
+                .all(|earlier| !earlier.eq_ignore_ascii_case(name))
+        });
         Ok(Self {
             arguments,
             columns: Rc::new(Columns {
                 names,
-                next: Cell::new(0),
+                next: unique.then(|| Cell::new(0)),
             }),
         })
     }
@@ -237,6 +247,23 @@ mod tests {
         let all: Vec<Pair> = rows(&conn, PAIR, &[&5_i64, &6_i64]).unwrap();
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].b, 6);
+    }
+
+    struct Twice {
+        a: i64,
+        b: i64,
+    }
+
+    from_lite!(Twice { b, a });
+
+    #[test]
+    fn of_two_columns_with_one_name_the_first_is_read_every_time() {
+        let conn = Connection::open_in_memory().unwrap();
+        const TWICE: &str = "SELECT 1 AS a, 2 AS b, 3 AS A";
+        for _ in 0..2 {
+            let twice: Twice = row(&conn, TWICE, &[]).unwrap().unwrap();
+            assert_eq!((twice.a, twice.b), (1, 2));
+        }
     }
 
     #[test]
