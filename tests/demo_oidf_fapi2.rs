@@ -185,6 +185,19 @@ async fn push_object(client: &Client, edit: impl FnOnce(&mut Value)) -> Reply {
 }
 
 const INVALID_OBJECT: [&str; 1] = ["invalid_request_object"];
+
+/// What the authorization endpoint may answer a pushed request object it finds wanting only
+/// when the request is used.
+const OBJECT_LATE_REFUSALS: [&str; 3] = ["invalid_request", "invalid_request_uri", "access_denied"];
+
+/// A request object of a new client's, as `edit` leaves its claims, pushed and refused: at the
+/// PAR endpoint as `invalid_request_object`, or once used, by a redirect carrying one of
+/// `at_authorization`.
+async fn object_refused(setup: &Setup, edit: impl FnOnce(&mut Value), at_authorization: &[&str]) {
+    let client = setup.client().await;
+    let pushed = push_object(&client, edit).await;
+    assert_refused(&client, pushed, None, &INVALID_OBJECT, at_authorization).await;
+}
 const AUTHORIZATION_REFUSALS: [&str; 4] = [
     "invalid_request",
     "invalid_request_object",
@@ -645,35 +658,17 @@ async fn long_state(setup: Setup) {
 }
 
 async fn object_without_exp(setup: Setup) {
-    let client = setup.client().await;
-    let pushed = push_object(&client, |claims| {
+    let edit = |claims: &mut Value| {
         claims.as_object_mut().unwrap().remove("exp");
-    })
-    .await;
-    assert_refused(
-        &client,
-        pushed,
-        None,
-        &INVALID_OBJECT,
-        &["invalid_request", "invalid_request_uri", "access_denied"],
-    )
-    .await;
+    };
+    object_refused(&setup, edit, &OBJECT_LATE_REFUSALS).await;
 }
 
 async fn object_without_nbf(setup: Setup) {
-    let client = setup.client().await;
-    let pushed = push_object(&client, |claims| {
+    let edit = |claims: &mut Value| {
         claims.as_object_mut().unwrap().remove("nbf");
-    })
-    .await;
-    assert_refused(
-        &client,
-        pushed,
-        None,
-        &INVALID_OBJECT,
-        &["invalid_request", "invalid_request_uri", "access_denied"],
-    )
-    .await;
+    };
+    object_refused(&setup, edit, &OBJECT_LATE_REFUSALS).await;
 }
 
 async fn state_only_outside(setup: Setup) {
@@ -716,51 +711,23 @@ async fn without_redirect_uri(setup: Setup) {
 }
 
 async fn expired_object(setup: Setup) {
-    let client = setup.client().await;
-    let pushed = push_object(&client, |claims| claims["exp"] = json!(now() - 3600)).await;
-    assert_refused(&client, pushed, None, &INVALID_OBJECT, &INVALID_OBJECT).await;
+    let edit = |claims: &mut Value| claims["exp"] = json!(now() - 3600);
+    object_refused(&setup, edit, &INVALID_OBJECT).await;
 }
 
 async fn object_with_bad_aud(setup: Setup) {
-    let client = setup.client().await;
-    let pushed = push_object(&client, |claims| {
-        claims["aud"] = json!("https://www.other1.example.com/")
-    })
-    .await;
-    assert_refused(
-        &client,
-        pushed,
-        None,
-        &INVALID_OBJECT,
-        &["invalid_request_uri"],
-    )
-    .await;
+    let edit = |claims: &mut Value| claims["aud"] = json!("https://www.other1.example.com/");
+    object_refused(&setup, edit, &["invalid_request_uri"]).await;
 }
 
 async fn object_exp_over_60(setup: Setup) {
-    let client = setup.client().await;
-    let pushed = push_object(&client, |claims| claims["exp"] = json!(now() + 70 * 60)).await;
-    assert_refused(
-        &client,
-        pushed,
-        None,
-        &INVALID_OBJECT,
-        &["invalid_request_uri"],
-    )
-    .await;
+    let edit = |claims: &mut Value| claims["exp"] = json!(now() + 70 * 60);
+    object_refused(&setup, edit, &["invalid_request_uri"]).await;
 }
 
 async fn object_nbf_over_60(setup: Setup) {
-    let client = setup.client().await;
-    let pushed = push_object(&client, |claims| claims["nbf"] = json!(now() - 70 * 60)).await;
-    assert_refused(
-        &client,
-        pushed,
-        None,
-        &INVALID_OBJECT,
-        &["invalid_request_uri"],
-    )
-    .await;
+    let edit = |claims: &mut Value| claims["nbf"] = json!(now() - 70 * 60);
+    object_refused(&setup, edit, &["invalid_request_uri"]).await;
 }
 
 async fn object_signed_rs256(setup: Setup) {
